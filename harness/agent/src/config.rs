@@ -1,0 +1,92 @@
+//! The loop's settings, with the constants of the systems they come from.
+
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+use crate::doom_loop::DoomLoopConfig;
+use crate::microcompact::RETAIN_RECENT;
+
+/// Which provider API the client speaks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum WireFormat {
+    /// OpenAI Chat Completions (`POST /v1/chat/completions`).
+    #[default]
+    OpenaiChat,
+}
+
+impl WireFormat {
+    /// The name used in scenarios and reports.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::OpenaiChat => "openai-chat",
+        }
+    }
+}
+
+/// Where and how to reach the provider.
+#[derive(Debug, Clone)]
+pub struct ProviderConfig {
+    /// Base URL up to and including `/v1`, e.g. `http://127.0.0.1:4000/s/x/v1`.
+    pub base_url: String,
+    /// Sent as a bearer token; never logged.
+    pub api_key: String,
+    /// The API spoken.
+    pub wire: WireFormat,
+    /// The model name sent with each request.
+    pub model: String,
+}
+
+/// Loop settings that scenarios may tune.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct LoopSettings {
+    /// Main-loop model decisions allowed (Roku's step budget).
+    pub step_budget: u32,
+    /// The context window of the model, in tokens. Set by the embedding
+    /// application (scenarios set it once, at top level), never in `loop:`.
+    #[serde(skip)]
+    pub context_window: u64,
+    /// The output slot requested per call (`max_tokens`).
+    pub max_output_tokens: u32,
+    /// Tool results kept intact by Layer 0.
+    pub microcompact_retain: usize,
+    /// Doom-loop rule and reaction.
+    pub doom_loop: DoomLoopConfig,
+    /// Advertise `final_answer`, `ask_user` and `fail` to the model.
+    pub pseudo_tools: bool,
+    /// Whole-stream timeout of one model call, in seconds (Roku: 300).
+    pub stream_timeout_secs: u64,
+}
+
+impl Default for LoopSettings {
+    fn default() -> Self {
+        Self {
+            step_budget: 25,
+            context_window: 128_000,
+            max_output_tokens: 4_096,
+            microcompact_retain: RETAIN_RECENT,
+            doom_loop: DoomLoopConfig::default(),
+            pseudo_tools: true,
+            stream_timeout_secs: 300,
+        }
+    }
+}
+
+impl LoopSettings {
+    /// The stream timeout as a duration.
+    pub fn stream_timeout(&self) -> Duration {
+        Duration::from_secs(self.stream_timeout_secs)
+    }
+}
+
+/// OpenCode's message for the step budget's last turn.
+pub const MAX_STEPS_MESSAGE: &str = "CRITICAL - MAXIMUM STEPS REACHED. The maximum number of steps allowed for this task has been reached. Tools are disabled until the next user input. Respond with text only: summarize the work done so far and list any remaining tasks.";
+
+/// What the loop tells the model when it repeats itself.
+pub fn doom_loop_warning(tool: &str, repeats: usize) -> String {
+    format!(
+        "You have called `{tool}` with identical arguments {repeats} times in a row and got the same kind of result. Stop repeating it: change your approach, or finish with what you know."
+    )
+}

@@ -1,0 +1,40 @@
+//! The agent loop under test (ARCHITECTURE §3): the Roku runtime's loop with
+//! the best ideas of OpenCode, pi-mono, Codex and ZeroClaw.
+//!
+//! [`AgentLoop`] runs one task against a provider it reaches over HTTP
+//! through [`ProviderClient`], executing tools through a [`ToolRuntime`] and
+//! reporting every decision as a [`LoopEvent`]. It knows nothing of the
+//! harness: it gets a base URL, an API key, tools and a [`Clock`], exactly as
+//! an application embedding it would.
+//!
+//! Each step runs in phases (see `runtime_loop`): prepare the context
+//! (frozen tool schema, Layer 0 microcompaction, cache fingerprint), call the
+//! model (streamed), act on the decision (tools, pseudo-tools, doom-loop
+//! check, path grounding), record the step.
+
+pub mod cache_break;
+pub mod client;
+pub mod clock;
+pub mod config;
+pub mod doom_loop;
+pub mod estimate;
+pub mod event;
+pub mod grounding;
+pub mod message;
+pub mod microcompact;
+pub mod outcome;
+pub mod pricing;
+mod runtime_loop;
+pub mod state;
+pub mod tools;
+
+pub use client::{LlmError, LlmRequest, ProviderClient};
+pub use clock::{Clock, RealClock, SharedClock, VirtualClock};
+pub use config::{LoopSettings, ProviderConfig, WireFormat};
+pub use doom_loop::{DoomLoopConfig, DoomLoopReaction};
+pub use event::{LoopEvent, LoopEventSender, TimedEvent};
+pub use message::Message;
+pub use outcome::Outcome;
+pub use runtime_loop::{AgentLoop, LoopDeps, SystemPromptSource, UserProxy};
+pub use state::{LoopState, LoopStatus, StepRecord};
+pub use tools::{ToolInvocation, ToolOutput, ToolRuntime, ToolSpec};

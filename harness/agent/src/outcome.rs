@@ -1,0 +1,67 @@
+//! How a run ended (ARCHITECTURE §5 `outcome`).
+
+use serde::{Deserialize, Serialize};
+
+/// The end state of one run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Outcome {
+    /// The model finished with an answer.
+    FinalAnswer,
+    /// The model asked the user and no scripted reply remained.
+    AskUser,
+    /// The model gave up through the `fail` pseudo-tool.
+    Fail,
+    /// The step budget ran out, last turn included.
+    StepBudgetExhausted,
+    /// A doom loop was detected with reaction `stop`.
+    DoomLoopStopped,
+    /// The provider rejected the context as too long.
+    ContextExceeded,
+    /// The provider failed in another way.
+    LlmError,
+    /// The provider (the mock) could not answer from its recording.
+    Divergence,
+    /// The run was interrupted.
+    Cancelled,
+    /// reloop itself failed; a bug, not a finding.
+    HarnessError,
+}
+
+impl Outcome {
+    /// Every outcome, in report order.
+    pub const ALL: [Outcome; 10] = [
+        Self::FinalAnswer,
+        Self::AskUser,
+        Self::Fail,
+        Self::StepBudgetExhausted,
+        Self::DoomLoopStopped,
+        Self::ContextExceeded,
+        Self::LlmError,
+        Self::Divergence,
+        Self::Cancelled,
+        Self::HarnessError,
+    ];
+
+    /// The snake-case name used in scenarios and reports.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::FinalAnswer => "final_answer",
+            Self::AskUser => "ask_user",
+            Self::Fail => "fail",
+            Self::StepBudgetExhausted => "step_budget_exhausted",
+            Self::DoomLoopStopped => "doom_loop_stopped",
+            Self::ContextExceeded => "context_exceeded",
+            Self::LlmError => "llm_error",
+            Self::Divergence => "divergence",
+            Self::Cancelled => "cancelled",
+            Self::HarnessError => "harness_error",
+        }
+    }
+}
+
+impl std::fmt::Display for Outcome {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}

@@ -1,0 +1,111 @@
+//! The step loop (Roku's `execute_tool_loop`), as a sequence of small named
+//! phases: [`prepare`] the context, [`call`] the model, [`act`] on its
+//! decision (tools, pseudo-tools), then record the step. Each phase is its
+//! own module; this file owns the loop and the run's machinery.
+
+mod act;
+mod call;
+mod prepare;
+
+use reloop_wire::Usage;
+
+use crate::cache_break::{CacheBreakDetector, FrozenToolSchema};
+use crate::client::ProviderClient;
+use crate::clock::SharedClock;
+use crate::config::LoopSettings;
+use crate::doom_loop::DoomLoopDetector;
+use crate::event::{LoopEvent, LoopEventSender, TimedEvent};
+use crate::microcompact::Microcompactor;
+use crate::pricing::estimated_cost_usd;
+use crate::state::{LoopState, LoopStatus};
+use crate::tools::ToolRuntime;
+
+/// Answers `ask_user` questions; `None` means nobody answers and the run
+/// ends waiting for the user.
+pub trait UserProxy: Send {
+    /// The reply to `question`, if any.
+    fn reply(&mut self, question: &str) -> Option<String>;
+}
+
+/// Builds the system prompt for a step (Roku rebuilds it every step from
+/// the environment and memory, which is how prompts drift mid-run).
+pub trait SystemPromptSource: Send + Sync {
+    /// The prompt for step `step`.
+    fn system_prompt(&self, step: u32) -> String;
+}
+
+/// What the loop is given from outside.
+pub struct LoopDeps<'a> {
+    /// The provider.
+    pub client: ProviderClient,
+    /// Settings.
+    pub settings: LoopSettings,
+    /// System prompt per step.
+    pub system_prompt: &'a dyn SystemPromptSource,
+    /// Real tools.
+    pub tools: &'a dyn ToolRuntime,
+    /// Replies to `ask_user`.
+    pub user: &'a mut dyn UserProxy,
+    /// The run's time.
+    pub clock: SharedClock,
+    /// Where events go.
+    pub events: LoopEventSender,
+}
+
+/// One run of the agent loop.
+pub struct AgentLoop<'a> {
+    deps: LoopDeps<'a>,
+    schema: Option<FrozenToolSchema>,
+    cache: CacheBreakDetector,
+    doom: DoomLoopDetector,
+    micro: Microcompactor,
+}
+
+impl<'a> AgentLoop<'a> {
+    /// Prepares a run.
+    pub fn new(deps: LoopDeps<'a>) -> Self {
+        let doom = DoomLoopDetector::new(deps.settings.doom_loop.threshold);
+        let micro = Microcompactor::new(deps.settings.microcompact_retain);
+        Self { deps, schema: None, cache: CacheBreakDetector::default(), doom, micro }
+    }
+
+    /// Runs `task` to the end and returns the final state.
+    pub async fn run(mut self, task: &str) -> LoopState {
+        let mut state = LoopState::new(task, self.deps.settings.step_budget);
+        while state.status == LoopStatus::Running {
+            self.step(&mut state).await;
+        }
+        let usage: Usage = state.usage;
+        self.emit(&state, LoopEvent::TokenUsage {
+            input_tokens: usage.input_tokens,
+            output_tokens: usage.output_tokens,
+            cache_read_tokens: usage.cache_read_tokens,
+            cache_write_tokens: usage.cache_write_tokens,
+            estimated_cost_usd: estimated_cost_usd(self.deps.client.model(), &usage),
+        });
+        if let Some(outcome) = state.outcome() {
+            self.emit(&state, LoopEvent::LoopFinished { outcome });
+        }
+        state
+    }
+
+    async fn step(&mut self, state: &mut LoopState) {
+        let prepared = self.prepare(state);
+        let Some(turn) = self.call(state, &prepared).await else { return };
+        self.act(state, turn, prepared.final_turn).await;
+        if state.status == LoopStatus::Running {
+            state.step_index += 1;
+            state.remaining_step_budget -= 1;
+        }
+        self.emit(state, LoopEvent::StepComplete { remaining_step_budget: state.remaining_step_budget });
+    }
+
+    fn emit(&self, state: &LoopState, event: LoopEvent) {
+        // A closed receiver only means nobody listens any more.
+        let _ = self.deps.events.send(TimedEvent {
+            step: state.step_index,
+            at_ms: self.deps.clock.now_ms(),
+            event,
+        });
+    }
+}

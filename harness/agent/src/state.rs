@@ -1,0 +1,136 @@
+//! The loop's mutable state (Roku's `LoopState`) and its per-step records.
+
+use reloop_wire::{FinishReason, Usage};
+
+use crate::doom_loop::DoomLoop;
+use crate::message::Message;
+use crate::outcome::Outcome;
+
+/// Whether the loop goes on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LoopStatus {
+    /// Another step follows.
+    Running,
+    /// The run ended this way.
+    Finished(Outcome),
+}
+
+/// One model call of the main loop and what came of it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StepRecord {
+    /// 0-based step index.
+    pub step: u32,
+    /// This was the step budget's last, tool-less turn.
+    pub final_turn: bool,
+    /// How many transcript messages the request covered; with
+    /// `system_prompt` this rebuilds the uncompacted request exactly.
+    pub transcript_len: usize,
+    /// Index into [`LoopState::system_prompts`] of the prompt sent.
+    pub system_prompt: usize,
+    /// The loop's estimate of the prompt it sent.
+    pub estimated_input_tokens: u64,
+    /// Usage as the provider reported it (absent if the call failed).
+    pub usage: Option<Usage>,
+    /// Why the model stopped (absent if the call failed).
+    pub finish_reason: Option<FinishReason>,
+    /// Names of the tools the model called, in order.
+    pub tool_calls: Vec<String>,
+    /// Clock at the start of the call, ms.
+    pub started_ms: u64,
+    /// Clock when the response was complete, ms.
+    pub finished_ms: u64,
+}
+
+/// A doom loop as first detected.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DoomLoopHit {
+    /// The step of detection.
+    pub step: u32,
+    /// What was detected.
+    pub detected: DoomLoop,
+}
+
+/// Everything the loop knows about its run. The transcript only grows.
+#[derive(Debug, Clone)]
+pub struct LoopState {
+    /// The current step (0-based).
+    pub step_index: u32,
+    /// Model decisions left, the current one included.
+    pub remaining_step_budget: u32,
+    /// Running or how it ended.
+    pub status: LoopStatus,
+    /// The full conversation (without the system prompt).
+    pub transcript: Vec<Message>,
+    /// One record per main-loop model call.
+    pub history: Vec<StepRecord>,
+    /// Distinct system prompts in the order they were first used.
+    pub system_prompts: Vec<String>,
+    /// Summed provider usage.
+    pub usage: Usage,
+    /// The answer, when the run ended with one.
+    pub final_answer: Option<String>,
+    /// The question, when the run ended waiting for the user.
+    pub pending_question: Option<String>,
+    /// The error text, when the run ended on an error.
+    pub error: Option<String>,
+    /// The first doom loop detected, if any.
+    pub doom_loop: Option<DoomLoopHit>,
+    /// Real tool calls executed (pseudo-tools excluded).
+    pub tool_calls: u32,
+    /// Of those, how many returned an error.
+    pub tool_errors: u32,
+    /// Cache breaks the detector reported.
+    pub cache_breaks: u32,
+}
+
+impl LoopState {
+    /// A fresh state for `task` with `step_budget` decisions.
+    pub fn new(task: &str, step_budget: u32) -> Self {
+        Self {
+            step_index: 0,
+            remaining_step_budget: step_budget,
+            status: LoopStatus::Running,
+            transcript: vec![Message::user(task)],
+            history: Vec::new(),
+            system_prompts: Vec::new(),
+            usage: Usage::default(),
+            final_answer: None,
+            pending_question: None,
+            error: None,
+            doom_loop: None,
+            tool_calls: 0,
+            tool_errors: 0,
+            cache_breaks: 0,
+        }
+    }
+
+    /// Ends the run.
+    pub fn finish(&mut self, outcome: Outcome) {
+        self.status = LoopStatus::Finished(outcome);
+    }
+
+    /// The outcome, once finished.
+    pub fn outcome(&self) -> Option<Outcome> {
+        match self.status {
+            LoopStatus::Running => None,
+            LoopStatus::Finished(outcome) => Some(outcome),
+        }
+    }
+
+    /// Index of `prompt` in `system_prompts`, adding it when new.
+    pub fn intern_system_prompt(&mut self, prompt: String) -> usize {
+        if let Some(index) = self.system_prompts.iter().position(|p| *p == prompt) {
+            return index;
+        }
+        self.system_prompts.push(prompt);
+        self.system_prompts.len() - 1
+    }
+
+    /// Adds provider usage to the totals.
+    pub fn add_usage(&mut self, usage: &Usage) {
+        self.usage.input_tokens += usage.input_tokens;
+        self.usage.output_tokens += usage.output_tokens;
+        self.usage.cache_read_tokens += usage.cache_read_tokens;
+        self.usage.cache_write_tokens += usage.cache_write_tokens;
+    }
+}

@@ -1,0 +1,100 @@
+//! Tools as the loop sees them: declarations, the runtime that executes
+//! them, and the pseudo-tools the loop answers itself.
+
+use serde::{Deserialize, Serialize};
+
+use crate::clock::BoxFuture;
+
+/// A tool the model may call.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ToolSpec {
+    /// The name the model uses.
+    pub name: String,
+    /// What the tool does, shown to the model.
+    pub description: String,
+    /// JSON Schema of the arguments object.
+    pub parameters: serde_json::Value,
+}
+
+/// What a tool returned.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ToolOutput {
+    /// The text given back to the model.
+    pub content: String,
+    /// Whether this is an error the model should see as such.
+    pub is_error: bool,
+}
+
+impl ToolOutput {
+    /// A successful result.
+    pub fn ok(content: impl Into<String>) -> Self {
+        Self { content: content.into(), is_error: false }
+    }
+
+    /// A failed result.
+    pub fn error(content: impl Into<String>) -> Self {
+        Self { content: content.into(), is_error: true }
+    }
+}
+
+/// One invocation handed to a [`ToolRuntime`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolInvocation {
+    /// The tool's name.
+    pub name: String,
+    /// The parsed arguments (an object; `{}` if the model sent none).
+    pub arguments: serde_json::Value,
+}
+
+/// Executes real (non-pseudo) tools. The harness plugs fixture tools in here;
+/// an embedding application would plug its own.
+pub trait ToolRuntime: Send + Sync {
+    /// The tools to advertise, in a stable order.
+    fn specs(&self) -> Vec<ToolSpec>;
+    /// Runs one tool call. Unknown tools must return an error output rather
+    /// than fail, so the model can recover.
+    fn execute(&self, invocation: ToolInvocation) -> BoxFuture<'_, ToolOutput>;
+}
+
+/// Names of the pseudo-tools the loop handles itself.
+pub mod pseudo {
+    /// Ends the run with an answer.
+    pub const FINAL_ANSWER: &str = "final_answer";
+    /// Ends the run (or waits for a scripted reply) with a question.
+    pub const ASK_USER: &str = "ask_user";
+    /// Ends the run as a failure.
+    pub const FAIL: &str = "fail";
+
+    /// Whether `name` is a pseudo-tool.
+    pub fn is_pseudo(name: &str) -> bool {
+        matches!(name, FINAL_ANSWER | ASK_USER | FAIL)
+    }
+}
+
+/// The declarations of the pseudo-tools, appended after the runtime's tools.
+pub fn pseudo_tool_specs() -> Vec<ToolSpec> {
+    let one_string = |field: &str, what: &str| {
+        serde_json::json!({
+            "type": "object",
+            "properties": { field: { "type": "string", "description": what } },
+            "required": [field],
+        })
+    };
+    vec![
+        ToolSpec {
+            name: pseudo::FINAL_ANSWER.into(),
+            description: "Finish the task and give the final answer.".into(),
+            parameters: one_string("answer", "The final answer for the user."),
+        },
+        ToolSpec {
+            name: pseudo::ASK_USER.into(),
+            description: "Ask the user a question when you cannot continue without them.".into(),
+            parameters: one_string("question", "The question."),
+        },
+        ToolSpec {
+            name: pseudo::FAIL.into(),
+            description: "Give up on the task and say why.".into(),
+            parameters: one_string("reason", "Why the task cannot be done."),
+        },
+    ]
+}

@@ -1,0 +1,12 @@
+//! The documented exit codes of `reloop`.
+
+/// Every scenario passed.
+pub const SUCCESS: i32 = 0;
+/// At least one expectation failed.
+pub const EXPECTATIONS_FAILED: i32 = 1;
+/// Bad input: a scenario, a recording or the command line.
+pub const BAD_INPUT: i32 = 2;
+/// reloop itself failed (I/O, a harness error).
+pub const INTERNAL: i32 = 3;
+/// Interrupted by Ctrl-C; the report holds the runs that finished.
+pub const INTERRUPTED: i32 = 130;

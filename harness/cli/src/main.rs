@@ -1,0 +1,37 @@
+//! The `reloop` binary: argument parsing and wiring only. Everything it
+//! does lives in the `reloop-eval` and `reloop-mock` libraries.
+
+mod app;
+mod exit_code;
+mod run_cmd;
+mod serve_cmd;
+mod summary;
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use clap::Parser;
+
+use app::{App, Command};
+
+fn main() {
+    let app = App::parse();
+    let cancel = Arc::new(AtomicBool::new(false));
+    let handler_flag = Arc::clone(&cancel);
+    // First Ctrl-C: stop starting runs, report what finished. Second: leave now.
+    let _ = ctrlc::set_handler(move || {
+        if handler_flag.swap(true, Ordering::SeqCst) {
+            std::process::exit(exit_code::INTERRUPTED);
+        }
+        eprintln!("\ninterrupt: finishing the runs in flight, then writing the report (Ctrl-C again to quit now)");
+    });
+    let result = match app.command {
+        Command::Run(args) => run_cmd::run(args, cancel),
+        Command::Serve(args) => serve_cmd::run(args),
+    };
+    let code = result.unwrap_or_else(|error| {
+        eprintln!("error: {error:#}");
+        exit_code::INTERNAL
+    });
+    std::process::exit(code);
+}

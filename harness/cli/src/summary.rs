@@ -1,0 +1,51 @@
+//! The terminal summary table of a run.
+
+use comfy_table::{Cell, ContentArrangement, Table, presets::UTF8_FULL_CONDENSED};
+use reloop_eval::RunReport;
+
+/// One row per run, then a totals line.
+pub fn render(runs: &[RunReport]) -> String {
+    let mut table = Table::new();
+    table.load_preset(UTF8_FULL_CONDENSED).set_content_arrangement(ContentArrangement::Dynamic).set_header(vec![
+        "scenario",
+        "outcome",
+        "steps",
+        "doom loop",
+        "cache breaks",
+        "input tok",
+        "output tok",
+        "μcompact saved",
+        "pass",
+    ]);
+    for run in runs {
+        let m = &run.metrics;
+        table.add_row(vec![
+            Cell::new(&run.scenario),
+            Cell::new(run.outcome.as_str()),
+            Cell::new(format!("{}/{}", m.steps_used, m.step_budget)),
+            Cell::new(m.doom_loop_first_step.map_or("-".to_owned(), |step| format!("step {step}"))),
+            Cell::new(format!("{} ({} sim)", m.cache_breaks, m.cache_breaks_simulated)),
+            Cell::new(m.input_tokens_total),
+            Cell::new(m.output_tokens_total),
+            Cell::new(savings(m.tokens_saved_total, m.compaction_savings_ratio)),
+            Cell::new(if run.passed { "ok" } else { "FAIL" }),
+        ]);
+    }
+    let passed = runs.iter().filter(|r| r.passed).count();
+    let mut text = table.to_string();
+    text.push_str(&format!("\n{passed} passed, {} failed\n", runs.len() - passed));
+    for run in runs.iter().filter(|r| !r.passed) {
+        text.push_str(&format!("\n{} ({}):\n", run.scenario, run.scenario_file));
+        for failure in &run.failed_expectations {
+            text.push_str(&format!("  - {failure}\n"));
+        }
+        for divergence in &run.divergences {
+            text.push_str(&format!("  {}\n", divergence.render().replace('\n', "\n  ")));
+        }
+    }
+    text
+}
+
+fn savings(tokens: u64, ratio: f64) -> String {
+    if tokens == 0 { "-".to_owned() } else { format!("{tokens} ({:.1}%)", ratio * 100.0) }
+}

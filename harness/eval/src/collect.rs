@@ -1,0 +1,211 @@
+//! Turning a finished run into a [`RunReport`]: the loop's state and events
+//! joined with what the server saw, plus the uncompacted counterfactual
+//! counted by the same reference tokenizer.
+
+use reloop_agent::tools::pseudo_tool_specs;
+use reloop_agent::{LlmRequest, LoopEvent, LoopState, Outcome, TimedEvent, ToolRuntime, ToolSpec, client::to_chat_request};
+use reloop_mock::{RequestRecord, Session};
+
+use crate::expect::{RunFacts, check};
+use crate::result::{EventRow, RunMetrics, RunReport, StepRow};
+use crate::scenario::Scenario;
+
+/// Everything a finished run left behind.
+pub struct Finished<'a> {
+    /// The scenario.
+    pub scenario: &'a Scenario,
+    /// The variant label.
+    pub variant: &'a str,
+    /// The loop's final state.
+    pub state: LoopState,
+    /// The loop's events, in order.
+    pub events: Vec<TimedEvent>,
+    /// The server session.
+    pub session: &'a Session,
+    /// The tools the loop declared.
+    pub tools: &'a dyn ToolRuntime,
+    /// The run's clock at the end, ms.
+    pub virtual_ms: u64,
+    /// Real time taken, ms.
+    pub wall_ms: u64,
+}
+
+/// Builds the report of a finished run.
+pub fn collect(finished: Finished<'_>) -> RunReport {
+    let Finished { scenario, variant, state, events, session, tools, virtual_ms, wall_ms } = finished;
+    let log = session.log();
+    let divergences = session.divergences();
+    let outcome = if divergences.is_empty() {
+        state.outcome().unwrap_or(Outcome::HarnessError)
+    } else {
+        Outcome::Divergence
+    };
+    let steps = step_rows(scenario, &state, &log, session, tools);
+    let mut metrics = run_metrics(scenario, &state, &steps, &log, &events);
+    metrics.virtual_ms = virtual_ms;
+    metrics.wall_ms = wall_ms;
+    metrics.divergences = divergences.len() as u64;
+    metrics.first_divergence = divergences.first().map(|d| d.render());
+
+    let tool_sequence: Vec<&str> = events
+        .iter()
+        .filter_map(|e| match &e.event {
+            LoopEvent::ToolStart { tool, .. } => Some(tool.as_str()),
+            _ => None,
+        })
+        .collect();
+    let failed_expectations = check(
+        &scenario.spec.expect,
+        &RunFacts {
+            outcome,
+            steps_used: metrics.steps_used,
+            final_answer: state.final_answer.as_deref(),
+            tool_calls: tool_sequence,
+            doom_loop_detected: metrics.doom_loop_detected,
+            cache_breaks: metrics.cache_breaks,
+        },
+    );
+    RunReport {
+        scenario: scenario.name.clone(),
+        scenario_file: scenario.file.display().to_string(),
+        variant: variant.to_owned(),
+        wire: scenario.spec.wire.as_str().to_owned(),
+        model: scenario.spec.model.clone(),
+        outcome,
+        passed: failed_expectations.is_empty(),
+        failed_expectations,
+        final_answer: state.final_answer.clone(),
+        error: state.error.clone().or_else(|| state.pending_question.clone()),
+        metrics,
+        steps,
+        events: event_rows(&events),
+        divergences,
+    }
+}
+
+fn step_rows(scenario: &Scenario, state: &LoopState, log: &[RequestRecord], session: &Session, tools: &dyn ToolRuntime) -> Vec<StepRow> {
+    let mut declared: Vec<ToolSpec> = tools.specs();
+    if scenario.spec.loop_settings.pseudo_tools {
+        declared.extend(pseudo_tool_specs());
+    }
+    state
+        .history
+        .iter()
+        .enumerate()
+        .map(|(call_index, record)| {
+            let server = log.get(call_index);
+            let answered = server.is_some_and(|s| s.result == "ok");
+            let uncompacted = answered.then(|| {
+                let request = LlmRequest {
+                    system: &state.system_prompts[record.system_prompt],
+                    messages: &state.transcript[..record.transcript_len],
+                    tools: &declared,
+                    forbid_tools: record.final_turn,
+                    max_output_tokens: scenario.spec.loop_settings.max_output_tokens,
+                };
+                session.counter().count_chat_request(&to_chat_request(&scenario.spec.model, &request)).total
+            });
+            StepRow {
+                step: u64::from(record.step),
+                call_index: call_index as u64,
+                final_turn: record.final_turn,
+                server_result: server.map(|s| s.result.to_owned()),
+                request_messages: server.map(|s| s.messages as u64),
+                input_tokens: server.map(|s| s.input_tokens),
+                input_tokens_uncompacted: uncompacted,
+                estimated_input_tokens: record.estimated_input_tokens,
+                output_tokens: server.filter(|_| answered).map(|s| s.output_tokens),
+                cache_read_tokens: server.filter(|_| answered).map(|s| s.cached_tokens),
+                cache_break_simulated: server.is_some_and(|s| s.cache_break),
+                finish_reason: record.finish_reason.as_ref().map(|f| f.as_openai_str().to_owned()),
+                tool_calls: record.tool_calls.clone(),
+                started_ms: record.started_ms,
+                finished_ms: record.finished_ms,
+            }
+        })
+        .collect()
+}
+
+fn run_metrics(scenario: &Scenario, state: &LoopState, steps: &[StepRow], log: &[RequestRecord], events: &[TimedEvent]) -> RunMetrics {
+    let answered: Vec<&StepRow> = steps.iter().filter(|s| s.server_result.as_deref() == Some("ok")).collect();
+    let input_tokens_total: u64 = answered.iter().filter_map(|s| s.input_tokens).sum();
+    let input_tokens_uncompacted_total: u64 = answered.iter().filter_map(|s| s.input_tokens_uncompacted).sum();
+    let cache_read_tokens: u64 = answered.iter().filter_map(|s| s.cache_read_tokens).sum();
+    let output_tokens_total: u64 = answered.iter().filter_map(|s| s.output_tokens).sum();
+    let step_budget = u64::from(scenario.spec.loop_settings.step_budget);
+    let steps_used = state.history.iter().filter(|r| r.finish_reason.is_some()).count() as u64;
+    let usage = reloop_wire::Usage {
+        input_tokens: input_tokens_total,
+        output_tokens: output_tokens_total,
+        cache_read_tokens,
+        cache_write_tokens: 0,
+    };
+    RunMetrics {
+        steps_used,
+        step_budget,
+        step_budget_used_ratio: ratio(steps_used, step_budget),
+        doom_loop_detected: state.doom_loop.is_some(),
+        doom_loop_first_step: state.doom_loop.as_ref().map(|d| u64::from(d.step)),
+        doom_loop_kind: state.doom_loop.as_ref().map(|d| d.detected.kind.to_owned()),
+        compactions_layer0: events.iter().filter(|e| matches!(e.event, LoopEvent::MicrocompactRan { .. })).count() as u64,
+        tokens_saved_total: input_tokens_uncompacted_total.saturating_sub(input_tokens_total),
+        input_tokens_total,
+        input_tokens_uncompacted_total,
+        compaction_savings_ratio: 1.0 - ratio(input_tokens_total, input_tokens_uncompacted_total).min(1.0),
+        cache_breaks: u64::from(state.cache_breaks),
+        cache_breaks_simulated: log.iter().filter(|r| r.cache_break).count() as u64,
+        cache_read_tokens,
+        cache_write_tokens: 0,
+        cache_hit_ratio: ratio(cache_read_tokens, input_tokens_total),
+        output_tokens_total,
+        estimated_cost_usd: reloop_agent::pricing::estimated_cost_usd(&scenario.spec.model, &usage),
+        estimator_mape: mape(&answered),
+        llm_calls: log.len() as u64,
+        llm_retries: 0,
+        tool_calls: u64::from(state.tool_calls),
+        tool_errors: u64::from(state.tool_errors),
+        max_parallel_tools: u64::from(state.tool_calls > 0),
+        ..RunMetrics::default()
+    }
+}
+
+/// `part / whole`, 0 when `whole` is 0 (and 1 when both are).
+fn ratio(part: u64, whole: u64) -> f64 {
+    if whole == 0 { if part == 0 { 1.0 } else { 0.0 } } else { part as f64 / whole as f64 }
+}
+
+/// Mean absolute percentage error of the loop's estimate vs the server count.
+fn mape(steps: &[&StepRow]) -> Option<f64> {
+    let errors: Vec<f64> = steps
+        .iter()
+        .filter_map(|s| {
+            let real = s.input_tokens.filter(|t| *t > 0)? as f64;
+            Some((s.estimated_input_tokens as f64 - real).abs() / real)
+        })
+        .collect();
+    (!errors.is_empty()).then(|| errors.iter().sum::<f64>() / errors.len() as f64)
+}
+
+fn event_rows(events: &[TimedEvent]) -> Vec<EventRow> {
+    events
+        .iter()
+        .enumerate()
+        .map(|(seq, timed)| {
+            let (layer, strategy) = match timed.event {
+                LoopEvent::MicrocompactRan { .. } => (Some(0), Some("roku".to_owned())),
+                _ => (None, None),
+            };
+            EventRow {
+                seq: seq as u64,
+                step: u64::from(timed.step),
+                at_ms: timed.at_ms,
+                kind: timed.event.kind().to_owned(),
+                layer,
+                strategy,
+                tokens_before: None,
+                tokens_after: None,
+                payload: serde_json::to_string(&timed.event).unwrap_or_default(),
+            }
+        })
+        .collect()
+}

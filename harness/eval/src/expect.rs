@@ -1,0 +1,122 @@
+//! Checking a run against its scenario's expectations. Each failed check
+//! becomes one readable sentence in `failed_expectations`.
+
+use reloop_agent::Outcome;
+
+use crate::scenario::{Bounds, Expectations};
+
+/// The facts expectations are judged on.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RunFacts<'a> {
+    /// How the run ended.
+    pub outcome: Outcome,
+    /// Main-loop decisions used.
+    pub steps_used: u64,
+    /// The final answer, if any.
+    pub final_answer: Option<&'a str>,
+    /// Real tool calls executed, in order.
+    pub tool_calls: Vec<&'a str>,
+    /// Whether a doom loop was detected.
+    pub doom_loop_detected: bool,
+    /// Cache breaks the loop detected.
+    pub cache_breaks: u64,
+}
+
+/// The failed expectations; empty when all held.
+pub fn check(expect: &Expectations, facts: &RunFacts<'_>) -> Vec<String> {
+    let mut failures = Vec::new();
+    if let Some(outcome) = expect.outcome.filter(|o| *o != facts.outcome) {
+        failures.push(format!("outcome: expected {outcome}, got {}", facts.outcome));
+    }
+    if let Some(failure) = expect.steps.and_then(|b| bounds("steps", b, facts.steps_used)) {
+        failures.push(failure);
+    }
+    for needle in &expect.final_answer_contains {
+        match facts.final_answer {
+            Some(answer) if answer.contains(needle.as_str()) => {}
+            Some(answer) => failures.push(format!("final_answer_contains: {needle:?} not in {:?}", preview(answer))),
+            None => failures.push(format!("final_answer_contains: {needle:?} expected, but there is no final answer")),
+        }
+    }
+    if let Some(expected) = &expect.tool_calls {
+        if expected.iter().map(String::as_str).ne(facts.tool_calls.iter().copied()) {
+            failures.push(format!("tool_calls: expected [{}], got [{}]", expected.join(", "), facts.tool_calls.join(", ")));
+        }
+    }
+    if let Some(doom) = expect.doom_loop.filter(|d| d.detected != facts.doom_loop_detected) {
+        let verb = if doom.detected { "expected a doom loop, none was detected" } else { "expected no doom loop, one was detected" };
+        failures.push(format!("doom_loop: {verb}"));
+    }
+    if let Some(failure) = expect.cache_breaks.and_then(|b| bounds("cache_breaks", b, facts.cache_breaks)) {
+        failures.push(failure);
+    }
+    failures
+}
+
+fn bounds(name: &str, bounds: Bounds, actual: u64) -> Option<String> {
+    if let Some(max) = bounds.max.filter(|max| actual > *max) {
+        return Some(format!("{name}: expected at most {max}, got {actual}"));
+    }
+    if let Some(min) = bounds.min.filter(|min| actual < *min) {
+        return Some(format!("{name}: expected at least {min}, got {actual}"));
+    }
+    None
+}
+
+fn preview(text: &str) -> String {
+    const LIMIT: usize = 80;
+    if text.chars().count() <= LIMIT { text.to_owned() } else { format!("{}…", text.chars().take(LIMIT).collect::<String>()) }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::scenario::DoomLoopExpectation;
+
+    fn facts() -> RunFacts<'static> {
+        RunFacts {
+            outcome: Outcome::FinalAnswer,
+            steps_used: 4,
+            final_answer: Some("fixed: v.len()"),
+            tool_calls: vec!["read_file", "edit_file"],
+            doom_loop_detected: false,
+            cache_breaks: 0,
+        }
+    }
+
+    fn all_holding() -> Expectations {
+        Expectations {
+            outcome: Some(Outcome::FinalAnswer),
+            steps: Some(Bounds { min: Some(1), max: Some(4) }),
+            final_answer_contains: vec!["v.len()".into()],
+            tool_calls: Some(vec!["read_file".into(), "edit_file".into()]),
+            doom_loop: Some(DoomLoopExpectation { detected: false }),
+            cache_breaks: Some(Bounds { min: None, max: Some(0) }),
+        }
+    }
+
+    #[test]
+    fn all_expectations_hold() {
+        assert_eq!(check(&all_holding(), &facts()), Vec::<String>::new());
+    }
+
+    #[test]
+    fn each_expectation_kind_can_fail() {
+        let base = facts();
+        let cases: Vec<(RunFacts<'static>, &str)> = vec![
+            (RunFacts { outcome: Outcome::Fail, ..base.clone() }, "outcome: expected final_answer, got fail"),
+            (RunFacts { steps_used: 5, ..base.clone() }, "steps: expected at most 4, got 5"),
+            (RunFacts { steps_used: 0, ..base.clone() }, "steps: expected at least 1, got 0"),
+            (RunFacts { final_answer: Some("nope"), ..base.clone() }, "final_answer_contains: \"v.len()\" not in \"nope\""),
+            (RunFacts { final_answer: None, ..base.clone() }, "final_answer_contains: \"v.len()\" expected, but there is no final answer"),
+            (RunFacts { tool_calls: vec!["read_file"], ..base.clone() }, "tool_calls: expected [read_file, edit_file], got [read_file]"),
+            (RunFacts { doom_loop_detected: true, ..base.clone() }, "doom_loop: expected no doom loop, one was detected"),
+            (RunFacts { cache_breaks: 1, ..base.clone() }, "cache_breaks: expected at most 0, got 1"),
+        ];
+        for (facts, message) in cases {
+            assert_eq!(check(&all_holding(), &facts), vec![message.to_owned()]);
+        }
+        let wants_loop = Expectations { doom_loop: Some(DoomLoopExpectation { detected: true }), ..Default::default() };
+        assert_eq!(check(&wants_loop, &base), vec!["doom_loop: expected a doom loop, none was detected".to_owned()]);
+    }
+}

@@ -1,0 +1,113 @@
+//! Fixture tools: the scenario's tools, answering from their `results`
+//! without touching the machine. Latency runs on the run's clock.
+
+use std::collections::{BTreeMap, HashSet};
+use std::sync::Mutex;
+use std::time::Duration;
+
+use reloop_agent::clock::BoxFuture;
+use reloop_agent::{SharedClock, ToolInvocation, ToolOutput, ToolRuntime, ToolSpec};
+
+use crate::scenario::{FixtureResult, ToolFixture};
+
+/// The scenario's tools as a [`ToolRuntime`].
+pub struct FixtureTools {
+    tools: BTreeMap<String, ToolFixture>,
+    clock: SharedClock,
+    /// `(tool, result index)` of `once` answers already given.
+    used: Mutex<HashSet<(String, usize)>>,
+}
+
+impl FixtureTools {
+    /// Tools from a scenario, timed by `clock`.
+    pub fn new(tools: BTreeMap<String, ToolFixture>, clock: SharedClock) -> Self {
+        Self { tools, clock, used: Mutex::default() }
+    }
+
+    /// The answer for `invocation`, consuming a `once` answer.
+    fn choose(&self, fixture: &ToolFixture, invocation: &ToolInvocation) -> Option<FixtureResult> {
+        let mut used = self.used.lock().expect("fixture state poisoned");
+        let (index, result) = fixture.results.iter().enumerate().find(|(index, result)| {
+            !(result.once && used.contains(&(invocation.name.clone(), *index)))
+                && result.when.as_ref().is_none_or(|when| matches(when, &invocation.arguments))
+        })?;
+        if result.once {
+            used.insert((invocation.name.clone(), index));
+        }
+        Some(result.clone())
+    }
+}
+
+/// Whether every `when` entry is present in `arguments` with an equal value.
+fn matches(when: &serde_json::Map<String, serde_json::Value>, arguments: &serde_json::Value) -> bool {
+    when.iter().all(|(key, expected)| arguments.get(key) == Some(expected))
+}
+
+impl ToolRuntime for FixtureTools {
+    fn specs(&self) -> Vec<ToolSpec> {
+        self.tools
+            .iter()
+            .map(|(name, fixture)| ToolSpec {
+                name: name.clone(),
+                description: fixture.description.clone(),
+                parameters: fixture.parameters.clone(),
+            })
+            .collect()
+    }
+
+    fn execute(&self, invocation: ToolInvocation) -> BoxFuture<'_, ToolOutput> {
+        Box::pin(async move {
+            let Some(fixture) = self.tools.get(&invocation.name) else {
+                return ToolOutput::error(format!("unknown tool `{}`", invocation.name));
+            };
+            let Some(result) = self.choose(fixture, &invocation) else {
+                return ToolOutput::error(format!("no fixture result of `{}` matches {}", invocation.name, invocation.arguments));
+            };
+            let latency = result.latency_ms.unwrap_or(fixture.latency_ms);
+            if latency > 0 {
+                self.clock.sleep(Duration::from_millis(latency)).await;
+            }
+            match (result.output, result.error) {
+                (Some(output), _) => ToolOutput::ok(output),
+                (None, error) => ToolOutput::error(error.unwrap_or_default()),
+            }
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use reloop_agent::{Clock, VirtualClock};
+    use std::sync::Arc;
+
+    fn fixture(yaml: &str) -> ToolFixture {
+        crate::yaml::parse(std::path::Path::new("t.yaml"), yaml).unwrap()
+    }
+
+    fn call(name: &str, arguments: serde_json::Value) -> ToolInvocation {
+        ToolInvocation { name: name.into(), arguments }
+    }
+
+    #[tokio::test]
+    async fn answers_by_argument_match_then_default_with_latency() {
+        let clock = VirtualClock::new();
+        let tool = fixture(
+            "description: read\nlatency_ms: 250\nresults:\n  - when: { path: a.rs }\n    output: A\n  - error: no such file\n",
+        );
+        let tools = FixtureTools::new(BTreeMap::from([("read".to_owned(), tool)]), Arc::new(clock.clone()));
+        assert_eq!(tools.execute(call("read", serde_json::json!({"path": "a.rs"}))).await, ToolOutput::ok("A"));
+        assert_eq!(tools.execute(call("read", serde_json::json!({"path": "b.rs"}))).await, ToolOutput::error("no such file"));
+        assert_eq!(clock.now_ms(), 500);
+        assert!(tools.execute(call("write", serde_json::json!({}))).await.is_error);
+    }
+
+    #[tokio::test]
+    async fn once_answers_are_used_up() {
+        let tool = fixture("description: test\nresults:\n  - output: FAIL\n    once: true\n  - output: PASS\n");
+        let tools = FixtureTools::new(BTreeMap::from([("test".to_owned(), tool)]), Arc::new(VirtualClock::new()));
+        assert_eq!(tools.execute(call("test", serde_json::json!({}))).await.content, "FAIL");
+        assert_eq!(tools.execute(call("test", serde_json::json!({}))).await.content, "PASS");
+        assert_eq!(tools.execute(call("test", serde_json::json!({}))).await.content, "PASS");
+    }
+}

@@ -1,0 +1,27 @@
+//! Parquet reports: `runs.parquet`, `steps.parquet`, `events.parquet` in one
+//! directory, each written atomically. The runner knows nothing of this
+//! module; the binary hands it finished [`RunReport`]s.
+
+mod table;
+mod tables;
+mod write;
+
+pub use tables::{events_batch, runs_batch, steps_batch};
+pub use write::{SCHEMA_VERSION, write_parquet};
+
+use std::path::Path;
+
+use crate::result::RunReport;
+
+/// The file names of the three tables.
+pub const TABLE_FILES: [&str; 3] = ["runs.parquet", "steps.parquet", "events.parquet"];
+
+/// Writes the three tables for `runs` into `directory`.
+pub fn write_reports(directory: &Path, runs: &[RunReport]) -> std::io::Result<()> {
+    let batches = [runs_batch(runs), steps_batch(runs), events_batch(runs)];
+    for (file, batch) in TABLE_FILES.iter().zip(batches) {
+        let batch = batch.map_err(std::io::Error::other)?;
+        write_parquet(&directory.join(file), &batch)?;
+    }
+    Ok(())
+}

@@ -1,0 +1,106 @@
+//! The three report tables (ARCHITECTURE §6): `runs`, `steps`, `events`.
+//! Every row carries `scenario` and `variant`, so files from many runs,
+//! shards or sweeps concatenate into one dataset.
+
+use std::collections::HashMap;
+
+use arrow_array::RecordBatch;
+use arrow_schema::ArrowError;
+
+use super::table::TableBuilder;
+use crate::result::{EventRow, RunReport, StepRow};
+
+fn metadata(table: &str) -> HashMap<String, String> {
+    HashMap::from([
+        ("reloop.table".to_owned(), table.to_owned()),
+        ("reloop.schema_version".to_owned(), super::write::SCHEMA_VERSION.to_owned()),
+        ("reloop.version".to_owned(), env!("CARGO_PKG_VERSION").to_owned()),
+    ])
+}
+
+/// One row per run.
+pub fn runs_batch(runs: &[RunReport]) -> Result<RecordBatch, ArrowError> {
+    let m = |f: fn(&RunReport) -> u64| runs.iter().map(f);
+    let mut t = TableBuilder::default();
+    t.text("scenario", runs.iter().map(|r| r.scenario.as_str()))
+        .text("scenario_file", runs.iter().map(|r| r.scenario_file.as_str()))
+        .text("variant", runs.iter().map(|r| r.variant.as_str()))
+        .text("wire", runs.iter().map(|r| r.wire.as_str()))
+        .text("model", runs.iter().map(|r| r.model.as_str()))
+        .text("outcome", runs.iter().map(|r| r.outcome.as_str()))
+        .boolean("passed", runs.iter().map(|r| r.passed))
+        .text_list("failed_expectations", runs.iter().map(|r| r.failed_expectations.iter().map(String::as_str)))
+        .int("steps_used", m(|r| r.metrics.steps_used))
+        .int("step_budget", m(|r| r.metrics.step_budget))
+        .float("step_budget_used_ratio", runs.iter().map(|r| r.metrics.step_budget_used_ratio))
+        .boolean("doom_loop_detected", runs.iter().map(|r| r.metrics.doom_loop_detected))
+        .int_opt("doom_loop_first_step", runs.iter().map(|r| r.metrics.doom_loop_first_step))
+        .text_opt("doom_loop_kind", runs.iter().map(|r| r.metrics.doom_loop_kind.as_deref()))
+        .int("compactions_layer0", m(|r| r.metrics.compactions_layer0))
+        .int("tokens_saved_total", m(|r| r.metrics.tokens_saved_total))
+        .int("input_tokens_total", m(|r| r.metrics.input_tokens_total))
+        .int("input_tokens_uncompacted_total", m(|r| r.metrics.input_tokens_uncompacted_total))
+        .float("compaction_savings_ratio", runs.iter().map(|r| r.metrics.compaction_savings_ratio))
+        .int("cache_breaks", m(|r| r.metrics.cache_breaks))
+        .int("cache_breaks_simulated", m(|r| r.metrics.cache_breaks_simulated))
+        .int("cache_read_tokens", m(|r| r.metrics.cache_read_tokens))
+        .int("cache_write_tokens", m(|r| r.metrics.cache_write_tokens))
+        .float("cache_hit_ratio", runs.iter().map(|r| r.metrics.cache_hit_ratio))
+        .int("output_tokens_total", m(|r| r.metrics.output_tokens_total))
+        .float_opt("estimated_cost_usd", runs.iter().map(|r| r.metrics.estimated_cost_usd))
+        .float_opt("estimator_mape", runs.iter().map(|r| r.metrics.estimator_mape))
+        .int("llm_calls", m(|r| r.metrics.llm_calls))
+        .int("llm_retries", m(|r| r.metrics.llm_retries))
+        .int("tool_calls", m(|r| r.metrics.tool_calls))
+        .int("tool_errors", m(|r| r.metrics.tool_errors))
+        .int("max_parallel_tools", m(|r| r.metrics.max_parallel_tools))
+        .int("virtual_ms", m(|r| r.metrics.virtual_ms))
+        .int("wall_ms", m(|r| r.metrics.wall_ms))
+        .int("divergences", m(|r| r.metrics.divergences))
+        .text_opt("first_divergence", runs.iter().map(|r| r.metrics.first_divergence.as_deref()))
+        .text_opt("final_answer", runs.iter().map(|r| r.final_answer.as_deref()))
+        .text_opt("error", runs.iter().map(|r| r.error.as_deref()));
+    t.finish(metadata("runs"))
+}
+
+/// One row per model call.
+pub fn steps_batch(runs: &[RunReport]) -> Result<RecordBatch, ArrowError> {
+    let rows: Vec<(&RunReport, &StepRow)> = runs.iter().flat_map(|r| r.steps.iter().map(move |s| (r, s))).collect();
+    let mut t = TableBuilder::default();
+    t.text("scenario", rows.iter().map(|(r, _)| r.scenario.as_str()))
+        .text("variant", rows.iter().map(|(r, _)| r.variant.as_str()))
+        .int("step", rows.iter().map(|(_, s)| s.step))
+        .int("call_index", rows.iter().map(|(_, s)| s.call_index))
+        .boolean("final_turn", rows.iter().map(|(_, s)| s.final_turn))
+        .text_opt("server_result", rows.iter().map(|(_, s)| s.server_result.as_deref()))
+        .int_opt("request_messages", rows.iter().map(|(_, s)| s.request_messages))
+        .int_opt("input_tokens", rows.iter().map(|(_, s)| s.input_tokens))
+        .int_opt("input_tokens_uncompacted", rows.iter().map(|(_, s)| s.input_tokens_uncompacted))
+        .int("estimated_input_tokens", rows.iter().map(|(_, s)| s.estimated_input_tokens))
+        .int_opt("output_tokens", rows.iter().map(|(_, s)| s.output_tokens))
+        .int_opt("cache_read_tokens", rows.iter().map(|(_, s)| s.cache_read_tokens))
+        .boolean("cache_break_simulated", rows.iter().map(|(_, s)| s.cache_break_simulated))
+        .text_opt("finish_reason", rows.iter().map(|(_, s)| s.finish_reason.as_deref()))
+        .text_list("tool_calls", rows.iter().map(|(_, s)| s.tool_calls.iter().map(String::as_str)))
+        .int("started_ms", rows.iter().map(|(_, s)| s.started_ms))
+        .int("finished_ms", rows.iter().map(|(_, s)| s.finished_ms));
+    t.finish(metadata("steps"))
+}
+
+/// One row per loop event.
+pub fn events_batch(runs: &[RunReport]) -> Result<RecordBatch, ArrowError> {
+    let rows: Vec<(&RunReport, &EventRow)> = runs.iter().flat_map(|r| r.events.iter().map(move |e| (r, e))).collect();
+    let mut t = TableBuilder::default();
+    t.text("scenario", rows.iter().map(|(r, _)| r.scenario.as_str()))
+        .text("variant", rows.iter().map(|(r, _)| r.variant.as_str()))
+        .int("seq", rows.iter().map(|(_, e)| e.seq))
+        .int("step", rows.iter().map(|(_, e)| e.step))
+        .int("at_ms", rows.iter().map(|(_, e)| e.at_ms))
+        .text("kind", rows.iter().map(|(_, e)| e.kind.as_str()))
+        .int_opt("layer", rows.iter().map(|(_, e)| e.layer))
+        .text_opt("strategy", rows.iter().map(|(_, e)| e.strategy.as_deref()))
+        .int_opt("tokens_before", rows.iter().map(|(_, e)| e.tokens_before))
+        .int_opt("tokens_after", rows.iter().map(|(_, e)| e.tokens_after))
+        .text("payload", rows.iter().map(|(_, e)| e.payload.as_str()));
+    t.finish(metadata("events"))
+}

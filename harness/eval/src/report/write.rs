@@ -1,0 +1,46 @@
+//! Writing a batch to a Parquet file atomically: a temporary file in the
+//! same directory, synced, then renamed over the target. A reader sees the
+//! old file or the new one, never half of one.
+
+use std::fs::File;
+use std::io;
+use std::path::Path;
+
+use arrow_array::RecordBatch;
+use parquet::arrow::ArrowWriter;
+use parquet::basic::Compression;
+use parquet::file::metadata::KeyValue;
+use parquet::file::properties::WriterProperties;
+
+/// Version of the report schema; bump on any column change.
+pub const SCHEMA_VERSION: &str = "1";
+
+/// Writes `batch` to `path` atomically, tagging the file with the schema
+/// and reloop versions.
+pub fn write_parquet(path: &Path, batch: &RecordBatch) -> io::Result<()> {
+    let directory = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    std::fs::create_dir_all(directory)?;
+    let file_name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let temporary = directory.join(format!(".{file_name}.{}.tmp", std::process::id()));
+    let result = write_to(&temporary, batch).and_then(|()| std::fs::rename(&temporary, path));
+    if result.is_err() {
+        let _ = std::fs::remove_file(&temporary);
+    }
+    result
+}
+
+fn write_to(path: &Path, batch: &RecordBatch) -> io::Result<()> {
+    let properties = WriterProperties::builder()
+        .set_compression(Compression::SNAPPY)
+        .set_created_by(format!("reloop {}", env!("CARGO_PKG_VERSION")))
+        .set_key_value_metadata(Some(vec![
+            KeyValue::new("reloop.schema_version".into(), SCHEMA_VERSION.to_owned()),
+            KeyValue::new("reloop.version".into(), env!("CARGO_PKG_VERSION").to_owned()),
+        ]))
+        .build();
+    let file = File::create(path)?;
+    let mut writer = ArrowWriter::try_new(file, batch.schema(), Some(properties)).map_err(io::Error::other)?;
+    writer.write(batch).map_err(io::Error::other)?;
+    let file = writer.into_inner().map_err(io::Error::other)?;
+    file.sync_all()
+}

@@ -1,0 +1,108 @@
+//! What one run produced: the row types behind the three report tables.
+//! Field names are the report's column names (ARCHITECTURE §5).
+
+use reloop_agent::Outcome;
+use reloop_mock::Divergence;
+
+/// One scenario × variant run.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RunReport {
+    /// Scenario name.
+    pub scenario: String,
+    /// Scenario file.
+    pub scenario_file: String,
+    /// Variant label (`default` unless sweeping).
+    pub variant: String,
+    /// The wire format spoken.
+    pub wire: String,
+    /// The model requested.
+    pub model: String,
+    /// How it ended.
+    pub outcome: Outcome,
+    /// Every expectation held.
+    pub passed: bool,
+    /// The expectations that did not hold, as readable sentences.
+    pub failed_expectations: Vec<String>,
+    /// The final answer, if any.
+    pub final_answer: Option<String>,
+    /// Error or reason text, if any.
+    pub error: Option<String>,
+    /// The run's figures.
+    pub metrics: RunMetrics,
+    /// One row per model call.
+    pub steps: Vec<StepRow>,
+    /// One row per loop event.
+    pub events: Vec<EventRow>,
+    /// What the server could not answer.
+    pub divergences: Vec<Divergence>,
+}
+
+/// Per-run figures.
+#[derive(Debug, Clone, PartialEq, Default)]
+#[allow(missing_docs)] // each field is the ARCHITECTURE §5 metric of the same name
+pub struct RunMetrics {
+    pub steps_used: u64,
+    pub step_budget: u64,
+    pub step_budget_used_ratio: f64,
+    pub doom_loop_detected: bool,
+    pub doom_loop_first_step: Option<u64>,
+    pub doom_loop_kind: Option<String>,
+    pub compactions_layer0: u64,
+    pub tokens_saved_total: u64,
+    pub input_tokens_total: u64,
+    pub input_tokens_uncompacted_total: u64,
+    pub compaction_savings_ratio: f64,
+    pub cache_breaks: u64,
+    pub cache_breaks_simulated: u64,
+    pub cache_read_tokens: u64,
+    pub cache_write_tokens: u64,
+    pub cache_hit_ratio: f64,
+    pub output_tokens_total: u64,
+    pub estimated_cost_usd: Option<f64>,
+    pub estimator_mape: Option<f64>,
+    pub llm_calls: u64,
+    pub llm_retries: u64,
+    pub tool_calls: u64,
+    pub tool_errors: u64,
+    pub max_parallel_tools: u64,
+    pub virtual_ms: u64,
+    pub wall_ms: u64,
+    pub divergences: u64,
+    pub first_divergence: Option<String>,
+}
+
+/// One model call: the loop's view joined with the server's.
+#[derive(Debug, Clone, PartialEq, Default)]
+#[allow(missing_docs)] // names say what they hold; token counts are the server's unless `estimated_`
+pub struct StepRow {
+    pub step: u64,
+    pub call_index: u64,
+    pub final_turn: bool,
+    pub server_result: Option<String>,
+    pub request_messages: Option<u64>,
+    pub input_tokens: Option<u64>,
+    pub input_tokens_uncompacted: Option<u64>,
+    pub estimated_input_tokens: u64,
+    pub output_tokens: Option<u64>,
+    pub cache_read_tokens: Option<u64>,
+    pub cache_break_simulated: bool,
+    pub finish_reason: Option<String>,
+    pub tool_calls: Vec<String>,
+    pub started_ms: u64,
+    pub finished_ms: u64,
+}
+
+/// One loop event.
+#[derive(Debug, Clone, PartialEq, Default)]
+#[allow(missing_docs)] // names say what they hold; `payload` is the event as JSON
+pub struct EventRow {
+    pub seq: u64,
+    pub step: u64,
+    pub at_ms: u64,
+    pub kind: String,
+    pub layer: Option<u64>,
+    pub strategy: Option<String>,
+    pub tokens_before: Option<u64>,
+    pub tokens_after: Option<u64>,
+    pub payload: String,
+}

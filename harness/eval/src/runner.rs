@@ -1,0 +1,201 @@
+//! Running scenarios: each in its own single-threaded tokio runtime with its
+//! own mock server on an ephemeral loopback port and a virtual clock, runs
+//! spread across cores with rayon. The runner reports finished runs through
+//! a callback and knows nothing of tables, bars or Parquet.
+
+use std::panic::AssertUnwindSafe;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use rayon::prelude::*;
+use reloop_agent::{
+    AgentLoop, Clock, LoopDeps, Outcome, ProviderClient, ProviderConfig, SharedClock, SystemPromptSource, UserProxy,
+    VirtualClock,
+};
+use reloop_mock::pacing::PaceFuture;
+use reloop_mock::{MockServer, Pacer, Registry, Session, SessionConfig};
+
+use crate::collect::{Finished, collect};
+use crate::fixture_tools::FixtureTools;
+use crate::result::{RunMetrics, RunReport};
+use crate::scenario::Scenario;
+
+/// Real time one run may take before it is abandoned as a harness error.
+/// Virtual time makes every healthy run take milliseconds.
+pub const RUN_WALL_LIMIT: Duration = Duration::from_secs(120);
+
+/// The API key the loop sends; the mock accepts anything.
+const REPLAY_API_KEY: &str = "sk-reloop-replay";
+
+/// How to run a batch.
+#[derive(Debug, Clone)]
+pub struct RunOptions {
+    /// Runs in parallel.
+    pub jobs: usize,
+    /// The variant label written to every row.
+    pub variant: String,
+    /// Set to stop starting new runs (Ctrl-C); finished runs are kept.
+    pub cancel: Arc<AtomicBool>,
+}
+
+/// Runs `scenarios`, calling `on_finished` as each completes. Returns the
+/// reports of the runs that happened, in scenario order.
+pub fn run_all(
+    scenarios: &[Scenario],
+    options: &RunOptions,
+    on_finished: &(dyn Fn(&RunReport) + Sync),
+) -> Result<Vec<RunReport>, rayon::ThreadPoolBuildError> {
+    let pool = rayon::ThreadPoolBuilder::new().num_threads(options.jobs.max(1)).build()?;
+    Ok(pool.install(|| {
+        scenarios
+            .par_iter()
+            .filter_map(|scenario| {
+                if options.cancel.load(Ordering::SeqCst) {
+                    return None;
+                }
+                let report = run_scenario(scenario, &options.variant);
+                on_finished(&report);
+                Some(report)
+            })
+            .collect()
+    }))
+}
+
+/// Runs one scenario to its report. Never panics: a failure of reloop itself
+/// becomes outcome `harness_error`.
+pub fn run_scenario(scenario: &Scenario, variant: &str) -> RunReport {
+    let wall = Instant::now();
+    let attempt = std::panic::catch_unwind(AssertUnwindSafe(|| -> Result<RunReport, String> {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_io()
+            .enable_time()
+            .build()
+            .map_err(|e| format!("cannot start a runtime: {e}"))?;
+        runtime.block_on(async {
+            tokio::time::timeout(RUN_WALL_LIMIT, replay(scenario, variant, wall))
+                .await
+                .map_err(|_| format!("the run took more than {} s of real time", RUN_WALL_LIMIT.as_secs()))?
+        })
+    }));
+    let error = match attempt {
+        Ok(Ok(report)) => return report,
+        Ok(Err(error)) => error,
+        Err(panic) => {
+            let text = panic.downcast_ref::<String>().cloned().or_else(|| panic.downcast_ref::<&str>().map(|s| (*s).to_owned()));
+            format!("panic: {}", text.unwrap_or_default())
+        }
+    };
+    harness_error(scenario, variant, error, wall)
+}
+
+async fn replay(scenario: &Scenario, variant: &str, wall: Instant) -> Result<RunReport, String> {
+    let clock = VirtualClock::new();
+    let shared: SharedClock = Arc::new(clock.clone());
+    let registry = Arc::new(Registry::default());
+    let server = MockServer::start(0, Arc::clone(&registry)).await.map_err(|e| format!("cannot bind loopback: {e}"))?;
+    let session = Arc::new(Session::new(SessionConfig {
+        recording: Arc::clone(&scenario.recording),
+        context_window: Some(scenario.spec.context_window),
+        pacer: Arc::new(ClockPacer(Arc::clone(&shared))),
+    }));
+    registry.insert("run", Arc::clone(&session));
+
+    let client = ProviderClient::new(
+        ProviderConfig {
+            base_url: server.session_base_url("run"),
+            api_key: REPLAY_API_KEY.to_owned(),
+            wire: scenario.spec.wire,
+            model: scenario.spec.model.clone(),
+        },
+        Arc::clone(&shared),
+    )
+    .map_err(|e| e.to_string())?;
+    let tools = FixtureTools::new(scenario.spec.tools.clone(), Arc::clone(&shared));
+    let mut user = ScriptedUser { replies: scenario.spec.user_replies.clone().into_iter() };
+    let (events_tx, mut events_rx) = tokio::sync::mpsc::unbounded_channel();
+    let state = AgentLoop::new(LoopDeps {
+        client,
+        settings: scenario.spec.loop_settings.clone(),
+        system_prompt: scenario,
+        tools: &tools,
+        user: &mut user,
+        clock: Arc::clone(&shared),
+        events: events_tx,
+    })
+    .run(&scenario.spec.task)
+    .await;
+
+    let mut events = Vec::new();
+    while let Ok(event) = events_rx.try_recv() {
+        events.push(event);
+    }
+    Ok(collect(Finished {
+        scenario,
+        variant,
+        state,
+        events,
+        session: &session,
+        tools: &tools,
+        virtual_ms: clock.now_ms(),
+        wall_ms: elapsed_ms(wall),
+    }))
+}
+
+fn elapsed_ms(since: Instant) -> u64 {
+    u64::try_from(since.elapsed().as_millis()).unwrap_or(u64::MAX)
+}
+
+fn harness_error(scenario: &Scenario, variant: &str, error: String, wall: Instant) -> RunReport {
+    RunReport {
+        scenario: scenario.name.clone(),
+        scenario_file: scenario.file.display().to_string(),
+        variant: variant.to_owned(),
+        wire: scenario.spec.wire.as_str().to_owned(),
+        model: scenario.spec.model.clone(),
+        outcome: Outcome::HarnessError,
+        passed: false,
+        failed_expectations: vec![format!("harness_error: {error}")],
+        final_answer: None,
+        error: Some(error),
+        metrics: RunMetrics {
+            step_budget: u64::from(scenario.spec.loop_settings.step_budget),
+            wall_ms: elapsed_ms(wall),
+            ..RunMetrics::default()
+        },
+        steps: Vec::new(),
+        events: Vec::new(),
+        divergences: Vec::new(),
+    }
+}
+
+impl SystemPromptSource for Scenario {
+    fn system_prompt(&self, step: u32) -> String {
+        self.system_prompt_at(step).to_owned()
+    }
+}
+
+/// Replies to `ask_user` from the scenario's list, in order.
+struct ScriptedUser {
+    replies: std::vec::IntoIter<String>,
+}
+
+impl UserProxy for ScriptedUser {
+    fn reply(&mut self, _question: &str) -> Option<String> {
+        self.replies.next()
+    }
+}
+
+/// The run's clock, as the mock server's pacer: streamed latency advances
+/// the same virtual time the loop's timeouts are judged by.
+#[derive(Debug)]
+struct ClockPacer(SharedClock);
+
+impl Pacer for ClockPacer {
+    fn now_ms(&self) -> u64 {
+        self.0.now_ms()
+    }
+    fn wait(&self, duration: Duration) -> PaceFuture {
+        self.0.sleep(duration)
+    }
+}

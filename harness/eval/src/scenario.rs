@@ -1,0 +1,237 @@
+//! Scenario format v1 (`docs/scenario-format.md`): the task, the tools and
+//! their fixtures, the loop settings and the expected behaviour of one run.
+//! Unknown fields are rejected everywhere, so a typo is an error, not a
+//! silently ignored setting.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use reloop_agent::{LoopSettings, Outcome, WireFormat};
+use reloop_mock::Recording;
+use serde::Deserialize;
+
+use crate::yaml::{self, InputError};
+
+/// A scenario as written.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ScenarioSpec {
+    /// Unique name; defaults to the file stem.
+    #[serde(default)]
+    pub name: Option<String>,
+    /// What the scenario exercises, for people.
+    #[serde(default)]
+    pub description: Option<String>,
+    /// The API the loop speaks.
+    #[serde(default)]
+    pub wire: WireFormat,
+    /// The model name sent.
+    pub model: String,
+    /// The model's context window; requests above it get the provider's
+    /// context-length error.
+    #[serde(default = "default_context_window")]
+    pub context_window: u64,
+    /// The system prompt.
+    pub system: String,
+    /// Later system prompts, each from a step on (a prompt that drifts).
+    #[serde(default)]
+    pub system_changes: Vec<SystemChange>,
+    /// The user's task.
+    pub task: String,
+    /// The recording, relative to this file.
+    pub recording: PathBuf,
+    /// Loop settings.
+    #[serde(default, rename = "loop")]
+    pub loop_settings: LoopSettings,
+    /// Fixture tools by name, advertised in name order.
+    #[serde(default)]
+    pub tools: BTreeMap<String, ToolFixture>,
+    /// Replies to `ask_user`, used in order.
+    #[serde(default)]
+    pub user_replies: Vec<String>,
+    /// What must hold at the end.
+    #[serde(default)]
+    pub expect: Expectations,
+}
+
+fn default_context_window() -> u64 {
+    LoopSettings::default().context_window
+}
+
+/// A system prompt taking over from step `from_step` (0-based).
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SystemChange {
+    /// First step using `system`.
+    pub from_step: u32,
+    /// The new prompt.
+    pub system: String,
+}
+
+/// A tool whose answers come from the scenario.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ToolFixture {
+    /// What the tool does, shown to the model.
+    pub description: String,
+    /// JSON Schema of the arguments.
+    #[serde(default = "empty_object_schema")]
+    pub parameters: serde_json::Value,
+    /// Virtual time each call takes, ms.
+    #[serde(default)]
+    pub latency_ms: u64,
+    /// Answers, tried in order; the first whose `when` matches is used.
+    pub results: Vec<FixtureResult>,
+}
+
+fn empty_object_schema() -> serde_json::Value {
+    serde_json::json!({ "type": "object", "properties": {} })
+}
+
+/// One possible answer of a fixture tool.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FixtureResult {
+    /// Arguments that must be present with these values; absent = always.
+    #[serde(default)]
+    pub when: Option<serde_json::Map<String, serde_json::Value>>,
+    /// The output to return.
+    #[serde(default)]
+    pub output: Option<String>,
+    /// An error to return instead.
+    #[serde(default)]
+    pub error: Option<String>,
+    /// Use this answer only once (later calls fall through to the next).
+    #[serde(default)]
+    pub once: bool,
+    /// Overrides the tool's latency for this answer, ms.
+    #[serde(default)]
+    pub latency_ms: Option<u64>,
+}
+
+/// What must hold at the end of the run. Absent fields are not checked.
+#[derive(Debug, Clone, PartialEq, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Expectations {
+    /// The outcome.
+    #[serde(default)]
+    pub outcome: Option<Outcome>,
+    /// Bounds on `steps_used`.
+    #[serde(default)]
+    pub steps: Option<Bounds>,
+    /// Substrings the final answer must contain.
+    #[serde(default)]
+    pub final_answer_contains: Vec<String>,
+    /// The exact sequence of real tool calls, by name.
+    #[serde(default)]
+    pub tool_calls: Option<Vec<String>>,
+    /// Whether a doom loop must (or must not) be detected.
+    #[serde(default)]
+    pub doom_loop: Option<DoomLoopExpectation>,
+    /// Bounds on the loop's detected cache breaks.
+    #[serde(default)]
+    pub cache_breaks: Option<Bounds>,
+}
+
+/// Inclusive bounds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Bounds {
+    /// Lowest allowed.
+    #[serde(default)]
+    pub min: Option<u64>,
+    /// Highest allowed.
+    #[serde(default)]
+    pub max: Option<u64>,
+}
+
+/// The doom-loop expectation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DoomLoopExpectation {
+    /// Whether one must be detected.
+    pub detected: bool,
+}
+
+/// A scenario ready to run: parsed, validated, with its recording loaded.
+#[derive(Debug, Clone)]
+pub struct Scenario {
+    /// The unique name.
+    pub name: String,
+    /// Where it came from.
+    pub file: PathBuf,
+    /// The spec.
+    pub spec: ScenarioSpec,
+    /// The loaded recording.
+    pub recording: Arc<Recording>,
+}
+
+impl Scenario {
+    /// Loads, validates and resolves `file`.
+    pub fn load(file: &Path) -> Result<Self, InputError> {
+        let mut spec: ScenarioSpec = yaml::load(file)?;
+        validate(file, &spec)?;
+        spec.loop_settings.context_window = spec.context_window;
+        let recording_path = file.parent().unwrap_or(Path::new(".")).join(&spec.recording);
+        let recording: Recording = yaml::load(&recording_path)?;
+        let name = spec.name.clone().unwrap_or_else(|| {
+            file.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default()
+        });
+        Ok(Self { name, file: file.to_owned(), spec, recording: Arc::new(recording) })
+    }
+
+    /// The system prompt in force at `step`.
+    pub fn system_prompt_at(&self, step: u32) -> &str {
+        self.spec
+            .system_changes
+            .iter()
+            .filter(|change| change.from_step <= step)
+            .max_by_key(|change| change.from_step)
+            .map_or(self.spec.system.as_str(), |change| change.system.as_str())
+    }
+}
+
+/// Checks what serde cannot: exactly one of `output`/`error`, a sane budget.
+fn validate(file: &Path, spec: &ScenarioSpec) -> Result<(), InputError> {
+    for (tool, fixture) in &spec.tools {
+        if fixture.results.is_empty() {
+            return Err(InputError::field(file, format!("tools.{tool}.results"), "needs at least one result"));
+        }
+        for (i, result) in fixture.results.iter().enumerate() {
+            if result.output.is_some() == result.error.is_some() {
+                return Err(InputError::field(
+                    file,
+                    format!("tools.{tool}.results[{i}]"),
+                    "needs exactly one of `output` or `error`",
+                ));
+            }
+        }
+    }
+    if spec.loop_settings.step_budget == 0 {
+        return Err(InputError::field(file, "loop.step_budget", "must be at least 1"));
+    }
+    Ok(())
+}
+
+/// Finds the scenario files under `paths` (files as given, directories
+/// searched for `*.yaml`/`*.yml`, sorted for a stable order).
+pub fn discover(paths: &[PathBuf]) -> Result<Vec<PathBuf>, InputError> {
+    let mut files = Vec::new();
+    for path in paths {
+        if path.is_dir() {
+            let entries = std::fs::read_dir(path).map_err(|e| InputError::file(path, format!("cannot list: {e}")))?;
+            let mut found: Vec<PathBuf> = entries
+                .filter_map(|entry| entry.ok().map(|e| e.path()))
+                .filter(|p| p.extension().is_some_and(|ext| ext == "yaml" || ext == "yml"))
+                .collect();
+            found.sort();
+            files.extend(found);
+        } else if path.is_file() {
+            files.push(path.clone());
+        } else {
+            return Err(InputError::file(path, "no such file or directory"));
+        }
+    }
+    Ok(files)
+}

@@ -1,0 +1,24 @@
+//! The mock provider (ARCHITECTURE §4): a real HTTP server on loopback that
+//! speaks the providers' APIs and answers from a [`Recording`].
+//!
+//! [`MockServer`] serves many [`Session`]s at once, one per run, addressed by
+//! path prefix. A session counts every prompt it receives with a real BPE
+//! tokenizer ([`tokens`]), simulates the provider's prompt cache
+//! ([`cache_sim`]), enforces the context window with the provider's own error
+//! body, and refuses requests the recording cannot answer as a
+//! [`Divergence`]: it never guesses.
+
+pub mod cache_sim;
+pub mod divergence;
+pub mod pacing;
+pub mod recording;
+pub mod server;
+pub mod session;
+pub mod tokens;
+
+pub use divergence::Divergence;
+pub use pacing::{NoPacer, Pacer, RealPacer};
+pub use recording::Recording;
+pub use server::{MockServer, Registry, DEFAULT_SESSION};
+pub use session::{RequestRecord, Session, SessionConfig};
+pub use tokens::TokenCounter;

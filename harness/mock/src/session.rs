@@ -1,0 +1,207 @@
+//! One replay session: a recording, its cursor, the request log, the prompt
+//! cache and the context window. The server may hold many at once.
+
+use std::sync::{Arc, Mutex};
+
+use reloop_wire::openai_chat::{ApiErrorBody, ChatRequest};
+use reloop_wire::{ModelTurn, Usage};
+use serde::Serialize;
+
+use crate::cache_sim::{PrefixCache, Segment};
+use crate::divergence::{Divergence, check_tool_results, recording_exhausted};
+use crate::pacing::Pacer;
+use crate::recording::{Recording, Timing};
+use crate::tokens::{TokenCounter, count_text};
+
+/// How a session is set up.
+#[derive(Debug, Clone)]
+pub struct SessionConfig {
+    /// The responses to replay.
+    pub recording: Arc<Recording>,
+    /// Requests above this many prompt tokens get the provider's
+    /// context-length error.
+    pub context_window: Option<u64>,
+    /// The clock the session paces streams with.
+    pub pacer: Arc<dyn Pacer>,
+}
+
+/// What happened to one request, as the server saw it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RequestRecord {
+    /// 0-based index in the session.
+    pub index: usize,
+    /// The exchange that answered it, if any.
+    pub exchange: Option<usize>,
+    /// The model the client asked for.
+    pub model: String,
+    /// Whether the client asked for a stream.
+    pub stream: bool,
+    /// Messages in the request, system included.
+    pub messages: usize,
+    /// Prompt tokens, counted with the reference tokenizer.
+    pub input_tokens: u64,
+    /// Completion tokens of the reply, counted the same way.
+    pub output_tokens: u64,
+    /// Prompt tokens the simulated cache served.
+    pub cached_tokens: u64,
+    /// Whether the simulated cache lost the previous call's prefix.
+    pub cache_break: bool,
+    /// Usage as recorded, if the recording kept it.
+    pub recorded_usage: Option<Usage>,
+    /// HTTP status sent.
+    pub status: u16,
+    /// `ok`, `context_length_exceeded` or `divergence`.
+    pub result: &'static str,
+    /// The pacer's clock when the request arrived, ms.
+    pub at_ms: u64,
+}
+
+/// The answer to a request, before it is put on the wire.
+#[derive(Debug)]
+pub enum Reply {
+    /// A recorded turn (usage filled in) with its latency.
+    Turn {
+        /// The turn to render.
+        turn: ModelTurn,
+        /// Its simulated latency.
+        timing: Timing,
+        /// The model name to report.
+        model: String,
+        /// The request's index in the session, for response ids.
+        request_index: usize,
+    },
+    /// An error status with a body.
+    Error {
+        /// The HTTP status.
+        status: u16,
+        /// The provider-shaped error body.
+        body: ApiErrorBody,
+    },
+}
+
+#[derive(Debug, Default)]
+struct SessionState {
+    next_exchange: usize,
+    log: Vec<RequestRecord>,
+    divergences: Vec<Divergence>,
+    cache: PrefixCache,
+}
+
+/// A replay session.
+#[derive(Debug)]
+pub struct Session {
+    config: SessionConfig,
+    counter: TokenCounter,
+    state: Mutex<SessionState>,
+}
+
+impl Session {
+    /// A session at the start of its recording.
+    pub fn new(config: SessionConfig) -> Self {
+        Self { config, counter: TokenCounter::new(), state: Mutex::default() }
+    }
+
+    /// The session's pacer.
+    pub fn pacer(&self) -> Arc<dyn Pacer> {
+        Arc::clone(&self.config.pacer)
+    }
+
+    /// The request log so far.
+    pub fn log(&self) -> Vec<RequestRecord> {
+        self.lock().log.clone()
+    }
+
+    /// The divergences so far.
+    pub fn divergences(&self) -> Vec<Divergence> {
+        self.lock().divergences.clone()
+    }
+
+    /// The token counter, for pricing counterfactual requests the same way.
+    pub fn counter(&self) -> &TokenCounter {
+        &self.counter
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, SessionState> {
+        self.state.lock().expect("session state poisoned")
+    }
+
+    /// Answers one chat request from the recording.
+    pub fn handle_chat(&self, request: &ChatRequest) -> Reply {
+        let count = self.counter.count_chat_request(request);
+        let mut state = self.lock();
+        let index = state.log.len();
+        let mut record = RequestRecord {
+            index,
+            exchange: None,
+            model: request.model.clone(),
+            stream: request.stream,
+            messages: request.messages.len(),
+            input_tokens: count.total,
+            output_tokens: 0,
+            cached_tokens: 0,
+            cache_break: false,
+            recorded_usage: None,
+            status: 200,
+            result: "ok",
+            at_ms: self.config.pacer.now_ms(),
+        };
+
+        if let Some(window) = self.config.context_window.filter(|window| count.total > *window) {
+            record.status = 400;
+            record.result = "context_length_exceeded";
+            state.log.push(record);
+            return Reply::Error { status: 400, body: ApiErrorBody::context_length_exceeded(window, count.total) };
+        }
+        if let Some(divergence) = self.check(&state, index, request) {
+            record.status = 400;
+            record.result = "divergence";
+            let body = divergence.error_body();
+            state.divergences.push(divergence);
+            state.log.push(record);
+            return Reply::Error { status: 400, body };
+        }
+
+        let exchange_index = state.next_exchange;
+        state.next_exchange += 1;
+        let exchange = &self.config.recording.exchanges[exchange_index];
+        let mut turn = exchange.to_turn(exchange_index);
+        let cache = state.cache.observe(&segments(request, &count.messages, count.tools));
+        let output_tokens = count_text(&turn.text)
+            + turn.tool_calls.iter().map(|c| count_text(&c.name) + count_text(&c.arguments)).sum::<u64>();
+        turn.usage = Some(Usage {
+            input_tokens: count.total,
+            output_tokens,
+            cache_read_tokens: cache.cached_tokens,
+            cache_write_tokens: 0,
+        });
+        record.exchange = Some(exchange_index);
+        record.output_tokens = output_tokens;
+        record.cached_tokens = cache.cached_tokens;
+        record.cache_break = cache.broke;
+        record.recorded_usage = exchange.usage;
+        state.log.push(record);
+        let model = self.config.recording.model.clone().unwrap_or_else(|| request.model.clone());
+        Reply::Turn { turn, timing: exchange.timing, model, request_index: index }
+    }
+
+    fn check(&self, state: &SessionState, index: usize, request: &ChatRequest) -> Option<Divergence> {
+        let exchanges = &self.config.recording.exchanges;
+        if state.next_exchange >= exchanges.len() {
+            return Some(recording_exhausted(index, exchanges.len(), request));
+        }
+        let previous = state.next_exchange.checked_sub(1)?;
+        let expected: Vec<String> =
+            exchanges[previous].to_turn(previous).tool_calls.into_iter().map(|c| c.id).collect();
+        check_tool_results(index, &expected, request)
+    }
+}
+
+/// The request's cacheable segments: tools first, then each message.
+fn segments(request: &ChatRequest, message_tokens: &[u64], tool_tokens: u64) -> Vec<Segment> {
+    let mut segments = Vec::with_capacity(request.messages.len() + 1);
+    segments.push(Segment::new(&serde_json::to_string(&request.tools).unwrap_or_default(), tool_tokens));
+    segments.extend(request.messages.iter().zip(message_tokens).map(|(message, tokens)| {
+        Segment::new(&serde_json::to_string(message).unwrap_or_default(), *tokens)
+    }));
+    segments
+}

@@ -1,0 +1,25 @@
+//! Provider wire formats for reloop.
+//!
+//! This crate owns the exact bytes that travel between the agent loop and a model provider.
+//! The agent's client decodes with it and the mock provider server encodes with it, so every
+//! format here round-trips by construction: whatever the mock sends, the agent reads back as
+//! the same [`ModelTurn`].
+//!
+//! - [`sse`]: Server-Sent-Events framing, shared by every streaming format.
+//! - [`turn`]: the provider-neutral result of one model call.
+//! - [`openai_chat`]: the OpenAI Chat Completions API (requests, streamed chunks, non-streamed
+//!   responses, error bodies).
+//!
+//! The OpenAI Responses and Anthropic Messages formats will join as sibling modules of
+//! [`openai_chat`], reusing [`sse`] and [`turn`].
+
+pub mod error;
+pub mod openai_chat;
+pub mod sse;
+pub mod turn;
+
+mod nullable;
+
+pub use error::WireError;
+pub use sse::{SseDecoder, SseFrame};
+pub use turn::{FinishReason, ModelTurn, ToolCall, Usage};

@@ -1,0 +1,346 @@
+//! Tests against real Chat Completions captures (`tests/data/openai-chat/`, see its
+//! `SOURCES.md`): the types must re-serialize every chunk unchanged, and the decoder must read
+//! every capture into the turn the provider actually sent.
+
+use serde_json::Value;
+
+use super::{ChatChunk, ChatStreamAccumulator, ChunkMeta, StreamDelta, encode_stream};
+use crate::{FinishReason, ModelTurn, SseDecoder, ToolCall, Usage, WireError, sse};
+
+/// One capture file.
+struct Capture {
+    /// File name.
+    name: &'static str,
+    /// File contents.
+    raw: &'static str,
+}
+
+macro_rules! capture {
+    ($file:literal) => {
+        Capture {
+            name: $file,
+            raw: include_str!(concat!("../../tests/data/openai-chat/", $file)),
+        }
+    };
+}
+
+const CONTENT_LOGPROBS: Capture = capture!("openai-python-content-logprobs.sse");
+const FINISH_LENGTH: Capture = capture!("openai-python-finish-length.sse");
+const CHOICES_N3: Capture = capture!("openai-python-multiple-choices-n3.sse");
+const PARALLEL_TOOL_CALLS: Capture = capture!("openai-python-parallel-tool-calls.sse");
+const REFUSAL: Capture = capture!("openai-python-refusal.sse");
+const STRICT_TOOL_CALL: Capture = capture!("openai-python-strict-tool-call.sse");
+const TEXT_USAGE: Capture = capture!("openai-python-text-usage.sse");
+const AZURE_MODEL_ROUTER: Capture = capture!("vercel-ai-azure-model-router.1.chunks.jsonl");
+
+/// The SSE captures: complete streams exactly as the OpenAI API sent them.
+const OPENAI_SSE: [Capture; 7] = [
+    CONTENT_LOGPROBS,
+    FINISH_LENGTH,
+    CHOICES_N3,
+    PARALLEL_TOOL_CALLS,
+    REFUSAL,
+    STRICT_TOOL_CALL,
+    TEXT_USAGE,
+];
+
+impl Capture {
+    /// The capture as a client receives it; JSON-per-line files get the SSE framing they lack.
+    fn stream(&self) -> String {
+        if self.name.ends_with(".jsonl") {
+            self.raw
+                .lines()
+                .map(|line| sse::encode_frame(None, line))
+                .collect()
+        } else {
+            self.raw.to_owned()
+        }
+    }
+
+    /// The `data` of every frame.
+    fn data(&self) -> Vec<String> {
+        let mut decoder = SseDecoder::new();
+        decoder.push(self.stream().as_bytes());
+        let mut data: Vec<String> = std::iter::from_fn(|| decoder.next_frame())
+            .map(|frame| frame.data)
+            .collect();
+        data.extend(decoder.finish().map(|frame| frame.data));
+        data
+    }
+
+    /// Decodes the capture; returns every delta, the refusal text and the turn.
+    fn decode(&self) -> (Vec<StreamDelta>, String, Result<ModelTurn, WireError>) {
+        let mut accumulator = ChatStreamAccumulator::new();
+        let deltas = self
+            .data()
+            .iter()
+            .flat_map(|data| {
+                accumulator
+                    .push_data(data)
+                    .unwrap_or_else(|e| panic!("{}: {e}", self.name))
+            })
+            .collect();
+        let refusal = accumulator.refusal().to_owned();
+        (deltas, refusal, accumulator.finish())
+    }
+
+    /// The decoded turn, which must be complete.
+    fn turn(&self) -> ModelTurn {
+        self.decode()
+            .2
+            .unwrap_or_else(|e| panic!("{}: {e}", self.name))
+    }
+}
+
+fn usage(input_tokens: u64, output_tokens: u64) -> Option<Usage> {
+    Some(Usage {
+        input_tokens,
+        output_tokens,
+        ..Usage::default()
+    })
+}
+
+fn text_turn(text: &str, finish_reason: FinishReason, usage: Option<Usage>) -> ModelTurn {
+    ModelTurn {
+        text: text.to_owned(),
+        tool_calls: Vec::new(),
+        finish_reason,
+        usage,
+    }
+}
+
+fn call(id: &str, name: &str, arguments: &str) -> ToolCall {
+    ToolCall {
+        id: id.to_owned(),
+        name: name.to_owned(),
+        arguments: arguments.to_owned(),
+    }
+}
+
+#[test]
+fn every_chunk_reserializes_to_the_same_json() {
+    for capture in OPENAI_SSE.iter().chain([&AZURE_MODEL_ROUTER]) {
+        let chunks: Vec<String> = capture
+            .data()
+            .into_iter()
+            .filter(|data| data != "[DONE]")
+            .collect();
+        assert!(!chunks.is_empty(), "{}", capture.name);
+        for data in chunks {
+            let chunk: ChatChunk = serde_json::from_str(&data)
+                .unwrap_or_else(|e| panic!("{}: {e}\n{data}", capture.name));
+            let original: Value = serde_json::from_str(&data).unwrap();
+            assert_eq!(
+                serde_json::to_value(&chunk).unwrap(),
+                original,
+                "{}",
+                capture.name
+            );
+        }
+    }
+}
+
+#[test]
+fn openai_chunks_reserialize_byte_for_byte() {
+    // The field order of the types is the API's, so OpenAI's own chunks come back identical.
+    // (Azure's keys are alphabetical, so only JSON equality holds for it.)
+    for capture in &OPENAI_SSE {
+        for data in capture.data().into_iter().filter(|data| data != "[DONE]") {
+            let chunk: ChatChunk = serde_json::from_str(&data).unwrap();
+            assert_eq!(
+                serde_json::to_string(&chunk).unwrap(),
+                data,
+                "{}",
+                capture.name
+            );
+        }
+    }
+}
+
+#[test]
+fn parallel_tool_calls() {
+    assert_eq!(
+        PARALLEL_TOOL_CALLS.turn(),
+        ModelTurn {
+            text: String::new(),
+            tool_calls: vec![
+                call(
+                    "call_JMW1whyEaYG438VE1OIflxA2",
+                    "GetWeatherArgs",
+                    r#"{"city": "Edinburgh", "country": "GB", "units": "c"}"#
+                ),
+                call(
+                    "call_DNYTawLBoN8fj3KN6qU9N1Ou",
+                    "get_stock_price",
+                    r#"{"ticker": "AAPL", "exchange": "NASDAQ"}"#
+                ),
+            ],
+            finish_reason: FinishReason::ToolCalls,
+            usage: usage(149, 60),
+        }
+    );
+}
+
+#[test]
+fn strict_tool_call_started_in_the_role_chunk() {
+    assert_eq!(
+        STRICT_TOOL_CALL.turn(),
+        ModelTurn {
+            text: String::new(),
+            tool_calls: vec![call(
+                "call_CTf1nWJLqSeRgDqaCG27xZ74",
+                "get_weather",
+                r#"{"city":"San Francisco","state":"CA"}"#
+            )],
+            finish_reason: FinishReason::ToolCalls,
+            usage: usage(48, 19),
+        }
+    );
+}
+
+#[test]
+fn text_with_usage() {
+    let text = "I'm unable to provide real-time weather updates. To get the current weather in San Francisco, \
+                I recommend checking a reliable weather website or a weather app.";
+    assert_eq!(
+        TEXT_USAGE.turn(),
+        text_turn(text, FinishReason::Stop, usage(14, 30))
+    );
+}
+
+#[test]
+fn finish_length() {
+    assert_eq!(
+        FINISH_LENGTH.turn(),
+        text_turn("{\"", FinishReason::Length, usage(79, 1))
+    );
+}
+
+#[test]
+fn content_with_logprobs() {
+    assert_eq!(
+        CONTENT_LOGPROBS.turn(),
+        text_turn("Foo!", FinishReason::Stop, usage(9, 2))
+    );
+}
+
+#[test]
+fn n3_keeps_choice_zero_only() {
+    let turn = CHOICES_N3.turn();
+    assert_eq!(
+        turn,
+        text_turn(
+            r#"{"city":"San Francisco","temperature":65,"units":"f"}"#,
+            FinishReason::Stop,
+            usage(79, 42)
+        )
+    );
+    let (deltas, _, _) = CHOICES_N3.decode();
+    let finishes = deltas
+        .iter()
+        .filter(|delta| matches!(delta, StreamDelta::Finished(_)))
+        .count();
+    assert_eq!(
+        finishes, 1,
+        "the finish reasons of choices 1 and 2 are ignored"
+    );
+}
+
+#[test]
+fn refusal_is_kept_out_of_the_text() {
+    let (deltas, refusal, turn) = REFUSAL.decode();
+    assert_eq!(refusal, "I'm sorry, I can't assist with that request.");
+    assert_eq!(
+        turn.unwrap(),
+        text_turn("", FinishReason::Stop, usage(79, 11))
+    );
+    assert!(
+        !deltas
+            .iter()
+            .any(|delta| matches!(delta, StreamDelta::Text(_)))
+    );
+}
+
+#[test]
+fn azure_capture_decodes_but_has_no_done() {
+    let (deltas, _, turn) = AZURE_MODEL_ROUTER.decode();
+    assert!(matches!(turn, Err(WireError::StreamEndedEarly)), "{turn:?}");
+    let text: String = deltas
+        .iter()
+        .filter_map(|delta| match delta {
+            StreamDelta::Text(text) => Some(text.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(text, "Capital of Denmark.");
+    assert!(deltas.contains(&StreamDelta::Finished(FinishReason::Stop)));
+    assert!(deltas.contains(&StreamDelta::Usage(usage(15, 78).unwrap())));
+
+    // With the missing terminator added, it is a complete turn.
+    let mut accumulator = ChatStreamAccumulator::new();
+    for data in AZURE_MODEL_ROUTER
+        .data()
+        .iter()
+        .map(String::as_str)
+        .chain(["[DONE]"])
+    {
+        accumulator.push_data(data).unwrap();
+    }
+    assert_eq!(
+        accumulator.finish().unwrap(),
+        text_turn("Capital of Denmark.", FinishReason::Stop, usage(15, 78))
+    );
+}
+
+#[test]
+fn decode_encode_decode_round_trips() {
+    let meta = ChunkMeta {
+        id: "chatcmpl-replay".into(),
+        model: "gpt-4o".into(),
+        created: 1,
+        include_usage: true,
+    };
+    for capture in &OPENAI_SSE {
+        let turn = capture.turn();
+        assert!(turn.usage.is_some(), "{}", capture.name);
+        let stream = encode_stream(&turn, &meta).concat();
+        let mut accumulator = ChatStreamAccumulator::new();
+        let mut decoder = SseDecoder::new();
+        decoder.push(stream.as_bytes());
+        while let Some(frame) = decoder.next_frame() {
+            accumulator.push_data(&frame.data).unwrap();
+        }
+        assert_eq!(accumulator.finish().unwrap(), turn, "{}", capture.name);
+    }
+}
+
+#[test]
+fn a_capture_decodes_the_same_split_at_every_byte_offset() {
+    let stream = FINISH_LENGTH.stream();
+    let whole = FINISH_LENGTH.data();
+    for split in 0..=stream.len() {
+        let mut decoder = SseDecoder::new();
+        let mut data = Vec::new();
+        for piece in [&stream.as_bytes()[..split], &stream.as_bytes()[split..]] {
+            decoder.push(piece);
+            data.extend(std::iter::from_fn(|| decoder.next_frame()).map(|frame| frame.data));
+        }
+        data.extend(decoder.finish().map(|frame| frame.data));
+        assert_eq!(data, whole, "split at byte {split}");
+    }
+}
+
+#[test]
+fn captures_decode_the_same_fed_byte_by_byte() {
+    for capture in OPENAI_SSE.iter().chain([&AZURE_MODEL_ROUTER]) {
+        let stream = capture.stream();
+        let mut decoder = SseDecoder::new();
+        let mut data = Vec::new();
+        for byte in stream.as_bytes() {
+            decoder.push(std::slice::from_ref(byte));
+            data.extend(std::iter::from_fn(|| decoder.next_frame()).map(|frame| frame.data));
+        }
+        data.extend(decoder.finish().map(|frame| frame.data));
+        assert_eq!(data, capture.data(), "{}", capture.name);
+    }
+}

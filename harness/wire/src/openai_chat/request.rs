@@ -1,0 +1,318 @@
+//! The request body the agent sends and the mock server reads.
+//!
+//! Only the fields the harness acts on are typed; everything else (`temperature`, `n`,
+//! `parallel_tool_calls`, ...) is kept verbatim in `extra`, so a request survives a
+//! parse/serialize round trip unchanged.
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+use crate::ToolCall;
+
+/// A Chat Completions request body.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ChatRequest {
+    /// Model name.
+    pub model: String,
+    /// The conversation so far.
+    pub messages: Vec<ChatMessage>,
+    /// Tools the model may call.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tools: Vec<ChatTool>,
+    /// `"auto"`, `"none"`, `"required"` or a specific function, kept as sent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool_choice: Option<Value>,
+    /// Whether to stream the answer as SSE.
+    #[serde(default)]
+    pub stream: bool,
+    /// Streaming options.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stream_options: Option<StreamOptions>,
+    /// Legacy output-token limit.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_tokens: Option<u32>,
+    /// Output-token limit (including reasoning tokens).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_completion_tokens: Option<u32>,
+    /// Every other field, verbatim.
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+/// `stream_options` of a request.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct StreamOptions {
+    /// Ask for a final `choices: []` chunk carrying the usage.
+    #[serde(default)]
+    pub include_usage: bool,
+}
+
+/// One conversation message, tagged by its `role`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "role", rename_all = "snake_case")]
+pub enum ChatMessage {
+    /// System instructions.
+    System {
+        /// The instructions.
+        content: MessageContent,
+        /// Optional participant name.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        name: Option<String>,
+    },
+    /// Developer instructions (the newer name for system messages).
+    Developer {
+        /// The instructions.
+        content: MessageContent,
+        /// Optional participant name.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        name: Option<String>,
+    },
+    /// A user message.
+    User {
+        /// What the user said.
+        content: MessageContent,
+        /// Optional participant name.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        name: Option<String>,
+    },
+    /// An earlier assistant turn.
+    Assistant {
+        /// The assistant's text; `null` when it only called tools.
+        #[serde(default)]
+        content: Option<MessageContent>,
+        /// Tool calls the assistant made.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        tool_calls: Vec<ChatToolCall>,
+        /// A refusal message, if the model refused.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        refusal: Option<String>,
+        /// Optional participant name.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        name: Option<String>,
+    },
+    /// The result of a tool call.
+    Tool {
+        /// The id of the call this answers.
+        tool_call_id: String,
+        /// The tool's output.
+        content: MessageContent,
+    },
+}
+
+/// Message content: a plain string or a list of typed parts.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum MessageContent {
+    /// Plain text.
+    Text(String),
+    /// Typed parts (text, images, ...).
+    Parts(Vec<ContentPart>),
+}
+
+impl MessageContent {
+    /// The text of the content: the string itself, or all parts' `text` concatenated.
+    pub fn to_text(&self) -> String {
+        match self {
+            Self::Text(text) => text.clone(),
+            Self::Parts(parts) => parts
+                .iter()
+                .filter_map(|part| part.text.as_deref())
+                .collect(),
+        }
+    }
+}
+
+/// One typed part of a message's content.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ContentPart {
+    /// The part type, e.g. `"text"` or `"image_url"`.
+    #[serde(rename = "type")]
+    pub kind: String,
+    /// The text of a text part.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub text: Option<String>,
+    /// The type-specific payload of other parts, verbatim.
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+/// A tool offered to the model.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ChatTool {
+    /// Tool type; `"function"`.
+    #[serde(rename = "type")]
+    pub kind: String,
+    /// The function definition.
+    pub function: FunctionDef,
+}
+
+/// A function the model may call.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FunctionDef {
+    /// Function name.
+    pub name: String,
+    /// What the function does, for the model.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    /// JSON Schema of the arguments (`null` when absent, and then not serialized).
+    #[serde(default, skip_serializing_if = "Value::is_null")]
+    pub parameters: Value,
+    /// Whether the arguments must match the schema exactly.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub strict: Option<bool>,
+}
+
+/// A tool call inside an assistant message.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ChatToolCall {
+    /// Call id.
+    pub id: String,
+    /// Call type; `"function"`.
+    #[serde(rename = "type")]
+    pub kind: String,
+    /// The called function.
+    pub function: FunctionCall,
+}
+
+/// The function part of a tool call.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FunctionCall {
+    /// Function name.
+    pub name: String,
+    /// Arguments as raw JSON text.
+    pub arguments: String,
+}
+
+impl ChatToolCall {
+    /// The wire form of a neutral tool call (type `"function"`).
+    pub fn from_tool_call(c: &ToolCall) -> Self {
+        Self {
+            id: c.id.clone(),
+            kind: "function".to_owned(),
+            function: FunctionCall {
+                name: c.name.clone(),
+                arguments: c.arguments.clone(),
+            },
+        }
+    }
+
+    /// The neutral form of this tool call.
+    pub fn to_tool_call(&self) -> ToolCall {
+        ToolCall {
+            id: self.id.clone(),
+            name: self.function.name.clone(),
+            arguments: self.function.arguments.clone(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    /// A realistic second-turn agent request: the model called a tool and gets its result back.
+    fn agent_request() -> Value {
+        json!({
+            "model": "gpt-4o-2024-08-06",
+            "messages": [
+                {"role": "system", "content": "You are a coding agent."},
+                {"role": "user", "content": [
+                    {"type": "text", "text": "What's in "},
+                    {"type": "image_url", "image_url": {"url": "data:image/png;base64,AAAA", "detail": "low"}},
+                    {"type": "text", "text": "README.md?"}
+                ], "name": "alice"},
+                {"role": "assistant", "content": null, "tool_calls": [
+                    {"id": "call_1", "type": "function",
+                     "function": {"name": "read_file", "arguments": "{\"path\":\"README.md\"}"}}
+                ]},
+                {"role": "tool", "tool_call_id": "call_1", "content": "# reloop"},
+                {"role": "developer", "content": "Answer briefly."}
+            ],
+            "tools": [
+                {"type": "function", "function": {
+                    "name": "read_file",
+                    "description": "Read a file",
+                    "parameters": {"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]},
+                    "strict": true
+                }},
+                {"type": "function", "function": {"name": "list_dir"}}
+            ],
+            "tool_choice": "auto",
+            "stream": true,
+            "stream_options": {"include_usage": true},
+            "max_completion_tokens": 1024,
+            "temperature": 0.2,
+            "parallel_tool_calls": false
+        })
+    }
+
+    #[test]
+    fn a_realistic_request_round_trips() {
+        let wire = agent_request();
+        let request: ChatRequest = serde_json::from_value(wire.clone()).unwrap();
+        assert!(request.stream);
+        assert_eq!(
+            request.stream_options,
+            Some(StreamOptions {
+                include_usage: true
+            })
+        );
+        assert_eq!(request.max_completion_tokens, Some(1024));
+        assert_eq!(request.extra.get("temperature"), Some(&json!(0.2)));
+        assert_eq!(request.tools[1].function.parameters, Value::Null);
+        let ChatMessage::Assistant {
+            content: None,
+            tool_calls,
+            ..
+        } = &request.messages[2]
+        else {
+            panic!(
+                "expected an assistant tool-call message, got {:?}",
+                request.messages[2]
+            );
+        };
+        assert_eq!(
+            tool_calls[0].to_tool_call().arguments,
+            r#"{"path":"README.md"}"#
+        );
+        assert_eq!(serde_json::to_value(&request).unwrap(), wire);
+    }
+
+    #[test]
+    fn minimal_request_serializes_stream_false() {
+        let request: ChatRequest = serde_json::from_value(
+            json!({"model": "m", "messages": [{"role": "user", "content": "hi"}]}),
+        )
+        .unwrap();
+        assert_eq!(
+            serde_json::to_string(&request).unwrap(),
+            r#"{"model":"m","messages":[{"role":"user","content":"hi"}],"stream":false}"#
+        );
+    }
+
+    #[test]
+    fn content_to_text_concatenates_text_parts() {
+        let request: ChatRequest = serde_json::from_value(agent_request()).unwrap();
+        let ChatMessage::User { content, .. } = &request.messages[1] else {
+            panic!("expected a user message")
+        };
+        assert_eq!(content.to_text(), "What's in README.md?");
+        assert_eq!(MessageContent::Text("plain".into()).to_text(), "plain");
+    }
+
+    #[test]
+    fn tool_calls_convert_both_ways() {
+        let call = ToolCall {
+            id: "call_9".into(),
+            name: "grep".into(),
+            arguments: r#"{"q":"x"}"#.into(),
+        };
+        let wire = ChatToolCall::from_tool_call(&call);
+        assert_eq!(
+            serde_json::to_value(&wire).unwrap(),
+            json!({"id": "call_9", "type": "function", "function": {"name": "grep", "arguments": "{\"q\":\"x\"}"}})
+        );
+        assert_eq!(wire.to_tool_call(), call);
+    }
+}

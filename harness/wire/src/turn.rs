@@ -1,0 +1,146 @@
+//! The provider-neutral result of one model call.
+//!
+//! Each wire format decodes into a [`ModelTurn`] and encodes from one, so the agent loop, the
+//! recordings and the mock server never depend on a particular provider's shapes.
+
+use serde::{Deserialize, Serialize};
+
+/// A tool call requested by the model.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ToolCall {
+    /// Provider-assigned call id, echoed back with the tool result.
+    pub id: String,
+    /// Name of the tool to call.
+    pub name: String,
+    /// The arguments as raw JSON text, exactly as streamed (it may not even be valid JSON).
+    pub arguments: String,
+}
+
+/// Why the model stopped generating.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FinishReason {
+    /// A natural end of the answer (or a stop sequence).
+    #[default]
+    Stop,
+    /// The model wants tool results before continuing.
+    ToolCalls,
+    /// The output hit the token limit.
+    Length,
+    /// Output was withheld by a content filter.
+    ContentFilter,
+    /// A reason this crate does not know, kept verbatim.
+    #[serde(untagged)]
+    Other(String),
+}
+
+impl FinishReason {
+    /// The Chat Completions `finish_reason` string.
+    pub fn as_openai_str(&self) -> &str {
+        match self {
+            Self::Stop => "stop",
+            Self::ToolCalls => "tool_calls",
+            Self::Length => "length",
+            Self::ContentFilter => "content_filter",
+            Self::Other(other) => other,
+        }
+    }
+
+    /// Parses a Chat Completions `finish_reason`; unknown values become [`FinishReason::Other`].
+    pub fn from_openai_str(s: &str) -> Self {
+        match s {
+            "stop" => Self::Stop,
+            "tool_calls" => Self::ToolCalls,
+            "length" => Self::Length,
+            "content_filter" => Self::ContentFilter,
+            other => Self::Other(other.to_owned()),
+        }
+    }
+}
+
+/// Token counts of one model call.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Usage {
+    /// Prompt tokens, as the provider reports them (OpenAI's count includes cache reads).
+    pub input_tokens: u64,
+    /// Generated tokens.
+    pub output_tokens: u64,
+    /// Prompt tokens served from the provider's prompt cache.
+    #[serde(default)]
+    pub cache_read_tokens: u64,
+    /// Prompt tokens written to the provider's prompt cache.
+    #[serde(default)]
+    pub cache_write_tokens: u64,
+}
+
+/// Everything one model call produced.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct ModelTurn {
+    /// The assistant's text (empty if it only called tools).
+    pub text: String,
+    /// Requested tool calls, in the order the provider numbered them.
+    pub tool_calls: Vec<ToolCall>,
+    /// Why generation stopped.
+    pub finish_reason: FinishReason,
+    /// Token counts, if the provider reported them.
+    pub usage: Option<Usage>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    const KNOWN: [(FinishReason, &str); 4] = [
+        (FinishReason::Stop, "stop"),
+        (FinishReason::ToolCalls, "tool_calls"),
+        (FinishReason::Length, "length"),
+        (FinishReason::ContentFilter, "content_filter"),
+    ];
+
+    #[test]
+    fn finish_reason_openai_strings_round_trip() {
+        for (reason, wire) in KNOWN {
+            assert_eq!(reason.as_openai_str(), wire);
+            assert_eq!(FinishReason::from_openai_str(wire), reason);
+        }
+        let legacy = FinishReason::from_openai_str("function_call");
+        assert_eq!(legacy, FinishReason::Other("function_call".into()));
+        assert_eq!(legacy.as_openai_str(), "function_call");
+    }
+
+    #[test]
+    fn finish_reason_serde_is_the_bare_string() {
+        for (reason, wire) in KNOWN {
+            assert_eq!(serde_json::to_value(&reason).unwrap(), json!(wire));
+            assert_eq!(
+                serde_json::from_value::<FinishReason>(json!(wire)).unwrap(),
+                reason
+            );
+        }
+        let other: FinishReason = serde_json::from_value(json!("end_turn")).unwrap();
+        assert_eq!(other, FinishReason::Other("end_turn".into()));
+        assert_eq!(serde_json::to_value(&other).unwrap(), json!("end_turn"));
+    }
+
+    #[test]
+    fn default_turn_is_an_empty_stop() {
+        let turn = ModelTurn::default();
+        assert_eq!(turn.finish_reason, FinishReason::Stop);
+        assert!(turn.text.is_empty() && turn.tool_calls.is_empty() && turn.usage.is_none());
+    }
+
+    #[test]
+    fn usage_cache_counts_default_to_zero() {
+        let usage: Usage =
+            serde_json::from_value(json!({"input_tokens": 3, "output_tokens": 4})).unwrap();
+        assert_eq!(
+            usage,
+            Usage {
+                input_tokens: 3,
+                output_tokens: 4,
+                ..Usage::default()
+            }
+        );
+    }
+}
