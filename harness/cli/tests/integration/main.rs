@@ -1,1 +1,9 @@
+//! Integration tests of the `reloop` binary: the real executable, real
+//! files in a temporary directory, real loopback HTTP. One test binary for
+//! the crate (ripgrep's habit), which links once.
 
+mod util;
+
+mod bad_input;
+mod run_suite;
+mod serve;

@@ -1,0 +1,13 @@
+//! Integration tests of the evaluation library: the loop against the real
+//! mock server over loopback, determinism, and the Parquet reports.
+
+mod determinism;
+mod http_streaming;
+mod reports;
+
+use std::path::{Path, PathBuf};
+
+/// A bundled scenario by file stem.
+pub fn bundled(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios").join(format!("{name}.yaml"))
+}
