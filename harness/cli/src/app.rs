@@ -39,6 +39,9 @@ pub struct RunArgs {
     /// Label written to every report row, to tell variants apart.
     #[arg(long, default_value = "default")]
     pub variant: String,
+    /// Also write JUnit XML here, one test case per run.
+    #[arg(long)]
+    pub junit: Option<PathBuf>,
 }
 
 /// `reloop serve`.

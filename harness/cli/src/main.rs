@@ -3,6 +3,7 @@
 
 mod app;
 mod exit_code;
+mod junit;
 mod run_cmd;
 mod serve_cmd;
 mod summary;

@@ -7,7 +7,7 @@ mod tables;
 mod write;
 
 pub use tables::{events_batch, runs_batch, steps_batch};
-pub use write::{SCHEMA_VERSION, write_parquet};
+pub use write::{SCHEMA_VERSION, write_atomically, write_parquet};
 
 use std::path::Path;
 

@@ -1,9 +1,9 @@
-//! Writing a batch to a Parquet file atomically: a temporary file in the
-//! same directory, synced, then renamed over the target. A reader sees the
-//! old file or the new one, never half of one.
+//! Writing report files atomically: a temporary file in the same
+//! directory, synced, then renamed over the target. A reader sees the old
+//! file or the new one, never half of one, even if reloop dies mid-write.
 
 use std::fs::File;
-use std::io;
+use std::io::{self, Write};
 use std::path::Path;
 
 use arrow_array::RecordBatch;
@@ -15,21 +15,28 @@ use parquet::file::properties::WriterProperties;
 /// Version of the report schema; bump on any column change.
 pub const SCHEMA_VERSION: &str = "1";
 
-/// Writes `batch` to `path` atomically, tagging the file with the schema
-/// and reloop versions.
-pub fn write_parquet(path: &Path, batch: &RecordBatch) -> io::Result<()> {
+/// Replaces `path` with what `fill` writes, atomically.
+pub fn write_atomically(path: &Path, fill: impl FnOnce(&mut File) -> io::Result<()>) -> io::Result<()> {
     let directory = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
     std::fs::create_dir_all(directory)?;
     let file_name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
     let temporary = directory.join(format!(".{file_name}.{}.tmp", std::process::id()));
-    let result = write_to(&temporary, batch).and_then(|()| std::fs::rename(&temporary, path));
+    let result = File::create(&temporary)
+        .and_then(|mut file| {
+            fill(&mut file)?;
+            file.flush()?;
+            file.sync_all()
+        })
+        .and_then(|()| std::fs::rename(&temporary, path));
     if result.is_err() {
         let _ = std::fs::remove_file(&temporary);
     }
     result
 }
 
-fn write_to(path: &Path, batch: &RecordBatch) -> io::Result<()> {
+/// Writes `batch` to `path` atomically, tagging the file with the schema
+/// and reloop versions.
+pub fn write_parquet(path: &Path, batch: &RecordBatch) -> io::Result<()> {
     let properties = WriterProperties::builder()
         .set_compression(Compression::SNAPPY)
         .set_created_by(format!("reloop {}", env!("CARGO_PKG_VERSION")))
@@ -38,9 +45,28 @@ fn write_to(path: &Path, batch: &RecordBatch) -> io::Result<()> {
             KeyValue::new("reloop.version".into(), env!("CARGO_PKG_VERSION").to_owned()),
         ]))
         .build();
-    let file = File::create(path)?;
-    let mut writer = ArrowWriter::try_new(file, batch.schema(), Some(properties)).map_err(io::Error::other)?;
-    writer.write(batch).map_err(io::Error::other)?;
-    let file = writer.into_inner().map_err(io::Error::other)?;
-    file.sync_all()
+    write_atomically(path, |file| {
+        let mut writer = ArrowWriter::try_new(file, batch.schema(), Some(properties)).map_err(io::Error::other)?;
+        writer.write(batch).map_err(io::Error::other)?;
+        writer.close().map(drop).map_err(io::Error::other)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_failed_write_leaves_the_old_file_and_no_temporary() {
+        let dir = tempfile::tempdir().unwrap();
+        let target = dir.path().join("report.txt");
+        write_atomically(&target, |f| f.write_all(b"old")).unwrap();
+        let failed = write_atomically(&target, |f| {
+            f.write_all(b"half")?;
+            Err(io::Error::other("disk on fire"))
+        });
+        assert!(failed.is_err());
+        assert_eq!(std::fs::read(&target).unwrap(), b"old");
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1, "the temporary file is gone");
+    }
 }
