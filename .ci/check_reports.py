@@ -21,12 +21,12 @@ for table in ("runs", "steps", "events"):
     assert b"reloop.version" in metadata, metadata
 
 con = duckdb.connect()
-orphans = con.sql(
+orphans = con.execute(
     f"""select count(*) from '{reports}/steps.parquet' s
         anti join '{reports}/runs.parquet' r using (scenario, variant)"""
 ).fetchone()[0]
 assert orphans == 0, f"{orphans} steps rows without a run"
-duck_steps = con.sql(
+duck_steps = con.execute(
     f"select scenario, count(*) as n from '{reports}/steps.parquet' group by 1 order by 1"
 ).fetchall()
 polars_steps = (
@@ -34,7 +34,7 @@ polars_steps = (
 )
 assert duck_steps == polars_steps, (duck_steps, polars_steps)
 
-summary = con.sql(
+summary = con.execute(
     f"""select count(*) as runs, sum(passed::int) as passed, sum(steps_used) as steps,
                sum(input_tokens_total) as input_tokens, sum(tokens_saved_total) as saved
         from '{reports}/runs.parquet'"""

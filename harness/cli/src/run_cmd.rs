@@ -42,12 +42,11 @@ pub fn run(args: RunArgs, cancel: Arc<AtomicBool>) -> anyhow::Result<i32> {
     })?;
     bar.finish_and_clear();
 
-    print!("{}", summary::render(&runs));
     write_reports(&args.out, &runs)?;
     if let Some(path) = &args.junit {
         write_atomically(path, |file| file.write_all(junit::render(&runs).as_bytes()))?;
     }
-    println!("reports: {}", args.out.display());
+    print_stdout(&format!("{}reports: {}\n", summary::render(&runs), args.out.display()))?;
 
     if cancel.load(Ordering::SeqCst) {
         eprintln!("interrupted: {} of {} scenarios ran", runs.len(), scenarios.len());
@@ -57,6 +56,14 @@ pub fn run(args: RunArgs, cancel: Arc<AtomicBool>) -> anyhow::Result<i32> {
         return Ok(exit_code::INTERNAL);
     }
     Ok(if runs.iter().all(|r| r.passed) { exit_code::SUCCESS } else { exit_code::EXPECTATIONS_FAILED })
+}
+
+/// Prints to stdout; a closed pipe (`reloop run … | head`) is not an error.
+fn print_stdout(text: &str) -> std::io::Result<()> {
+    match std::io::stdout().lock().write_all(text.as_bytes()) {
+        Err(error) if error.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+        other => other,
+    }
 }
 
 /// Loads every scenario, collecting all errors rather than stopping at the first.

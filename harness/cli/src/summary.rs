@@ -46,6 +46,6 @@ pub fn render(runs: &[RunReport]) -> String {
     text
 }
 
-fn savings(tokens: u64, ratio: f64) -> String {
+fn savings(tokens: i64, ratio: f64) -> String {
     if tokens == 0 { "-".to_owned() } else { format!("{tokens} ({:.1}%)", ratio * 100.0) }
 }

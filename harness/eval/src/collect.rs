@@ -148,10 +148,10 @@ fn run_metrics(scenario: &Scenario, state: &LoopState, steps: &[StepRow], log: &
         doom_loop_first_step: state.doom_loop.as_ref().map(|d| u64::from(d.step)),
         doom_loop_kind: state.doom_loop.as_ref().map(|d| d.detected.kind.to_owned()),
         compactions_layer0: events.iter().filter(|e| matches!(e.event, LoopEvent::MicrocompactRan { .. })).count() as u64,
-        tokens_saved_total: input_tokens_uncompacted_total.saturating_sub(input_tokens_total),
+        tokens_saved_total: signed(input_tokens_uncompacted_total) - signed(input_tokens_total),
         input_tokens_total,
         input_tokens_uncompacted_total,
-        compaction_savings_ratio: 1.0 - ratio(input_tokens_total, input_tokens_uncompacted_total).min(1.0),
+        compaction_savings_ratio: 1.0 - ratio(input_tokens_total, input_tokens_uncompacted_total),
         cache_breaks: u64::from(state.cache_breaks),
         cache_breaks_simulated: log.iter().filter(|r| r.cache_break).count() as u64,
         cache_read_tokens,
@@ -167,6 +167,10 @@ fn run_metrics(scenario: &Scenario, state: &LoopState, steps: &[StepRow], log: &
         max_parallel_tools: u64::from(state.tool_calls > 0),
         ..RunMetrics::default()
     }
+}
+
+fn signed(value: u64) -> i64 {
+    i64::try_from(value).unwrap_or(i64::MAX)
 }
 
 /// `part / whole`, 0 when `whole` is 0 (and 1 when both are).

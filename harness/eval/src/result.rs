@@ -48,7 +48,8 @@ pub struct RunMetrics {
     pub doom_loop_first_step: Option<u64>,
     pub doom_loop_kind: Option<String>,
     pub compactions_layer0: u64,
-    pub tokens_saved_total: u64,
+    /// Negative when compaction grew the prompt.
+    pub tokens_saved_total: i64,
     pub input_tokens_total: u64,
     pub input_tokens_uncompacted_total: u64,
     pub compaction_savings_ratio: f64,

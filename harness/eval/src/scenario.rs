@@ -214,8 +214,19 @@ fn validate(file: &Path, spec: &ScenarioSpec) -> Result<(), InputError> {
     Ok(())
 }
 
-/// Finds the scenario files under `paths` (files as given, directories
-/// searched for `*.yaml`/`*.yml`, sorted for a stable order).
+/// Whether `path` is a recording: its first field is the recording format tag.
+fn is_recording(path: &Path) -> bool {
+    std::fs::read_to_string(path).is_ok_and(|text| {
+        text.lines()
+            .map(str::trim)
+            .find(|line| !line.is_empty() && !line.starts_with('#') && line != &"---")
+            .is_some_and(|line| line.starts_with("format:") && line.contains(reloop_mock::recording::FORMAT_V1))
+    })
+}
+
+/// Finds the scenario files under `paths`: files as given; directories
+/// searched for `*.yaml`/`*.yml`, sorted for a stable order, skipping
+/// recordings kept beside the scenarios (they declare their `format`).
 pub fn discover(paths: &[PathBuf]) -> Result<Vec<PathBuf>, InputError> {
     let mut files = Vec::new();
     for path in paths {
@@ -224,6 +235,7 @@ pub fn discover(paths: &[PathBuf]) -> Result<Vec<PathBuf>, InputError> {
             let mut found: Vec<PathBuf> = entries
                 .filter_map(|entry| entry.ok().map(|e| e.path()))
                 .filter(|p| p.extension().is_some_and(|ext| ext == "yaml" || ext == "yml"))
+                .filter(|p| !is_recording(p))
                 .collect();
             found.sort();
             files.extend(found);

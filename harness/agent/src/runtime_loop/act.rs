@@ -26,8 +26,17 @@ impl AgentLoop<'_> {
             return;
         }
         if final_turn {
-            state.error = Some("the model kept calling tools on the step budget's last turn".into());
-            state.finish(Outcome::StepBudgetExhausted);
+            // Tools are forbidden now, but an answer given through a
+            // pseudo-tool is still an answer.
+            match turn.tool_calls.iter().find(|call| pseudo::is_pseudo(&call.name)) {
+                Some(call) => {
+                    self.run_pseudo_tool(state, call);
+                }
+                None => state.error = Some("the model kept calling tools on the step budget's last turn".into()),
+            }
+            if state.status == LoopStatus::Running {
+                state.finish(Outcome::StepBudgetExhausted);
+            }
             return;
         }
         for call in &turn.tool_calls {
@@ -83,21 +92,25 @@ impl AgentLoop<'_> {
         }
     }
 
-    /// Runs one real tool: doom-loop check, grounding, execution, events.
+    /// Runs one real tool: grounding, doom-loop check, execution, events.
     async fn run_tool(&mut self, state: &mut LoopState, call: &ToolCall) -> Option<ToolOutput> {
-        let warning = self.check_doom_loop(state, call)?;
+        // Ground first, so `./a.rs` and `a.rs` are the same call to the
+        // doom-loop detector as they are to the tool.
+        let grounded = parse_arguments(&call.arguments).and_then(|mut arguments| {
+            ground_paths(&mut arguments)?;
+            Ok(arguments)
+        });
+        let fingerprint = grounded.as_ref().map_or_else(|_| call.arguments.clone(), |a| a.to_string());
+        let warning = self.check_doom_loop(state, &call.name, &fingerprint)?;
         self.emit(state, LoopEvent::ToolStart {
             call_id: call.id.clone(),
             tool: call.name.clone(),
             arguments: call.arguments.clone(),
         });
         let started = self.deps.clock.now_ms();
-        let mut output = match parse_arguments(&call.arguments) {
+        let mut output = match grounded {
             Err(error) => ToolOutput::error(error),
-            Ok(mut arguments) => match ground_paths(&mut arguments) {
-                Err(refusal) => ToolOutput::error(refusal),
-                Ok(()) => self.deps.tools.execute(ToolInvocation { name: call.name.clone(), arguments }).await,
-            },
+            Ok(arguments) => self.deps.tools.execute(ToolInvocation { name: call.name.clone(), arguments }).await,
         };
         state.tool_calls += 1;
         state.tool_errors += u32::from(output.is_error);
@@ -116,8 +129,8 @@ impl AgentLoop<'_> {
 
     /// `None` when the run must stop; `Some(Some(w))` when the result should
     /// carry warning `w`; `Some(None)` when all is well.
-    fn check_doom_loop(&mut self, state: &mut LoopState, call: &ToolCall) -> Option<Option<String>> {
-        let Some(detected) = self.doom.observe(&call.name, &call.arguments) else { return Some(None) };
+    fn check_doom_loop(&mut self, state: &mut LoopState, tool: &str, arguments: &str) -> Option<Option<String>> {
+        let Some(detected) = self.doom.observe(tool, arguments) else { return Some(None) };
         let reaction = self.deps.settings.doom_loop.reaction;
         self.emit(state, LoopEvent::DoomLoopDetected {
             detector: detected.kind,

@@ -61,20 +61,20 @@ impl AgentLoop<'_> {
 
     fn microcompact(&mut self, state: &LoopState) {
         let pass = self.micro.run();
-        if pass.newly_cleared.is_empty() {
-            return;
-        }
-        let freed: u64 = pass
+        let replaced: Vec<u64> = pass
             .newly_cleared
             .iter()
             .filter_map(|&index| match &state.transcript[index] {
-                Message::ToolResult { content, .. } => {
-                    Some(estimate_text(content.len()).saturating_sub(estimate_text(CLEARED_PLACEHOLDER.len())))
+                Message::ToolResult { content, .. } if worth_clearing(content) => {
+                    Some(estimate_text(content.len()) - estimate_text(CLEARED_PLACEHOLDER.len()))
                 }
                 _ => None,
             })
-            .sum();
-        self.emit(state, LoopEvent::MicrocompactRan { cleared: pass.newly_cleared.len(), estimated_tokens_freed: freed });
+            .collect();
+        if !replaced.is_empty() {
+            let estimated_tokens_freed = replaced.iter().sum();
+            self.emit(state, LoopEvent::MicrocompactRan { cleared: replaced.len(), estimated_tokens_freed });
+        }
     }
 
     /// The transcript as sent: cleared tool results replaced by the placeholder.
@@ -83,7 +83,9 @@ impl AgentLoop<'_> {
             .iter()
             .enumerate()
             .map(|(index, message)| match message {
-                Message::ToolResult { call_id, tool_name, is_error, .. } if self.micro.is_cleared(index) => {
+                Message::ToolResult { call_id, tool_name, is_error, content }
+                    if self.micro.is_cleared(index) && worth_clearing(content) =>
+                {
                     Message::ToolResult {
                         call_id: call_id.clone(),
                         tool_name: tool_name.clone(),
@@ -95,4 +97,10 @@ impl AgentLoop<'_> {
             })
             .collect()
     }
+}
+
+/// A result no longer than the placeholder stays: replacing it would grow
+/// the prompt and still rewrite the cached prefix.
+fn worth_clearing(content: &str) -> bool {
+    content.len() > CLEARED_PLACEHOLDER.len()
 }

@@ -39,6 +39,12 @@ impl TableBuilder {
         self
     }
 
+    /// A non-null signed integer column.
+    pub fn signed(&mut self, name: &str, values: impl Iterator<Item = i64>) -> &mut Self {
+        self.push(name, false, Arc::new(Int64Array::from_iter_values(values)));
+        self
+    }
+
     /// A nullable integer column.
     pub fn int_opt(&mut self, name: &str, values: impl Iterator<Item = Option<u64>>) -> &mut Self {
         let values = values.map(|v| v.map(|v| i64::try_from(v).unwrap_or(i64::MAX)));

@@ -37,7 +37,7 @@ pub fn runs_batch(runs: &[RunReport]) -> Result<RecordBatch, ArrowError> {
         .int_opt("doom_loop_first_step", runs.iter().map(|r| r.metrics.doom_loop_first_step))
         .text_opt("doom_loop_kind", runs.iter().map(|r| r.metrics.doom_loop_kind.as_deref()))
         .int("compactions_layer0", m(|r| r.metrics.compactions_layer0))
-        .int("tokens_saved_total", m(|r| r.metrics.tokens_saved_total))
+        .signed("tokens_saved_total", runs.iter().map(|r| r.metrics.tokens_saved_total))
         .int("input_tokens_total", m(|r| r.metrics.input_tokens_total))
         .int("input_tokens_uncompacted_total", m(|r| r.metrics.input_tokens_uncompacted_total))
         .float("compaction_savings_ratio", runs.iter().map(|r| r.metrics.compaction_savings_ratio))

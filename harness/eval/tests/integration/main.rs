@@ -3,6 +3,7 @@
 
 mod determinism;
 mod http_streaming;
+mod loop_behaviour;
 mod reports;
 
 use std::path::{Path, PathBuf};

@@ -1,0 +1,113 @@
+//! Loop behaviour end to end, each from a small inline scenario, each
+//! pinning a bug once found (named after it) or a rule of the seeds.
+
+use reloop_agent::Outcome;
+use reloop_eval::{RunReport, Scenario, run_scenario};
+
+/// Runs a scenario whose recording is `recording` (YAML exchanges).
+fn run_inline(scenario: &str, exchanges: &str) -> RunReport {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("r.yaml"), format!("format: reloop.recording/v1\nexchanges:\n{exchanges}")).unwrap();
+    let file = dir.path().join("s.yaml");
+    std::fs::write(&file, format!("model: gpt-4o\nsystem: s\ntask: t\nrecording: r.yaml\n{scenario}")).unwrap();
+    run_scenario(&Scenario::load(&file).unwrap(), "default")
+}
+
+const READ_TOOL: &str = "tools:\n  read_file:\n    description: read\n    results: [ { output: contents } ]\n";
+
+#[test]
+fn final_answer_on_the_last_budget_turn_is_an_answer() {
+    let report = run_inline(
+        &format!("loop: {{ step_budget: 2 }}\n{READ_TOOL}"),
+        "  - tool_calls: [ { name: read_file, arguments: { path: src/main.rs } } ]\n  - tool_calls: [ { name: final_answer, arguments: { answer: main is empty } } ]\n",
+    );
+    assert_eq!(report.outcome, Outcome::FinalAnswer);
+    assert_eq!(report.final_answer.as_deref(), Some("main is empty"));
+}
+
+#[test]
+fn a_tool_call_on_the_last_budget_turn_exhausts_the_budget() {
+    let report = run_inline(
+        &format!("loop: {{ step_budget: 2 }}\n{READ_TOOL}"),
+        "  - tool_calls: [ { name: read_file, arguments: { path: a } } ]\n  - tool_calls: [ { name: read_file, arguments: { path: b } } ]\n",
+    );
+    assert_eq!(report.outcome, Outcome::StepBudgetExhausted);
+    assert!(report.steps.last().unwrap().final_turn);
+    assert_eq!(report.metrics.tool_calls, 1, "the last turn's call is not executed");
+}
+
+#[test]
+fn doom_loop_sees_through_path_spelling() {
+    let report = run_inline(
+        &format!("loop: {{ doom_loop: {{ reaction: stop }} }}\n{READ_TOOL}"),
+        "  - tool_calls: [ { name: read_file, arguments: { path: ./src/a.rs } } ]\n  - tool_calls: [ { name: read_file, arguments: { path: src/a.rs } } ]\n  - tool_calls: [ { name: read_file, arguments: { path: src/./a.rs } } ]\n",
+    );
+    assert_eq!(report.outcome, Outcome::DoomLoopStopped);
+    assert_eq!(report.metrics.doom_loop_first_step, Some(2));
+}
+
+#[test]
+fn microcompaction_never_grows_the_prompt() {
+    let exchanges: String = (0..4)
+        .map(|i| format!("  - tool_calls: [ {{ name: grep, arguments: {{ pattern: p{i} }} }} ]\n"))
+        .chain(std::iter::once("  - text: nothing found\n".to_owned()))
+        .collect();
+    let report = run_inline("tools:\n  grep:\n    description: grep\n    results: [ { output: \"\" } ]\n", &exchanges);
+    assert_eq!(report.outcome, Outcome::FinalAnswer);
+    assert_eq!(report.metrics.tokens_saved_total, 0, "{:?}", report.metrics);
+    assert_eq!(report.metrics.input_tokens_total, report.metrics.input_tokens_uncompacted_total);
+}
+
+#[test]
+fn microcompaction_saves_what_it_clears() {
+    let big = "x".repeat(4000);
+    let exchanges: String = (0..5)
+        .map(|i| format!("  - tool_calls: [ {{ name: cat, arguments: {{ file: f{i} }} }} ]\n"))
+        .chain(std::iter::once("  - text: done\n".to_owned()))
+        .collect();
+    let report = run_inline(&format!("tools:\n  cat:\n    description: cat\n    results: [ {{ output: {big} }} ]\n"), &exchanges);
+    let m = &report.metrics;
+    assert!(m.tokens_saved_total > 0, "{m:?}");
+    assert_eq!(m.tokens_saved_total, m.input_tokens_uncompacted_total as i64 - m.input_tokens_total as i64);
+    assert_eq!(m.compactions_layer0, 2, "results 1 and 2 are cleared when results 4 and 5 arrive");
+}
+
+#[test]
+fn paths_outside_the_workspace_never_reach_the_tool() {
+    let report = run_inline(
+        "tools:\n  read_file:\n    description: read\n    results: [ { output: root:x:0:0 } ]\n",
+        "  - tool_calls: [ { name: read_file, arguments: { path: ../../etc/passwd } } ]\n  - text: I cannot read that.\n",
+    );
+    assert_eq!(report.metrics.tool_errors, 1);
+    let end = report.events.iter().find(|e| e.kind == "tool_end").unwrap();
+    assert!(end.payload.contains("escapes the workspace"), "{}", end.payload);
+}
+
+#[test]
+fn a_changed_system_prompt_is_a_cache_break() {
+    let report = run_inline(
+        &format!("system_changes: [ {{ from_step: 1, system: s2 }} ]\n{READ_TOOL}"),
+        "  - tool_calls: [ { name: read_file, arguments: { path: a } } ]\n  - text: ok\n",
+    );
+    assert_eq!(report.metrics.cache_breaks, 1);
+    let event = report.events.iter().find(|e| e.kind == "cache_break_detected").unwrap();
+    assert!(event.payload.contains("\"system\""), "{}", event.payload);
+}
+
+#[test]
+fn a_scripted_reply_answers_ask_user() {
+    let report = run_inline(
+        "user_replies: [ use tabs ]\n",
+        "  - tool_calls: [ { name: ask_user, arguments: { question: tabs or spaces? } } ]\n  - text: Using tabs.\n",
+    );
+    assert_eq!(report.outcome, Outcome::FinalAnswer);
+    assert!(report.events.iter().any(|e| e.kind == "user_replied" && e.payload.contains("use tabs")));
+}
+
+#[test]
+fn the_context_window_is_enforced_by_the_server() {
+    let report = run_inline("context_window: 50\n", "  - text: never sent\n");
+    assert_eq!(report.outcome, Outcome::ContextExceeded);
+    assert_eq!(report.steps[0].server_result.as_deref(), Some("context_length_exceeded"));
+    assert!(report.error.as_deref().unwrap().contains("maximum context length is 50 tokens"), "{:?}", report.error);
+}
