@@ -30,7 +30,18 @@ pub trait Clock: Send + Sync + std::fmt::Debug {
     /// Drives `future` with a deadline `limit` from now; `false` when the
     /// deadline passed first. Use [`with_timeout`] for futures with outputs.
     fn deadline<'a>(&self, limit: Duration, future: BoxFuture<'a, ()>) -> BoxFuture<'a, bool>;
+    /// Milliseconds since the Unix epoch, for absolute times such as an
+    /// HTTP-date `retry-after`.
+    fn unix_ms(&self) -> u64;
+    /// A clock for one of several concurrent pieces of work starting now.
+    fn fork(&self) -> SharedClock;
+    /// Continues after concurrent work on `forks` is done: virtual time moves
+    /// to the latest of them, as overlapping waits take the longest one.
+    fn join(&self, forks: &[SharedClock]);
 }
+
+/// Where virtual time starts on the Unix time line: 2026-01-01T00:00:00Z.
+pub const VIRTUAL_EPOCH_UNIX_MS: u64 = 1_767_225_600_000;
 
 /// Shared handle to the clock of a run.
 pub type SharedClock = Arc<dyn Clock>;
@@ -53,7 +64,7 @@ fn millis(duration: Duration) -> u64 {
 }
 
 /// Wall-clock time, for `reloop serve` and live providers.
-#[derive(Debug)]
+#[derive(Debug, Clone, Copy)]
 pub struct RealClock {
     start: Instant,
 }
@@ -81,6 +92,14 @@ impl Clock for RealClock {
     fn deadline<'a>(&self, limit: Duration, future: BoxFuture<'a, ()>) -> BoxFuture<'a, bool> {
         Box::pin(async move { tokio::time::timeout(limit, future).await.is_ok() })
     }
+    fn unix_ms(&self) -> u64 {
+        let since_epoch = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
+        millis(since_epoch)
+    }
+    fn fork(&self) -> SharedClock {
+        Arc::new(*self)
+    }
+    fn join(&self, _: &[SharedClock]) {}
 }
 
 /// Simulated time: sleeping advances the clock at once and returns.
@@ -99,6 +118,10 @@ impl VirtualClock {
     /// A clock at zero.
     pub fn new() -> Self {
         Self::default()
+    }
+
+    fn at(now_ms: u64) -> Self {
+        Self { now_ms: Arc::new(AtomicU64::new(now_ms)) }
     }
 }
 
@@ -122,6 +145,16 @@ impl Clock for VirtualClock {
                 true
             }
         })
+    }
+    fn unix_ms(&self) -> u64 {
+        VIRTUAL_EPOCH_UNIX_MS + self.now_ms()
+    }
+    fn fork(&self) -> SharedClock {
+        Arc::new(Self::at(self.now_ms()))
+    }
+    fn join(&self, forks: &[SharedClock]) {
+        let latest = forks.iter().map(|fork| fork.now_ms()).max().unwrap_or(0);
+        self.now_ms.fetch_max(latest, Ordering::SeqCst);
     }
 }
 
@@ -149,6 +182,18 @@ mod tests {
         .await;
         assert_eq!(result, None);
         assert_eq!(clock.now_ms(), 300_000);
+    }
+
+    #[tokio::test]
+    async fn concurrent_waits_overlap() {
+        let clock = VirtualClock::new();
+        clock.sleep(Duration::from_secs(1)).await;
+        let forks = [clock.fork(), clock.fork()];
+        forks[0].sleep(Duration::from_secs(3)).await;
+        forks[1].sleep(Duration::from_secs(5)).await;
+        clock.join(&forks);
+        assert_eq!(clock.now_ms(), 6_000, "1 s, then 3 s and 5 s side by side");
+        assert_eq!(clock.unix_ms(), VIRTUAL_EPOCH_UNIX_MS + 6_000);
     }
 
     #[tokio::test]

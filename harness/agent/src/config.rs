@@ -58,6 +58,21 @@ pub struct LoopSettings {
     pub pseudo_tools: bool,
     /// Whole-stream timeout of one model call, in seconds (Roku: 300).
     pub stream_timeout_secs: u64,
+    /// How a batch of tool calls is scheduled.
+    pub tool_execution: ToolExecution,
+}
+
+/// How a batch of tool calls is scheduled.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ToolExecution {
+    /// One after another (Roku).
+    #[default]
+    Serial,
+    /// Parallel-safe calls share, others run alone; results keep call order (Codex).
+    Parallel,
+    /// As `parallel`, but serial when any call of the batch needs approval (ZeroClaw).
+    Auto,
 }
 
 impl Default for LoopSettings {
@@ -70,6 +85,7 @@ impl Default for LoopSettings {
             doom_loop: DoomLoopConfig::default(),
             pseudo_tools: true,
             stream_timeout_secs: 300,
+            tool_execution: ToolExecution::Serial,
         }
     }
 }

@@ -57,6 +57,12 @@ pub enum LoopEvent {
     LlmError { class: &'static str, message: String },
     /// The model asked the user and a scripted reply was given.
     UserReplied { question: String, reply: String },
+    /// The approval gate refused a call.
+    ToolDenied { call_id: String, tool: String, reason: String },
+    /// A steering message arrived; the batch's remaining calls are skipped.
+    SteeringQueued { message: String, skipped_calls: usize },
+    /// A follow-up arrived when the loop would have stopped; it goes on.
+    FollowUpQueued { message: String },
     /// The loop ended.
     LoopFinished { outcome: crate::Outcome },
 }
@@ -86,6 +92,9 @@ impl LoopEvent {
             Self::LlmRetry { .. } => "llm_retry",
             Self::LlmError { .. } => "llm_error",
             Self::UserReplied { .. } => "user_replied",
+            Self::ToolDenied { .. } => "tool_denied",
+            Self::SteeringQueued { .. } => "steering_queued",
+            Self::FollowUpQueued { .. } => "follow_up_queued",
             Self::LoopFinished { .. } => "loop_finished",
         }
     }

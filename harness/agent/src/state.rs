@@ -81,6 +81,8 @@ pub struct LoopState {
     pub tool_errors: u32,
     /// Cache breaks the detector reported.
     pub cache_breaks: u32,
+    /// Most tools that ran side by side.
+    pub max_parallel_tools: u32,
 }
 
 impl LoopState {
@@ -101,6 +103,7 @@ impl LoopState {
             tool_calls: 0,
             tool_errors: 0,
             cache_breaks: 0,
+            max_parallel_tools: 0,
         }
     }
 

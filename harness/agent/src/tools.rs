@@ -3,7 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::clock::BoxFuture;
+use crate::clock::{BoxFuture, SharedClock};
 
 /// A tool the model may call.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -46,14 +46,47 @@ pub struct ToolInvocation {
     pub arguments: serde_json::Value,
 }
 
+/// What a tool call runs with besides its arguments.
+#[derive(Debug, Clone)]
+pub struct ToolContext {
+    /// The clock to wait on: tools running side by side get forks of the
+    /// run's clock, so their waits overlap in virtual time.
+    pub clock: SharedClock,
+}
+
+/// How a tool may be scheduled and gated, declared by its runtime.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ToolTraits {
+    /// May run alongside other parallel-safe tools (Codex's read lock).
+    pub parallel_safe: bool,
+    /// The declared risk (Roku's catalog `risk:` tag).
+    pub risk: DeclaredRisk,
+}
+
+/// A tool's declared risk.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DeclaredRisk {
+    /// Reads only; never needs approval.
+    #[default]
+    Safe,
+    /// Changes the workspace; needs approval.
+    Write,
+    /// Nothing declared; treated as needing approval.
+    Unknown,
+}
+
 /// Executes real (non-pseudo) tools. The harness plugs fixture tools in here;
 /// an embedding application would plug its own.
 pub trait ToolRuntime: Send + Sync {
     /// The tools to advertise, in a stable order.
     fn specs(&self) -> Vec<ToolSpec>;
+    /// How `tool` may be scheduled and gated.
+    fn traits(&self, tool: &str) -> ToolTraits;
     /// Runs one tool call. Unknown tools must return an error output rather
     /// than fail, so the model can recover.
-    fn execute(&self, invocation: ToolInvocation) -> BoxFuture<'_, ToolOutput>;
+    fn execute(&self, invocation: ToolInvocation, context: ToolContext) -> BoxFuture<'_, ToolOutput>;
 }
 
 /// Names of the pseudo-tools the loop handles itself.

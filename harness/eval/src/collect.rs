@@ -164,7 +164,7 @@ fn run_metrics(scenario: &Scenario, state: &LoopState, steps: &[StepRow], log: &
         llm_retries: 0,
         tool_calls: u64::from(state.tool_calls),
         tool_errors: u64::from(state.tool_errors),
-        max_parallel_tools: u64::from(state.tool_calls > 0),
+        max_parallel_tools: u64::from(state.max_parallel_tools),
         ..RunMetrics::default()
     }
 }

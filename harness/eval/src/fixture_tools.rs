@@ -6,22 +6,22 @@ use std::sync::Mutex;
 use std::time::Duration;
 
 use reloop_agent::clock::BoxFuture;
-use reloop_agent::{SharedClock, ToolInvocation, ToolOutput, ToolRuntime, ToolSpec};
+use reloop_agent::{DeclaredRisk, ToolContext, ToolInvocation, ToolOutput, ToolRuntime, ToolSpec, ToolTraits};
 
 use crate::scenario::{FixtureResult, ToolFixture};
 
-/// The scenario's tools as a [`ToolRuntime`].
+/// The scenario's tools as a [`ToolRuntime`]. Latency runs on the clock
+/// each call is given, so parallel calls overlap in virtual time.
 pub struct FixtureTools {
     tools: BTreeMap<String, ToolFixture>,
-    clock: SharedClock,
     /// `(tool, result index)` of `once` answers already given.
     used: Mutex<HashSet<(String, usize)>>,
 }
 
 impl FixtureTools {
-    /// Tools from a scenario, timed by `clock`.
-    pub fn new(tools: BTreeMap<String, ToolFixture>, clock: SharedClock) -> Self {
-        Self { tools, clock, used: Mutex::default() }
+    /// Tools from a scenario.
+    pub fn new(tools: BTreeMap<String, ToolFixture>) -> Self {
+        Self { tools, used: Mutex::default() }
     }
 
     /// The answer for `invocation`, consuming a `once` answer.
@@ -55,7 +55,13 @@ impl ToolRuntime for FixtureTools {
             .collect()
     }
 
-    fn execute(&self, invocation: ToolInvocation) -> BoxFuture<'_, ToolOutput> {
+    fn traits(&self, tool: &str) -> ToolTraits {
+        self.tools.get(tool).map_or(ToolTraits { parallel_safe: false, risk: DeclaredRisk::Unknown }, |fixture| {
+            ToolTraits { parallel_safe: fixture.parallel_safe, risk: fixture.risk }
+        })
+    }
+
+    fn execute(&self, invocation: ToolInvocation, context: ToolContext) -> BoxFuture<'_, ToolOutput> {
         Box::pin(async move {
             let Some(fixture) = self.tools.get(&invocation.name) else {
                 return ToolOutput::error(format!("unknown tool `{}`", invocation.name));
@@ -65,7 +71,7 @@ impl ToolRuntime for FixtureTools {
             };
             let latency = result.latency_ms.unwrap_or(fixture.latency_ms);
             if latency > 0 {
-                self.clock.sleep(Duration::from_millis(latency)).await;
+                context.clock.sleep(Duration::from_millis(latency)).await;
             }
             match (result.output, result.error) {
                 (Some(output), _) => ToolOutput::ok(output),
@@ -78,8 +84,13 @@ impl ToolRuntime for FixtureTools {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use reloop_agent::{Clock, VirtualClock};
+    use reloop_agent::{Clock, SharedClock, VirtualClock};
     use std::sync::Arc;
+
+    fn context(clock: &VirtualClock) -> ToolContext {
+        let shared: SharedClock = Arc::new(clock.clone());
+        ToolContext { clock: shared }
+    }
 
     fn fixture(yaml: &str) -> ToolFixture {
         crate::yaml::parse(std::path::Path::new("t.yaml"), yaml).unwrap()
@@ -95,19 +106,21 @@ mod tests {
         let tool = fixture(
             "description: read\nlatency_ms: 250\nresults:\n  - when: { path: a.rs }\n    output: A\n  - error: no such file\n",
         );
-        let tools = FixtureTools::new(BTreeMap::from([("read".to_owned(), tool)]), Arc::new(clock.clone()));
-        assert_eq!(tools.execute(call("read", serde_json::json!({"path": "a.rs"}))).await, ToolOutput::ok("A"));
-        assert_eq!(tools.execute(call("read", serde_json::json!({"path": "b.rs"}))).await, ToolOutput::error("no such file"));
+        let tools = FixtureTools::new(BTreeMap::from([("read".to_owned(), tool)]));
+        let run = |arguments| tools.execute(call("read", arguments), context(&clock));
+        assert_eq!(run(serde_json::json!({"path": "a.rs"})).await, ToolOutput::ok("A"));
+        assert_eq!(run(serde_json::json!({"path": "b.rs"})).await, ToolOutput::error("no such file"));
         assert_eq!(clock.now_ms(), 500);
-        assert!(tools.execute(call("write", serde_json::json!({}))).await.is_error);
+        assert!(tools.execute(call("write", serde_json::json!({})), context(&clock)).await.is_error);
     }
 
     #[tokio::test]
     async fn once_answers_are_used_up() {
         let tool = fixture("description: test\nresults:\n  - output: FAIL\n    once: true\n  - output: PASS\n");
-        let tools = FixtureTools::new(BTreeMap::from([("test".to_owned(), tool)]), Arc::new(VirtualClock::new()));
-        assert_eq!(tools.execute(call("test", serde_json::json!({}))).await.content, "FAIL");
-        assert_eq!(tools.execute(call("test", serde_json::json!({}))).await.content, "PASS");
-        assert_eq!(tools.execute(call("test", serde_json::json!({}))).await.content, "PASS");
+        let tools = FixtureTools::new(BTreeMap::from([("test".to_owned(), tool)]));
+        let clock = VirtualClock::new();
+        for expected in ["FAIL", "PASS", "PASS"] {
+            assert_eq!(tools.execute(call("test", serde_json::json!({})), context(&clock)).await.content, expected);
+        }
     }
 }

@@ -13,6 +13,7 @@ pub mod report;
 pub mod result;
 pub mod runner;
 pub mod scenario;
+pub mod script;
 pub mod yaml;
 
 pub use reloop_agent::Outcome;

@@ -10,14 +10,14 @@ use std::time::{Duration, Instant};
 
 use rayon::prelude::*;
 use reloop_agent::{
-    AgentLoop, Clock, LoopDeps, Outcome, ProviderClient, ProviderConfig, SharedClock, SystemPromptSource, UserProxy,
-    VirtualClock,
+    AgentLoop, Clock, LoopDeps, Outcome, ProviderClient, ProviderConfig, SharedClock, SystemPromptSource, VirtualClock,
 };
 use reloop_mock::pacing::PaceFuture;
 use reloop_mock::{MockServer, Pacer, Registry, Session, SessionConfig};
 
 use crate::collect::{Finished, collect};
 use crate::fixture_tools::FixtureTools;
+use crate::script::{ScriptedApprovals, ScriptedUser};
 use crate::result::{RunMetrics, RunReport};
 use crate::scenario::Scenario;
 
@@ -111,8 +111,9 @@ async fn replay(scenario: &Scenario, variant: &str, wall: Instant) -> Result<Run
         Arc::clone(&shared),
     )
     .map_err(|e| e.to_string())?;
-    let tools = FixtureTools::new(scenario.spec.tools.clone(), Arc::clone(&shared));
-    let mut user = ScriptedUser { replies: scenario.spec.user_replies.clone().into_iter() };
+    let tools = FixtureTools::new(scenario.spec.tools.clone());
+    let mut user = ScriptedUser::new(&scenario.spec);
+    let mut approvals = ScriptedApprovals::new(&scenario.spec);
     let (events_tx, mut events_rx) = tokio::sync::mpsc::unbounded_channel();
     let state = AgentLoop::new(LoopDeps {
         client,
@@ -120,6 +121,7 @@ async fn replay(scenario: &Scenario, variant: &str, wall: Instant) -> Result<Run
         system_prompt: scenario,
         tools: &tools,
         user: &mut user,
+        approvals: &mut approvals,
         clock: Arc::clone(&shared),
         events: events_tx,
     })
@@ -172,17 +174,6 @@ fn harness_error(scenario: &Scenario, variant: &str, error: String, wall: Instan
 impl SystemPromptSource for Scenario {
     fn system_prompt(&self, step: u32) -> String {
         self.system_prompt_at(step).to_owned()
-    }
-}
-
-/// Replies to `ask_user` from the scenario's list, in order.
-struct ScriptedUser {
-    replies: std::vec::IntoIter<String>,
-}
-
-impl UserProxy for ScriptedUser {
-    fn reply(&mut self, _question: &str) -> Option<String> {
-        self.replies.next()
     }
 }
 

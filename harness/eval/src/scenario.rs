@@ -50,6 +50,18 @@ pub struct ScenarioSpec {
     /// Replies to `ask_user`, used in order.
     #[serde(default)]
     pub user_replies: Vec<String>,
+    /// Approval answers for calls that need one, by tool (default: approve).
+    #[serde(default)]
+    pub approvals: BTreeMap<String, ApprovalAnswer>,
+    /// Steering messages, each queued once so many tool calls have finished.
+    #[serde(default)]
+    pub steering: Vec<Steering>,
+    /// Follow-ups, each given when the loop would stop with an answer.
+    #[serde(default)]
+    pub follow_ups: Vec<String>,
+    /// An interrupt of a running tool call; the run ends `cancelled`.
+    #[serde(default)]
+    pub interrupt: Option<Interrupt>,
     /// What must hold at the end.
     #[serde(default)]
     pub expect: Expectations,
@@ -69,6 +81,38 @@ pub struct SystemChange {
     pub system: String,
 }
 
+/// What the user answers when a call needs approval.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ApprovalAnswer {
+    /// Let it run.
+    Approve,
+    /// Refuse it; the model is told.
+    Deny,
+}
+
+/// A steering message (pi-mono): queued after `after_tool_calls` tool calls.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Steering {
+    /// Tool calls finished before the message arrives.
+    pub after_tool_calls: u32,
+    /// What the user says.
+    pub message: String,
+}
+
+/// The user interrupts tool call `during_tool_call` (0-based over the run)
+/// once it has run `after_ms` of virtual time.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Interrupt {
+    /// Which tool call.
+    pub during_tool_call: u32,
+    /// After how long, ms.
+    #[serde(default)]
+    pub after_ms: u64,
+}
+
 /// A tool whose answers come from the scenario.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -81,6 +125,12 @@ pub struct ToolFixture {
     /// Virtual time each call takes, ms.
     #[serde(default)]
     pub latency_ms: u64,
+    /// May run alongside other parallel-safe tools.
+    #[serde(default)]
+    pub parallel_safe: bool,
+    /// The declared risk: `safe` (default), `write` (needs approval) or `unknown`.
+    #[serde(default)]
+    pub risk: reloop_agent::DeclaredRisk,
     /// Answers, tried in order; the first whose `when` matches is used.
     pub results: Vec<FixtureResult>,
 }

@@ -1,28 +1,29 @@
 //! Phase 3: act on the model's decision. No tool call means the text is the
-//! final answer; otherwise each call runs in order, pseudo-tools included
-//! (`final_answer`, `fail` and an unanswered `ask_user` end the run).
+//! final answer (unless a follow-up is queued); otherwise the calls run in
+//! order: pseudo-tools by the loop itself, runs of real calls through
+//! [`super::execute`]. A steering message skips what is left of the batch.
 
 use reloop_wire::{ModelTurn, ToolCall};
 
 use super::AgentLoop;
-use crate::config::doom_loop_warning;
-use crate::doom_loop::DoomLoopReaction;
+use super::execute::BatchEnd;
 use crate::event::LoopEvent;
-use crate::grounding::ground_paths;
 use crate::message::Message;
 use crate::outcome::Outcome;
-use crate::state::{DoomLoopHit, LoopState, LoopStatus};
-use crate::tools::{ToolInvocation, ToolOutput, pseudo};
+use crate::state::{LoopState, LoopStatus};
+use crate::tools::{ToolOutput, pseudo};
 
-/// How long a tool result summary in `ToolEnd` may be.
-const RESULT_SUMMARY_CHARS: usize = 120;
+/// The result given to calls skipped by a steering message (pi-mono's text).
+pub const SKIPPED_FOR_STEERING: &str = "Skipped due to queued user message.";
 
 impl AgentLoop<'_> {
     pub(super) async fn act(&mut self, state: &mut LoopState, turn: ModelTurn, final_turn: bool) {
         state.transcript.push(Message::Assistant { text: turn.text.clone(), tool_calls: turn.tool_calls.clone() });
         if turn.tool_calls.is_empty() {
             state.final_answer = Some(turn.text);
-            state.finish(Outcome::FinalAnswer);
+            if let Some(message) = self.finish_with_answer(state) {
+                state.transcript.push(Message::user(message));
+            }
             return;
         }
         if final_turn {
@@ -30,7 +31,9 @@ impl AgentLoop<'_> {
             // pseudo-tool is still an answer.
             match turn.tool_calls.iter().find(|call| pseudo::is_pseudo(&call.name)) {
                 Some(call) => {
-                    self.run_pseudo_tool(state, call);
+                    // No follow-up on the last turn: the budget is spent.
+                    let mut ignored = None;
+                    self.run_pseudo_tool(state, call, &mut ignored);
                 }
                 None => state.error = Some("the model kept calling tools on the step budget's last turn".into()),
             }
@@ -39,36 +42,74 @@ impl AgentLoop<'_> {
             }
             return;
         }
-        for call in &turn.tool_calls {
+
+        // A follow-up queued by a `final_answer` call joins the conversation
+        // once every call of the batch has its result.
+        let mut follow_up = None;
+        let mut rest: &[ToolCall] = &turn.tool_calls;
+        while let Some(first) = rest.first() {
             if state.status != LoopStatus::Running {
-                // A pseudo-tool ended the run; later calls stay unanswered.
-                break;
+                // The run ended; later calls stay unanswered.
+                return;
             }
-            let output = if pseudo::is_pseudo(&call.name) {
-                self.run_pseudo_tool(state, call)
-            } else {
-                self.run_tool(state, call).await
-            };
-            if let Some(output) = output {
-                self.micro.note_tool_result(state.transcript.len());
-                state.transcript.push(Message::ToolResult {
-                    call_id: call.id.clone(),
-                    tool_name: call.name.clone(),
-                    content: output.content,
-                    is_error: output.is_error,
-                });
+            if pseudo::is_pseudo(&first.name) {
+                if let Some(output) = self.run_pseudo_tool(state, first, &mut follow_up) {
+                    self.push_result(state, first, output);
+                }
+                rest = &rest[1..];
+                continue;
             }
+            let real = rest.iter().take_while(|call| !pseudo::is_pseudo(&call.name)).count();
+            let (batch, after) = rest.split_at(real);
+            rest = after;
+            match self.run_real_calls(state, batch).await {
+                BatchEnd::Completed => {}
+                BatchEnd::Cancelled => return,
+                BatchEnd::Steered { message, skipped } => {
+                    for call in skipped.iter().chain(rest) {
+                        self.push_result(state, call, ToolOutput::error(SKIPPED_FOR_STEERING));
+                    }
+                    state.transcript.push(Message::user(message));
+                    return;
+                }
+            }
+        }
+        if let Some(message) = follow_up {
+            state.transcript.push(Message::user(message));
         }
     }
 
+    /// Ends with the answer, unless the user queued a follow-up (pi-mono's
+    /// outer loop): then the run goes on, and the follow-up is returned for
+    /// the caller to add once the turn's results are in.
+    fn finish_with_answer(&mut self, state: &mut LoopState) -> Option<String> {
+        let follow_up = self.deps.user.follow_up();
+        match &follow_up {
+            Some(message) => self.emit(state, LoopEvent::FollowUpQueued { message: message.clone() }),
+            None => state.finish(Outcome::FinalAnswer),
+        }
+        follow_up
+    }
+
+    /// Appends the result of `call` to the transcript.
+    pub(super) fn push_result(&mut self, state: &mut LoopState, call: &ToolCall, output: ToolOutput) {
+        self.micro.note_tool_result(state.transcript.len());
+        state.transcript.push(Message::ToolResult {
+            call_id: call.id.clone(),
+            tool_name: call.name.clone(),
+            content: output.content,
+            is_error: output.is_error,
+        });
+    }
+
     /// Handles a pseudo-tool; `Some` is the tool result when the run goes on.
-    fn run_pseudo_tool(&mut self, state: &mut LoopState, call: &ToolCall) -> Option<ToolOutput> {
+    fn run_pseudo_tool(&mut self, state: &mut LoopState, call: &ToolCall, follow_up: &mut Option<String>) -> Option<ToolOutput> {
         let field = |name: &str| string_field(&call.arguments, name);
         match call.name.as_str() {
             pseudo::FINAL_ANSWER => {
                 state.final_answer = Some(field("answer"));
-                state.finish(Outcome::FinalAnswer);
-                None
+                *follow_up = self.finish_with_answer(state);
+                follow_up.is_some().then(|| ToolOutput::ok("Answer delivered."))
             }
             pseudo::FAIL => {
                 state.error = Some(field("reason"));
@@ -91,73 +132,6 @@ impl AgentLoop<'_> {
             }
         }
     }
-
-    /// Runs one real tool: grounding, doom-loop check, execution, events.
-    async fn run_tool(&mut self, state: &mut LoopState, call: &ToolCall) -> Option<ToolOutput> {
-        // Ground first, so `./a.rs` and `a.rs` are the same call to the
-        // doom-loop detector as they are to the tool.
-        let grounded = parse_arguments(&call.arguments).and_then(|mut arguments| {
-            ground_paths(&mut arguments)?;
-            Ok(arguments)
-        });
-        let fingerprint = grounded.as_ref().map_or_else(|_| call.arguments.clone(), |a| a.to_string());
-        let warning = self.check_doom_loop(state, &call.name, &fingerprint)?;
-        self.emit(state, LoopEvent::ToolStart {
-            call_id: call.id.clone(),
-            tool: call.name.clone(),
-            arguments: call.arguments.clone(),
-        });
-        let started = self.deps.clock.now_ms();
-        let mut output = match grounded {
-            Err(error) => ToolOutput::error(error),
-            Ok(arguments) => self.deps.tools.execute(ToolInvocation { name: call.name.clone(), arguments }).await,
-        };
-        state.tool_calls += 1;
-        state.tool_errors += u32::from(output.is_error);
-        self.emit(state, LoopEvent::ToolEnd {
-            call_id: call.id.clone(),
-            tool: call.name.clone(),
-            is_error: output.is_error,
-            elapsed_ms: self.deps.clock.now_ms() - started,
-            result_summary: output.content.chars().take(RESULT_SUMMARY_CHARS).collect(),
-        });
-        if let Some(warning) = warning {
-            output.content = format!("{}\n\n{warning}", output.content);
-        }
-        Some(output)
-    }
-
-    /// `None` when the run must stop; `Some(Some(w))` when the result should
-    /// carry warning `w`; `Some(None)` when all is well.
-    fn check_doom_loop(&mut self, state: &mut LoopState, tool: &str, arguments: &str) -> Option<Option<String>> {
-        let Some(detected) = self.doom.observe(tool, arguments) else { return Some(None) };
-        let reaction = self.deps.settings.doom_loop.reaction;
-        self.emit(state, LoopEvent::DoomLoopDetected {
-            detector: detected.kind,
-            tool: detected.tool.clone(),
-            repeats: detected.repeats,
-            reaction,
-        });
-        let warning = doom_loop_warning(&detected.tool, detected.repeats);
-        if state.doom_loop.is_none() {
-            state.doom_loop = Some(DoomLoopHit { step: state.step_index, detected });
-        }
-        match reaction {
-            DoomLoopReaction::Warn => Some(Some(warning)),
-            DoomLoopReaction::Stop => {
-                state.error = Some(warning);
-                state.finish(Outcome::DoomLoopStopped);
-                None
-            }
-        }
-    }
-}
-
-fn parse_arguments(raw: &str) -> Result<serde_json::Value, String> {
-    if raw.trim().is_empty() {
-        return Ok(serde_json::Value::Object(serde_json::Map::new()));
-    }
-    serde_json::from_str(raw).map_err(|e| format!("the tool arguments are not valid JSON ({e}); send a JSON object"))
 }
 
 fn string_field(arguments: &str, name: &str) -> String {

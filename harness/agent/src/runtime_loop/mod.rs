@@ -5,7 +5,13 @@
 
 mod act;
 mod call;
+mod execute;
 mod prepare;
+
+pub use act::SKIPPED_FOR_STEERING;
+
+use std::collections::HashMap;
+use std::time::Duration;
 
 use reloop_wire::Usage;
 
@@ -17,14 +23,32 @@ use crate::doom_loop::DoomLoopDetector;
 use crate::event::{LoopEvent, LoopEventSender, TimedEvent};
 use crate::microcompact::Microcompactor;
 use crate::pricing::estimated_cost_usd;
+use crate::risk::ApprovalGate;
 use crate::state::{LoopState, LoopStatus};
 use crate::tools::ToolRuntime;
 
-/// Answers `ask_user` questions; `None` means nobody answers and the run
-/// ends waiting for the user.
-pub trait UserProxy: Send {
-    /// The reply to `question`, if any.
+/// The user's side of a run: replies, steering, follow-ups, interrupts
+/// (pi-mono's queues, Codex's interrupt). A harness scripts them; an
+/// application connects them to a person.
+pub trait UserChannel: Send {
+    /// The reply to an `ask_user` question; `None` ends the run waiting.
     fn reply(&mut self, question: &str) -> Option<String>;
+    /// A steering message queued once `tool_calls_done` tool calls have
+    /// finished: the batch's remaining calls are skipped for it.
+    fn steering(&mut self, tool_calls_done: u32) -> Option<String> {
+        let _ = tool_calls_done;
+        None
+    }
+    /// A follow-up for when the loop would stop with an answer.
+    fn follow_up(&mut self) -> Option<String> {
+        None
+    }
+    /// Whether the user interrupts tool call `call_index` (0-based over the
+    /// run), and after how long it has run.
+    fn interrupt_during(&mut self, call_index: u32) -> Option<Duration> {
+        let _ = call_index;
+        None
+    }
 }
 
 /// Builds the system prompt for a step (Roku rebuilds it every step from
@@ -44,8 +68,10 @@ pub struct LoopDeps<'a> {
     pub system_prompt: &'a dyn SystemPromptSource,
     /// Real tools.
     pub tools: &'a dyn ToolRuntime,
-    /// Replies to `ask_user`.
-    pub user: &'a mut dyn UserProxy,
+    /// The user's side: replies, steering, follow-ups, interrupts.
+    pub user: &'a mut dyn UserChannel,
+    /// Decides calls that need approval.
+    pub approvals: &'a mut dyn ApprovalGate,
     /// The run's time.
     pub clock: SharedClock,
     /// Where events go.
@@ -59,6 +85,8 @@ pub struct AgentLoop<'a> {
     cache: CacheBreakDetector,
     doom: DoomLoopDetector,
     micro: Microcompactor,
+    /// Doom-loop warnings to append to the results of these call ids.
+    pending_warnings: HashMap<String, String>,
 }
 
 impl<'a> AgentLoop<'a> {
@@ -66,7 +94,7 @@ impl<'a> AgentLoop<'a> {
     pub fn new(deps: LoopDeps<'a>) -> Self {
         let doom = DoomLoopDetector::new(deps.settings.doom_loop.threshold);
         let micro = Microcompactor::new(deps.settings.microcompact_retain);
-        Self { deps, schema: None, cache: CacheBreakDetector::default(), doom, micro }
+        Self { deps, schema: None, cache: CacheBreakDetector::default(), doom, micro, pending_warnings: HashMap::new() }
     }
 
     /// Runs `task` to the end and returns the final state.

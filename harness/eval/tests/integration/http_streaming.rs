@@ -6,8 +6,9 @@ use std::time::Duration;
 use futures_util::StreamExt;
 use reloop_agent::clock::BoxFuture;
 use reloop_agent::{
-    AgentLoop, LoopDeps, LoopEvent, LoopSettings, ProviderClient, ProviderConfig, SharedClock, SystemPromptSource,
-    ToolInvocation, ToolOutput, ToolRuntime, ToolSpec, UserProxy, VirtualClock, WireFormat,
+    AgentLoop, AutoApprove, LoopDeps, LoopEvent, LoopSettings, ProviderClient, ProviderConfig, SharedClock,
+    SystemPromptSource, ToolContext, ToolInvocation, ToolOutput, ToolRuntime, ToolSpec, ToolTraits, UserChannel,
+    VirtualClock, WireFormat,
 };
 use reloop_mock::pacing::PaceFuture;
 use reloop_mock::{MockServer, NoPacer, Pacer, Recording, Registry, Session, SessionConfig};
@@ -74,7 +75,10 @@ impl ToolRuntime for NoTools {
     fn specs(&self) -> Vec<ToolSpec> {
         vec![ToolSpec { name: "noop".into(), description: "does nothing".into(), parameters: serde_json::json!({"type": "object"}) }]
     }
-    fn execute(&self, _: ToolInvocation) -> BoxFuture<'_, ToolOutput> {
+    fn traits(&self, _: &str) -> ToolTraits {
+        ToolTraits::default()
+    }
+    fn execute(&self, _: ToolInvocation, _: ToolContext) -> BoxFuture<'_, ToolOutput> {
         Box::pin(async { ToolOutput::ok("done") })
     }
 }
@@ -89,7 +93,7 @@ impl SystemPromptSource for Prompt {
 
 struct Nobody;
 
-impl UserProxy for Nobody {
+impl UserChannel for Nobody {
     fn reply(&mut self, _: &str) -> Option<String> {
         None
     }
@@ -117,6 +121,7 @@ async fn the_loop_streams_from_the_server_over_loopback() {
         system_prompt: &Prompt,
         tools: &NoTools,
         user: &mut Nobody,
+        approvals: &mut AutoApprove,
         clock,
         events,
     })

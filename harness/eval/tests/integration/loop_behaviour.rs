@@ -111,3 +111,82 @@ fn the_context_window_is_enforced_by_the_server() {
     assert_eq!(report.steps[0].server_result.as_deref(), Some("context_length_exceeded"));
     assert!(report.error.as_deref().unwrap().contains("maximum context length is 50 tokens"), "{:?}", report.error);
 }
+
+/// Three one-second reads in one batch, scheduled by `mode`.
+fn three_reads(mode: &str, extra: &str) -> RunReport {
+    run_inline(
+        &format!(
+            "loop: {{ tool_execution: {mode} }}\ntools:\n  read_file:\n    description: read\n    parallel_safe: true\n    latency_ms: 1000\n    results: [ {{ output: text }} ]\n  edit_file:\n    description: edit\n    risk: write\n    results: [ {{ output: edited }} ]\n{extra}"
+        ),
+        "  - tool_calls:\n      - { name: read_file, arguments: { path: a } }\n      - { name: read_file, arguments: { path: b } }\n      - { name: read_file, arguments: { path: c } }\n  - text: read all three\n",
+    )
+}
+
+#[test]
+fn parallel_safe_tools_overlap_in_virtual_time() {
+    let serial = three_reads("serial", "");
+    let parallel = three_reads("parallel", "");
+    assert_eq!(serial.metrics.max_parallel_tools, 1);
+    assert_eq!(parallel.metrics.max_parallel_tools, 3);
+    assert_eq!(serial.metrics.virtual_ms - parallel.metrics.virtual_ms, 2_000, "3 s of reads become 1 s");
+    let ends: Vec<&str> = parallel.events.iter().filter(|e| e.kind == "tool_end").map(|e| e.payload.as_str()).collect();
+    assert!(ends[0].contains("call_000_0") && ends[1].contains("call_000_1") && ends[2].contains("call_000_2"), "results keep call order");
+}
+
+#[test]
+fn auto_mode_is_serial_when_a_call_needs_approval() {
+    let report = run_inline(
+        "loop: { tool_execution: auto }\ntools:\n  read_file: { description: read, parallel_safe: true, results: [ { output: text } ] }\n  edit_file: { description: edit, parallel_safe: true, risk: write, results: [ { output: edited } ] }\n",
+        "  - tool_calls:\n      - { name: read_file, arguments: { path: a } }\n      - { name: edit_file, arguments: { path: a } }\n  - text: done\n",
+    );
+    assert_eq!(report.metrics.max_parallel_tools, 1);
+    assert_eq!(three_reads("auto", "").metrics.max_parallel_tools, 3, "no approval needed: parallel");
+}
+
+#[test]
+fn a_denied_call_tells_the_model_and_the_loop_goes_on() {
+    let report = run_inline(
+        "approvals: { edit_file: deny }\ntools:\n  edit_file: { description: edit, risk: write, results: [ { output: edited } ] }\n",
+        "  - tool_calls: [ { name: edit_file, arguments: { path: a } } ]\n  - text: I was not allowed to edit.\n",
+    );
+    assert_eq!(report.outcome, Outcome::FinalAnswer);
+    assert_eq!(report.metrics.tool_errors, 1);
+    assert!(report.events.iter().any(|e| e.kind == "tool_denied"));
+    let end = report.events.iter().find(|e| e.kind == "tool_end").unwrap();
+    assert!(end.payload.contains("denied by the user"), "{}", end.payload);
+}
+
+#[test]
+fn steering_skips_the_rest_of_the_batch() {
+    let report = three_reads("serial", "steering: [ { after_tool_calls: 1, message: stop reading and summarize } ]\n");
+    assert_eq!(report.outcome, Outcome::FinalAnswer, "{:?}", report.failed_expectations);
+    assert_eq!(report.metrics.tool_calls, 1, "two calls were skipped");
+    let steer = report.events.iter().find(|e| e.kind == "steering_queued").unwrap();
+    assert!(steer.payload.contains("\"skipped_calls\":2"), "{}", steer.payload);
+    // The second request answered every call (else: a divergence) and ends with the steering message.
+    assert_eq!(report.steps[1].request_messages, Some(7), "system, task, assistant, 3 results, steering");
+}
+
+#[test]
+fn a_follow_up_restarts_a_finished_loop() {
+    let report = run_inline(
+        "follow_ups: [ now in French ]\n",
+        "  - text: The answer is 42.\n  - text: La réponse est 42.\n",
+    );
+    assert_eq!(report.outcome, Outcome::FinalAnswer);
+    assert_eq!(report.metrics.steps_used, 2);
+    assert_eq!(report.final_answer.as_deref(), Some("La réponse est 42."));
+    assert!(report.events.iter().any(|e| e.kind == "follow_up_queued"));
+}
+
+#[test]
+fn an_interrupted_tool_reports_aborted_and_the_run_is_cancelled() {
+    let report = run_inline(
+        "interrupt: { during_tool_call: 0, after_ms: 1500 }\ntools:\n  run_tests: { description: test, latency_ms: 60000, results: [ { output: ok } ] }\n",
+        "  - tool_calls: [ { name: run_tests, arguments: {} } ]\n  - text: never reached\n",
+    );
+    assert_eq!(report.outcome, Outcome::Cancelled);
+    let end = report.events.iter().find(|e| e.kind == "tool_end").unwrap();
+    assert!(end.payload.contains("aborted by the user after 1.5s"), "{}", end.payload);
+    assert!(report.metrics.virtual_ms < 60_000, "the run did not wait for the tool: {}", report.metrics.virtual_ms);
+}
