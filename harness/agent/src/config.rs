@@ -56,8 +56,15 @@ pub struct LoopSettings {
     pub doom_loop: DoomLoopConfig,
     /// Advertise `final_answer`, `ask_user` and `fail` to the model.
     pub pseudo_tools: bool,
-    /// Whole-stream timeout of one model call, in seconds (Roku: 300).
-    pub stream_timeout_secs: u64,
+    /// Longest silence of a model stream, first byte included, in seconds
+    /// (Codex: 300). Roku bounds the whole stream at 300 s instead; bounding
+    /// silence does not cut a long answer that keeps streaming.
+    pub stream_idle_timeout_secs: u64,
+    /// Retries of failed model calls.
+    pub retry: crate::client::RetryPolicy,
+    /// Re-request a `length`-truncated answer with the model's largest
+    /// output slot, where the provider honours a client-set slot.
+    pub output_slot_escalation: bool,
     /// How a batch of tool calls is scheduled.
     pub tool_execution: ToolExecution,
 }
@@ -84,16 +91,18 @@ impl Default for LoopSettings {
             microcompact_retain: RETAIN_RECENT,
             doom_loop: DoomLoopConfig::default(),
             pseudo_tools: true,
-            stream_timeout_secs: 300,
+            stream_idle_timeout_secs: 300,
+            retry: crate::client::RetryPolicy::default(),
+            output_slot_escalation: true,
             tool_execution: ToolExecution::Serial,
         }
     }
 }
 
 impl LoopSettings {
-    /// The stream timeout as a duration.
-    pub fn stream_timeout(&self) -> Duration {
-        Duration::from_secs(self.stream_timeout_secs)
+    /// The stream idle timeout as a duration.
+    pub fn stream_idle_timeout(&self) -> Duration {
+        Duration::from_secs(self.stream_idle_timeout_secs)
     }
 }
 

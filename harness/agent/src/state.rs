@@ -15,13 +15,40 @@ pub enum LoopStatus {
     Finished(Outcome),
 }
 
-/// One model call of the main loop and what came of it.
+/// Why a model call was made.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CallPurpose {
+    /// A main-loop decision.
+    Main,
+    /// The step budget's last, tool-less turn.
+    FinalTurn,
+    /// The same request again with a larger output slot after `length`.
+    Escalation,
+}
+
+impl CallPurpose {
+    /// The name used in reports.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Main => "main",
+            Self::FinalTurn => "final_turn",
+            Self::Escalation => "escalation",
+        }
+    }
+}
+
+/// One HTTP call to the model (retries are calls of their own) and what
+/// came of it.
 #[derive(Debug, Clone, PartialEq)]
-pub struct StepRecord {
+pub struct CallRecord {
     /// 0-based step index.
     pub step: u32,
-    /// This was the step budget's last, tool-less turn.
-    pub final_turn: bool,
+    /// Why the call was made.
+    pub purpose: CallPurpose,
+    /// 0 for the first try, then 1, 2, … for retries.
+    pub attempt: u32,
+    /// The failure class when the call failed.
+    pub error: Option<&'static str>,
     /// How many transcript messages the request covered; with
     /// `system_prompt` this rebuilds the uncompacted request exactly.
     pub transcript_len: usize,
@@ -61,8 +88,8 @@ pub struct LoopState {
     pub status: LoopStatus,
     /// The full conversation (without the system prompt).
     pub transcript: Vec<Message>,
-    /// One record per main-loop model call.
-    pub history: Vec<StepRecord>,
+    /// One record per model call, retries included.
+    pub calls: Vec<CallRecord>,
     /// Distinct system prompts in the order they were first used.
     pub system_prompts: Vec<String>,
     /// Summed provider usage.
@@ -75,6 +102,8 @@ pub struct LoopState {
     pub error: Option<String>,
     /// The first doom loop detected, if any.
     pub doom_loop: Option<DoomLoopHit>,
+    /// Retries of failed model calls.
+    pub llm_retries: u32,
     /// Real tool calls executed (pseudo-tools excluded).
     pub tool_calls: u32,
     /// Of those, how many returned an error.
@@ -93,13 +122,14 @@ impl LoopState {
             remaining_step_budget: step_budget,
             status: LoopStatus::Running,
             transcript: vec![Message::user(task)],
-            history: Vec::new(),
+            calls: Vec::new(),
             system_prompts: Vec::new(),
             usage: Usage::default(),
             final_answer: None,
             pending_question: None,
             error: None,
             doom_loop: None,
+            llm_retries: 0,
             tool_calls: 0,
             tool_errors: 0,
             cache_breaks: 0,
@@ -127,6 +157,13 @@ impl LoopState {
         }
         self.system_prompts.push(prompt);
         self.system_prompts.len() - 1
+    }
+
+    /// Main-loop decisions the model made (failed calls, retries and
+    /// escalations excluded): ARCHITECTURE's `steps_used`.
+    pub fn steps_used(&self) -> u32 {
+        let decided = self.calls.iter().filter(|c| c.error.is_none() && c.purpose != CallPurpose::Escalation);
+        decided.count() as u32
     }
 
     /// Adds provider usage to the totals.

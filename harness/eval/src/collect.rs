@@ -3,7 +3,7 @@
 //! counted by the same reference tokenizer.
 
 use reloop_agent::tools::pseudo_tool_specs;
-use reloop_agent::{LlmRequest, LoopEvent, LoopState, Outcome, TimedEvent, ToolRuntime, ToolSpec, client::to_chat_request};
+use reloop_agent::{CallPurpose, LlmRequest, LoopEvent, LoopState, Outcome, TimedEvent, ToolRuntime, ToolSpec, client::to_chat_request};
 use reloop_mock::{RequestRecord, Session};
 
 use crate::expect::{RunFacts, check};
@@ -89,7 +89,7 @@ fn step_rows(scenario: &Scenario, state: &LoopState, log: &[RequestRecord], sess
         declared.extend(pseudo_tool_specs());
     }
     state
-        .history
+        .calls
         .iter()
         .enumerate()
         .map(|(call_index, record)| {
@@ -100,15 +100,18 @@ fn step_rows(scenario: &Scenario, state: &LoopState, log: &[RequestRecord], sess
                     system: &state.system_prompts[record.system_prompt],
                     messages: &state.transcript[..record.transcript_len],
                     tools: &declared,
-                    forbid_tools: record.final_turn,
+                    forbid_tools: record.purpose == CallPurpose::FinalTurn,
                     max_output_tokens: scenario.spec.loop_settings.max_output_tokens,
+                    stream: true,
                 };
                 session.counter().count_chat_request(&to_chat_request(&scenario.spec.model, &request)).total
             });
             StepRow {
                 step: u64::from(record.step),
                 call_index: call_index as u64,
-                final_turn: record.final_turn,
+                purpose: record.purpose.as_str().to_owned(),
+                attempt: u64::from(record.attempt),
+                error: record.error.map(str::to_owned),
                 server_result: server.map(|s| s.result.to_owned()),
                 request_messages: server.map(|s| s.messages as u64),
                 input_tokens: server.map(|s| s.input_tokens),
@@ -133,7 +136,7 @@ fn run_metrics(scenario: &Scenario, state: &LoopState, steps: &[StepRow], log: &
     let cache_read_tokens: u64 = answered.iter().filter_map(|s| s.cache_read_tokens).sum();
     let output_tokens_total: u64 = answered.iter().filter_map(|s| s.output_tokens).sum();
     let step_budget = u64::from(scenario.spec.loop_settings.step_budget);
-    let steps_used = state.history.iter().filter(|r| r.finish_reason.is_some()).count() as u64;
+    let steps_used = u64::from(state.steps_used());
     let usage = reloop_wire::Usage {
         input_tokens: input_tokens_total,
         output_tokens: output_tokens_total,
@@ -158,10 +161,10 @@ fn run_metrics(scenario: &Scenario, state: &LoopState, steps: &[StepRow], log: &
         cache_write_tokens: 0,
         cache_hit_ratio: ratio(cache_read_tokens, input_tokens_total),
         output_tokens_total,
-        estimated_cost_usd: reloop_agent::pricing::estimated_cost_usd(&scenario.spec.model, &usage),
+        estimated_cost_usd: reloop_agent::models::estimated_cost_usd(&scenario.spec.model, &usage),
         estimator_mape: mape(&answered),
         llm_calls: log.len() as u64,
-        llm_retries: 0,
+        llm_retries: u64::from(state.llm_retries),
         tool_calls: u64::from(state.tool_calls),
         tool_errors: u64::from(state.tool_errors),
         max_parallel_tools: u64::from(state.max_parallel_tools),

@@ -78,7 +78,9 @@ pub struct RunMetrics {
 pub struct StepRow {
     pub step: u64,
     pub call_index: u64,
-    pub final_turn: bool,
+    pub purpose: String,
+    pub attempt: u64,
+    pub error: Option<String>,
     pub server_result: Option<String>,
     pub request_messages: Option<u64>,
     pub input_tokens: Option<u64>,

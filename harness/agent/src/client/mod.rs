@@ -1,16 +1,22 @@
 //! The provider client: turns the loop's view of the conversation into a
 //! provider request, streams the answer back over HTTP, and classifies
-//! failures. One module per wire format; this file holds what they share.
+//! failures. One module per wire format; this file holds what they share:
+//! the HTTP exchange, the error reading, the idle-bounded SSE reading.
 
 mod error;
 mod openai_chat;
+mod retry;
 
 pub use error::LlmError;
 pub use openai_chat::to_chat_request;
+pub use retry::{RetryPolicy, parse_retry_after};
 
-use reloop_wire::ModelTurn;
+use std::time::Duration;
 
-use crate::clock::{SharedClock, with_timeout};
+use futures_util::StreamExt;
+use reloop_wire::{ModelTurn, SseDecoder, SseFrame};
+
+use crate::clock::{Clock, SharedClock, with_timeout};
 use crate::config::{ProviderConfig, WireFormat};
 use crate::message::Message;
 use crate::tools::ToolSpec;
@@ -29,6 +35,8 @@ pub struct LlmRequest<'a> {
     pub forbid_tools: bool,
     /// The output slot.
     pub max_output_tokens: u32,
+    /// Stream the answer (false for output-slot escalation, as in Roku).
+    pub stream: bool,
 }
 
 /// Talks to one provider endpoint.
@@ -56,23 +64,96 @@ impl ProviderClient {
         &self.config.model
     }
 
-    /// Streams one model turn, calling `on_text` for each text delta as it
-    /// arrives. The whole call is bounded by `timeout` in the run's clock.
+    /// Whether the provider honours a client-set output slot (Roku's
+    /// `supports_output_slot_cap`).
+    pub fn supports_output_slot_cap(&self) -> bool {
+        match self.config.wire {
+            WireFormat::OpenaiChat => true,
+        }
+    }
+
+    /// One model call: streamed (calling `on_text` for each text delta) or
+    /// not, per `request.stream`. A silence longer than `idle` in the run's
+    /// clock, first byte included, fails the call.
     pub async fn stream_turn(
         &self,
         request: &LlmRequest<'_>,
-        timeout: std::time::Duration,
+        idle: Duration,
         on_text: &mut (dyn FnMut(&str) + Send),
     ) -> Result<ModelTurn, LlmError> {
-        let call = async {
-            match self.config.wire {
-                WireFormat::OpenaiChat => {
-                    openai_chat::stream(&self.http, &self.config, request, on_text).await
+        let clock = self.clock.as_ref();
+        let body = match self.config.wire {
+            WireFormat::OpenaiChat => openai_chat::body(&self.config.model, request),
+        }?;
+        let send = self
+            .http
+            .post(format!("{}{}", self.config.base_url, openai_chat::PATH))
+            .bearer_auth(&self.config.api_key)
+            .header("content-type", "application/json")
+            .body(body)
+            .send();
+        let response = with_timeout(clock, idle, send)
+            .await
+            .ok_or(LlmError::StreamIdle { after_ms: millis(idle) })?
+            .map_err(|e| LlmError::Transport(e.to_string()))?;
+        let status = response.status().as_u16();
+        if !(200..300).contains(&status) {
+            let retry_after = retry_after(response.headers(), clock);
+            let bytes = response.bytes().await.map_err(|e| LlmError::Transport(e.to_string()))?;
+            return Err(openai_chat::classify_error(status, &bytes, retry_after));
+        }
+        if !request.stream {
+            let bytes = response.bytes().await.map_err(|e| LlmError::Transport(e.to_string()))?;
+            return openai_chat::parse_complete(&bytes);
+        }
+        let mut decoder = openai_chat::Decoder::default();
+        read_sse(response, clock, idle, |frame| {
+            for text in decoder.push(frame)? {
+                on_text(&text);
+            }
+            Ok(())
+        })
+        .await?;
+        decoder.finish()
+    }
+}
+
+/// Feeds every SSE frame of `response` to `on_frame`, failing on a silence
+/// longer than `idle`. A connection that breaks mid-body is a stream that
+/// ended early.
+async fn read_sse(
+    response: reqwest::Response,
+    clock: &dyn Clock,
+    idle: Duration,
+    mut on_frame: impl FnMut(&SseFrame) -> Result<(), LlmError> + Send,
+) -> Result<(), LlmError> {
+    let mut decoder = SseDecoder::new();
+    let mut body = response.bytes_stream();
+    loop {
+        let next = with_timeout(clock, idle, body.next()).await.ok_or(LlmError::StreamIdle { after_ms: millis(idle) })?;
+        match next {
+            None => break,
+            Some(Err(_)) => return Err(LlmError::StreamEndedEarly),
+            Some(Ok(chunk)) => {
+                decoder.push(&chunk);
+                while let Some(frame) = decoder.next_frame() {
+                    on_frame(&frame)?;
                 }
             }
-        };
-        with_timeout(self.clock.as_ref(), timeout, call)
-            .await
-            .unwrap_or(Err(LlmError::Timeout { after_ms: timeout.as_millis() as u64 }))
+        }
     }
+    match decoder.finish() {
+        Some(frame) => on_frame(&frame),
+        None => Ok(()),
+    }
+}
+
+/// The provider's requested wait, from the response headers.
+fn retry_after(headers: &reqwest::header::HeaderMap, clock: &dyn Clock) -> Option<Duration> {
+    let header = |name: &str| headers.get(name).and_then(|v| v.to_str().ok());
+    parse_retry_after(header("retry-after-ms"), header("retry-after"), clock.unix_ms())
+}
+
+fn millis(duration: Duration) -> u64 {
+    u64::try_from(duration.as_millis()).unwrap_or(u64::MAX)
 }

@@ -1,15 +1,19 @@
-//! OpenAI Chat Completions over HTTP with SSE streaming.
+//! OpenAI Chat Completions: the request body, error bodies, and the stream
+//! decoder as the client uses them.
 
-use futures_util::StreamExt;
+use std::time::Duration;
+
 use reloop_wire::openai_chat::{
-    ApiErrorBody, ChatMessage, ChatRequest, ChatStreamAccumulator, ChatTool, ChatToolCall,
-    FunctionDef, MessageContent, StreamOptions,
+    ApiErrorBody, ChatCompletion, ChatMessage, ChatRequest, ChatStreamAccumulator, ChatTool, ChatToolCall, FunctionDef,
+    MessageContent, StreamDelta, StreamOptions,
 };
-use reloop_wire::{ModelTurn, SseDecoder};
+use reloop_wire::{ModelTurn, SseFrame, WireError};
 
 use super::{LlmError, LlmRequest};
-use crate::config::ProviderConfig;
 use crate::message::Message;
+
+/// The endpoint below the base URL.
+pub(super) const PATH: &str = "/chat/completions";
 
 /// Builds the Chat Completions request for `request`. Public so the harness
 /// can price a counterfactual view with exactly the bytes the loop would send.
@@ -37,8 +41,8 @@ pub fn to_chat_request(model: &str, request: &LlmRequest<'_>) -> ChatRequest {
             })
             .collect(),
         tool_choice: request.forbid_tools.then(|| serde_json::Value::from("none")),
-        stream: true,
-        stream_options: Some(StreamOptions { include_usage: true }),
+        stream: request.stream,
+        stream_options: request.stream.then_some(StreamOptions { include_usage: true }),
         max_tokens: None,
         max_completion_tokens: Some(request.max_output_tokens),
         extra: serde_json::Map::new(),
@@ -61,59 +65,49 @@ fn to_chat_message(message: &Message) -> ChatMessage {
     }
 }
 
-pub(super) async fn stream(
-    http: &reqwest::Client,
-    config: &ProviderConfig,
-    request: &LlmRequest<'_>,
-    on_text: &mut (dyn FnMut(&str) + Send),
-) -> Result<ModelTurn, LlmError> {
-    let body = serde_json::to_vec(&to_chat_request(&config.model, request))
-        .map_err(|e| LlmError::Protocol(e.to_string()))?;
-    let response = http
-        .post(format!("{}/chat/completions", config.base_url))
-        .bearer_auth(&config.api_key)
-        .header("content-type", "application/json")
-        .body(body)
-        .send()
-        .await
-        .map_err(|e| LlmError::Transport(e.to_string()))?;
-    let status = response.status();
-    if !status.is_success() {
-        let bytes = response.bytes().await.map_err(|e| LlmError::Transport(e.to_string()))?;
-        return Err(classify_error(status.as_u16(), &bytes));
-    }
-
-    let mut decoder = SseDecoder::new();
-    let mut accumulator = ChatStreamAccumulator::new();
-    let mut body = response.bytes_stream();
-    let mut feed = |frame: reloop_wire::SseFrame| -> Result<(), LlmError> {
-        for delta in accumulator.push_data(&frame.data).map_err(|e| LlmError::Protocol(e.to_string()))? {
-            if let reloop_wire::openai_chat::StreamDelta::Text(text) = delta {
-                on_text(&text);
-            }
-        }
-        Ok(())
-    };
-    while let Some(chunk) = body.next().await {
-        let chunk = chunk.map_err(|e| LlmError::Transport(e.to_string()))?;
-        decoder.push(&chunk);
-        while let Some(frame) = decoder.next_frame() {
-            feed(frame)?;
-        }
-    }
-    if let Some(frame) = decoder.finish() {
-        feed(frame)?;
-    }
-    accumulator.finish().map_err(|e| LlmError::Protocol(e.to_string()))
+/// The serialized request body.
+pub(super) fn body(model: &str, request: &LlmRequest<'_>) -> Result<Vec<u8>, LlmError> {
+    serde_json::to_vec(&to_chat_request(model, request)).map_err(|e| LlmError::Protocol(e.to_string()))
 }
 
-fn classify_error(status: u16, body: &[u8]) -> LlmError {
+/// Classifies an error response.
+pub(super) fn classify_error(status: u16, body: &[u8], retry_after: Option<Duration>) -> LlmError {
     match serde_json::from_slice::<ApiErrorBody>(body) {
         Ok(parsed) if parsed.is_context_length_exceeded() => {
             LlmError::ContextWindowExceeded { message: parsed.error.message }
         }
-        Ok(parsed) => LlmError::Http { status, message: parsed.error.message },
-        Err(_) => LlmError::Http { status, message: String::from_utf8_lossy(body).into_owned() },
+        Ok(parsed) => LlmError::from_status(status, Some(&parsed.error.kind), parsed.error.message, retry_after),
+        Err(_) => LlmError::from_status(status, None, String::from_utf8_lossy(body).into_owned(), retry_after),
+    }
+}
+
+/// Reads a non-streamed completion.
+pub(super) fn parse_complete(body: &[u8]) -> Result<ModelTurn, LlmError> {
+    let completion: ChatCompletion = serde_json::from_slice(body).map_err(|e| LlmError::Protocol(e.to_string()))?;
+    completion.to_turn().map_err(wire_error)
+}
+
+/// The stream decoder, yielding text deltas as they come.
+#[derive(Debug, Default)]
+pub(super) struct Decoder(ChatStreamAccumulator);
+
+impl Decoder {
+    /// Feeds one frame; returns its text deltas.
+    pub(super) fn push(&mut self, frame: &SseFrame) -> Result<Vec<String>, LlmError> {
+        let deltas = self.0.push_data(&frame.data).map_err(wire_error)?;
+        Ok(deltas.into_iter().filter_map(|d| if let StreamDelta::Text(t) = d { Some(t) } else { None }).collect())
+    }
+
+    /// The whole turn, once the stream is over.
+    pub(super) fn finish(self) -> Result<ModelTurn, LlmError> {
+        self.0.finish().map_err(wire_error)
+    }
+}
+
+fn wire_error(error: WireError) -> LlmError {
+    match error {
+        WireError::StreamEndedEarly => LlmError::StreamEndedEarly,
+        other => LlmError::Protocol(other.to_string()),
     }
 }
 
@@ -124,8 +118,8 @@ mod tests {
     #[test]
     fn context_overflow_body_is_classified() {
         let body = br#"{"error":{"message":"This model's maximum context length is 128000 tokens. However, your messages resulted in 131072 tokens. Please reduce the length of the messages.","type":"invalid_request_error","param":"messages","code":"context_length_exceeded"}}"#;
-        assert!(matches!(classify_error(400, body), LlmError::ContextWindowExceeded { .. }));
-        assert_eq!(classify_error(500, b"oops"), LlmError::Http { status: 500, message: "oops".into() });
+        assert!(matches!(classify_error(400, body, None), LlmError::ContextWindowExceeded { .. }));
+        assert_eq!(classify_error(500, b"oops", None), LlmError::Server { status: 500, message: "oops".into(), retry_after: None });
     }
 
     #[test]
@@ -135,7 +129,7 @@ mod tests {
             description: "r".into(),
             parameters: serde_json::json!({"type": "object"}),
         }];
-        let request = LlmRequest { system: "s", messages: &[], tools: &tools, forbid_tools: true, max_output_tokens: 10 };
+        let request = LlmRequest { system: "s", messages: &[], tools: &tools, forbid_tools: true, max_output_tokens: 10, stream: true };
         let chat = to_chat_request("m", &request);
         assert_eq!(chat.tools.len(), 1);
         assert_eq!(chat.tool_choice, Some(serde_json::json!("none")));

@@ -1,44 +1,104 @@
-//! Phase 2: one streamed model call, usage accounting, and the step record.
+//! Phase 2: the model call. Streams the answer, retries what may succeed on
+//! a second try (waiting what the provider asked, else backing off),
+//! escalates the output slot after a `length` finish, and records every
+//! HTTP call for the report.
 
-use reloop_wire::ModelTurn;
+use reloop_wire::{FinishReason, ModelTurn};
 
 use super::AgentLoop;
 use super::prepare::Prepared;
 use crate::client::{LlmError, LlmRequest};
-use crate::event::LoopEvent;
+use crate::event::{LoopEvent, TimedEvent};
+use crate::models::max_output_tokens;
 use crate::outcome::Outcome;
-use crate::state::{LoopState, StepRecord};
+use crate::state::{CallPurpose, CallRecord, LoopState};
 
 impl AgentLoop<'_> {
-    /// Calls the model; on failure ends the run and returns `None`.
+    /// Calls the model; on a final failure ends the run and returns `None`.
     pub(super) async fn call(&mut self, state: &mut LoopState, prepared: &Prepared) -> Option<ModelTurn> {
-        let request = LlmRequest {
+        let mut request = LlmRequest {
             system: &prepared.system,
             messages: &prepared.view,
             tools: &prepared.tools,
             forbid_tools: prepared.final_turn,
             max_output_tokens: self.deps.settings.max_output_tokens,
+            stream: true,
         };
+        let purpose = if prepared.final_turn { CallPurpose::FinalTurn } else { CallPurpose::Main };
+        let turn = match self.call_with_retries(state, prepared, &request, purpose).await {
+            Ok(turn) => turn,
+            Err(error) => {
+                self.fail_call(state, error);
+                return None;
+            }
+        };
+        if !self.should_escalate(&turn, request.max_output_tokens) {
+            return Some(turn);
+        }
+        let from = request.max_output_tokens;
+        request.max_output_tokens = max_output_tokens(self.deps.client.model());
+        request.stream = false;
+        self.emit(state, LoopEvent::OutputSlotEscalated { from, to: request.max_output_tokens });
+        match self.call_with_retries(state, prepared, &request, CallPurpose::Escalation).await {
+            Ok(escalated) => Some(escalated),
+            // The truncated answer is still an answer.
+            Err(_) => Some(turn),
+        }
+    }
+
+    fn should_escalate(&self, turn: &ModelTurn, slot: u32) -> bool {
+        turn.finish_reason == FinishReason::Length
+            && self.deps.settings.output_slot_escalation
+            && self.deps.client.supports_output_slot_cap()
+            && slot < max_output_tokens(self.deps.client.model())
+    }
+
+    /// One logical call: the first try and its retries.
+    async fn call_with_retries(
+        &mut self,
+        state: &mut LoopState,
+        prepared: &Prepared,
+        request: &LlmRequest<'_>,
+        purpose: CallPurpose,
+    ) -> Result<ModelTurn, LlmError> {
+        let mut attempt = 0;
+        loop {
+            let result = self.call_once(state, prepared, request, purpose, attempt).await;
+            let error = match result {
+                Ok(turn) => return Ok(turn),
+                Err(error) => error,
+            };
+            let Some(wait) = self.deps.settings.retry.wait_before(attempt, &error) else { return Err(error) };
+            attempt += 1;
+            state.llm_retries += 1;
+            self.emit(state, LoopEvent::LlmRetry { attempt, wait_ms: wait.as_millis() as u64, reason: error.to_string() });
+            self.deps.clock.sleep(wait).await;
+        }
+    }
+
+    /// One HTTP call, recorded.
+    async fn call_once(
+        &mut self,
+        state: &mut LoopState,
+        prepared: &Prepared,
+        request: &LlmRequest<'_>,
+        purpose: CallPurpose,
+        attempt: u32,
+    ) -> Result<ModelTurn, LlmError> {
         let started_ms = self.deps.clock.now_ms();
         let events = self.deps.events.clone();
         let clock = self.deps.clock.clone();
         let step = state.step_index;
         let mut on_text = |text: &str| {
-            let _ = events.send(crate::event::TimedEvent {
-                step,
-                at_ms: clock.now_ms(),
-                event: LoopEvent::LlmTextDelta { text: text.to_owned() },
-            });
+            let _ = events.send(TimedEvent { step, at_ms: clock.now_ms(), event: LoopEvent::LlmTextDelta { text: text.to_owned() } });
         };
-        let result = self
-            .deps
-            .client
-            .stream_turn(&request, self.deps.settings.stream_timeout(), &mut on_text)
-            .await;
-
-        let mut record = StepRecord {
-            step: state.step_index,
-            final_turn: prepared.final_turn,
+        let result =
+            self.deps.client.stream_turn(request, self.deps.settings.stream_idle_timeout(), &mut on_text).await;
+        let mut record = CallRecord {
+            step,
+            purpose,
+            attempt,
+            error: None,
             transcript_len: state.transcript.len(),
             system_prompt: prepared.system_index,
             estimated_input_tokens: prepared.estimated_input_tokens,
@@ -48,14 +108,14 @@ impl AgentLoop<'_> {
             started_ms,
             finished_ms: self.deps.clock.now_ms(),
         };
-        match result {
+        match &result {
             Ok(turn) => {
                 let usage = turn.usage.unwrap_or_default();
                 state.add_usage(&usage);
                 record.usage = turn.usage;
                 record.finish_reason = Some(turn.finish_reason.clone());
                 record.tool_calls = turn.tool_calls.iter().map(|c| c.name.clone()).collect();
-                state.history.push(record);
+                state.calls.push(record);
                 self.emit(state, LoopEvent::LlmDecisionComplete {
                     finish_reason: turn.finish_reason.clone(),
                     tool_calls: turn.tool_calls.len(),
@@ -63,18 +123,21 @@ impl AgentLoop<'_> {
                     input_tokens: usage.input_tokens,
                     output_tokens: usage.output_tokens,
                 });
-                Some(turn)
             }
             Err(error) => {
-                state.history.push(record);
-                self.emit(state, LoopEvent::LlmError { class: error.class(), message: error.to_string() });
-                state.error = Some(error.to_string());
-                state.finish(match error {
-                    LlmError::ContextWindowExceeded { .. } => Outcome::ContextExceeded,
-                    _ => Outcome::LlmError,
-                });
-                None
+                record.error = Some(error.class());
+                state.calls.push(record);
             }
         }
+        result
+    }
+
+    fn fail_call(&mut self, state: &mut LoopState, error: LlmError) {
+        self.emit(state, LoopEvent::LlmError { class: error.class(), message: error.to_string() });
+        state.error = Some(error.to_string());
+        state.finish(match error {
+            LlmError::ContextWindowExceeded { .. } => Outcome::ContextExceeded,
+            _ => Outcome::LlmError,
+        });
     }
 }

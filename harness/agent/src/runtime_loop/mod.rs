@@ -22,7 +22,7 @@ use crate::config::LoopSettings;
 use crate::doom_loop::DoomLoopDetector;
 use crate::event::{LoopEvent, LoopEventSender, TimedEvent};
 use crate::microcompact::Microcompactor;
-use crate::pricing::estimated_cost_usd;
+use crate::models::estimated_cost_usd;
 use crate::risk::ApprovalGate;
 use crate::state::{LoopState, LoopStatus};
 use crate::tools::ToolRuntime;

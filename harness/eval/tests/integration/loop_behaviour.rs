@@ -32,7 +32,7 @@ fn a_tool_call_on_the_last_budget_turn_exhausts_the_budget() {
         "  - tool_calls: [ { name: read_file, arguments: { path: a } } ]\n  - tool_calls: [ { name: read_file, arguments: { path: b } } ]\n",
     );
     assert_eq!(report.outcome, Outcome::StepBudgetExhausted);
-    assert!(report.steps.last().unwrap().final_turn);
+    assert_eq!(report.steps.last().unwrap().purpose, "final_turn");
     assert_eq!(report.metrics.tool_calls, 1, "the last turn's call is not executed");
 }
 
