@@ -25,7 +25,9 @@ pub fn run(args: ServeArgs) -> anyhow::Result<i32> {
             recording: Arc::new(recording),
             context_window: args.context_window,
             pacer,
-        });
+            faults: Vec::new(),
+        })
+        .map_err(anyhow::Error::msg)?;
         registry.insert(DEFAULT_SESSION, Arc::new(session));
         let server = MockServer::start(args.port, registry).await?;
         let base = server.session_base_url(DEFAULT_SESSION);

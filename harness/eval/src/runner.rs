@@ -94,11 +94,15 @@ async fn replay(scenario: &Scenario, variant: &str, wall: Instant) -> Result<Run
     let shared: SharedClock = Arc::new(clock.clone());
     let registry = Arc::new(Registry::default());
     let server = MockServer::start(0, Arc::clone(&registry)).await.map_err(|e| format!("cannot bind loopback: {e}"))?;
-    let session = Arc::new(Session::new(SessionConfig {
-        recording: Arc::clone(&scenario.recording),
-        context_window: Some(scenario.spec.context_window),
-        pacer: Arc::new(ClockPacer(Arc::clone(&shared))),
-    }));
+    let session = Arc::new(
+        Session::new(SessionConfig {
+            recording: Arc::clone(&scenario.recording),
+            context_window: Some(scenario.spec.context_window),
+            pacer: Arc::new(ClockPacer(Arc::clone(&shared))),
+            faults: scenario.spec.faults.clone(),
+        })
+        .map_err(|e| format!("invalid fault: {e}"))?,
+    );
     registry.insert("run", Arc::clone(&session));
 
     let client = ProviderClient::new(

@@ -62,6 +62,9 @@ pub struct ScenarioSpec {
     /// An interrupt of a running tool call; the run ends `cancelled`.
     #[serde(default)]
     pub interrupt: Option<Interrupt>,
+    /// Faults the provider injects, per recorded exchange.
+    #[serde(default)]
+    pub faults: Vec<reloop_mock::FaultSpec>,
     /// What must hold at the end.
     #[serde(default)]
     pub expect: Expectations,
@@ -257,6 +260,9 @@ fn validate(file: &Path, spec: &ScenarioSpec) -> Result<(), InputError> {
                 ));
             }
         }
+    }
+    for (i, fault) in spec.faults.iter().enumerate() {
+        fault.fault().map_err(|message| InputError::field(file, format!("faults[{i}]"), message))?;
     }
     if spec.loop_settings.step_budget == 0 {
         return Err(InputError::field(file, "loop.step_budget", "must be at least 1"));

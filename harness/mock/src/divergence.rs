@@ -5,6 +5,8 @@
 use reloop_wire::openai_chat::{ApiError, ApiErrorBody, ChatMessage, ChatRequest};
 use serde::Serialize;
 
+use crate::recording::RequestExpectations;
+
 /// The error `type` of a divergence reply, so clients and logs can tell it
 /// from a provider error.
 pub const DIVERGENCE_ERROR_TYPE: &str = "reloop_divergence";
@@ -14,7 +16,9 @@ pub const DIVERGENCE_ERROR_TYPE: &str = "reloop_divergence";
 pub struct Divergence {
     /// 0-based index of the request in the session.
     pub request_index: usize,
-    /// Which check failed: `recording_exhausted`, `tool_results`.
+    /// Which check failed: `recording_exhausted`, `tool_results`,
+    /// `expect.model`, `expect.tools`, `expect.message_contains`,
+    /// `expect.tool_result_contains`.
     pub check: &'static str,
     /// What the recording expected.
     pub expected: String,
@@ -56,36 +60,78 @@ pub fn recording_exhausted(request_index: usize, exchanges: usize, request: &Cha
 
 /// Checks that every tool call of the previous exchange is answered.
 pub fn check_tool_results(request_index: usize, expected_ids: &[String], request: &ChatRequest) -> Option<Divergence> {
-    let answered: Vec<&str> = request
-        .messages
-        .iter()
-        .filter_map(|m| match m {
-            ChatMessage::Tool { tool_call_id, .. } => Some(tool_call_id.as_str()),
-            _ => None,
-        })
-        .collect();
+    let answered: Vec<&str> = tool_results(request).into_iter().map(|(id, _)| id).collect();
     let missing: Vec<&String> = expected_ids.iter().filter(|id| !answered.contains(&id.as_str())).collect();
     (!missing.is_empty()).then(|| Divergence {
         request_index,
         check: "tool_results",
-        expected: format!("tool results for {}", join(expected_ids.iter())),
-        actual: format!("no result for {}; the request answers [{}]", join(missing.into_iter()), answered.join(", ")),
+        expected: format!("tool results for {}", quoted(expected_ids.iter())),
+        actual: format!("no result for {}; the request answers [{}]", quoted(missing.into_iter()), answered.join(", ")),
     })
 }
 
-fn join<'a>(ids: impl Iterator<Item = &'a String>) -> String {
+/// Checks an exchange's own expectations, in a fixed order; the first
+/// failure is reported.
+pub fn check_expectations(request_index: usize, expect: &RequestExpectations, request: &ChatRequest) -> Option<Divergence> {
+    let fail = |check, expected: String, actual: String| Some(Divergence { request_index, check, expected, actual });
+    if let Some(model) = expect.model.as_ref().filter(|m| **m != request.model) {
+        return fail("expect.model", format!("model `{model}`"), format!("model `{}`", request.model));
+    }
+    let declared: Vec<&str> = request.tools.iter().map(|t| t.function.name.as_str()).collect();
+    if let Some(missing) = expect.tools.iter().find(|t| !declared.contains(&t.as_str())) {
+        return fail("expect.tools", format!("tool `{missing}` declared"), format!("tools [{}]", declared.join(", ")));
+    }
+    let texts: Vec<String> = request.messages.iter().map(message_text).collect();
+    if let Some(needle) = expect.message_contains.iter().find(|n| !texts.iter().any(|t| t.contains(n.as_str()))) {
+        return fail("expect.message_contains", format!("a message containing {needle:?}"), describe_last_message(request));
+    }
+    let results: Vec<String> = tool_results(request).into_iter().map(|(_, content)| content).collect();
+    if let Some(needle) = expect.tool_result_contains.iter().find(|n| !results.iter().any(|r| r.contains(n.as_str()))) {
+        let actual = format!("{} tool results, none containing it", results.len());
+        return fail("expect.tool_result_contains", format!("a tool result containing {needle:?}"), actual);
+    }
+    None
+}
+
+/// `(call id, content)` of every tool result.
+fn tool_results(request: &ChatRequest) -> Vec<(&str, String)> {
+    request
+        .messages
+        .iter()
+        .filter_map(|m| match m {
+            ChatMessage::Tool { tool_call_id, content } => Some((tool_call_id.as_str(), content.to_text())),
+            _ => None,
+        })
+        .collect()
+}
+
+fn message_text(message: &ChatMessage) -> String {
+    match message {
+        ChatMessage::System { content, .. } | ChatMessage::Developer { content, .. } | ChatMessage::User { content, .. } => {
+            content.to_text()
+        }
+        ChatMessage::Assistant { content, .. } => content.as_ref().map(|c| c.to_text()).unwrap_or_default(),
+        ChatMessage::Tool { content, .. } => content.to_text(),
+    }
+}
+
+fn quoted<'a>(ids: impl Iterator<Item = &'a String>) -> String {
     ids.map(|id| format!("`{id}`")).collect::<Vec<_>>().join(", ")
 }
 
 /// `role: first 120 chars` of the last message.
 fn describe_last_message(request: &ChatRequest) -> String {
     let Some(last) = request.messages.last() else { return "a request with no messages".into() };
-    let (role, text) = match last {
-        ChatMessage::System { content, .. } => ("system", content.to_text()),
-        ChatMessage::Developer { content, .. } => ("developer", content.to_text()),
-        ChatMessage::User { content, .. } => ("user", content.to_text()),
-        ChatMessage::Assistant { content, .. } => ("assistant", content.as_ref().map(|c| c.to_text()).unwrap_or_default()),
-        ChatMessage::Tool { content, tool_call_id } => ("tool", format!("[{tool_call_id}] {}", content.to_text())),
+    let role = match last {
+        ChatMessage::System { .. } => "system",
+        ChatMessage::Developer { .. } => "developer",
+        ChatMessage::User { .. } => "user",
+        ChatMessage::Assistant { .. } => "assistant",
+        ChatMessage::Tool { .. } => "tool",
+    };
+    let text = match last {
+        ChatMessage::Tool { tool_call_id, .. } => format!("[{tool_call_id}] {}", message_text(last)),
+        other => message_text(other),
     };
     let preview: String = text.chars().take(120).collect();
     format!("a request ending with {role}: {preview:?}")

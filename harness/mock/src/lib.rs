@@ -10,13 +10,17 @@
 
 pub mod cache_sim;
 pub mod divergence;
+pub mod fault;
 pub mod pacing;
 pub mod recording;
+pub mod render;
 pub mod server;
 pub mod session;
+pub mod stream_plan;
 pub mod tokens;
 
 pub use divergence::Divergence;
+pub use fault::{Fault, FaultSpec};
 pub use pacing::{NoPacer, Pacer, RealPacer};
 pub use recording::Recording;
 pub use server::{MockServer, Registry, DEFAULT_SESSION};

@@ -40,6 +40,9 @@ impl<'de> Deserialize<'de> for FormatTag {
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Exchange {
+    /// What the request must carry for this answer to apply.
+    #[serde(default)]
+    pub expect: RequestExpectations,
     /// Text the model produced.
     #[serde(default)]
     pub text: String,
@@ -56,6 +59,25 @@ pub struct Exchange {
     /// Simulated latency.
     #[serde(default)]
     pub timing: Timing,
+}
+
+/// Checks on the request an exchange answers; a failed one is a divergence
+/// naming the check. Every field is optional.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RequestExpectations {
+    /// The model the request must ask for.
+    #[serde(default)]
+    pub model: Option<String>,
+    /// Tools the request must declare.
+    #[serde(default)]
+    pub tools: Vec<String>,
+    /// Texts that must each appear in some message (system included).
+    #[serde(default)]
+    pub message_contains: Vec<String>,
+    /// Texts that must each appear in some tool result.
+    #[serde(default)]
+    pub tool_result_contains: Vec<String>,
 }
 
 /// A recorded tool call.

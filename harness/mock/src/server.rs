@@ -4,27 +4,24 @@
 //! clients that cannot add a prefix.
 
 use std::collections::HashMap;
-use std::convert::Infallible;
 use std::net::{Ipv4Addr, SocketAddr};
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
 
 use axum::Router;
 use axum::body::{Body, Bytes};
 use axum::extract::{Path, State};
-use axum::http::{StatusCode, header};
+use axum::http::{HeaderName, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
-use reloop_wire::openai_chat::{ApiErrorBody, ChatCompletion, ChatRequest, ChunkMeta, encode_stream};
+use reloop_wire::openai_chat::{ApiErrorBody, ChatRequest};
 
 use crate::pacing::Pacer;
+use crate::render::{CREATED, OpenaiChat, Render, ReplyMeta};
 use crate::session::{Reply, Session};
+use crate::stream_plan::StreamPlan;
 
 /// The session `/v1/...` routes use.
 pub const DEFAULT_SESSION: &str = "default";
-
-/// A fixed `created` stamp: replies must be the same bytes run after run.
-const CREATED: u64 = 1_767_225_600;
 
 /// Sessions by name.
 #[derive(Debug, Default)]
@@ -137,35 +134,56 @@ fn chat(registry: &Registry, session: &str, body: &[u8]) -> Response {
             return error_response(400, &error);
         }
     };
+    let render = OpenaiChat;
     match session.handle_chat(&request) {
         Reply::Error { status, body } => error_response(status, &body),
-        Reply::Turn { turn, timing, model, request_index } => {
-            let meta = ChunkMeta {
+        Reply::Http(fault) => {
+            let body = fault.body.clone().unwrap_or_else(|| render.http_error_body(fault.status));
+            let mut response = json_response(StatusCode::from_u16(fault.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR), body);
+            for (name, value) in &fault.headers {
+                if let (Ok(name), Ok(value)) = (HeaderName::try_from(name.as_str()), HeaderValue::try_from(value.as_str())) {
+                    response.headers_mut().insert(name, value);
+                }
+            }
+            response
+        }
+        Reply::Turn { turn, fault, timing, model, request_index } => {
+            let meta = ReplyMeta {
                 id: format!("chatcmpl-reloop{request_index:05}"),
                 model,
-                created: CREATED,
                 include_usage: request.stream_options.as_ref().is_some_and(|o| o.include_usage),
             };
             if request.stream {
-                stream_response(encode_stream(&turn, &meta), timing, session.pacer())
+                let plan = StreamPlan::new(render.stream(&turn, &meta), timing, fault.as_ref(), &render);
+                stream_response(plan, session.pacer())
             } else {
-                let body = serde_json::to_string(&ChatCompletion::from_turn(&turn, &meta)).expect("plain JSON");
-                json_response(StatusCode::OK, body)
+                json_response(StatusCode::OK, render.complete(&turn, &meta))
             }
         }
     }
 }
 
-/// Sends `frames` one by one, waiting the recorded latency before each.
-fn stream_response(frames: Vec<String>, timing: crate::recording::Timing, pacer: Arc<dyn Pacer>) -> Response {
-    let waits = std::iter::once(timing.first_byte_ms).chain(std::iter::repeat(timing.chunk_ms));
-    let paced = frames.into_iter().zip(waits);
-    let body = futures_util::stream::unfold((paced, pacer), |(mut paced, pacer)| async move {
-        let (frame, wait_ms) = paced.next()?;
-        if wait_ms > 0 {
-            pacer.wait(Duration::from_millis(wait_ms)).await;
+/// Plays `plan`: each frame after its wait; a planned break aborts the
+/// connection mid-body, as a dropped upstream would.
+fn stream_response(plan: StreamPlan, pacer: Arc<dyn Pacer>) -> Response {
+    let abort = plan.abort;
+    let frames = plan.frames.into_iter().map(Some).chain(std::iter::once(None));
+    let body = futures_util::stream::unfold((frames, pacer), move |(mut frames, pacer)| async move {
+        match frames.next()? {
+            Some((wait, frame)) => {
+                if !wait.is_zero() {
+                    pacer.wait(wait).await;
+                }
+                Some((Ok(Bytes::from(frame)), (frames, pacer)))
+            }
+            None if abort => {
+                // Let hyper flush what was sent before breaking the
+                // connection, so the client sees the events, then the cut.
+                tokio::task::yield_now().await;
+                Some((Err(std::io::Error::other("reloop fault: stream cut")), (frames, pacer)))
+            }
+            None => None,
         }
-        Some((Ok::<_, Infallible>(Bytes::from(frame)), (paced, pacer)))
     });
     Response::builder()
         .status(StatusCode::OK)

@@ -8,7 +8,8 @@ use reloop_wire::{ModelTurn, Usage};
 use serde::Serialize;
 
 use crate::cache_sim::{PrefixCache, Segment};
-use crate::divergence::{Divergence, check_tool_results, recording_exhausted};
+use crate::divergence::{Divergence, check_expectations, check_tool_results, recording_exhausted};
+use crate::fault::{Fault, FaultPlan};
 use crate::pacing::Pacer;
 use crate::recording::{Recording, Timing};
 use crate::tokens::{TokenCounter, count_text};
@@ -23,6 +24,8 @@ pub struct SessionConfig {
     pub context_window: Option<u64>,
     /// The clock the session paces streams with.
     pub pacer: Arc<dyn Pacer>,
+    /// Faults to inject.
+    pub faults: Vec<crate::fault::FaultSpec>,
 }
 
 /// What happened to one request, as the server saw it.
@@ -50,8 +53,10 @@ pub struct RequestRecord {
     pub recorded_usage: Option<Usage>,
     /// HTTP status sent.
     pub status: u16,
-    /// `ok`, `context_length_exceeded` or `divergence`.
+    /// `ok`, `context_length_exceeded`, `divergence`, or `fault:<kind>`.
     pub result: &'static str,
+    /// Whether this request repeated the previous one (a retry).
+    pub retry: bool,
     /// The pacer's clock when the request arrived, ms.
     pub at_ms: u64,
 }
@@ -63,6 +68,8 @@ pub enum Reply {
     Turn {
         /// The turn to render.
         turn: ModelTurn,
+        /// A fault to apply to the stream, if any.
+        fault: Option<Fault>,
         /// Its simulated latency.
         timing: Timing,
         /// The model name to report.
@@ -77,14 +84,20 @@ pub enum Reply {
         /// The provider-shaped error body.
         body: ApiErrorBody,
     },
+    /// An injected HTTP fault, sent as written.
+    Http(crate::fault::HttpFault),
 }
 
 #[derive(Debug, Default)]
 struct SessionState {
     next_exchange: usize,
+    /// The previous request's fingerprint and the exchange that answered
+    /// it: an identical request is a retry and gets the same exchange.
+    previous: Option<(u64, usize)>,
     log: Vec<RequestRecord>,
     divergences: Vec<Divergence>,
     cache: PrefixCache,
+    faults: FaultPlan,
 }
 
 /// A replay session.
@@ -96,9 +109,11 @@ pub struct Session {
 }
 
 impl Session {
-    /// A session at the start of its recording.
-    pub fn new(config: SessionConfig) -> Self {
-        Self { config, counter: TokenCounter::new(), state: Mutex::default() }
+    /// A session at the start of its recording; `Err` names an invalid fault.
+    pub fn new(config: SessionConfig) -> Result<Self, String> {
+        let faults = FaultPlan::new(&config.faults)?;
+        let state = SessionState { faults, ..SessionState::default() };
+        Ok(Self { config, counter: TokenCounter::new(), state: Mutex::new(state) })
     }
 
     /// The session's pacer.
@@ -128,8 +143,10 @@ impl Session {
     /// Answers one chat request from the recording.
     pub fn handle_chat(&self, request: &ChatRequest) -> Reply {
         let count = self.counter.count_chat_request(request);
+        let fingerprint = fingerprint(request);
         let mut state = self.lock();
         let index = state.log.len();
+        let retry = state.previous.is_some_and(|(previous, _)| previous == fingerprint);
         let mut record = RequestRecord {
             index,
             exchange: None,
@@ -143,6 +160,7 @@ impl Session {
             recorded_usage: None,
             status: 200,
             result: "ok",
+            retry,
             at_ms: self.config.pacer.now_ms(),
         };
 
@@ -152,19 +170,53 @@ impl Session {
             state.log.push(record);
             return Reply::Error { status: 400, body: ApiErrorBody::context_length_exceeded(window, count.total) };
         }
-        if let Some(divergence) = self.check(&state, index, request) {
-            record.status = 400;
-            record.result = "divergence";
-            let body = divergence.error_body();
-            state.divergences.push(divergence);
-            state.log.push(record);
-            return Reply::Error { status: 400, body };
-        }
+        let exchange_index = match state.previous.filter(|_| retry) {
+            Some((_, exchange)) => exchange,
+            None => match self.check(&state, index, request) {
+                Err(divergence) => {
+                    record.status = 400;
+                    record.result = "divergence";
+                    let body = divergence.error_body();
+                    state.divergences.push(divergence);
+                    state.log.push(record);
+                    return Reply::Error { status: 400, body };
+                }
+                Ok(exchange) => {
+                    state.next_exchange = exchange + 1;
+                    exchange
+                }
+            },
+        };
+        state.previous = Some((fingerprint, exchange_index));
+        record.exchange = Some(exchange_index);
 
-        let exchange_index = state.next_exchange;
-        state.next_exchange += 1;
         let exchange = &self.config.recording.exchanges[exchange_index];
         let mut turn = exchange.to_turn(exchange_index);
+        let fault = state.faults.next_attempt(exchange_index);
+        match &fault {
+            Some(Fault::Http(http)) => {
+                record.status = http.status;
+                record.result = "fault:http";
+                state.log.push(record);
+                return Reply::Http(http.clone());
+            }
+            Some(Fault::ContextLengthExceeded) => {
+                let window = self.config.context_window.unwrap_or(count.total.saturating_sub(1));
+                record.status = 400;
+                record.result = "fault:context_length_exceeded";
+                state.log.push(record);
+                return Reply::Error { status: 400, body: ApiErrorBody::context_length_exceeded(window, count.total) };
+            }
+            Some(Fault::TruncateArguments) => {
+                for call in &mut turn.tool_calls {
+                    let keep = call.arguments.floor_char_boundary(call.arguments.len() / 2);
+                    call.arguments.truncate(keep);
+                }
+                record.result = "fault:truncate_arguments";
+            }
+            Some(_) => record.result = "fault:stream",
+            None => {}
+        }
         let cache = state.cache.observe(&segments(request, &count.messages, count.tools));
         let output_tokens = count_text(&turn.text)
             + turn.tool_calls.iter().map(|c| count_text(&c.name) + count_text(&c.arguments)).sum::<u64>();
@@ -174,26 +226,42 @@ impl Session {
             cache_read_tokens: cache.cached_tokens,
             cache_write_tokens: 0,
         });
-        record.exchange = Some(exchange_index);
         record.output_tokens = output_tokens;
         record.cached_tokens = cache.cached_tokens;
         record.cache_break = cache.broke;
         record.recorded_usage = exchange.usage;
         state.log.push(record);
+        let stream_fault = fault.filter(|f| !matches!(f, Fault::TruncateArguments));
         let model = self.config.recording.model.clone().unwrap_or_else(|| request.model.clone());
-        Reply::Turn { turn, timing: exchange.timing, model, request_index: index }
+        Reply::Turn { turn, fault: stream_fault, timing: exchange.timing, model, request_index: index }
     }
 
-    fn check(&self, state: &SessionState, index: usize, request: &ChatRequest) -> Option<Divergence> {
+    /// The exchange a new (not retried) request gets, or why it gets none.
+    fn check(&self, state: &SessionState, index: usize, request: &ChatRequest) -> Result<usize, Divergence> {
         let exchanges = &self.config.recording.exchanges;
-        if state.next_exchange >= exchanges.len() {
-            return Some(recording_exhausted(index, exchanges.len(), request));
+        let next = state.next_exchange;
+        if next >= exchanges.len() {
+            return Err(recording_exhausted(index, exchanges.len(), request));
         }
-        let previous = state.next_exchange.checked_sub(1)?;
-        let expected: Vec<String> =
-            exchanges[previous].to_turn(previous).tool_calls.into_iter().map(|c| c.id).collect();
-        check_tool_results(index, &expected, request)
+        if let Some(previous) = next.checked_sub(1) {
+            let expected: Vec<String> =
+                exchanges[previous].to_turn(previous).tool_calls.into_iter().map(|c| c.id).collect();
+            if let Some(divergence) = check_tool_results(index, &expected, request) {
+                return Err(divergence);
+            }
+        }
+        match check_expectations(index, &exchanges[next].expect, request) {
+            Some(divergence) => Err(divergence),
+            None => Ok(next),
+        }
     }
+}
+
+/// What makes two requests the same request: their serialized form.
+fn fingerprint(request: &ChatRequest) -> u64 {
+    let mut hasher = std::hash::DefaultHasher::new();
+    std::hash::Hash::hash(&serde_json::to_string(request).unwrap_or_default(), &mut hasher);
+    std::hash::Hasher::finish(&hasher)
 }
 
 /// The request's cacheable segments: tools first, then each message.

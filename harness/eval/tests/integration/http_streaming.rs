@@ -42,7 +42,7 @@ async fn chunks_leave_the_server_one_by_one() {
         "format: reloop.recording/v1\nexchanges:\n  - text: one two three four\n    timing: { first_byte_ms: 1, chunk_ms: 1 }\n",
     );
     let pacer: Arc<dyn Pacer> = Arc::new(Gate(Arc::clone(&gate)));
-    registry.insert("s", Arc::new(Session::new(SessionConfig { recording: rec, context_window: None, pacer })));
+    registry.insert("s", Arc::new(Session::new(SessionConfig { recording: rec, context_window: None, pacer, faults: vec![] }).unwrap()));
 
     let body = r#"{"model":"m","stream":true,"messages":[{"role":"user","content":"go"}]}"#;
     let response = reqwest::Client::builder()
@@ -106,7 +106,7 @@ async fn the_loop_streams_from_the_server_over_loopback() {
     let rec = recording(
         "format: reloop.recording/v1\nexchanges:\n  - tool_calls: [{ name: noop, arguments: {} }]\n  - text: All done, nothing was needed.\n",
     );
-    let session = Arc::new(Session::new(SessionConfig { recording: rec, context_window: None, pacer: Arc::new(NoPacer) }));
+    let session = Arc::new(Session::new(SessionConfig { recording: rec, context_window: None, pacer: Arc::new(NoPacer), faults: vec![] }).unwrap());
     registry.insert("run", Arc::clone(&session));
     let clock: SharedClock = Arc::new(VirtualClock::new());
     let client = ProviderClient::new(

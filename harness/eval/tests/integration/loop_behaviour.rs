@@ -5,7 +5,7 @@ use reloop_agent::Outcome;
 use reloop_eval::{RunReport, Scenario, run_scenario};
 
 /// Runs a scenario whose recording is `recording` (YAML exchanges).
-fn run_inline(scenario: &str, exchanges: &str) -> RunReport {
+pub fn run_inline(scenario: &str, exchanges: &str) -> RunReport {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("r.yaml"), format!("format: reloop.recording/v1\nexchanges:\n{exchanges}")).unwrap();
     let file = dir.path().join("s.yaml");
