@@ -88,7 +88,7 @@ pub(super) async fn stream(
     let mut body = response.bytes_stream();
     let mut feed = |frame: reloop_wire::SseFrame| -> Result<(), LlmError> {
         for delta in accumulator.push_data(&frame.data).map_err(|e| LlmError::Protocol(e.to_string()))? {
-            if let reloop_wire::openai_chat::StreamDelta::Text(text) = delta {
+            if let reloop_wire::StreamDelta::Text(text) = delta {
                 on_text(&text);
             }
         }
