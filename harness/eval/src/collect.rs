@@ -3,7 +3,7 @@
 //! counted by the same reference tokenizer.
 
 use reloop_agent::tools::pseudo_tool_specs;
-use reloop_agent::{CallPurpose, LlmRequest, LoopEvent, LoopState, Outcome, TimedEvent, ToolRuntime, ToolSpec, client::to_chat_request};
+use reloop_agent::{CallPurpose, LlmRequest, LoopEvent, LoopState, Outcome, TimedEvent, ToolRuntime, ToolSpec, client::to_prompt};
 use reloop_mock::{RequestRecord, Session};
 
 use crate::expect::{RunFacts, check};
@@ -104,7 +104,7 @@ fn step_rows(scenario: &Scenario, state: &LoopState, log: &[RequestRecord], sess
                     max_output_tokens: scenario.spec.loop_settings.max_output_tokens,
                     stream: true,
                 };
-                session.counter().count_chat_request(&to_chat_request(&scenario.spec.model, &request)).total
+                session.counter().count_prompt(&to_prompt(&scenario.spec.model, &request)).total
             });
             StepRow {
                 step: u64::from(record.step),

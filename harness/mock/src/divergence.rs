@@ -2,7 +2,8 @@
 //! never falls back to another answer; it refuses with a clear error and
 //! logs what it expected against what came, for the report.
 
-use reloop_wire::openai_chat::{ApiError, ApiErrorBody, ChatMessage, ChatRequest};
+use reloop_wire::openai_chat::{ApiError, ApiErrorBody};
+use reloop_wire::{Prompt, PromptMessage};
 use serde::Serialize;
 
 use crate::recording::RequestExpectations;
@@ -49,7 +50,7 @@ impl Divergence {
 }
 
 /// The recording has no exchange left for this request.
-pub fn recording_exhausted(request_index: usize, exchanges: usize, request: &ChatRequest) -> Divergence {
+pub fn recording_exhausted(request_index: usize, exchanges: usize, request: &Prompt) -> Divergence {
     Divergence {
         request_index,
         check: "recording_exhausted",
@@ -59,7 +60,7 @@ pub fn recording_exhausted(request_index: usize, exchanges: usize, request: &Cha
 }
 
 /// Checks that every tool call of the previous exchange is answered.
-pub fn check_tool_results(request_index: usize, expected_ids: &[String], request: &ChatRequest) -> Option<Divergence> {
+pub fn check_tool_results(request_index: usize, expected_ids: &[String], request: &Prompt) -> Option<Divergence> {
     let answered: Vec<&str> = tool_results(request).into_iter().map(|(id, _)| id).collect();
     let missing: Vec<&String> = expected_ids.iter().filter(|id| !answered.contains(&id.as_str())).collect();
     (!missing.is_empty()).then(|| Divergence {
@@ -72,20 +73,20 @@ pub fn check_tool_results(request_index: usize, expected_ids: &[String], request
 
 /// Checks an exchange's own expectations, in a fixed order; the first
 /// failure is reported.
-pub fn check_expectations(request_index: usize, expect: &RequestExpectations, request: &ChatRequest) -> Option<Divergence> {
+pub fn check_expectations(request_index: usize, expect: &RequestExpectations, request: &Prompt) -> Option<Divergence> {
     let fail = |check, expected: String, actual: String| Some(Divergence { request_index, check, expected, actual });
     if let Some(model) = expect.model.as_ref().filter(|m| **m != request.model) {
         return fail("expect.model", format!("model `{model}`"), format!("model `{}`", request.model));
     }
-    let declared: Vec<&str> = request.tools.iter().map(|t| t.function.name.as_str()).collect();
+    let declared: Vec<&str> = request.tools.iter().map(|t| t.name.as_str()).collect();
     if let Some(missing) = expect.tools.iter().find(|t| !declared.contains(&t.as_str())) {
         return fail("expect.tools", format!("tool `{missing}` declared"), format!("tools [{}]", declared.join(", ")));
     }
-    let texts: Vec<String> = request.messages.iter().map(message_text).collect();
+    let texts: Vec<&str> = request.system.iter().map(String::as_str).chain(request.messages.iter().map(message_text)).collect();
     if let Some(needle) = expect.message_contains.iter().find(|n| !texts.iter().any(|t| t.contains(n.as_str()))) {
         return fail("expect.message_contains", format!("a message containing {needle:?}"), describe_last_message(request));
     }
-    let results: Vec<String> = tool_results(request).into_iter().map(|(_, content)| content).collect();
+    let results: Vec<&str> = tool_results(request).into_iter().map(|(_, content)| content).collect();
     if let Some(needle) = expect.tool_result_contains.iter().find(|n| !results.iter().any(|r| r.contains(n.as_str()))) {
         let actual = format!("{} tool results, none containing it", results.len());
         return fail("expect.tool_result_contains", format!("a tool result containing {needle:?}"), actual);
@@ -94,24 +95,21 @@ pub fn check_expectations(request_index: usize, expect: &RequestExpectations, re
 }
 
 /// `(call id, content)` of every tool result.
-fn tool_results(request: &ChatRequest) -> Vec<(&str, String)> {
+fn tool_results(request: &Prompt) -> Vec<(&str, &str)> {
     request
         .messages
         .iter()
         .filter_map(|m| match m {
-            ChatMessage::Tool { tool_call_id, content } => Some((tool_call_id.as_str(), content.to_text())),
+            PromptMessage::ToolResult { call_id, content, .. } => Some((call_id.as_str(), content.as_str())),
             _ => None,
         })
         .collect()
 }
 
-fn message_text(message: &ChatMessage) -> String {
+fn message_text(message: &PromptMessage) -> &str {
     match message {
-        ChatMessage::System { content, .. } | ChatMessage::Developer { content, .. } | ChatMessage::User { content, .. } => {
-            content.to_text()
-        }
-        ChatMessage::Assistant { content, .. } => content.as_ref().map(|c| c.to_text()).unwrap_or_default(),
-        ChatMessage::Tool { content, .. } => content.to_text(),
+        PromptMessage::User { text } | PromptMessage::Assistant { text, .. } => text,
+        PromptMessage::ToolResult { content, .. } => content,
     }
 }
 
@@ -120,18 +118,12 @@ fn quoted<'a>(ids: impl Iterator<Item = &'a String>) -> String {
 }
 
 /// `role: first 120 chars` of the last message.
-fn describe_last_message(request: &ChatRequest) -> String {
+fn describe_last_message(request: &Prompt) -> String {
     let Some(last) = request.messages.last() else { return "a request with no messages".into() };
-    let role = match last {
-        ChatMessage::System { .. } => "system",
-        ChatMessage::Developer { .. } => "developer",
-        ChatMessage::User { .. } => "user",
-        ChatMessage::Assistant { .. } => "assistant",
-        ChatMessage::Tool { .. } => "tool",
-    };
-    let text = match last {
-        ChatMessage::Tool { tool_call_id, .. } => format!("[{tool_call_id}] {}", message_text(last)),
-        other => message_text(other),
+    let (role, text) = match last {
+        PromptMessage::User { text } => ("user", text.clone()),
+        PromptMessage::Assistant { text, .. } => ("assistant", text.clone()),
+        PromptMessage::ToolResult { call_id, content, .. } => ("tool", format!("[{call_id}] {content}")),
     };
     let preview: String = text.chars().take(120).collect();
     format!("a request ending with {role}: {preview:?}")

@@ -135,7 +135,7 @@ fn chat(registry: &Registry, session: &str, body: &[u8]) -> Response {
         }
     };
     let render = OpenaiChat;
-    match session.handle_chat(&request) {
+    match session.handle(&request.to_prompt()) {
         Reply::Error { status, body } => error_response(status, &body),
         Reply::Http(fault) => {
             let body = fault.body.clone().unwrap_or_else(|| render.http_error_body(fault.status));

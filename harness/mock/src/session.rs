@@ -3,8 +3,8 @@
 
 use std::sync::{Arc, Mutex};
 
-use reloop_wire::openai_chat::{ApiErrorBody, ChatRequest};
-use reloop_wire::{ModelTurn, Usage};
+use reloop_wire::openai_chat::ApiErrorBody;
+use reloop_wire::{ModelTurn, Prompt, Usage};
 use serde::Serialize;
 
 use crate::cache_sim::{PrefixCache, Segment};
@@ -140,9 +140,9 @@ impl Session {
         self.state.lock().expect("session state poisoned")
     }
 
-    /// Answers one chat request from the recording.
-    pub fn handle_chat(&self, request: &ChatRequest) -> Reply {
-        let count = self.counter.count_chat_request(request);
+    /// Answers one request, in whatever format it came, from the recording.
+    pub fn handle(&self, request: &Prompt) -> Reply {
+        let count = self.counter.count_prompt(request);
         let fingerprint = fingerprint(request);
         let mut state = self.lock();
         let index = state.log.len();
@@ -152,7 +152,7 @@ impl Session {
             exchange: None,
             model: request.model.clone(),
             stream: request.stream,
-            messages: request.messages.len(),
+            messages: count.messages.len(),
             input_tokens: count.total,
             output_tokens: 0,
             cached_tokens: 0,
@@ -237,7 +237,7 @@ impl Session {
     }
 
     /// The exchange a new (not retried) request gets, or why it gets none.
-    fn check(&self, state: &SessionState, index: usize, request: &ChatRequest) -> Result<usize, Divergence> {
+    fn check(&self, state: &SessionState, index: usize, request: &Prompt) -> Result<usize, Divergence> {
         let exchanges = &self.config.recording.exchanges;
         let next = state.next_exchange;
         if next >= exchanges.len() {
@@ -258,18 +258,19 @@ impl Session {
 }
 
 /// What makes two requests the same request: their serialized form.
-fn fingerprint(request: &ChatRequest) -> u64 {
+fn fingerprint(request: &Prompt) -> u64 {
     let mut hasher = std::hash::DefaultHasher::new();
     std::hash::Hash::hash(&serde_json::to_string(request).unwrap_or_default(), &mut hasher);
     std::hash::Hasher::finish(&hasher)
 }
 
-/// The request's cacheable segments: tools first, then each message.
-fn segments(request: &ChatRequest, message_tokens: &[u64], tool_tokens: u64) -> Vec<Segment> {
-    let mut segments = Vec::with_capacity(request.messages.len() + 1);
+/// The request's cacheable segments: tools first, then the system prompt
+/// and each message.
+fn segments(request: &Prompt, message_tokens: &[u64], tool_tokens: u64) -> Vec<Segment> {
+    let mut segments = Vec::with_capacity(message_tokens.len() + 1);
     segments.push(Segment::new(&serde_json::to_string(&request.tools).unwrap_or_default(), tool_tokens));
-    segments.extend(request.messages.iter().zip(message_tokens).map(|(message, tokens)| {
-        Segment::new(&serde_json::to_string(message).unwrap_or_default(), *tokens)
-    }));
+    let system = request.system.iter().map(|s| serde_json::to_string(&("system", s)));
+    let messages = request.messages.iter().map(serde_json::to_string);
+    segments.extend(system.chain(messages).zip(message_tokens).map(|(json, tokens)| Segment::new(&json.unwrap_or_default(), *tokens)));
     segments
 }

@@ -6,15 +6,17 @@
 //! throughput measured here (10 vs 5 MB/s single-threaded), and no regex
 //! backtracking crate in the build.
 //!
-//! Counting follows OpenAI's published recipe for chat messages: 3 framing
-//! tokens per message, the tokens of each field, 1 more for a `name`, and 3
-//! priming the reply. Tool declarations are counted as their JSON text (the
-//! provider's internal rendering is not published; this is close and stable).
+//! Counting works on the provider-neutral [`Prompt`], so one conversation
+//! costs the same whichever wire format carried it, and follows OpenAI's
+//! published recipe for chat messages: 3 framing tokens per message, the
+//! tokens of its role and texts, and 3 priming the reply. Tool declarations
+//! are counted as their JSON text (the providers' internal rendering is not
+//! published; this is close and stable).
 
 use std::collections::HashMap;
 use std::sync::Mutex;
 
-use reloop_wire::openai_chat::{ChatMessage, ChatRequest};
+use reloop_wire::{Prompt, PromptMessage};
 
 /// Framing tokens per message.
 pub const TOKENS_PER_MESSAGE: u64 = 3;
@@ -49,23 +51,35 @@ impl TokenCounter {
         Self::default()
     }
 
-    /// Counts a whole chat request.
-    pub fn count_chat_request(&self, request: &ChatRequest) -> PromptCount {
-        let tools = if request.tools.is_empty() {
+    /// Counts a whole request; `messages` has the system prompt first when
+    /// there is one.
+    pub fn count_prompt(&self, prompt: &Prompt) -> PromptCount {
+        let tools = if prompt.tools.is_empty() {
             0
         } else {
-            self.memoized(&serde_json::to_string(&request.tools).unwrap_or_default())
+            self.memoized(&serde_json::to_string(&prompt.tools).unwrap_or_default())
         };
-        let messages: Vec<u64> = request.messages.iter().map(|m| self.count_message(m)).collect();
+        let system = prompt.system.as_deref().map(|text| self.count_fields("system", &[text]));
+        let messages: Vec<u64> = system.into_iter().chain(prompt.messages.iter().map(|m| self.count_message(m))).collect();
         let total = tools + messages.iter().sum::<u64>() + REPLY_PRIMING_TOKENS;
         PromptCount { tools, messages, total }
     }
 
     /// Counts one message, framing included.
-    pub fn count_message(&self, message: &ChatMessage) -> u64 {
-        let (role, name, fields) = message_fields(message);
-        let body: u64 = fields.iter().map(|field| self.memoized(field)).sum();
-        TOKENS_PER_MESSAGE + count_text(role) + body + u64::from(name.is_some()) + name.map_or(0, count_text)
+    pub fn count_message(&self, message: &PromptMessage) -> u64 {
+        match message {
+            PromptMessage::User { text } => self.count_fields("user", &[text]),
+            PromptMessage::Assistant { text, tool_calls } => {
+                let calls: Vec<String> = tool_calls.iter().map(|c| format!("{}{}", c.name, c.arguments)).collect();
+                let fields: Vec<&str> = std::iter::once(text.as_str()).chain(calls.iter().map(String::as_str)).collect();
+                self.count_fields("assistant", &fields)
+            }
+            PromptMessage::ToolResult { call_id, content, .. } => self.count_fields("tool", &[call_id, content]),
+        }
+    }
+
+    fn count_fields(&self, role: &str, fields: &[&str]) -> u64 {
+        TOKENS_PER_MESSAGE + count_text(role) + fields.iter().map(|field| self.memoized(field)).sum::<u64>()
     }
 
     fn memoized(&self, text: &str) -> u64 {
@@ -79,21 +93,6 @@ impl TokenCounter {
         let count = count_text(text);
         memo.insert(text.to_owned(), count);
         count
-    }
-}
-
-/// The role, the name, and the texts that count, of one message.
-fn message_fields(message: &ChatMessage) -> (&'static str, Option<&str>, Vec<String>) {
-    match message {
-        ChatMessage::System { content, name } => ("system", name.as_deref(), vec![content.to_text()]),
-        ChatMessage::Developer { content, name } => ("developer", name.as_deref(), vec![content.to_text()]),
-        ChatMessage::User { content, name } => ("user", name.as_deref(), vec![content.to_text()]),
-        ChatMessage::Assistant { content, tool_calls, name, .. } => {
-            let mut fields: Vec<String> = content.iter().map(|c| c.to_text()).collect();
-            fields.extend(tool_calls.iter().map(|call| format!("{}{}", call.function.name, call.function.arguments)));
-            ("assistant", name.as_deref(), fields)
-        }
-        ChatMessage::Tool { content, tool_call_id } => ("tool", None, vec![tool_call_id.clone(), content.to_text()]),
     }
 }
 

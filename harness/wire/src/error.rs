@@ -21,6 +21,15 @@ pub enum WireError {
     /// A tool-call delta referred to an index whose first fragment (with id and name) was never seen.
     #[error("tool-call delta for index {0}, which was never started")]
     UnknownToolCallIndex(u32),
+    /// The provider reported an error inside the stream (Anthropic `event: error`, Responses
+    /// `error` or `response.failed`).
+    #[error("provider error {kind}: {message}")]
+    Provider {
+        /// The provider's error type or code, e.g. `overloaded_error` or `insufficient_quota`.
+        kind: String,
+        /// The provider's message.
+        message: String,
+    },
     /// Any other violation of the wire protocol.
     #[error("protocol violation: {0}")]
     Protocol(String),

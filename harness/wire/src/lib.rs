@@ -6,20 +6,28 @@
 //! the same [`ModelTurn`].
 //!
 //! - [`sse`]: Server-Sent-Events framing, shared by every streaming format.
+//! - [`delta`]: the streaming deltas and the [`StreamDecoder`] trait every format implements.
+//! - [`split`]: how encoders cut text and tool arguments into streamed pieces.
 //! - [`turn`]: the provider-neutral result of one model call.
+//! - [`prompt`]: the provider-neutral request, the pivot every format's request converts through.
 //! - [`openai_chat`]: the OpenAI Chat Completions API (requests, streamed chunks, non-streamed
 //!   responses, error bodies).
 //!
 //! The OpenAI Responses and Anthropic Messages formats will join as sibling modules of
 //! [`openai_chat`], reusing [`sse`] and [`turn`].
 
+pub mod delta;
 pub mod error;
 pub mod openai_chat;
+pub mod prompt;
+pub mod split;
 pub mod sse;
 pub mod turn;
 
 mod nullable;
 
+pub use delta::{StreamDecoder, StreamDelta};
 pub use error::WireError;
+pub use prompt::{Prompt, PromptMessage, ToolChoice, ToolDecl};
 pub use sse::{SseDecoder, SseFrame};
 pub use turn::{FinishReason, ModelTurn, ToolCall, Usage};

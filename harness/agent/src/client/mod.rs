@@ -8,13 +8,12 @@ mod openai_chat;
 mod retry;
 
 pub use error::LlmError;
-pub use openai_chat::to_chat_request;
 pub use retry::{RetryPolicy, parse_retry_after};
 
 use std::time::Duration;
 
 use futures_util::StreamExt;
-use reloop_wire::{ModelTurn, SseDecoder, SseFrame};
+use reloop_wire::{ModelTurn, Prompt, PromptMessage, SseDecoder, SseFrame, StreamDecoder, StreamDelta, ToolChoice, ToolDecl, WireError};
 
 use crate::clock::{Clock, SharedClock, with_timeout};
 use crate::config::{ProviderConfig, WireFormat};
@@ -37,6 +36,36 @@ pub struct LlmRequest<'a> {
     pub max_output_tokens: u32,
     /// Stream the answer (false for output-slot escalation, as in Roku).
     pub stream: bool,
+}
+
+/// The provider-neutral form of `request`: what every wire format renders.
+/// Public so the harness can price a counterfactual view with exactly what
+/// the loop would have sent.
+pub fn to_prompt(model: &str, request: &LlmRequest<'_>) -> Prompt {
+    Prompt {
+        model: model.to_owned(),
+        system: Some(request.system.to_owned()),
+        messages: request.messages.iter().map(to_prompt_message).collect(),
+        tools: request
+            .tools
+            .iter()
+            .map(|spec| ToolDecl { name: spec.name.clone(), description: spec.description.clone(), parameters: spec.parameters.clone() })
+            .collect(),
+        tool_choice: if request.forbid_tools { ToolChoice::None } else { ToolChoice::Auto },
+        max_output_tokens: Some(request.max_output_tokens),
+        stream: request.stream,
+        include_usage: request.stream,
+    }
+}
+
+fn to_prompt_message(message: &Message) -> PromptMessage {
+    match message {
+        Message::User { text } => PromptMessage::User { text: text.clone() },
+        Message::Assistant { text, tool_calls } => PromptMessage::Assistant { text: text.clone(), tool_calls: tool_calls.clone() },
+        Message::ToolResult { call_id, content, is_error, .. } => {
+            PromptMessage::ToolResult { call_id: call_id.clone(), content: content.clone(), is_error: *is_error }
+        }
+    }
 }
 
 /// Talks to one provider endpoint.
@@ -82,8 +111,9 @@ impl ProviderClient {
         on_text: &mut (dyn FnMut(&str) + Send),
     ) -> Result<ModelTurn, LlmError> {
         let clock = self.clock.as_ref();
+        let prompt = to_prompt(&self.config.model, request);
         let body = match self.config.wire {
-            WireFormat::OpenaiChat => openai_chat::body(&self.config.model, request),
+            WireFormat::OpenaiChat => openai_chat::body(&prompt),
         }?;
         let send = self
             .http
@@ -106,15 +136,28 @@ impl ProviderClient {
             let bytes = response.bytes().await.map_err(|e| LlmError::Transport(e.to_string()))?;
             return openai_chat::parse_complete(&bytes);
         }
-        let mut decoder = openai_chat::Decoder::default();
+        let mut decoder: Box<dyn StreamDecoder> = match self.config.wire {
+            WireFormat::OpenaiChat => Box::new(reloop_wire::openai_chat::ChatStreamAccumulator::new()),
+        };
         read_sse(response, clock, idle, |frame| {
-            for text in decoder.push(frame)? {
-                on_text(&text);
+            for delta in decoder.push_frame(frame).map_err(wire_error)? {
+                if let StreamDelta::Text(text) = delta {
+                    on_text(&text);
+                }
             }
             Ok(())
         })
         .await?;
-        decoder.finish()
+        decoder.finish().map_err(wire_error)
+    }
+}
+
+/// The loop's view of a wire-level failure.
+fn wire_error(error: WireError) -> LlmError {
+    match error {
+        WireError::StreamEndedEarly => LlmError::StreamEndedEarly,
+        WireError::Provider { kind, message } => LlmError::from_stream_error(&kind, message),
+        other => LlmError::Protocol(other.to_string()),
     }
 }
 
@@ -156,4 +199,19 @@ fn retry_after(headers: &reqwest::header::HeaderMap, clock: &dyn Clock) -> Optio
 
 fn millis(duration: Duration) -> u64 {
     u64::try_from(duration.as_millis()).unwrap_or(u64::MAX)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_last_turn_keeps_tools_but_forbids_them() {
+        let tools = [ToolSpec { name: "read".into(), description: "r".into(), parameters: serde_json::json!({"type": "object"}) }];
+        let request = LlmRequest { system: "s", messages: &[], tools: &tools, forbid_tools: true, max_output_tokens: 10, stream: true };
+        let prompt = to_prompt("m", &request);
+        assert_eq!(prompt.tools.len(), 1);
+        assert_eq!(prompt.tool_choice, ToolChoice::None);
+        assert!(prompt.include_usage);
+    }
 }

@@ -4,8 +4,8 @@
 
 use serde_json::Value;
 
-use super::{ChatChunk, ChatStreamAccumulator, ChunkMeta, StreamDelta, encode_stream};
-use crate::{FinishReason, ModelTurn, SseDecoder, ToolCall, Usage, WireError, sse};
+use super::{ChatChunk, ChatStreamAccumulator, ChunkMeta, encode_stream};
+use crate::{FinishReason, ModelTurn, SseDecoder, StreamDelta, ToolCall, Usage, WireError, sse};
 
 /// One capture file.
 struct Capture {

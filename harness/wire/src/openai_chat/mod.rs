@@ -17,6 +17,5 @@ pub use request::{
 pub use response::{ChatCompletion, CompletionChoice, CompletionMessage};
 pub use stream::{
     ChatChunk, ChatStreamAccumulator, ChatUsage, ChunkChoice, ChunkDelta, ChunkMeta, FunctionDelta,
-    PromptTokensDetails, StreamDelta, ToolCallDelta, encode_stream, split_argument_fragments,
-    split_text_pieces,
+    PromptTokensDetails, ToolCallDelta, encode_stream,
 };

@@ -2,12 +2,14 @@
 //!
 //! Only the fields the harness acts on are typed; everything else (`temperature`, `n`,
 //! `parallel_tool_calls`, ...) is kept verbatim in `extra`, so a request survives a
-//! parse/serialize round trip unchanged.
+//! parse/serialize round trip unchanged. [`ChatRequest::from_prompt`] and
+//! [`ChatRequest::to_prompt`] convert to and from the provider-neutral [`Prompt`].
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use crate::ToolCall;
+use crate::prompt::{Prompt, PromptMessage, ToolChoice, ToolDecl, join_system};
 
 /// A Chat Completions request body.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -37,6 +39,98 @@ pub struct ChatRequest {
     /// Every other field, verbatim.
     #[serde(flatten)]
     pub extra: Map<String, Value>,
+}
+
+impl ChatRequest {
+    /// The request the agent sends for `prompt`: the system text as a first `system` message,
+    /// assistant `content: null` when a turn only called tools, tools with their description,
+    /// `tool_choice` only when not auto (`"none"`, `"required"` or a named function),
+    /// `stream_options.include_usage` when streaming, and the limit as `max_completion_tokens`.
+    pub fn from_prompt(prompt: &Prompt) -> Self {
+        let system = prompt.system.iter().map(|system| ChatMessage::System {
+            content: MessageContent::Text(system.clone()),
+            name: None,
+        });
+        Self {
+            model: prompt.model.clone(),
+            messages: system
+                .chain(prompt.messages.iter().map(ChatMessage::from_prompt_message))
+                .collect(),
+            tools: prompt.tools.iter().map(ChatTool::from_decl).collect(),
+            tool_choice: chat_tool_choice(&prompt.tool_choice),
+            stream: prompt.stream,
+            stream_options: prompt.stream.then_some(StreamOptions {
+                include_usage: prompt.include_usage,
+            }),
+            max_tokens: None,
+            max_completion_tokens: prompt.max_output_tokens,
+            extra: Map::new(),
+        }
+    }
+
+    /// The neutral form of this request. Lossy: `system` and `developer` messages anywhere in
+    /// the conversation become [`Prompt::system`] (in order); content parts other than text
+    /// (images, audio, files) and refusals are dropped; tool results get `is_error: false` (Chat
+    /// Completions cannot say a tool failed); `max_tokens` counts when `max_completion_tokens`
+    /// is absent; a `tool_choice` other than a mode or a named function counts as auto; and
+    /// every field kept in `extra` is dropped.
+    pub fn to_prompt(&self) -> Prompt {
+        let mut system = Vec::new();
+        let mut messages = Vec::new();
+        for message in &self.messages {
+            match message {
+                ChatMessage::System { content, .. } | ChatMessage::Developer { content, .. } => {
+                    system.push(content.to_text());
+                }
+                ChatMessage::User { content, .. } => messages.push(PromptMessage::User {
+                    text: content.to_text(),
+                }),
+                ChatMessage::Assistant {
+                    content,
+                    tool_calls,
+                    ..
+                } => messages.push(PromptMessage::Assistant {
+                    text: content
+                        .as_ref()
+                        .map(MessageContent::to_text)
+                        .unwrap_or_default(),
+                    tool_calls: tool_calls.iter().map(ChatToolCall::to_tool_call).collect(),
+                }),
+                ChatMessage::Tool {
+                    tool_call_id,
+                    content,
+                } => messages.push(PromptMessage::ToolResult {
+                    call_id: tool_call_id.clone(),
+                    content: content.to_text(),
+                    is_error: false,
+                }),
+            }
+        }
+        Prompt {
+            model: self.model.clone(),
+            system: join_system(system),
+            messages,
+            tools: self.tools.iter().map(ChatTool::to_decl).collect(),
+            tool_choice: ToolChoice::from_openai_value(self.tool_choice.as_ref(), "/function/name"),
+            max_output_tokens: self.max_completion_tokens.or(self.max_tokens),
+            stream: self.stream,
+            include_usage: self
+                .stream_options
+                .as_ref()
+                .is_some_and(|options| options.include_usage),
+        }
+    }
+}
+
+/// The Chat Completions `tool_choice` for a neutral choice; absent for auto (the default).
+fn chat_tool_choice(choice: &ToolChoice) -> Option<Value> {
+    match choice {
+        ToolChoice::Auto => None,
+        ToolChoice::Named(name) => {
+            Some(serde_json::json!({"type": "function", "function": {"name": name}}))
+        }
+        mode => mode.openai_mode().map(Value::from),
+    }
 }
 
 /// `stream_options` of a request.
@@ -99,6 +193,34 @@ pub enum ChatMessage {
     },
 }
 
+impl ChatMessage {
+    /// The wire form of a neutral message (see [`ChatRequest::from_prompt`]).
+    fn from_prompt_message(message: &PromptMessage) -> Self {
+        match message {
+            PromptMessage::User { text } => Self::User {
+                content: MessageContent::Text(text.clone()),
+                name: None,
+            },
+            PromptMessage::Assistant { text, tool_calls } => Self::Assistant {
+                content: (!text.is_empty() || tool_calls.is_empty())
+                    .then(|| MessageContent::Text(text.clone())),
+                tool_calls: tool_calls
+                    .iter()
+                    .map(ChatToolCall::from_tool_call)
+                    .collect(),
+                refusal: None,
+                name: None,
+            },
+            PromptMessage::ToolResult {
+                call_id, content, ..
+            } => Self::Tool {
+                tool_call_id: call_id.clone(),
+                content: MessageContent::Text(content.clone()),
+            },
+        }
+    }
+}
+
 /// Message content: a plain string or a list of typed parts.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(untagged)]
@@ -144,6 +266,30 @@ pub struct ChatTool {
     pub kind: String,
     /// The function definition.
     pub function: FunctionDef,
+}
+
+impl ChatTool {
+    /// The wire form of a neutral tool declaration (always with its description, never strict).
+    fn from_decl(decl: &ToolDecl) -> Self {
+        Self {
+            kind: "function".to_owned(),
+            function: FunctionDef {
+                name: decl.name.clone(),
+                description: Some(decl.description.clone()),
+                parameters: decl.parameters.clone(),
+                strict: None,
+            },
+        }
+    }
+
+    /// The neutral form (a missing description becomes empty; `strict` is dropped).
+    fn to_decl(&self) -> ToolDecl {
+        ToolDecl {
+            name: self.function.name.clone(),
+            description: self.function.description.clone().unwrap_or_default(),
+            parameters: self.function.parameters.clone(),
+        }
+    }
 }
 
 /// A function the model may call.
@@ -209,6 +355,7 @@ impl ChatToolCall {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::prompt::tests::{rich_prompt, without_error_flags};
     use serde_json::json;
 
     /// A realistic second-turn agent request: the model called a tool and gets its result back.
@@ -299,6 +446,128 @@ mod tests {
         };
         assert_eq!(content.to_text(), "What's in README.md?");
         assert_eq!(MessageContent::Text("plain".into()).to_text(), "plain");
+    }
+
+    #[test]
+    fn from_prompt_matches_what_the_agent_sends() {
+        // The agent's `to_chat_request` for: system "s", a user turn, a tool-only assistant
+        // turn, its result, the last step (tools forbidden) with a 10-token slot.
+        let prompt = Prompt {
+            model: "m".into(),
+            system: Some("s".into()),
+            messages: vec![
+                PromptMessage::User { text: "go".into() },
+                PromptMessage::Assistant {
+                    text: String::new(),
+                    tool_calls: vec![ToolCall {
+                        id: "call_1".into(),
+                        name: "read".into(),
+                        arguments: "{}".into(),
+                    }],
+                },
+                PromptMessage::ToolResult {
+                    call_id: "call_1".into(),
+                    content: "ok".into(),
+                    is_error: true,
+                },
+                PromptMessage::Assistant {
+                    text: String::new(),
+                    tool_calls: Vec::new(),
+                },
+            ],
+            tools: vec![ToolDecl {
+                name: "read".into(),
+                description: "r".into(),
+                parameters: json!({"type": "object"}),
+            }],
+            tool_choice: ToolChoice::None,
+            max_output_tokens: Some(10),
+            stream: true,
+            include_usage: true,
+        };
+        assert_eq!(
+            serde_json::to_string(&ChatRequest::from_prompt(&prompt)).unwrap(),
+            concat!(
+                r#"{"model":"m","messages":[{"role":"system","content":"s"},"#,
+                r#"{"role":"user","content":"go"},"#,
+                r#"{"role":"assistant","content":null,"tool_calls":[{"id":"call_1","type":"function","function":{"name":"read","arguments":"{}"}}]},"#,
+                r#"{"role":"tool","tool_call_id":"call_1","content":"ok"},"#,
+                r#"{"role":"assistant","content":""}],"#,
+                r#""tools":[{"type":"function","function":{"name":"read","description":"r","parameters":{"type":"object"}}}],"#,
+                r#""tool_choice":"none","stream":true,"stream_options":{"include_usage":true},"max_completion_tokens":10}"#,
+            )
+        );
+        let quiet = Prompt {
+            stream: false,
+            tool_choice: ToolChoice::Auto,
+            ..prompt
+        };
+        let request = ChatRequest::from_prompt(&quiet);
+        assert_eq!((request.stream_options, request.tool_choice), (None, None));
+    }
+
+    #[test]
+    fn prompt_round_trips_except_error_flags() {
+        let prompt = rich_prompt();
+        let request = ChatRequest::from_prompt(&prompt);
+        assert_eq!(
+            request.tool_choice,
+            Some(json!({"type": "function", "function": {"name": "read_file"}}))
+        );
+        assert_eq!(request.to_prompt(), without_error_flags(prompt));
+        for choice in [ToolChoice::Auto, ToolChoice::None, ToolChoice::Required] {
+            let prompt = Prompt {
+                tool_choice: choice,
+                ..Prompt::default()
+            };
+            assert_eq!(ChatRequest::from_prompt(&prompt).to_prompt(), prompt);
+        }
+    }
+
+    #[test]
+    fn to_prompt_of_a_realistic_request() {
+        let request: ChatRequest = serde_json::from_value(agent_request()).unwrap();
+        assert_eq!(
+            request.to_prompt(),
+            Prompt {
+                model: "gpt-4o-2024-08-06".into(),
+                system: Some("You are a coding agent.\n\nAnswer briefly.".into()),
+                messages: vec![
+                    PromptMessage::User {
+                        text: "What's in README.md?".into()
+                    },
+                    PromptMessage::Assistant {
+                        text: String::new(),
+                        tool_calls: vec![ToolCall {
+                            id: "call_1".into(),
+                            name: "read_file".into(),
+                            arguments: r#"{"path":"README.md"}"#.into(),
+                        }],
+                    },
+                    PromptMessage::ToolResult {
+                        call_id: "call_1".into(),
+                        content: "# reloop".into(),
+                        is_error: false,
+                    },
+                ],
+                tools: vec![
+                    ToolDecl {
+                        name: "read_file".into(),
+                        description: "Read a file".into(),
+                        parameters: json!({"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]}),
+                    },
+                    ToolDecl {
+                        name: "list_dir".into(),
+                        description: String::new(),
+                        parameters: Value::Null,
+                    },
+                ],
+                tool_choice: ToolChoice::Auto,
+                max_output_tokens: Some(1024),
+                stream: true,
+                include_usage: true,
+            }
+        );
     }
 
     #[test]
