@@ -5,7 +5,6 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 use crate::doom_loop::DoomLoopConfig;
-use crate::microcompact::RETAIN_RECENT;
 
 /// Which provider API the client speaks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
@@ -50,8 +49,13 @@ pub struct LoopSettings {
     pub context_window: u64,
     /// The output slot requested per call (`max_tokens`).
     pub max_output_tokens: u32,
-    /// Tool results kept intact by Layer 0.
-    pub microcompact_retain: usize,
+    /// The compaction strategy.
+    pub strategy: crate::context::StrategyName,
+    /// Tuned constants of the strategies.
+    pub strategies: crate::context::StrategyTuning,
+    /// How long a compaction summary may take, in seconds (Roku's
+    /// `COMPACT_LLM_TIMEOUT`: 300); then the mechanical fallback is used.
+    pub summary_timeout_secs: u64,
     /// Doom-loop rule and reaction.
     pub doom_loop: DoomLoopConfig,
     /// Advertise `final_answer`, `ask_user` and `fail` to the model.
@@ -88,7 +92,9 @@ impl Default for LoopSettings {
             step_budget: 25,
             context_window: 128_000,
             max_output_tokens: 4_096,
-            microcompact_retain: RETAIN_RECENT,
+            strategy: crate::context::StrategyName::Roku,
+            strategies: crate::context::StrategyTuning::default(),
+            summary_timeout_secs: 300,
             doom_loop: DoomLoopConfig::default(),
             pseudo_tools: true,
             stream_idle_timeout_secs: 300,

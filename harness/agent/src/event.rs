@@ -27,18 +27,18 @@ pub enum LoopEvent {
     StepComplete { remaining_step_budget: u32 },
     /// Usage totals at the end of the run.
     TokenUsage { input_tokens: u64, output_tokens: u64, cache_read_tokens: u64, cache_write_tokens: u64, estimated_cost_usd: Option<f64> },
-    /// Layer 0 cleared old tool results.
-    MicrocompactRan { cleared: usize, estimated_tokens_freed: u64 },
-    /// Layer 1 deterministic collapse ran.
-    MidCompactLayer1Ran { tokens_before: u64, tokens_after: u64 },
-    /// Layer 2 session-memory summary ran.
-    MidCompactLayer2Ran { tokens_before: u64, tokens_after: u64 },
-    /// Layer 3 high-water compaction starts.
-    CompactTriggered { estimated_tokens: u64, threshold: u64 },
-    /// Layer 3 finished.
-    CompactComplete { tokens_before: u64, tokens_after: u64, used_fallback: bool },
-    /// Layer 4 reactive compaction after a context-window error.
-    ReactiveCompactTriggered { tokens_before: u64 },
+    /// Layer 0 masked old tool results.
+    MicrocompactRan { strategy: &'static str, cleared: usize, tokens_before: u64, tokens_after: u64 },
+    /// Layer 1 collapsed old tool rounds.
+    MidCompactLayer1Ran { strategy: &'static str, rounds: usize, tokens_before: u64, tokens_after: u64 },
+    /// Layer 2 replaced older history by the session memory.
+    MidCompactLayer2Ran { strategy: &'static str, messages: usize, tokens_before: u64, tokens_after: u64 },
+    /// A model-written summary (Layer 3, or 4 when reactive) starts.
+    CompactTriggered { strategy: &'static str, layer: u8, estimated_tokens: u64, window: u64 },
+    /// A summary (or its mechanical fallback) replaced older history.
+    CompactComplete { strategy: &'static str, layer: u8, tokens_before: u64, tokens_after: u64, used_fallback: bool },
+    /// The provider rejected the context; Layer 4 compacts and retries once.
+    ReactiveCompactTriggered { strategy: &'static str, tokens_before: u64 },
     /// The prompt-cache fingerprint changed.
     CacheBreakDetected { changed: Vec<&'static str> },
     /// The output slot was raised after a `length` finish.
@@ -67,7 +67,32 @@ pub enum LoopEvent {
     LoopFinished { outcome: crate::Outcome },
 }
 
+/// A compaction as the report tabulates it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CompactionFigures {
+    /// The layer (0 mask, 1 collapse, 2 memory, 3 summary, 4 reactive).
+    pub layer: u8,
+    /// The strategy.
+    pub strategy: &'static str,
+    /// Request tokens before.
+    pub tokens_before: u64,
+    /// Request tokens after.
+    pub tokens_after: u64,
+}
+
 impl LoopEvent {
+    /// The figures of a completed compaction; `None` for other events.
+    pub fn compaction(&self) -> Option<CompactionFigures> {
+        let (layer, strategy, tokens_before, tokens_after) = match *self {
+            Self::MicrocompactRan { strategy, tokens_before, tokens_after, .. } => (0, strategy, tokens_before, tokens_after),
+            Self::MidCompactLayer1Ran { strategy, tokens_before, tokens_after, .. } => (1, strategy, tokens_before, tokens_after),
+            Self::MidCompactLayer2Ran { strategy, tokens_before, tokens_after, .. } => (2, strategy, tokens_before, tokens_after),
+            Self::CompactComplete { strategy, layer, tokens_before, tokens_after, .. } => (layer, strategy, tokens_before, tokens_after),
+            _ => return None,
+        };
+        Some(CompactionFigures { layer, strategy, tokens_before, tokens_after })
+    }
+
     /// The variant name in snake case, as it appears in reports.
     pub fn kind(&self) -> &'static str {
         match self {

@@ -24,6 +24,8 @@ pub enum CallPurpose {
     FinalTurn,
     /// The same request again with a larger output slot after `length`.
     Escalation,
+    /// A summary for compaction (Layers 3 and 4).
+    Compaction,
 }
 
 impl CallPurpose {
@@ -33,6 +35,7 @@ impl CallPurpose {
             Self::Main => "main",
             Self::FinalTurn => "final_turn",
             Self::Escalation => "escalation",
+            Self::Compaction => "compaction",
         }
     }
 }
@@ -162,7 +165,7 @@ impl LoopState {
     /// Main-loop decisions the model made (failed calls, retries and
     /// escalations excluded): ARCHITECTURE's `steps_used`.
     pub fn steps_used(&self) -> u32 {
-        let decided = self.calls.iter().filter(|c| c.error.is_none() && c.purpose != CallPurpose::Escalation);
+        let decided = self.calls.iter().filter(|c| c.error.is_none() && matches!(c.purpose, CallPurpose::Main | CallPurpose::FinalTurn));
         decided.count() as u32
     }
 

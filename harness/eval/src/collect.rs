@@ -69,6 +69,7 @@ pub fn collect(finished: Finished<'_>) -> RunReport {
         scenario: scenario.name.clone(),
         scenario_file: scenario.file.display().to_string(),
         variant: variant.to_owned(),
+        strategy: scenario.spec.loop_settings.strategy.as_str().to_owned(),
         wire: scenario.spec.wire.as_str().to_owned(),
         model: scenario.spec.model.clone(),
         outcome,
@@ -94,8 +95,9 @@ fn step_rows(scenario: &Scenario, state: &LoopState, log: &[RequestRecord], sess
         .enumerate()
         .map(|(call_index, record)| {
             let server = log.get(call_index);
-            let answered = server.is_some_and(|s| s.result == "ok");
-            let uncompacted = answered.then(|| {
+            let answered = server.is_some_and(|s| s.status == 200);
+            let main = record.purpose != CallPurpose::Compaction;
+            let uncompacted = (answered && main).then(|| {
                 let request = LlmRequest {
                     system: &state.system_prompts[record.system_prompt],
                     messages: &state.transcript[..record.transcript_len],
@@ -130,7 +132,7 @@ fn step_rows(scenario: &Scenario, state: &LoopState, log: &[RequestRecord], sess
 }
 
 fn run_metrics(scenario: &Scenario, state: &LoopState, steps: &[StepRow], log: &[RequestRecord], events: &[TimedEvent]) -> RunMetrics {
-    let answered: Vec<&StepRow> = steps.iter().filter(|s| s.server_result.as_deref() == Some("ok")).collect();
+    let answered: Vec<&StepRow> = steps.iter().filter(|s| s.input_tokens_uncompacted.is_some()).collect();
     let input_tokens_total: u64 = answered.iter().filter_map(|s| s.input_tokens).sum();
     let input_tokens_uncompacted_total: u64 = answered.iter().filter_map(|s| s.input_tokens_uncompacted).sum();
     let cache_read_tokens: u64 = answered.iter().filter_map(|s| s.cache_read_tokens).sum();
@@ -150,7 +152,9 @@ fn run_metrics(scenario: &Scenario, state: &LoopState, steps: &[StepRow], log: &
         doom_loop_detected: state.doom_loop.is_some(),
         doom_loop_first_step: state.doom_loop.as_ref().map(|d| u64::from(d.step)),
         doom_loop_kind: state.doom_loop.as_ref().map(|d| d.detected.kind.to_owned()),
-        compactions_layer0: events.iter().filter(|e| matches!(e.event, LoopEvent::MicrocompactRan { .. })).count() as u64,
+        compactions: compactions_per_layer(events),
+        compaction_calls: steps.iter().filter(|s| s.purpose == CallPurpose::Compaction.as_str()).count() as u64,
+        breaker_tripped: events.iter().any(|e| matches!(e.event, LoopEvent::AutoCompactCircuitBreakerTripped { .. })),
         tokens_saved_total: signed(input_tokens_uncompacted_total) - signed(input_tokens_total),
         input_tokens_total,
         input_tokens_uncompacted_total,
@@ -193,24 +197,30 @@ fn mape(steps: &[&StepRow]) -> Option<f64> {
     (!errors.is_empty()).then(|| errors.iter().sum::<f64>() / errors.len() as f64)
 }
 
+/// Completed compactions per layer 0–4.
+fn compactions_per_layer(events: &[TimedEvent]) -> [u64; 5] {
+    let mut counts = [0; 5];
+    for figures in events.iter().filter_map(|e| e.event.compaction()) {
+        counts[usize::from(figures.layer.min(4))] += 1;
+    }
+    counts
+}
+
 fn event_rows(events: &[TimedEvent]) -> Vec<EventRow> {
     events
         .iter()
         .enumerate()
         .map(|(seq, timed)| {
-            let (layer, strategy) = match timed.event {
-                LoopEvent::MicrocompactRan { .. } => (Some(0), Some("roku".to_owned())),
-                _ => (None, None),
-            };
+            let figures = timed.event.compaction();
             EventRow {
                 seq: seq as u64,
                 step: u64::from(timed.step),
                 at_ms: timed.at_ms,
                 kind: timed.event.kind().to_owned(),
-                layer,
-                strategy,
-                tokens_before: None,
-                tokens_after: None,
+                layer: figures.map(|f| u64::from(f.layer)),
+                strategy: figures.map(|f| f.strategy.to_owned()),
+                tokens_before: figures.map(|f| f.tokens_before),
+                tokens_after: figures.map(|f| f.tokens_after),
                 payload: serde_json::to_string(&timed.event).unwrap_or_default(),
             }
         })

@@ -13,6 +13,8 @@ pub struct RunReport {
     pub scenario_file: String,
     /// Variant label (`default` unless sweeping).
     pub variant: String,
+    /// The compaction strategy.
+    pub strategy: String,
     /// The wire format spoken.
     pub wire: String,
     /// The model requested.
@@ -47,7 +49,12 @@ pub struct RunMetrics {
     pub doom_loop_detected: bool,
     pub doom_loop_first_step: Option<u64>,
     pub doom_loop_kind: Option<String>,
-    pub compactions_layer0: u64,
+    /// Completed compactions per layer (0 mask, 1 collapse, 2 memory, 3 summary, 4 reactive).
+    pub compactions: [u64; 5],
+    /// Model calls made for summaries.
+    pub compaction_calls: u64,
+    /// Whether the compaction circuit breaker tripped.
+    pub breaker_tripped: bool,
     /// Negative when compaction grew the prompt.
     pub tokens_saved_total: i64,
     pub input_tokens_total: u64,

@@ -10,7 +10,8 @@ use std::time::{Duration, Instant};
 
 use rayon::prelude::*;
 use reloop_agent::{
-    AgentLoop, Clock, LoopDeps, Outcome, ProviderClient, ProviderConfig, SharedClock, SystemPromptSource, VirtualClock,
+    AgentLoop, Clock, LoopDeps, Outcome, ProviderClient, ProviderConfig, SharedClock, SystemPromptSource, TokenMeter,
+    VirtualClock,
 };
 use reloop_mock::pacing::PaceFuture;
 use reloop_mock::{MockServer, Pacer, Registry, Session, SessionConfig};
@@ -128,6 +129,7 @@ async fn replay(scenario: &Scenario, variant: &str, wall: Instant) -> Result<Run
         approvals: &mut approvals,
         clock: Arc::clone(&shared),
         events: events_tx,
+        meter: Some(&SessionMeter(&session)),
     })
     .run(&scenario.spec.task)
     .await;
@@ -157,6 +159,7 @@ fn harness_error(scenario: &Scenario, variant: &str, error: String, wall: Instan
         scenario: scenario.name.clone(),
         scenario_file: scenario.file.display().to_string(),
         variant: variant.to_owned(),
+        strategy: scenario.spec.loop_settings.strategy.as_str().to_owned(),
         wire: scenario.spec.wire.as_str().to_owned(),
         model: scenario.spec.model.clone(),
         outcome: Outcome::HarnessError,
@@ -178,6 +181,15 @@ fn harness_error(scenario: &Scenario, variant: &str, error: String, wall: Instan
 impl SystemPromptSource for Scenario {
     fn system_prompt(&self, step: u32) -> String {
         self.system_prompt_at(step).to_owned()
+    }
+}
+
+/// The session's reference tokenizer, for the loop's compaction reports.
+struct SessionMeter<'a>(&'a Session);
+
+impl TokenMeter for SessionMeter<'_> {
+    fn count(&self, prompt: &reloop_wire::Prompt) -> u64 {
+        self.0.counter().count_prompt(prompt).total
     }
 }
 

@@ -6,7 +6,7 @@ use reloop_wire::openai_chat::{ApiError, ApiErrorBody};
 use reloop_wire::{Prompt, PromptMessage};
 use serde::Serialize;
 
-use crate::recording::RequestExpectations;
+use crate::recording::{Purpose, RequestExpectations};
 
 /// The error `type` of a divergence reply, so clients and logs can tell it
 /// from a provider error.
@@ -49,12 +49,16 @@ impl Divergence {
     }
 }
 
-/// The recording has no exchange left for this request.
-pub fn recording_exhausted(request_index: usize, exchanges: usize, request: &Prompt) -> Divergence {
+/// The recording has no exchange of the request's purpose left.
+pub fn recording_exhausted(request_index: usize, purpose: Purpose, exchanges: usize, request: &Prompt) -> Divergence {
+    let kind = match purpose {
+        Purpose::Main => "",
+        Purpose::Compaction => "compaction ",
+    };
     Divergence {
         request_index,
         check: "recording_exhausted",
-        expected: format!("no further request (the recording has {exchanges} exchanges)"),
+        expected: format!("no further {kind}request (the recording has {exchanges} {kind}exchanges)"),
         actual: describe_last_message(request),
     }
 }

@@ -40,6 +40,14 @@ impl<'de> Deserialize<'de> for FormatTag {
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Exchange {
+    /// Which requests it answers: `main` (default) or `compaction`.
+    #[serde(default)]
+    pub purpose: Purpose,
+    /// For a compaction exchange: it also answers every later compaction
+    /// request once the others are used up (strategies differ in how often
+    /// they compact, while the main trajectory stays the same).
+    #[serde(default)]
+    pub reusable: bool,
     /// What the request must carry for this answer to apply.
     #[serde(default)]
     pub expect: RequestExpectations,
@@ -59,6 +67,30 @@ pub struct Exchange {
     /// Simulated latency.
     #[serde(default)]
     pub timing: Timing,
+}
+
+/// The kind of request an exchange answers. Each purpose replays in its
+/// own order: a compaction request (one declaring no tools, once the
+/// recording has compaction exchanges) takes the next compaction exchange
+/// whenever it comes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Purpose {
+    /// The agent loop's own decisions.
+    #[default]
+    Main,
+    /// Summaries for context compaction.
+    Compaction,
+}
+
+impl Purpose {
+    /// The purpose's slot in per-purpose tables.
+    pub fn index(self) -> usize {
+        match self {
+            Self::Main => 0,
+            Self::Compaction => 1,
+        }
+    }
 }
 
 /// Checks on the request an exchange answers; a failed one is a divergence
@@ -128,6 +160,17 @@ pub struct Timing {
     pub first_byte_ms: u64,
     /// Wait between chunks, ms.
     pub chunk_ms: u64,
+}
+
+impl Recording {
+    /// Indices of the exchanges of each purpose, in order.
+    pub fn by_purpose(&self) -> [Vec<usize>; 2] {
+        let mut lists = [Vec::new(), Vec::new()];
+        for (index, exchange) in self.exchanges.iter().enumerate() {
+            lists[exchange.purpose.index()].push(index);
+        }
+        lists
+    }
 }
 
 impl Exchange {

@@ -11,7 +11,7 @@ use crate::cache_sim::{PrefixCache, Segment};
 use crate::divergence::{Divergence, check_expectations, check_tool_results, recording_exhausted};
 use crate::fault::{Fault, FaultPlan};
 use crate::pacing::Pacer;
-use crate::recording::{Recording, Timing};
+use crate::recording::{Purpose, Recording, Timing};
 use crate::tokens::{TokenCounter, count_text};
 
 /// How a session is set up.
@@ -90,10 +90,11 @@ pub enum Reply {
 
 #[derive(Debug, Default)]
 struct SessionState {
-    next_exchange: usize,
-    /// The previous request's fingerprint and the exchange that answered
-    /// it: an identical request is a retry and gets the same exchange.
-    previous: Option<(u64, usize)>,
+    /// The next position in each purpose's list of exchanges.
+    next: [usize; 2],
+    /// The last answered request's fingerprint, purpose and exchange: an
+    /// identical request is its retry and gets the same exchange.
+    previous: Option<(u64, Purpose, usize)>,
     log: Vec<RequestRecord>,
     divergences: Vec<Divergence>,
     cache: PrefixCache,
@@ -104,6 +105,8 @@ struct SessionState {
 #[derive(Debug)]
 pub struct Session {
     config: SessionConfig,
+    /// Exchange indices per purpose.
+    by_purpose: [Vec<usize>; 2],
     counter: TokenCounter,
     state: Mutex<SessionState>,
 }
@@ -113,7 +116,8 @@ impl Session {
     pub fn new(config: SessionConfig) -> Result<Self, String> {
         let faults = FaultPlan::new(&config.faults)?;
         let state = SessionState { faults, ..SessionState::default() };
-        Ok(Self { config, counter: TokenCounter::new(), state: Mutex::new(state) })
+        let by_purpose = config.recording.by_purpose();
+        Ok(Self { config, by_purpose, counter: TokenCounter::new(), state: Mutex::new(state) })
     }
 
     /// The session's pacer.
@@ -146,7 +150,7 @@ impl Session {
         let fingerprint = fingerprint(request);
         let mut state = self.lock();
         let index = state.log.len();
-        let retry = state.previous.is_some_and(|(previous, _)| previous == fingerprint);
+        let retry = state.previous.is_some_and(|(previous, _, _)| previous == fingerprint);
         let mut record = RequestRecord {
             index,
             exchange: None,
@@ -170,8 +174,10 @@ impl Session {
             state.log.push(record);
             return Reply::Error { status: 400, body: ApiErrorBody::context_length_exceeded(window, count.total) };
         }
-        let exchange_index = match state.previous.filter(|_| retry) {
-            Some((_, exchange)) => exchange,
+        // An identical repeat of a request that was answered is its retry
+        // and gets the same exchange; otherwise the next of its purpose.
+        let (purpose, exchange_index) = match state.previous.filter(|_| retry) {
+            Some((_, purpose, exchange)) => (purpose, exchange),
             None => match self.check(&state, index, request) {
                 Err(divergence) => {
                     record.status = 400;
@@ -181,19 +187,16 @@ impl Session {
                     state.log.push(record);
                     return Reply::Error { status: 400, body };
                 }
-                Ok(exchange) => {
-                    state.next_exchange = exchange + 1;
-                    exchange
-                }
+                Ok(found) => found,
             },
         };
-        state.previous = Some((fingerprint, exchange_index));
         record.exchange = Some(exchange_index);
 
         let exchange = &self.config.recording.exchanges[exchange_index];
         let mut turn = exchange.to_turn(exchange_index);
         let fault = state.faults.next_attempt(exchange_index);
         match &fault {
+            // Error replies answer nothing: the exchange stays next.
             Some(Fault::Http(http)) => {
                 record.status = http.status;
                 record.result = "fault:http";
@@ -226,6 +229,10 @@ impl Session {
             cache_read_tokens: cache.cached_tokens,
             cache_write_tokens: 0,
         });
+        if !retry {
+            state.next[purpose.index()] += 1;
+        }
+        state.previous = Some((fingerprint, purpose, exchange_index));
         record.output_tokens = output_tokens;
         record.cached_tokens = cache.cached_tokens;
         record.cache_break = cache.broke;
@@ -236,23 +243,41 @@ impl Session {
         Reply::Turn { turn, fault: stream_fault, timing: exchange.timing, model, request_index: index }
     }
 
-    /// The exchange a new (not retried) request gets, or why it gets none.
-    fn check(&self, state: &SessionState, index: usize, request: &Prompt) -> Result<usize, Divergence> {
-        let exchanges = &self.config.recording.exchanges;
-        let next = state.next_exchange;
-        if next >= exchanges.len() {
-            return Err(recording_exhausted(index, exchanges.len(), request));
+    /// Which purpose a request serves: a tool-less request is a compaction
+    /// request, when the recording has compaction exchanges at all.
+    fn purpose_of(&self, request: &Prompt) -> Purpose {
+        if request.tools.is_empty() && !self.by_purpose[Purpose::Compaction.index()].is_empty() {
+            Purpose::Compaction
+        } else {
+            Purpose::Main
         }
-        if let Some(previous) = next.checked_sub(1) {
-            let expected: Vec<String> =
-                exchanges[previous].to_turn(previous).tool_calls.into_iter().map(|c| c.id).collect();
-            if let Some(divergence) = check_tool_results(index, &expected, request) {
-                return Err(divergence);
+    }
+
+    /// The exchange a new (not retried) request gets, or why it gets none.
+    fn check(&self, state: &SessionState, index: usize, request: &Prompt) -> Result<(Purpose, usize), Divergence> {
+        let exchanges = &self.config.recording.exchanges;
+        let purpose = self.purpose_of(request);
+        let list = &self.by_purpose[purpose.index()];
+        let position = state.next[purpose.index()];
+        let exchange = match list.get(position) {
+            Some(exchange) => *exchange,
+            None => match list.last().filter(|last| exchanges[**last].reusable) {
+                Some(last) => *last,
+                None => return Err(recording_exhausted(index, purpose, list.len(), request)),
+            },
+        };
+        if purpose == Purpose::Main {
+            if let Some(previous) = position.checked_sub(1).map(|p| list[p]) {
+                let expected: Vec<String> =
+                    exchanges[previous].to_turn(previous).tool_calls.into_iter().map(|c| c.id).collect();
+                if let Some(divergence) = check_tool_results(index, &expected, request) {
+                    return Err(divergence);
+                }
             }
         }
-        match check_expectations(index, &exchanges[next].expect, request) {
+        match check_expectations(index, &exchanges[exchange].expect, request) {
             Some(divergence) => Err(divergence),
-            None => Ok(next),
+            None => Ok((purpose, exchange)),
         }
     }
 }

@@ -93,7 +93,7 @@ impl AgentLoop<'_> {
 
     /// Appends the result of `call` to the transcript.
     pub(super) fn push_result(&mut self, state: &mut LoopState, call: &ToolCall, output: ToolOutput) {
-        self.micro.note_tool_result(state.transcript.len());
+        self.strategy.on_tool_result(state.transcript.len());
         state.transcript.push(Message::ToolResult {
             call_id: call.id.clone(),
             tool_name: call.name.clone(),

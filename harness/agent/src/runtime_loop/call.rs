@@ -13,25 +13,39 @@ use crate::models::max_output_tokens;
 use crate::outcome::Outcome;
 use crate::state::{CallPurpose, CallRecord, LoopState};
 
+/// What a call record needs to know of the request.
+pub(super) struct CallMeta {
+    /// Index of the system prompt in the state (`usize::MAX`: not the loop's).
+    pub system_index: usize,
+    /// The loop's estimate of the request.
+    pub estimated_input_tokens: u64,
+}
+
 impl AgentLoop<'_> {
-    /// Calls the model; on a final failure ends the run and returns `None`.
-    pub(super) async fn call(&mut self, state: &mut LoopState, prepared: &Prepared) -> Option<ModelTurn> {
-        let mut request = LlmRequest {
-            system: &prepared.system,
-            messages: &prepared.view,
-            tools: &prepared.tools,
-            forbid_tools: prepared.final_turn,
-            max_output_tokens: self.deps.settings.max_output_tokens,
-            stream: true,
-        };
+    /// Calls the model; after a context-window error compacts reactively
+    /// (Layer 4) and tries once more. On a final failure ends the run and
+    /// returns `None`.
+    pub(super) async fn call(&mut self, state: &mut LoopState, prepared: &mut Prepared) -> Option<ModelTurn> {
         let purpose = if prepared.final_turn { CallPurpose::FinalTurn } else { CallPurpose::Main };
-        let turn = match self.call_with_retries(state, prepared, &request, purpose).await {
-            Ok(turn) => turn,
-            Err(error) => {
-                self.fail_call(state, error);
-                return None;
+        let mut reacted = false;
+        let turn = loop {
+            let request = main_request(prepared, self.deps.settings.max_output_tokens);
+            let meta = CallMeta { system_index: prepared.system_index, estimated_input_tokens: prepared.estimated_input_tokens };
+            match self.call_with_retries(state, &meta, &request, purpose).await {
+                Ok(turn) => break turn,
+                Err(LlmError::ContextWindowExceeded { .. })
+                    if !reacted && self.compact_reactive(state, &prepared.system, &prepared.tools).await =>
+                {
+                    reacted = true;
+                    self.render(state, prepared);
+                }
+                Err(error) => {
+                    self.fail_call(state, error);
+                    return None;
+                }
             }
         };
+        let mut request = main_request(prepared, self.deps.settings.max_output_tokens);
         if !self.should_escalate(&turn, request.max_output_tokens) {
             return Some(turn);
         }
@@ -39,7 +53,8 @@ impl AgentLoop<'_> {
         request.max_output_tokens = max_output_tokens(self.deps.client.model());
         request.stream = false;
         self.emit(state, LoopEvent::OutputSlotEscalated { from, to: request.max_output_tokens });
-        match self.call_with_retries(state, prepared, &request, CallPurpose::Escalation).await {
+        let meta = CallMeta { system_index: prepared.system_index, estimated_input_tokens: prepared.estimated_input_tokens };
+        match self.call_with_retries(state, &meta, &request, CallPurpose::Escalation).await {
             Ok(escalated) => Some(escalated),
             // The truncated answer is still an answer.
             Err(_) => Some(turn),
@@ -54,16 +69,16 @@ impl AgentLoop<'_> {
     }
 
     /// One logical call: the first try and its retries.
-    async fn call_with_retries(
+    pub(super) async fn call_with_retries(
         &mut self,
         state: &mut LoopState,
-        prepared: &Prepared,
+        meta: &CallMeta,
         request: &LlmRequest<'_>,
         purpose: CallPurpose,
     ) -> Result<ModelTurn, LlmError> {
         let mut attempt = 0;
         loop {
-            let result = self.call_once(state, prepared, request, purpose, attempt).await;
+            let result = self.call_once(state, meta, request, purpose, attempt).await;
             let error = match result {
                 Ok(turn) => return Ok(turn),
                 Err(error) => error,
@@ -80,7 +95,7 @@ impl AgentLoop<'_> {
     async fn call_once(
         &mut self,
         state: &mut LoopState,
-        prepared: &Prepared,
+        meta: &CallMeta,
         request: &LlmRequest<'_>,
         purpose: CallPurpose,
         attempt: u32,
@@ -100,8 +115,8 @@ impl AgentLoop<'_> {
             attempt,
             error: None,
             transcript_len: state.transcript.len(),
-            system_prompt: prepared.system_index,
-            estimated_input_tokens: prepared.estimated_input_tokens,
+            system_prompt: meta.system_index,
+            estimated_input_tokens: meta.estimated_input_tokens,
             usage: None,
             finish_reason: None,
             tool_calls: Vec::new(),
@@ -139,5 +154,17 @@ impl AgentLoop<'_> {
             LlmError::ContextWindowExceeded { .. } => Outcome::ContextExceeded,
             _ => Outcome::LlmError,
         });
+    }
+}
+
+/// The main-loop request for `prepared`.
+fn main_request(prepared: &Prepared, max_output_tokens: u32) -> LlmRequest<'_> {
+    LlmRequest {
+        system: &prepared.system,
+        messages: &prepared.view,
+        tools: &prepared.tools,
+        forbid_tools: prepared.final_turn,
+        max_output_tokens,
+        stream: true,
     }
 }

@@ -5,6 +5,7 @@
 
 mod act;
 mod call;
+mod compact;
 mod execute;
 mod prepare;
 
@@ -21,7 +22,7 @@ use crate::clock::SharedClock;
 use crate::config::LoopSettings;
 use crate::doom_loop::DoomLoopDetector;
 use crate::event::{LoopEvent, LoopEventSender, TimedEvent};
-use crate::microcompact::Microcompactor;
+use crate::context::{ContextStrategy, ContextView};
 use crate::models::estimated_cost_usd;
 use crate::risk::ApprovalGate;
 use crate::state::{LoopState, LoopStatus};
@@ -76,6 +77,16 @@ pub struct LoopDeps<'a> {
     pub clock: SharedClock,
     /// Where events go.
     pub events: LoopEventSender,
+    /// Counts request tokens for compaction reports with a reference
+    /// tokenizer; without one the loop reports its own estimates.
+    pub meter: Option<&'a dyn TokenMeter>,
+}
+
+/// A reference token counter for reports (never for decisions: the loop
+/// decides on its own estimates, as a real agent must).
+pub trait TokenMeter: Send + Sync {
+    /// Prompt tokens of `prompt`.
+    fn count(&self, prompt: &reloop_wire::Prompt) -> u64;
 }
 
 /// One run of the agent loop.
@@ -84,7 +95,9 @@ pub struct AgentLoop<'a> {
     schema: Option<FrozenToolSchema>,
     cache: CacheBreakDetector,
     doom: DoomLoopDetector,
-    micro: Microcompactor,
+    view: ContextView,
+    strategy: Box<dyn ContextStrategy>,
+    breaker: compact::CircuitBreaker,
     /// Doom-loop warnings to append to the results of these call ids.
     pending_warnings: HashMap<String, String>,
 }
@@ -93,8 +106,17 @@ impl<'a> AgentLoop<'a> {
     /// Prepares a run.
     pub fn new(deps: LoopDeps<'a>) -> Self {
         let doom = DoomLoopDetector::new(deps.settings.doom_loop.threshold);
-        let micro = Microcompactor::new(deps.settings.microcompact_retain);
-        Self { deps, schema: None, cache: CacheBreakDetector::default(), doom, micro, pending_warnings: HashMap::new() }
+        let strategy = crate::context::build(deps.settings.strategy, &deps.settings.strategies);
+        Self {
+            deps,
+            schema: None,
+            cache: CacheBreakDetector::default(),
+            doom,
+            view: ContextView::new(),
+            strategy,
+            breaker: compact::CircuitBreaker::default(),
+            pending_warnings: HashMap::new(),
+        }
     }
 
     /// Runs `task` to the end and returns the final state.
@@ -118,8 +140,8 @@ impl<'a> AgentLoop<'a> {
     }
 
     async fn step(&mut self, state: &mut LoopState) {
-        let prepared = self.prepare(state);
-        let Some(turn) = self.call(state, &prepared).await else { return };
+        let mut prepared = self.prepare(state).await;
+        let Some(turn) = self.call(state, &mut prepared).await else { return };
         self.act(state, turn, prepared.final_turn).await;
         if state.status == LoopStatus::Running {
             state.step_index += 1;

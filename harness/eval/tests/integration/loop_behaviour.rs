@@ -69,7 +69,7 @@ fn microcompaction_saves_what_it_clears() {
     let m = &report.metrics;
     assert!(m.tokens_saved_total > 0, "{m:?}");
     assert_eq!(m.tokens_saved_total, m.input_tokens_uncompacted_total as i64 - m.input_tokens_total as i64);
-    assert_eq!(m.compactions_layer0, 2, "results 1 and 2 are cleared when results 4 and 5 arrive");
+    assert_eq!(m.compactions[0], 2, "results 1 and 2 are cleared when results 4 and 5 arrive");
 }
 
 #[test]

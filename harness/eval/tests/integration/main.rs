@@ -2,6 +2,7 @@
 //! mock server over loopback, determinism, and the Parquet reports.
 
 mod determinism;
+mod compaction;
 mod faults;
 mod http_streaming;
 mod loop_behaviour;

@@ -1,0 +1,182 @@
+//! Carrying out the strategy's edits: measuring each, asking the model for
+//! summaries (with the mechanical fallback), and the circuit breaker that
+//! stops asking after repeated failures (Roku's
+//! `MAX_CONSECUTIVE_AUTOCOMPACT_FAILURES`).
+
+use std::time::Duration;
+
+use super::AgentLoop;
+use crate::clock::with_timeout;
+use crate::config::LoopSettings;
+use crate::context::{ContextView, Edit, StrategyContext, ViewItem, notes};
+use crate::estimate::{TOKENS_PER_MESSAGE, estimate_prompt, estimate_text, tools_json_len};
+use crate::event::LoopEvent;
+use crate::message::Message;
+use crate::state::{CallPurpose, LoopState};
+use crate::tools::ToolSpec;
+use crate::client::{LlmRequest, to_prompt};
+
+/// Consecutive failed summaries that trip the breaker.
+pub const MAX_CONSECUTIVE_COMPACT_FAILURES: u32 = 3;
+/// Edits one step may make, against a strategy that never settles.
+const MAX_EDITS_PER_STEP: usize = 8;
+/// The output slot of a summary request.
+const SUMMARY_MAX_OUTPUT_TOKENS: u32 = 4_096;
+
+/// Counts failed summaries; once tripped, summaries are mechanical.
+#[derive(Debug, Default)]
+pub(super) struct CircuitBreaker {
+    consecutive_failures: u32,
+    tripped: bool,
+}
+
+impl CircuitBreaker {
+    /// Records a failure; `true` when this one trips the breaker.
+    fn fail(&mut self) -> bool {
+        self.consecutive_failures += 1;
+        let trips = !self.tripped && self.consecutive_failures >= MAX_CONSECUTIVE_COMPACT_FAILURES;
+        self.tripped |= trips;
+        trips
+    }
+
+    fn succeed(&mut self) {
+        self.consecutive_failures = 0;
+    }
+}
+
+impl AgentLoop<'_> {
+    /// Applies the strategy's planned edits until it has none.
+    pub(super) async fn compact_planned(&mut self, state: &mut LoopState, system: &str, tools: &[ToolSpec]) {
+        for _ in 0..MAX_EDITS_PER_STEP {
+            let context = strategy_context(&self.view, &self.deps.settings, state, system, tools);
+            let Some(edit) = self.strategy.plan(&context) else { return };
+            self.apply(state, edit, system, tools).await;
+        }
+    }
+
+    /// Applies the strategy's reactive edit (Layer 4); `false` when it had none.
+    pub(super) async fn compact_reactive(&mut self, state: &mut LoopState, system: &str, tools: &[ToolSpec]) -> bool {
+        let tokens_before = self.measure(state, system, tools);
+        self.emit(state, LoopEvent::ReactiveCompactTriggered { strategy: self.strategy.name(), tokens_before });
+        let context = strategy_context(&self.view, &self.deps.settings, state, system, tools);
+        let Some(edit) = self.strategy.plan_reactive(&context) else { return false };
+        self.apply(state, edit, system, tools).await;
+        true
+    }
+
+    /// Request tokens of the view as it stands: the reference count when a
+    /// meter is given, else the loop's estimate.
+    fn measure(&self, state: &LoopState, system: &str, tools: &[ToolSpec]) -> u64 {
+        let messages = self.view.render(&state.transcript);
+        match self.deps.meter {
+            Some(meter) => {
+                let request = LlmRequest { system, messages: &messages, tools, forbid_tools: false, max_output_tokens: self.deps.settings.max_output_tokens, stream: true };
+                meter.count(&to_prompt(self.deps.client.model(), &request))
+            }
+            None => estimate_prompt(system, &messages, tools_json_len(tools)),
+        }
+    }
+
+    async fn apply(&mut self, state: &mut LoopState, edit: Edit, system: &str, tools: &[ToolSpec]) {
+        let strategy = self.strategy.name();
+        let tokens_before = self.measure(state, system, tools);
+        let event = match edit {
+            Edit::Mask { layer, results } => {
+                let cleared = results.into_iter().filter(|(index, placeholder)| self.view.mask(*index, placeholder.clone())).count();
+                let tokens_after = self.measure(state, system, tools);
+                if layer == 0 {
+                    LoopEvent::MicrocompactRan { strategy, cleared, tokens_before, tokens_after }
+                } else {
+                    LoopEvent::CompactComplete { strategy, layer, tokens_before, tokens_after, used_fallback: false }
+                }
+            }
+            Edit::Collapse { rounds } => {
+                for range in rounds.iter().rev() {
+                    let messages = self.view.render_range(&state.transcript, range.clone());
+                    self.view.replace(range.clone(), vec![ViewItem::Note(notes::collapsed_round(&messages))]);
+                }
+                let tokens_after = self.measure(state, system, tools);
+                LoopEvent::MidCompactLayer1Ran { strategy, rounds: rounds.len(), tokens_before, tokens_after }
+            }
+            Edit::Memory { range } => {
+                let messages = self.view.render_range(&state.transcript, range.clone());
+                self.view.replace(range, vec![ViewItem::Note(notes::session_memory(&messages))]);
+                let tokens_after = self.measure(state, system, tools);
+                LoopEvent::MidCompactLayer2Ran { strategy, messages: messages.len(), tokens_before, tokens_after }
+            }
+            Edit::Summarize { layer, range, keep_users } => {
+                let estimated_tokens = strategy_context(&self.view, &self.deps.settings, state, system, tools).estimated_tokens;
+                let window = self.deps.settings.context_window;
+                self.emit(state, LoopEvent::CompactTriggered { strategy, layer, estimated_tokens, window });
+                let messages = self.view.render_range(&state.transcript, range.clone());
+                let summary = self.summarize(state, &messages).await;
+                let used_fallback = summary.is_none();
+                let note = summary.map_or_else(|| notes::session_memory(&messages), |s| notes::summary_note(&s));
+                let mut replacement: Vec<ViewItem> = keep_users.into_iter().map(ViewItem::Message).collect();
+                replacement.push(ViewItem::Note(note));
+                self.view.replace(range, replacement);
+                let tokens_after = self.measure(state, system, tools);
+                LoopEvent::CompactComplete { strategy, layer, tokens_before, tokens_after, used_fallback }
+            }
+        };
+        self.emit(state, event);
+    }
+
+    /// Asks the model to summarize `messages` through the same provider;
+    /// `None` when it failed, took too long, or the breaker has tripped.
+    async fn summarize(&mut self, state: &mut LoopState, messages: &[Message]) -> Option<String> {
+        if self.breaker.tripped {
+            return None;
+        }
+        let request_messages = [Message::user(notes::summary_request(messages))];
+        let request = LlmRequest {
+            system: notes::SUMMARY_SYSTEM_PROMPT,
+            messages: &request_messages,
+            tools: &[],
+            forbid_tools: false,
+            max_output_tokens: SUMMARY_MAX_OUTPUT_TOKENS,
+            stream: true,
+        };
+        let meta = super::call::CallMeta {
+            system_index: usize::MAX,
+            estimated_input_tokens: estimate_prompt(notes::SUMMARY_SYSTEM_PROMPT, &request_messages, 0),
+        };
+        let limit = Duration::from_secs(self.deps.settings.summary_timeout_secs);
+        let clock = self.deps.clock.clone();
+        let outcome = with_timeout(clock.as_ref(), limit, self.call_with_retries(state, &meta, &request, CallPurpose::Compaction)).await;
+        match outcome {
+            Some(Ok(turn)) if !turn.text.trim().is_empty() => {
+                self.breaker.succeed();
+                Some(turn.text)
+            }
+            _ => {
+                if self.breaker.fail() {
+                    let consecutive_failures = self.breaker.consecutive_failures;
+                    self.emit(state, LoopEvent::AutoCompactCircuitBreakerTripped { consecutive_failures });
+                }
+                None
+            }
+        }
+    }
+}
+
+/// What the strategy sees: the view, rendered and estimated item by item.
+fn strategy_context<'s>(
+    view: &'s ContextView,
+    settings: &LoopSettings,
+    state: &'s LoopState,
+    system: &str,
+    tools: &[ToolSpec],
+) -> StrategyContext<'s> {
+    let rendered = view.render(&state.transcript);
+    let item_tokens: Vec<u64> = rendered.iter().map(|m| estimate_text(m.char_len()) + TOKENS_PER_MESSAGE).collect();
+    StrategyContext {
+        transcript: &state.transcript,
+        view,
+        estimated_tokens: estimate_prompt(system, &rendered, tools_json_len(tools)),
+        item_tokens,
+        window: settings.context_window,
+        max_output_tokens: settings.max_output_tokens,
+        step: state.step_index,
+    }
+}

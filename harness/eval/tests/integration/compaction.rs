@@ -1,0 +1,144 @@
+//! Compaction layers, the circuit breaker, the reactive path and the named
+//! strategies, each on a small generated session whose pressure is tuned to
+//! reach exactly the behaviour under test.
+
+use reloop_agent::Outcome;
+use reloop_eval::RunReport;
+
+use crate::loop_behaviour::run_inline;
+
+/// `rounds` tool rounds, each with chatty assistant text and a 2 KB result,
+/// then a final answer; `compaction` adds compaction exchanges.
+fn session(rounds: usize, compaction: &str) -> String {
+    let text = "I am checking the next module for the failing invariant; the previous one looked consistent with the spec. ".repeat(5);
+    let mut exchanges: String = (0..rounds)
+        .map(|i| format!("  - text: \"{text}\"\n    tool_calls: [ {{ name: read_file, arguments: {{ path: src/m{i}.rs }} }} ]\n"))
+        .collect();
+    exchanges.push_str("  - text: Found it in the last module.\n");
+    exchanges.push_str(compaction);
+    exchanges
+}
+
+fn tools() -> String {
+    let body = "pub fn check(v: &[u32]) -> bool { v.windows(2).all(|w| w[0] <= w[1]) }\n".repeat(28);
+    format!("tools:\n  read_file:\n    description: read\n    results: [ {{ output: {body:?} }} ]\n")
+}
+
+fn run(settings: &str, rounds: usize, compaction: &str) -> RunReport {
+    run_exchanges(settings, &session(rounds, compaction))
+}
+
+fn run_exchanges(settings: &str, exchanges: &str) -> RunReport {
+    run_inline(&format!("context_window: 20000\nloop:\n  step_budget: 40\n{settings}\n{}", tools()), exchanges)
+}
+
+fn kinds(report: &RunReport, kind: &str) -> usize {
+    report.events.iter().filter(|e| e.kind == kind).count()
+}
+
+const SUMMARY: &str = "  - purpose: compaction\n    reusable: true\n    text: The agent read modules m0 onwards; all were consistent so far.\n";
+
+#[test]
+fn layer1_collapses_old_rounds_above_mid_water() {
+    let report = run("  strategies: { roku: { microcompact_retain: 100, mid_water_ratio: 0.10, high_water_ratio: 0.99, keep_recent_rounds: 2 } }", 8, "");
+    assert_eq!(report.outcome, Outcome::FinalAnswer, "{:?}", report.failed_expectations);
+    assert!(report.metrics.compactions[1] >= 1, "{:?}", report.metrics.compactions);
+    let event = report.events.iter().find(|e| e.kind == "mid_compact_layer1_ran").unwrap();
+    assert!(event.tokens_after.unwrap() < event.tokens_before.unwrap());
+    assert_eq!(event.strategy.as_deref(), Some("roku"));
+}
+
+#[test]
+fn layer2_replaces_older_history_with_session_memory() {
+    let report = run("  strategies: { roku: { microcompact_retain: 100, mid_water_ratio: 0.02, high_water_ratio: 0.99, keep_recent_rounds: 2 } }", 8, "");
+    assert_eq!(report.outcome, Outcome::FinalAnswer);
+    assert!(report.metrics.compactions[2] >= 1, "{:?}", report.metrics.compactions);
+    assert!(report.metrics.tokens_saved_total > 0);
+}
+
+#[test]
+fn layer3_asks_the_model_for_a_summary_from_the_recording() {
+    // The last main request must carry the summary, or the server diverges.
+    let exchanges = session(8, SUMMARY).replace(
+        "  - text: Found it",
+        "  - expect: { message_contains: [\"The agent read modules m0 onwards\"] }\n    text: Found it",
+    );
+    let report = run_exchanges("  strategies: { roku: { microcompact_retain: 100, high_water_ratio: 0.05, keep_recent_rounds: 2 } }", &exchanges);
+    assert_eq!(report.outcome, Outcome::FinalAnswer, "{:?} {:?}", report.failed_expectations, report.metrics.first_divergence);
+    assert!(report.metrics.compactions[3] >= 1, "{:?}", report.metrics.compactions);
+    assert!(report.metrics.compaction_calls >= 1);
+    let complete = report.events.iter().find(|e| e.kind == "compact_complete").unwrap();
+    assert!(complete.payload.contains("\"used_fallback\":false"), "{}", complete.payload);
+    assert_eq!(report.steps.iter().filter(|s| s.purpose == "compaction").count() as u64, report.metrics.compaction_calls);
+    assert_eq!(report.metrics.steps_used, 9, "summaries are not steps");
+}
+
+#[test]
+fn a_failing_summary_falls_back_and_three_trip_the_breaker() {
+    // Every summary stalls past the 300 s limit.
+    let compaction_exchange = 9;
+    let report = run(
+        &format!("  strategies: {{ roku: {{ microcompact_retain: 100, high_water_ratio: 0.05, keep_recent_rounds: 2 }} }}\n  retry: {{ max_retries: 0 }}\nfaults:\n  - {{ exchange: {compaction_exchange}, times: 100, stall: {{ after_events: 1, seconds: 400 }} }}"),
+        8,
+        SUMMARY,
+    );
+    assert_eq!(report.outcome, Outcome::FinalAnswer);
+    assert!(report.metrics.breaker_tripped);
+    assert_eq!(kinds(&report, "auto_compact_circuit_breaker_tripped"), 1);
+    assert_eq!(report.metrics.compaction_calls, 3, "after the breaker trips, no more summary calls");
+    let completes: Vec<_> = report.events.iter().filter(|e| e.kind == "compact_complete").collect();
+    assert!(completes.len() > 3, "compaction went on mechanically: {}", completes.len());
+    assert!(completes.iter().all(|e| e.payload.contains("\"used_fallback\":true")));
+}
+
+#[test]
+fn a_context_error_compacts_reactively_and_retries_once() {
+    let report = run("  strategy: roku\nfaults:\n  - { exchange: 6, context_length_exceeded: true }", 8, SUMMARY);
+    assert_eq!(report.outcome, Outcome::FinalAnswer, "{:?}", report.error);
+    assert_eq!(kinds(&report, "reactive_compact_triggered"), 1);
+    assert_eq!(report.metrics.compactions[4], 1);
+}
+
+#[test]
+fn a_second_context_error_ends_the_run() {
+    let report = run("  strategy: roku\nfaults:\n  - { exchange: 6, times: 2, context_length_exceeded: true }", 8, SUMMARY);
+    assert_eq!(report.outcome, Outcome::ContextExceeded);
+    assert_eq!(kinds(&report, "reactive_compact_triggered"), 1);
+}
+
+#[test]
+fn without_a_strategy_nothing_is_compacted() {
+    let report = run("  strategy: none", 8, "");
+    assert_eq!(report.metrics.compactions, [0; 5]);
+    assert_eq!(report.metrics.tokens_saved_total, 0);
+    let none = run("  strategy: none\nfaults:\n  - { exchange: 3, context_length_exceeded: true }", 8, "");
+    assert_eq!(none.outcome, Outcome::ContextExceeded, "no reactive path either");
+}
+
+#[test]
+fn masking_keeps_the_last_observations() {
+    let report = run("  strategy: masking\n  strategies: { masking: { keep: 3 } }", 8, "");
+    assert!(report.metrics.compactions[0] >= 1);
+    assert!(report.metrics.tokens_saved_total > 0);
+    let batched = run("  strategy: masking\n  strategies: { masking: { keep: 3, batch: 3 } }", 8, "");
+    assert!(batched.metrics.compactions[0] < report.metrics.compactions[0], "batches mask less often");
+}
+
+#[test]
+fn codex_summarizes_at_its_threshold() {
+    let report = run("  strategy: codex\n  strategies: { codex: { auto_compact_ratio: 0.1 } }", 8, SUMMARY);
+    assert_eq!(report.outcome, Outcome::FinalAnswer, "{:?}", report.metrics.first_divergence);
+    assert!(report.metrics.compactions[3] >= 1);
+}
+
+#[test]
+fn opencode_prunes_beyond_its_protected_tokens() {
+    let report = run(
+        "  strategy: opencode\n  strategies: { opencode: { prune_protect_tokens: 1000, prune_minimum_tokens: 500, protected_user_turns: 0 } }",
+        8,
+        "",
+    );
+    assert!(report.metrics.compactions[0] >= 1, "{:?}", report.metrics.compactions);
+    let strict = run("  strategy: opencode", 8, "");
+    assert_eq!(strict.metrics.compactions, [0; 5], "default protection: nothing to prune in a short session");
+}
