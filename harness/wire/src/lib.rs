@@ -14,7 +14,10 @@
 //!   responses, error bodies).
 //! - [`openai_responses`]: the OpenAI Responses API (requests and items, typed stream events,
 //!   the `response` object).
+//! - [`anthropic`]: the Anthropic Messages API (requests and content blocks, typed stream
+//!   events, the `message` object, error bodies).
 
+pub mod anthropic;
 pub mod delta;
 pub mod error;
 pub mod openai_chat;
