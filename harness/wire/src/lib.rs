@@ -12,19 +12,25 @@
 //! - [`prompt`]: the provider-neutral request, the pivot every format's request converts through.
 //! - [`openai_chat`]: the OpenAI Chat Completions API (requests, streamed chunks, non-streamed
 //!   responses, error bodies).
-//!
-//! The OpenAI Responses and Anthropic Messages formats will join as sibling modules of
-//! [`openai_chat`], reusing [`sse`] and [`turn`].
+//! - [`openai_responses`]: the OpenAI Responses API (requests and items, typed stream events,
+//!   the `response` object).
+//! - [`anthropic`]: the Anthropic Messages API (requests and content blocks, typed stream
+//!   events, the `message` object, error bodies).
 
+pub mod anthropic;
 pub mod delta;
 pub mod error;
 pub mod openai_chat;
+pub mod openai_responses;
 pub mod prompt;
 pub mod split;
 pub mod sse;
 pub mod turn;
 
 mod nullable;
+mod tagged;
+#[cfg(test)]
+mod testing;
 
 pub use delta::{StreamDecoder, StreamDelta};
 pub use error::WireError;

@@ -125,6 +125,20 @@ pub(crate) fn join_system(parts: Vec<String>) -> Option<String> {
     (!parts.is_empty()).then(|| parts.join("\n\n"))
 }
 
+/// Appends a tool call to the conversation: to the assistant message it ends with, or to a new
+/// assistant message without text. Formats that send tool calls as items or blocks separate from
+/// the assistant's text use this to fold them back into one message.
+pub(crate) fn push_tool_call(messages: &mut Vec<PromptMessage>, call: ToolCall) {
+    if let Some(PromptMessage::Assistant { tool_calls, .. }) = messages.last_mut() {
+        tool_calls.push(call);
+    } else {
+        messages.push(PromptMessage::Assistant {
+            text: String::new(),
+            tool_calls: vec![call],
+        });
+    }
+}
+
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
@@ -246,5 +260,25 @@ pub(crate) mod tests {
             join_system(vec!["a".into(), "b".into()]).as_deref(),
             Some("a\n\nb")
         );
+    }
+
+    #[test]
+    fn tool_calls_fold_into_the_last_assistant_message() {
+        let call = ToolCall {
+            id: "c".into(),
+            name: "f".into(),
+            arguments: "{}".into(),
+        };
+        let mut messages = vec![PromptMessage::User { text: "u".into() }];
+        push_tool_call(&mut messages, call.clone());
+        push_tool_call(&mut messages, call.clone());
+        assert_eq!(
+            messages[1],
+            PromptMessage::Assistant {
+                text: String::new(),
+                tool_calls: vec![call.clone(), call]
+            }
+        );
+        assert_eq!(messages.len(), 2);
     }
 }

@@ -143,6 +143,13 @@ pub fn encode_frame(event: Option<&str>, data: &str) -> String {
     out
 }
 
+/// Renders a JSON event the way the Responses and Anthropic APIs frame theirs: the `event:` name
+/// is the event's own `type` field (omitted if it has none), the data is the compact JSON.
+pub fn encode_typed_frame(event: &serde_json::Value) -> String {
+    let name = event.get("type").and_then(serde_json::Value::as_str);
+    encode_frame(name, &event.to_string())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -246,6 +253,19 @@ mod tests {
         assert_eq!(
             encode_frame(None, "a\nb\r\nc\rd"),
             "data: a\ndata: b\ndata: c\ndata: d\n\n"
+        );
+    }
+
+    #[test]
+    fn typed_frames_are_named_by_their_type() {
+        let event = serde_json::json!({"type": "message_stop", "n": 1});
+        assert_eq!(
+            encode_typed_frame(&event),
+            "event: message_stop\ndata: {\"type\":\"message_stop\",\"n\":1}\n\n"
+        );
+        assert_eq!(
+            encode_typed_frame(&serde_json::json!({"n": 1})),
+            "data: {\"n\":1}\n\n"
         );
     }
 

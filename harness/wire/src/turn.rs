@@ -58,10 +58,37 @@ impl FinishReason {
     }
 }
 
+impl FinishReason {
+    /// The Anthropic `stop_reason`: `end_turn`, `tool_use`, `max_tokens`, or the unknown reason
+    /// verbatim. [`FinishReason::ContentFilter`] becomes `refusal`, Anthropic's nearest reason,
+    /// which reads back as `Other("refusal")`.
+    pub fn as_anthropic_str(&self) -> &str {
+        match self {
+            Self::Stop => "end_turn",
+            Self::ToolCalls => "tool_use",
+            Self::Length => "max_tokens",
+            Self::ContentFilter => "refusal",
+            Self::Other(other) => other,
+        }
+    }
+
+    /// Parses an Anthropic `stop_reason`; anything but `end_turn`, `tool_use` and `max_tokens`
+    /// (e.g. `refusal`, `stop_sequence`, `pause_turn`) becomes [`FinishReason::Other`].
+    pub fn from_anthropic_str(s: &str) -> Self {
+        match s {
+            "end_turn" => Self::Stop,
+            "tool_use" => Self::ToolCalls,
+            "max_tokens" => Self::Length,
+            other => Self::Other(other.to_owned()),
+        }
+    }
+}
+
 /// Token counts of one model call.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Usage {
-    /// Prompt tokens, as the provider reports them (OpenAI's count includes cache reads).
+    /// All prompt tokens, cached ones (read or written) included, as OpenAI counts them.
+    /// Anthropic's `input_tokens` excludes cached tokens; its format converts.
     pub input_tokens: u64,
     /// Generated tokens.
     pub output_tokens: u64,
@@ -107,6 +134,24 @@ mod tests {
         let legacy = FinishReason::from_openai_str("function_call");
         assert_eq!(legacy, FinishReason::Other("function_call".into()));
         assert_eq!(legacy.as_openai_str(), "function_call");
+    }
+
+    #[test]
+    fn finish_reason_anthropic_strings() {
+        for (reason, wire) in [
+            (FinishReason::Stop, "end_turn"),
+            (FinishReason::ToolCalls, "tool_use"),
+            (FinishReason::Length, "max_tokens"),
+            (FinishReason::Other("pause_turn".into()), "pause_turn"),
+        ] {
+            assert_eq!(reason.as_anthropic_str(), wire);
+            assert_eq!(FinishReason::from_anthropic_str(wire), reason);
+        }
+        assert_eq!(FinishReason::ContentFilter.as_anthropic_str(), "refusal");
+        assert_eq!(
+            FinishReason::from_anthropic_str("refusal"),
+            FinishReason::Other("refusal".into())
+        );
     }
 
     #[test]

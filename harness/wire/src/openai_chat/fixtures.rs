@@ -5,33 +5,19 @@
 use serde_json::Value;
 
 use super::{ChatChunk, ChatStreamAccumulator, ChunkMeta, encode_stream};
-use crate::{FinishReason, ModelTurn, SseDecoder, StreamDelta, ToolCall, Usage, WireError, sse};
+use crate::testing::{Capture, call, capture, text_turn, usage};
+use crate::{FinishReason, ModelTurn, SseDecoder, StreamDelta, WireError};
 
-/// One capture file.
-struct Capture {
-    /// File name.
-    name: &'static str,
-    /// File contents.
-    raw: &'static str,
-}
-
-macro_rules! capture {
-    ($file:literal) => {
-        Capture {
-            name: $file,
-            raw: include_str!(concat!("../../tests/data/openai-chat/", $file)),
-        }
-    };
-}
-
-const CONTENT_LOGPROBS: Capture = capture!("openai-python-content-logprobs.sse");
-const FINISH_LENGTH: Capture = capture!("openai-python-finish-length.sse");
-const CHOICES_N3: Capture = capture!("openai-python-multiple-choices-n3.sse");
-const PARALLEL_TOOL_CALLS: Capture = capture!("openai-python-parallel-tool-calls.sse");
-const REFUSAL: Capture = capture!("openai-python-refusal.sse");
-const STRICT_TOOL_CALL: Capture = capture!("openai-python-strict-tool-call.sse");
-const TEXT_USAGE: Capture = capture!("openai-python-text-usage.sse");
-const AZURE_MODEL_ROUTER: Capture = capture!("vercel-ai-azure-model-router.1.chunks.jsonl");
+const CONTENT_LOGPROBS: Capture = capture!("openai-chat", "openai-python-content-logprobs.sse");
+const FINISH_LENGTH: Capture = capture!("openai-chat", "openai-python-finish-length.sse");
+const CHOICES_N3: Capture = capture!("openai-chat", "openai-python-multiple-choices-n3.sse");
+const PARALLEL_TOOL_CALLS: Capture =
+    capture!("openai-chat", "openai-python-parallel-tool-calls.sse");
+const REFUSAL: Capture = capture!("openai-chat", "openai-python-refusal.sse");
+const STRICT_TOOL_CALL: Capture = capture!("openai-chat", "openai-python-strict-tool-call.sse");
+const TEXT_USAGE: Capture = capture!("openai-chat", "openai-python-text-usage.sse");
+const AZURE_MODEL_ROUTER: Capture =
+    capture!("openai-chat", "vercel-ai-azure-model-router.1.chunks.jsonl");
 
 /// The SSE captures: complete streams exactly as the OpenAI API sent them.
 const OPENAI_SSE: [Capture; 7] = [
@@ -45,29 +31,6 @@ const OPENAI_SSE: [Capture; 7] = [
 ];
 
 impl Capture {
-    /// The capture as a client receives it; JSON-per-line files get the SSE framing they lack.
-    fn stream(&self) -> String {
-        if self.name.ends_with(".jsonl") {
-            self.raw
-                .lines()
-                .map(|line| sse::encode_frame(None, line))
-                .collect()
-        } else {
-            self.raw.to_owned()
-        }
-    }
-
-    /// The `data` of every frame.
-    fn data(&self) -> Vec<String> {
-        let mut decoder = SseDecoder::new();
-        decoder.push(self.stream().as_bytes());
-        let mut data: Vec<String> = std::iter::from_fn(|| decoder.next_frame())
-            .map(|frame| frame.data)
-            .collect();
-        data.extend(decoder.finish().map(|frame| frame.data));
-        data
-    }
-
     /// Decodes the capture; returns every delta, the refusal text and the turn.
     fn decode(&self) -> (Vec<StreamDelta>, String, Result<ModelTurn, WireError>) {
         let mut accumulator = ChatStreamAccumulator::new();
@@ -86,34 +49,7 @@ impl Capture {
 
     /// The decoded turn, which must be complete.
     fn turn(&self) -> ModelTurn {
-        self.decode()
-            .2
-            .unwrap_or_else(|e| panic!("{}: {e}", self.name))
-    }
-}
-
-fn usage(input_tokens: u64, output_tokens: u64) -> Option<Usage> {
-    Some(Usage {
-        input_tokens,
-        output_tokens,
-        ..Usage::default()
-    })
-}
-
-fn text_turn(text: &str, finish_reason: FinishReason, usage: Option<Usage>) -> ModelTurn {
-    ModelTurn {
-        text: text.to_owned(),
-        tool_calls: Vec::new(),
-        finish_reason,
-        usage,
-    }
-}
-
-fn call(id: &str, name: &str, arguments: &str) -> ToolCall {
-    ToolCall {
-        id: id.to_owned(),
-        name: name.to_owned(),
-        arguments: arguments.to_owned(),
+        self.turn_with(&mut ChatStreamAccumulator::new())
     }
 }
 
@@ -333,14 +269,11 @@ fn a_capture_decodes_the_same_split_at_every_byte_offset() {
 #[test]
 fn captures_decode_the_same_fed_byte_by_byte() {
     for capture in OPENAI_SSE.iter().chain([&AZURE_MODEL_ROUTER]) {
-        let stream = capture.stream();
-        let mut decoder = SseDecoder::new();
-        let mut data = Vec::new();
-        for byte in stream.as_bytes() {
-            decoder.push(std::slice::from_ref(byte));
-            data.extend(std::iter::from_fn(|| decoder.next_frame()).map(|frame| frame.data));
-        }
-        data.extend(decoder.finish().map(|frame| frame.data));
-        assert_eq!(data, capture.data(), "{}", capture.name);
+        assert_eq!(
+            capture.frames_byte_by_byte(),
+            capture.frames(),
+            "{}",
+            capture.name
+        );
     }
 }

@@ -1,0 +1,149 @@
+//! Test helpers shared by every format's tests: the real captures in `tests/data/` (see its
+//! `SOURCES.md`) and decoding a whole stream through SSE framing and a [`StreamDecoder`].
+
+use crate::{
+    FinishReason, ModelTurn, SseDecoder, SseFrame, StreamDecoder, StreamDelta, ToolCall, Usage,
+    WireError, sse,
+};
+
+/// One capture file.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Capture {
+    /// File name.
+    pub(crate) name: &'static str,
+    /// File contents.
+    pub(crate) raw: &'static str,
+}
+
+/// `capture!("dir", "file")`: the capture `tests/data/dir/file`, embedded at compile time.
+macro_rules! capture {
+    ($dir:literal, $file:literal) => {
+        $crate::testing::Capture {
+            name: $file,
+            raw: include_str!(concat!(
+                env!("CARGO_MANIFEST_DIR"),
+                "/tests/data/",
+                $dir,
+                "/",
+                $file
+            )),
+        }
+    };
+}
+pub(crate) use capture;
+
+impl Capture {
+    /// The capture as a client receives it. JSON-per-line files get the SSE framing they lack:
+    /// `data: <line>`, preceded by `event: <type>` when the line has a `type` (Responses and
+    /// Anthropic events do, Chat Completions chunks do not). Lines are kept byte for byte.
+    pub(crate) fn stream(&self) -> String {
+        if !self.name.ends_with(".jsonl") {
+            return self.raw.to_owned();
+        }
+        self.raw
+            .lines()
+            .map(|line| {
+                let value: serde_json::Value = serde_json::from_str(line)
+                    .unwrap_or_else(|e| panic!("{}: {e}\n{line}", self.name));
+                let kind = value.get("type").and_then(serde_json::Value::as_str);
+                sse::encode_frame(kind, line)
+            })
+            .collect()
+    }
+
+    /// Every frame of the stream, including a last one without its blank line.
+    pub(crate) fn frames(&self) -> Vec<SseFrame> {
+        frames(self.stream().as_bytes())
+    }
+
+    /// The `data` of every frame.
+    pub(crate) fn data(&self) -> Vec<String> {
+        self.frames().into_iter().map(|frame| frame.data).collect()
+    }
+
+    /// Every frame of the stream when the network delivers it one byte at a time.
+    pub(crate) fn frames_byte_by_byte(&self) -> Vec<SseFrame> {
+        let mut decoder = SseDecoder::new();
+        let mut frames = Vec::new();
+        for byte in self.stream().as_bytes() {
+            decoder.push(std::slice::from_ref(byte));
+            frames.extend(std::iter::from_fn(|| decoder.next_frame()));
+        }
+        frames.extend(decoder.finish());
+        frames
+    }
+}
+
+/// Every frame of a whole stream, including a last one without its blank line.
+pub(crate) fn frames(stream: &[u8]) -> Vec<SseFrame> {
+    let mut decoder = SseDecoder::new();
+    decoder.push(stream);
+    let mut frames: Vec<SseFrame> = std::iter::from_fn(|| decoder.next_frame()).collect();
+    frames.extend(decoder.finish());
+    frames
+}
+
+/// Decodes a whole stream with `decoder`: every delta up to the first error, and the turn (or
+/// that error).
+pub(crate) fn decode_stream(
+    stream: &str,
+    decoder: &mut dyn StreamDecoder,
+) -> (Vec<StreamDelta>, Result<ModelTurn, WireError>) {
+    let mut deltas = Vec::new();
+    for frame in frames(stream.as_bytes()) {
+        match decoder.push_frame(&frame) {
+            Ok(more) => deltas.extend(more),
+            Err(error) => return (deltas, Err(error)),
+        }
+    }
+    (deltas, decoder.finish())
+}
+
+impl Capture {
+    /// Decodes the capture with `decoder` (see [`decode_stream`]).
+    pub(crate) fn decode_with(
+        &self,
+        decoder: &mut dyn StreamDecoder,
+    ) -> (Vec<StreamDelta>, Result<ModelTurn, WireError>) {
+        decode_stream(&self.stream(), decoder)
+    }
+
+    /// The turn `decoder` reads from the capture, which must be complete.
+    pub(crate) fn turn_with(&self, decoder: &mut dyn StreamDecoder) -> ModelTurn {
+        self.decode_with(decoder)
+            .1
+            .unwrap_or_else(|e| panic!("{}: {e}", self.name))
+    }
+}
+
+/// Usage with these counts and no cache activity.
+pub(crate) fn usage(input_tokens: u64, output_tokens: u64) -> Option<Usage> {
+    Some(Usage {
+        input_tokens,
+        output_tokens,
+        ..Usage::default()
+    })
+}
+
+/// A turn with text and no tool calls.
+pub(crate) fn text_turn(
+    text: &str,
+    finish_reason: FinishReason,
+    usage: Option<Usage>,
+) -> ModelTurn {
+    ModelTurn {
+        text: text.to_owned(),
+        tool_calls: Vec::new(),
+        finish_reason,
+        usage,
+    }
+}
+
+/// A tool call.
+pub(crate) fn call(id: &str, name: &str, arguments: &str) -> ToolCall {
+    ToolCall {
+        id: id.to_owned(),
+        name: name.to_owned(),
+        arguments: arguments.to_owned(),
+    }
+}
