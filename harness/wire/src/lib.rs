@@ -16,10 +16,13 @@
 //!   the `response` object).
 //! - [`anthropic`]: the Anthropic Messages API (requests and content blocks, typed stream
 //!   events, the `message` object, error bodies).
+//! - [`format`](mod@format): the formats as a value, to pick an endpoint and a stream decoder
+//!   at run time.
 
 pub mod anthropic;
 pub mod delta;
 pub mod error;
+pub mod format;
 pub mod openai_chat;
 pub mod openai_responses;
 pub mod prompt;
@@ -34,6 +37,7 @@ mod testing;
 
 pub use delta::{StreamDecoder, StreamDelta};
 pub use error::WireError;
+pub use format::{Format, decoder_for};
 pub use prompt::{Prompt, PromptMessage, ToolChoice, ToolDecl};
 pub use sse::{SseDecoder, SseFrame};
 pub use turn::{FinishReason, ModelTurn, ToolCall, Usage};

@@ -355,7 +355,7 @@ impl Serialize for InputItem {
 }
 
 impl<'de> Deserialize<'de> for InputItem {
-    /// Dispatches on `type` like [`tagged_union`](crate::tagged): items of the known types
+    /// Dispatches on `type` like the crate's other tagged unions: items of the known types
     /// must be well formed, others are kept whole. An item without a `type` is a message if it
     /// has a `role` (a message keeps its `type`, if any, in [`MessageItem::kind`]).
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {

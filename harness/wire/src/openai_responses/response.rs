@@ -275,10 +275,8 @@ pub(super) fn output_text(text: &str) -> ContentPart {
     }
 }
 
-/// The status and `incomplete_details` that express a finish reason: `completed` for
-/// [`FinishReason::Stop`] and [`FinishReason::ToolCalls`] (the API has no separate reason for
-/// tool calls), otherwise `incomplete` with reason `max_output_tokens` ([`FinishReason::Length`]),
-/// `content_filter` or the unknown reason verbatim.
+/// The status and `incomplete_details` that express a finish reason (see
+/// [`Response::from_turn`]).
 pub(super) fn status_for(reason: &FinishReason) -> (&'static str, Option<IncompleteDetails>) {
     let incomplete = |reason: &str| {
         let details = IncompleteDetails {
@@ -332,8 +330,11 @@ pub(super) fn assistant_text(message: &MessageItem) -> Option<String> {
 }
 
 impl Response {
-    /// The body the API would send for this turn (`"stream": false`); see [`status_for`] for
-    /// how the finish reason becomes the status. Usage is `null` when the turn has none.
+    /// The body the API would send for this turn (`"stream": false`). The status is `completed`
+    /// for [`FinishReason::Stop`] and [`FinishReason::ToolCalls`] (the API has no separate
+    /// reason for tool calls), otherwise `incomplete` with `incomplete_details.reason`
+    /// `max_output_tokens` ([`FinishReason::Length`]), `content_filter`, or an unknown reason
+    /// verbatim. Usage is `null` when the turn has none.
     pub fn from_turn(turn: &ModelTurn, meta: &ResponseMeta) -> Self {
         let (status, incomplete_details) = status_for(&turn.finish_reason);
         meta.response(

@@ -1,0 +1,221 @@
+//! The wire formats as a value, so configuration can name one and a client or the mock server
+//! can choose the endpoint and stream decoder at run time.
+
+use serde::{Deserialize, Serialize};
+
+use crate::StreamDecoder;
+use crate::anthropic::AnthropicStreamDecoder;
+use crate::openai_chat::ChatStreamAccumulator;
+use crate::openai_responses::ResponsesStreamDecoder;
+
+/// A provider API wire format.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Format {
+    /// OpenAI Chat Completions ([`crate::openai_chat`]).
+    OpenaiChat,
+    /// OpenAI Responses ([`crate::openai_responses`]).
+    OpenaiResponses,
+    /// Anthropic Messages ([`crate::anthropic`]).
+    Anthropic,
+}
+
+impl Format {
+    /// Every format.
+    pub const ALL: [Self; 3] = [Self::OpenaiChat, Self::OpenaiResponses, Self::Anthropic];
+
+    /// The format's name, as in configuration: `openai-chat`, `openai-responses`, `anthropic`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::OpenaiChat => "openai-chat",
+            Self::OpenaiResponses => "openai-responses",
+            Self::Anthropic => "anthropic",
+        }
+    }
+
+    /// The endpoint path below the API base URL (which ends in `/v1`).
+    pub fn path(self) -> &'static str {
+        match self {
+            Self::OpenaiChat => "/chat/completions",
+            Self::OpenaiResponses => "/responses",
+            Self::Anthropic => "/messages",
+        }
+    }
+}
+
+/// A fresh decoder for one streamed response in `format`.
+pub fn decoder_for(format: Format) -> Box<dyn StreamDecoder> {
+    match format {
+        Format::OpenaiChat => Box::new(ChatStreamAccumulator::new()),
+        Format::OpenaiResponses => Box::new(ResponsesStreamDecoder::new()),
+        Format::Anthropic => Box::new(AnthropicStreamDecoder::new()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    //! The crate's promise across formats: one neutral turn renders into every format, streamed
+    //! and not, and decodes back; one neutral prompt converts through every request type.
+
+    use super::*;
+    use crate::prompt::tests::{rich_prompt, without_error_flags};
+    use crate::testing::decode_stream;
+    use crate::{FinishReason, ModelTurn, Prompt, ToolCall, Usage, anthropic, openai_chat};
+    use crate::{WireError, openai_responses};
+    use serde_json::json;
+
+    #[test]
+    fn names_paths_and_serde_agree() {
+        for format in Format::ALL {
+            assert_eq!(
+                serde_json::to_value(format).unwrap(),
+                json!(format.as_str())
+            );
+            let parsed: Format = serde_json::from_value(json!(format.as_str())).unwrap();
+            assert_eq!(parsed, format);
+        }
+        let paths: Vec<&str> = Format::ALL.iter().map(|format| format.path()).collect();
+        assert_eq!(paths, ["/chat/completions", "/responses", "/messages"]);
+        assert!(serde_json::from_value::<Format>(json!("openai_chat")).is_err());
+    }
+
+    /// A turn every format carries without loss: text, two tool calls, usage with cache reads.
+    fn turn() -> ModelTurn {
+        let call = |id: &str, name: &str, arguments: &str| ToolCall {
+            id: id.into(),
+            name: name.into(),
+            arguments: arguments.into(),
+        };
+        ModelTurn {
+            text: "Reading both files.".into(),
+            tool_calls: vec![
+                call("call_a", "read_file", r#"{"path":"a.rs"}"#),
+                call("call_b", "read_file", r#"{"path":"b/ü.rs","limit":300}"#),
+            ],
+            finish_reason: FinishReason::ToolCalls,
+            usage: Some(Usage {
+                input_tokens: 1200,
+                output_tokens: 40,
+                cache_read_tokens: 1024,
+                cache_write_tokens: 0,
+            }),
+        }
+    }
+
+    /// The streamed frames of `turn` in `format`.
+    fn encode(format: Format, turn: &ModelTurn) -> Vec<String> {
+        match format {
+            Format::OpenaiChat => openai_chat::encode_stream(
+                turn,
+                &openai_chat::ChunkMeta {
+                    id: "chatcmpl-1".into(),
+                    model: "m".into(),
+                    created: 1,
+                    include_usage: true,
+                },
+            ),
+            Format::OpenaiResponses => openai_responses::encode_stream(turn, &responses_meta()),
+            Format::Anthropic => anthropic::encode_stream(turn, &anthropic_meta()),
+        }
+    }
+
+    fn responses_meta() -> openai_responses::ResponseMeta {
+        openai_responses::ResponseMeta {
+            id: "resp_1".into(),
+            model: "m".into(),
+            created_at: 1,
+        }
+    }
+
+    fn anthropic_meta() -> anthropic::MessageMeta {
+        anthropic::MessageMeta {
+            id: "msg_1".into(),
+            model: "m".into(),
+        }
+    }
+
+    #[test]
+    fn one_turn_streams_through_every_format() {
+        for format in Format::ALL {
+            let stream = encode(format, &turn()).concat();
+            let mut decoder = decoder_for(format);
+            let (_, decoded) = decode_stream(&stream, decoder.as_mut());
+            assert_eq!(decoded.unwrap(), turn(), "{}", format.as_str());
+            assert!(!decoder.is_done(), "finish resets the decoder");
+
+            // Every decoder insists on its terminal event.
+            let frames = encode(format, &turn());
+            let cut = frames[..frames.len() - 1].concat();
+            let (_, early) = decode_stream(&cut, decoder_for(format).as_mut());
+            assert!(
+                matches!(early, Err(WireError::StreamEndedEarly)),
+                "{}: {early:?}",
+                format.as_str()
+            );
+        }
+    }
+
+    #[test]
+    fn one_turn_round_trips_every_non_streamed_body() {
+        let chat_meta = openai_chat::ChunkMeta {
+            id: "chatcmpl-1".into(),
+            model: "m".into(),
+            created: 1,
+            include_usage: false,
+        };
+        let chat = openai_chat::ChatCompletion::from_turn(&turn(), &chat_meta);
+        assert_eq!(chat.to_turn().unwrap(), turn());
+        let responses = openai_responses::Response::from_turn(&turn(), &responses_meta());
+        assert_eq!(responses.to_turn().unwrap(), turn());
+        let message = anthropic::Message::from_turn(&turn(), &anthropic_meta());
+        assert_eq!(message.to_turn().unwrap(), turn());
+    }
+
+    #[test]
+    fn cache_writes_survive_responses_and_anthropic_but_not_chat() {
+        let writes = ModelTurn {
+            usage: Some(Usage {
+                cache_write_tokens: 100,
+                ..turn().usage.unwrap()
+            }),
+            ..turn()
+        };
+        for format in Format::ALL {
+            let stream = encode(format, &writes).concat();
+            let (_, decoded) = decode_stream(&stream, decoder_for(format).as_mut());
+            let usage = decoded.unwrap().usage.unwrap();
+            let expected = if format == Format::OpenaiChat { 0 } else { 100 };
+            assert_eq!(usage.cache_write_tokens, expected, "{}", format.as_str());
+            assert_eq!(usage.input_tokens, 1200, "{}", format.as_str());
+        }
+    }
+
+    /// `prompt` through one format's request type and back.
+    fn through(format: Format, prompt: &Prompt) -> Prompt {
+        match format {
+            Format::OpenaiChat => openai_chat::ChatRequest::from_prompt(prompt).to_prompt(),
+            Format::OpenaiResponses => {
+                openai_responses::ResponsesRequest::from_prompt(prompt).to_prompt()
+            }
+            Format::Anthropic => anthropic::MessagesRequest::from_prompt(prompt).to_prompt(),
+        }
+    }
+
+    #[test]
+    fn one_prompt_converts_through_every_format_in_any_order() {
+        // Only the tool-error flag is lost, by the two OpenAI formats.
+        for first in Format::ALL {
+            for second in Format::ALL {
+                let prompt = through(second, &through(first, &rich_prompt()));
+                assert_eq!(
+                    without_error_flags(prompt),
+                    without_error_flags(rich_prompt()),
+                    "{} then {}",
+                    first.as_str(),
+                    second.as_str()
+                );
+            }
+        }
+        assert_eq!(through(Format::Anthropic, &rich_prompt()), rich_prompt());
+    }
+}
