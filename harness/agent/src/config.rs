@@ -6,23 +6,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::doom_loop::DoomLoopConfig;
 
-/// Which provider API the client speaks.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum WireFormat {
-    /// OpenAI Chat Completions (`POST /v1/chat/completions`).
-    #[default]
-    OpenaiChat,
-}
-
-impl WireFormat {
-    /// The name used in scenarios and reports.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::OpenaiChat => "openai-chat",
-        }
-    }
-}
+/// Which provider API the client speaks: the wire crate's formats.
+pub use reloop_wire::Format as WireFormat;
 
 /// Where and how to reach the provider.
 #[derive(Debug, Clone)]

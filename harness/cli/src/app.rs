@@ -47,7 +47,7 @@ pub struct RunArgs {
 /// `reloop serve`.
 #[derive(Debug, Args)]
 pub struct ServeArgs {
-    /// The recording to replay.
+    /// The recording to replay, or a directory of them (one session each, by file stem).
     #[arg(long)]
     pub recording: PathBuf,
     /// Port on 127.0.0.1 (0 picks a free one).

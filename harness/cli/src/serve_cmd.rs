@@ -1,40 +1,77 @@
 //! `reloop serve`: the mock server alone, for outside clients (an SDK, an
 //! agent CLI). Loopback only; runs until Ctrl-C.
 
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use reloop_mock::{DEFAULT_SESSION, MockServer, NoPacer, Pacer, RealPacer, Recording, Registry, Session, SessionConfig};
+use reloop_mock::{DEFAULT_SESSION, MockServer, NoPacer, Pacer, RealPacer, Recording, Registry, recording_factory};
 
 use crate::app::ServeArgs;
 use crate::exit_code;
 
 /// Runs the command; returns the exit code.
 pub fn run(args: ServeArgs) -> anyhow::Result<i32> {
-    let recording: Recording = match reloop_eval::yaml::load(&args.recording) {
-        Ok(recording) => recording,
-        Err(error) => {
-            eprintln!("error: {error}");
+    let recordings = match load_recordings(&args.recording) {
+        Ok(recordings) => recordings,
+        Err(errors) => {
+            for error in errors {
+                eprintln!("error: {error}");
+            }
             return Ok(exit_code::BAD_INPUT);
         }
     };
     let pacer: Arc<dyn Pacer> = if args.realtime { Arc::new(RealPacer::default()) } else { Arc::new(NoPacer) };
+    let mut names: Vec<String> = recordings.keys().cloned().collect();
+    names.sort();
+    let registry = Arc::new(Registry::serving(recording_factory(recordings, pacer, args.context_window)));
     let runtime = tokio::runtime::Builder::new_current_thread().enable_io().enable_time().build()?;
     runtime.block_on(async {
-        let registry = Arc::new(Registry::default());
-        let session = Session::new(SessionConfig {
-            recording: Arc::new(recording),
-            context_window: args.context_window,
-            pacer,
-            faults: Vec::new(),
-        })
-        .map_err(anyhow::Error::msg)?;
-        registry.insert(DEFAULT_SESSION, Arc::new(session));
         let server = MockServer::start(args.port, registry).await?;
-        let base = server.session_base_url(DEFAULT_SESSION);
-        println!("reloop serve: replaying {} on {}", args.recording.display(), server.addr());
-        println!("  OpenAI base URL:  {base}");
-        println!("  any API key is accepted; press Ctrl-C to stop");
+        println!("reloop serve: {} on http://{}", args.recording.display(), server.addr());
+        if names.len() == 1 {
+            print_base_urls(&server, DEFAULT_SESSION);
+        }
+        for name in &names {
+            println!("session `{name}` (a fresh replay per distinct name `{name}.<anything>`):");
+            print_base_urls(&server, name);
+        }
+        println!("any API key is accepted; one log line per request on stderr; Ctrl-C stops");
         tokio::signal::ctrl_c().await?;
         Ok(exit_code::SUCCESS)
     })
+}
+
+fn print_base_urls(server: &MockServer, session: &str) {
+    let base = server.session_base_url(session);
+    println!("  OpenAI base URL:    {base}   (chat/completions, responses, models)");
+    println!("  Anthropic base URL: {}", base.trim_end_matches("/v1"));
+}
+
+/// The recordings of a file (named by its stem) or of every `*.yaml` in a
+/// directory, with every error reported.
+fn load_recordings(path: &Path) -> Result<HashMap<String, Arc<Recording>>, Vec<reloop_eval::InputError>> {
+    let files: Vec<PathBuf> = if path.is_dir() {
+        let mut files: Vec<PathBuf> = std::fs::read_dir(path)
+            .map_err(|e| vec![reloop_eval::InputError::file(path, format!("cannot list: {e}"))])?
+            .filter_map(|entry| entry.ok().map(|e| e.path()))
+            .filter(|p| p.extension().is_some_and(|ext| ext == "yaml" || ext == "yml"))
+            .collect();
+        files.sort();
+        files
+    } else {
+        vec![path.to_owned()]
+    };
+    let mut recordings = HashMap::new();
+    let mut errors = Vec::new();
+    for file in files {
+        let name = file.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+        match reloop_eval::yaml::load::<Recording>(&file) {
+            Ok(recording) => {
+                recordings.insert(name, Arc::new(recording));
+            }
+            Err(error) => errors.push(error),
+        }
+    }
+    if errors.is_empty() { Ok(recordings) } else { Err(errors) }
 }

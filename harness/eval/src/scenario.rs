@@ -23,8 +23,8 @@ pub struct ScenarioSpec {
     /// What the scenario exercises, for people.
     #[serde(default)]
     pub description: Option<String>,
-    /// The API the loop speaks.
-    #[serde(default)]
+    /// The API the loop speaks: `openai-chat` (default), `openai-responses`, `anthropic`.
+    #[serde(default = "default_wire")]
     pub wire: WireFormat,
     /// The model name sent.
     pub model: String,
@@ -68,6 +68,10 @@ pub struct ScenarioSpec {
     /// What must hold at the end.
     #[serde(default)]
     pub expect: Expectations,
+}
+
+fn default_wire() -> WireFormat {
+    WireFormat::OpenaiChat
 }
 
 fn default_context_window() -> u64 {

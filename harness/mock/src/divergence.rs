@@ -2,7 +2,6 @@
 //! never falls back to another answer; it refuses with a clear error and
 //! logs what it expected against what came, for the report.
 
-use reloop_wire::openai_chat::{ApiError, ApiErrorBody};
 use reloop_wire::{Prompt, PromptMessage};
 use serde::Serialize;
 
@@ -36,17 +35,6 @@ impl Divergence {
         )
     }
 
-    /// The error body sent to the client.
-    pub fn error_body(&self) -> ApiErrorBody {
-        ApiErrorBody {
-            error: ApiError {
-                message: format!("reloop: {}", self.render()),
-                kind: DIVERGENCE_ERROR_TYPE.into(),
-                param: None,
-                code: Some(self.check.into()),
-            },
-        }
-    }
 }
 
 /// The recording has no exchange of the request's purpose left.

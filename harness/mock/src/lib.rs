@@ -23,6 +23,6 @@ pub use divergence::Divergence;
 pub use fault::{Fault, FaultSpec};
 pub use pacing::{NoPacer, Pacer, RealPacer};
 pub use recording::Recording;
-pub use server::{MockServer, Registry, DEFAULT_SESSION};
+pub use server::{DEFAULT_SESSION, MockServer, Registry, SessionFactory, recording_factory};
 pub use session::{RequestRecord, Session, SessionConfig};
 pub use tokens::TokenCounter;

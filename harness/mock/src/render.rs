@@ -1,24 +1,27 @@
 //! Rendering replies in a wire format: a recorded turn as a stream or a
-//! whole response, an injected fault's frames, an HTTP error's body. One
+//! whole response, the frames a fault needs, and every error body. One
 //! implementation per format; the server picks it by route.
 
-use reloop_wire::openai_chat::{ApiError, ApiErrorBody, ChatCompletion, ChunkMeta, encode_stream};
-use reloop_wire::ModelTurn;
+use reloop_wire::anthropic::{AnthropicErrorBody, Message, MessageMeta};
+use reloop_wire::openai_chat::{ApiError, ApiErrorBody, ChatCompletion, ChunkMeta};
+use reloop_wire::openai_responses::{Response, ResponseMeta};
+use reloop_wire::{Format, ModelTurn, anthropic, openai_chat, openai_responses};
 
+use crate::divergence::{DIVERGENCE_ERROR_TYPE, Divergence};
 use crate::fault::StreamErrorKind;
 use crate::stream_plan::FaultFrames;
 
-/// A fixed `created` stamp: replies must be the same bytes run after run.
+/// A fixed creation time: replies must be the same bytes run after run.
 pub const CREATED: u64 = 1_767_225_600;
 
 /// What identifies one reply.
 #[derive(Debug, Clone)]
 pub struct ReplyMeta {
-    /// The response id.
-    pub id: String,
+    /// The request's index in its session, for ids.
+    pub request_index: usize,
     /// The model named.
     pub model: String,
-    /// Whether the client asked for usage in the stream.
+    /// Whether the client asked for usage in a chat stream.
     pub include_usage: bool,
 }
 
@@ -28,42 +31,89 @@ pub trait Render: FaultFrames + Send + Sync {
     fn stream(&self, turn: &ModelTurn, meta: &ReplyMeta) -> Vec<String>;
     /// The turn as one JSON response body.
     fn complete(&self, turn: &ModelTurn, meta: &ReplyMeta) -> String;
-    /// The provider's error body for an HTTP status.
+    /// The provider's error body for an injected HTTP status.
     fn http_error_body(&self, status: u16) -> String;
+    /// The provider's context-length error body (status 400).
+    fn context_error_body(&self, window: u64, requested: u64) -> String;
+    /// A body for a request the provider rejects as invalid.
+    fn invalid_request_body(&self, message: &str) -> String;
+    /// A divergence, in the provider's error shape, typed `reloop_divergence`.
+    fn divergence_body(&self, divergence: &Divergence) -> String;
+}
+
+/// The renderer of `format`.
+pub fn renderer(format: Format) -> &'static dyn Render {
+    match format {
+        Format::OpenaiChat => &OpenaiChat,
+        Format::OpenaiResponses => &OpenaiResponses,
+        Format::Anthropic => &Anthropic,
+    }
+}
+
+fn json<T: serde::Serialize>(value: &T) -> String {
+    serde_json::to_string(value).expect("plain JSON")
+}
+
+fn openai_error(message: &str, kind: &str, code: Option<&str>) -> String {
+    json(&ApiErrorBody { error: ApiError { message: message.into(), kind: kind.into(), param: None, code: code.map(str::to_owned) } })
+}
+
+/// The error bodies both OpenAI APIs share.
+fn openai_http_error(status: u16) -> String {
+    match status {
+        429 => openai_error("Rate limit reached for requests. Please try again in 2s.", "requests", Some("rate_limit_exceeded")),
+        503 => openai_error("The engine is currently overloaded, please try again later.", "server_error", None),
+        529 => openai_error("Overloaded", "overloaded_error", None),
+        500..=599 => openai_error("The server had an error while processing your request. Sorry about that!", "server_error", None),
+        _ => openai_error("Invalid request.", "invalid_request_error", None),
+    }
+}
+
+fn openai_divergence(divergence: &Divergence) -> String {
+    openai_error(&format!("reloop: {}", divergence.render()), DIVERGENCE_ERROR_TYPE, Some(divergence.check))
+}
+
+fn openai_stream_error(kind: StreamErrorKind) -> (&'static str, &'static str) {
+    match kind {
+        StreamErrorKind::Overloaded => ("overloaded_error", "Overloaded"),
+        StreamErrorKind::ServerError => ("server_error", "The server had an error while processing your request."),
+        StreamErrorKind::RateLimited => ("rate_limit_error", "Rate limit reached."),
+    }
 }
 
 /// OpenAI Chat Completions.
 #[derive(Debug, Default)]
 pub struct OpenaiChat;
 
-fn chunk_meta(meta: &ReplyMeta) -> ChunkMeta {
-    ChunkMeta { id: meta.id.clone(), model: meta.model.clone(), created: CREATED, include_usage: meta.include_usage }
-}
-
-fn openai_error(message: &str, kind: &str, code: Option<&str>) -> String {
-    let body = ApiErrorBody {
-        error: ApiError { message: message.into(), kind: kind.into(), param: None, code: code.map(str::to_owned) },
-    };
-    serde_json::to_string(&body).expect("plain JSON")
+impl OpenaiChat {
+    fn meta(meta: &ReplyMeta) -> ChunkMeta {
+        ChunkMeta {
+            id: format!("chatcmpl-reloop{:05}", meta.request_index),
+            model: meta.model.clone(),
+            created: CREATED,
+            include_usage: meta.include_usage,
+        }
+    }
 }
 
 impl Render for OpenaiChat {
     fn stream(&self, turn: &ModelTurn, meta: &ReplyMeta) -> Vec<String> {
-        encode_stream(turn, &chunk_meta(meta))
+        openai_chat::encode_stream(turn, &Self::meta(meta))
     }
-
     fn complete(&self, turn: &ModelTurn, meta: &ReplyMeta) -> String {
-        serde_json::to_string(&ChatCompletion::from_turn(turn, &chunk_meta(meta))).expect("plain JSON")
+        json(&ChatCompletion::from_turn(turn, &Self::meta(meta)))
     }
-
     fn http_error_body(&self, status: u16) -> String {
-        match status {
-            429 => openai_error("Rate limit reached for requests. Please try again in 2s.", "requests", Some("rate_limit_exceeded")),
-            503 => openai_error("The engine is currently overloaded, please try again later.", "server_error", None),
-            529 => openai_error("Overloaded", "overloaded_error", None),
-            500..=599 => openai_error("The server had an error while processing your request. Sorry about that!", "server_error", None),
-            _ => openai_error("Invalid request.", "invalid_request_error", None),
-        }
+        openai_http_error(status)
+    }
+    fn context_error_body(&self, window: u64, requested: u64) -> String {
+        json(&ApiErrorBody::context_length_exceeded(window, requested))
+    }
+    fn invalid_request_body(&self, message: &str) -> String {
+        json(&ApiErrorBody::invalid_request(message, None))
+    }
+    fn divergence_body(&self, divergence: &Divergence) -> String {
+        openai_divergence(divergence)
     }
 }
 
@@ -71,13 +121,100 @@ impl FaultFrames for OpenaiChat {
     fn garbled(&self) -> String {
         "data: {\"id\":\"chatcmpl-reloop\",\"object\":\"chat.completion.chunk\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\"tru\n\n".into()
     }
-
     fn stream_error(&self, kind: StreamErrorKind) -> String {
-        let body = match kind {
-            StreamErrorKind::Overloaded => openai_error("Overloaded", "overloaded_error", None),
-            StreamErrorKind::ServerError => openai_error("The server had an error while processing your request.", "server_error", None),
-            StreamErrorKind::RateLimited => openai_error("Rate limit reached.", "rate_limit_error", Some("rate_limit_exceeded")),
+        let (kind, message) = openai_stream_error(kind);
+        format!("data: {}\n\n", openai_error(message, kind, None))
+    }
+}
+
+/// OpenAI Responses.
+#[derive(Debug, Default)]
+pub struct OpenaiResponses;
+
+impl OpenaiResponses {
+    fn meta(meta: &ReplyMeta) -> ResponseMeta {
+        ResponseMeta { id: format!("resp_reloop{:05}", meta.request_index), model: meta.model.clone(), created_at: CREATED }
+    }
+}
+
+impl Render for OpenaiResponses {
+    fn stream(&self, turn: &ModelTurn, meta: &ReplyMeta) -> Vec<String> {
+        openai_responses::encode_stream(turn, &Self::meta(meta))
+    }
+    fn complete(&self, turn: &ModelTurn, meta: &ReplyMeta) -> String {
+        json(&Response::from_turn(turn, &Self::meta(meta)))
+    }
+    fn http_error_body(&self, status: u16) -> String {
+        openai_http_error(status)
+    }
+    fn context_error_body(&self, window: u64, requested: u64) -> String {
+        json(&ApiErrorBody::context_length_exceeded(window, requested))
+    }
+    fn invalid_request_body(&self, message: &str) -> String {
+        json(&ApiErrorBody::invalid_request(message, None))
+    }
+    fn divergence_body(&self, divergence: &Divergence) -> String {
+        openai_divergence(divergence)
+    }
+}
+
+impl FaultFrames for OpenaiResponses {
+    fn garbled(&self) -> String {
+        "event: response.output_text.delta\ndata: {\"type\":\"response.output_text.delta\",\"delta\":\"tru\n\n".into()
+    }
+    fn stream_error(&self, kind: StreamErrorKind) -> String {
+        let (kind, message) = openai_stream_error(kind);
+        let event = serde_json::json!({ "type": "error", "code": kind, "message": message, "param": null, "sequence_number": 99 });
+        format!("event: error\ndata: {event}\n\n")
+    }
+}
+
+/// Anthropic Messages.
+#[derive(Debug, Default)]
+pub struct Anthropic;
+
+impl Anthropic {
+    fn meta(meta: &ReplyMeta) -> MessageMeta {
+        MessageMeta { id: format!("msg_reloop{:05}", meta.request_index), model: meta.model.clone() }
+    }
+}
+
+impl Render for Anthropic {
+    fn stream(&self, turn: &ModelTurn, meta: &ReplyMeta) -> Vec<String> {
+        anthropic::encode_stream(turn, &Self::meta(meta))
+    }
+    fn complete(&self, turn: &ModelTurn, meta: &ReplyMeta) -> String {
+        json(&Message::from_turn(turn, &Self::meta(meta)))
+    }
+    fn http_error_body(&self, status: u16) -> String {
+        json(&match status {
+            429 => AnthropicErrorBody::rate_limited("Number of request tokens has exceeded your per-minute rate limit"),
+            529 | 503 => AnthropicErrorBody::overloaded(),
+            500..=599 => AnthropicErrorBody::api_error("Internal server error"),
+            _ => AnthropicErrorBody::invalid_request("Invalid request."),
+        })
+    }
+    fn context_error_body(&self, window: u64, requested: u64) -> String {
+        json(&AnthropicErrorBody::prompt_too_long(requested, window))
+    }
+    fn invalid_request_body(&self, message: &str) -> String {
+        json(&AnthropicErrorBody::invalid_request(message))
+    }
+    fn divergence_body(&self, divergence: &Divergence) -> String {
+        json(&AnthropicErrorBody::new(DIVERGENCE_ERROR_TYPE, format!("reloop: {}", divergence.render())))
+    }
+}
+
+impl FaultFrames for Anthropic {
+    fn garbled(&self) -> String {
+        "event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_de\n\n".into()
+    }
+    fn stream_error(&self, kind: StreamErrorKind) -> String {
+        let (kind, message) = match kind {
+            StreamErrorKind::Overloaded => ("overloaded_error", "Overloaded"),
+            StreamErrorKind::ServerError => ("api_error", "Internal server error"),
+            StreamErrorKind::RateLimited => ("rate_limit_error", "Rate limited"),
         };
-        format!("data: {body}\n\n")
+        format!("event: error\ndata: {}\n\n", json(&AnthropicErrorBody::new(kind, message)))
     }
 }

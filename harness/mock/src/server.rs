@@ -1,7 +1,8 @@
-//! The HTTP front: real TCP on loopback, routes of the real APIs, and
-//! chunk-by-chunk SSE. Sessions are addressed by path prefix
+//! The HTTP front: real TCP on loopback, the routes of the three provider
+//! APIs, and chunk-by-chunk SSE. Sessions are addressed by path prefix
 //! (`/s/{session}/v1/...`); `/v1/...` is the session named `default`, for
-//! clients that cannot add a prefix.
+//! clients that cannot add a prefix. Any API key is accepted (as
+//! `Authorization: Bearer` or `x-api-key`) and never stored.
 
 use std::collections::HashMap;
 use std::net::{Ipv4Addr, SocketAddr};
@@ -13,31 +14,59 @@ use axum::extract::{Path, State};
 use axum::http::{HeaderName, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
-use reloop_wire::openai_chat::{ApiErrorBody, ChatRequest};
+use reloop_wire::anthropic::MessagesRequest;
+use reloop_wire::openai_chat::ChatRequest;
+use reloop_wire::openai_responses::ResponsesRequest;
+use reloop_wire::{Format, Prompt};
 
 use crate::pacing::Pacer;
-use crate::render::{CREATED, OpenaiChat, Render, ReplyMeta};
-use crate::session::{Reply, Session};
+use crate::recording::Recording;
+use crate::render::{CREATED, Render, ReplyMeta, renderer};
+use crate::session::{RequestRecord, Reply, Session, SessionConfig};
 use crate::stream_plan::StreamPlan;
 
 /// The session `/v1/...` routes use.
 pub const DEFAULT_SESSION: &str = "default";
 
+/// Makes a session for a name on first use (for `reloop serve`).
+pub type SessionFactory = Box<dyn Fn(&str) -> Option<SessionConfig> + Send + Sync>;
+
 /// Sessions by name.
-#[derive(Debug, Default)]
+#[derive(Default)]
 pub struct Registry {
     sessions: Mutex<HashMap<String, Arc<Session>>>,
+    factory: Option<SessionFactory>,
+    log_requests: bool,
+}
+
+impl std::fmt::Debug for Registry {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Registry").field("log_requests", &self.log_requests).finish_non_exhaustive()
+    }
 }
 
 impl Registry {
+    /// A registry that creates unknown sessions with `factory` and logs
+    /// every request to standard error.
+    pub fn serving(factory: SessionFactory) -> Self {
+        Self { sessions: Mutex::default(), factory: Some(factory), log_requests: true }
+    }
+
     /// Adds or replaces a session.
     pub fn insert(&self, name: impl Into<String>, session: Arc<Session>) {
         self.lock().insert(name.into(), session);
     }
 
-    /// The session called `name`.
+    /// The session called `name`, made by the factory on first use.
     pub fn get(&self, name: &str) -> Option<Arc<Session>> {
-        self.lock().get(name).cloned()
+        let mut sessions = self.lock();
+        if let Some(session) = sessions.get(name) {
+            return Some(Arc::clone(session));
+        }
+        let config = self.factory.as_ref().and_then(|make| make(name))?;
+        let session = Arc::new(Session::new(config).ok()?);
+        sessions.insert(name.to_owned(), Arc::clone(&session));
+        Some(session)
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Arc<Session>>> {
@@ -94,27 +123,21 @@ impl Drop for MockServer {
 }
 
 fn router(registry: Arc<Registry>) -> Router {
-    Router::new()
-        .route("/v1/chat/completions", post(chat_default))
-        .route("/s/{session}/v1/chat/completions", post(chat_in_session))
-        .route("/v1/models", get(models))
-        .route("/s/{session}/v1/models", get(models))
-        .with_state(registry)
+    let mut router = Router::new().route("/v1/models", get(models)).route("/s/{session}/v1/models", get(models));
+    for format in Format::ALL {
+        let path = format.path();
+        router = router
+            .route(&format!("/v1{path}"), post(move |State(r): State<Arc<Registry>>, body: Bytes| async move {
+                answer(&r, DEFAULT_SESSION, format, &body)
+            }))
+            .route(&format!("/s/{{session}}/v1{path}"), post(move |State(r): State<Arc<Registry>>, Path(session): Path<String>, body: Bytes| async move {
+                answer(&r, &session, format, &body)
+            }));
+    }
+    router.with_state(registry)
 }
 
-async fn chat_default(State(registry): State<Arc<Registry>>, body: Bytes) -> Response {
-    chat(&registry, DEFAULT_SESSION, &body)
-}
-
-async fn chat_in_session(
-    State(registry): State<Arc<Registry>>,
-    Path(session): Path<String>,
-    body: Bytes,
-) -> Response {
-    chat(&registry, &session, &body)
-}
-
-async fn models(State(_): State<Arc<Registry>>) -> Response {
+async fn models() -> Response {
     let body = serde_json::json!({
         "object": "list",
         "data": [{ "id": "reloop-replay", "object": "model", "created": CREATED, "owned_by": "reloop" }],
@@ -122,24 +145,62 @@ async fn models(State(_): State<Arc<Registry>>) -> Response {
     json_response(StatusCode::OK, body.to_string())
 }
 
-fn chat(registry: &Registry, session: &str, body: &[u8]) -> Response {
-    let Some(session) = registry.get(session) else {
-        let error = ApiErrorBody::invalid_request(format!("reloop: no replay session named `{session}`"), None);
-        return error_response(404, &error);
+/// Parses a request body of `format` into the neutral prompt.
+fn parse(format: Format, body: &[u8]) -> Result<Prompt, serde_json::Error> {
+    Ok(match format {
+        Format::OpenaiChat => serde_json::from_slice::<ChatRequest>(body)?.to_prompt(),
+        Format::OpenaiResponses => serde_json::from_slice::<ResponsesRequest>(body)?.to_prompt(),
+        Format::Anthropic => serde_json::from_slice::<MessagesRequest>(body)?.to_prompt(),
+    })
+}
+
+fn answer(registry: &Registry, name: &str, format: Format, body: &[u8]) -> Response {
+    let render = renderer(format);
+    let Some(session) = registry.get(name) else {
+        let message = format!("reloop: no replay session named `{name}`");
+        return json_response(StatusCode::NOT_FOUND, render.invalid_request_body(&message));
     };
-    let request: ChatRequest = match serde_json::from_slice(body) {
-        Ok(request) => request,
+    let prompt = match parse(format, body) {
+        Ok(prompt) => prompt,
         Err(e) => {
-            let error = ApiErrorBody::invalid_request(format!("could not parse the JSON body of your request: {e}"), None);
-            return error_response(400, &error);
+            let message = format!("could not parse the JSON body of your request: {e}");
+            return json_response(StatusCode::BAD_REQUEST, render.invalid_request_body(&message));
         }
     };
-    let render = OpenaiChat;
-    match session.handle(&request.to_prompt()) {
-        Reply::Error { status, body } => error_response(status, &body),
+    let reply = session.handle(&prompt);
+    if registry.log_requests {
+        if let Some(record) = session.log().last() {
+            eprintln!("{}", log_line(name, format, record));
+        }
+    }
+    respond(render, reply, &prompt, session.pacer())
+}
+
+/// One line per request for `reloop serve`'s log.
+fn log_line(session: &str, format: Format, record: &RequestRecord) -> String {
+    let exchange = record.exchange.map_or("-".to_owned(), |e| e.to_string());
+    format!(
+        "[{session}] #{} {} {} exchange {exchange} {} in={} out={} cached={}",
+        record.index,
+        format.as_str(),
+        record.status,
+        record.result,
+        record.input_tokens,
+        record.output_tokens,
+        record.cached_tokens
+    )
+}
+
+fn respond(render: &dyn Render, reply: Reply, prompt: &Prompt, pacer: Arc<dyn Pacer>) -> Response {
+    match reply {
+        Reply::ContextExceeded { window, requested } => {
+            json_response(StatusCode::BAD_REQUEST, render.context_error_body(window, requested))
+        }
+        Reply::Divergence(divergence) => json_response(StatusCode::BAD_REQUEST, render.divergence_body(&divergence)),
         Reply::Http(fault) => {
             let body = fault.body.clone().unwrap_or_else(|| render.http_error_body(fault.status));
-            let mut response = json_response(StatusCode::from_u16(fault.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR), body);
+            let status = StatusCode::from_u16(fault.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+            let mut response = json_response(status, body);
             for (name, value) in &fault.headers {
                 if let (Ok(name), Ok(value)) = (HeaderName::try_from(name.as_str()), HeaderValue::try_from(value.as_str())) {
                     response.headers_mut().insert(name, value);
@@ -148,14 +209,10 @@ fn chat(registry: &Registry, session: &str, body: &[u8]) -> Response {
             response
         }
         Reply::Turn { turn, fault, timing, model, request_index } => {
-            let meta = ReplyMeta {
-                id: format!("chatcmpl-reloop{request_index:05}"),
-                model,
-                include_usage: request.stream_options.as_ref().is_some_and(|o| o.include_usage),
-            };
-            if request.stream {
-                let plan = StreamPlan::new(render.stream(&turn, &meta), timing, fault.as_ref(), &render);
-                stream_response(plan, session.pacer())
+            let meta = ReplyMeta { request_index, model, include_usage: prompt.include_usage };
+            if prompt.stream {
+                let plan = StreamPlan::new(render.stream(&turn, &meta), timing, fault.as_ref(), render);
+                stream_response(plan, pacer)
             } else {
                 json_response(StatusCode::OK, render.complete(&turn, &meta))
             }
@@ -197,7 +254,22 @@ fn json_response(status: StatusCode, body: String) -> Response {
     (status, [(header::CONTENT_TYPE, "application/json")], body).into_response()
 }
 
-fn error_response(status: u16, body: &ApiErrorBody) -> Response {
-    let status = StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
-    json_response(status, serde_json::to_string(body).expect("plain JSON"))
+/// A session factory serving `recordings` by name: a session called `NAME`
+/// or `NAME.anything` replays recording `NAME` from its start, so a client
+/// can open fresh sessions at will; `default` replays the only recording
+/// when there is exactly one.
+pub fn recording_factory(
+    recordings: HashMap<String, Arc<Recording>>,
+    pacer: Arc<dyn Pacer>,
+    context_window: Option<u64>,
+) -> SessionFactory {
+    Box::new(move |name: &str| {
+        let stem = name.split('.').next().unwrap_or(name);
+        let recording = match recordings.get(stem) {
+            Some(recording) => recording,
+            None if stem == DEFAULT_SESSION && recordings.len() == 1 => recordings.values().next()?,
+            None => return None,
+        };
+        Some(SessionConfig { recording: Arc::clone(recording), context_window, pacer: Arc::clone(&pacer), faults: Vec::new() })
+    })
 }

@@ -3,7 +3,6 @@
 
 use std::sync::{Arc, Mutex};
 
-use reloop_wire::openai_chat::ApiErrorBody;
 use reloop_wire::{ModelTurn, Prompt, Usage};
 use serde::Serialize;
 
@@ -77,13 +76,15 @@ pub enum Reply {
         /// The request's index in the session, for response ids.
         request_index: usize,
     },
-    /// An error status with a body.
-    Error {
-        /// The HTTP status.
-        status: u16,
-        /// The provider-shaped error body.
-        body: ApiErrorBody,
+    /// The provider's context-length error.
+    ContextExceeded {
+        /// The window.
+        window: u64,
+        /// The prompt's tokens.
+        requested: u64,
     },
+    /// The recording cannot answer.
+    Divergence(Divergence),
     /// An injected HTTP fault, sent as written.
     Http(crate::fault::HttpFault),
 }
@@ -172,7 +173,7 @@ impl Session {
             record.status = 400;
             record.result = "context_length_exceeded";
             state.log.push(record);
-            return Reply::Error { status: 400, body: ApiErrorBody::context_length_exceeded(window, count.total) };
+            return Reply::ContextExceeded { window, requested: count.total };
         }
         // An identical repeat of a request that was answered is its retry
         // and gets the same exchange; otherwise the next of its purpose.
@@ -182,10 +183,9 @@ impl Session {
                 Err(divergence) => {
                     record.status = 400;
                     record.result = "divergence";
-                    let body = divergence.error_body();
-                    state.divergences.push(divergence);
+                    state.divergences.push(divergence.clone());
                     state.log.push(record);
-                    return Reply::Error { status: 400, body };
+                    return Reply::Divergence(divergence);
                 }
                 Ok(found) => found,
             },
@@ -208,7 +208,7 @@ impl Session {
                 record.status = 400;
                 record.result = "fault:context_length_exceeded";
                 state.log.push(record);
-                return Reply::Error { status: 400, body: ApiErrorBody::context_length_exceeded(window, count.total) };
+                return Reply::ContextExceeded { window, requested: count.total };
             }
             Some(Fault::TruncateArguments) => {
                 for call in &mut turn.tool_calls {

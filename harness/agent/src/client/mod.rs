@@ -4,19 +4,21 @@
 //! the HTTP exchange, the error reading, the idle-bounded SSE reading.
 
 mod error;
-mod openai_chat;
+mod formats;
 mod retry;
 
 pub use error::LlmError;
+pub use formats::ANTHROPIC_VERSION;
 pub use retry::{RetryPolicy, parse_retry_after};
 
 use std::time::Duration;
 
 use futures_util::StreamExt;
-use reloop_wire::{ModelTurn, Prompt, PromptMessage, SseDecoder, SseFrame, StreamDecoder, StreamDelta, ToolChoice, ToolDecl, WireError};
+use reloop_wire::format::decoder_for;
+use reloop_wire::{ModelTurn, Prompt, PromptMessage, SseDecoder, SseFrame, StreamDelta, ToolChoice, ToolDecl, WireError};
 
 use crate::clock::{Clock, SharedClock, with_timeout};
-use crate::config::{ProviderConfig, WireFormat};
+use crate::config::ProviderConfig;
 use crate::message::Message;
 use crate::tools::ToolSpec;
 
@@ -96,9 +98,7 @@ impl ProviderClient {
     /// Whether the provider honours a client-set output slot (Roku's
     /// `supports_output_slot_cap`).
     pub fn supports_output_slot_cap(&self) -> bool {
-        match self.config.wire {
-            WireFormat::OpenaiChat => true,
-        }
+        formats::supports_output_slot_cap(self.config.wire)
     }
 
     /// One model call: streamed (calling `on_text` for each text delta) or
@@ -111,14 +111,10 @@ impl ProviderClient {
         on_text: &mut (dyn FnMut(&str) + Send),
     ) -> Result<ModelTurn, LlmError> {
         let clock = self.clock.as_ref();
-        let prompt = to_prompt(&self.config.model, request);
-        let body = match self.config.wire {
-            WireFormat::OpenaiChat => openai_chat::body(&prompt),
-        }?;
-        let send = self
-            .http
-            .post(format!("{}{}", self.config.base_url, openai_chat::PATH))
-            .bearer_auth(&self.config.api_key)
+        let format = self.config.wire;
+        let body = formats::body(format, &to_prompt(&self.config.model, request))?;
+        let post = self.http.post(format!("{}{}", self.config.base_url, format.path()));
+        let send = formats::authenticate(format, post, &self.config.api_key)
             .header("content-type", "application/json")
             .body(body)
             .send();
@@ -130,15 +126,13 @@ impl ProviderClient {
         if !(200..300).contains(&status) {
             let retry_after = retry_after(response.headers(), clock);
             let bytes = response.bytes().await.map_err(|e| LlmError::Transport(e.to_string()))?;
-            return Err(openai_chat::classify_error(status, &bytes, retry_after));
+            return Err(formats::classify_error(format, status, &bytes, retry_after));
         }
         if !request.stream {
             let bytes = response.bytes().await.map_err(|e| LlmError::Transport(e.to_string()))?;
-            return openai_chat::parse_complete(&bytes);
+            return formats::parse_complete(format, &bytes);
         }
-        let mut decoder: Box<dyn StreamDecoder> = match self.config.wire {
-            WireFormat::OpenaiChat => Box::new(reloop_wire::openai_chat::ChatStreamAccumulator::new()),
-        };
+        let mut decoder = decoder_for(format);
         read_sse(response, clock, idle, |frame| {
             for delta in decoder.push_frame(frame).map_err(wire_error)? {
                 if let StreamDelta::Text(text) = delta {
@@ -153,7 +147,7 @@ impl ProviderClient {
 }
 
 /// The loop's view of a wire-level failure.
-fn wire_error(error: WireError) -> LlmError {
+pub(super) fn wire_error(error: WireError) -> LlmError {
     match error {
         WireError::StreamEndedEarly => LlmError::StreamEndedEarly,
         WireError::Provider { kind, message } => LlmError::from_stream_error(&kind, message),

@@ -31,7 +31,7 @@ fn serve_streams_a_recorded_turn_to_a_raw_http_client() {
     let base = lines
         .by_ref()
         .map_while(Result::ok)
-        .find_map(|line| line.trim().strip_prefix("OpenAI base URL:").map(|u| u.trim().to_owned()))
+        .find_map(|line| line.trim().strip_prefix("OpenAI base URL:").and_then(|u| u.split_whitespace().next()).map(str::to_owned))
         .expect("serve prints its base URL");
     let authority = base.strip_prefix("http://").and_then(|rest| rest.strip_suffix("/v1")).unwrap();
     assert!(authority.starts_with("127.0.0.1:"), "binds loopback only: {authority}");
