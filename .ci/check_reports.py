@@ -14,7 +14,10 @@ reports = pathlib.Path(sys.argv[1])
 scenarios = sorted(pathlib.Path(sys.argv[2]).glob("*.yaml"))
 
 runs = pq.read_table(reports / "runs.parquet")
-assert runs.num_rows == len(scenarios), f"{runs.num_rows} runs rows for {len(scenarios)} scenarios"
+ran = {pathlib.Path(f).name for f in runs.column("scenario_file").to_pylist()}
+missing = {s.name for s in scenarios} - ran
+assert not missing, f"scenario files with no runs row: {sorted(missing)}"
+assert runs.num_rows >= len(scenarios), f"{runs.num_rows} runs rows for {len(scenarios)} scenario files"
 for table in ("runs", "steps", "events"):
     metadata = pq.read_metadata(reports / f"{table}.parquet").metadata
     assert metadata[b"reloop.schema_version"] == b"1", metadata

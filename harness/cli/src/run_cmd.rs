@@ -75,8 +75,8 @@ fn load(paths: &[std::path::PathBuf]) -> Result<Vec<Scenario>, Vec<InputError>> 
     let mut scenarios = Vec::new();
     let mut errors = Vec::new();
     for file in &files {
-        match Scenario::load(file) {
-            Ok(scenario) => scenarios.push(scenario),
+        match Scenario::load_all(file) {
+            Ok(loaded) => scenarios.extend(loaded),
             Err(error) => errors.push(error),
         }
     }

@@ -5,6 +5,7 @@
 use reloop_agent::tools::pseudo_tool_specs;
 use reloop_agent::{CallPurpose, LlmRequest, LoopEvent, LoopState, Outcome, TimedEvent, ToolRuntime, ToolSpec, client::to_prompt};
 use reloop_mock::{RequestRecord, Session};
+use reloop_wire::format::through;
 
 use crate::expect::{RunFacts, check};
 use crate::result::{EventRow, RunMetrics, RunReport, StepRow};
@@ -63,6 +64,7 @@ pub fn collect(finished: Finished<'_>) -> RunReport {
             tool_calls: tool_sequence,
             doom_loop_detected: metrics.doom_loop_detected,
             cache_breaks: metrics.cache_breaks,
+            llm_retries: metrics.llm_retries,
         },
     );
     RunReport {
@@ -70,7 +72,7 @@ pub fn collect(finished: Finished<'_>) -> RunReport {
         scenario_file: scenario.file.display().to_string(),
         variant: variant.to_owned(),
         strategy: scenario.spec.loop_settings.strategy.as_str().to_owned(),
-        wire: scenario.spec.wire.as_str().to_owned(),
+        wire: scenario.wire.as_str().to_owned(),
         model: scenario.spec.model.clone(),
         outcome,
         passed: failed_expectations.is_empty(),
@@ -106,7 +108,7 @@ fn step_rows(scenario: &Scenario, state: &LoopState, log: &[RequestRecord], sess
                     max_output_tokens: scenario.spec.loop_settings.max_output_tokens,
                     stream: true,
                 };
-                session.counter().count_prompt(&to_prompt(&scenario.spec.model, &request)).total
+                session.counter().count_prompt(&through(scenario.wire, &to_prompt(&scenario.spec.model, &request))).total
             });
             StepRow {
                 step: u64::from(record.step),

@@ -20,6 +20,8 @@ pub struct RunFacts<'a> {
     pub doom_loop_detected: bool,
     /// Cache breaks the loop detected.
     pub cache_breaks: u64,
+    /// Retried model calls.
+    pub llm_retries: u64,
 }
 
 /// The failed expectations; empty when all held.
@@ -48,6 +50,9 @@ pub fn check(expect: &Expectations, facts: &RunFacts<'_>) -> Vec<String> {
         failures.push(format!("doom_loop: {verb}"));
     }
     if let Some(failure) = expect.cache_breaks.and_then(|b| bounds("cache_breaks", b, facts.cache_breaks)) {
+        failures.push(failure);
+    }
+    if let Some(failure) = expect.llm_retries.and_then(|b| bounds("llm_retries", b, facts.llm_retries)) {
         failures.push(failure);
     }
     failures
@@ -81,6 +86,7 @@ mod tests {
             tool_calls: vec!["read_file", "edit_file"],
             doom_loop_detected: false,
             cache_breaks: 0,
+            llm_retries: 1,
         }
     }
 
@@ -92,6 +98,7 @@ mod tests {
             tool_calls: Some(vec!["read_file".into(), "edit_file".into()]),
             doom_loop: Some(DoomLoopExpectation { detected: false }),
             cache_breaks: Some(Bounds { min: None, max: Some(0) }),
+            llm_retries: Some(Bounds { min: Some(1), max: Some(1) }),
         }
     }
 
@@ -112,6 +119,7 @@ mod tests {
             (RunFacts { tool_calls: vec!["read_file"], ..base.clone() }, "tool_calls: expected [read_file, edit_file], got [read_file]"),
             (RunFacts { doom_loop_detected: true, ..base.clone() }, "doom_loop: expected no doom loop, one was detected"),
             (RunFacts { cache_breaks: 1, ..base.clone() }, "cache_breaks: expected at most 0, got 1"),
+            (RunFacts { llm_retries: 0, ..base.clone() }, "llm_retries: expected at least 1, got 0"),
         ];
         for (facts, message) in cases {
             assert_eq!(check(&all_holding(), &facts), vec![message.to_owned()]);

@@ -110,7 +110,7 @@ async fn replay(scenario: &Scenario, variant: &str, wall: Instant) -> Result<Run
         ProviderConfig {
             base_url: server.session_base_url("run"),
             api_key: REPLAY_API_KEY.to_owned(),
-            wire: scenario.spec.wire,
+            wire: scenario.wire,
             model: scenario.spec.model.clone(),
         },
         Arc::clone(&shared),
@@ -129,7 +129,7 @@ async fn replay(scenario: &Scenario, variant: &str, wall: Instant) -> Result<Run
         approvals: &mut approvals,
         clock: Arc::clone(&shared),
         events: events_tx,
-        meter: Some(&SessionMeter(&session)),
+        meter: Some(&SessionMeter { session: &session, wire: scenario.wire }),
     })
     .run(&scenario.spec.task)
     .await;
@@ -160,7 +160,7 @@ fn harness_error(scenario: &Scenario, variant: &str, error: String, wall: Instan
         scenario_file: scenario.file.display().to_string(),
         variant: variant.to_owned(),
         strategy: scenario.spec.loop_settings.strategy.as_str().to_owned(),
-        wire: scenario.spec.wire.as_str().to_owned(),
+        wire: scenario.wire.as_str().to_owned(),
         model: scenario.spec.model.clone(),
         outcome: Outcome::HarnessError,
         passed: false,
@@ -184,12 +184,16 @@ impl SystemPromptSource for Scenario {
     }
 }
 
-/// The session's reference tokenizer, for the loop's compaction reports.
-struct SessionMeter<'a>(&'a Session);
+/// The session's reference tokenizer, for the loop's compaction reports:
+/// a prompt is priced as the server will see it after crossing the wire.
+struct SessionMeter<'a> {
+    session: &'a Session,
+    wire: reloop_agent::WireFormat,
+}
 
 impl TokenMeter for SessionMeter<'_> {
     fn count(&self, prompt: &reloop_wire::Prompt) -> u64 {
-        self.0.counter().count_prompt(prompt).total
+        self.session.counter().count_prompt(&reloop_wire::format::through(self.wire, prompt)).total
     }
 }
 

@@ -23,9 +23,11 @@ pub struct ScenarioSpec {
     /// What the scenario exercises, for people.
     #[serde(default)]
     pub description: Option<String>,
-    /// The API the loop speaks: `openai-chat` (default), `openai-responses`, `anthropic`.
-    #[serde(default = "default_wire")]
-    pub wire: WireFormat,
+    /// The API the loop speaks: `openai-chat` (default), `openai-responses`,
+    /// `anthropic`, or a list of them: one run per format, named
+    /// `name@format`.
+    #[serde(default)]
+    pub wire: WireChoice,
     /// The model name sent.
     pub model: String,
     /// The model's context window; requests above it get the provider's
@@ -70,8 +72,20 @@ pub struct ScenarioSpec {
     pub expect: Expectations,
 }
 
-fn default_wire() -> WireFormat {
-    WireFormat::OpenaiChat
+/// One wire format or several.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(untagged)]
+pub enum WireChoice {
+    /// Run over this format.
+    One(WireFormat),
+    /// Run once over each.
+    Many(Vec<WireFormat>),
+}
+
+impl Default for WireChoice {
+    fn default() -> Self {
+        Self::One(WireFormat::OpenaiChat)
+    }
 }
 
 fn default_context_window() -> u64 {
@@ -189,6 +203,9 @@ pub struct Expectations {
     /// Bounds on the loop's detected cache breaks.
     #[serde(default)]
     pub cache_breaks: Option<Bounds>,
+    /// Bounds on retried model calls.
+    #[serde(default)]
+    pub llm_retries: Option<Bounds>,
 }
 
 /// Inclusive bounds.
@@ -211,11 +228,14 @@ pub struct DoomLoopExpectation {
     pub detected: bool,
 }
 
-/// A scenario ready to run: parsed, validated, with its recording loaded.
+/// A scenario ready to run: parsed, validated, with its recording loaded,
+/// for one wire format.
 #[derive(Debug, Clone)]
 pub struct Scenario {
-    /// The unique name.
+    /// The unique name (`name@format` when the file names several formats).
     pub name: String,
+    /// The wire format of this run.
+    pub wire: WireFormat,
     /// Where it came from.
     pub file: PathBuf,
     /// The spec.
@@ -225,7 +245,18 @@ pub struct Scenario {
 }
 
 impl Scenario {
-    /// Loads, validates and resolves `file`.
+    /// Loads, validates and resolves `file`: one scenario per wire format.
+    pub fn load_all(file: &Path) -> Result<Vec<Self>, InputError> {
+        let one = Self::load(file)?;
+        let wires = match &one.spec.wire {
+            WireChoice::One(wire) => return Ok(vec![Self { wire: *wire, ..one }]),
+            WireChoice::Many(wires) if wires.is_empty() => return Err(InputError::field(file, "wire", "names no wire format")),
+            WireChoice::Many(wires) => wires.clone(),
+        };
+        Ok(wires.into_iter().map(|wire| Self { name: format!("{}@{}", one.name, wire.as_str()), wire, ..one.clone() }).collect())
+    }
+
+    /// Loads, validates and resolves `file`, for its first wire format.
     pub fn load(file: &Path) -> Result<Self, InputError> {
         let mut spec: ScenarioSpec = yaml::load(file)?;
         validate(file, &spec)?;
@@ -235,7 +266,11 @@ impl Scenario {
         let name = spec.name.clone().unwrap_or_else(|| {
             file.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default()
         });
-        Ok(Self { name, file: file.to_owned(), spec, recording: Arc::new(recording) })
+        let wire = match &spec.wire {
+            WireChoice::One(wire) => *wire,
+            WireChoice::Many(wires) => wires.first().copied().unwrap_or(WireFormat::OpenaiChat),
+        };
+        Ok(Self { name, wire, file: file.to_owned(), spec, recording: Arc::new(recording) })
     }
 
     /// The system prompt in force at `step`.

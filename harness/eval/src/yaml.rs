@@ -74,7 +74,7 @@ pub fn parse<T: DeserializeOwned>(path: &Path, text: &str) -> Result<T, InputErr
     let result = serde_saphyr::with_deserializer_from_str_with_options(text, options, |deserializer| {
         serde_path_to_error::deserialize(deserializer).map_err(|error| {
             let path = error.path().to_string();
-            if path != "." {
+            if path != "." && path != "?" {
                 field = Some(path);
             }
             error.into_inner()

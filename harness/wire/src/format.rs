@@ -3,6 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::Prompt;
 use crate::StreamDecoder;
 use crate::anthropic::AnthropicStreamDecoder;
 use crate::openai_chat::ChatStreamAccumulator;
@@ -40,6 +41,18 @@ impl Format {
             Self::OpenaiResponses => "/responses",
             Self::Anthropic => "/messages",
         }
+    }
+}
+
+/// What `prompt` becomes after crossing the wire in `format`: rendered into
+/// the format's request and read back. Formats differ in what they can
+/// carry (Anthropic tool inputs must be JSON objects), so a harness that
+/// prices a request the way the server saw it prices this.
+pub fn through(format: Format, prompt: &Prompt) -> Prompt {
+    match format {
+        Format::OpenaiChat => crate::openai_chat::ChatRequest::from_prompt(prompt).to_prompt(),
+        Format::OpenaiResponses => crate::openai_responses::ResponsesRequest::from_prompt(prompt).to_prompt(),
+        Format::Anthropic => crate::anthropic::MessagesRequest::from_prompt(prompt).to_prompt(),
     }
 }
 

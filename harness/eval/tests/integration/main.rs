@@ -7,6 +7,7 @@ mod faults;
 mod http_streaming;
 mod loop_behaviour;
 mod reports;
+mod wires;
 
 use std::path::{Path, PathBuf};
 
