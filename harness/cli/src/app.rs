@@ -20,28 +20,84 @@ pub struct App {
 pub enum Command {
     /// Run scenarios: table on stdout, Parquet reports, exit code from expectations.
     Run(RunArgs),
-    /// Serve a recording on loopback for any OpenAI-compatible client.
+    /// Run scenarios under several compaction strategies: one dataset with a `variant` column.
+    Sweep(SweepArgs),
+    /// Serve recordings on loopback for OpenAI and Anthropic clients.
     Serve(ServeArgs),
+}
+
+/// What every batch of runs takes.
+#[derive(Debug, Args)]
+pub struct BatchArgs {
+    /// Scenario files or directories of them.
+    #[arg(required = true)]
+    pub paths: Vec<PathBuf>,
+    /// Runs in parallel (default: available cores).
+    #[arg(long, short = 'j')]
+    pub jobs: Option<usize>,
+    /// Also write JUnit XML here, one test case per run.
+    #[arg(long)]
+    pub junit: Option<PathBuf>,
 }
 
 /// `reloop run`.
 #[derive(Debug, Args)]
 pub struct RunArgs {
-    /// Scenario files or directories of them.
-    #[arg(required = true)]
-    pub paths: Vec<PathBuf>,
+    /// The scenarios and how to run them.
+    #[command(flatten)]
+    pub batch: BatchArgs,
     /// Where the Parquet reports go.
     #[arg(long, default_value = "reports/latest")]
     pub out: PathBuf,
-    /// Runs in parallel (default: available cores).
-    #[arg(long, short = 'j')]
-    pub jobs: Option<usize>,
     /// Label written to every report row, to tell variants apart.
     #[arg(long, default_value = "default")]
     pub variant: String,
-    /// Also write JUnit XML here, one test case per run.
+}
+
+/// `reloop sweep`.
+#[derive(Debug, Args)]
+pub struct SweepArgs {
+    /// The scenarios and how to run them.
+    #[command(flatten)]
+    pub batch: BatchArgs,
+    /// Strategies to compare, each as the scenarios tune it.
+    #[arg(long, value_delimiter = ',', value_enum)]
+    pub strategies: Vec<StrategyArg>,
+    /// A YAML file of named variants (strategy plus tuned constants).
     #[arg(long)]
-    pub junit: Option<PathBuf>,
+    pub variants: Option<PathBuf>,
+    /// Where the Parquet reports go.
+    #[arg(long, default_value = "reports/sweep")]
+    pub out: PathBuf,
+}
+
+/// A strategy name on the command line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum StrategyArg {
+    /// Roku's layers 0–4.
+    Roku,
+    /// OpenCode's prune and summarize.
+    Opencode,
+    /// Codex's auto-compaction.
+    Codex,
+    /// Observation masking.
+    Masking,
+    /// No compaction.
+    None,
+}
+
+impl StrategyArg {
+    /// The library's name for it.
+    pub fn name(self) -> reloop_eval::sweep::StrategyName {
+        use reloop_eval::sweep::StrategyName;
+        match self {
+            Self::Roku => StrategyName::Roku,
+            Self::Opencode => StrategyName::Opencode,
+            Self::Codex => StrategyName::Codex,
+            Self::Masking => StrategyName::Masking,
+            Self::None => StrategyName::None,
+        }
+    }
 }
 
 /// `reloop serve`.

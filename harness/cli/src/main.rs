@@ -6,6 +6,7 @@ mod exit_code;
 mod junit;
 mod run_cmd;
 mod serve_cmd;
+mod sweep_cmd;
 mod summary;
 
 use std::sync::Arc;
@@ -28,6 +29,7 @@ fn main() {
     });
     let result = match app.command {
         Command::Run(args) => run_cmd::run(args, cancel),
+        Command::Sweep(args) => sweep_cmd::run(args, cancel),
         Command::Serve(args) => serve_cmd::run(args),
     };
     let code = result.unwrap_or_else(|error| {

@@ -1,8 +1,9 @@
 //! `reloop run`: load, run with a progress bar, print the table, write the
-//! reports, map the result to an exit code.
+//! reports, map the result to an exit code. The batch pieces here serve
+//! `reloop sweep` too.
 
 use std::io::Write as _;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -11,7 +12,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 use reloop_eval::report::{write_atomically, write_reports};
 use reloop_eval::{InputError, Outcome, RunOptions, RunReport, Scenario, discover, run_all};
 
-use crate::app::RunArgs;
+use crate::app::{BatchArgs, RunArgs};
 use crate::exit_code;
 use crate::{junit, summary};
 
@@ -21,53 +22,72 @@ const CHECKPOINT_EVERY: Duration = Duration::from_secs(5);
 
 /// Runs the command; returns the exit code.
 pub fn run(args: RunArgs, cancel: Arc<AtomicBool>) -> anyhow::Result<i32> {
-    let scenarios = match load(&args.paths) {
+    let mut scenarios = match load(&args.batch.paths) {
         Ok(scenarios) => scenarios,
-        Err(errors) => {
-            for error in errors {
-                eprintln!("error: {error}");
-            }
-            return Ok(exit_code::BAD_INPUT);
-        }
+        Err(code) => return Ok(code),
     };
-    let jobs = args.jobs.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+    for scenario in &mut scenarios {
+        scenario.variant = args.variant.clone();
+    }
+    let runs = execute(&scenarios, &args.batch, &args.out, &cancel)?;
+    print_stdout(&format!("{}reports: {}\n", summary::render(&runs), args.out.display()))?;
+    Ok(exit_code_of(&runs, scenarios.len(), &cancel, |runs| runs.iter().all(|r| r.passed)))
+}
+
+/// The exit code of a finished batch: interrupted, harness error, or what
+/// `success` says of the runs.
+pub fn exit_code_of(runs: &[RunReport], planned: usize, cancel: &AtomicBool, success: impl Fn(&[RunReport]) -> bool) -> i32 {
+    if cancel.load(Ordering::SeqCst) {
+        eprintln!("interrupted: {} of {planned} runs finished", runs.len());
+        return exit_code::INTERRUPTED;
+    }
+    if runs.iter().any(|r| r.outcome == Outcome::HarnessError) {
+        return exit_code::INTERNAL;
+    }
+    if success(runs) { exit_code::SUCCESS } else { exit_code::EXPECTATIONS_FAILED }
+}
+
+/// Runs `scenarios` with a progress bar and periodic checkpoints, then
+/// writes the reports (and JUnit when asked).
+pub fn execute(scenarios: &[Scenario], batch: &BatchArgs, out: &Path, cancel: &Arc<AtomicBool>) -> anyhow::Result<Vec<RunReport>> {
+    let jobs = batch.jobs.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
     let bar = ProgressBar::new(scenarios.len() as u64)
         .with_style(ProgressStyle::with_template("{bar:30} {pos}/{len} {msg}").expect("static template"));
-    let options = RunOptions { jobs, variant: args.variant.clone(), cancel: Arc::clone(&cancel) };
-    let checkpoint = Checkpoint::new(&args.out);
-    let runs = run_all(&scenarios, &options, &|report| {
+    let options = RunOptions { jobs, cancel: Arc::clone(cancel) };
+    let checkpoint = Checkpoint::new(out);
+    let runs = run_all(scenarios, &options, &|report| {
         bar.set_message(report.scenario.clone());
         bar.inc(1);
         checkpoint.add(report);
     })?;
     bar.finish_and_clear();
-
-    write_reports(&args.out, &runs)?;
-    if let Some(path) = &args.junit {
+    write_reports(out, &runs)?;
+    if let Some(path) = &batch.junit {
         write_atomically(path, |file| file.write_all(junit::render(&runs).as_bytes()))?;
     }
-    print_stdout(&format!("{}reports: {}\n", summary::render(&runs), args.out.display()))?;
-
-    if cancel.load(Ordering::SeqCst) {
-        eprintln!("interrupted: {} of {} scenarios ran", runs.len(), scenarios.len());
-        return Ok(exit_code::INTERRUPTED);
-    }
-    if runs.iter().any(|r| r.outcome == Outcome::HarnessError) {
-        return Ok(exit_code::INTERNAL);
-    }
-    Ok(if runs.iter().all(|r| r.passed) { exit_code::SUCCESS } else { exit_code::EXPECTATIONS_FAILED })
+    Ok(runs)
 }
 
 /// Prints to stdout; a closed pipe (`reloop run … | head`) is not an error.
-fn print_stdout(text: &str) -> std::io::Result<()> {
+pub fn print_stdout(text: &str) -> std::io::Result<()> {
     match std::io::stdout().lock().write_all(text.as_bytes()) {
         Err(error) if error.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
         other => other,
     }
 }
 
-/// Loads every scenario, collecting all errors rather than stopping at the first.
-fn load(paths: &[std::path::PathBuf]) -> Result<Vec<Scenario>, Vec<InputError>> {
+/// Loads every scenario, reporting all errors rather than stopping at the
+/// first; `Err` is the exit code for bad input.
+pub fn load(paths: &[PathBuf]) -> Result<Vec<Scenario>, i32> {
+    load_scenarios(paths).map_err(|errors| {
+        for error in errors {
+            eprintln!("error: {error}");
+        }
+        exit_code::BAD_INPUT
+    })
+}
+
+fn load_scenarios(paths: &[PathBuf]) -> Result<Vec<Scenario>, Vec<InputError>> {
     let files = discover(paths).map_err(|e| vec![e])?;
     if files.is_empty() {
         return Err(vec![InputError::file(&paths[0], "no scenario files (*.yaml) found")]);

@@ -14,6 +14,7 @@ pub mod result;
 pub mod runner;
 pub mod scenario;
 pub mod script;
+pub mod sweep;
 pub mod yaml;
 
 pub use reloop_agent::Outcome;

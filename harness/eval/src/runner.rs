@@ -34,8 +34,6 @@ const REPLAY_API_KEY: &str = "sk-reloop-replay";
 pub struct RunOptions {
     /// Runs in parallel.
     pub jobs: usize,
-    /// The variant label written to every row.
-    pub variant: String,
     /// Set to stop starting new runs (Ctrl-C); finished runs are kept.
     pub cancel: Arc<AtomicBool>,
 }
@@ -55,7 +53,7 @@ pub fn run_all(
                 if options.cancel.load(Ordering::SeqCst) {
                     return None;
                 }
-                let report = run_scenario(scenario, &options.variant);
+                let report = run_scenario(scenario);
                 on_finished(&report);
                 Some(report)
             })
@@ -65,7 +63,8 @@ pub fn run_all(
 
 /// Runs one scenario to its report. Never panics: a failure of reloop itself
 /// becomes outcome `harness_error`.
-pub fn run_scenario(scenario: &Scenario, variant: &str) -> RunReport {
+pub fn run_scenario(scenario: &Scenario) -> RunReport {
+    let variant = scenario.variant.as_str();
     let wall = Instant::now();
     let attempt = std::panic::catch_unwind(AssertUnwindSafe(|| -> Result<RunReport, String> {
         let runtime = tokio::runtime::Builder::new_current_thread()

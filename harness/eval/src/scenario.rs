@@ -228,6 +228,9 @@ pub struct DoomLoopExpectation {
     pub detected: bool,
 }
 
+/// The variant label of a plain run.
+pub const DEFAULT_VARIANT: &str = "default";
+
 /// A scenario ready to run: parsed, validated, with its recording loaded,
 /// for one wire format.
 #[derive(Debug, Clone)]
@@ -236,6 +239,8 @@ pub struct Scenario {
     pub name: String,
     /// The wire format of this run.
     pub wire: WireFormat,
+    /// The variant label of this run (`default` unless sweeping).
+    pub variant: String,
     /// Where it came from.
     pub file: PathBuf,
     /// The spec.
@@ -270,7 +275,8 @@ impl Scenario {
             WireChoice::One(wire) => *wire,
             WireChoice::Many(wires) => wires.first().copied().unwrap_or(WireFormat::OpenaiChat),
         };
-        Ok(Self { name, wire, file: file.to_owned(), spec, recording: Arc::new(recording) })
+        let variant = DEFAULT_VARIANT.to_owned();
+        Ok(Self { name, wire, variant, file: file.to_owned(), spec, recording: Arc::new(recording) })
     }
 
     /// The system prompt in force at `step`.

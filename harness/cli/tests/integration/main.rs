@@ -6,4 +6,6 @@ mod util;
 
 mod bad_input;
 mod run_suite;
+mod sdk_async_openai;
 mod serve;
+mod sweep;

@@ -1,40 +1,24 @@
 //! `reloop serve` answers an outside HTTP client with SSE.
 
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{Read, Write};
 use std::net::TcpStream;
-use std::process::{Command, Stdio};
 
-use crate::util::write;
-
-/// Kills the server when the test ends, however it ends.
-struct Child(std::process::Child);
-
-impl Drop for Child {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
+use crate::util::{Serve, write};
 
 #[test]
 fn serve_streams_a_recorded_turn_to_a_raw_http_client() {
     let dir = tempfile::tempdir().unwrap();
     let recording = write(dir.path(), "r.yaml", "format: reloop.recording/v1\nexchanges:\n  - text: Hello from the recording.\n");
-    let mut child = Child(
-        Command::new(env!("CARGO_BIN_EXE_reloop"))
-            .args(["serve", "--recording", recording.to_str().unwrap()])
-            .stdout(Stdio::piped())
-            .spawn()
-            .unwrap(),
-    );
-    let mut lines = BufReader::new(child.0.stdout.take().unwrap()).lines();
-    let base = lines
+    let mut server = Serve::start(&recording);
+    let base = server
+        .stdout
         .by_ref()
         .map_while(Result::ok)
         .find_map(|line| line.trim().strip_prefix("OpenAI base URL:").and_then(|u| u.split_whitespace().next()).map(str::to_owned))
         .expect("serve prints its base URL");
     let authority = base.strip_prefix("http://").and_then(|rest| rest.strip_suffix("/v1")).unwrap();
     assert!(authority.starts_with("127.0.0.1:"), "binds loopback only: {authority}");
+    assert_eq!(server.addr, format!("http://{authority}"));
 
     let body = r#"{"model":"gpt-4o","stream":true,"stream_options":{"include_usage":true},"messages":[{"role":"user","content":"hi"}]}"#;
     let mut stream = TcpStream::connect(authority).unwrap();

@@ -1,7 +1,8 @@
 //! Helpers: where the repository is, and how to run the binary.
 
+use std::io::{BufRead, BufReader, Lines};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::{ChildStdout, Command, Output, Stdio};
 
 /// The repository root.
 pub fn repo() -> PathBuf {
@@ -16,6 +17,48 @@ pub fn reloop(cwd: &Path, args: &[&str]) -> Output {
         .env("NO_COLOR", "1")
         .output()
         .expect("the reloop binary runs")
+}
+
+/// A running `reloop serve`, killed when dropped, however the test ends.
+pub struct Serve {
+    child: std::process::Child,
+    /// `http://127.0.0.1:PORT`, from the first line it printed.
+    pub addr: String,
+    /// The rest of its standard output.
+    pub stdout: Lines<BufReader<ChildStdout>>,
+}
+
+impl Serve {
+    /// `reloop serve --recording <recording> --port 0`, once it has printed
+    /// its address.
+    pub fn start(recording: &Path) -> Self {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_reloop"))
+            .args(["serve", "--recording", recording.to_str().expect("UTF-8 path"), "--port", "0"])
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .spawn()
+            .expect("the reloop binary runs");
+        let stdout = BufReader::new(child.stdout.take().expect("piped")).lines();
+        // Owned from here, so a failed start still kills the child.
+        let mut server = Self { child, addr: String::new(), stdout };
+        // `reloop serve: <recording> on http://127.0.0.1:PORT`
+        let first = server.stdout.next().and_then(Result::ok).unwrap_or_default();
+        let addr = first.rsplit_once(" on ").map(|(_, addr)| addr.trim()).filter(|addr| addr.starts_with("http://"));
+        server.addr = addr.unwrap_or_else(|| panic!("reloop serve prints its address first, got {first:?}")).to_owned();
+        server
+    }
+
+    /// The OpenAI base URL (up to `/v1`) of `session`.
+    pub fn openai_base(&self, session: &str) -> String {
+        format!("{}/s/{session}/v1", self.addr)
+    }
+}
+
+impl Drop for Serve {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
 }
 
 /// Standard output as text.

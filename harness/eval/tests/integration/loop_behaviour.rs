@@ -10,7 +10,7 @@ pub fn run_inline(scenario: &str, exchanges: &str) -> RunReport {
     std::fs::write(dir.path().join("r.yaml"), format!("format: reloop.recording/v1\nexchanges:\n{exchanges}")).unwrap();
     let file = dir.path().join("s.yaml");
     std::fs::write(&file, format!("model: gpt-4o\nsystem: s\ntask: t\nrecording: r.yaml\n{scenario}")).unwrap();
-    run_scenario(&Scenario::load(&file).unwrap(), "default")
+    run_scenario(&Scenario::load(&file).unwrap())
 }
 
 const READ_TOOL: &str = "tools:\n  read_file:\n    description: read\n    results: [ { output: contents } ]\n";

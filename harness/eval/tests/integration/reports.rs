@@ -25,7 +25,7 @@ fn read(path: &std::path::Path) -> (arrow_array::RecordBatch, std::collections::
 #[test]
 fn reports_read_back_with_schema_and_versions() {
     let scenario = Scenario::load(&crate::bundled("read-and-edit")).unwrap();
-    let report = run_scenario(&scenario, "default");
+    let report = run_scenario(&scenario);
     let dir = tempfile::tempdir().unwrap();
     write_reports(dir.path(), std::slice::from_ref(&report)).unwrap();
 

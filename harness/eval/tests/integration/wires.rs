@@ -13,7 +13,7 @@ fn the_same_scenario_gives_the_same_run_over_every_format() {
         let base = Scenario::load(&crate::bundled(name)).unwrap();
         let runs: Vec<RunReport> = WireFormat::ALL
             .iter()
-            .map(|wire| run_scenario(&Scenario { wire: *wire, ..base.clone() }, "default"))
+            .map(|wire| run_scenario(&Scenario { wire: *wire, ..base.clone() }))
             .collect();
         for (run, wire) in runs.iter().zip(WireFormat::ALL) {
             assert_eq!(run.wire, wire.as_str(), "the report says which wire ran");

@@ -1,0 +1,72 @@
+//! `reloop sweep`: scenarios × variants into one dataset, and a table that
+//! compares the variants.
+
+use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
+
+use comfy_table::{ContentArrangement, Table, presets::UTF8_FULL_CONDENSED};
+use reloop_eval::sweep::{Variant, VariantSummary, expand, load_variants, summarize};
+
+use crate::app::SweepArgs;
+use crate::exit_code;
+use crate::run_cmd::{execute, exit_code_of, load, print_stdout};
+
+/// Runs the command; returns the exit code. Failed expectations are
+/// findings here, not failures: the exit code is 0 once every run ran.
+pub fn run(args: SweepArgs, cancel: Arc<AtomicBool>) -> anyhow::Result<i32> {
+    let scenarios = match load(&args.batch.paths) {
+        Ok(scenarios) => scenarios,
+        Err(code) => return Ok(code),
+    };
+    let mut variants: Vec<Variant> = args.strategies.iter().map(|s| Variant::of_strategy(s.name())).collect();
+    if let Some(path) = &args.variants {
+        match load_variants(path) {
+            Ok(loaded) => variants.extend(loaded),
+            Err(error) => {
+                eprintln!("error: {error}");
+                return Ok(exit_code::BAD_INPUT);
+            }
+        }
+    }
+    if variants.is_empty() {
+        eprintln!("error: give --strategies, --variants, or both");
+        return Ok(exit_code::BAD_INPUT);
+    }
+    let runs_planned = expand(&scenarios, &variants);
+    let runs = execute(&runs_planned, &args.batch, &args.out, &cancel)?;
+    print_stdout(&format!("{}reports: {}\n", render(&summarize(&runs)), args.out.display()))?;
+    Ok(exit_code_of(&runs, runs_planned.len(), &cancel, |_| true))
+}
+
+/// One row per variant.
+fn render(summaries: &[VariantSummary]) -> String {
+    let mut table = Table::new();
+    table.load_preset(UTF8_FULL_CONDENSED).set_content_arrangement(ContentArrangement::Dynamic).set_header(vec![
+        "variant",
+        "savings",
+        "input tok",
+        "uncompacted tok",
+        "steps",
+        "compactions L0/L1/L2/L3/L4",
+        "summary calls",
+        "cache breaks (sim)",
+        "cost $",
+        "pass",
+    ]);
+    for s in summaries {
+        let layers: Vec<String> = s.compactions.iter().map(u64::to_string).collect();
+        table.add_row(vec![
+            s.variant.clone(),
+            format!("{:.1}%", s.savings_ratio * 100.0),
+            s.input_tokens.to_string(),
+            s.input_tokens_uncompacted.to_string(),
+            s.steps.to_string(),
+            layers.join("/"),
+            s.compaction_calls.to_string(),
+            s.cache_breaks_simulated.to_string(),
+            format!("{:.4}", s.cost_usd),
+            format!("{}/{}", s.passed, s.runs),
+        ]);
+    }
+    format!("{table}\n")
+}
