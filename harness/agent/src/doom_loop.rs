@@ -71,7 +71,7 @@ impl DoomLoopDetector {
             self.last = Some(key);
             self.run = 1;
         }
-        (self.run % self.threshold == 0).then(|| DoomLoop {
+        self.run.is_multiple_of(self.threshold).then(|| DoomLoop {
             kind: "identical_calls",
             tool: tool.to_owned(),
             repeats: self.run,

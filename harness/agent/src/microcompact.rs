@@ -4,7 +4,8 @@
 //!
 //! The work per step is proportional to the results newly cleared, not to the
 //! history: cleared results always form a prefix of all results, so one
-//! boundary index describes the whole cleared set.
+//! boundary index describes the whole cleared set. The view shows them
+//! masked ([`crate::context::ContextView`]).
 
 /// The text that replaces a cleared tool result (Roku's constant).
 pub const CLEARED_PLACEHOLDER: &str = "[Old tool result content cleared]";
@@ -49,16 +50,6 @@ impl Microcompactor {
         self.cleared = self.cleared.max(target);
         MicrocompactPass { newly_cleared }
     }
-
-    /// Whether the tool result at transcript position `index` is cleared.
-    pub fn is_cleared(&self, index: usize) -> bool {
-        self.results[..self.cleared].binary_search(&index).is_ok()
-    }
-
-    /// Number of results cleared so far.
-    pub fn cleared_count(&self) -> usize {
-        self.cleared
-    }
 }
 
 #[cfg(test)]
@@ -72,12 +63,9 @@ mod tests {
             m.note_tool_result(i);
         }
         assert_eq!(m.run().newly_cleared, vec![1, 3]);
-        assert!(m.is_cleared(1) && m.is_cleared(3));
-        assert!(!m.is_cleared(5) && !m.is_cleared(2));
-        assert_eq!(m.run().newly_cleared, Vec::<usize>::new());
+        assert_eq!(m.run().newly_cleared, Vec::<usize>::new(), "nothing cleared twice");
         m.note_tool_result(11);
         assert_eq!(m.run().newly_cleared, vec![5]);
-        assert_eq!(m.cleared_count(), 3);
     }
 
     #[test]
@@ -86,6 +74,5 @@ mod tests {
         m.note_tool_result(0);
         m.note_tool_result(1);
         assert!(m.run().newly_cleared.is_empty());
-        assert!(!m.is_cleared(0));
     }
 }

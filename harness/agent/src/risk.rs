@@ -43,11 +43,10 @@ pub fn classify_tool_risk(tool: &str, arguments: &serde_json::Value, traits: Too
     if pseudo::is_pseudo(tool) {
         return Risk::Safe;
     }
-    if SHELL_TOOLS.contains(&tool) {
-        if let Some(command) = arguments.get("command").and_then(|c| c.as_str()) {
+    if SHELL_TOOLS.contains(&tool)
+        && let Some(command) = arguments.get("command").and_then(|c| c.as_str()) {
             return classify_command(command);
         }
-    }
     match traits.risk {
         DeclaredRisk::Safe => Risk::Safe,
         DeclaredRisk::Write | DeclaredRisk::Unknown => Risk::RequiresApproval,

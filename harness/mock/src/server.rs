@@ -168,11 +168,10 @@ fn answer(registry: &Registry, name: &str, format: Format, body: &[u8]) -> Respo
         }
     };
     let reply = session.handle(&prompt);
-    if registry.log_requests {
-        if let Some(record) = session.log().last() {
+    if registry.log_requests
+        && let Some(record) = session.log().last() {
             eprintln!("{}", log_line(name, format, record));
         }
-    }
     respond(render, reply, &prompt, session.pacer())
 }
 

@@ -266,15 +266,14 @@ impl Session {
                 None => return Err(recording_exhausted(index, purpose, list.len(), request)),
             },
         };
-        if purpose == Purpose::Main {
-            if let Some(previous) = position.checked_sub(1).map(|p| list[p]) {
+        if purpose == Purpose::Main
+            && let Some(previous) = position.checked_sub(1).map(|p| list[p]) {
                 let expected: Vec<String> =
                     exchanges[previous].to_turn(previous).tool_calls.into_iter().map(|c| c.id).collect();
                 if let Some(divergence) = check_tool_results(index, &expected, request) {
                     return Err(divergence);
                 }
             }
-        }
         match check_expectations(index, &exchanges[exchange].expect, request) {
             Some(divergence) => Err(divergence),
             None => Ok((purpose, exchange)),
