@@ -23,3 +23,26 @@ fn recorded_latency_shows_in_virtual_time_not_wall_time() {
     assert!(report.metrics.virtual_ms >= 7_000, "virtual {} ms", report.metrics.virtual_ms);
     assert!(report.metrics.wall_ms < report.metrics.virtual_ms, "wall {} ms", report.metrics.wall_ms);
 }
+
+#[test]
+fn a_cancelled_batch_keeps_the_runs_that_finished() {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicBool, Ordering};
+
+    let scenario = Scenario::load(&crate::bundled("read-and-edit")).unwrap();
+    let batch: Vec<Scenario> = (0..5).map(|i| Scenario { name: format!("run-{i}"), ..scenario.clone() }).collect();
+    let cancel = Arc::new(AtomicBool::new(false));
+    let options = reloop_eval::RunOptions { jobs: 1, cancel: Arc::clone(&cancel) };
+    // Ctrl-C arrives while the second run is under way.
+    let reports = reloop_eval::run_all(&batch, &options, &|report| {
+        if report.scenario == "run-1" {
+            cancel.store(true, Ordering::SeqCst);
+        }
+    })
+    .unwrap();
+    let names: Vec<&str> = reports.iter().map(|r| r.scenario.as_str()).collect();
+    assert_eq!(names, ["run-0", "run-1"], "finished runs are kept, no new run starts");
+    let dir = tempfile::tempdir().unwrap();
+    reloop_eval::report::write_reports(dir.path(), &reports).unwrap();
+    assert!(dir.path().join("runs.parquet").exists());
+}
