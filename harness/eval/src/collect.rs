@@ -15,8 +15,6 @@ use crate::scenario::Scenario;
 pub struct Finished<'a> {
     /// The scenario.
     pub scenario: &'a Scenario,
-    /// The variant label.
-    pub variant: &'a str,
     /// The loop's final state.
     pub state: LoopState,
     /// The loop's events, in order.
@@ -33,7 +31,7 @@ pub struct Finished<'a> {
 
 /// Builds the report of a finished run.
 pub fn collect(finished: Finished<'_>) -> RunReport {
-    let Finished { scenario, variant, state, events, session, tools, virtual_ms, wall_ms } = finished;
+    let Finished { scenario, state, events, session, tools, virtual_ms, wall_ms } = finished;
     let log = session.log();
     let divergences = session.divergences();
     let outcome = if divergences.is_empty() {
@@ -68,13 +66,6 @@ pub fn collect(finished: Finished<'_>) -> RunReport {
         },
     );
     RunReport {
-        scenario: scenario.name.clone(),
-        scenario_file: scenario.file.display().to_string(),
-        variant: variant.to_owned(),
-        strategy: scenario.spec.loop_settings.strategy.as_str().to_owned(),
-        wire: scenario.wire.as_str().to_owned(),
-        model: scenario.spec.model.clone(),
-        outcome,
         passed: failed_expectations.is_empty(),
         failed_expectations,
         final_answer: state.final_answer.clone(),
@@ -83,6 +74,7 @@ pub fn collect(finished: Finished<'_>) -> RunReport {
         steps,
         events: event_rows(&events),
         divergences,
+        ..RunReport::of(scenario, outcome)
     }
 }
 

@@ -4,6 +4,8 @@
 use reloop_agent::Outcome;
 use reloop_mock::Divergence;
 
+use crate::scenario::Scenario;
+
 /// One scenario × variant run.
 #[derive(Debug, Clone, PartialEq)]
 pub struct RunReport {
@@ -37,6 +39,29 @@ pub struct RunReport {
     pub events: Vec<EventRow>,
     /// What the server could not answer.
     pub divergences: Vec<Divergence>,
+}
+
+impl RunReport {
+    /// An empty report of `scenario` ending as `outcome`, to fill in.
+    pub fn of(scenario: &Scenario, outcome: Outcome) -> Self {
+        Self {
+            scenario: scenario.name.clone(),
+            scenario_file: scenario.file.display().to_string(),
+            variant: scenario.variant.clone(),
+            strategy: scenario.spec.loop_settings.strategy.as_str().to_owned(),
+            wire: scenario.wire.as_str().to_owned(),
+            model: scenario.spec.model.clone(),
+            outcome,
+            passed: false,
+            failed_expectations: Vec::new(),
+            final_answer: None,
+            error: None,
+            metrics: RunMetrics { step_budget: u64::from(scenario.spec.loop_settings.step_budget), ..RunMetrics::default() },
+            steps: Vec::new(),
+            events: Vec::new(),
+            divergences: Vec::new(),
+        }
+    }
 }
 
 /// Per-run figures.

@@ -19,7 +19,7 @@ use reloop_mock::{MockServer, Pacer, Registry, Session, SessionConfig};
 use crate::collect::{Finished, collect};
 use crate::fixture_tools::FixtureTools;
 use crate::script::{ScriptedApprovals, ScriptedUser};
-use crate::result::{RunMetrics, RunReport};
+use crate::result::RunReport;
 use crate::scenario::Scenario;
 
 /// Real time one run may take before it is abandoned as a harness error.
@@ -64,7 +64,6 @@ pub fn run_all(
 /// Runs one scenario to its report. Never panics: a failure of reloop itself
 /// becomes outcome `harness_error`.
 pub fn run_scenario(scenario: &Scenario) -> RunReport {
-    let variant = scenario.variant.as_str();
     let wall = Instant::now();
     let attempt = std::panic::catch_unwind(AssertUnwindSafe(|| -> Result<RunReport, String> {
         let runtime = tokio::runtime::Builder::new_current_thread()
@@ -73,7 +72,7 @@ pub fn run_scenario(scenario: &Scenario) -> RunReport {
             .build()
             .map_err(|e| format!("cannot start a runtime: {e}"))?;
         runtime.block_on(async {
-            tokio::time::timeout(RUN_WALL_LIMIT, replay(scenario, variant, wall))
+            tokio::time::timeout(RUN_WALL_LIMIT, replay(scenario, wall))
                 .await
                 .map_err(|_| format!("the run took more than {} s of real time", RUN_WALL_LIMIT.as_secs()))?
         })
@@ -86,10 +85,10 @@ pub fn run_scenario(scenario: &Scenario) -> RunReport {
             format!("panic: {}", text.unwrap_or_default())
         }
     };
-    harness_error(scenario, variant, error, wall)
+    harness_error(scenario, error, wall)
 }
 
-async fn replay(scenario: &Scenario, variant: &str, wall: Instant) -> Result<RunReport, String> {
+async fn replay(scenario: &Scenario, wall: Instant) -> Result<RunReport, String> {
     let clock = VirtualClock::new();
     let shared: SharedClock = Arc::new(clock.clone());
     let registry = Arc::new(Registry::default());
@@ -139,7 +138,6 @@ async fn replay(scenario: &Scenario, variant: &str, wall: Instant) -> Result<Run
     }
     Ok(collect(Finished {
         scenario,
-        variant,
         state,
         events,
         session: &session,
@@ -153,28 +151,12 @@ fn elapsed_ms(since: Instant) -> u64 {
     u64::try_from(since.elapsed().as_millis()).unwrap_or(u64::MAX)
 }
 
-fn harness_error(scenario: &Scenario, variant: &str, error: String, wall: Instant) -> RunReport {
-    RunReport {
-        scenario: scenario.name.clone(),
-        scenario_file: scenario.file.display().to_string(),
-        variant: variant.to_owned(),
-        strategy: scenario.spec.loop_settings.strategy.as_str().to_owned(),
-        wire: scenario.wire.as_str().to_owned(),
-        model: scenario.spec.model.clone(),
-        outcome: Outcome::HarnessError,
-        passed: false,
-        failed_expectations: vec![format!("harness_error: {error}")],
-        final_answer: None,
-        error: Some(error),
-        metrics: RunMetrics {
-            step_budget: u64::from(scenario.spec.loop_settings.step_budget),
-            wall_ms: elapsed_ms(wall),
-            ..RunMetrics::default()
-        },
-        steps: Vec::new(),
-        events: Vec::new(),
-        divergences: Vec::new(),
-    }
+fn harness_error(scenario: &Scenario, error: String, wall: Instant) -> RunReport {
+    let mut report = RunReport::of(scenario, Outcome::HarnessError);
+    report.failed_expectations = vec![format!("harness_error: {error}")];
+    report.error = Some(error);
+    report.metrics.wall_ms = elapsed_ms(wall);
+    report
 }
 
 impl SystemPromptSource for Scenario {

@@ -31,14 +31,20 @@ pub trait Render: FaultFrames + Send + Sync {
     fn stream(&self, turn: &ModelTurn, meta: &ReplyMeta) -> Vec<String>;
     /// The turn as one JSON response body.
     fn complete(&self, turn: &ModelTurn, meta: &ReplyMeta) -> String;
-    /// The provider's error body for an injected HTTP status.
-    fn http_error_body(&self, status: u16) -> String;
-    /// The provider's context-length error body (status 400).
-    fn context_error_body(&self, window: u64, requested: u64) -> String;
-    /// A body for a request the provider rejects as invalid.
-    fn invalid_request_body(&self, message: &str) -> String;
+    /// The provider's error bodies.
+    fn errors(&self) -> &'static dyn ErrorBodies;
+}
+
+/// A provider's error bodies (both OpenAI APIs share theirs).
+pub trait ErrorBodies: Send + Sync {
+    /// The body for an injected HTTP status.
+    fn http_error(&self, status: u16) -> String;
+    /// The context-length error (status 400).
+    fn context_exceeded(&self, window: u64, requested: u64) -> String;
+    /// A request the provider rejects as invalid.
+    fn invalid_request(&self, message: &str) -> String;
     /// A divergence, in the provider's error shape, typed `reloop_divergence`.
-    fn divergence_body(&self, divergence: &Divergence) -> String;
+    fn divergence(&self, divergence: &Divergence) -> String;
 }
 
 /// The renderer of `format`.
@@ -58,19 +64,29 @@ fn openai_error(message: &str, kind: &str, code: Option<&str>) -> String {
     json(&ApiErrorBody { error: ApiError { message: message.into(), kind: kind.into(), param: None, code: code.map(str::to_owned) } })
 }
 
-/// The error bodies both OpenAI APIs share.
-fn openai_http_error(status: u16) -> String {
-    match status {
-        429 => openai_error("Rate limit reached for requests. Please try again in 2s.", "requests", Some("rate_limit_exceeded")),
-        503 => openai_error("The engine is currently overloaded, please try again later.", "server_error", None),
-        529 => openai_error("Overloaded", "overloaded_error", None),
-        500..=599 => openai_error("The server had an error while processing your request. Sorry about that!", "server_error", None),
-        _ => openai_error("Invalid request.", "invalid_request_error", None),
-    }
-}
+/// OpenAI's error envelope, shared by Chat Completions and Responses.
+#[derive(Debug, Default)]
+pub struct OpenaiErrors;
 
-fn openai_divergence(divergence: &Divergence) -> String {
-    openai_error(&format!("reloop: {}", divergence.render()), DIVERGENCE_ERROR_TYPE, Some(divergence.check))
+impl ErrorBodies for OpenaiErrors {
+    fn http_error(&self, status: u16) -> String {
+        match status {
+            429 => openai_error("Rate limit reached for requests. Please try again in 2s.", "requests", Some("rate_limit_exceeded")),
+            503 => openai_error("The engine is currently overloaded, please try again later.", "server_error", None),
+            529 => openai_error("Overloaded", "overloaded_error", None),
+            500..=599 => openai_error("The server had an error while processing your request. Sorry about that!", "server_error", None),
+            _ => openai_error("Invalid request.", "invalid_request_error", None),
+        }
+    }
+    fn context_exceeded(&self, window: u64, requested: u64) -> String {
+        json(&ApiErrorBody::context_length_exceeded(window, requested))
+    }
+    fn invalid_request(&self, message: &str) -> String {
+        json(&ApiErrorBody::invalid_request(message, None))
+    }
+    fn divergence(&self, divergence: &Divergence) -> String {
+        openai_error(&format!("reloop: {}", divergence.render()), DIVERGENCE_ERROR_TYPE, Some(divergence.check))
+    }
 }
 
 fn openai_stream_error(kind: StreamErrorKind) -> (&'static str, &'static str) {
@@ -103,17 +119,8 @@ impl Render for OpenaiChat {
     fn complete(&self, turn: &ModelTurn, meta: &ReplyMeta) -> String {
         json(&ChatCompletion::from_turn(turn, &Self::meta(meta)))
     }
-    fn http_error_body(&self, status: u16) -> String {
-        openai_http_error(status)
-    }
-    fn context_error_body(&self, window: u64, requested: u64) -> String {
-        json(&ApiErrorBody::context_length_exceeded(window, requested))
-    }
-    fn invalid_request_body(&self, message: &str) -> String {
-        json(&ApiErrorBody::invalid_request(message, None))
-    }
-    fn divergence_body(&self, divergence: &Divergence) -> String {
-        openai_divergence(divergence)
+    fn errors(&self) -> &'static dyn ErrorBodies {
+        &OpenaiErrors
     }
 }
 
@@ -144,17 +151,8 @@ impl Render for OpenaiResponses {
     fn complete(&self, turn: &ModelTurn, meta: &ReplyMeta) -> String {
         json(&Response::from_turn(turn, &Self::meta(meta)))
     }
-    fn http_error_body(&self, status: u16) -> String {
-        openai_http_error(status)
-    }
-    fn context_error_body(&self, window: u64, requested: u64) -> String {
-        json(&ApiErrorBody::context_length_exceeded(window, requested))
-    }
-    fn invalid_request_body(&self, message: &str) -> String {
-        json(&ApiErrorBody::invalid_request(message, None))
-    }
-    fn divergence_body(&self, divergence: &Divergence) -> String {
-        openai_divergence(divergence)
+    fn errors(&self) -> &'static dyn ErrorBodies {
+        &OpenaiErrors
     }
 }
 
@@ -186,7 +184,17 @@ impl Render for Anthropic {
     fn complete(&self, turn: &ModelTurn, meta: &ReplyMeta) -> String {
         json(&Message::from_turn(turn, &Self::meta(meta)))
     }
-    fn http_error_body(&self, status: u16) -> String {
+    fn errors(&self) -> &'static dyn ErrorBodies {
+        &AnthropicErrors
+    }
+}
+
+/// Anthropic's error envelope.
+#[derive(Debug, Default)]
+pub struct AnthropicErrors;
+
+impl ErrorBodies for AnthropicErrors {
+    fn http_error(&self, status: u16) -> String {
         json(&match status {
             429 => AnthropicErrorBody::rate_limited("Number of request tokens has exceeded your per-minute rate limit"),
             529 | 503 => AnthropicErrorBody::overloaded(),
@@ -194,13 +202,13 @@ impl Render for Anthropic {
             _ => AnthropicErrorBody::invalid_request("Invalid request."),
         })
     }
-    fn context_error_body(&self, window: u64, requested: u64) -> String {
+    fn context_exceeded(&self, window: u64, requested: u64) -> String {
         json(&AnthropicErrorBody::prompt_too_long(requested, window))
     }
-    fn invalid_request_body(&self, message: &str) -> String {
+    fn invalid_request(&self, message: &str) -> String {
         json(&AnthropicErrorBody::invalid_request(message))
     }
-    fn divergence_body(&self, divergence: &Divergence) -> String {
+    fn divergence(&self, divergence: &Divergence) -> String {
         json(&AnthropicErrorBody::new(DIVERGENCE_ERROR_TYPE, format!("reloop: {}", divergence.render())))
     }
 }

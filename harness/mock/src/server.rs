@@ -158,13 +158,13 @@ fn answer(registry: &Registry, name: &str, format: Format, body: &[u8]) -> Respo
     let render = renderer(format);
     let Some(session) = registry.get(name) else {
         let message = format!("reloop: no replay session named `{name}`");
-        return json_response(StatusCode::NOT_FOUND, render.invalid_request_body(&message));
+        return json_response(StatusCode::NOT_FOUND, render.errors().invalid_request(&message));
     };
     let prompt = match parse(format, body) {
         Ok(prompt) => prompt,
         Err(e) => {
             let message = format!("could not parse the JSON body of your request: {e}");
-            return json_response(StatusCode::BAD_REQUEST, render.invalid_request_body(&message));
+            return json_response(StatusCode::BAD_REQUEST, render.errors().invalid_request(&message));
         }
     };
     let reply = session.handle(&prompt);
@@ -193,11 +193,11 @@ fn log_line(session: &str, format: Format, record: &RequestRecord) -> String {
 fn respond(render: &dyn Render, reply: Reply, prompt: &Prompt, pacer: Arc<dyn Pacer>) -> Response {
     match reply {
         Reply::ContextExceeded { window, requested } => {
-            json_response(StatusCode::BAD_REQUEST, render.context_error_body(window, requested))
+            json_response(StatusCode::BAD_REQUEST, render.errors().context_exceeded(window, requested))
         }
-        Reply::Divergence(divergence) => json_response(StatusCode::BAD_REQUEST, render.divergence_body(&divergence)),
+        Reply::Divergence(divergence) => json_response(StatusCode::BAD_REQUEST, render.errors().divergence(&divergence)),
         Reply::Http(fault) => {
-            let body = fault.body.clone().unwrap_or_else(|| render.http_error_body(fault.status));
+            let body = fault.body.clone().unwrap_or_else(|| render.errors().http_error(fault.status));
             let status = StatusCode::from_u16(fault.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
             let mut response = json_response(status, body);
             for (name, value) in &fault.headers {
