@@ -116,6 +116,9 @@ impl AgentLoop<'_> {
                 record.finish_reason = Some(turn.finish_reason.clone());
                 record.tool_calls = turn.tool_calls.iter().map(|c| c.name.clone()).collect();
                 state.calls.push(record);
+                if let Some(scale) = self.calibration.observe(prepared.raw_estimated_input_tokens, usage.input_tokens) {
+                    self.emit(state, LoopEvent::EstimatorCalibrated { scale });
+                }
                 self.emit(state, LoopEvent::LlmDecisionComplete {
                     finish_reason: turn.finish_reason.clone(),
                     tool_calls: turn.tool_calls.len(),

@@ -20,6 +20,7 @@ use crate::client::ProviderClient;
 use crate::clock::SharedClock;
 use crate::config::LoopSettings;
 use crate::doom_loop::DoomLoopDetector;
+use crate::estimate::Calibration;
 use crate::event::{LoopEvent, LoopEventSender, TimedEvent};
 use crate::microcompact::Microcompactor;
 use crate::models::estimated_cost_usd;
@@ -85,6 +86,8 @@ pub struct AgentLoop<'a> {
     cache: CacheBreakDetector,
     doom: DoomLoopDetector,
     micro: Microcompactor,
+    /// Scales the token estimate by what the provider reported.
+    calibration: Calibration,
     /// Doom-loop warnings to append to the results of these call ids.
     pending_warnings: HashMap<String, String>,
 }
@@ -94,7 +97,15 @@ impl<'a> AgentLoop<'a> {
     pub fn new(deps: LoopDeps<'a>) -> Self {
         let doom = DoomLoopDetector::new(deps.settings.doom_loop.threshold);
         let micro = Microcompactor::new(deps.settings.microcompact_retain);
-        Self { deps, schema: None, cache: CacheBreakDetector::default(), doom, micro, pending_warnings: HashMap::new() }
+        Self {
+            deps,
+            schema: None,
+            cache: CacheBreakDetector::default(),
+            doom,
+            micro,
+            calibration: Calibration::new(),
+            pending_warnings: HashMap::new(),
+        }
     }
 
     /// Runs `task` to the end and returns the final state.

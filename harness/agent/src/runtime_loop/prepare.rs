@@ -4,7 +4,7 @@
 use super::AgentLoop;
 use crate::cache_break::{CacheFingerprint, FrozenToolSchema};
 use crate::config::MAX_STEPS_MESSAGE;
-use crate::estimate::{estimate_prompt, estimate_text, tools_json_len};
+use crate::estimate::{estimate_prompt, estimate_text};
 use crate::event::LoopEvent;
 use crate::message::Message;
 use crate::microcompact::CLEARED_PLACEHOLDER;
@@ -18,6 +18,9 @@ pub(super) struct Prepared {
     pub view: Vec<Message>,
     pub tools: Vec<ToolSpec>,
     pub final_turn: bool,
+    /// The estimate before calibration, which calibration learns from.
+    pub raw_estimated_input_tokens: u64,
+    /// The estimate the loop acts on: calibrated.
     pub estimated_input_tokens: u64,
 }
 
@@ -40,8 +43,9 @@ impl AgentLoop<'_> {
         }
 
         let view = self.view(&state.transcript);
-        let estimated_input_tokens = estimate_prompt(&system, &view, tools_json_len(&tools));
-        Prepared { system, system_index, view, tools, final_turn, estimated_input_tokens }
+        let raw_estimated_input_tokens = estimate_prompt(&system, &view, schema.json());
+        let estimated_input_tokens = self.calibration.apply(raw_estimated_input_tokens);
+        Prepared { system, system_index, view, tools, final_turn, raw_estimated_input_tokens, estimated_input_tokens }
     }
 
     /// The tools to declare, frozen to byte-identical JSON across steps.
@@ -66,7 +70,7 @@ impl AgentLoop<'_> {
             .iter()
             .filter_map(|&index| match &state.transcript[index] {
                 Message::ToolResult { content, .. } if worth_clearing(content) => {
-                    Some(estimate_text(content.len()) - estimate_text(CLEARED_PLACEHOLDER.len()))
+                    Some(estimate_text(content).saturating_sub(estimate_text(CLEARED_PLACEHOLDER)))
                 }
                 _ => None,
             })
