@@ -47,6 +47,11 @@ impl FrozenToolSchema {
         self.hash
     }
 
+    /// The frozen declarations as JSON (what the loop's estimate charges).
+    pub fn json(&self) -> &str {
+        &self.json
+    }
+
     /// The frozen declarations, parsed back (what the provider client sends).
     pub fn specs(&self) -> Vec<ToolSpec> {
         serde_json::from_str(&self.json).expect("frozen schema round-trips")

@@ -41,19 +41,4 @@ impl Message {
     pub fn user(text: impl Into<String>) -> Self {
         Self::User { text: text.into() }
     }
-
-    /// The text the provider will see for this message, for estimates.
-    pub fn char_len(&self) -> usize {
-        match self {
-            Self::User { text } => text.len(),
-            Self::Assistant { text, tool_calls } => {
-                text.len()
-                    + tool_calls
-                        .iter()
-                        .map(|c| c.name.len() + c.arguments.len() + c.id.len())
-                        .sum::<usize>()
-            }
-            Self::ToolResult { content, call_id, .. } => content.len() + call_id.len(),
-        }
-    }
 }

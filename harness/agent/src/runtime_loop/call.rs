@@ -17,8 +17,21 @@ use crate::state::{CallPurpose, CallRecord, LoopState};
 pub(super) struct CallMeta {
     /// Index of the system prompt in the state (`usize::MAX`: not the loop's).
     pub system_index: usize,
-    /// The loop's estimate of the request.
+    /// The loop's estimate of the request, as it acts on it.
     pub estimated_input_tokens: u64,
+    /// The uncalibrated estimate, which calibration learns from; `None` for
+    /// requests that are not the loop's context (summaries).
+    pub raw_estimated_input_tokens: Option<u64>,
+}
+
+impl CallMeta {
+    fn of(prepared: &Prepared) -> Self {
+        Self {
+            system_index: prepared.system_index,
+            estimated_input_tokens: prepared.estimated_input_tokens,
+            raw_estimated_input_tokens: Some(prepared.raw_estimated_input_tokens),
+        }
+    }
 }
 
 impl AgentLoop<'_> {
@@ -30,7 +43,7 @@ impl AgentLoop<'_> {
         let mut reacted = false;
         let turn = loop {
             let request = main_request(prepared, self.deps.settings.max_output_tokens);
-            let meta = CallMeta { system_index: prepared.system_index, estimated_input_tokens: prepared.estimated_input_tokens };
+            let meta = CallMeta::of(prepared);
             match self.call_with_retries(state, &meta, &request, purpose).await {
                 Ok(turn) => break turn,
                 Err(LlmError::ContextWindowExceeded { .. })
@@ -53,8 +66,7 @@ impl AgentLoop<'_> {
         request.max_output_tokens = max_output_tokens(self.deps.client.model());
         request.stream = false;
         self.emit(state, LoopEvent::OutputSlotEscalated { from, to: request.max_output_tokens });
-        let meta = CallMeta { system_index: prepared.system_index, estimated_input_tokens: prepared.estimated_input_tokens };
-        match self.call_with_retries(state, &meta, &request, CallPurpose::Escalation).await {
+        match self.call_with_retries(state, &CallMeta::of(prepared), &request, CallPurpose::Escalation).await {
             Ok(escalated) => Some(escalated),
             // The truncated answer is still an answer.
             Err(_) => Some(turn),
@@ -131,6 +143,10 @@ impl AgentLoop<'_> {
                 record.finish_reason = Some(turn.finish_reason.clone());
                 record.tool_calls = turn.tool_calls.iter().map(|c| c.name.clone()).collect();
                 state.calls.push(record);
+                let calibrated = meta.raw_estimated_input_tokens.and_then(|raw| self.calibration.observe(raw, usage.input_tokens));
+                if let Some(scale) = calibrated {
+                    self.emit(state, LoopEvent::EstimatorCalibrated { scale });
+                }
                 self.emit(state, LoopEvent::LlmDecisionComplete {
                     finish_reason: turn.finish_reason.clone(),
                     tool_calls: turn.tool_calls.len(),

@@ -9,7 +9,7 @@ use super::AgentLoop;
 use crate::clock::with_timeout;
 use crate::config::LoopSettings;
 use crate::context::{ContextView, Edit, StrategyContext, ViewItem, notes};
-use crate::estimate::{TOKENS_PER_MESSAGE, estimate_prompt, estimate_text, tools_json_len};
+use crate::estimate::{Calibration, estimate_message, estimate_prompt};
 use crate::event::LoopEvent;
 use crate::message::Message;
 use crate::state::{CallPurpose, LoopState};
@@ -48,7 +48,7 @@ impl AgentLoop<'_> {
     /// Applies the strategy's planned edits until it has none.
     pub(super) async fn compact_planned(&mut self, state: &mut LoopState, system: &str, tools: &[ToolSpec]) {
         for _ in 0..MAX_EDITS_PER_STEP {
-            let context = strategy_context(&self.view, &self.deps.settings, state, system, tools);
+            let context = strategy_context(&self.view, &self.deps.settings, &self.calibration, state, system, tools);
             let Some(edit) = self.strategy.plan(&context) else { return };
             self.apply(state, edit, system, tools).await;
         }
@@ -58,7 +58,7 @@ impl AgentLoop<'_> {
     pub(super) async fn compact_reactive(&mut self, state: &mut LoopState, system: &str, tools: &[ToolSpec]) -> bool {
         let tokens_before = self.measure(state, system, tools);
         self.emit(state, LoopEvent::ReactiveCompactTriggered { strategy: self.strategy.name(), tokens_before });
-        let context = strategy_context(&self.view, &self.deps.settings, state, system, tools);
+        let context = strategy_context(&self.view, &self.deps.settings, &self.calibration, state, system, tools);
         let Some(edit) = self.strategy.plan_reactive(&context) else { return false };
         self.apply(state, edit, system, tools).await;
         true
@@ -73,7 +73,7 @@ impl AgentLoop<'_> {
                 let request = LlmRequest { system, messages: &messages, tools, forbid_tools: false, max_output_tokens: self.deps.settings.max_output_tokens, stream: true };
                 meter.count(&to_prompt(self.deps.client.model(), &request))
             }
-            None => estimate_prompt(system, &messages, tools_json_len(tools)),
+            None => estimate_prompt(system, &messages, &tools_json(tools)),
         }
     }
 
@@ -105,7 +105,7 @@ impl AgentLoop<'_> {
                 LoopEvent::MidCompactLayer2Ran { strategy, messages: messages.len(), tokens_before, tokens_after }
             }
             Edit::Summarize { layer, range, keep_users } => {
-                let estimated_tokens = strategy_context(&self.view, &self.deps.settings, state, system, tools).estimated_tokens;
+                let estimated_tokens = strategy_context(&self.view, &self.deps.settings, &self.calibration, state, system, tools).estimated_tokens;
                 let window = self.deps.settings.context_window;
                 self.emit(state, LoopEvent::CompactTriggered { strategy, layer, estimated_tokens, window });
                 let messages = self.view.render_range(&state.transcript, range.clone());
@@ -139,7 +139,8 @@ impl AgentLoop<'_> {
         };
         let meta = super::call::CallMeta {
             system_index: usize::MAX,
-            estimated_input_tokens: estimate_prompt(notes::SUMMARY_SYSTEM_PROMPT, &request_messages, 0),
+            estimated_input_tokens: estimate_prompt(notes::SUMMARY_SYSTEM_PROMPT, &request_messages, ""),
+            raw_estimated_input_tokens: None,
         };
         let limit = Duration::from_secs(self.deps.settings.summary_timeout_secs);
         let clock = self.deps.clock.clone();
@@ -160,23 +161,30 @@ impl AgentLoop<'_> {
     }
 }
 
-/// What the strategy sees: the view, rendered and estimated item by item.
+/// What the strategy sees: the view, rendered and estimated item by item;
+/// the pressure is the calibrated estimate (Roku's `estimate_prompt_pressure`).
 fn strategy_context<'s>(
     view: &'s ContextView,
     settings: &LoopSettings,
+    calibration: &Calibration,
     state: &'s LoopState,
     system: &str,
     tools: &[ToolSpec],
 ) -> StrategyContext<'s> {
     let rendered = view.render(&state.transcript);
-    let item_tokens: Vec<u64> = rendered.iter().map(|m| estimate_text(m.char_len()) + TOKENS_PER_MESSAGE).collect();
+    let item_tokens: Vec<u64> = rendered.iter().map(estimate_message).collect();
     StrategyContext {
         transcript: &state.transcript,
         view,
-        estimated_tokens: estimate_prompt(system, &rendered, tools_json_len(tools)),
+        estimated_tokens: calibration.apply(estimate_prompt(system, &rendered, &tools_json(tools))),
         item_tokens,
         window: settings.context_window,
         max_output_tokens: settings.max_output_tokens,
         step: state.step_index,
     }
+}
+
+/// The tool declarations as the loop estimates them.
+fn tools_json(tools: &[ToolSpec]) -> String {
+    serde_json::to_string(tools).unwrap_or_default()
 }

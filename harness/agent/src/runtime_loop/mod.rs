@@ -21,6 +21,7 @@ use crate::client::ProviderClient;
 use crate::clock::SharedClock;
 use crate::config::LoopSettings;
 use crate::doom_loop::DoomLoopDetector;
+use crate::estimate::Calibration;
 use crate::event::{LoopEvent, LoopEventSender, TimedEvent};
 use crate::context::{ContextStrategy, ContextView};
 use crate::models::estimated_cost_usd;
@@ -98,6 +99,8 @@ pub struct AgentLoop<'a> {
     view: ContextView,
     strategy: Box<dyn ContextStrategy>,
     breaker: compact::CircuitBreaker,
+    /// Scales the token estimate by what the provider reported.
+    calibration: Calibration,
     /// Doom-loop warnings to append to the results of these call ids.
     pending_warnings: HashMap<String, String>,
 }
@@ -115,6 +118,7 @@ impl<'a> AgentLoop<'a> {
             view: ContextView::new(),
             strategy,
             breaker: compact::CircuitBreaker::default(),
+            calibration: Calibration::new(),
             pending_warnings: HashMap::new(),
         }
     }

@@ -5,7 +5,7 @@
 use super::AgentLoop;
 use crate::cache_break::{CacheFingerprint, FrozenToolSchema};
 use crate::config::MAX_STEPS_MESSAGE;
-use crate::estimate::{estimate_prompt, tools_json_len};
+use crate::estimate::estimate_prompt;
 use crate::event::LoopEvent;
 use crate::message::Message;
 use crate::state::LoopState;
@@ -18,6 +18,9 @@ pub(super) struct Prepared {
     pub view: Vec<Message>,
     pub tools: Vec<ToolSpec>,
     pub final_turn: bool,
+    /// The estimate before calibration, which calibration learns from.
+    pub raw_estimated_input_tokens: u64,
+    /// The estimate the loop acts on: calibrated.
     pub estimated_input_tokens: u64,
 }
 
@@ -39,15 +42,26 @@ impl AgentLoop<'_> {
             state.cache_breaks += 1;
             self.emit(state, LoopEvent::CacheBreakDetected { changed: change.changed });
         }
-        let mut prepared = Prepared { system, system_index, view: Vec::new(), tools, final_turn, estimated_input_tokens: 0 };
+        let mut prepared = Prepared {
+            system,
+            system_index,
+            view: Vec::new(),
+            tools,
+            final_turn,
+            raw_estimated_input_tokens: 0,
+            estimated_input_tokens: 0,
+        };
         self.render(state, &mut prepared);
         prepared
     }
 
-    /// Renders the view into `prepared`, with the loop's estimate of it.
+    /// Renders the view into `prepared`, with the loop's estimate of it,
+    /// raw and calibrated.
     pub(super) fn render(&self, state: &LoopState, prepared: &mut Prepared) {
         prepared.view = self.view.render(&state.transcript);
-        prepared.estimated_input_tokens = estimate_prompt(&prepared.system, &prepared.view, tools_json_len(&prepared.tools));
+        let tools_json = self.schema.as_ref().map_or("", |schema| schema.json());
+        prepared.raw_estimated_input_tokens = estimate_prompt(&prepared.system, &prepared.view, tools_json);
+        prepared.estimated_input_tokens = self.calibration.apply(prepared.raw_estimated_input_tokens);
     }
 
     /// The tools to declare, frozen to byte-identical JSON across steps.

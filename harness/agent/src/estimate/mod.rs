@@ -1,0 +1,151 @@
+//! The loop's own token estimate, which drives compaction decisions before
+//! the provider has counted anything.
+//!
+//! The agent carries no tokenizer: it is the system under test, and agents
+//! in the wild estimate (Roku: bytes/4). The estimate here is still a
+//! heuristic, but one per text class: each chunk of a text is classified
+//! ([`TextClass`]) and charged its class's bytes-per-token ratio plus the
+//! pieces every BPE tokenizer cuts the same way ([`ratios`] has the figures
+//! and their source). [`Calibration`] then corrects what is left, from the
+//! provider's reported usage.
+
+mod calibration;
+mod classify;
+mod features;
+pub mod ratios;
+
+pub use calibration::{Calibration, MAX_SCALE, MIN_SCALE, WINDOW};
+pub use classify::TextClass;
+
+use crate::message::Message;
+use features::{Features, scan};
+use ratios::{
+    DOMINANT_SHARE, TOKENS_PER_CJK_CHAR, TOKENS_PER_ID_PIECE, TOKENS_PER_INDENT, TOKENS_PER_NUMBER_GROUP,
+    TOKENS_PER_PUNCT_RUN, TOKENS_PER_SYMBOL, bytes_per_token,
+};
+
+/// Framing tokens per message, as in OpenAI's counting guide ("every message
+/// follows <|start|>{role/name}\n{content}<|end|>\n").
+pub const TOKENS_PER_MESSAGE: u64 = 3;
+/// Tokens of a role name (`system`, `user`, `assistant`, `tool`: one each).
+pub const TOKENS_PER_ROLE: u64 = 1;
+/// Tokens priming the reply, from the same guide.
+pub const REPLY_PRIMING_TOKENS: u64 = 3;
+
+/// What the estimator made of one text.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct TextEstimate {
+    /// Estimated tokens, unrounded (sums of many small texts stay unbiased).
+    pub tokens: f64,
+    /// Bytes of the text in chunks of each class, indexed by [`TextClass::index`].
+    pub bytes_by_class: [usize; 4],
+}
+
+impl TextEstimate {
+    /// Estimated tokens, rounded.
+    pub fn rounded(&self) -> u64 {
+        self.tokens.round() as u64
+    }
+
+    /// The class holding most of the bytes, unless none holds
+    /// [`DOMINANT_SHARE`] of them (a mixed text) or the text is empty.
+    pub fn dominant_class(&self) -> Option<TextClass> {
+        let total: usize = self.bytes_by_class.iter().sum();
+        let class = TextClass::ALL.into_iter().max_by_key(|c| self.bytes_by_class[c.index()])?;
+        let share = self.bytes_by_class[class.index()] as f64;
+        (total > 0 && share >= DOMINANT_SHARE * total as f64).then_some(class)
+    }
+}
+
+/// Classifies and estimates `text`, chunk by chunk.
+pub fn analyze(text: &str) -> TextEstimate {
+    let mut estimate = TextEstimate::default();
+    scan(text, |chunk| {
+        let class = classify::classify(chunk);
+        estimate.tokens += chunk_tokens(chunk, class);
+        estimate.bytes_by_class[class.index()] += chunk.bytes;
+    });
+    estimate
+}
+
+/// Estimated tokens of one text.
+pub fn estimate_text(text: &str) -> u64 {
+    analyze(text).rounded()
+}
+
+/// Estimated prompt tokens of a request, uncalibrated: the system prompt,
+/// the tool declarations as JSON, the messages, and their framing.
+pub fn estimate_prompt(system: &str, messages: &[Message], tools_json: &str) -> u64 {
+    let framing = (TOKENS_PER_MESSAGE + TOKENS_PER_ROLE) * (messages.len() as u64 + 1) + REPLY_PRIMING_TOKENS;
+    let texts = text_tokens(system) + text_tokens(tools_json) + messages.iter().map(message_tokens).sum::<f64>();
+    framing + texts.round() as u64
+}
+
+/// Estimated tokens of one message, framing included.
+pub fn estimate_message(message: &Message) -> u64 {
+    TOKENS_PER_MESSAGE + TOKENS_PER_ROLE + message_tokens(message).round() as u64
+}
+
+fn message_tokens(message: &Message) -> f64 {
+    match message {
+        Message::User { text } => text_tokens(text),
+        Message::Assistant { text, tool_calls } => {
+            text_tokens(text) + tool_calls.iter().map(|c| text_tokens(&c.name) + text_tokens(&c.arguments)).sum::<f64>()
+        }
+        Message::ToolResult { call_id, content, .. } => text_tokens(call_id) + text_tokens(content),
+    }
+}
+
+fn text_tokens(text: &str) -> f64 {
+    analyze(text).tokens
+}
+
+fn chunk_tokens(f: &Features, class: TextClass) -> f64 {
+    f.plain_bytes() as f64 / bytes_per_token(class)
+        + f.cjk_chars as f64 * TOKENS_PER_CJK_CHAR
+        + f.symbols as f64 * TOKENS_PER_SYMBOL
+        + f.number_groups as f64 * TOKENS_PER_NUMBER_GROUP
+        + f.id_pieces as f64 * TOKENS_PER_ID_PIECE
+        + f.punct_runs as f64 * TOKENS_PER_PUNCT_RUN
+        + f.indented_lines as f64 * TOKENS_PER_INDENT
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn empty_text_costs_nothing() {
+        assert_eq!(estimate_text(""), 0);
+        assert_eq!(analyze("").dominant_class(), None);
+    }
+
+    #[test]
+    fn prose_is_cheaper_per_byte_than_json_of_the_same_length() {
+        let prose = "The worker retries a failed delivery later, and marks the endpoint as failing after three tries in a row.";
+        let json = r#"{"id":"whk_8Hq2xLmP0aZ4","attempts":[1709540100,1709540160,1709540460],"status":503,"ok":false}"#;
+        let (p, j) = (analyze(prose), analyze(json));
+        assert_eq!(p.dominant_class(), Some(TextClass::Prose));
+        assert_eq!(j.dominant_class(), Some(TextClass::Json));
+        assert!(p.tokens / (prose.len() as f64) < j.tokens / (json.len() as f64), "{p:?} {j:?}");
+    }
+
+    #[test]
+    fn a_text_of_two_halves_is_mixed() {
+        let code = "    let value = compute(input)?;\n".repeat(20);
+        let prose = "This paragraph explains in plain words what the function above computes.\n".repeat(9);
+        let e = analyze(&(code + &prose));
+        assert!(e.bytes_by_class[TextClass::Code.index()] > 0 && e.bytes_by_class[TextClass::Prose.index()] > 0, "{e:?}");
+        assert_eq!(e.dominant_class(), None);
+    }
+
+    #[test]
+    fn a_prompt_adds_framing_per_message() {
+        let messages = [Message::user("hi"), Message::user("hi")];
+        let one = estimate_prompt("", &messages[..1], "");
+        let two = estimate_prompt("", &messages, "");
+        let text = (two - one - TOKENS_PER_MESSAGE - TOKENS_PER_ROLE) as f64;
+        assert!((text - analyze("hi").tokens).abs() <= 1.0, "rounding only: {text}");
+        assert_eq!(estimate_prompt("", &[], ""), TOKENS_PER_MESSAGE + TOKENS_PER_ROLE + REPLY_PRIMING_TOKENS);
+    }
+}
