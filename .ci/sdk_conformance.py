@@ -460,29 +460,17 @@ def raw_anthropic_models(server, _):
         validate(ModelInfo, model)
 
 
-def server_bug(reason):
-    # strict: once the server is fixed the test passes, and the marker must go.
-    return pytest.mark.xfail(strict=True, raises=TypeMismatch, reason=f"server bug, remove this marker once fixed: {reason}")
-
-
-RESPONSE_FIELDS = "the Response object lacks `tools`, `tool_choice`, `parallel_tool_calls` (and `usage.input_tokens_details.cache_write_tokens`)"
-
-
 @pytest.mark.parametrize(
     "check, stream",
     [
         (raw_chat, False),
         (raw_chat, True),
-        pytest.param(raw_responses, False, marks=server_bug(RESPONSE_FIELDS)),
-        pytest.param(raw_responses, True, marks=server_bug(RESPONSE_FIELDS + " in response.created/in_progress/completed")),
+        (raw_responses, False),
+        (raw_responses, True),
         (raw_messages, False),
         (raw_messages, True),
         (raw_openai_models, None),
-        pytest.param(
-            raw_anthropic_models,
-            None,
-            marks=server_bug("GET /v1/models answers the Anthropic SDK in OpenAI's list shape (no `has_more`, `type`, `display_name`, `created_at`)"),
-        ),
+        (raw_anthropic_models, None),
     ],
     ids=["chat", "chat-stream", "responses", "responses-stream", "messages", "messages-stream", "openai-models", "anthropic-models"],
 )

@@ -4,8 +4,8 @@
 
 use reloop_wire::anthropic::{AnthropicErrorBody, Message, MessageMeta};
 use reloop_wire::openai_chat::{ApiError, ApiErrorBody, ChatCompletion, ChunkMeta};
-use reloop_wire::openai_responses::{Response, ResponseMeta};
-use reloop_wire::{Format, ModelTurn, anthropic, openai_chat, openai_responses};
+use reloop_wire::openai_responses::{Response, ResponseMeta, ResponsesRequest};
+use reloop_wire::{Format, ModelTurn, Prompt, anthropic, openai_chat, openai_responses};
 
 use crate::divergence::{DIVERGENCE_ERROR_TYPE, Divergence};
 use crate::fault::StreamErrorKind;
@@ -23,6 +23,8 @@ pub struct ReplyMeta {
     pub model: String,
     /// Whether the client asked for usage in a chat stream.
     pub include_usage: bool,
+    /// The request's tools, which the Responses API echoes.
+    pub tools: Vec<reloop_wire::ToolDecl>,
 }
 
 /// One wire format's rendering.
@@ -140,7 +142,9 @@ pub struct OpenaiResponses;
 
 impl OpenaiResponses {
     fn meta(meta: &ReplyMeta) -> ResponseMeta {
-        ResponseMeta { id: format!("resp_reloop{:05}", meta.request_index), model: meta.model.clone(), created_at: CREATED }
+        let declared = Prompt { tools: meta.tools.clone(), ..Prompt::default() };
+        let tools = ResponsesRequest::from_prompt(&declared).tools.iter().filter_map(|t| serde_json::to_value(t).ok()).collect();
+        ResponseMeta { id: format!("resp_reloop{:05}", meta.request_index), model: meta.model.clone(), created_at: CREATED, tools }
     }
 }
 

@@ -11,7 +11,7 @@ use std::sync::{Arc, Mutex};
 use axum::Router;
 use axum::body::{Body, Bytes};
 use axum::extract::{Path, State};
-use axum::http::{HeaderName, HeaderValue, StatusCode, header};
+use axum::http::{HeaderMap, HeaderName, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use reloop_wire::anthropic::MessagesRequest;
@@ -27,6 +27,9 @@ use crate::stream_plan::StreamPlan;
 
 /// The session `/v1/...` routes use.
 pub const DEFAULT_SESSION: &str = "default";
+
+/// The one model `GET /v1/models` lists.
+const REPLAY_MODEL: &str = "reloop-replay";
 
 /// Makes a session for a name on first use (for `reloop serve`).
 pub type SessionFactory = Box<dyn Fn(&str) -> Option<SessionConfig> + Send + Sync>;
@@ -137,11 +140,22 @@ fn router(registry: Arc<Registry>) -> Router {
     router.with_state(registry)
 }
 
-async fn models() -> Response {
-    let body = serde_json::json!({
-        "object": "list",
-        "data": [{ "id": "reloop-replay", "object": "model", "created": CREATED, "owned_by": "reloop" }],
-    });
+/// The model list, in the shape of whichever SDK asks: Anthropic's when
+/// the request carries `anthropic-version`, OpenAI's otherwise.
+async fn models(headers: HeaderMap) -> Response {
+    let body = if headers.contains_key("anthropic-version") {
+        serde_json::json!({
+            "data": [{ "type": "model", "id": REPLAY_MODEL, "display_name": "reloop replay", "created_at": "2026-01-01T00:00:00Z", "lifecycle": "active", "deprecated_at": null }],
+            "has_more": false,
+            "first_id": REPLAY_MODEL,
+            "last_id": REPLAY_MODEL,
+        })
+    } else {
+        serde_json::json!({
+            "object": "list",
+            "data": [{ "id": REPLAY_MODEL, "object": "model", "created": CREATED, "owned_by": "reloop" }],
+        })
+    };
     json_response(StatusCode::OK, body.to_string())
 }
 
@@ -208,7 +222,7 @@ fn respond(render: &dyn Render, reply: Reply, prompt: &Prompt, pacer: Arc<dyn Pa
             response
         }
         Reply::Turn { turn, fault, timing, model, request_index } => {
-            let meta = ReplyMeta { request_index, model, include_usage: prompt.include_usage };
+            let meta = ReplyMeta { request_index, model, include_usage: prompt.include_usage, tools: prompt.tools.clone() };
             if prompt.stream {
                 let plan = StreamPlan::new(render.stream(&turn, &meta), timing, fault.as_ref(), render);
                 stream_response(plan, pacer)

@@ -136,7 +136,7 @@ mod tests {
         openai_responses::ResponseMeta {
             id: "resp_1".into(),
             model: "m".into(),
-            created_at: 1,
+            created_at: 1, tools: Vec::new()
         }
     }
 

@@ -286,7 +286,7 @@ fn decode_encode_decode_round_trips() {
     let meta = ResponseMeta {
         id: "resp_replay".into(),
         model: "gpt-5.1".into(),
-        created_at: 1,
+        created_at: 1, tools: Vec::new()
     };
     let mut checked = 0;
     for capture in STREAMS {

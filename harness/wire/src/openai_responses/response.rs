@@ -132,15 +132,15 @@ pub struct InputTokensDetails {
 }
 
 impl ResponsesUsage {
-    /// The wire form of neutral usage: `cached_tokens` always, `cache_write_tokens` only when
-    /// non-zero, and `reasoning_tokens: 0` (the neutral usage does not split reasoning out).
+    /// The wire form of neutral usage: `cached_tokens` and `cache_write_tokens` always (the
+    /// SDKs' types require both), and `reasoning_tokens: 0` (the neutral usage does not split
+    /// reasoning out).
     pub fn from_usage(usage: &Usage) -> Self {
         Self {
             input_tokens: usage.input_tokens,
             input_tokens_details: Some(Some(InputTokensDetails {
                 cached_tokens: usage.cache_read_tokens,
-                cache_write_tokens: (usage.cache_write_tokens > 0)
-                    .then_some(usage.cache_write_tokens),
+                cache_write_tokens: Some(usage.cache_write_tokens),
                 extra: Map::new(),
             })),
             output_tokens: usage.output_tokens,
@@ -175,6 +175,8 @@ pub struct ResponseMeta {
     pub model: String,
     /// Unix creation time to report.
     pub created_at: u64,
+    /// The request's tool declarations, echoed as the API does.
+    pub tools: Vec<Value>,
 }
 
 /// `status` of a finished response.
@@ -257,8 +259,25 @@ impl ResponseMeta {
             model: Some(self.model.clone()),
             output: Some(output),
             usage: Some(usage),
-            extra: Map::new(),
+            extra: self.echoed_settings(),
         }
+    }
+
+    /// The request settings the API echoes on every response object, which
+    /// the SDKs' types require.
+    fn echoed_settings(&self) -> Map<String, Value> {
+        [
+            ("instructions", Value::Null),
+            ("metadata", json!({})),
+            ("parallel_tool_calls", json!(true)),
+            ("temperature", json!(1.0)),
+            ("tool_choice", json!("auto")),
+            ("tools", Value::Array(self.tools.clone())),
+            ("top_p", json!(1.0)),
+        ]
+        .into_iter()
+        .map(|(key, value)| (key.to_owned(), value))
+        .collect()
     }
 }
 
@@ -409,7 +428,7 @@ mod tests {
         ResponseMeta {
             id: "resp_abc".into(),
             model: "gpt-5.1".into(),
-            created_at: 1_700_000_000,
+            created_at: 1_700_000_000, tools: Vec::new()
         }
     }
 
@@ -445,8 +464,10 @@ mod tests {
                     {"type": "function_call", "id": "fc_abc_1", "call_id": "call_1", "name": "get_weather",
                      "arguments": "{\"city\":\"Paris\"}", "status": "completed"}
                 ],
-                "usage": {"input_tokens": 40, "input_tokens_details": {"cached_tokens": 32},
-                          "output_tokens": 12, "output_tokens_details": {"reasoning_tokens": 0}, "total_tokens": 52}
+                "usage": {"input_tokens": 40, "input_tokens_details": {"cached_tokens": 32, "cache_write_tokens": 0},
+                          "output_tokens": 12, "output_tokens_details": {"reasoning_tokens": 0}, "total_tokens": 52},
+                "instructions": null, "metadata": {}, "parallel_tool_calls": true, "temperature": 1.0,
+                "tool_choice": "auto", "tools": [], "top_p": 1.0
             })
         );
     }

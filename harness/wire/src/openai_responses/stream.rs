@@ -683,7 +683,7 @@ mod tests {
         ResponseMeta {
             id: "resp_x".into(),
             model: "gpt-5.1".into(),
-            created_at: 1_700_000_000,
+            created_at: 1_700_000_000, tools: Vec::new()
         }
     }
 
@@ -766,7 +766,7 @@ mod tests {
         assert_eq!(completed["response"]["output"].as_array().unwrap().len(), 2);
         assert_eq!(
             completed["response"]["usage"],
-            serde_json::json!({"input_tokens": 12, "input_tokens_details": {"cached_tokens": 4},
+            serde_json::json!({"input_tokens": 12, "input_tokens_details": {"cached_tokens": 4, "cache_write_tokens": 0},
                                "output_tokens": 9, "output_tokens_details": {"reasoning_tokens": 0}, "total_tokens": 21})
         );
     }
