@@ -59,7 +59,7 @@ pub fn run(args: RunArgs, cancel: Arc<AtomicBool>) -> anyhow::Result<i32> {
 }
 
 /// Prints to stdout; a closed pipe (`reloop run … | head`) is not an error.
-fn print_stdout(text: &str) -> std::io::Result<()> {
+pub(crate) fn print_stdout(text: &str) -> std::io::Result<()> {
     match std::io::stdout().lock().write_all(text.as_bytes()) {
         Err(error) if error.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
         other => other,

@@ -5,5 +5,6 @@
 mod util;
 
 mod bad_input;
+mod estimate;
 mod run_suite;
 mod serve;
