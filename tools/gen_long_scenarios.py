@@ -221,7 +221,7 @@ class Session:
             total += len(exchange["text"]) + sum(len(json.dumps(c["arguments"])) for c in exchange["tool_calls"])
         for tool in self.tools.values():
             for _, output, error, _ in tool.results:
-                total += len(output or error)
+                total += len(output if output is not None else error)
         return total // 4
 
 
@@ -1677,11 +1677,11 @@ def build_investigation() -> tuple[Session, dict]:
             ("evidence", "4f1c2ab replaced `out.Header = r.Header.Clone()` by the allowlist; before it Idempotency-Key was forwarded"))
     survey_files = [p for p, _ in generated]
     # The heavy end of the session: repository-wide searches and generated code.
-    special("grep", {"pattern": "Header\\.(Get|Set|Del|Values)\\(", "path": "services"}, go_grep(rng, generated, "Header", 1450),
+    special("grep", {"pattern": "Header\\.(Get|Set|Del|Values)\\(", "path": "services"}, go_grep(rng, generated, "Header", 2050),
             "Before proposing the fix I want every other place that builds upstream requests by hand and might also lose headers, so a repository-wide search for header access.")
-    special("read_file", {"path": "services/gateway/api/openapi.gen.go"}, go_openapi_gen(rng, 120),
+    special("read_file", {"path": "services/gateway/api/openapi.gen.go"}, go_openapi_gen(rng, 100),
             "The gateway also has a generated client for its upstream calls; I want to be sure it does not build its own requests around `pkg/httpx`.")
-    special("run_command", {"command": "git log -p -n 40 -- services/gateway services/payments pkg"}, go_git_log_patch(rng, 104, survey_files),
+    special("run_command", {"command": "git log -p -n 40 -- services/gateway services/payments pkg"}, go_git_log_patch(rng, 100, survey_files),
             "Last check on history: the recent patches to gateway, payments and pkg, to see if anything else touched header handling around the same dates.")
     special("run_command", {"command": "go test ./services/gateway/... ./services/payments/... 2>&1 | tail -40"}, go_test_output(rng, ["services/gateway/internal/handler", "services/gateway/internal/proxy", "services/gateway/internal/middleware", "services/payments/internal/handler", "services/payments/internal/service", "services/payments/internal/idempotency"]),
             "The generated client uses its own transport and never goes through the retry path, so it is not affected. Running the service tests as a baseline before I write the fix.")
@@ -1724,7 +1724,11 @@ def build_investigation() -> tuple[Session, dict]:
             if prev_facts is not None and index % 4 != 0:
                 parts.append(s1_reflect(rng, prev_facts, ledger))
             if index % 4 != 0:
-                upcoming = [a.get("path") or a.get("command") or a.get("pattern") for _, a, *_ in steps[index + 1:index + 1 + rng.randint(3, 6)]]
+                upcoming = []
+                for t, a, _, f, *_ in steps[index + 1:index + 1 + rng.randint(3, 6)]:
+                    if f is None:
+                        break
+                    upcoming.append(a["path"] if t in ("read_file", "list_dir") else (f"rg {a['pattern']} {a['path']}" if t == "grep" else a["command"].split(" 2>&1")[0]))
                 if upcoming:
                     parts.append(rng.choice(["Still on my list after this: ", "Queue after this one: ", "Then, in order: "]) + ", ".join(f"`{u}`" for u in upcoming) + ".")
             if prev_facts is not None and index % 4 != 0 and prev_effect is None:
@@ -1801,10 +1805,2448 @@ def _4f1c2ab_date():
 
 
 # ---------------------------------------------------------------------------
+# Scenario 2: a log analysis (checkout latency incident), reactive path
+# ---------------------------------------------------------------------------
+
+T_REPORT = 9 * 3600 + 2 * 60 + 11.4      # the BI query starts
+T_ALTER = 9 * 3600 + 10 * 60 + 58.2      # the migration's ALTER TABLE asks for its lock
+T_FULL = 9 * 3600 + 19 * 60 + 3.0        # postgres runs out of connection slots
+T_CANCEL = 9 * 3600 + 39 * 60 + 40.7     # the DBA cancels the BI query
+T_CLEAR = 9 * 3600 + 41 * 60 + 20.0      # latency back to normal
+ROUTES = ["POST /api/checkout", "GET /api/cart", "POST /api/cart/items", "GET /api/orders/{id}", "GET /api/products/{id}",
+          "POST /api/checkout/confirm", "GET /api/shipping/quote", "DELETE /api/cart/items/{id}"]
+ORDER_ROUTES = {"POST /api/checkout", "POST /api/checkout/confirm", "GET /api/orders/{id}"}
+
+
+def phase(t: float) -> str:
+    if t < T_ALTER:
+        return "normal"
+    if t < T_CANCEL:
+        return "locked"
+    if t < T_CLEAR:
+        return "recovery"
+    return "normal"
+
+
+def ingress_line(rng, t: float, route: str | None = None, status: int | None = None) -> tuple[str, int, float]:
+    route = route or rng.choice(ROUTES)
+    ph = phase(t)
+    touches_orders = route in ORDER_ROUTES
+    if status is None:
+        if ph == "locked" and touches_orders:
+            status = rng.choice([503, 503, 504, 200, 201, 503]) if t > T_ALTER + 30 else rng.choice([200, 201, 504])
+        elif ph == "recovery" and touches_orders:
+            status = rng.choice([200, 201, 200, 503])
+        else:
+            status = rng.choice([200, 200, 200, 201, 204, 304, 404, 200])
+    if status in (503, 504):
+        rt = rng.uniform(9.8, 10.02) if status == 504 else rng.uniform(5.0, 10.0)
+    elif ph in ("locked", "recovery") and touches_orders:
+        rt = rng.uniform(2.0, 9.5)
+    else:
+        rt = rng.lognormvariate(-2.2, 0.6)
+    path = route.split(" ")[1].replace("{id}", str(rng.randint(4_000_000, 4_999_999)))
+    method = route.split(" ")[0]
+    pod_ip = f"10.42.{rng.randint(1, 9)}.{rng.randint(2, 250)}"
+    t_str = f"14/Mar/2025:{hms(t)}.{int((t % 1) * 1000):03d} +0000"
+    ua = rng.choice(["Mozilla/5.0 (iPhone; CPU iPhone OS 17_3 like Mac OS X) AppleWebKit/605.1.15", "okhttp/4.12.0",
+                     "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 Chrome/122.0", "ShopApp/8.4.1 (Android 14)"])
+    upstream = "-" if status == 503 and rng.random() < 0.3 else f"{pod_ip}:8080"
+    line = (f'{rng.randint(81, 213)}.{rng.randint(1, 254)}.{rng.randint(1, 254)}.{rng.randint(1, 254)} - - [{t_str}] '
+            f'"{method} {path} HTTP/2.0" {status} {rng.randint(0, 4800) if status < 500 else rng.choice([0, 162, 190])} "-" "{ua}" '
+            f'rt={rt:.3f} uct={rng.uniform(0, 0.004):.3f} urt={"-" if upstream == "-" else f"{rt - rng.uniform(0, 0.01):.3f}"} upstream={upstream} req_id={hexid(rng, 32)}')
+    return line, status, rt
+
+
+def checkout_line(rng, t: float) -> tuple[str, str]:
+    ph = phase(t)
+    pod = f"checkout-7c9f5d6b8-{rng.choice(['x2x9k', 'p4kmd', 'qq81z', 'f7t2c', 'lm9w4', 'h3vbn', 'r8d2s', 'zt5xq', 'c2m7p', 'w9q4j', 'b6n1e', 'k5s8u', 'y2f6g', 'v7a3d'][:6 if t < T_ALTER + 240 else 14])}"
+    trace = hexid(rng, 32)
+    if ph == "locked" and rng.random() < 0.8:
+        kind = rng.choice(["pool", "pool", "timeout", "stmt", "retry"] + (["full"] if t > T_FULL else []))
+        if kind == "pool":
+            wait = rng.randint(1200, 10000)
+            msg = {"level": "warn", "msg": "waiting for db connection", "pool": "orders-rw", "wait_ms": wait, "in_use": 20, "max": 20, "waiters": rng.randint(3, 61)}
+        elif kind == "timeout":
+            msg = {"level": "error", "msg": "checkout failed", "error": "acquire conn: context deadline exceeded", "route": "POST /api/checkout", "status": 503, "elapsed_ms": rng.randint(5000, 10000)}
+        elif kind == "stmt":
+            msg = {"level": "error", "msg": "query failed", "error": "ERROR: canceling statement due to statement timeout (SQLSTATE 57014)", "query": rng.choice(["insert_order", "select_order_for_update", "update_order_status"]), "elapsed_ms": 5000 + rng.randint(0, 40)}
+        elif kind == "full":
+            msg = {"level": "error", "msg": "db connect failed", "error": "FATAL: sorry, too many clients already (SQLSTATE 53300)", "pool": "orders-rw"}
+        else:
+            msg = {"level": "warn", "msg": "retrying checkout step", "step": rng.choice(["reserve_stock", "create_order", "authorize_payment"]), "attempt": rng.randint(1, 3), "error": "acquire conn: context deadline exceeded"}
+    else:
+        kind = "ok"
+        msg = {"level": "info", "msg": rng.choice(["order created", "cart priced", "payment authorized", "stock reserved"]), "order_id": rng.randint(4_000_000, 4_999_999), "elapsed_ms": rng.randint(18, 260) if ph == "normal" else rng.randint(800, 4000)}
+    record = {"ts": ts(t), "svc": "checkout", "pod": pod, "trace_id": trace}
+    record.update(msg)
+    return json.dumps(record, separators=(",", ":")), kind
+
+
+def postgres_lines(rng, t0: float, t1: float, n: int) -> list[str]:
+    out = []
+    pids = list(range(30977, 31900, 7))
+    for i in range(n):
+        t = t0 + (t1 - t0) * i / max(1, n - 1) + rng.uniform(0, 0.8)
+        pid = rng.choice(pids)
+        stamp = f"2025-03-14 {hms(t)}.{int((t % 1) * 1000):03d} UTC"
+        ph = phase(t)
+        if ph == "locked":
+            kind = rng.choice(["wait", "wait", "wait", "detail", "timeout"] + (["full"] if t > T_FULL else []))
+            if kind == "wait":
+                lock = rng.choice(["AccessShareLock", "RowExclusiveLock", "RowShareLock"])
+                out.append(f"{stamp} [{pid}] checkout@shop LOG:  process {pid} still waiting for {lock} on relation 16423 of database 16384 after {rng.uniform(1000, 9000):.3f} ms")
+                out.append(f"{stamp} [{pid}] checkout@shop DETAIL:  Process holding the lock: 30412. Wait queue: 30588, {', '.join(str(p) for p in sorted(rng.sample(pids, rng.randint(4, 12))))}.")
+                out.append(f"{stamp} [{pid}] checkout@shop STATEMENT:  {rng.choice(['SELECT id, status, total_minor FROM orders WHERE id = $1 FOR UPDATE', 'INSERT INTO orders (id, customer_id, status, total_minor, currency, created_at) VALUES ($1, $2, $3, $4, $5, now())', 'UPDATE orders SET status = $2, updated_at = now() WHERE id = $1'])}")
+            elif kind == "detail":
+                out.append(f"{stamp} [30588] migrator@shop LOG:  process 30588 still waiting for AccessExclusiveLock on relation 16423 of database 16384 after {(t - T_ALTER) * 1000:.3f} ms")
+                out.append(f"{stamp} [30588] migrator@shop DETAIL:  Process holding the lock: 30412. Wait queue: 30588.")
+                out.append(f"{stamp} [30588] migrator@shop STATEMENT:  ALTER TABLE orders ADD COLUMN gift_note text")
+            elif kind == "timeout":
+                out.append(f"{stamp} [{pid}] checkout@shop ERROR:  canceling statement due to statement timeout")
+                out.append(f"{stamp} [{pid}] checkout@shop STATEMENT:  SELECT id, status, total_minor FROM orders WHERE id = $1 FOR UPDATE")
+            else:
+                out.append(f"{stamp} [{pid}] checkout@shop FATAL:  sorry, too many clients already")
+        else:
+            kind = rng.choice(["checkpoint", "autovacuum", "duration", "connection"])
+            if kind == "checkpoint":
+                out.append(f"{stamp} [27] LOG:  checkpoint complete: wrote {rng.randint(900, 9000)} buffers ({rng.uniform(0.5, 4):.1f}%); 0 WAL file(s) added, 0 removed, {rng.randint(1, 9)} recycled; write={rng.uniform(20, 200):.3f} s, sync={rng.uniform(0, 0.2):.3f} s, total={rng.uniform(20, 200):.3f} s")
+            elif kind == "autovacuum":
+                out.append(f"{stamp} [{pid}] LOG:  automatic analyze of table \"shop.public.{rng.choice(['cart_items', 'order_items', 'stock_levels', 'sessions'])}\" system usage: CPU: user: {rng.uniform(0, 0.4):.2f} s, system: {rng.uniform(0, 0.1):.2f} s, elapsed: {rng.uniform(0.1, 2):.2f} s")
+            elif kind == "duration":
+                out.append(f"{stamp} [{pid}] checkout@shop LOG:  duration: {rng.uniform(250, 900):.3f} ms  statement: SELECT p.id, p.sku, s.available FROM products p JOIN stock_levels s ON s.product_id = p.id WHERE p.id = ANY($1)")
+            else:
+                out.append(f"{stamp} [{pid}] LOG:  connection authorized: user=checkout database=shop application_name=checkout-7c9f5d6b8 SSL enabled (protocol=TLSv1.3, cipher=TLS_AES_256_GCM_SHA384, bits=256)")
+    return out
+
+
+def minute_table(rng, t0: float, t1: float, columns: list[str], row) -> str:
+    lines = ["  ".join(c.rjust(8) for c in columns)]
+    t = t0
+    while t < t1:
+        lines.append("  ".join(str(v).rjust(8) for v in row(t)))
+        t += 60
+    return "\n".join(lines) + "\n"
+
+
+def ingress_minute_row(rng):
+    def row(t):
+        ph = phase(t + 30)
+        total = rng.randint(2900, 3600) + (rng.randint(300, 900) if ph == "locked" else 0)
+        e5 = rng.randint(0, 4) if ph == "normal" else (rng.randint(40, 420) if ph == "locked" else rng.randint(5, 40))
+        p50 = rng.uniform(0.06, 0.11) if ph == "normal" else rng.uniform(0.4, 2.8)
+        p99 = rng.uniform(0.25, 0.42) if ph == "normal" else rng.uniform(8.5, 10.0)
+        return [hms(t)[:5], total, total - e5 - rng.randint(20, 60), rng.randint(20, 60), e5, f"{p50:.3f}", f"{p99:.3f}"]
+    return row
+
+
+def build_log_analysis() -> tuple[Session, dict]:
+    s = Session("log-analysis-checkout-incident")
+    rng = s.rng
+    s.tool("run_command", "Run a shell command in the incident workspace (grep, awk, jq, zcat, sort, uniq, wc, head, tail, cut are available).",
+           {"command": {"type": "string"}}, ["command"], 850, "sh: 1: command failed with exit status 2")
+    s.tool("read_file", "Read a text file from the incident workspace.", {"path": {"type": "string"}}, ["path"], 30,
+           "read_file: no such file")
+    s.tool("list_dir", "List a directory of the incident workspace.", {"path": {"type": "string"}}, ["path"], 15,
+           "ls: cannot access: No such file or directory")
+    ledger = Ledger(rng, [
+        ("H1", "the checkout deploy at 09:10 shipped slower code"),
+        ("H2", "the database became the bottleneck (locks, connections)"),
+        ("H3", "a dependency degraded (inventory, payments adapter, PSP)"),
+        ("H4", "the ingress or the cluster (HPA, nodes) misbehaved"),
+    ])
+    plan: list[tuple] = []  # (tool, args, output, observation, why, effect)
+
+    def add(tool, args, output, observation, why, effect=None):
+        plan.append((tool, args, output, observation, why, effect))
+
+    # -- orientation ------------------------------------------------------
+    add("list_dir", {"path": "incident-2291"},
+        "incident-2291:\n" + "\n".join(f"drwxr-xr-x 2 sre sre 4096 Mar 15 07:{10 + i:02d} {d}" for i, d in enumerate(["ingress", "checkout", "inventory", "payments-adapter", "postgres", "k8s", "deploy", "notes"])) + "\n-rw-r--r-- 1 sre sre 1822 Mar 15 07:31 README.txt\n",
+        "Eight directories, one per source, and a README.", "First, what was collected.")
+    add("read_file", {"path": "incident-2291/README.txt"}, """Incident 2291 - checkout latency / 503s, 2025-03-14 09:10-09:41 UTC
+Collected by: sre on-call (j.moreau), 2025-03-15 07:10 UTC
+
+ingress/            nginx ingress access logs, shop-public, split per 10 minutes (08:50-09:50)
+checkout/           checkout-api JSON logs per 10 minutes, all pods merged
+inventory/          inventory-svc logs (logfmt)
+payments-adapter/   PSP adapter logs (JSON)
+postgres/           primary `shop-pg-0` server log 08:50-09:50, pg_stat_activity snapshots (cron, every 5 min)
+k8s/                `kubectl get events -A` dump, HPA describe output
+deploy/             argo-cd sync log and job logs of release 2025.03.14-2
+notes/              on-call chat export (times UTC)
+
+Customer impact per support: ~2% of checkouts failed with "Something went wrong" between 09:12 and 09:40.
+Dashboards: grafana/d/checkout-golden, grafana/d/pg-primary
+""", "The README gives the window (09:10-09:41) and the sources. Support saw ~2 % failed checkouts.",
+        "The README should say what each directory holds and who collected it.")
+    add("read_file", {"path": "incident-2291/notes/oncall-chat.txt"}, """[09:13:40] <pagerduty> TRIGGERED checkout-golden: p99 latency > 2s (5m)
+[09:14:02] <j.moreau> ack, looking
+[09:15:31] <j.moreau> checkout p99 at 9s, 503s on POST /api/checkout. release 2025.03.14-2 went out at 09:10, rolling back?
+[09:16:10] <a.nguyen> the release only adds the gift note field, tiny change. argo says synced + healthy
+[09:17:45] <j.moreau> HPA scaled checkout 6 -> 10, not helping
+[09:19:20] <j.moreau> pg connections at max (200). lots of idle in transaction? checking
+[09:21:02] <a.nguyen> rollback started
+[09:24:37] <a.nguyen> rollback done (image 2025.03.14-1), still slow
+[09:26:13] <j.moreau> inventory p99 also up, payments adapter fine
+[09:31:50] <j.moreau> paging DBA
+[09:36:22] <k.ivanova> (dba) joining. looking at pg_locks
+[09:39:44] <k.ivanova> cancelled pid 30412 (metabase, reporting_ro), was blocking a pending ALTER on orders
+[09:41:05] <j.moreau> latency back to normal
+[09:55:12] <j.moreau> resolving, RCA to follow
+""", "The chat has the human timeline: release at 09:10, rollback did not help (done 09:24, still slow), the DBA cancelled pid 30412, a Metabase query from `reporting_ro`, at 09:39:44 and latency recovered at 09:41.",
+        "The on-call chat gives the human timeline to check the logs against.", ("evidence", "chat: rollback finished 09:24 without effect; DBA cancelled pid 30412 (metabase, reporting_ro) at 09:39:44; recovery 09:41"))
+
+    # -- ingress ----------------------------------------------------------
+    row = ingress_minute_row(rng)
+    add("run_command", {"command": "awk -f scripts/per_minute.awk incident-2291/ingress/access-0*.log | column -t"},
+        minute_table(rng, 8 * 3600 + 50 * 60, 9 * 3600 + 50 * 60, ["minute", "requests", "2xx", "4xx", "5xx", "p50_s", "p99_s"], row),
+        "Per-minute ingress figures: 5xx near zero and p99 under half a second until 09:10, then 5xx in the hundreds per minute and p99 pinned just under 10 s (the ingress timeout) until 09:40, back to normal by 09:42.",
+        "Per-minute status and latency at the ingress, to see the shape of the incident.")
+    for minute in (11, 12, 15):
+        t0 = 9 * 3600 + minute * 60
+        lines = [ingress_line(rng, t0 + i * 0.45, status=None)[0] for i in range(rng.randint(70, 95))]
+        add("run_command", {"command": f"grep -h '14/Mar/2025:09:{minute:02d}' incident-2291/ingress/access-0910.log | head -{len(lines)}"},
+            "\n".join(lines) + "\n",
+            f"At 09:{minute:02d} the failures are all on order routes (`POST /api/checkout`, `/confirm`, `GET /api/orders/...`); cart, product and shipping requests still answer in tens of milliseconds. So it is not the whole service and not the ingress.",
+            f"Raw lines from 09:{minute:02d} to see which routes fail.", ("evidence", f"09:{minute:02d}: only order routes fail (503/504 at 5-10 s); cart/products fast") if minute == 12 else None)
+    add("run_command", {"command": "grep -h '\" 50[34] ' incident-2291/ingress/access-09*.log | awk '{print $7}' | sed -E 's/[0-9]{7}/{id}/' | sort | uniq -c | sort -rn"},
+        "\n".join(f"{n:>7} {r}" for n, r in [(rng.randint(3900, 4300), "/api/checkout"), (rng.randint(1500, 1900), "/api/checkout/confirm"), (rng.randint(800, 1100), "/api/orders/{id}"), (rng.randint(3, 9), "/api/cart"), (rng.randint(0, 3), "/api/products/{id}")]) + "\n",
+        "503/504 by route confirms it: checkout, confirm and order reads account for essentially all of them.",
+        "Counting 503/504 per route over the whole window.", ("evidence", "503/504 almost only on /api/checkout, /confirm, /api/orders/{id}: all routes that touch the orders table"))
+
+    # -- checkout ---------------------------------------------------------
+    def checkout_sample(t0, n):
+        out, kinds = [], {}
+        for i in range(n):
+            line, kind = checkout_line(rng, t0 + i * rng.uniform(0.2, 0.9))
+            out.append(line)
+            kinds[kind] = kinds.get(kind, 0) + 1
+        return "\n".join(out) + "\n", kinds
+
+    add("run_command", {"command": "jq -r 'select(.level != \"info\") | .msg' incident-2291/checkout/app-09*.jsonl | sort | uniq -c | sort -rn"},
+        "\n".join(f"{n:>7} {m}" for n, m in [(rng.randint(38000, 46000), "waiting for db connection"), (rng.randint(5000, 6500), "checkout failed"), (rng.randint(2000, 3000), "retrying checkout step"), (rng.randint(1400, 2100), "query failed"), (rng.randint(300, 700), "db connect failed"), (rng.randint(20, 60), "slow inventory response"), (rng.randint(1, 9), "payment authorization declined")]) + "\n",
+        "Checkout's warnings are overwhelmingly `waiting for db connection`, then failed checkouts, retries, statement timeouts and a few hundred `db connect failed`. That is a database-side wait, not slow application code.",
+        "Checkout's own view: warning and error messages by frequency.", ("evidence", "checkout: ~40k 'waiting for db connection', statement timeouts, 'too many clients'"))
+    for minute in (9, 11, 13, 17, 20, 26, 33, 38):
+        t0 = 9 * 3600 + minute * 60 + rng.uniform(0, 20)
+        out, kinds = checkout_sample(t0, rng.randint(34, 58))
+        obs = (f"09:{minute:02d} in checkout: {kinds.get('pool', 0)} pool waits, {kinds.get('timeout', 0)} failed checkouts, {kinds.get('stmt', 0)} statement timeouts, {kinds.get('full', 0)} connection refusals, {kinds.get('ok', 0)} normal lines. "
+               + ("The pool `orders-rw` sits at 20/20 with dozens of waiters." if kinds.get("pool") else "All normal: orders created in tens of milliseconds."))
+        add("run_command", {"command": f"grep -h '\"ts\":\"2025-03-14T09:{minute:02d}' incident-2291/checkout/app-09{minute // 10}0.jsonl | head -{out.count(chr(10))}"},
+            out, obs, f"Checkout lines around 09:{minute:02d}.")
+    add("read_file", {"path": "incident-2291/checkout/config.yaml"}, """# checkout-api runtime configuration (release 2025.03.14-2)
+http:
+  listen: ":8080"
+  read_timeout: 10s
+  write_timeout: 10s
+  request_timeout: 10s
+database:
+  dsn_secret: checkout-pg-rw
+  pool:
+    name: orders-rw
+    max_open: 20
+    max_idle: 10
+    acquire_timeout: 5s
+    max_lifetime: 30m
+  statement_timeout: 5s
+  lock_timeout: 0          # inherit server default (none)
+retries:
+  checkout_steps: 3
+  backoff: 200ms
+inventory:
+  base_url: http://inventory-svc.shop.svc:8080
+  timeout: 2s
+payments:
+  base_url: http://payments-adapter.shop.svc:8080
+  timeout: 6s
+features:
+  gift_note: true
+""", "Checkout's config: pool of 20 per pod with a 5 s acquire timeout, 5 s statement timeout, no lock timeout, and 3 retries of each checkout step. With every statement stuck, each request holds a connection for 5 s and retries, so the pool saturates immediately and the retries multiply the load.",
+        "The pool and timeout settings decide how a slow database turns into 503s.", ("evidence", "checkout pool 20/pod, acquire 5s, statement_timeout 5s, no lock_timeout, 3 step retries"))
+
+    # -- red herrings -----------------------------------------------------
+    for minute in (8, 14, 22, 31):
+        t0 = 9 * 3600 + minute * 60
+        lines = []
+        for i in range(rng.randint(40, 60)):
+            t = t0 + i * rng.uniform(0.3, 1.2)
+            slow = phase(t) == "locked" and rng.random() < 0.25
+            lines.append(f'time={ts(t)} level={"warn" if slow else "info"} svc=inventory pod=inventory-svc-6d8b7-{rng.choice(["a1b2c", "d3e4f", "g5h6i"])} msg="{"slow reservation" if slow else rng.choice(["reservation ok", "stock read", "cache hit", "cache miss"])}" sku=SKU-{rng.randint(10000, 99999)} qty={rng.randint(1, 4)} dur_ms={rng.randint(900, 2100) if slow else rng.randint(2, 40)} trace_id={hexid(rng, 32)}')
+        add("run_command", {"command": f"grep -h 'time=2025-03-14T09:{minute:02d}' incident-2291/inventory/inventory-09{minute // 10}0.log | head -{len(lines)}"},
+            "\n".join(lines) + "\n",
+            f"Inventory at 09:{minute:02d}: " + ("reservations mostly in single-digit milliseconds; the slow ones are reservations that write to `stock_reservations` in the same transaction as the order, so they wait on the same thing." if phase(t0 + 10) == "locked" else "normal, 2-40 ms per call."),
+            f"The chat mentioned inventory p99 going up too; checking inventory at 09:{minute:02d}.",
+            ("weaken", "inventory: only reservations tied to order transactions are slow; reads are fast") if minute == 22 else None)
+    for minute in (12, 25):
+        t0 = 9 * 3600 + minute * 60
+        lines = [json.dumps({"ts": ts(t0 + i * rng.uniform(0.5, 2)), "svc": "payments-adapter", "level": "info", "msg": "authorization", "psp": rng.choice(["adyen", "stripe"]), "result": rng.choice(["authorised", "authorised", "refused"]), "psp_ms": rng.randint(180, 650), "order_id": rng.randint(4_000_000, 4_999_999)}, separators=(",", ":")) for i in range(rng.randint(40, 55))]
+        add("run_command", {"command": f"grep -h '09:{minute:02d}' incident-2291/payments-adapter/adapter-09{minute // 10}0.jsonl | head -{len(lines)}"},
+            "\n".join(lines) + "\n",
+            f"Payments adapter at 09:{minute:02d}: PSP round trips 180-650 ms, authorisation rates normal. The PSP is not involved; if anything it sees fewer requests because checkouts fail earlier.",
+            f"Payments adapter around 09:{minute:02d}, to rule out the PSP.",
+            ("rule_out3", "payments adapter / PSP latency normal throughout") if minute == 25 else None)
+
+    # -- cluster ----------------------------------------------------------
+    events = []
+    t = 9 * 3600 + 9 * 60
+    replicas = 6
+    while t < 9 * 3600 + 45 * 60:
+        t += rng.uniform(20, 70)
+        ph = phase(t)
+        kind = rng.choice(["probe", "scale", "pull", "sched"] if ph == "locked" else ["pull", "sched", "probe"])
+        if kind == "scale" and replicas < 14:
+            replicas = min(14, replicas + rng.randint(1, 2))
+            events.append(f"shop        {int((9 * 3600 + 50 * 60 - t) // 60)}m   Normal    SuccessfulRescale   horizontalpodautoscaler/checkout   New size: {replicas}; reason: cpu resource utilization (percentage of request) above target")
+        elif kind == "probe":
+            events.append(f"shop        {int((9 * 3600 + 50 * 60 - t) // 60)}m   Warning   Unhealthy           pod/checkout-7c9f5d6b8-{hexid(rng, 5)}   Readiness probe failed: Get \"http://10.42.{rng.randint(1, 9)}.{rng.randint(2, 250)}:8080/readyz\": context deadline exceeded (Client.Timeout exceeded while awaiting headers)")
+        elif kind == "pull":
+            events.append(f"shop        {int((9 * 3600 + 50 * 60 - t) // 60)}m   Normal    Pulled              pod/checkout-7c9f5d6b8-{hexid(rng, 5)}   Container image \"registry.shop.internal/checkout-api:2025.03.14-{rng.choice([1, 2])}\" already present on machine")
+        else:
+            events.append(f"shop        {int((9 * 3600 + 50 * 60 - t) // 60)}m   Normal    Scheduled           pod/checkout-7c9f5d6b8-{hexid(rng, 5)}   Successfully assigned shop/checkout-7c9f5d6b8-{hexid(rng, 5)} to ip-10-42-{rng.randint(1, 9)}-{rng.randint(2, 250)}.eu-west-1.compute.internal")
+    add("run_command", {"command": "grep -E '^shop ' incident-2291/k8s/events.txt | grep -E 'checkout|migrat'"},
+        "NAMESPACE   LAST SEEN   TYPE      REASON              OBJECT                              MESSAGE\n" + "\n".join(events) + "\n",
+        f"The cluster events show the HPA scaling checkout from 6 to {replicas} pods on CPU and readiness probes timing out. Both are consequences: more pods means more pools of 20 connections against the same database, which explains why postgres ran out of connection slots around 09:19.",
+        "Cluster events for checkout: scaling, probes, restarts.", ("evidence", f"HPA scaled checkout 6 -> {replicas}; every new pod opens up to 20 more connections"))
+
+    # -- postgres ---------------------------------------------------------
+    for (a, b, n) in [(9 * 3600 + 0 * 60, 9 * 3600 + 10 * 60, 40), (9 * 3600 + 10 * 60 + 50, 9 * 3600 + 12 * 60, 38),
+                      (9 * 3600 + 15 * 60, 9 * 3600 + 16 * 60, 36), (9 * 3600 + 19 * 60, 9 * 3600 + 20 * 60, 36),
+                      (9 * 3600 + 28 * 60, 9 * 3600 + 29 * 60, 34), (9 * 3600 + 36 * 60, 9 * 3600 + 37 * 60, 30)]:
+        lines = postgres_lines(rng, a, b, n)
+        waits = sum(1 for l in lines if "still waiting" in l)
+        full = sum(1 for l in lines if "too many clients" in l)
+        obs = (f"Postgres {hms(a)[:5]}-{hms(b)[:5]}: {waits} lock-wait reports, {full} refused connections. "
+               + ("Every wait is on relation 16423, every DETAIL names the same holder, pid 30412, and the wait queue starts with 30588, the migrator's `ALTER TABLE orders ADD COLUMN gift_note text` waiting for an AccessExclusiveLock." if waits else "Nothing but checkpoints, autovacuum and normal connection lines."))
+        add("run_command", {"command": f"awk '$2 >= \"{hms(a)}\" && $2 < \"{hms(b)}\"' incident-2291/postgres/postgresql-2025-03-14_09.log | head -{len(lines)}"},
+            "\n".join(lines) + "\n", obs, f"The primary's log between {hms(a)[:5]} and {hms(b)[:5]}.",
+            ("confirm", "postgres: all waits on relation 16423 behind holder pid 30412; queue head 30588 = migrator ALTER TABLE orders ADD COLUMN gift_note (AccessExclusiveLock)") if waits and a == 9 * 3600 + 10 * 60 + 50 else None)
+    add("run_command", {"command": "psql -At -f scripts/relname.sql  # SELECT oid, relname FROM pg_class WHERE oid IN (16423, 16431)"},
+        "16423|orders\n16431|orders_pkey\n", "Relation 16423 is `orders`, as suspected.", "Resolving relation 16423 from the snapshot's catalog dump.")
+    act = ["pid,usename,application_name,state,wait_event_type,wait_event,xact_start,query_start,query"]
+    act.append(f"30412,reporting_ro,Metabase v0.48.6,active,IO,DataFileRead,2025-03-14 09:02:11.402+00,2025-03-14 09:02:11.402+00,\"SELECT date_trunc('day', o.created_at) AS day, c.country, count(*) AS orders, sum(oi.quantity * oi.unit_price_minor) AS revenue_minor FROM orders o JOIN order_items oi ON oi.order_id = o.id JOIN customers c ON c.id = o.customer_id WHERE o.created_at >= now() - interval '400 days' GROUP BY 1, 2 ORDER BY 1, 2\"")
+    act.append("30588,migrator,golang-migrate,active,Lock,relation,2025-03-14 09:10:58.201+00,2025-03-14 09:10:58.233+00,ALTER TABLE orders ADD COLUMN gift_note text")
+    for pid in range(30977, 31900, 5):
+        if rng.random() < 0.55:
+            act.append(f"{pid},checkout,checkout-7c9f5d6b8,active,Lock,relation,2025-03-14 09:{rng.randint(14, 15)}:{rng.randint(0, 59):02d}.{rng.randint(0, 999):03d}+00,2025-03-14 09:15:{rng.randint(0, 5):02d}.{rng.randint(0, 999):03d}+00,\"{rng.choice(['SELECT id, status, total_minor FROM orders WHERE id = $1 FOR UPDATE', 'INSERT INTO orders (id, customer_id, status, total_minor, currency, created_at) VALUES ($1, $2, $3, $4, $5, now())'])}\"")
+        elif rng.random() < 0.5:
+            act.append(f"{pid},checkout,checkout-7c9f5d6b8,idle in transaction,Client,ClientRead,2025-03-14 09:15:0{rng.randint(0, 5)}.{rng.randint(0, 999):03d}+00,2025-03-14 09:15:0{rng.randint(0, 5)}.{rng.randint(0, 999):03d}+00,\"INSERT INTO stock_reservations (order_id, sku, qty) VALUES ($1, $2, $3)\"")
+        else:
+            act.append(f"{pid},inventory,inventory-svc,idle,Client,ClientRead,2025-03-14 09:1{rng.randint(0, 4)}:{rng.randint(0, 59):02d}.{rng.randint(0, 999):03d}+00,2025-03-14 09:15:0{rng.randint(0, 5)}.{rng.randint(0, 999):03d}+00,SELECT available FROM stock_levels WHERE sku = $1")
+    add("read_file", {"path": "incident-2291/postgres/pg_stat_activity-0915.csv"}, "\n".join(act) + "\n",
+        "The 09:15 snapshot of pg_stat_activity nails the chain: pid 30412 (`reporting_ro`, Metabase) has been running a 400-day revenue aggregate over `orders` since 09:02:11; pid 30588 (`migrator`) waits since 09:10:58 for the lock on `orders` for `ALTER TABLE orders ADD COLUMN gift_note text`; and every checkout backend waits behind 30588, because a pending AccessExclusiveLock request blocks even plain reads that arrive after it.",
+        "The 09:15 pg_stat_activity snapshot should show who holds and who waits.",
+        ("confirm2", "pg_stat_activity 09:15: 30412 Metabase/reporting_ro aggregate since 09:02:11 holds AccessShareLock on orders; 30588 migrator ALTER waits since 09:10:58; checkout backends queue behind 30588"))
+    add("run_command", {"command": "cat incident-2291/deploy/job-migrate-2025.03.14-2.log"}, f"""time="2025-03-14T09:10:57Z" level=info msg="starting migrations" database=shop target=latest
+time="2025-03-14T09:10:58Z" level=info msg="current version" version=146 dirty=false
+time="2025-03-14T09:10:58Z" level=info msg="applying" version=147 name=0147_add_gift_note.up.sql
+time="2025-03-14T09:39:40Z" level=info msg="applied" version=147 duration=28m42.118s
+time="2025-03-14T09:39:40Z" level=info msg="finished" applied=1 duration=28m42.611s
+""", "The migration job confirms it: version 147, `0147_add_gift_note.up.sql`, started applying at 09:10:58 and finished at 09:39:40, 28 min 42 s for a metadata-only column add. It finished the moment the DBA cancelled 30412.",
+        "The deploy's migration job log, for the start and end of the ALTER.", ("evidence", "migration 0147_add_gift_note applied 09:10:58 -> 09:39:40 (28m42s)"))
+    add("read_file", {"path": "db/migrations/0147_add_gift_note.up.sql"}, "-- Adds an optional gift note to orders (SHOP-1882).\nALTER TABLE orders ADD COLUMN gift_note text;\n",
+        "The migration itself is a one-liner with no `lock_timeout`. Adding a nullable column is instant once the lock is granted; the problem is purely waiting for the lock while holding a place at the head of the queue.",
+        "And the migration file.")
+    plan_before_huge = len(plan)
+
+    # -- the two pids in detail, then the onset list: one huge output --------
+    lines = []
+    t = T_ALTER
+    while len("\n".join(lines)) < 30_000:
+        t += rng.uniform(2, 9)
+        pid = rng.choice(range(30977, 31900, 7))
+        stamp = f"2025-03-14 {hms(t)}.{int((t % 1) * 1000):03d} UTC"
+        lines.append(f"{stamp} [{pid}] checkout@shop LOG:  process {pid} still waiting for {rng.choice(['AccessShareLock', 'RowExclusiveLock'])} on relation 16423 of database 16384 after {rng.uniform(1000, 5000):.3f} ms")
+        lines.append(f"{stamp} [{pid}] checkout@shop DETAIL:  Process holding the lock: 30412. Wait queue: 30588, {', '.join(str(p) for p in sorted(rng.sample(range(30977, 31900, 7), rng.randint(8, 20))))}.")
+    add("run_command", {"command": "grep -h -E 'holding the lock: 30412|\\[30588\\]|\\[30412\\]' incident-2291/postgres/postgresql-2025-03-14_09.log | head -" + str(len(lines))},
+        "\n".join(lines) + "\n",
+        f"{len(lines)} lines naming 30412 as the holder between {hms(T_ALTER)[:5]} and {hms(t)[:5]}; not one names any other holder. The queue behind it grows to twenty-odd checkout backends at a time.",
+        "Every log line naming the two pids, to be sure there is no second holder.",
+        ("evidence", "every lock wait from 09:11 on names holder 30412; no other holder"))
+    locks = ["locktype,relation,pid,mode,granted,waitstart"]
+    locks.append("relation,orders,30412,AccessShareLock,t,")
+    locks.append("relation,order_items,30412,AccessShareLock,t,")
+    locks.append("relation,customers,30412,AccessShareLock,t,")
+    locks.append("relation,orders,30588,AccessExclusiveLock,f,2025-03-14 09:10:58.236+00")
+    for pid in range(30977, 31900, 3):
+        mode = rng.choice(["AccessShareLock", "RowExclusiveLock", "RowShareLock"])
+        locks.append(f"relation,orders,{pid},{mode},f,2025-03-14 09:1{rng.randint(4, 5)}:{rng.randint(0, 59):02d}.{rng.randint(0, 999):03d}+00")
+        if rng.random() < 0.4:
+            locks.append(f"transactionid,,{pid},ExclusiveLock,t,")
+            locks.append(f"virtualxid,,{pid},ExclusiveLock,t,")
+    add("read_file", {"path": "incident-2291/postgres/pg_locks-0915.csv"}, "\n".join(locks) + "\n",
+        "pg_locks at 09:15 shows the mechanism exactly: 30412 holds AccessShareLock on `orders`, `order_items` and `customers`; 30588 has an ungranted AccessExclusiveLock request on `orders`; and every checkout backend has an ungranted lock on `orders` that conflicts with the pending exclusive request, even the plain readers. Postgres queues lock requests in order, so the ALTER blocks everyone without ever holding the lock.",
+        "The pg_locks snapshot of the same minute, for the lock modes.",
+        ("evidence", "pg_locks 09:15: 30412 AccessShareLock granted; 30588 AccessExclusiveLock not granted; all checkout backends queued behind it"))
+    onset = []
+    t = T_ALTER + 22
+    while len("\n".join(onset)) < 100_000:
+        t += rng.uniform(0.12, 0.5)
+        route = rng.choice(["POST /api/checkout", "POST /api/checkout", "POST /api/checkout/confirm", "GET /api/orders/{id}"])
+        onset.append(ingress_line(rng, t, route=route, status=rng.choice([503, 503, 504]))[0])
+    until = f"09:{int(t // 60 % 60):02d}:{int(t % 60) + 1:02d}"
+    add("run_command", {"command": f"grep -h -E '\"(POST /api/checkout|POST /api/checkout/confirm|GET /api/orders/[0-9]+) HTTP/2.0\" 50[34] ' incident-2291/ingress/access-0910.log | awk '$4 < \"[14/Mar/2025:{until}\"'"},
+        "\n".join(onset) + "\n",
+        f"{len(onset)} failed order requests between {hms(T_ALTER + 22)} and {until}, with request ids for support. The first one is 24 s after the ALTER asked for its lock, which is exactly the time it takes the first checkout statements to pile up behind it and exhaust the pools.",
+        "For the impact section and the exact onset I want every failed order request from the ALTER onwards, with request ids, so support can match them to customers.",
+        ("evidence", f"{len(onset)} failed order requests from 09:11:20 to {until}; onset 24 s after the ALTER"))
+    for cmd, out, obs, why in [
+        ("grep -c . incident-2291/ingress/access-09[1-4]0.log", "\n".join(f"incident-2291/ingress/access-09{i}0.log:{rng.randint(33000, 41000)}" for i in range(1, 5)) + "\n",
+         "About 150k requests in the four files, so the failures are a few percent of all traffic but a much larger share of checkouts.", "Totals per file for the failure rate."),
+        ("awk '$9 ~ /^50[34]$/ && $7 ~ /checkout/' incident-2291/ingress/access-09[1-4]0.log | wc -l", f"{rng.randint(5400, 6000)}\n",
+         "Roughly 5.7k failed checkout calls, many of them client retries of the same checkout.", "Failed checkout calls only."),
+        ("jq -r 'select(.msg==\"order created\") | .ts[11:16]' incident-2291/checkout/app-09*.jsonl | sort | uniq -c | awk '$1 < 40'",
+         "\n".join(f"{rng.randint(3, 39):>7} 09:{m:02d}" for m in range(11, 41)) + "\n",
+         "Orders created per minute dropped below 40 (normal is ~110) for every minute from 09:11 to 09:40.", "Orders that did succeed per minute, to size the loss."),
+        ("read_file docs", None, None, None),
+    ]:
+        if out is None:
+            break
+        add("run_command", {"command": cmd}, out, obs, why)
+    add("read_file", {"path": "docs/runbooks/schema-migrations.md"}, """# Schema migrations
+
+Migrations run as an argo-cd PreSync job (golang-migrate) before the new pods roll out.
+
+Rules:
+1. Migrations must be backwards compatible with the previous release.
+2. Long data backfills go into a separate job, never into a migration.
+3. Prefer `CREATE INDEX CONCURRENTLY` (in its own migration, no transaction).
+
+Checklist before merging a migration:
+- [ ] reviewed by a DBA for tables over 10 GB
+- [ ] tested against a production-size snapshot
+""", "The migration runbook says nothing about `lock_timeout` or about long-running queries on the primary; a reviewer would not have flagged a one-line `ADD COLUMN`.",
+        "What do our own migration rules say about locks?", ("evidence", "runbook: no lock_timeout rule, nothing about long queries on the primary"))
+    add("run_command", {"command": "grep -rn 'reporting_ro' incident-2291/notes/ infra/metabase/ 2>/dev/null"},
+        "infra/metabase/datasources.yaml:12:    user: reporting_ro\ninfra/metabase/datasources.yaml:13:    host: shop-pg-0.shop-pg.shop.svc   # TODO move to replica (INFRA-771)\ninfra/metabase/datasources.yaml:15:    statement_timeout: 0\n",
+        "Metabase points `reporting_ro` at the primary, with a TODO to move it to the replica and no statement timeout.",
+        "Why is a BI query running against the primary at all?", ("evidence", "metabase datasource uses the primary (TODO INFRA-771), statement_timeout 0"))
+    add("run_command", {"command": "grep -h 'duration: [0-9]\\{6,\\}' incident-2291/postgres/postgresql-2025-03-14_09.log"},
+        "2025-03-14 09:39:40.702 UTC [30412] reporting_ro@shop ERROR:  canceling statement due to user request\n2025-03-14 09:39:40.702 UTC [30412] reporting_ro@shop STATEMENT:  SELECT date_trunc('day', o.created_at) AS day, c.country, count(*) AS orders, sum(oi.quantity * oi.unit_price_minor) AS revenue_minor FROM orders o JOIN order_items oi ON oi.order_id = o.id JOIN customers c ON c.id = o.customer_id WHERE o.created_at >= now() - interval '400 days' GROUP BY 1, 2 ORDER BY 1, 2\n2025-03-14 09:39:40.744 UTC [30588] migrator@shop LOG:  duration: 1722511.203 ms  statement: ALTER TABLE orders ADD COLUMN gift_note text\n",
+        "The end of the chain in postgres' own words: 30412 cancelled at 09:39:40.702, the ALTER completes 42 ms later after 1,722 s of waiting.",
+        "The end of the chain in the server log.")
+    # Pad the tail with the follow-up checks an analyst would still make.
+    for minute in (41, 43, 47):
+        t0 = 9 * 3600 + minute * 60
+        lines = [ingress_line(rng, t0 + i * 0.5)[0] for i in range(rng.randint(14, 20))]
+        add("run_command", {"command": f"grep -h '14/Mar/2025:09:{minute:02d}' incident-2291/ingress/access-0940.log | head -{len(lines)}"},
+            "\n".join(lines) + "\n", f"09:{minute:02d} is clean: 2xx everywhere, sub-second latencies.", f"Confirming recovery at 09:{minute:02d}.")
+    s2_pad(rng, add, plan)
+    return finish_log_analysis(s, rng, plan, ledger, plan_before_huge)
+
+
+def s2_middle(rng) -> list[tuple]:
+    """The bulk of the digging, between the first look at postgres and the snapshot that explains it."""
+    plan = []
+
+    def add(tool, args, output, observation, why, effect=None):
+        plan.append((tool, args, output, observation, why, effect))
+
+    add("run_command", {"command": "git -C repos/checkout diff --stat 2025.03.14-1 2025.03.14-2"},
+        " db/migrations/0147_add_gift_note.down.sql        |  1 +\n db/migrations/0147_add_gift_note.up.sql          |  2 +\n internal/orders/model.go                         |  1 +\n internal/orders/repo.go                          | 12 ++++++------\n internal/api/checkout.go                         |  9 ++++++++-\n internal/api/checkout_test.go                    | 31 +++++++++++++++++++++++++++++++\n 6 files changed, 49 insertions(+), 7 deletions(-)\n",
+        "The release is small: a migration, the model field, six changed lines in the orders repository, the API field and a test. No new queries, no loops.",
+        "H1 first: what exactly changed in release 2025.03.14-2.")
+    add("run_command", {"command": "git -C repos/checkout diff 2025.03.14-1 2025.03.14-2 -- internal/orders/repo.go"},
+        """diff --git a/internal/orders/repo.go b/internal/orders/repo.go
+index 5b1e2c0..8f3d9a4 100644
+--- a/internal/orders/repo.go
++++ b/internal/orders/repo.go
+@@ -41,12 +41,12 @@ func (r *Repo) Insert(ctx context.Context, tx pgx.Tx, o *Order) error {
+ 	const q = `INSERT INTO orders
+-		(id, customer_id, status, total_minor, currency, created_at)
+-		VALUES ($1, $2, $3, $4, $5, now())`
++		(id, customer_id, status, total_minor, currency, gift_note, created_at)
++		VALUES ($1, $2, $3, $4, $5, $6, now())`
+ 	_, err := tx.Exec(ctx, q,
+ 		o.ID, o.CustomerID, o.Status, o.TotalMinor, o.Currency,
+-	)
++		o.GiftNote)
+ 	return err
+ }
+""", "The only query change adds `gift_note` to the INSERT. Same plan, same index use; it cannot make checkout ten times slower, and the rollback at 09:24 changed nothing anyway. H1 is out as the cause, but the release is still involved through its migration.",
+        "And the repository diff, the only place that touches SQL.", ("rule_out1", "release diff: only adds gift_note to the INSERT; rollback at 09:24 had no effect"))
+    for minute in (5, 12, 18, 24, 32, 42):
+        t = 9 * 3600 + minute * 60
+        ph = phase(t)
+        lines = []
+        for pod in range(6 if minute < 13 else min(14, 6 + minute // 3)):
+            name = f"checkout-7c9f5d6b8-{hexid(rng, 5)}"
+            in_use = 20 if ph == "locked" else rng.randint(1, 6)
+            lines += [f'db_pool_connections_in_use{{pod="{name}",pool="orders-rw"}} {in_use}',
+                      f'db_pool_connections_idle{{pod="{name}",pool="orders-rw"}} {0 if ph == "locked" else rng.randint(2, 9)}',
+                      f'db_pool_wait_count_total{{pod="{name}",pool="orders-rw"}} {rng.randint(0, 40) if ph == "normal" else rng.randint(4000, 19000)}',
+                      f'db_pool_wait_duration_seconds_total{{pod="{name}",pool="orders-rw"}} {rng.uniform(0, 2) if ph == "normal" else rng.uniform(9000, 60000):.3f}',
+                      f'http_request_duration_seconds_bucket{{pod="{name}",route="/api/checkout",le="0.5"}} {rng.randint(9000, 20000)}',
+                      f'http_request_duration_seconds_bucket{{pod="{name}",route="/api/checkout",le="10"}} {rng.randint(20000, 26000)}']
+        add("read_file", {"path": f"incident-2291/checkout/metrics-09{minute:02d}.prom"}, "\n".join(lines) + "\n",
+            f"Pool metrics at 09:{minute:02d}: " + ("every pod has 20/20 connections in use, none idle, and wait counters in the thousands." if ph == "locked" else "a handful of connections in use per pod, waits negligible."),
+            f"The pool metrics scraped at 09:{minute:02d}.")
+    for minute in (10, 12, 15, 16, 19, 21, 23, 27, 29, 31, 34, 36, 38, 40, 41):
+        t0 = 9 * 3600 + minute * 60 + rng.uniform(0, 30)
+        out, kinds = [], {}
+        for i in range(rng.randint(22, 40)):
+            line, kind = checkout_line(rng, t0 + i * rng.uniform(0.2, 0.9))
+            out.append(line)
+            kinds[kind] = kinds.get(kind, 0) + 1
+        add("run_command", {"command": f"jq -c 'select(.ts >= \"2025-03-14T09:{minute:02d}\" and .ts < \"2025-03-14T09:{minute + 1:02d}\")' incident-2291/checkout/app-09{minute // 10}0.jsonl | head -{len(out)}"},
+            "\n".join(out) + "\n",
+            f"09:{minute:02d}: {kinds.get('pool', 0)} pool waits, {kinds.get('timeout', 0) + kinds.get('stmt', 0)} failures, {kinds.get('full', 0)} refused connections, {kinds.get('ok', 0)} successful steps"
+            + (" (the successful ones take seconds instead of milliseconds)." if phase(t0) != "normal" and kinds.get("ok") else "."),
+            f"Checkout around 09:{minute:02d}, to follow the pool over time.")
+    for minute in (9, 13, 18, 21, 24, 28, 30, 35, 39):
+        t0 = 9 * 3600 + minute * 60
+        lines = [ingress_line(rng, t0 + i * 0.6)[0] for i in range(rng.randint(30, 50))]
+        fails = sum(1 for l in lines if '" 503 ' in l or '" 504 ' in l)
+        add("run_command", {"command": f"grep -h '14/Mar/2025:09:{minute:02d}' incident-2291/ingress/access-09{minute // 10}0.log | head -{len(lines)}"},
+            "\n".join(lines) + "\n", f"Ingress at 09:{minute:02d}: {fails} of {len(lines)} sampled requests failed, all on order routes.",
+            f"Ingress sample at 09:{minute:02d}.")
+    for (a, b, n) in [(9 * 3600 + 5 * 60, 9 * 3600 + 6 * 60, 26), (9 * 3600 + 23 * 60, 9 * 3600 + 24 * 60, 30),
+                      (9 * 3600 + 32 * 60, 9 * 3600 + 33 * 60, 30), (9 * 3600 + 38 * 60 + 30, 9 * 3600 + 39 * 60 + 30, 26)]:
+        lines = postgres_lines(rng, a, b, n)
+        waits = sum(1 for l in lines if "still waiting" in l)
+        add("run_command", {"command": f"awk '$2 >= \"{hms(a)}\" && $2 < \"{hms(b)}\"' incident-2291/postgres/postgresql-2025-03-14_09.log | head -{len(lines)}"},
+            "\n".join(lines) + "\n",
+            f"{hms(a)[:5]}-{hms(b)[:5]}: {waits} lock waits" + (", same holder 30412, same queue head 30588." if waits else ", nothing unusual."),
+            f"Postgres between {hms(a)[:5]} and {hms(b)[:5]}.")
+    for minute in (5, 10, 20, 25, 30, 35):
+        t = 9 * 3600 + minute * 60
+        rows = ["pid,usename,application_name,state,wait_event_type,wait_event,query_start"]
+        if t > T_REPORT:
+            rows.append(f"30412,reporting_ro,Metabase v0.48.6,active,IO,DataFileRead,2025-03-14 09:02:11.402+00")
+        if t > T_ALTER:
+            rows.append("30588,migrator,golang-migrate,active,Lock,relation,2025-03-14 09:10:58.233+00")
+        for pid in range(30977, 31900 if t > T_ALTER else 31200, 9):
+            waiting = t > T_ALTER and rng.random() < 0.7
+            rows.append(f"{pid},{rng.choice(['checkout', 'checkout', 'inventory'])},{rng.choice(['checkout-7c9f5d6b8', 'inventory-svc'])},{'active' if waiting else rng.choice(['idle', 'idle', 'active'])},{'Lock' if waiting else 'Client'},{'relation' if waiting else 'ClientRead'},2025-03-14 {hms(t - rng.uniform(0, 40))}.{rng.randint(0, 999):03d}+00")
+        waiting = sum(1 for r in rows if ",Lock," in r)
+        add("read_file", {"path": f"incident-2291/postgres/pg_stat_activity-09{minute:02d}.csv"}, "\n".join(rows) + "\n",
+            f"Snapshot 09:{minute:02d}: {len(rows) - 1} backends, {waiting} waiting on a relation lock"
+            + (", with the Metabase query 30412 active since 09:02." if t > T_REPORT else ".")
+            + (" The migrator 30588 is among the waiters." if t > T_ALTER else ""),
+            f"The pg_stat_activity snapshot of 09:{minute:02d}.")
+    add("run_command", {"command": "cat incident-2291/k8s/hpa-checkout.txt"}, f"""Name:                                                  checkout
+Namespace:                                             shop
+Reference:                                             Deployment/checkout
+Metrics:                                               ( current / target )
+  resource cpu on pods  (as a percentage of request):  {rng.randint(81, 96)}% (410m) / 70%
+Min replicas:                                          6
+Max replicas:                                          14
+Deployment pods:                                       14 current / 14 desired
+Events:
+  Type    Reason             Age   From                       Message
+  ----    ------             ----  ----                       -------
+  Normal  SuccessfulRescale  41m   horizontal-pod-autoscaler  New size: 8; reason: cpu resource utilization (percentage of request) above target
+  Normal  SuccessfulRescale  37m   horizontal-pod-autoscaler  New size: 10; reason: cpu resource utilization (percentage of request) above target
+  Normal  SuccessfulRescale  33m   horizontal-pod-autoscaler  New size: 12; reason: cpu resource utilization (percentage of request) above target
+  Normal  SuccessfulRescale  29m   horizontal-pod-autoscaler  New size: 14; reason: cpu resource utilization (percentage of request) above target
+""", "The HPA went to its maximum of 14 on CPU, burnt on retries and JSON logging of waits, not real work. 14 pods × 20 connections = 280, above postgres' `max_connections` of 200.",
+        "The HPA's own account of the scaling.", ("amplify", "HPA at max 14 pods x 20 conns = 280 > max_connections 200"))
+    add("run_command", {"command": "grep -E 'max_connections|lock_timeout|statement_timeout|idle_in_transaction' incident-2291/postgres/settings.txt"},
+        "max_connections = 200\nlock_timeout = 0\nstatement_timeout = 0\nidle_in_transaction_session_timeout = 0\n",
+        "Server defaults: 200 connections, and no lock, statement or idle-in-transaction timeouts at all.",
+        "The server-side timeouts.", ("evidence", "postgres: max_connections 200, lock_timeout/statement_timeout 0"))
+    for minute in (3, 17, 27, 35, 38, 44):
+        t0 = 9 * 3600 + minute * 60
+        lines = []
+        for i in range(rng.randint(30, 44)):
+            t = t0 + i * rng.uniform(0.3, 1.2)
+            slow = phase(t) == "locked" and rng.random() < 0.25
+            lines.append(f'time={ts(t)} level={"warn" if slow else "info"} svc=inventory pod=inventory-svc-6d8b7-{rng.choice(["a1b2c", "d3e4f", "g5h6i"])} msg="{"slow reservation" if slow else rng.choice(["reservation ok", "stock read", "cache hit", "cache miss"])}" sku=SKU-{rng.randint(10000, 99999)} dur_ms={rng.randint(900, 2100) if slow else rng.randint(2, 40)}')
+        add("run_command", {"command": f"grep -h 'time=2025-03-14T09:{minute:02d}' incident-2291/inventory/inventory-09{minute // 10}0.log | head -{len(lines)}"},
+            "\n".join(lines) + "\n", f"Inventory at 09:{minute:02d}: the same picture, only order-bound reservations are slow.", f"Inventory at 09:{minute:02d} for the timeline.")
+    add("run_command", {"command": "cat incident-2291/k8s/grafana-pg-connections.csv"},
+        "time,connections,active,idle,idle_in_tx,waiting\n" + "\n".join(
+            f"09:{m:02d},{(rng.randint(60, 90) if phase(9 * 3600 + m * 60) == 'normal' else min(200, 90 + (m - 10) * 14))},{rng.randint(8, 20) if phase(9 * 3600 + m * 60) == 'normal' else rng.randint(120, 190)},{rng.randint(40, 70)},{rng.randint(0, 3) if phase(9 * 3600 + m * 60) == 'normal' else rng.randint(10, 40)},{0 if phase(9 * 3600 + m * 60) == 'normal' else rng.randint(100, 180)}"
+            for m in range(0, 50)) + "\n",
+        "Connections climb from ~80 at 09:10 to the 200 ceiling at 09:19 and stay there until 09:40, most of them `waiting`.",
+        "The exported Grafana series for postgres connections.")
+    add("read_file", {"path": "repos/checkout/internal/api/checkout.go"}, """package api
+
+// Checkout runs the checkout steps in one transaction each, retrying a step
+// up to cfg.Retries.CheckoutSteps times on transient errors.
+func (h *Handler) Checkout(w http.ResponseWriter, r *http.Request) {
+	ctx, cancel := context.WithTimeout(r.Context(), h.cfg.HTTP.RequestTimeout)
+	defer cancel()
+	var req CheckoutRequest
+	if err := decode(r, &req); err != nil {
+		writeError(w, http.StatusBadRequest, err)
+		return
+	}
+	for _, step := range []stepFunc{h.reserveStock, h.createOrder, h.authorizePayment} {
+		if err := retry(ctx, h.cfg.Retries.CheckoutSteps, h.cfg.Retries.Backoff, func() error { return step(ctx, &req) }); err != nil {
+			h.log.Error("checkout failed", "error", err, "route", "POST /api/checkout", "status", 503)
+			writeError(w, http.StatusServiceUnavailable, err)
+			return
+		}
+	}
+	writeJSON(w, http.StatusCreated, req.Result())
+}
+
+// transient reports whether a step error is worth retrying.
+func transient(err error) bool {
+	return errors.Is(err, context.DeadlineExceeded) || isPgCode(err, "57014", "53300", "40001")
+}
+""", "Checkout treats pool timeouts, statement timeouts and `too many clients` as transient and retries each step up to three times inside the same 10 s request budget. Under a lock queue, that triples the number of waiting statements.",
+        "How checkout retries its steps.", ("amplify", "checkout retries each step 3x on 57014/53300/deadline: multiplies waiting statements"))
+    return plan
+
+
+def finish_log_analysis(s: Session, rng, plan: list[tuple], ledger: Ledger, huge_at: int) -> tuple[Session, dict]:
+    # The middle of the investigation goes before the pg_stat_activity snapshot of 09:15.
+    snapshot = next(i for i, p in enumerate(plan) if p[1].get("path") == "incident-2291/postgres/pg_stat_activity-0915.csv")
+    middle = s2_middle(rng)
+    plan[snapshot:snapshot] = middle
+    prev = None
+    for index, (tool, args, output, observation, why, effect) in enumerate(plan):
+        parts = []
+        if index == 0:
+            parts.append("Checkout p99 went from ~300 ms to ~10 s between 09:10 and 09:40 UTC and some orders failed with 503. I'll build a timeline from the logs before deciding anything.")
+            parts.append("Candidate explanations:\n" + ledger.board())
+        if prev is not None:
+            p_obs, p_effect = prev
+            parts.append(p_obs)
+            if p_effect:
+                kind, note = p_effect
+                ledger.evidence.append(note)
+                updates = {"rule_out1": [("H1", "ruled out as cause")], "confirm": [("H2", "very likely")],
+                           "confirm2": [("H2", "confirmed: lock queue on orders")], "weaken": [("H3", "weakened")],
+                           "rule_out3": [("H3", "ruled out")], "amplify": [("H4", "amplifier, not cause")]}.get(kind, [])
+                for h, status in updates:
+                    ledger.status[h] = status
+                if updates or index % 3 == 0:
+                    parts.append("Board:\n" + ledger.board())
+                if kind in ("confirm", "confirm2", "amplify"):
+                    parts.append("Evidence so far:\n" + ledger.recent_evidence(6))
+            elif index % 5 == 0:
+                parts.append(rng.choice([
+                    f"Timeline so far: 09:02:11 Metabase query starts (pid 30412){', 09:10:58 migration asks for its lock' if ledger.status['H2'] != 'open' else ''}; 09:11 first 503s on order routes; 09:19 connection ceiling; 09:24 rollback without effect; 09:39:44 cancel; 09:41 recovery.",
+                    "I keep the sources in step: ingress says what the user saw, checkout says what it waited for, postgres says why.",
+                    f"{len(ledger.evidence)} pieces of evidence so far; the open question is the first link of the chain, not the symptoms.",
+                    "Every minute sampled so far fits the same pattern: only the routes that touch `orders` suffer.",
+                ]))
+        parts.append(why)
+        text = "\n\n".join(parts)
+        s.step(text, tool, args, output=output)
+        prev = (observation, effect)
+    final = """Root cause: a schema migration waiting for a lock behind a long BI query, on the primary.
+
+**Timeline (UTC, 2025-03-14)**
+- 09:02:11 Metabase (`reporting_ro`, pid 30412) starts a 400-day revenue aggregate over `orders` on the primary `shop-pg-0` (it points at the primary, INFRA-771, with no statement timeout).
+- 09:10:58 release 2025.03.14-2 runs migration `0147_add_gift_note` (`ALTER TABLE orders ADD COLUMN gift_note text`, pid 30588). It needs an AccessExclusiveLock on `orders` and waits behind 30412's AccessShareLock. With `lock_timeout = 0` it waits indefinitely.
+- From 09:11 every statement on `orders` (reads included) queues behind the pending AccessExclusiveLock request: checkout's pool `orders-rw` (20 per pod) is saturated, statements hit the 5 s statement timeout, steps are retried 3× (more waiting statements), requests fail with 503/504 at the 10 s ingress limit.
+- 09:13-09:17 the HPA scales checkout 6 → 14 on CPU burnt by retries; 14 × 20 connections exceed `max_connections = 200` at 09:19 (`too many clients`).
+- 09:24 the rollback of the release has no effect (the migration job keeps waiting).
+- 09:39:40 the DBA cancels pid 30412; the ALTER completes 42 ms later after 1,722 s; the queue drains; normal by 09:41.
+
+**Impact**: only routes that touch `orders` failed (checkout, confirm, order reads); about 5.7k failed checkout calls, orders per minute below 40 (normal ~110) from 09:11 to 09:40. Inventory slowness was reservations in the same transactions; the PSP was healthy.
+
+**Fixes**
+1. Migrations set `SET lock_timeout = '3s'` (and retry with backoff) so a blocked DDL gives up instead of queueing everyone behind it; add that rule to the migration runbook.
+2. Move Metabase to the replica (INFRA-771) and give `reporting_ro` a `statement_timeout`.
+3. Checkout: do not retry lock/statement timeouts inside the same request; cap pool × max replicas below `max_connections`.
+4. Alert on `pg_locks` waits older than 30 s on the primary."""
+    s.answer(final)
+    s.summary("""## Summary of the investigation so far
+
+Task: find the root cause of the 09:10-09:41 UTC checkout latency and 503 incident (incident-2291) from the collected logs.
+
+Findings:
+- Ingress: only order routes (`POST /api/checkout`, `/confirm`, `GET /api/orders/{id}`) failed, 503/504 at 5-10 s; other routes fast. p99 pinned at ~10 s from 09:11 to 09:40.
+- Checkout: tens of thousands of `waiting for db connection` (pool `orders-rw` 20/20 on every pod), statement timeouts (5 s), `too many clients` after 09:19; steps retried 3× on these errors.
+- Release 2025.03.14-2 only adds `gift_note` to the orders INSERT; rollback at 09:24 changed nothing (H1 out as cause).
+- Inventory slow only for reservations in order transactions; payments adapter/PSP normal (H3 out).
+- HPA scaled checkout 6 → 14 (max); 14 × 20 connections > postgres max_connections 200 (amplifier).
+- Postgres: every wait is on relation 16423 (`orders`), holder pid 30412, queue head pid 30588 = migrator `ALTER TABLE orders ADD COLUMN gift_note text` (AccessExclusiveLock) waiting since 09:10:58.
+- pg_stat_activity: 30412 is Metabase (`reporting_ro`) running a 400-day revenue aggregate since 09:02:11 on the primary.
+- Migration 0147_add_gift_note applied 09:10:58 → 09:39:40 (28m42s); the DBA cancelled 30412 at 09:39:44 and everything recovered by 09:41.
+- Server settings: lock_timeout 0, statement_timeout 0, max_connections 200.
+
+Remaining: quantify the impact (failed order requests), check migration rules and the Metabase datasource, write the timeline and fixes (lock_timeout in migrations, BI on the replica, no retries of lock timeouts, lock-wait alerting).""", reusable=True)
+    head = {
+        "name": s.name,
+        "description": (
+            f"A log analysis of a checkout latency incident: {s.main_steps} model decisions over ingress, application, "
+            "postgres, cluster and deploy logs, converging on a migration that queued every query on `orders` behind a "
+            "long BI query. Logs are token-dense (timestamps, ids, hashes): about twice the tokens per byte of prose, so a "
+            "bytes/4 estimate undercounts them badly. Near the end the agent pulls every log line of the two culprit pids, "
+            "the pg_locks snapshot and then a huge list of failed order requests, three large outputs in a row that all "
+            "sit in the four recent rounds Roku's planned layers protect: Layer 3 summarizes only the older history and "
+            "the request still exceeds the 64K window. The server rejects it, Layer 4 summarizes everything but the last "
+            "round (answered by the reusable compaction exchange), the retry succeeds and the run goes on to its answer. "
+            "The uncompacted history passes 150K tokens, almost 6x the window."
+        ),
+        "model": "gpt-4.1",
+        "context_window": 64000,
+        "system": "You are an SRE agent analysing an incident from collected logs. Work from evidence: sample the logs, count, correlate timestamps across sources, and keep a timeline. Be explicit about what is cause and what is consequence. Finish with a timeline, the root cause, the impact and concrete fixes.",
+        "task": "Yesterday (2025-03-14) between 09:10 and 09:40 UTC checkout p99 latency went from ~300 ms to ~10 s and about 2 % of orders failed with 503. The logs of that morning are under `incident-2291/`. Reconstruct the timeline and find the root cause.",
+    }
+    return s, {"head": head, "final_contains": ["0147_add_gift_note", "lock_timeout", "AccessExclusiveLock", "30412"]}
+
+
+def s2_pad(rng, add, plan):
+    """Nothing to add at the end (kept for symmetry with the middle section)."""
+    return None
+
+
+
+
+# ---------------------------------------------------------------------------
+# Scenario 3: a refactor across many files (log -> tracing), breaker
+# ---------------------------------------------------------------------------
+
+RS_CRATES = {
+    "ingest-core": ["pipeline", "batch", "dedup", "backpressure"],
+    "ingest-storage": ["flush", "compaction", "segment", "wal"],
+    "ingest-kafka": ["consumer", "offsets", "rebalance"],
+    "ingest-http": ["server", "routes", "auth"],
+    "ingest-cli": ["config", "replay"],
+}
+RS_NOUNS = ["batch", "segment", "record", "partition", "offset", "table", "chunk", "shard", "manifest", "checkpoint", "tenant", "topic"]
+RS_FIELDS = [("rows", "usize"), ("bytes", "u64"), ("table", "String"), ("partition", "i32"), ("offset", "i64"),
+             ("segment_id", "u64"), ("tenant", "TenantId"), ("attempt", "u32"), ("elapsed", "Duration"), ("path", "PathBuf")]
+
+
+class RsLog:
+    """One log call site, in both styles."""
+
+    def __init__(self, rng, level: str, indent: str):
+        self.level = level
+        fields = pick(rng, RS_FIELDS, rng.randint(1, 3))
+        verb = rng.choice(["flushed", "compacted", "committed", "skipped", "rejected", "retrying", "loaded", "evicted", "opened", "sealed"])
+        noun = rng.choice(RS_NOUNS)
+        fmt_parts, args, structured = [], [], []
+        for name, typ in fields:
+            if typ == "Duration":
+                fmt_parts.append(f"in {{:?}}")
+                args.append(name)
+                structured.append(f"{name}_ms = {name}.as_millis() as u64")
+            elif typ in ("String", "PathBuf", "TenantId"):
+                fmt_parts.append(f"{name} {{}}" if typ != "PathBuf" else f"at {{}}")
+                args.append(name if typ != "PathBuf" else f"{name}.display()")
+                structured.append(f"{name} = %{name}" if typ != "PathBuf" else f"{name} = %{name}.display()")
+            else:
+                fmt_parts.append(f"{name}={{}}")
+                args.append(name)
+                structured.append(name)
+        message = f"{verb} {noun}"
+        if level == "error":
+            fmt_parts.append("error: {}")
+            args.append("err")
+            structured.append("error = %err")
+        self.old = f'{indent}{level}!("{message} {" ".join(fmt_parts)}", {", ".join(args)});'
+        self.new = f'{indent}{level}!({", ".join(structured)}, "{message}");'
+        self.message = message
+
+
+def rs_function(rng, name: str, noun: str, async_fn: bool) -> tuple[list[str], list[str], int]:
+    """A function with log call sites: (old lines, new lines, call sites)."""
+    indent = "        "
+    sig = f"    pub {'async ' if async_fn else ''}fn {name}(&self, {noun}: &{noun.capitalize()}) -> Result<{rng.choice(['()', 'usize', 'Option<Offset>', 'Stats'])}, {rng.choice(['IngestError', 'StorageError', 'anyhow::Error'])}> {{"
+    old, new = [sig], []
+    sites = 0
+    body = []
+    for _ in range(rng.randint(5, 10)):
+        kind = rng.random()
+        if kind < 0.5:
+            log = RsLog(rng, rng.choice(["debug", "info", "info", "warn", "error", "trace"]), indent)
+            body.append(("log", log))
+            sites += 1
+        else:
+            stmt = rng.choice([
+                f"{indent}let started = Instant::now();",
+                f"{indent}let rows = {noun}.rows.len();",
+                f"{indent}let table = self.table_for({noun}.tenant)?;",
+                f"{indent}self.metrics.{rng.choice(RS_NOUNS)}_total.inc();",
+                f"{indent}let bytes = {noun}.encoded_len() as u64;",
+                f"{indent}if {noun}.is_empty() {{\n{indent}    return Ok(Default::default());\n{indent}}}",
+                f"{indent}let elapsed = started.elapsed();",
+                f"{indent}let guard = self.inflight.acquire().await?;" if async_fn else f"{indent}let guard = self.lock.lock();",
+                f"{indent}self.buffer.extend_from_slice(&{noun}.payload);",
+                f"{indent}let offset = self.writer.append({noun}){'.await' if async_fn else ''}?;",
+                f"{indent}drop(guard);",
+            ])
+            body.append(("stmt", stmt))
+    for kind, item in body:
+        if kind == "log":
+            old.append(item.old)
+            new.append(item.new)
+        else:
+            old.append(item)
+            new.append(item)
+    old.append(f"{indent}Ok(Default::default())")
+    new.append(f"{indent}Ok(Default::default())")
+    old.append("    }")
+    new.append("    }")
+    # The tracing version gains an #[instrument] on async fns.
+    instrumented = [f"    #[instrument(skip(self, {noun}), fields({noun}_len = {noun}.rows.len()))]"] if async_fn else []
+    return old, instrumented + [sig] + new + ["    }"][:0], sites
+
+
+def rs_module(rng, crate: str, module: str) -> dict:
+    """A Rust module using `log`, with the edits that move it to `tracing`."""
+    struct = "".join(p.capitalize() for p in module.split("_")) + rng.choice(["Writer", "Manager", "Worker", "Service", "Handle"])
+    levels = sorted(set(rng.sample(["debug", "info", "warn", "error", "trace"], 3)) | {"info"})
+    header = [f"//! {module.replace('_', ' ').capitalize()} for `{crate}`: {rng.choice(['the hot path of ingestion', 'called from the pipeline per batch', 'background maintenance', 'request handling'])}.",
+              "", f"use std::sync::Arc;", f"use std::time::{{Duration, Instant}};", "",
+              f"use log::{{{', '.join(levels)}}};", f"use crate::{{{rng.choice(['IngestError', 'StorageError'])}, Metrics}};", "",
+              f"pub struct {struct} {{", "    metrics: Arc<Metrics>,", "    inflight: tokio::sync::Semaphore,", "    buffer: Vec<u8>,", "}", "",
+              f"impl {struct} {{"]
+    new_header = [l.replace(f"use log::{{{', '.join(levels)}}};", f"use tracing::{{{', '.join(levels)}, instrument}};") for l in header]
+    functions = []
+    for i in range(rng.randint(6, 9)):
+        noun = rng.choice(RS_NOUNS)
+        name = f"{rng.choice(['flush', 'seal', 'commit', 'load', 'evict', 'open', 'replay', 'apply', 'compact', 'poll'])}_{noun}{'' if i < 2 else '_' + rng.choice(['batch', 'all', 'once', 'now'])}"
+        old, new, sites = rs_function(rng, name, noun, rng.random() < 0.7)
+        functions.append({"name": name, "old": "\n".join(old), "new": "\n".join(new), "sites": sites})
+    tail = ["}", "", "#[cfg(test)]", "mod tests {", "    use super::*;", ""]
+    for f in functions[:3]:
+        tail += ["    #[tokio::test]", f"    async fn {f['name']}_handles_empty_input() {{", f"        let w = {struct}::for_tests();",
+                 f"        assert!(w.{f['name']}(&Default::default()).await.is_ok());", "    }", ""]
+    tail.append("}")
+    old_text = "\n".join(header) + "\n" + "\n\n".join(f["old"] for f in functions) + "\n" + "\n".join(tail) + "\n"
+    return {"crate": crate, "module": module, "path": f"crates/{crate}/src/{module}.rs", "struct": struct, "levels": levels,
+            "header_old": "\n".join(header[:7]), "header_new": "\n".join(new_header[:7]), "functions": functions,
+            "text": old_text, "lines": old_text.count("\n"), "sites": sum(f["sites"] for f in functions)}
+
+
+def rs_line_of(module: dict, needle: str) -> int:
+    for i, line in enumerate(module["text"].split("\n"), 1):
+        if needle in line:
+            return i
+    return 1
+
+
+def rs_check_output(rng, modules: list[dict], targets: list[str], max_kb: int) -> tuple[str, int, int]:
+    """Compiler errors after removing `log`, one per import and per macro call, per target, in the order cargo
+    prints them; returns the first lines up to about `max_kb` (as `| head -N` would), the line count and the
+    number of errors shown."""
+    crates = []
+    for m in modules:
+        if m["crate"] not in crates:
+            crates.append(m["crate"])
+    out = [f"    Checking {c} v0.14.2 (/work/ferrous-ingest/crates/{c})" for c in crates]
+    errors = 0
+    for target in targets:
+        for c in crates:
+            count = 0
+            for m in (m for m in modules if m["crate"] == c):
+                for i, line in enumerate(m["text"].split("\n"), 1):
+                    stripped = line.strip()
+                    if stripped.startswith("use log::") or stripped.startswith("use env_logger"):
+                        crate_name = stripped.split("::")[0].split()[1].rstrip(";")
+                        block = [f"error[E0432]: unresolved import `{crate_name}`", f"  --> {m['path']}:{i}:5", "   |",
+                                 f"{i:<3}| {stripped}", f"   |     {'^' * len(crate_name)} use of undeclared crate or module `{crate_name}`", ""]
+                    elif any(stripped.startswith(f"{lv}!(") for lv in ("debug", "info", "warn", "error", "trace")):
+                        macro = stripped.split("!")[0]
+                        col = len(line) - len(line.lstrip()) + 1
+                        block = [f"error: cannot find macro `{macro}` in this scope", f"   --> {m['path']}:{i}:{col}", "    |",
+                                 f"{i:<4}| {stripped}", f"    | {' ' * (col - 1)}{'^' * len(macro)}", "    |",
+                                 "help: consider importing one of these items", "    |", f"3   + use tracing::{macro};", "    |",
+                                 f"3   + use tracing_log::log::{macro};", "    |", ""]
+                    else:
+                        continue
+                    out += block
+                    count += 1
+            if count:
+                out.append(f"error: could not compile `{c}` ({target}) due to {count} previous errors")
+                out.append("warning: build failed, waiting for other jobs to finish...")
+    shown, size, errors = [], 0, 0
+    for line in out:
+        if size + len(line) + 1 > max_kb * 1024:
+            break
+        shown.append(line)
+        size += len(line) + 1
+        errors += line.startswith("error") and not line.startswith("error: could not compile")
+    return "\n".join(shown) + "\n", len(shown), errors
+
+
+def rs_grep_sites(modules: list[dict]) -> tuple[str, int]:
+    out = []
+    for m in modules:
+        for i, line in enumerate(m["text"].split("\n"), 1):
+            if "log::" in line or any(f"{lv}!(" in line for lv in ("debug", "info", "warn", "error", "trace")):
+                out.append(f"{m['path']}:{i}:{line.strip()}")
+    return "\n".join(out) + "\n", len(out)
+
+
+def rs_test_output(rng, crate: str, modules: list[dict], n_extra: int) -> str:
+    names = []
+    for m in modules:
+        for f in m["functions"][:3]:
+            names.append(f"{m['module']}::tests::{f['name']}_handles_empty_input")
+    for _ in range(n_extra):
+        m = rng.choice(modules)
+        names.append(f"{m['module']}::tests::{rng.choice(['roundtrip', 'rejects', 'handles', 'preserves', 'orders'])}_{rng.choice(RS_NOUNS)}_{rng.choice(['on_restart', 'under_pressure', 'with_gaps', 'in_order', 'after_crash', 'when_full'])}")
+    lines = [f"   Compiling {crate} v0.14.2 (/work/ferrous-ingest/crates/{crate})", f"    Finished `test` profile [unoptimized + debuginfo] target(s) in {rng.uniform(8, 40):.2f}s",
+             f"     Running unittests src/lib.rs (target/debug/deps/{crate.replace('-', '_')}-{hexid(rng, 16)})", "", f"running {len(names)} tests"]
+    for n in names:
+        lines.append(f"test {n} ... ok")
+    lines += ["", f"test result: ok. {len(names)} passed; 0 failed; 0 ignored; 0 measured; 0 filtered out; finished in {rng.uniform(0.2, 3):.2f}s", ""]
+    return "\n".join(lines) + "\n"
+
+
+def build_refactor() -> tuple[Session, dict]:
+    s = Session("refactor-log-to-tracing")
+    rng = s.rng
+    s.tool("read_file", "Read a file of the workspace.", {"path": {"type": "string"}}, ["path"], 25, "No such file or directory (os error 2)")
+    s.tool("edit_file", "Replace an exact string in a file. `old_string` must occur exactly once.",
+           {"path": {"type": "string"}, "old_string": {"type": "string"}, "new_string": {"type": "string"}},
+           ["path", "old_string", "new_string"], 40, "old_string not found in file")
+    s.tool("grep", "Search the workspace with ripgrep (rg -n PATTERN PATH).",
+           {"pattern": {"type": "string"}, "path": {"type": "string"}}, ["pattern", "path"], 150, "rg: no matches")
+    s.tool("run_command", "Run a command in the workspace root (cargo, git, rg).", {"command": {"type": "string"}}, ["command"], 9000,
+           "command failed")
+    modules = {crate: [rs_module(rng, crate, m) for m in mods] for crate, mods in RS_CRATES.items()}
+    all_modules = [m for ms in modules.values() for m in ms]
+    test_modules = {crate: rs_module(rng, crate, "it_" + rng.choice(["roundtrip", "recovery", "ordering", "limits"])) for crate in RS_CRATES}
+    for crate, tm in test_modules.items():
+        tm["path"] = f"crates/{crate}/tests/{tm['module']}.rs"
+        tm["text"] = tm["text"].replace("use std::sync::Arc;", "use std::sync::Arc;\nuse env_logger;").replace(
+            "impl ", "fn init_logging() {\n    let _ = env_logger::builder().is_test(true).try_init();\n}\n\nimpl ", 1)
+        tm["header_old"] = tm["header_old"].replace("use std::sync::Arc;", "use std::sync::Arc;\nuse env_logger;")
+        tm["header_new"] = tm["header_new"].replace("use std::sync::Arc;", "use std::sync::Arc;\nuse tracing_subscriber;")
+    plan: list[tuple] = []
+
+    def add(tool, args, output, text):
+        plan.append((tool, args, output, text))
+
+    def convert(m, intro):
+        add("read_file", {"path": m["path"]}, m["text"], intro)
+        add("edit_file", {"path": m["path"], "old_string": m["header_old"], "new_string": m["header_new"]},
+            f"Applied 1 edit to {m['path']} (-1 +1 lines)",
+            f"`{m['path']}` has {m['sites']} call sites in {len(m['functions'])} functions. The import first: `log::{{{', '.join(m['levels'])}}}` becomes `tracing::{{{', '.join(m['levels'])}, instrument}}`; the macro names stay, only their arguments change.")
+        batch = [f for f in m["functions"] if f["sites"]]
+        for i in range(0, len(batch), 3):
+            group = batch[i:i + 3]
+            old = "\n\n".join(f["old"] for f in group)
+            new = "\n\n".join(f["new"] for f in group)
+            names = " and ".join(f"`{f['name']}`" for f in group)
+            reason = rng.choice([
+                "positional format arguments become fields (`rows`, `table = %table`, durations as `*_ms` integers so they aggregate), the message becomes a constant string, errors go in an `error = %err` field",
+                "same pattern as before: counters and ids as plain fields, strings and paths through `%` (Display), `Duration`s as millisecond integers, a constant message last",
+                "the format strings carried the data in the message; as fields it can be filtered and aggregated, and the constant message groups the events",
+            ])
+            extra = " The async ones get `#[instrument]` with the payload length as a span field instead of the payload." if any("async fn" in f["old"] for f in group) else ""
+            add("edit_file", {"path": m["path"], "old_string": old, "new_string": new},
+                f"Applied 1 edit to {m['path']} (-{old.count(chr(10)) + 1} +{new.count(chr(10)) + 1} lines)",
+                f"Rewriting {names}: {reason}.{extra}")
+
+    add("run_command", {"command": "rg -c 'log::|\\b(trace|debug|info|warn|error)!\\(' crates/ --type rust | sort -t: -k2 -rn"},
+        "\n".join(f"{m['path']}:{m['sites'] + 1}" for m in all_modules + list(test_modules.values())) + "\n",
+        "The goal is to move the whole workspace from `log` + `env_logger` to `tracing` with structured fields. First, how many call sites there are and where.")
+    add("read_file", {"path": "Cargo.toml"}, """[workspace]
+resolver = "2"
+members = ["crates/*"]
+
+[workspace.package]
+version = "0.14.2"
+edition = "2021"
+rust-version = "1.78"
+
+[workspace.dependencies]
+anyhow = "1.0"
+bytes = "1.6"
+env_logger = "0.11"
+log = "0.4"
+rdkafka = { version = "0.36", features = ["cmake-build"] }
+serde = { version = "1.0", features = ["derive"] }
+thiserror = "1.0"
+tokio = { version = "1.38", features = ["full"] }
+""", f"{sum(m['sites'] for m in all_modules)} call sites in {len(all_modules)} library modules plus the integration tests. The workspace manifest pins `log` and `env_logger` as workspace dependencies.")
+    for crate in RS_CRATES:
+        add("read_file", {"path": f"crates/{crate}/Cargo.toml"}, f"""[package]
+name = "{crate}"
+version.workspace = true
+edition.workspace = true
+
+[dependencies]
+anyhow = {{ workspace = true }}
+log = {{ workspace = true }}
+tokio = {{ workspace = true }}
+{"rdkafka = { workspace = true }" if "kafka" in crate else "bytes = { workspace = true }"}
+
+[dev-dependencies]
+env_logger = {{ workspace = true }}
+""", f"Each crate depends on the workspace `log`; `{crate}`'s manifest:" if crate == "ingest-core" else f"`{crate}` the same way.")
+    add("edit_file", {"path": "Cargo.toml", "old_string": 'env_logger = "0.11"\nlog = "0.4"\n', "new_string": 'tracing = "0.1"\ntracing-subscriber = { version = "0.3", features = ["env-filter", "json"] }\n'},
+        "Applied 1 edit to Cargo.toml (-2 +2 lines)",
+        "Plan: replace the workspace dependencies, swap them in every crate manifest, and let the compiler list every call site that breaks. Workspace dependencies first: `tracing` 0.1 and `tracing-subscriber` with `env-filter` (keeps `RUST_LOG` working) and `json` for production.")
+    for crate in RS_CRATES:
+        add("edit_file", {"path": f"crates/{crate}/Cargo.toml", "old_string": "log = { workspace = true }\n", "new_string": "tracing = { workspace = true }\n"},
+            f"Applied 1 edit to crates/{crate}/Cargo.toml (-1 +1 lines)", f"`{crate}`: `log` becomes `tracing`.")
+    flood1, lines1, n1 = rs_check_output(rng, all_modules, ["lib", "lib test"], 118)
+    add("run_command", {"command": f"cargo check --workspace --all-targets 2>&1 | head -{lines1}"}, flood1,
+        "All manifests switched. Now the whole workspace, to get the list of broken imports and macro calls in one go (capped, it will be long).")
+    survey_sites, _ = rs_grep_sites(all_modules[:3])
+    add("grep", {"pattern": "use log::", "path": "crates"}, "\n".join(f"{m['path']}:{rs_line_of(m, 'use log::')}:use log::{{{', '.join(m['levels'])}}};" for m in all_modules) + "\n",
+        f"{n1} errors in the first {lines1} lines, as expected: an unresolved import per module and a missing macro per call, for the library and again for the unit-test target. What matters is the list of files, so a plain search for the imports.")
+    add("read_file", {"path": "crates/ingest-core/src/lib.rs"}, "//! Core of the ingestion pipeline.\n\npub mod backpressure;\npub mod batch;\npub mod dedup;\npub mod pipeline;\npub mod schema;\n\nmod error;\nmod metrics;\n\npub use error::IngestError;\npub use metrics::Metrics;\n",
+        f"{len(all_modules)} library modules import `log`. I'll go crate by crate in dependency order, starting with `ingest-core`, whose module list is in its `lib.rs`.")
+    for crate, mods in modules.items():
+        for k, m in enumerate(mods):
+            prev_m = mods[k - 1] if k else None
+            convert(m, f"Converting `{crate}`. First module: `{m['path']}`, {m['lines']} lines." if k == 0 else
+                    f"`{prev_m['path']}` is done: the import and {prev_m['sites']} call sites in {len([f for f in prev_m['functions'] if f['sites']])} functions, each edit matched exactly once. "
+                    f"Next module of `{crate}`: `{m['path']}` ({m['lines']} lines).")
+        add("run_command", {"command": f"cargo check -p {crate} 2>&1 | tail -5"},
+            f"    Checking {crate} v0.14.2 (/work/ferrous-ingest/crates/{crate})\n    Finished `dev` profile [unoptimized + debuginfo] target(s) in {rng.uniform(3, 25):.2f}s\n",
+            f"All {len(mods)} modules of `{crate}` are converted. Checking the crate on its own.")
+        if crate in ("ingest-core", "ingest-storage", "ingest-cli"):
+            add("run_command", {"command": f"cargo test -p {crate} --lib 2>&1"}, rs_test_output(rng, crate, mods, rng.randint(25, 60)),
+                f"`{crate}` compiles. Its unit tests, to make sure the instrumented functions behave the same.")
+    add("edit_file", {"path": "crates/ingest-cli/src/main.rs", "old_string": "    env_logger::Builder::from_env(env_logger::Env::default().default_filter_or(\"info\")).init();\n",
+                      "new_string": "    tracing_subscriber::fmt()\n        .with_env_filter(EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(\"info\")))\n        .with_target(false)\n        .json()\n        .init();\n"},
+        "Applied 1 edit to crates/ingest-cli/src/main.rs (-1 +5 lines)",
+        "The libraries are done. The binary still initialises `env_logger`; replace it with a `tracing_subscriber` JSON formatter honouring `RUST_LOG` through `EnvFilter`.")
+    for crate in list(RS_CRATES)[:3]:
+        add("edit_file", {"path": f"crates/{crate}/Cargo.toml", "old_string": "[dev-dependencies]\nenv_logger = { workspace = true }\n", "new_string": "[dev-dependencies]\ntracing-subscriber = { workspace = true }\n"},
+            f"Applied 1 edit to crates/{crate}/Cargo.toml (-1 +1 lines)",
+            f"The integration tests still depend on `env_logger` as a dev-dependency; `{crate}` first.")
+    flood2, lines2, n2 = rs_check_output(rng, list(test_modules.values()), ["test", "bench", "example"], 118)
+    add("run_command", {"command": f"cargo build --workspace --all-targets 2>&1 | head -{lines2}"}, flood2,
+        "Before touching the test files, a full build of every target (tests, benches, examples), so nothing hides behind the library checks.")
+    add("grep", {"pattern": "env_logger|use log::", "path": "crates"}, "\n".join(f"{tm['path']}:{rs_line_of(tm, 'use log::')}:use log::{{{', '.join(tm['levels'])}}};\n{tm['path']}:{rs_line_of(tm, 'use env_logger')}:use env_logger;" for tm in test_modules.values()) + "\n",
+        f"{n2} errors in the first {lines2} lines, all in integration tests, benches and examples sharing them: they import `log` and `env_logger` and initialise logging through `env_logger::builder().is_test(true)`. The list of files:")
+    for crate in list(RS_CRATES)[3:]:
+        add("edit_file", {"path": f"crates/{crate}/Cargo.toml", "old_string": "[dev-dependencies]\nenv_logger = { workspace = true }\n", "new_string": "[dev-dependencies]\ntracing-subscriber = { workspace = true }\n"},
+            f"Applied 1 edit to crates/{crate}/Cargo.toml (-1 +1 lines)", f"Same dev-dependency swap for `{crate}`.")
+    for crate, tm in test_modules.items():
+        convert(tm, f"Integration tests of `{crate}`: `{tm['path']}`.")
+        add("edit_file", {"path": tm["path"], "old_string": "fn init_logging() {\n    let _ = env_logger::builder().is_test(true).try_init();\n}",
+                          "new_string": "fn init_logging() {\n    let _ = tracing_subscriber::fmt().with_test_writer().with_env_filter(\"debug\").try_init();\n}"},
+            f"Applied 1 edit to {tm['path']} (-1 +1 lines)",
+            "And its logging setup: `tracing_subscriber::fmt().with_test_writer()` captures output per test like `is_test(true)` did.")
+    add("run_command", {"command": "cargo test --workspace 2>&1 | grep -E '^(test result|running|error)'"},
+        "\n".join(f"running {n} tests\ntest result: ok. {n} passed; 0 failed; 0 ignored; 0 measured; 0 filtered out; finished in {rng.uniform(0.1, 4):.2f}s" for n in [rng.randint(20, 90) for _ in range(10)]) + "\n",
+        "Every target converted. The whole test suite.")
+    add("run_command", {"command": "cargo clippy --workspace --all-targets -- -D warnings 2>&1 | tail -20"},
+        "    Checking ingest-core v0.14.2\n    Checking ingest-storage v0.14.2\n    Checking ingest-kafka v0.14.2\n    Checking ingest-http v0.14.2\n    Checking ingest-cli v0.14.2\n    Finished `dev` profile [unoptimized + debuginfo] target(s) in 41.07s\n",
+        "All green. Clippy over every target with warnings as errors, to catch unused imports left behind.")
+    add("run_command", {"command": "rg -n 'log::|env_logger' crates/ Cargo.toml"}, "",
+        "Clippy is clean. A last search for any `log::` path or `env_logger` left anywhere.")
+    add("run_command", {"command": "RUST_LOG=ingest_storage=debug cargo run -q -p ingest-cli -- replay --input fixtures/small.ndjson 2>&1 | head -5"},
+        '{"timestamp":"2025-03-14T10:41:07.118204Z","level":"INFO","fields":{"message":"loaded manifest","segment_id":17,"rows":4096},"span":{"name":"load_manifest"}}\n{"timestamp":"2025-03-14T10:41:07.131877Z","level":"DEBUG","fields":{"message":"flushed batch","rows":512,"table":"events_2025_03","elapsed_ms":3},"span":{"batch_len":512,"name":"flush_batch"}}\n{"timestamp":"2025-03-14T10:41:07.140002Z","level":"INFO","fields":{"message":"sealed segment","segment_id":18,"bytes":1048576},"span":{"name":"seal_segment"}}\n{"timestamp":"2025-03-14T10:41:07.151930Z","level":"INFO","fields":{"message":"committed offset","partition":3,"offset":88211},"span":{"name":"commit_offset"}}\n{"timestamp":"2025-03-14T10:41:07.163311Z","level":"INFO","fields":{"message":"replay finished","rows":4096}}\n',
+        "No matches: nothing left. A smoke run of the CLI to see the new structured output.")
+    total_sites = sum(m["sites"] for m in all_modules) + sum(m["sites"] for m in test_modules.values())
+    total_files = len(all_modules) + len(test_modules)
+    for index, (tool, args, output, text) in enumerate(plan):
+        s.step(text, tool, args, output=output)
+    s.answer(f"""The workspace now logs through `tracing`.
+
+- Dependencies: `log` and `env_logger` removed from the workspace and from all 5 crates; `tracing` 0.1 and `tracing-subscriber` 0.3 (`env-filter`, `json`) added.
+- {total_sites} call sites in {total_files} modules converted from format strings to structured fields: counters and ids as plain fields, strings and paths with `%`, durations as `*_ms` integers, errors as `error = %err`; messages are now constant strings, so they can be grouped on.
+- Async entry points carry `#[instrument]` with the payload length as a span field (never the payload).
+- `ingest-cli` initialises `tracing_subscriber::fmt().json()` with an `EnvFilter`, so `RUST_LOG` keeps working.
+- `cargo check`, `cargo test` per crate and `cargo clippy --workspace --all-targets -D warnings` are clean; `rg 'log::|env_logger'` finds nothing.""")
+    s.summary("""Summary of the session so far (refactor: `log` -> `tracing` in the ferrous-ingest workspace):
+- Workspace Cargo.toml: `log`/`env_logger` replaced by `tracing` 0.1 and `tracing-subscriber` 0.3 (env-filter, json).
+- Method per crate: swap `log` for `tracing` in the crate manifest, `cargo check` (lib and tests) to list broken call sites, then per module: fix the import (`use tracing::{..., instrument}`), rewrite each function's log calls as structured fields (`rows`, `table = %table`, `elapsed_ms = elapsed.as_millis() as u64`, `error = %err`, constant messages) and add `#[instrument(skip(self, x), fields(x_len = ...))]` to async fns; then re-check and run the crate's tests.
+- Crates completed so far compile and pass their tests.
+Remaining: the crates not yet converted, then the env_logger init in ingest-cli main.rs, clippy on the workspace, a final search for `log::`.""", reusable=True)
+    head = {
+        "name": s.name,
+        "description": (
+            f"A refactor across a whole Rust workspace: {s.main_steps} model decisions moving five crates and "
+            f"{total_files} modules from `log` to `tracing` with structured fields, through `cargo`, ripgrep, file reads "
+            "and many `edit_file` calls whose arguments carry the rewritten functions (so the history grows even where "
+            "tool results are masked). Twice the agent lets the compiler list every broken call site at once (`cargo check "
+            "--workspace` after swapping the dependency, `cargo build --all-targets` before fixing the tests): each "
+            "error flood keeps the loop above 75 % of its 40K window for the three steps it stays among the newest "
+            "results, so Layer 3 asks for a summary on each of them. Every summary stalls (a fault on the reusable "
+            "compaction exchange: 400 s of silence after the first event, past the 300 s summary limit) and falls back "
+            "to the mechanical session memory; the third failure trips the circuit breaker, and the Layer 3 compactions "
+            "of the second flood run mechanically without calling the model. Layers 0 and 1 run throughout. The uncompacted "
+            "history passes 150K tokens, about 4x the window."
+        ),
+        "model": "gpt-4.1-mini",
+        "context_window": 40000,
+        "system": "You are a careful Rust engineer doing a mechanical but large refactor. Work crate by crate, let the compiler find call sites, keep edits minimal and exact (edit_file needs the exact old text), and re-check after each crate. Finish with a summary of what changed.",
+        "task": "Migrate the ferrous-ingest workspace from `log` + `env_logger` to `tracing` + `tracing-subscriber`. Convert format-string log calls to structured fields, instrument the async entry points, and keep `RUST_LOG` working. Everything must compile and the tests must pass.",
+    }
+    return s, {"head": head, "final_contains": ["tracing", "EnvFilter", "#[instrument]"],
+               "faults": [lambda sess: {"exchange": sess.compaction_index, "times": 1000, "stall": {"after_events": 1, "seconds": 400}}],
+               "recorded_model": "gpt-4.1-mini-2025-04-14"}
+
+
+
+
+# ---------------------------------------------------------------------------
+# Scenario 4: a dependency upgrade (webpack 4 -> 5), many mid-size outputs
+# ---------------------------------------------------------------------------
+
+NPM_PACKAGES = [
+    ("@babel/core", "7.12.3", "7.24.4"), ("@babel/preset-env", "7.12.1", "7.24.4"), ("@babel/preset-react", "7.12.1", "7.24.1"),
+    ("@babel/runtime", "7.12.5", "7.24.4"), ("babel-loader", "8.1.0", "9.1.3"), ("webpack", "4.46.0", "5.91.0"),
+    ("webpack-cli", "3.3.12", "5.1.4"), ("webpack-dev-server", "3.11.3", "4.15.2"), ("html-webpack-plugin", "4.5.2", "5.6.0"),
+    ("mini-css-extract-plugin", "1.6.2", "2.9.0"), ("css-loader", "5.2.7", "6.11.0"), ("style-loader", "2.0.0", "3.3.4"),
+    ("postcss-loader", "4.3.0", "7.3.4"), ("sass-loader", "10.5.2", "13.3.3"), ("terser-webpack-plugin", "4.2.3", "5.3.10"),
+    ("copy-webpack-plugin", "6.4.1", "11.0.0"), ("file-loader", "6.2.0", "-"), ("url-loader", "4.1.1", "-"),
+    ("jest", "26.6.3", "29.7.0"), ("babel-jest", "26.6.3", "29.7.0"), ("jest-environment-jsdom", "-", "29.7.0"),
+    ("@testing-library/react", "11.2.7", "14.3.1"), ("@testing-library/jest-dom", "5.11.10", "6.4.2"),
+    ("eslint", "7.32.0", "8.57.0"), ("eslint-webpack-plugin", "2.7.0", "4.1.0"), ("react-refresh", "0.9.0", "0.14.0"),
+    ("sass", "1.32.13", "1.75.0"), ("postcss", "8.2.15", "8.4.38"), ("autoprefixer", "10.2.6", "10.4.19"),
+]
+NPM_TRANSITIVE = ["acorn", "ajv", "ajv-keywords", "browserslist", "caniuse-lite", "chokidar", "enhanced-resolve", "es-module-lexer",
+                  "eslint-scope", "events", "glob-to-regexp", "graceful-fs", "json-parse-even-better-errors", "loader-runner",
+                  "mime-types", "neo-async", "schema-utils", "tapable", "watchpack", "webpack-sources", "terser", "jest-worker",
+                  "serialize-javascript", "source-map", "@webassemblyjs/ast", "@webassemblyjs/wasm-edit", "@webassemblyjs/wasm-parser",
+                  "@types/estree", "@types/eslint-scope", "electron-to-chromium", "node-releases", "picocolors", "fast-deep-equal",
+                  "json-schema-traverse", "@jridgewell/trace-mapping", "@jridgewell/source-map", "commander", "randombytes",
+                  "supports-color", "has-flag", "merge-stream", "@babel/helper-plugin-utils", "@babel/helper-compilation-targets",
+                  "@babel/traverse", "@babel/generator", "@babel/parser", "@babel/types", "@babel/template", "semver", "debug", "ms",
+                  "convert-source-map", "gensync", "json5", "jsesc", "lru-cache", "yallist", "escalade", "update-browserslist-db",
+                  "find-cache-dir", "make-dir", "pkg-dir", "find-up", "locate-path", "p-locate", "p-limit", "yocto-queue",
+                  "postcss-value-parser", "nanoid", "source-map-js", "icss-utils", "postcss-modules-scope", "klona", "neo-async",
+                  "jsdom", "whatwg-url", "tough-cookie", "parse5", "cssstyle", "data-urls", "nwsapi", "saxes", "w3c-xmlserializer"]
+
+
+def npm_version(rng) -> str:
+    return f"{rng.randint(0, 9)}.{rng.randint(0, 30)}.{rng.randint(0, 20)}"
+
+
+def npm_lock_entry(rng, name: str, version: str, sign: str = " ") -> list[str]:
+    base = name.split("/")[-1]
+    lines = [f'    "node_modules/{name}": {{', f'      "version": "{version}",',
+             f'      "resolved": "https://registry.npmjs.org/{name}/-/{base}-{version}.tgz",',
+             f'      "integrity": "sha512-{b64(rng, 64)}",', '      "dev": true,']
+    if rng.random() < 0.5:
+        deps = pick(rng, NPM_TRANSITIVE, rng.randint(1, 4))
+        lines.append('      "dependencies": {')
+        lines += [f'        "{d}": "^{npm_version(rng)}"{"," if i < len(deps) - 1 else ""}' for i, d in enumerate(deps)]
+        lines.append("      },")
+    lines.append(f'      "engines": {{ "node": ">={rng.choice(["6.9.0", "10.13.0", "12.13.0", "14.15.0"])}" }}')
+    lines.append("    },")
+    return [sign + l for l in lines]
+
+
+def npm_lock_diff(rng, n_entries: int) -> str:
+    out = ["diff --git a/package-lock.json b/package-lock.json", f"index {hexid(rng, 7)}..{hexid(rng, 7)} 100644",
+           "--- a/package-lock.json", "+++ b/package-lock.json"]
+    line = rng.randint(900, 4000)
+    for _ in range(n_entries):
+        name = rng.choice(NPM_TRANSITIVE)
+        old, new = npm_version(rng), npm_version(rng)
+        out.append(f"@@ -{line},{9} +{line},{9} @@")
+        out += npm_lock_entry(rng, name, old, "-")
+        out += npm_lock_entry(rng, name, new, "+")
+        line += rng.randint(40, 400)
+    return "\n".join(out) + "\n"
+
+
+def npm_ls_tree(rng, root: str, top: list[str], depth_items: int) -> str:
+    out = [f"storefront-monorepo@3.8.0 /work/storefront", f"└─┬ {root}"]
+    for i, name in enumerate(top):
+        last = i == len(top) - 1
+        out.append(f"  {'└' if last else '├'}─┬ {name}@{npm_version(rng)}")
+        kids = pick(rng, NPM_TRANSITIVE, rng.randint(2, depth_items))
+        for j, kid in enumerate(kids):
+            klast = j == len(kids) - 1
+            dedupe = " deduped" if rng.random() < 0.4 else ""
+            invalid = ' invalid: "^4.0.0" from node_modules/' + name if rng.random() < 0.05 else ""
+            out.append(f"  {' ' if last else '│'} {'└' if klast else '├'}── {kid}@{npm_version(rng)}{dedupe}{invalid}")
+    return "\n".join(out) + "\n"
+
+
+WEBPACK_ERRORS = [
+    ("node_fs", "[webpack-cli] Invalid configuration object. Webpack has been initialized using a configuration object that does not match the API schema.\n - configuration.node should be one of these:\n   false | object { __dirname?, __filename?, global? }\n   -> Include polyfills or mocks for various node stuff.\n   Details:\n    * configuration.node has an unknown property 'fs'. These properties are valid:\n      object { __dirname?, __filename?, global? }\n      -> Options object for node compatibility features.",
+     "  node: {\n    fs: 'empty',\n  },\n", "  // webpack 5: node core modules are no longer polyfilled; see resolve.fallback\n",
+     "`node: { fs: 'empty' }` is gone in webpack 5; the equivalent is `resolve.fallback: { fs: false }`, which the polyfill fix will add anyway."),
+    ("named_modules", "[webpack-cli] Invalid configuration object. Webpack has been initialized using a configuration object that does not match the API schema.\n - configuration.optimization has an unknown property 'namedModules'. These properties are valid:\n   object { checkWasmTypes?, chunkIds?, concatenateModules?, emitOnErrors?, flagIncludedChunks?, innerGraph?, mangleExports?, mangleWasmImports?, mergeDuplicateChunks?, minimize?, minimizer?, moduleIds?, noEmitOnErrors?, nodeEnv?, portableRecords?, providedExports?, realContentHash?, removeAvailableModules?, removeEmptyChunks?, runtimeChunk?, sideEffects?, splitChunks?, usedExports? }\n   -> Enables/Disables integrated optimizations.\n   Did you mean optimization.moduleIds: \"named\" (BREAKING CHANGE since webpack 5)?",
+     "    namedModules: true,\n", "    moduleIds: 'named',\n",
+     "`optimization.namedModules` became `optimization.moduleIds: 'named'`; webpack even suggests it."),
+    ("terser", "[webpack-cli] Invalid options object. Terser Plugin has been initialized using an options object that does not match the API schema.\n - options has an unknown property 'sourceMap'. These properties are valid:\n   object { test?, include?, exclude?, terserOptions?, extractComments?, parallel?, minify? }",
+     "      new TerserPlugin({ sourceMap: true, parallel: true, extractComments: false }),\n", "      new TerserPlugin({ parallel: true, extractComments: false }),\n",
+     "terser-webpack-plugin 5 takes source maps from `devtool`; the `sourceMap` option has to go."),
+    ("polyfills", None, None, None,
+     "Webpack 5 no longer polyfills node core modules. The storefront pulls `crypto`, `stream`, `buffer` and `path` through `jsonwebtoken`, `readable-stream` and `@acme/utils`; the right fix is `resolve.fallback` with browser polyfills for the ones we need and `false` for the rest, plus a `ProvidePlugin` for `process` and `Buffer`."),
+    ("css_hmr", "ERROR in ./src/styles/main.scss\nModule build failed (from ../../node_modules/mini-css-extract-plugin/dist/loader.js):\nValidationError: Invalid options object. Mini CSS Extract Plugin Loader has been initialized using an options object that does not match the API schema.\n - options has an unknown property 'hmr'. These properties are valid:\n   object { publicPath?, emit?, esModule?, layer?, defaultExport? }",
+     "          options: { hmr: isDev, reloadAll: true },\n", "          options: {},\n",
+     "mini-css-extract-plugin 2 does HMR by itself; `hmr` and `reloadAll` are gone from the loader options."),
+    ("postcss", "ERROR in ./src/styles/main.scss\nModule build failed (from ../../node_modules/postcss-loader/dist/cjs.js):\nValidationError: Invalid options object. PostCSS Loader has been initialized using an options object that does not match the API schema.\n - options has an unknown property 'plugins'. These properties are valid:\n   object { postcssOptions?, execute?, sourceMap?, implementation? }",
+     "          options: { plugins: [require('autoprefixer')()] },\n", "          options: { postcssOptions: { plugins: ['autoprefixer'] } },\n",
+     "postcss-loader moved `plugins` under `postcssOptions`."),
+    ("sass", "ERROR in ./src/styles/main.scss\nModule build failed (from ../../node_modules/sass-loader/dist/cjs.js):\nValidationError: Invalid options object. Sass Loader has been initialized using an options object that does not match the API schema.\n - options has an unknown property 'prependData'. These properties are valid:\n   object { implementation?, api?, sassOptions?, additionalData?, sourceMap?, webpackImporter?, warnRuleAsWarning? }",
+     "          options: { prependData: `@import \"~@acme/ui/tokens\";` },\n", "          options: { additionalData: `@import \"~@acme/ui/tokens\";` },\n",
+     "sass-loader renamed `prependData` to `additionalData`."),
+    ("copy", "[webpack-cli] Invalid options object. Copy Plugin has been initialized using an options object that does not match the API schema.\n - options[0] misses the property 'patterns'. Should be:\n   [non-empty string | object { from, to?, context?, globOptions?, filter?, toType?, force?, priority?, info?, transform?, transformAll?, noErrorOnMissing? }, ...] (should not have fewer than 1 item)",
+     "    new CopyPlugin([{ from: 'public', to: '.' }]),\n", "    new CopyPlugin({ patterns: [{ from: 'public', to: '.', globOptions: { ignore: ['**/index.html'] } }] }),\n",
+     "copy-webpack-plugin takes `{ patterns: [...] }` now, and `public/index.html` must be ignored because html-webpack-plugin emits it."),
+    ("file_loader", "WARNING in ./src/assets/logo.svg\nModule Warning (from ../../node_modules/file-loader/dist/cjs.js):\nfile-loader is deprecated in webpack 5; use asset modules (type: 'asset/resource') instead. Assets are emitted twice: asset logo.4f1e2a.svg and asset 7d3c9b1e0a.svg (same content).",
+     "      {\n        test: /\\.(png|jpe?g|gif|svg|woff2?)$/,\n        use: [{ loader: 'url-loader', options: { limit: 8192, name: 'static/[name].[hash:6].[ext]' } }],\n      },\n",
+     "      {\n        test: /\\.(png|jpe?g|gif|svg|woff2?)$/,\n        type: 'asset',\n        parser: { dataUrlCondition: { maxSize: 8192 } },\n        generator: { filename: 'static/[name].[contenthash:6][ext]' },\n      },\n",
+     "url-loader/file-loader double-emit under webpack 5; asset modules (`type: 'asset'` with an 8 KiB inline limit) replace both."),
+]
+
+
+def webpack_noise(rng, app: str, n_modules: int) -> list[str]:
+    out = []
+    for _ in range(n_modules):
+        d = rng.choice(["components", "pages", "hooks", "store", "api", "utils", "styles", "i18n"])
+        out.append(f"  modules by path ./src/{d}/{rng.choice(['', 'checkout/', 'account/', 'product/', 'cart/'])} {rng.uniform(2, 400):.1f} KiB {rng.randint(2, 90)} modules")
+    for _ in range(max(2, n_modules // 3)):
+        pkg = rng.choice(NPM_TRANSITIVE + [p for p, _, _ in NPM_PACKAGES])
+        out.append(f"  modules by path ../../node_modules/{pkg}/ {rng.uniform(1, 800):.1f} KiB {rng.randint(1, 120)} modules")
+    return out
+
+
+def webpack_build(rng, app: str, error: tuple | None, polyfill_sites: list[str], warnings: int) -> str:
+    out = [f"> @acme/{app}@3.8.0 build", f"> webpack --mode production --config webpack.config.js", ""]
+    if error and error[0] in ("node_fs", "named_modules", "terser", "copy"):
+        out.append(error[1])
+        return "\n".join(out) + "\n"
+    out.append(f"assets by status {rng.uniform(1.2, 3.4):.2f} MiB [cached] {rng.randint(8, 30)} assets")
+    for chunk in ["main", "vendors", "runtime", "checkout", "account", "product"]:
+        out.append(f"asset {chunk}.{hexid(rng, 20)}.js {rng.uniform(1, 900):.0f} KiB [emitted] [immutable] [minimized]{' [big]' if rng.random() < 0.3 else ''} (name: {chunk})")
+    out += webpack_noise(rng, app, rng.randint(55, 90))
+    for _ in range(rng.randint(2, 5)):
+        pkg = rng.choice(NPM_TRANSITIVE)
+        out += ["", f"WARNING in ../../node_modules/{pkg}/lib/{rng.choice(['index', 'loader', 'compat', 'require'])}.js {rng.randint(10, 400)}:{rng.randint(1, 60)}-{rng.randint(61, 90)}",
+                "Critical dependency: the request of a dependency is an expression",
+                f" @ ../../node_modules/{pkg}/lib/index.js {rng.randint(1, 40)}:{rng.randint(0, 30)}-{rng.randint(31, 60)}",
+                f" @ ./src/{rng.choice(['api', 'utils', 'store'])}/{rng.choice(['client', 'index', 'session'])}.js {rng.randint(1, 40)}:0-{rng.randint(20, 60)}",
+                f" @ ./src/index.jsx {rng.randint(1, 30)}:0-{rng.randint(20, 50)}"]
+    out.append(f"  runtime modules {rng.uniform(5, 12):.1f} KiB {rng.randint(10, 20)} modules")
+    out.append(f"  orphan modules {rng.uniform(20, 90):.1f} KiB [orphan] {rng.randint(10, 60)} modules")
+    if error and error[0] == "polyfills":
+        for site in polyfill_sites:
+            mod, frm = site.split("|")
+            out += [f"ERROR in {frm}", f"Module not found: Error: Can't resolve '{mod}' in '/work/storefront/{frm.rsplit('/', 1)[0].lstrip('./').replace('../../', '')}'", "",
+                    "BREAKING CHANGE: webpack < 5 used to include polyfills for node.js core modules by default.",
+                    "This is no longer the case. Verify if you need this module and configure a polyfill for it.", "",
+                    "If you want to include a polyfill, you need to:",
+                    "\t- add a fallback 'resolve.fallback: { \"" + mod + "\": require.resolve(\"" + mod + "-browserify\") }'",
+                    "\t- install '" + mod + "-browserify'", "If you don't want to include a polyfill, you can use an empty module like this:",
+                    "\tresolve.fallback: { \"" + mod + "\": false }", ""]
+    elif error:
+        out.append(error[1])
+    for _ in range(warnings):
+        out += ["", f"WARNING in asset size limit: The following asset(s) exceed the recommended size limit (244 KiB).",
+                f"Assets: \n  vendors.{hexid(rng, 20)}.js ({rng.uniform(300, 900):.0f} KiB)"]
+    status = "compiled with 1 error" if error else (f"compiled with {warnings} warnings" if warnings else "compiled successfully")
+    out.append(f"webpack 5.91.0 {status} in {rng.randint(14000, 52000)} ms")
+    return "\n".join(out) + "\n"
+
+
+JEST_ERRORS = [
+    ("jsdom", "● Validation Error:\n\n  Test environment jest-environment-jsdom cannot be found. Make sure the testEnvironment configuration option points to an existing node module.\n\n  Configuration Documentation:\n  https://jestjs.io/docs/configuration\n\n\nAs of Jest 28 \"jest-environment-jsdom\" is no longer shipped by default, make sure to install it separately.",
+     "  testEnvironment: 'jsdom',\n", "  testEnvironment: 'jest-environment-jsdom',\n",
+     "Jest 28+ no longer ships jsdom; it needs `jest-environment-jsdom` installed and named."),
+    ("testurl", "● Validation Warning:\n\n  Unknown option \"testURL\" with value \"http://localhost/\" was found.\n  This is probably a typing mistake. Fixing it will remove this message.\n\n  Configuration Documentation:\n  https://jestjs.io/docs/configuration",
+     "  testURL: 'http://localhost/',\n", "  testEnvironmentOptions: { url: 'http://localhost/' },\n",
+     "`testURL` moved to `testEnvironmentOptions.url`."),
+    ("timers", None, "  timers: 'legacy',\n", "  fakeTimers: { legacyFakeTimers: true },\n",
+     "`timers: 'legacy'` became `fakeTimers: { legacyFakeTimers: true }`; the debounce tests depend on legacy timers."),
+    ("snapshots", None, "  snapshotSerializers: ['@emotion/jest/serializer'],\n",
+     "  snapshotSerializers: ['@emotion/jest/serializer'],\n  snapshotFormat: { escapeString: true, printBasicPrototype: true },\n",
+     "Jest 29 changed the default snapshot format (no `Object {` prefixes, no escaping). Pinning the old format keeps the existing snapshots valid; re-recording them can be a separate change."),
+]
+
+
+def jest_output(rng, app: str, error: tuple | None, suites: list[str]) -> str:
+    out = [f"> @acme/{app}@3.8.0 test", "> jest --ci --verbose", ""]
+    if error and error[0] in ("jsdom",):
+        out.append(error[1])
+        return "\n".join(out) + "\n"
+    if error and error[0] == "testurl":
+        out += [error[1], ""]
+    failed = 0
+    snap_failed = 0
+    for suite in suites:
+        fail = False
+        if error and error[0] == "timers" and "debounce" in suite:
+            fail = True
+        if error and error[0] == "snapshots" and rng.random() < 0.3:
+            fail = True
+        if fail:
+            failed += 1
+            out.append(f"FAIL src/{suite}")
+            if error[0] == "timers":
+                out += [f"  ● {suite.split('/')[-1].split('.')[0]} › fires once after the quiet period", "",
+                        "    expect(jest.fn()).toHaveBeenCalledTimes(expected)", "", "    Expected number of calls: 1", "    Received number of calls: 0", "",
+                        f"      {rng.randint(20, 60)} |     jest.advanceTimersByTime(300);", f"    > {rng.randint(61, 70)} |     expect(onChange).toHaveBeenCalledTimes(1);",
+                        "         |                      ^", "", f"      at Object.<anonymous> (src/{suite}:{rng.randint(61, 70)}:22)", ""]
+            else:
+                snaps = rng.randint(1, 6)
+                snap_failed += snaps
+                out += [f"  ● {suite.split('/')[-1].split('.')[0]} › renders {rng.choice(['the default state', 'with a discount', 'loading', 'an error'])}", "",
+                        "    expect(received).toMatchSnapshot()", "", f"    Snapshot name: `renders 1`", "", "    - Snapshot  - 3", "    + Received  + 3", "",
+                        "    - Object {", "    + {", "    -   \"props\": Object {", "    +   \"props\": {", "    -   \"className\": \"price price--sale\",",
+                        "    +   \"className\": \"price price--sale\",", ""]
+        else:
+            out.append(f"PASS src/{suite} ({rng.uniform(0.3, 6):.2f} s)" if rng.random() < 0.4 else f"PASS src/{suite}")
+        name = suite.split("/")[-1].split(".")[0]
+        out.append(f"  {name}")
+        for _ in range(rng.randint(4, 12)):
+            what = rng.choice(["renders", "handles", "formats", "rejects", "calls", "keeps", "resets", "shows", "hides", "debounces"])
+            obj = rng.choice(["the default state", "an empty cart", "a discounted price", "a network error", "the loading state",
+                              "keyboard navigation", "the locale from context", "a missing image", "two quick changes", "pagination past the end"])
+            mark = "✕" if fail and rng.random() < 0.3 else "✓"
+            out.append(f"    {mark} {what} {obj} ({rng.randint(1, 180)} ms)")
+    total = sum(rng.randint(3, 14) for _ in suites)
+    out += ["", f"Test Suites: {failed and f'{failed} failed, ' or ''}{len(suites) - failed} passed, {len(suites)} total",
+            f"Tests:       {failed and f'{failed * 2} failed, ' or ''}{total - failed * 2} passed, {total} total",
+            f"Snapshots:   {snap_failed and f'{snap_failed} failed, ' or ''}{rng.randint(30, 90)} passed, {rng.randint(90, 120)} total",
+            f"Time:        {rng.uniform(12, 60):.3f} s", "Ran all test suites."]
+    return "\n".join(out) + "\n"
+
+
+def webpack_config(app: str) -> str:
+    return f"""const path = require('path');
+const webpack = require('webpack');
+const HtmlWebpackPlugin = require('html-webpack-plugin');
+const MiniCssExtractPlugin = require('mini-css-extract-plugin');
+const TerserPlugin = require('terser-webpack-plugin');
+const CopyPlugin = require('copy-webpack-plugin');
+
+const isDev = process.env.NODE_ENV !== 'production';
+
+module.exports = {{
+  entry: {{ main: './src/index.jsx' }},
+  output: {{
+    path: path.resolve(__dirname, 'dist'),
+    filename: isDev ? '[name].js' : '[name].[contenthash].js',
+    publicPath: '/{app}/',
+  }},
+  devtool: isDev ? 'eval-cheap-module-source-map' : 'source-map',
+  resolve: {{
+    extensions: ['.js', '.jsx'],
+    alias: {{ '@': path.resolve(__dirname, 'src') }},
+  }},
+  node: {{
+    fs: 'empty',
+  }},
+  module: {{
+    rules: [
+      {{ test: /\\.jsx?$/, exclude: /node_modules/, use: 'babel-loader' }},
+      {{
+        test: /\\.s?css$/,
+        use: [
+          {{
+            loader: MiniCssExtractPlugin.loader,
+          options: {{ hmr: isDev, reloadAll: true }},
+          }},
+          'css-loader',
+          {{
+            loader: 'postcss-loader',
+          options: {{ plugins: [require('autoprefixer')()] }},
+          }},
+          {{
+            loader: 'sass-loader',
+          options: {{ prependData: `@import "~@acme/ui/tokens";` }},
+          }},
+        ],
+      }},
+      {{
+        test: /\\.(png|jpe?g|gif|svg|woff2?)$/,
+        use: [{{ loader: 'url-loader', options: {{ limit: 8192, name: 'static/[name].[hash:6].[ext]' }} }}],
+      }},
+    ],
+  }},
+  optimization: {{
+    namedModules: true,
+    splitChunks: {{ chunks: 'all' }},
+    minimizer: [
+      new TerserPlugin({{ sourceMap: true, parallel: true, extractComments: false }}),
+    ],
+  }},
+  plugins: [
+    new HtmlWebpackPlugin({{ template: 'public/index.html' }}),
+    new MiniCssExtractPlugin({{ filename: '[name].[contenthash].css' }}),
+    new CopyPlugin([{{ from: 'public', to: '.' }}]),
+    new webpack.DefinePlugin({{ 'process.env.API_URL': JSON.stringify(process.env.API_URL) }}),
+  ],
+}};
+"""
+
+
+def changelog(rng, plugin: str, major: str) -> str:
+    items = {
+        "webpack": ["Node.js polyfills are no longer included automatically; use `resolve.fallback`", "`node` option reduced to `global`, `__filename`, `__dirname`",
+                    "`optimization.namedModules` removed, use `optimization.moduleIds: 'named'`", "`optimization.noEmitOnErrors` renamed to `optimization.emitOnErrors`",
+                    "asset modules replace raw-loader, url-loader and file-loader", "`[hash]` for assets deprecated in favour of `[contenthash]`",
+                    "persistent caching with `cache: { type: 'filesystem' }`", "Module Federation", "`output.clean` to replace clean-webpack-plugin",
+                    "minimum Node.js version 10.13.0", "`this.getOptions` for loaders; `loader-utils` options parsing deprecated"],
+        "mini-css-extract-plugin": ["the `hmr` and `reloadAll` options were removed, HMR is supported out of the box", "minimum webpack version 5.1.0", "`esModule` defaults to `true`"],
+        "postcss-loader": ["`plugins`, `parser`, `syntax` and `stringifier` moved into `postcssOptions`", "minimum Node.js 10.13", "`config` option reworked"],
+        "sass-loader": ["`prependData` renamed to `additionalData`", "prefer `sass` (dart-sass) over `node-sass`", "minimum webpack 5"],
+        "copy-webpack-plugin": ["options are now `{ patterns: [...] }` instead of an array", "`ignore` moved to `globOptions.ignore`", "minimum webpack 5"],
+        "terser-webpack-plugin": ["the `sourceMap` option was removed; source maps follow `devtool`", "`cache` and `cacheKeys` removed, webpack 5 caching is used", "minimum webpack 5.1"],
+        "html-webpack-plugin": ["`htmlWebpackPlugin.files.chunks` removed from template parameters", "minimum webpack 5.20", "`minify` defaults to `true` in production"],
+        "jest": ["`jest-environment-jsdom` is no longer shipped; install it separately", "`testURL` removed, use `testEnvironmentOptions.url`",
+                 "`timers` renamed to `fakeTimers`; legacy timers via `fakeTimers: { legacyFakeTimers: true }`", "default `snapshotFormat` changed to `{escapeString: false, printBasicPrototype: false}`",
+                 "minimum Node.js 14.15"],
+    }[plugin]
+    lines = [f"## [{major}](https://github.com/webpack-contrib/{plugin}/compare/v{int(major.split('.')[0]) - 1}.{rng.randint(0, 9)}.{rng.randint(0, 9)}...v{major}) ({rng.randint(2020, 2022)}-{rng.randint(1, 12):02d}-{rng.randint(1, 28):02d})", "", "### ⚠ BREAKING CHANGES", ""]
+    for item in items:
+        lines.append(f"* {item} ([#{rng.randint(100, 16000)}](https://github.com/webpack/{plugin}/issues/{rng.randint(100, 16000)})) ([{hexid(rng, 7)}](https://github.com/webpack/{plugin}/commit/{hexid(rng, 40)}))")
+    lines += ["", "### Features", ""]
+    for _ in range(rng.randint(4, 9)):
+        lines.append(f"* {rng.choice(['support', 'add', 'allow', 'improve'])} {rng.choice(['`[contenthash]` in more places', 'async loaders', 'ESM output', 'the `layer` option', 'better error messages for invalid options', 'typescript types', 'caching of results', 'the `publicPath: auto` value'])} ([#{rng.randint(100, 16000)}](https://github.com/webpack/{plugin}/issues/{rng.randint(100, 16000)})) ([{hexid(rng, 7)}](https://github.com/webpack/{plugin}/commit/{hexid(rng, 40)}))")
+    lines += ["", "### Bug Fixes", ""]
+    for _ in range(rng.randint(5, 12)):
+        lines.append(f"* {rng.choice(['fix', 'avoid', 'handle', 'respect'])} {rng.choice(['source maps for empty chunks', 'a crash on windows paths', 'watch mode with symlinks', 'hashes of unchanged assets', 'the order of CSS chunks', 'memory leak in watch mode', 'relative `publicPath`'])} ([#{rng.randint(100, 16000)}](https://github.com/webpack/{plugin}/issues/{rng.randint(100, 16000)})) ([{hexid(rng, 7)}](https://github.com/webpack/{plugin}/commit/{hexid(rng, 40)}))")
+    return "\n".join(lines) + "\n"
+
+
+def s4_sources(rng) -> list[tuple[str, str]]:
+    auth = """import jwt from 'jsonwebtoken';
+import { readTokenFromStorage, writeTokenToStorage } from '@acme/utils/storage';
+
+const ISSUER = 'https://auth.acme.shop';
+
+// Decodes the session token to show the account menu before the API answers.
+// Verification happens on the server; this only reads the claims.
+export function sessionFromToken(token = readTokenFromStorage()) {
+  if (!token) return null;
+  const claims = jwt.decode(token, { json: true });
+  if (!claims || claims.iss !== ISSUER) return null;
+  return { customerId: claims.sub, name: claims.name, expiresAt: claims.exp * 1000 };
+}
+
+export function isExpired(session, now = Date.now()) {
+  return !session || session.expiresAt <= now;
+}
+
+export function storeToken(token) {
+  writeTokenToStorage(token);
+}
+"""
+    paths = """const path = require('path');
+
+// Joins CDN paths for product images; runs in the browser and in SSR.
+function imageUrl(base, ...parts) {
+  return base.replace(/\\/$/, '') + '/' + path.posix.join(...parts);
+}
+
+function extensionOf(file) {
+  return path.extname(file).slice(1).toLowerCase();
+}
+
+module.exports = { imageUrl, extensionOf };
+"""
+    return [("apps/storefront/src/api/auth.js", auth), ("packages/utils/src/paths.js", paths)]
+
+
+def build_dependency_upgrade() -> tuple[Session, dict]:
+    s = Session("dependency-upgrade-webpack5")
+    rng = s.rng
+    s.tool("run_command", "Run a shell command in the repository root (npm, npx, node, git are available).",
+           {"command": {"type": "string"}}, ["command"], 4000, "command failed")
+    s.tool("read_file", "Read a file of the repository.", {"path": {"type": "string"}}, ["path"], 20, "ENOENT: no such file or directory")
+    s.tool("edit_file", "Replace an exact string in a file.", {"path": {"type": "string"}, "old_string": {"type": "string"}, "new_string": {"type": "string"}},
+           ["path", "old_string", "new_string"], 30, "old_string not found")
+    plan: list[tuple] = []  # (tool, args, output, text)
+
+    def add(tool, args, output, text):
+        plan.append((tool, args, output, text))
+
+    apps = ["storefront", "admin"]
+    packages = ["ui", "utils"]
+    add("read_file", {"path": "package.json"}, """{
+  "name": "storefront-monorepo",
+  "version": "3.8.0",
+  "private": true,
+  "workspaces": ["apps/*", "packages/*"],
+  "engines": { "node": ">=18.17" },
+  "scripts": {
+    "build": "npm run build --workspaces --if-present",
+    "test": "npm test --workspaces --if-present",
+    "lint": "eslint . --ext .js,.jsx"
+  },
+  "devDependencies": {
+    "@babel/core": "^7.12.3",
+    "@babel/preset-env": "^7.12.1",
+    "@babel/preset-react": "^7.12.1",
+    "babel-loader": "^8.1.0",
+    "eslint": "^7.32.0",
+    "jest": "^26.6.3",
+    "babel-jest": "^26.6.3",
+    "webpack": "^4.46.0",
+    "webpack-cli": "^3.3.12",
+    "webpack-dev-server": "^3.11.3"
+  }
+}
+""", "Upgrading the storefront monorepo from webpack 4 to 5, with the loaders, plugins, Babel and Jest that go with it. Starting from the root manifest: npm workspaces, shared build tooling hoisted to the root.")
+    outdated = ["Package                      Current   Wanted   Latest  Location                      Depended by"]
+    for name, cur, latest in NPM_PACKAGES:
+        if cur == "-":
+            continue
+        outdated.append(f"{name:<28} {cur:<9} {cur:<8} {latest if latest != '-' else 'deprecated':<8} node_modules/{name:<{max(1, 30 - len(name))}} {rng.choice(['storefront-monorepo', '@acme/storefront', '@acme/admin', '@acme/ui'])}")
+    add("run_command", {"command": "npm outdated --workspaces --long"}, "\n".join(outdated) + "\n",
+        "Before changing anything: which of the build dependencies are behind and who depends on them.")
+    add("run_command", {"command": "npm ls webpack --all"}, npm_ls_tree(rng, "webpack@4.46.0", [p for p, _, _ in NPM_PACKAGES if "webpack" in p or "loader" in p], 9),
+        "Almost the whole build chain is on webpack-4-era majors. The dependency tree of webpack shows which plugins and loaders peer-depend on it.")
+    add("run_command", {"command": "cat .nvmrc && node --version && npm --version"}, "18.19.1\nv18.19.1\n10.2.4\n",
+        "Node version matters for webpack 5 (it needs 10.13+, our CI uses 18); checking the local toolchain matches CI.")
+    for app in apps:
+        add("read_file", {"path": f"apps/{app}/webpack.config.js"}, webpack_config(app),
+            f"The `{app}` webpack config, to see which webpack-4-only options it uses before bumping versions.")
+        add("read_file", {"path": f"apps/{app}/package.json"}, json.dumps({
+            "name": f"@acme/{app}", "version": "3.8.0", "private": True,
+            "scripts": {"start": "webpack serve --mode development", "build": "webpack --mode production --config webpack.config.js", "test": "jest --ci"},
+            "dependencies": {"react": "^17.0.2", "react-dom": "^17.0.2", "@acme/ui": "*", "@acme/utils": "*", "jsonwebtoken": "^8.5.1", "axios": "^0.27.2"},
+            "devDependencies": {name: f"^{cur}" for name, cur, _ in NPM_PACKAGES if cur != "-" and name not in ("webpack", "webpack-cli", "webpack-dev-server", "@babel/core", "jest")},
+            "jest": None}, indent=2).replace('  "jest": null\n', '').replace(',\n}', '\n}') + "\n",
+            f"`{app}`'s own manifest for its loaders and plugins.")
+    bumped = " ".join(f"{n}@^{latest}" for n, _, latest in NPM_PACKAGES if latest != "-")
+    install_lines = [f"npm WARN ERESOLVE overriding peer dependency" for _ in range(0)]
+    for _ in range(rng.randint(28, 40)):
+        dep = rng.choice(NPM_TRANSITIVE)
+        install_lines += ["npm WARN ERESOLVE overriding peer dependency", f"npm WARN While resolving: {rng.choice([p for p, _, _ in NPM_PACKAGES])}@{npm_version(rng)}",
+                          f"npm WARN Found: {dep}@{npm_version(rng)}", f"npm WARN node_modules/{dep}", f"npm WARN   dev {dep}@\"^{npm_version(rng)}\" from the root project",
+                          f"npm WARN Could not resolve dependency:", f"npm WARN peer {dep}@\"^{npm_version(rng)}\" from {rng.choice(NPM_TRANSITIVE)}@{npm_version(rng)}"]
+    install_lines += [f"npm WARN deprecated {d}@{npm_version(rng)}: {rng.choice(['This package is no longer supported.', 'Use your platform native atob() and btoa() methods instead', 'Glob versions prior to v9 are no longer supported', 'Rimraf versions prior to v4 are no longer supported'])}" for d in pick(rng, NPM_TRANSITIVE, 8)]
+    install_lines += ["", f"added {rng.randint(140, 220)} packages, removed {rng.randint(180, 260)} packages, changed {rng.randint(300, 420)} packages, and audited {rng.randint(1700, 1900)} packages in {rng.randint(30, 80)}s",
+                      "", f"{rng.randint(180, 240)} packages are looking for funding", "  run `npm fund` for details", "",
+                      f"{rng.randint(2, 6)} moderate severity vulnerabilities", "", "To address all issues, run:", "  npm audit fix"]
+    add("run_command", {"command": f"npm install -D -w apps/storefront -w apps/admin --include-workspace-root {bumped}"}, "\n".join(install_lines) + "\n",
+        "Both configs use the same webpack-4-only options (`node.fs`, `namedModules`, terser `sourceMap`, `hmr` in the CSS extract loader, postcss `plugins`, sass `prependData`, array-form CopyPlugin, url-loader). Bumping all build dependencies in one install, then fixing the configs against the build output.")
+    add("run_command", {"command": "git diff --stat"}, f" apps/admin/package.json      | {rng.randint(30, 44)} +++++-----\n apps/storefront/package.json | {rng.randint(30, 44)} +++++-----\n package-lock.json            | {rng.randint(9000, 14000)} ++++++++------\n package.json                 | 20 ++---\n 4 files changed, {rng.randint(6000, 9000)} insertions(+), {rng.randint(5000, 8000)} deletions(-)\n",
+        "The install went through with peer-dependency overrides (old eslint plugins still declare webpack 4). What changed:")
+    chunk_texts = ["The lockfile churn is huge. Skimming it for anything unexpected (a second copy of webpack, a downgrade):",
+                   "Mostly transitive bumps of the webpack 5 dependency set (enhanced-resolve, watchpack, webpack-sources). Next chunk:",
+                   "Still only version bumps with new integrity hashes. Next:",
+                   "Babel's helpers all moved together to 7.24, good. Next chunk:",
+                   "The jest 29 tree (jsdom 20, whatwg-url, tough-cookie) comes in here. Continuing:",
+                   "Testing Library and jest-dom moved a major each; their peer ranges look consistent. Next:",
+                   "ESLint 8 and its plugins, plus a new `@eslint/eslintrc`. Next:",
+                   "css-loader 6 pulls postcss-modules-* 4.x; one copy each. Next:",
+                   "The old `file-loader`/`url-loader` entries are removed here, as intended. Next:",
+                   "No duplicate webpack and no downgrades so far. Last chunk I'll look at:"]
+    for i, text in enumerate(chunk_texts):
+        add("run_command", {"command": f"git diff package-lock.json | sed -n '{1 + i * 480},{(i + 1) * 480}p'"}, npm_lock_diff(rng, rng.randint(18, 22)), text)
+    for pkg, why in [("eslint-webpack-plugin", "The install printed peer overrides; the first one is eslint-webpack-plugin. Why is it still resolved against webpack 4?"),
+                     ("webpack-dev-server", "webpack-dev-server 4 was also in the override list:"),
+                     ("@babel/core", "And the Babel core override, since babel-jest pins its own range:"),
+                     ("postcss", "postcss appears twice in the tree; checking which versions and why:")]:
+        lines = [f"{pkg}@{npm_version(rng)} dev", f"node_modules/{pkg}"]
+        for _ in range(rng.randint(8, 16)):
+            dep = rng.choice(NPM_TRANSITIVE + [p for p, _, _ in NPM_PACKAGES])
+            lines += [f"  {rng.choice(['dev', 'peer', 'peerOptional'])} {pkg}@\"^{npm_version(rng)}\" from {dep}@{npm_version(rng)}",
+                      f"  node_modules/{dep}", f"    dev {dep}@\"^{npm_version(rng)}\" from {rng.choice(['the root project', '@acme/storefront@3.8.0', '@acme/admin@3.8.0'])}"]
+        add("run_command", {"command": f"npm explain {pkg}"}, "\n".join(lines) + "\n", why)
+    for plugin, major in [("webpack", "5.0.0"), ("mini-css-extract-plugin", "2.0.0"), ("postcss-loader", "5.0.0"), ("sass-loader", "11.0.0"),
+                          ("copy-webpack-plugin", "7.0.0"), ("terser-webpack-plugin", "5.0.0"), ("html-webpack-plugin", "5.0.0"), ("jest", "28.0.0")]:
+        add("run_command", {"command": f"sed -n '/^## \\[\\?{major}/,/^## \\[\\?{major.split('.')[0]}\\.[1-9]/p' node_modules/{plugin}/CHANGELOG.md"},
+            changelog(rng, plugin, major),
+            f"Before building, the breaking changes of `{plugin}` {major.split('.')[0]}, from its changelog, so I recognise the errors when they come." if plugin == "webpack" else f"`{plugin}` {major} breaking changes:")
+    for path, body in s4_sources(rng):
+        add("read_file", {"path": path}, body, f"Which app code pulls node core modules? `{path}`:" if "auth" in path else f"And `{path}`:")
+    # -- per app: fix the config against the build output -----------------
+    polyfills = ["crypto|../../node_modules/jsonwebtoken/lib/verify.js", "stream|../../node_modules/jws/lib/data-stream.js",
+                 "buffer|../../node_modules/safe-buffer/index.js", "path|../../packages/utils/src/paths.js",
+                 "crypto|../../node_modules/jwa/index.js", "stream|../../node_modules/readable-stream/lib/_stream_readable.js",
+                 "os|../../node_modules/supports-color/index.js", "util|../../node_modules/jws/lib/sign-stream.js"]
+    for app in apps:
+        cfg = f"apps/{app}/webpack.config.js"
+        order = WEBPACK_ERRORS[:] if app == "storefront" else [e for e in WEBPACK_ERRORS if e[0] != "polyfills"]
+        for k, err in enumerate(order):
+            sites = pick(rng, polyfills, rng.randint(6, 8)) if err[0] == "polyfills" else []
+            done = order[k - 1] if k else None
+            add("run_command", {"command": f"npm run build -w apps/{app} 2>&1"}, webpack_build(rng, app, err, sites, 0),
+                f"Building `{app}` with webpack 5; webpack 5 reports configuration errors one at a time, so I expect a sequence of these." if k == 0 else
+                f"That takes care of the {done[0].replace('_', ' ')} problem ({done[4].split(';')[0].rstrip('.')}). " + rng.choice([
+                    f"Rebuilding `{app}` to see what webpack 5 complains about next.",
+                    f"The next build of `{app}` will show whether anything else in the config is webpack-4-only.",
+                    f"Building `{app}` again; {len(order) - k} of the incompatibilities I noted from the changelogs may still be ahead."]))
+            if err[0] == "polyfills":
+                add("run_command", {"command": "npm install -D -w apps/storefront crypto-browserify stream-browserify buffer process path-browserify os-browserify util"},
+                    f"\nadded {rng.randint(18, 30)} packages, and audited {rng.randint(1800, 1950)} packages in {rng.randint(6, 20)}s\n\n{rng.randint(180, 240)} packages are looking for funding\n  run `npm fund` for details\n\nfound 0 vulnerabilities\n",
+                    err[4] + " Installing the browser polyfills first.")
+                add("edit_file", {"path": cfg, "old_string": "    alias: { '@': path.resolve(__dirname, 'src') },\n  },\n",
+                                  "new_string": "    alias: { '@': path.resolve(__dirname, 'src') },\n    fallback: {\n      crypto: require.resolve('crypto-browserify'),\n      stream: require.resolve('stream-browserify'),\n      buffer: require.resolve('buffer/'),\n      path: require.resolve('path-browserify'),\n      os: require.resolve('os-browserify/browser'),\n      util: require.resolve('util/'),\n      fs: false,\n    },\n  },\n"},
+                    f"Applied 1 edit to {cfg}", "Then `resolve.fallback`: polyfills for crypto, stream, buffer, path, os and util; `fs: false`.")
+                add("edit_file", {"path": cfg, "old_string": "    new webpack.DefinePlugin(", "new_string": "    new webpack.ProvidePlugin({ process: 'process/browser', Buffer: ['buffer', 'Buffer'] }),\n    new webpack.DefinePlugin("},
+                    f"Applied 1 edit to {cfg}", "And `ProvidePlugin` for the `process` and `Buffer` globals that the polyfilled modules expect.")
+                continue
+            add("edit_file", {"path": cfg, "old_string": err[2], "new_string": err[3]}, f"Applied 1 edit to {cfg}", err[4])
+        add("run_command", {"command": f"npm run build -w apps/{app} 2>&1"}, webpack_build(rng, app, None, [], 1),
+            f"That was the last incompatibility I know of in `{app}`; building once more.")
+        add("run_command", {"command": f"npx webpack --mode production --config apps/{app}/webpack.config.js --stats detailed 2>&1 | head -300"},
+            "\n".join([f"asset {c}.{hexid(rng, 20)}.{ext} {rng.uniform(0.5, 900):.1f} KiB [emitted] [immutable] [minimized] (name: {c}) (id hint: {rng.choice(['vendors', 'default', 'styles'])}) 1 related asset" for c in ["main", "vendors", "runtime", "checkout", "account", "product", "styles"] for ext in ("js", "css") if rng.random() < 0.8]
+                      + [f"Entrypoint main {rng.uniform(600, 1200):.0f} KiB (2.1 MiB) = runtime.{hexid(rng, 20)}.js vendors.{hexid(rng, 20)}.js main.{hexid(rng, 20)}.js"]
+                      + [f"chunk (runtime: runtime) {c}.{hexid(rng, 20)}.js ({c}) {rng.uniform(1, 900):.1f} KiB [initial] [rendered] split chunk (cache group: defaultVendors)" for c in ["vendors", "checkout", "account", "product"]]
+                      + webpack_noise(rng, app, rng.randint(60, 90))
+                      + [f"cacheable modules {rng.uniform(2, 5):.2f} MiB", f"webpack 5.91.0 compiled with 1 warning in {rng.randint(14000, 52000)} ms"]) + "\n",
+            f"`{app}` builds (one size warning for the vendors chunk, as before the upgrade). The detailed stats, to check chunk splitting did not change shape:")
+        add("run_command", {"command": f"node scripts/size-report.js apps/{app}/dist --compare apps/{app}/dist-webpack4"},
+            "chunk            webpack4    webpack5     diff\n" + "\n".join(f"{c:<16} {rng.randint(20, 900):>6} KiB  {rng.randint(20, 880):>6} KiB  {rng.uniform(-12, 4):+.1f}%" for c in ["main", "vendors", "runtime", "checkout", "account", "product", "styles"]) + "\n",
+            f"Same chunks as before (runtime, vendors, one per route). Comparing bundle sizes against the webpack 4 build kept in `dist-webpack4`:")
+        suites = [f"{d}/{n}.test.jsx" for d, n in [(rng.choice(["components", "hooks", "pages", "utils"]), rng.choice(["Price", "Cart", "useDebounce", "debounce", "Checkout", "Header", "format", "useAuth", "ProductCard", "Search", "Filters", "Pagination"])) for _ in range(rng.randint(18, 26))]]
+        suites = list(dict.fromkeys(suites))
+        if not any("debounce" in x.lower() for x in suites):
+            suites.append("hooks/useDebounce.test.jsx")
+        jest_cfg = f"apps/{app}/jest.config.js"
+        add("read_file", {"path": jest_cfg}, "module.exports = {\n  testEnvironment: 'jsdom',\n  testURL: 'http://localhost/',\n  timers: 'legacy',\n  setupFilesAfterEach: ['<rootDir>/test/setup.js'],\n  moduleNameMapper: { '\\\\.(css|scss)$': 'identity-obj-proxy', '^@/(.*)$': '<rootDir>/src/$1' },\n  snapshotSerializers: ['@emotion/jest/serializer'],\n  transform: { '^.+\\\\.jsx?$': 'babel-jest' },\n};\n",
+            f"Sizes are within a few percent, mostly smaller. Now the tests of `{app}`: Jest went from 26 to 29, so the config first.")
+        for k, err in enumerate(JEST_ERRORS):
+            add("run_command", {"command": f"npm test -w apps/{app} 2>&1 | tail -120"}, jest_output(rng, app, err, suites),
+                f"Running `{app}`'s tests on Jest 29." if k == 0 else
+                f"Config adjusted for the {JEST_ERRORS[k - 1][0]} change ({JEST_ERRORS[k - 1][4].split(';')[0].rstrip('.')}). Tests of `{app}` again.")
+            if err[0] == "jsdom" and app == "storefront":
+                add("run_command", {"command": "npm install -D -w apps/storefront -w apps/admin jest-environment-jsdom@^29.7.0"},
+                    f"\nadded {rng.randint(30, 48)} packages, and audited {rng.randint(1900, 2000)} packages in {rng.randint(8, 20)}s\n\nfound 0 vulnerabilities\n",
+                    err[4] + " Installing it for both apps.")
+            add("edit_file", {"path": jest_cfg, "old_string": err[2], "new_string": err[3]}, f"Applied 1 edit to {jest_cfg}", err[4])
+        add("run_command", {"command": f"npm test -w apps/{app} 2>&1 | tail -120"}, jest_output(rng, app, None, suites),
+            f"Last Jest config change for `{app}`; full run.")
+    for pkg in packages:
+        add("run_command", {"command": f"npm test -w packages/{pkg} 2>&1 | tail -80"},
+            jest_output(rng, pkg, None, [f"{rng.choice(['tokens', 'Button', 'Modal', 'format', 'paths', 'money', 'dates'])}/{rng.choice(['index', 'render', 'edge'])}{i}.test.js" for i in range(rng.randint(8, 14))]),
+            f"The shared package `{pkg}` has no build step, only tests; running them on the new Jest.")
+    for app in apps:
+        diff = [f"diff --git a/apps/{app}/webpack.config.js b/apps/{app}/webpack.config.js", f"index {hexid(rng, 7)}..{hexid(rng, 7)} 100644",
+                f"--- a/apps/{app}/webpack.config.js", f"+++ b/apps/{app}/webpack.config.js"]
+        for err in WEBPACK_ERRORS:
+            if err[2] is None or (app == "admin" and err[0] == "polyfills"):
+                continue
+            diff.append(f"@@ -{rng.randint(10, 80)},{err[2].count(chr(10)) + 2} +{rng.randint(10, 80)},{err[3].count(chr(10)) + 2} @@ module.exports = {{")
+            diff += ["-" + l for l in err[2].rstrip("\n").split("\n")] + ["+" + l for l in err[3].rstrip("\n").split("\n")]
+        add("run_command", {"command": f"git diff apps/{app}/webpack.config.js"}, "\n".join(diff) + "\n",
+            f"Reviewing the complete config change of `{app}` in one diff before calling it done.")
+        dev = [f"<i> [webpack-dev-middleware] wait until bundle finished: /{app}/"] + webpack_noise(rng, app, rng.randint(50, 80)) + [f"webpack 5.91.0 compiled successfully in {rng.randint(4000, 12000)} ms"]
+        add("run_command", {"command": f"timeout 60 npx webpack serve --mode development --config apps/{app}/webpack.config.js --port 0 2>&1 | tail -120"},
+            "<i> [webpack-dev-server] Project is running at:\n<i> [webpack-dev-server] Loopback: http://localhost:41733/\n" + "\n".join(dev) + "\n",
+            f"The dev server is on v4 with a different config surface; making sure `{app}` still starts in development mode.")
+    lint = [f"> storefront-monorepo@3.8.0 lint", "> eslint . --ext .js,.jsx", ""]
+    for _ in range(rng.randint(10, 16)):
+        f = f"/work/storefront/apps/{rng.choice(apps)}/src/{rng.choice(['components', 'pages', 'hooks', 'utils'])}/{rng.choice(['Cart', 'Price', 'Search', 'Header', 'format', 'useAuth'])}.{rng.choice(['jsx', 'js'])}"
+        lint.append(f)
+        for _ in range(rng.randint(1, 6)):
+            lint.append(f"  {rng.randint(1, 240)}:{rng.randint(1, 60)}  {rng.choice(['warning', 'warning', 'error'])}  {rng.choice(['React Hook useEffect has a missing dependency', 'Unexpected console statement', 'is assigned a value but never used', 'Prefer default export', 'Unsafe optional chaining'])}  {rng.choice(['react-hooks/exhaustive-deps', 'no-console', 'no-unused-vars', 'import/prefer-default-export', 'no-unsafe-optional-chaining'])}")
+        lint.append("")
+    lint.append(f"✖ {rng.randint(40, 80)} problems (0 errors, {rng.randint(40, 80)} warnings)")
+    add("run_command", {"command": "npm run lint 2>&1 | tail -150"}, "\n".join(lint) + "\n",
+        "ESLint 8 came with the upgrade; the lint job must not regress to errors.")
+    add("run_command", {"command": "npx update-browserslist-db@latest"}, f"Latest version:     1.0.{rng.randint(1500, 1700)}\nInstalled version:  1.0.{rng.randint(1300, 1499)}\nRemoving old caniuse-lite from lock file\nInstalling new caniuse-lite version\n$ npm install caniuse-lite\nCleaning package.json dependencies from caniuse-lite\ncaniuse-lite has been successfully updated\n\nTarget browser changes:\n- and_chr {rng.randint(110, 118)}\n+ and_chr {rng.randint(119, 124)}\n- chrome {rng.randint(110, 118)}\n+ chrome {rng.randint(119, 124)}\n- safari 15.6\n+ safari 17.4\n",
+        "Lint has only the warnings it had before (no new errors). Babel and autoprefixer warned about an old caniuse-lite during the builds; updating the browserslist database.")
+    add("run_command", {"command": "npm run build && npm test 2>&1 | grep -E '^(Test Suites|Tests|>)'"},
+        "> storefront-monorepo@3.8.0 build\n> npm run build --workspaces --if-present\n\n> @acme/storefront@3.8.0 build\n> @acme/admin@3.8.0 build\n\n> storefront-monorepo@3.8.0 test\n" + "\n".join(f"Test Suites: {n} passed, {n} total\nTests:       {t} passed, {t} total" for n, t in [(rng.randint(10, 26), rng.randint(80, 200)) for _ in range(4)]) + "\n",
+        "Every workspace passes on its own. The root scripts together, as CI runs them.")
+    add("run_command", {"command": "npm audit --omit=dev"}, "found 0 vulnerabilities\n", "Green. A last look at the production dependency audit.")
+    for tool, args, output, text in plan:
+        s.step(text, tool, args, output=output)
+    s.answer("""Webpack 5 upgrade done; `npm run build` and `npm test` pass in all workspaces.
+
+- Bumped the build chain: webpack 5.91, webpack-cli 5, webpack-dev-server 4, babel-loader 9, html-webpack-plugin 5, mini-css-extract-plugin 2, css-loader 6, postcss-loader 7, sass-loader 13, terser-webpack-plugin 5, copy-webpack-plugin 11, Babel 7.24, Jest 29 (+ `jest-environment-jsdom`); removed url-loader/file-loader.
+- Config changes in both apps: `node.fs` → `resolve.fallback` (browser polyfills for crypto, stream, buffer, path, os, util; `fs: false`) plus `ProvidePlugin` for `process`/`Buffer` (storefront); `namedModules` → `moduleIds: 'named'`; terser `sourceMap` removed; CSS extract `hmr` removed; postcss `plugins` → `postcssOptions`; sass `prependData` → `additionalData`; CopyPlugin `{ patterns }`; url-loader → asset modules (`type: 'asset'`, 8 KiB inline limit).
+- Jest 29: `testEnvironment: 'jest-environment-jsdom'`, `testURL` → `testEnvironmentOptions.url`, `timers: 'legacy'` → `fakeTimers: { legacyFakeTimers: true }`, and `snapshotFormat` pinned to the old format so existing snapshots stay valid (re-recording them can be a follow-up).
+- Bundle sizes are within a few percent of the webpack 4 build; 0 production vulnerabilities.""")
+    s.summary("""Summary of the upgrade so far:
+- Root and both apps bumped to webpack 5.91 and the matching loader/plugin majors, Babel 7.24, Jest 29 (npm install with peer overrides; lockfile diff checked: only version bumps, no duplicate webpack).
+- Webpack config fixes applied per app, one build error at a time: node.fs → resolve.fallback, namedModules → moduleIds 'named', terser sourceMap removed, polyfills (crypto/stream/buffer/path/os/util + ProvidePlugin) for storefront, mini-css-extract hmr removed, postcss plugins → postcssOptions, sass prependData → additionalData, CopyPlugin patterns, url-loader → asset modules.
+- Jest fixes: jest-environment-jsdom installed and named, testURL → testEnvironmentOptions.url, legacy fake timers, snapshotFormat pinned.
+Remaining: finish the current app, run the shared packages' tests, run the root build/test, audit.""", reusable=True)
+    head = {
+        "name": s.name,
+        "description": (
+            f"A dependency upgrade (webpack 4 → 5 with its loaders and plugins, Babel, Jest 26 → 29) in an npm-workspaces "
+            f"monorepo: {s.main_steps} model decisions, almost all of them answered by mid-size, token-dense outputs "
+            "(npm trees, lockfile diffs full of sha512 integrity hashes, webpack and Jest output, configs), with short "
+            "assistant turns that fix one build error at a time. This is the observation-heavy shape where masking old tool "
+            "results is nearly all that matters: under `roku` only Layer 0 runs and keeps every request small; `masking` "
+            "keeps ten results whole; `opencode` cannot prune in a one-prompt session (it protects the last two user turns) "
+            "and, like `codex`, only summarizes near the window; `none` runs out of window. The uncompacted history passes "
+            "150K tokens."
+        ),
+        "model": "gpt-4.1",
+        "context_window": 128000,
+        "system": "You are a frontend build engineer. Upgrade dependencies carefully: read the configs, bump versions, then fix what the build and the tests report, one problem at a time, with minimal config changes. Finish with a summary of what changed.",
+        "task": "Upgrade the storefront monorepo (npm workspaces: apps/storefront, apps/admin, packages/ui, packages/utils) from webpack 4 to webpack 5, with the loaders and plugins that go with it, Babel 7.24 and Jest 29. `npm run build` and `npm test` must pass in every workspace.",
+    }
+    return s, {"head": head, "final_contains": ["webpack 5", "resolve.fallback", "jest-environment-jsdom"]}
+
+
+
+
+# ---------------------------------------------------------------------------
+# Scenario 5: a flaky-test hunt, long chatty reasoning turns
+# ---------------------------------------------------------------------------
+
+FLAKY = "tests/integration/test_reservations.py::test_concurrent_checkout_reserves_stock"
+PY_TESTS = ["test_reserve_single_item", "test_reserve_rejects_oversell", "test_release_on_cancel", "test_release_on_timeout",
+            "test_concurrent_checkout_reserves_stock", "test_reservation_ttl_extends_on_activity", "test_bulk_reserve_is_atomic",
+            "test_reserve_after_restock", "test_reservation_survives_redis_failover", "test_stock_snapshot_matches_db"]
+OTHER_FILES = ["tests/integration/test_orders.py", "tests/integration/test_payments.py", "tests/integration/test_catalog.py",
+               "tests/unit/test_pricing.py", "tests/unit/test_cart.py", "tests/unit/test_tax.py", "tests/integration/test_search.py"]
+
+
+def pytest_run(rng, workers: int, count: int, fail_at: list[int], seed: int, only_flaky: bool, extra_files: int) -> tuple[str, dict]:
+    """pytest with xdist and pytest-repeat; `fail_at` are repetition indices of the flaky test that fail."""
+    items = []
+    for rep in range(count):
+        tests = [FLAKY.split("::")[1]] if only_flaky else PY_TESTS
+        for t in tests:
+            items.append((f"tests/integration/test_reservations.py::{t}[{rep + 1}-{count}]", t == FLAKY.split("::")[1] and rep in fail_at))
+    for f in pick(rng, OTHER_FILES, extra_files):
+        for _ in range(rng.randint(6, 14)):
+            items.append((f"{f}::test_{rng.choice(['create', 'update', 'list', 'apply', 'compute', 'rounds', 'rejects'])}_{rng.choice(['order', 'discount', 'vat', 'query', 'refund', 'cart', 'item'])}", False))
+    rng.shuffle(items)
+    lines = [f"============================= test session starts ==============================",
+             f"platform linux -- Python 3.12.2, pytest-8.1.1, pluggy-1.4.0",
+             f"Using --randomly-seed={seed}", "rootdir: /work/shop", "configfile: pyproject.toml",
+             f"plugins: xdist-3.5.0, repeat-0.9.3, randomly-3.15.0, asyncio-0.23.6, timeout-2.3.1"]
+    if workers > 1:
+        lines.append(f"{workers} workers [{len(items)} items]")
+        lines.append("")
+    else:
+        lines.append(f"collected {len(items)} items")
+        lines.append("")
+    failures = []
+    for i, (name, fails) in enumerate(items):
+        pct = int(100 * (i + 1) / len(items))
+        worker = f"gw{rng.randrange(workers)}" if workers > 1 else ""
+        verdict = "FAILED" if fails else "PASSED"
+        if workers > 1:
+            lines.append(f"[{worker}] [{pct:>3}%] {verdict} {name}")
+        else:
+            lines.append(f"{name} {verdict} [{pct:>3}%]")
+        if fails:
+            failures.append((name, worker))
+    facts = {"failures": len(failures), "items": len(items), "workers": workers, "seed": seed, "count": count,
+             "fail_workers": [w for _, w in failures]}
+    for name, worker in failures:
+        got = rng.choice([6, 6, 7])
+        lines += ["", "=================================== FAILURES ===================================",
+                  f"_____ {name.split('::')[1]} _____", f"[{worker}] linux -- Python 3.12.2 /work/shop/.venv/bin/python" if worker else "",
+                  "", "redis = Redis<ConnectionPool<Connection<host=localhost,port=6379,db=0>>>", "catalog = <tests.factories.CatalogFactory object at 0x7f3a2c1d9e50>", "",
+                  "    @pytest.mark.asyncio", "    async def test_concurrent_checkout_reserves_stock(redis, catalog):",
+                  "        sku = await catalog.create_sku(stock=5)", "        carts = [await make_cart(sku, qty=1) for _ in range(8)]",
+                  "        results = await asyncio.gather(*(reserve(cart) for cart in carts), return_exceptions=True)",
+                  "        reserved = [r for r in results if isinstance(r, Reservation)]",
+                  ">       assert len(reserved) == 5", f"E       AssertionError: assert {got} == 5",
+                  f"E        +  where {got} = len([Reservation(id='rsv_{hexid(rng, 10)}', sku='{'sku-' + str(rng.randint(1000, 9999))}', qty=1), ...])", "",
+                  "tests/integration/test_reservations.py:88: AssertionError",
+                  "------------------------------ Captured log call -------------------------------",
+                  f"WARNING  app.reservations.service:service.py:71 stock key missing for {'sku-' + str(rng.randint(1000, 9999))}, reloading from database (stock=5)",
+                  f"WARNING  app.reservations.service:service.py:71 stock key missing for {'sku-' + str(rng.randint(1000, 9999))}, reloading from database (stock=4)",
+                  f"INFO     app.reservations.service:service.py:94 reserved 1 of sku, remaining={rng.randint(0, 3)}"]
+    elapsed = rng.uniform(4, 90)
+    summary = f"{len(failures)} failed, {len(items) - len(failures)} passed" if failures else f"{len(items)} passed"
+    if failures:
+        lines += ["", "=========================== short test summary info ============================"]
+        lines += [f"FAILED {n} - AssertionError: assert 6 == 5" for n, _ in failures]
+    lines.append(f"{'=' * 20} {summary} in {elapsed:.2f}s {'=' * 20}")
+    return "\n".join(l for l in lines if l is not None) + "\n", facts
+
+
+def ci_log(rng, run_id: int, failed: bool, worker_start_skew: float) -> str:
+    t = 10 * 3600 + rng.randint(0, 5000)
+    day = f"2025-03-{rng.randint(3, 12):02d}"
+
+    def stamp(dt):
+        nonlocal t
+        t += dt
+        return f"{ts(t, day)[:-1]}{rng.randint(0, 9)}Z"
+    lines = [f"test\tSet up job\t{stamp(0)} Current runner version: '2.314.1'",
+             f"test\tSet up job\t{stamp(0.4)} Runner name: 'GitHub Actions {rng.randint(2, 60)}'",
+             f"test\tInitialize containers\t{stamp(12)} Starting service container redis:7.2-alpine",
+             f"test\tInitialize containers\t{stamp(4)} Starting service container postgres:16",
+             f"test\tInstall dependencies\t{stamp(20)} Installed 143 packages in {rng.uniform(2, 9):.2f}s",
+             f"test\tRun tests\t{stamp(3)} pytest -n auto --dist load -p randomly --timeout 120",
+             f"test\tRun tests\t{stamp(0.8)} ============================= test session starts =============================="]
+    for w in range(4):
+        lines.append(f"test\tRun tests\t{stamp(worker_start_skew if w == 3 else rng.uniform(0.05, 0.3))} [gw{w}] worker started, session fixtures: postgres_schema, flush_redis")
+    lines.append(f"test\tRun tests\t{stamp(0.2)} 4 workers [{rng.randint(420, 460)} items]")
+    for _ in range(rng.randint(30, 50)):
+        name = rng.choice([f"tests/integration/test_reservations.py::{rng.choice(PY_TESTS)}"] + [f"{f}::test_{rng.choice(['create', 'list', 'apply'])}_{rng.choice(['order', 'cart', 'vat'])}" for f in OTHER_FILES])
+        lines.append(f"test\tRun tests\t{stamp(rng.uniform(0.05, 0.6))} [gw{rng.randrange(4)}] [{rng.randint(1, 99):>3}%] PASSED {name}")
+    if failed:
+        lines.append(f"test\tRun tests\t{stamp(0.1)} [gw{rng.choice([0, 1, 2])}] [ {rng.randint(10, 40)}%] FAILED {FLAKY}")
+        lines.append(f"test\tRun tests\t{stamp(0.01)} E       AssertionError: assert 6 == 5")
+        lines.append(f"test\tRun tests\t{stamp(0.01)} WARNING  app.reservations.service:service.py:71 stock key missing for sku-{rng.randint(1000, 9999)}, reloading from database (stock=5)")
+        lines.append(f"test\tRun tests\t{stamp(40)} ================= 1 failed, {rng.randint(420, 460)} passed in {rng.uniform(80, 140):.2f}s =================")
+        lines.append(f"test\tRun tests\t{stamp(0.5)} ##[error]Process completed with exit code 1.")
+    else:
+        lines.append(f"test\tRun tests\t{stamp(40)} ================= {rng.randint(420, 460)} passed in {rng.uniform(80, 140):.2f}s =================")
+    return "\n".join(lines) + "\n"
+
+
+def redis_monitor(rng, n: int, with_flush_at: int | None) -> str:
+    lines = ["OK"]
+    t = 1710152047.0
+    for i in range(n):
+        t += rng.uniform(0.0001, 0.004)
+        client = f"172.18.0.1:{rng.choice([53012, 53014, 53020, 53022])}"
+        if with_flush_at is not None and i == with_flush_at:
+            lines.append(f'{t:.6f} [0 172.18.0.1:53044] "FLUSHDB"')
+            continue
+        cmd = rng.choice([
+            f'"EVALSHA" "{hexid(rng, 40)}" "2" "stock:sku-{rng.randint(1000, 9999)}" "rsv:{hexid(rng, 10)}" "1" "900"',
+            f'"GET" "stock:sku-{rng.randint(1000, 9999)}"',
+            f'"SET" "stock:sku-{rng.randint(1000, 9999)}" "{rng.randint(0, 5)}" "NX"',
+            f'"EXPIRE" "rsv:{hexid(rng, 10)}" "900"',
+            f'"HSET" "cart:{uuid(rng)}" "sku-{rng.randint(1000, 9999)}" "1"',
+            f'"SCRIPT" "LOAD" "local s = tonumber(redis.call(\'GET\', KEYS[1]))..."' if rng.random() < 0.05 else f'"PING"',
+        ])
+        lines.append(f"{t:.6f} [0 {client}] {cmd}")
+    return "\n".join(lines) + "\n"
+
+
+S5_SERVICE = '''"""Stock reservations for checkout.
+
+A reservation decrements the available stock of a SKU in redis atomically
+(Lua script) and records the reservation with a TTL; a background job
+releases expired reservations. Redis is the source of truth while a key
+exists; when the key is missing (cold start, eviction) the stock is reloaded
+from the database.
+"""
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+
+from redis.asyncio import Redis
+
+from app.db import Database
+from app.reservations.errors import OutOfStock
+
+log = logging.getLogger(__name__)
+
+RESERVE = """
+local stock = tonumber(redis.call('GET', KEYS[1]))
+if stock == nil then return -1 end
+local qty = tonumber(ARGV[1])
+if stock < qty then return -2 end
+redis.call('DECRBY', KEYS[1], qty)
+redis.call('SET', KEYS[2], qty, 'EX', ARGV[2])
+return stock - qty
+"""
+
+
+@dataclass(frozen=True)
+class Reservation:
+    id: str
+    sku: str
+    qty: int
+
+
+class ReservationService:
+    def __init__(self, redis: Redis, db: Database, ttl_seconds: int = 900) -> None:
+        self._redis = redis
+        self._db = db
+        self._ttl = ttl_seconds
+        self._reserve = redis.register_script(RESERVE)
+
+    async def reserve(self, reservation_id: str, sku: str, qty: int) -> Reservation:
+        for _ in range(2):
+            remaining = await self._reserve(keys=[f"stock:{sku}", f"rsv:{reservation_id}"], args=[qty, self._ttl])
+            if remaining == -1:
+                stock = await self._db.available_stock(sku)
+                log.warning("stock key missing for %s, reloading from database (stock=%d)", sku, stock)
+                await self._redis.set(f"stock:{sku}", stock, nx=True)
+                continue
+            if remaining == -2:
+                raise OutOfStock(sku, qty)
+            log.info("reserved %d of sku, remaining=%d", qty, remaining)
+            return Reservation(reservation_id, sku, qty)
+        raise RuntimeError(f"could not load stock for {sku}")
+'''
+
+S5_CONFTEST = '''import os
+
+import pytest
+import pytest_asyncio
+from redis.asyncio import Redis
+
+from app.db import Database
+from tests.factories import CatalogFactory
+
+REDIS_URL = os.environ.get("REDIS_URL", "redis://localhost:6379/0")
+DATABASE_URL = os.environ.get("DATABASE_URL", "postgresql://shop:shop@localhost:5432/shop_test")
+
+
+@pytest.fixture(scope="session")
+def worker_id(request):
+    return getattr(request.config, "workerinput", {}).get("workerid", "master")
+
+
+@pytest_asyncio.fixture(scope="session")
+async def postgres_schema(worker_id):
+    db = await Database.connect(DATABASE_URL)
+    schema = f"test_{worker_id}"
+    await db.execute(f"DROP SCHEMA IF EXISTS {schema} CASCADE; CREATE SCHEMA {schema}")
+    await db.migrate(schema=schema)
+    yield db.with_schema(schema)
+    await db.close()
+
+
+@pytest_asyncio.fixture(scope="session", autouse=True)
+async def flush_redis():
+    """Start every test session with an empty redis."""
+    client = Redis.from_url(REDIS_URL)
+    await client.flushdb()
+    yield
+    await client.aclose()
+
+
+@pytest_asyncio.fixture
+async def redis():
+    client = Redis.from_url(REDIS_URL)
+    yield client
+    await client.aclose()
+
+
+@pytest_asyncio.fixture
+async def catalog(postgres_schema, redis):
+    return CatalogFactory(postgres_schema, redis)
+'''
+
+S5_TEST = '''import asyncio
+
+import pytest
+
+from app.reservations.service import Reservation, ReservationService
+from tests.helpers import make_cart, reserve
+
+
+@pytest.mark.asyncio
+async def test_reserve_single_item(redis, catalog):
+    sku = await catalog.create_sku(stock=3)
+    cart = await make_cart(sku, qty=1)
+    assert isinstance(await reserve(cart), Reservation)
+    assert int(await redis.get(f"stock:{sku}")) == 2
+
+
+@pytest.mark.asyncio
+async def test_reserve_rejects_oversell(redis, catalog):
+    sku = await catalog.create_sku(stock=1)
+    await reserve(await make_cart(sku, qty=1))
+    with pytest.raises(OutOfStock):
+        await reserve(await make_cart(sku, qty=1))
+
+
+@pytest.mark.asyncio
+async def test_concurrent_checkout_reserves_stock(redis, catalog):
+    sku = await catalog.create_sku(stock=5)
+    carts = [await make_cart(sku, qty=1) for _ in range(8)]
+    results = await asyncio.gather(*(reserve(cart) for cart in carts), return_exceptions=True)
+    reserved = [r for r in results if isinstance(r, Reservation)]
+    assert len(reserved) == 5
+    assert sum(isinstance(r, OutOfStock) for r in results) == 3
+'''
+
+
+class FlakyNarrator:
+    """Long, reasoning-heavy assistant turns for the flaky-test hunt."""
+
+    EARLY = [
+        "A reminder to myself about what the failure actually says: eight carts race for five units and six reservations succeed. One extra unit was handed out, so at some point the stock counter in redis was higher than it should have been. Either two decrements read the same value (a real race), or the counter was reset to a higher value in the middle of the test.",
+        "The captured log in every failure contains `stock key missing ... reloading from database`, with a count that goes backwards (stock=5, then stock=4). The service only logs that when the `stock:` key does not exist. In a test that created the SKU a few milliseconds earlier, the key should exist unless something deleted it.",
+        "The Lua script itself is atomic: redis runs it without interleaving, so two reservations cannot both see `stock=1`. The reload path is not atomic with it, but it uses `SET ... NX`, which only writes when the key is absent. For the reload to hand out an extra unit, the key must disappear after some reservations were made and then be reloaded from the database, which still says 5 because reservations only live in redis until checkout completes.",
+        "What I find telling is the pattern of who fails and when: never locally without xdist, about one run in thirty on CI with four workers. A real race in the script would show up without xdist too, since the test itself fires eight concurrent reservations.",
+        "pytest-randomly reorders tests with a per-run seed, so test-order dependence (H2) would show up as a seed that reproduces deterministically. I record every seed for exactly that reason.",
+        "Postgres isolation (H5) looks right on paper: each worker gets its own schema named after its worker id. Redis has nothing like that in the fixtures; every worker connects to `redis://localhost:6379/0`. That asymmetry is the first thing I would look at in a code review, but I want the logs to point there before I believe it.",
+        "I want to be careful not to fix the symptom. Retrying the reservation on a missing key, or making the test tolerant, would hide a fixture problem that can also corrupt other tests silently: any test relying on redis state could be hit when it happens to overlap.",
+        "The timing hypothesis (H4) would need the reservation TTL (900 s) or some other expiry to elapse during a test that lasts a few hundred milliseconds. Nothing in the fixtures sets short TTLs, so I rate it low, but CI machines are slower and I do not want to dismiss it without a reproduction.",
+        "Something that deletes keys, rather than something that races, would explain both the `stock key missing` warning and why the failure needs other test files in the run: other files mean other workers doing other things against the same redis at the same time.",
+        "A one-in-thirty flake needs many repetitions before a zero means anything. I keep that in mind when reading a green run: with the CI failure rate, a handful of clean local runs is weak evidence either way.",
+        "If the cause is cross-worker interference, the failing worker and the interfering worker should differ, and the interference should come from something that runs once per worker: session fixtures are the obvious candidates.",
+        "The `flush_redis` fixture is `autouse` and session-scoped. With xdist every worker has its own session, so it runs once per worker, at whatever moment that worker happens to start, not once per test run as its docstring suggests.",
+        "The numbers matter here: 5 failures in 40 CI runs is 12.5 % per run, and each run executes the flaky test once. Locally I can run it hundreds of times per minute, so if I find the right conditions the signal should become unmistakable rather than one-in-thirty.",
+        "I keep asking what is different between CI and a laptop. Three things stand out: CI always uses xdist, CI machines start workers unevenly because they are busy installing and importing, and CI runs every test file together. Each of those is a knob I can turn locally, one at a time.",
+        "Eight concurrent reservations against five units is a good test design, by the way: it would catch a real double-decrement immediately. The problem is that it is also the test most sensitive to anything that touches the stock key from outside, because it keeps the key busy for the longest time.",
+        "I'm deliberately not reading the failure as 'redis is flaky'. Redis is single-threaded and the script is atomic; when a single-threaded store appears to misbehave, the usual explanation is a second client doing something legitimate at the wrong moment.",
+        "If H3 is right, the failing test should never fail when it is the only thing running on its worker and the other workers have already started. That suggests an experiment: control when each worker starts, rather than hoping for the right timing.",
+        "It also predicts that more workers make it worse (more session starts spread over the run) and that `--dist loadfile` makes it better (each file's tests start after its worker is fully up). Both are cheap to check.",
+        "What would falsify H3? A failure in a run where no FLUSHDB happens after the first test started, or a failure in a single-process run. I'll keep an eye out for either, because I am now biased towards it.",
+        "The reload path in the service is also worth a thought on its own: even once the tests are fixed, reloading stock from the database while reservations live only in redis is a latent production bug. I'll note it, but keep it out of this change.",
+    ]
+    LATE = [
+        "The mechanism is now clear: a worker that starts late flushes the shared database while another worker is in the middle of the concurrent test. What remains is a fix that removes the sharing rather than the timing, because CI timing is not something the tests can control.",
+        "There are two ways to stop sharing: a key prefix per worker, or a database index per worker. A prefix needs every test and helper to go through one key builder, including the service under test; a database index is invisible to the code under test and mirrors what postgres already does with schemas. The database index is the smaller, safer change.",
+        "Redis has 16 databases by default, so `gw0`..`gw14` fit; `-n auto` on hosted runners is 4 and on the big self-hosted runners 8. I'll keep db 0 for runs without xdist so local habits do not change.",
+        "Verification must use the conditions that made the failure frequent, not the ones that made it rare: four workers, other test files in the mix, and the artificial start delay. Passing under those is much stronger evidence than passing a plain run.",
+        "The production code deserves a note too: the reload path can hand out extra units whenever a stock key is lost (eviction, failover), because the database does not know about redis-only reservations. That is a real, if rare, production risk, but it is a separate change from fixing the tests.",
+        "After the fix the `stock key missing` warning should disappear from test logs entirely; it is a cheap signal to watch in CI for a while.",
+        "I also want the fix to fail loudly if someone reintroduces the sharing: a helper that connects to `REDIS_URL` directly would silently go back to db 0. Documenting the rule is the minimum; a grep in CI could enforce it later.",
+        "One subtlety: `worker_id` is `master` without xdist, so local single-process runs keep using db 0 and nothing changes for developers who never run in parallel.",
+        "The artificial delay is the key to trusting the verification. Without it, a clean run only shows that the bad timing did not happen; with it, a clean run shows the bad timing no longer matters.",
+        "The per-worker database does not need the flush to be removed: flushing your own database at session start is still useful against stale stock from an interrupted earlier run, which is why the fixture was added in the first place.",
+        "For the CI side I won't change the workflow: the fix is entirely in test setup, so it also protects developers who run `pytest -n auto` locally.",
+        "I'm fairly confident now, but I still want repeated green runs on CI itself before calling it done: the hosted runners are where the uneven worker start happens naturally.",
+    ]
+
+    def __init__(self, rng):
+        self.rng = rng
+        self.board = {
+            "H1": ["a race inside the reservation Lua script or its reload path", "open"],
+            "H2": ["test-order dependence (pytest-randomly shuffles tests)", "open"],
+            "H3": ["shared redis state between xdist workers", "open"],
+            "H4": ["timing: TTL expiry or slow CI containers", "open"],
+            "H5": ["postgres schema isolation between workers", "open"],
+        }
+        self.runs: list[str] = []
+        self.tally: dict[str, list[int]] = {}
+        self.late = False
+        self.used: list[int] = []
+
+    def set(self, h, status):
+        self.board[h][1] = status
+        if h == "H3" and status.startswith("confirmed"):
+            self.late = True
+
+    def board_text(self) -> str:
+        return "\n".join(f"- {h}: {text} — {status}" for h, (text, status) in self.board.items())
+
+    def reflect(self) -> str:
+        bank = self.LATE if self.late else self.EARLY
+        # Least recently used first, so consecutive turns do not repeat themselves.
+        order = sorted(range(len(bank)), key=lambda i: (self.used.count((self.late, i)) if False else sum(1 for u in self.used if u == (self.late, i)), self.rng.random()))
+        i = order[0]
+        self.used.append((self.late, i))
+        return bank[i]
+
+    def record(self, condition: str, failures: int, reps: int):
+        t = self.tally.setdefault(condition, [0, 0])
+        t[0] += failures
+        t[1] += reps
+
+    def stats(self, condition: str) -> str:
+        failures, reps = self.tally[condition]
+        rate = failures / reps if reps else 0.0
+        if failures:
+            return (f"Under this condition ({condition}) the tally is {failures} failure(s) in {reps} repetitions of the flaky test, "
+                    f"about {100 * rate:.1f} %. That is far above what a single CI run suggests per repetition, so this setup concentrates the problem.")
+        # chance of seeing no failure in `reps` repetitions if the per-repetition rate were 3 %
+        p = 0.97 ** reps
+        return (f"Under this condition ({condition}) the tally is 0 failures in {reps} repetitions. If it failed 3 % of the time per repetition, "
+                f"the chance of a clean streak this long would be {100 * p:.1f} %, so {'this is meaningful' if p < 0.05 else 'it is suggestive, not conclusive'}.")
+
+    NEXT = {
+        "run_command": ["Before running it, what do I expect? If the interference story holds, the outcome should depend on how many workers start and when, not on the seed; I'll read the result against that prediction.",
+                        "I'll keep the command identical to the previous runs except for the one thing I vary, so the comparison stays clean.",
+                        "Each run takes well under a minute, so it is cheap to repeat; I'd rather have more repetitions than clever guesses."],
+        "read_file": ["Reading before running: the fastest way to lose an hour on a flake is to run experiments without knowing what the code is supposed to do.",
+                      "I read it end to end rather than jumping to the part I suspect, because fixtures and helpers tend to hide their side effects in the boring parts."],
+        "edit_file": ["The edit is small and reversible; I'll undo it (or keep it) depending on what the next runs show, and I'll say which in the summary.",
+                      "Keeping the change minimal matters: if the flake disappears I want to know exactly which line made it disappear."],
+        "grep": ["A search is cheaper than reasoning about what might exist; if there is another place that touches redis globally, it will show up here."],
+    }
+
+    def turn(self, observation: str, why: str, show_board: bool, stats: str | None, next_tool: str = "run_command") -> str:
+        parts = [observation]
+        if stats:
+            parts.append(stats)
+        parts.append(self.reflect())
+        parts.append(self.reflect())
+        parts.append(self.reflect())
+        if show_board:
+            parts.append("Hypotheses:\n" + self.board_text())
+        if self.runs and (show_board or self.rng.random() < 0.5):
+            parts.append("Runs so far:\n" + "\n".join(f"- {r}" for r in self.runs[-6:]))
+        lead = self.rng.choice(["Next step:", "What I'll do now:", "Plan:", "So the next experiment:", "Next:"])
+        parts.append(f"{lead} {why}")
+        parts.append(self.rng.choice(self.NEXT[next_tool]))
+        return "\n\n".join(parts)
+
+
+def build_flaky_hunt() -> tuple[Session, dict]:
+    s = Session("flaky-test-hunt-reservations")
+    rng = s.rng
+    s.tool("run_command", "Run a shell command in the repository root (pytest, gh, git, redis-cli, docker are available).",
+           {"command": {"type": "string"}}, ["command"], 20000, "command failed")
+    s.tool("read_file", "Read a file of the repository.", {"path": {"type": "string"}}, ["path"], 20, "FileNotFoundError")
+    s.tool("edit_file", "Replace an exact string in a file.", {"path": {"type": "string"}, "old_string": {"type": "string"}, "new_string": {"type": "string"}},
+           ["path", "old_string", "new_string"], 30, "old_string not found")
+    s.tool("grep", "Search the repository (rg -n PATTERN PATH).", {"pattern": {"type": "string"}, "path": {"type": "string"}}, ["pattern", "path"], 120, "no matches")
+    nar = FlakyNarrator(rng)
+    plan: list[dict] = []
+
+    def add(tool, args, output, observation, why, effect=None, run=None):
+        plan.append({"tool": tool, "args": args, "output": output, "observation": observation, "why": why, "effect": effect, "run": run})
+
+    seeds = [rng.randint(1000, 99999) for _ in range(80)]
+    seed_i = [0]
+
+    def next_seed():
+        seed_i[0] += 1
+        return seeds[seed_i[0] % len(seeds)]
+
+    def pytest_step(command, workers, count, fail_at, seed, only_flaky, extra, condition, observe, why, effect=None):
+        out, f = pytest_run(rng, workers, count, fail_at, seed, only_flaky, extra)
+        note = f"{condition}, seed {seed}: {f['failures']} failure(s) in {count} repetitions"
+        add("run_command", {"command": command}, out, observe(f), why, effect, (condition, f["failures"], count, note))
+
+    # -- reading ----------------------------------------------------------
+    add("read_file", {"path": "tests/integration/test_reservations.py"}, S5_TEST,
+        "The flaky test gathers eight concurrent reservations of a SKU with stock 5 and expects exactly five to succeed and three `OutOfStock`.",
+        "Start with the test itself.")
+    add("read_file", {"path": "app/reservations/service.py"}, S5_SERVICE,
+        "The service reserves through a Lua script that checks and decrements `stock:{sku}` atomically; when the key is missing it reloads the stock from the database with `SET NX` and retries once.",
+        "And the code under test.")
+    add("read_file", {"path": "tests/helpers.py"}, '''import os
+import uuid
+
+from redis.asyncio import Redis
+
+from app.db import Database
+from app.reservations.service import ReservationService
+
+
+async def make_cart(sku: str, qty: int):
+    return {"id": f"cart_{uuid.uuid4().hex[:10]}", "sku": sku, "qty": qty}
+
+
+async def reserve(cart):
+    client = Redis.from_url(os.environ["REDIS_URL"])
+    db = await Database.connect(os.environ["DATABASE_URL"])
+    try:
+        service = ReservationService(client, db)
+        return await service.reserve(f"rsv_{cart['id']}", cart["sku"], cart["qty"])
+    finally:
+        await client.aclose()
+''', "`reserve()` in the helpers opens its own redis client from `REDIS_URL` for every call, with a fresh `ReservationService`.",
+        "The test's helpers, since `reserve` and `make_cart` come from there.")
+    add("read_file", {"path": "tests/conftest.py"}, S5_CONFTEST,
+        "The fixtures: postgres gets a schema per xdist worker (`test_{worker_id}`), but redis is one URL for everyone, and a session-scoped autouse fixture runs `FLUSHDB` when each worker's session starts.",
+        "The fixtures decide what state tests share.")
+    add("read_file", {"path": "tests/factories.py"}, '''class CatalogFactory:
+    """Creates catalog rows in the worker's schema and primes the stock cache."""
+
+    def __init__(self, db, redis):
+        self._db = db
+        self._redis = redis
+        self._n = 0
+
+    async def create_sku(self, stock: int) -> str:
+        self._n += 1
+        sku = f"sku-{self._db.schema[-3:]}-{self._n:04d}"
+        await self._db.execute("INSERT INTO skus (id, available) VALUES ($1, $2)", sku, stock)
+        await self._redis.set(f"stock:{sku}", stock)
+        return sku
+''', "`create_sku` writes the SKU to the worker's own postgres schema and primes `stock:{sku}` in redis. SKU ids include the schema suffix, so two workers never use the same key; the only way one worker can affect another's key is a command that is not key-specific.",
+        "And the factory that creates the SKU.")
+    add("read_file", {"path": "pyproject.toml"}, '''[tool.pytest.ini_options]
+asyncio_mode = "strict"
+addopts = "-p randomly --strict-markers"
+testpaths = ["tests"]
+markers = ["slow: long-running tests"]
+filterwarnings = ["error::DeprecationWarning"]
+
+[tool.coverage.run]
+branch = true
+source = ["app"]
+''', "pytest config: randomly is always on, no xdist by default (CI adds `-n auto`).", "The pytest configuration, for plugins on by default.")
+    add("read_file", {"path": "docs/testing.md"}, '''# Running the tests
+
+    docker compose -f docker-compose.test.yml up -d
+    pytest                      # everything, one process
+    pytest -n auto              # parallel, like CI
+
+The integration tests need redis and postgres. Each worker gets its own
+postgres schema (`test_gw0`, `test_gw1`, ...), created and migrated at
+session start. Each test session starts with `FLUSHDB` so tests never see
+stale stock.
+
+Flaky test? Re-run with the seed printed at the top (`-p randomly_seed=N`).
+''', "The docs tell developers to run without xdist by default, which matches 'never fails locally', and they describe FLUSHDB as per session, not per worker.",
+        "How the team is told to run tests locally.")
+    add("read_file", {"path": "app/db.py"}, '''class Database:
+    """asyncpg pool bound to one schema."""
+
+    async def available_stock(self, sku: str) -> int:
+        row = await self.fetchrow(
+            "SELECT available - COALESCE((SELECT sum(qty) FROM order_lines ol JOIN orders o ON o.id = ol.order_id"
+            " WHERE ol.sku = $1 AND o.status = 'paid'), 0) AS available FROM skus WHERE id = $1",
+            sku,
+        )
+        return int(row["available"])
+''', "`available_stock` subtracts only paid orders; open reservations are invisible to it. So a reload during checkout resets the counter to the full stock.",
+        "What exactly does the reload read from the database?")
+    add("read_file", {"path": "app/reservations/release.py"}, '''class ReleaseJob:
+    """Releases reservations whose TTL expired: puts their qty back on the stock key."""
+
+    async def run_once(self) -> int:
+        expired = [k async for k in self._redis.scan_iter("rsv:*") if await self._redis.ttl(k) == -2]
+        for key in expired:
+            sku, qty = await self._load(key)
+            await self._redis.incrby(f"stock:{sku}", qty)
+        if expired:
+            await self._redis.unlink(*expired)
+        return len(expired)
+''', "The release job only increments stock for expired reservations and unlinks reservation keys; it never deletes stock keys, and it is not started in tests.",
+        "The only production code that deletes keys is the release job; checking it cannot remove `stock:` keys.")
+    add("run_command", {"command": "pip show pytest-xdist pytest-randomly pytest-repeat | grep -E '^(Name|Version)'"},
+        "Name: pytest-xdist\nVersion: 3.5.0\nName: pytest-randomly\nVersion: 3.15.0\nName: pytest-repeat\nVersion: 0.9.3\n",
+        "Plugin versions match CI's lockfile (xdist 3.5, randomly 3.15, repeat 0.9.3).", "Make sure my local plugins match CI before comparing behaviour.")
+    add("run_command", {"command": "pytest --collect-only -q | tail -3"}, f"{rng.randint(430, 450)} tests collected in {rng.uniform(1.5, 3):.2f}s\n",
+        "About 440 tests, the same count CI reports.", "And that I collect the same tests as CI.")
+    # -- CI history -------------------------------------------------------
+    add("run_command", {"command": "gh run list --workflow ci.yml --branch main --limit 40 --json databaseId,conclusion,createdAt,headSha --jq '.[] | [.databaseId, .conclusion, .createdAt, .headSha[:7]] | @tsv'"},
+        "\n".join(f"{8212340000 + i * rng.randint(900, 4000)}\t{'failure' if i in (3, 11, 19, 26, 34) else 'success'}\t2025-03-{12 - i // 4:02d}T{rng.randint(8, 19):02d}:{rng.randint(0, 59):02d}:{rng.randint(0, 59):02d}Z\t{hexid(rng, 7)}" for i in range(40)) + "\n",
+        "Five failures in the last forty runs on main, on different commits: not tied to a change in the code.",
+        "How often does it fail on CI, and on which commits?")
+    for k, (run_id, skew) in enumerate([(8212351234, 2.7), (8212389012, 3.4), (8212412345, 1.9), (8212455678, 4.1), (8212498765, 2.2)]):
+        add("run_command", {"command": f"gh run view {run_id} --log-failed | head -120"}, ci_log(rng, run_id, True, skew),
+            (f"Failed run {run_id}: the same assertion (6 == 5) with the `stock key missing` warning, and again one worker (gw3) started {skew:.1f} s after the others." if k else
+             f"The first failed CI log: `assert 6 == 5`, preceded by `stock key missing ... reloading from database`. The workers start at different times: gw3 came up {skew:.1f} s after gw0-gw2."),
+            "The logs of the failed runs, to compare them with each other." if k == 0 else f"The next failed run ({k + 1} of 5).")
+    for k, run_id in enumerate([8212346789, 8212367890]):
+        add("run_command", {"command": f"gh run view {run_id} --log | grep -E 'worker started|FAILED|passed in' | head -60"}, ci_log(rng, run_id, False, rng.uniform(0.1, 0.4)),
+            "A green run: all four workers start within a few hundred milliseconds of each other." if k == 0 else "The second green run looks the same: workers start together.",
+            "A passing run for contrast, looking at the same lines." if k == 0 else "One more green run, to be sure the tight start is typical.")
+    add("run_command", {"command": "gh api repos/acme/shop/actions/runs/8212455678/timing --jq '.run_duration_ms, .billable'"},
+        '412118\n{"UBUNTU":{"total_ms":412000,"jobs":1,"job_runs":[{"job_id":23011873101,"duration_ms":412000}]}}\n',
+        "Nothing unusual in the job timing of the worst failure (7 minutes, like the green ones); the late worker is not a symptom of a slow run overall.",
+        "Are the failing runs slow runs in general?")
+    add("run_command", {"command": "git log -S 'flushdb' --format='%h %ad %an %s' --date=short -- tests/conftest.py"},
+        "3c9e1a2 2024-11-04 r.kim tests: flush redis at session start (stale stock between runs)\n",
+        "The flush was added in November to fix stale stock between local runs, when the suite still ran in one process; xdist came later.",
+        "When was the redis flush added, and why?")
+    add("run_command", {"command": "git log -S 'pytest -n auto' --format='%h %ad %an %s' --date=short -- .github/workflows/ci.yml"},
+        "a71f0d4 2025-01-20 m.lopez ci: run tests in parallel (-n auto), 11 min -> 7 min\n",
+        "And xdist was switched on in CI in January. Support tickets about the flake start in late January too.",
+        "And when did CI start running tests in parallel?")
+    add("run_command", {"command": "for id in $(gh run list --workflow ci.yml --status success --limit 6 --json databaseId --jq '.[].databaseId'); do gh run view $id --log | grep 'worker started' | awk '{print $3, $4}'; done"},
+        "\n".join(f"{ts(10 * 3600 + r * 900 + w * rng.uniform(0.05, 0.35), '2025-03-1' + str(r % 9))} [gw{w}]" for r in range(6) for w in range(4)) + "\n",
+        "Six more green runs: in every one the four workers start within 0.1-1.1 s of each other. In the five failures the late worker was 1.9-4.1 s behind.",
+        "Worker start times across more green runs, to see if the late start is really specific to failures.")
+    # -- local reproduction ------------------------------------------------
+    for count in (20, 50, 100):
+        seed = next_seed()
+        pytest_step(f"pytest '{FLAKY}' --count {count} -p 'randomly_seed={seed}' -q", 1, count, [], seed, True, 0, "one process",
+                    lambda f, c=count: f"{c} repetitions in a single process: all pass.",
+                    f"Try to reproduce locally in one process, {count} repetitions.")
+    for k, conc in enumerate([16, 64, 256]):
+        add("run_command", {"command": f"python scripts/stress_reserve.py --stock 50 --concurrency {conc} --iterations 400"},
+            "\n".join(f"iteration {i:>3}: reserved={50 if True else 0} out_of_stock={conc - 50 if conc > 50 else 0} stock_left={0 if conc >= 50 else 50 - conc} ok" for i in range(0, 400, 8)) + f"\nsummary: 400 iterations, 0 over-reservations, 0 missing-key reloads, p99 reserve latency {rng.uniform(0.8, 4):.2f} ms\n",
+            f"A direct stress test of the service in one process, {conc} concurrent reservations per iteration: 400 iterations, no over-reservation and no missing-key reload.",
+            "Attack H1 head-on, without pytest: hammer the service with concurrent reservations against a real redis." if k == 0 else f"Same stress test with {conc} concurrent reservations.",
+            ("H1", "ruled out (stress test clean up to 256 concurrent)") if k == 2 else None)
+    fail_plan = {0: [], 1: [7], 2: [], 3: [2, 8], 4: [], 5: [3], 6: [], 7: [6], 8: [], 9: [4], 10: [], 11: [1]}
+    for k in range(12):
+        seed = next_seed()
+        files = " ".join(pick(rng, OTHER_FILES, 2))
+        pytest_step(f"pytest tests/integration/test_reservations.py {files} -n 4 --count 10 -p 'randomly_seed={seed}'", 4, 10, fail_plan[k], seed, False, rng.randint(1, 3),
+                    "-n 4 with other files",
+                    lambda f, sd=seed: (f"With four workers and other test files in the mix: {f['failures']} failure(s) in {f['items']} items (seed {sd}), on worker(s) {', '.join(f['fail_workers'])}." if f["failures"] else f"Four workers, seed {sd}: all {f['items']} items pass."),
+                    "Reproduce like CI: four xdist workers, other test files alongside, recorded seed." if k == 0 else "Another run like CI with a new seed.",
+                    ("H1", "unlikely (never fails in one process)") if k == 1 else None)
+    for k in range(3):
+        pytest_step(f"pytest tests/integration/test_reservations.py tests/integration/test_orders.py tests/unit/test_cart.py -n 4 --count 10 -p 'randomly_seed={seeds[2]}' # rerun {k + 1}",
+                    4, 10, [5] if k == 1 else [], seeds[2], False, 2, "-n 4, fixed seed",
+                    lambda f, kk=k: f"Same seed {seeds[2]}, rerun {kk + 1}: {f['failures']} failure(s). The seed does not reproduce it deterministically.",
+                    f"If H2 (order dependence) were the cause, a failing seed would fail every time. Rerunning seed {seeds[2]}.",
+                    ("H2", "unlikely (same seed passes and fails)") if k == 2 else None)
+    for k in range(3):
+        seed = next_seed()
+        pytest_step(f"pytest tests/integration/test_reservations.py -n 4 --count 30 -p 'randomly_seed={seed}'", 4, 30, [], seed, True, 0, "-n 4, reservations file only",
+                    lambda f: f"Only the reservations file, four workers, 30 repetitions: {f['items']} items, no failure.",
+                    "Only the reservations file on four workers: does the mix with other files matter?")
+    for workers, dist, fails in [(2, "load", [4]), (8, "load", [1, 6, 8]), (4, "loadfile", []), (4, "loadscope", []), (4, "load", [3])]:
+        seed = next_seed()
+        pytest_step(f"pytest tests/integration/test_reservations.py {' '.join(OTHER_FILES[:3])} -n {workers} --dist {dist} --count 10 -p 'randomly_seed={seed}'",
+                    workers, 10, fails, seed, False, 2, f"-n {workers} --dist {dist}",
+                    lambda f, w=workers, d=dist: f"`-n {w} --dist {d}`: {f['failures']} failure(s) in {f['items']} items."
+                    + (" With `loadfile`/`loadscope` every file runs on one worker from start to end, and the workers that start late do so before any long test begins." if d != "load" else ""),
+                    f"Vary the parallelism: {workers} workers with `--dist {dist}`. More workers should mean more session starts spread over time, if H3 is right.")
+    add("run_command", {"command": "psql \"$DATABASE_URL\" -Atc \"select schema_name from information_schema.schemata where schema_name like 'test_%' order by 1\"  # during a -n 4 run"},
+        "test_gw0\ntest_gw1\ntest_gw2\ntest_gw3\n", "During a parallel run there are exactly four test schemas, one per worker; postgres state is not shared.",
+        "Check H5 directly: the schemas that exist during a parallel run.", ("H5", "ruled out (one schema per worker)"))
+    # -- redis itself -----------------------------------------------------
+    add("run_command", {"command": "docker compose -f docker-compose.test.yml exec redis redis-cli config get maxmemory-policy maxmemory"},
+        "maxmemory-policy\nnoeviction\nmaxmemory\n0\n", "No eviction and no memory limit in the test redis: keys do not disappear on their own.",
+        "Could redis evict keys under memory pressure?", ("H4", "unlikely for expiry/eviction (noeviction, TTL 900 s)"))
+    add("edit_file", {"path": "app/reservations/service.py", "old_string": "            if remaining == -1:\n",
+                      "new_string": "            if remaining == -1:\n                log.warning(\"DEBUG-FLAKE stock key vanished: sku=%s dbsize=%s worker=%s\", sku, await self._redis.dbsize(), os.environ.get(\"PYTEST_XDIST_WORKER\"))\n"},
+        "Applied 1 edit to app/reservations/service.py (+1 line)", "Temporary debug logging added.",
+        "Temporary debug logging in the reload path: when the key is missing, how big is the whole database at that moment? If it was just flushed, it will be nearly empty.")
+    for k in range(2):
+        out, f = pytest_run(rng, 4, 10, [4] if k == 0 else [2, 7], next_seed(), False, 2)
+        out = out.replace("WARNING  app.reservations.service:service.py:71 stock key missing", f"WARNING  app.reservations.service:service.py:70 DEBUG-FLAKE stock key vanished: sku=sku-gw{rng.randint(0, 2)}-0{rng.randint(100, 999)} dbsize={rng.randint(1, 4)} worker=gw{rng.randint(0, 2)}\nWARNING  app.reservations.service:service.py:71 stock key missing", 1)
+        add("run_command", {"command": f"pytest tests/integration/test_reservations.py tests/integration/test_catalog.py tests/integration/test_orders.py -n 4 --count 10 -p randomly # debug {k + 1}"}, out,
+            f"The debug line fires in the failing repetition: the database holds only {rng.randint(1, 4)} keys at that moment, although four workers were busy creating SKUs, carts and reservations. Something emptied the whole database, not just this key.",
+            "Run the mixed suite with the debug logging." if k == 0 else "Once more, to see the same pattern twice.", None,
+            (f"-n 4 with other files", f["failures"], 10, f"-n 4 with debug logging: {f['failures']} failure(s) in 10 repetitions"))
+    add("edit_file", {"path": "app/reservations/service.py", "old_string": "                log.warning(\"DEBUG-FLAKE stock key vanished: sku=%s dbsize=%s worker=%s\", sku, await self._redis.dbsize(), os.environ.get(\"PYTEST_XDIST_WORKER\"))\n",
+                      "new_string": ""},
+        "Applied 1 edit to app/reservations/service.py (-1 line)", "Debug logging removed.", "Remove the debug logging from the service again.")
+    add("grep", {"pattern": "redis", "path": "tests/integration/test_catalog.py"},
+        "tests/integration/test_catalog.py:14:async def test_catalog_cache_warms(redis, catalog):\ntests/integration/test_catalog.py:19:    assert await redis.exists(f\"stock:{sku}\")\ntests/integration/test_catalog.py:31:async def test_catalog_import_sets_all_stock(redis, catalog):\n",
+        "The catalog tests only read and write their own keys; none of them deletes anything. So the emptying must come from setup, not from another test.",
+        "Do the tests in the other files delete redis keys themselves?")
+    add("grep", {"pattern": "flushdb|FLUSHDB|flushall|\\.delete\\(|unlink", "path": "."},
+        "tests/conftest.py:31:    await client.flushdb()\nscripts/dev_reset.sh:12:redis-cli -n 0 FLUSHALL\ndocs/testing.md:9:session start with `FLUSHDB` so tests never see\napp/reservations/release.py:40:        await self._redis.unlink(*expired)\n",
+        "Only the conftest flushes redis in tests; `release.py` unlinks expired reservation keys, never stock keys.",
+        "Every place that wipes or deletes redis keys.", ("H3", "likely: FLUSHDB per worker session on a shared db"))
+    for k in range(4):
+        flush = rng.randint(60, 140) if k in (1, 3) else None
+        add("run_command", {"command": f"timeout 30 redis-cli monitor > /tmp/monitor-{k}.log & pytest tests/integration/test_reservations.py tests/integration/test_catalog.py -n 4 --count 5 -q; sed -n '1,200p' /tmp/monitor-{k}.log"},
+            redis_monitor(rng, 195, flush),
+            ("The redis MONITOR log of a failing run shows a `FLUSHDB` from a fresh connection in the middle of the reservation traffic, between two `EVALSHA` calls on the same stock key." if flush is not None
+             else "MONITOR during a passing run: only reservation traffic (`EVALSHA`, `GET`, `SET NX`, `EXPIRE`), no FLUSHDB after the very start."),
+            "Watch redis itself during runs: who writes and deletes what, and when." if k == 0 else "Another monitored run.",
+            ("H3", "confirmed: a late worker's FLUSHDB lands mid-test") if k == 1 else None)
+    # -- deterministic reproduction ------------------------------------------
+    add("edit_file", {"path": "tests/conftest.py", "old_string": '    client = Redis.from_url(REDIS_URL)\n    await client.flushdb()\n',
+                      "new_string": '    client = Redis.from_url(REDIS_URL)\n    if os.environ.get("FLAKE_DELAY_WORKER") == os.environ.get("PYTEST_XDIST_WORKER"):\n        await asyncio.sleep(float(os.environ.get("FLAKE_DELAY_SECONDS", "2")))\n    await client.flushdb()\n'},
+        "Applied 1 edit to tests/conftest.py (+2 lines)", "Temporary instrumentation is in place.",
+        "To prove the mechanism, make it deterministic: delay one worker's session start (and so its FLUSHDB), as CI's slow gw3 does.")
+    for delay, fails in [(2, [0, 2, 3]), (2, [1, 4]), (0.5, [2]), (1, [0, 3]), (4, [0, 1, 3]), (3, [0, 2, 4]), (1.5, [1, 3]), (0, [])]:
+        seed = next_seed()
+        pytest_step(f"FLAKE_DELAY_WORKER=gw3 FLAKE_DELAY_SECONDS={delay} pytest tests/integration/test_reservations.py tests/integration/test_orders.py tests/unit/test_tax.py -n 4 --count 5 -p 'randomly_seed={seed}'",
+                    4, 5, fails, seed, False, 2, f"gw3 delayed {delay} s",
+                    lambda f, d=delay: (f"With gw3's session start delayed {d} s: {f['failures']} failure(s) out of 5 repetitions." if d else "With the delay set to 0 (control): no failure, as in ordinary local runs."),
+                    "Run with a 2 s delay." if delay == 2 and fails[0] == 0 else f"Vary the delay ({delay} s) to see the window in which the flush hurts.",
+                    ("H4", "contributing: slow worker start on CI") if delay == 4 else None)
+    add("edit_file", {"path": "tests/conftest.py", "old_string": '    if os.environ.get("FLAKE_DELAY_WORKER") == os.environ.get("PYTEST_XDIST_WORKER"):\n        await asyncio.sleep(float(os.environ.get("FLAKE_DELAY_SECONDS", "2")))\n',
+                      "new_string": ""},
+        "Applied 1 edit to tests/conftest.py (-2 lines)", "Instrumentation removed.",
+        "Remove the delay again; I'll re-add it only to verify the fix.")
+    add("read_file", {"path": ".github/workflows/ci.yml"}, """name: ci
+on: [push, pull_request]
+jobs:
+  test:
+    runs-on: ubuntu-latest
+    services:
+      redis:
+        image: redis:7.2-alpine
+        ports: ["6379:6379"]
+      postgres:
+        image: postgres:16
+        env: { POSTGRES_USER: shop, POSTGRES_PASSWORD: shop, POSTGRES_DB: shop_test }
+        ports: ["5432:5432"]
+    steps:
+      - uses: actions/checkout@v4
+      - uses: astral-sh/setup-uv@v1
+      - run: uv sync --frozen
+      - run: pytest -n auto --dist load -p randomly --timeout 120
+        env:
+          REDIS_URL: redis://localhost:6379/0
+          DATABASE_URL: postgresql://shop:shop@localhost:5432/shop_test
+""", "CI sets one `REDIS_URL` with db 0 for all workers and uses `-n auto --dist load` (four cores on hosted runners).",
+        "How CI configures redis for the tests.")
+    add("run_command", {"command": "docker compose -f docker-compose.test.yml exec redis redis-cli config get databases"}, "databases\n16\n",
+        "16 databases available, enough for one per worker up to `-n 15`.", "How many redis databases can the test server hold?")
+    # -- the fix ----------------------------------------------------------
+    add("edit_file", {"path": "tests/conftest.py", "old_string": '@pytest_asyncio.fixture(scope="session", autouse=True)\nasync def flush_redis():\n    """Start every test session with an empty redis."""\n    client = Redis.from_url(REDIS_URL)\n',
+                      "new_string": 'def redis_url_for(worker_id: str) -> str:\n    """One redis database per xdist worker (gw0 -> db 1, gw1 -> db 2, ...; master -> db 0)."""\n    index = 0 if worker_id == "master" else int(worker_id.removeprefix("gw")) + 1\n    return REDIS_URL.rsplit("/", 1)[0] + f"/{index}"\n\n\n@pytest_asyncio.fixture(scope="session", autouse=True)\nasync def flush_redis(worker_id):\n    """Start every worker\'s session with an empty redis database of its own."""\n    client = Redis.from_url(redis_url_for(worker_id))\n'},
+        "Applied 1 edit to tests/conftest.py (+6 -3 lines)", "The session flush now only touches the worker's own database.",
+        "The fix: give every xdist worker its own redis database, the way postgres already gets a schema per worker, so one worker's FLUSHDB can never touch another's keys.")
+    add("edit_file", {"path": "tests/conftest.py", "old_string": '@pytest_asyncio.fixture\nasync def redis():\n    client = Redis.from_url(REDIS_URL)\n',
+                      "new_string": '@pytest_asyncio.fixture\nasync def redis(worker_id):\n    client = Redis.from_url(redis_url_for(worker_id))\n'},
+        "Applied 1 edit to tests/conftest.py (+1 -1 lines)", "The per-test client uses the same database.",
+        "The per-test `redis` fixture must point at the same per-worker database.")
+    add("grep", {"pattern": "REDIS_URL|Redis.from_url", "path": "tests app"},
+        "tests/conftest.py:8:REDIS_URL = os.environ.get(\"REDIS_URL\", \"redis://localhost:6379/0\")\ntests/conftest.py:16:    return REDIS_URL.rsplit(\"/\", 1)[0] + f\"/{index}\"\ntests/conftest.py:31:    client = Redis.from_url(redis_url_for(worker_id))\ntests/conftest.py:39:    client = Redis.from_url(redis_url_for(worker_id))\ntests/helpers.py:15:    client = Redis.from_url(os.environ[\"REDIS_URL\"])\napp/settings.py:21:    redis_url: str = \"redis://localhost:6379/0\"\n",
+        "One more place: `tests/helpers.py` builds its own client from `REDIS_URL`, which would still use db 0 and miss the SKU's stock key.",
+        "Any other test code that connects to redis on its own?")
+    add("edit_file", {"path": "tests/helpers.py", "old_string": '    client = Redis.from_url(os.environ["REDIS_URL"])\n',
+                      "new_string": '    client = Redis.from_url(redis_url_for(os.environ.get("PYTEST_XDIST_WORKER", "master")))\n'},
+        "Applied 1 edit to tests/helpers.py (+1 -1 lines)", "The helper follows the worker's database too.",
+        "Route the helper through the same function.")
+    add("edit_file", {"path": "tests/helpers.py", "old_string": "from app.reservations.service import ReservationService\n",
+                      "new_string": "from app.reservations.service import ReservationService\nfrom tests.conftest import redis_url_for\n"},
+        "Applied 1 edit to tests/helpers.py (+1 lines)", "Import added.", "And import it there.")
+    add("edit_file", {"path": "docs/testing.md", "old_string": "session start. Each test session starts with `FLUSHDB` so tests never see\nstale stock.\n",
+                      "new_string": "session start. Redis is split the same way: each worker uses its own database\n(`gw0` -> db 1, `gw1` -> db 2, ...; db 0 without xdist) and flushes only that one\nat session start. Never connect to `REDIS_URL` directly in tests; use\n`redis_url_for(worker_id)`.\n"},
+        "Applied 1 edit to docs/testing.md (+3 -1 lines)", "Docs updated.", "Document the rule so new helpers do not reintroduce the sharing.")
+    add("edit_file", {"path": "tests/conftest.py", "old_string": '    client = Redis.from_url(redis_url_for(worker_id))\n    await client.flushdb()\n',
+                      "new_string": '    client = Redis.from_url(redis_url_for(worker_id))\n    if os.environ.get("FLAKE_DELAY_WORKER") == os.environ.get("PYTEST_XDIST_WORKER"):\n        await asyncio.sleep(float(os.environ.get("FLAKE_DELAY_SECONDS", "2")))\n    await client.flushdb()\n'},
+        "Applied 1 edit to tests/conftest.py (+2 lines)", "The delay is back, temporarily, on top of the fix.",
+        "Re-add the artificial delay on top of the fix, so verification runs under the worst conditions I found.")
+    for k, delay in enumerate([2, 2, 4, 1, 2, 4, 3, 1.5]):
+        seed = next_seed()
+        pytest_step(f"FLAKE_DELAY_WORKER=gw3 FLAKE_DELAY_SECONDS={delay} pytest tests/integration/test_reservations.py {' '.join(OTHER_FILES[:3])} -n 4 --count 10 -p 'randomly_seed={seed}'",
+                    4, 10, [], seed, False, 2, "after the fix, gw3 delayed",
+                    lambda f, d=delay: f"After the fix, gw3 delayed {d} s: {f['items']} items, no failure.",
+                    "Verify under the conditions that reproduced it reliably (four workers, mixed files, delayed gw3)." if k == 0 else "Again with another seed and delay.")
+    seed = next_seed()
+    pytest_step(f"pytest tests/integration/test_reservations.py {' '.join(OTHER_FILES[:4])} -n 8 --count 20 -p 'randomly_seed={seed}'", 8, 20, [], seed, False, 2,
+                "after the fix, -n 8", lambda f: f"Eight workers, 20 repetitions: {f['items']} items, no failure.",
+                "Eight workers, the self-hosted runner setting, with more repetitions.")
+    add("edit_file", {"path": "tests/conftest.py", "old_string": '    if os.environ.get("FLAKE_DELAY_WORKER") == os.environ.get("PYTEST_XDIST_WORKER"):\n        await asyncio.sleep(float(os.environ.get("FLAKE_DELAY_SECONDS", "2")))\n',
+                      "new_string": ""},
+        "Applied 1 edit to tests/conftest.py (-2 lines)", "Instrumentation removed for good.", "Take the delay out for good.")
+    seed = next_seed()
+    pytest_step(f"pytest tests/integration/test_reservations.py {' '.join(OTHER_FILES[:3])} -n 4 --count 100 -p 'randomly_seed={seed}' -q", 4, 100, [], seed, True, 1,
+                "after the fix, --count 100", lambda f: f"100 repetitions of the flaky test on four workers next to other files: {f['items']} items, no failure.",
+                "A long run: 100 repetitions of the flaky test next to other files.")
+    for k in range(2):
+        seed = next_seed()
+        out, f = pytest_run(rng, 4, 1, [], seed, False, 7)
+        add("run_command", {"command": f"pytest -n auto --dist load -p 'randomly_seed={seed}' --timeout 120"}, out,
+            f"The full suite as CI runs it: {f['items']} items, all pass.",
+            "The whole suite, exactly as CI runs it." if k == 0 else "And once more with another seed.", None,
+            ("full suite", 0, 1, f"full suite -n auto, seed {seed}: 0 failures"))
+    out, f = pytest_run(rng, 1, 1, [], next_seed(), False, 7)
+    add("run_command", {"command": "pytest -q -p no:xdist"}, out, "Without xdist (db 0, the developers' default) everything passes too.",
+        "And without xdist, the way developers run it locally.")
+    add("run_command", {"command": "git switch -c fix/flaky-reservations-redis-db-per-worker && git commit -qam 'tests: one redis database per xdist worker' && git push -q -u origin HEAD && gh workflow run ci.yml --ref fix/flaky-reservations-redis-db-per-worker"},
+        "Switched to a new branch 'fix/flaky-reservations-redis-db-per-worker'\nbranch 'fix/flaky-reservations-redis-db-per-worker' set up to track 'origin/fix/flaky-reservations-redis-db-per-worker'.\n✓ Created workflow_dispatch event for ci.yml at fix/flaky-reservations-redis-db-per-worker\n",
+        "Branch pushed and CI triggered.", "Push the fix on a branch and let CI run it where the problem happens naturally.")
+    for k in range(3):
+        add("run_command", {"command": f"gh run list --branch fix/flaky-reservations-redis-db-per-worker --limit 1 --json databaseId --jq '.[0].databaseId' | xargs -I{{}} sh -c 'gh run watch {{}} >/dev/null; gh run view {{}} --log | grep -E \"worker started|stock key missing|passed in\"'  # run {k + 1}"},
+            ci_log(rng, 8212600000 + k, False, [3.2, 0.4, 2.6][k]),
+            f"CI run {k + 1} on the branch: green" + (f", and gw3 started {[3.2, 0.4, 2.6][k]:.1f} s late, exactly the timing that used to fail, with no `stock key missing` warning." if k != 1 else ", workers started together."),
+            "Watch the branch's CI run." if k == 0 else f"Re-run CI on the branch ({k + 1} of 3).")
+    add("run_command", {"command": "git show --stat HEAD"}, f"commit {hexid(rng, 40)}\nAuthor: Agent <agent@acme.example>\nDate:   Wed Mar 12 16:02:11 2025 +0000\n\n    tests: one redis database per xdist worker\n\n docs/testing.md   |  5 ++++-\n tests/conftest.py | 15 ++++++++++-----\n tests/helpers.py  |  3 ++-\n 3 files changed, 17 insertions(+), 6 deletions(-)\n",
+        "Test code and docs only; no application change.", "Review the size of the committed change.")
+
+    prev = None
+    for index, step in enumerate(plan):
+        if index == 0:
+            text = ("`test_concurrent_checkout_reserves_stock` fails on CI about one run in thirty and nobody can reproduce it locally. "
+                    "I want to understand the mechanism before changing anything, so I'll collect evidence from the test, the code, CI history and controlled reruns.\n\n"
+                    "Initial hypotheses:\n" + nar.board_text() + "\n\nNext step: " + step["why"])
+        else:
+            stats = None
+            if prev["run"]:
+                condition, failures, reps, note = prev["run"]
+                nar.record(condition, failures, reps)
+                nar.runs.append(note)
+                stats = nar.stats(condition)
+            if prev["effect"]:
+                nar.set(*prev["effect"])
+            text = nar.turn(prev["observation"], step["why"], show_board=(prev["effect"] is not None or index % 5 == 0), stats=stats, next_tool=step["tool"])
+        s.step(text, step["tool"], step["args"], output=step["output"])
+        prev = step
+    s.answer(f"""Found and fixed: the flake is shared redis state between pytest-xdist workers, not a race in the reservation code.
+
+**Mechanism**
+- `tests/conftest.py` gives each xdist worker its own postgres schema, but every worker used the same redis database (`redis://localhost:6379/0`).
+- The session-scoped autouse fixture `flush_redis` runs `FLUSHDB` when each worker's session starts (added in November for single-process runs; CI went parallel in January). On CI (`-n auto` = 4 workers) one worker sometimes starts seconds after the others (gw3 started 1.9-4.1 s late in all five failed runs, within a few hundred ms in green ones).
+- If that late `FLUSHDB` lands while another worker is inside `test_concurrent_checkout_reserves_stock`, the `stock:{{sku}}` key disappears after some reservations; the service reloads stock 5 from the database (reservations only live in redis) and hands out an extra unit: `assert 6 == 5`, always with `stock key missing ... reloading from database`.
+- Evidence: never fails in one process or with the reservations file alone; the same seed both passes and fails (not order dependence); no eviction in the test redis; redis MONITOR shows a `FLUSHDB` between two `EVALSHA` calls on the same key in failing runs; delaying gw3's session start reproduces it on demand (0 failures with no delay).
+
+**Fix** (tests and docs only)
+- `redis_url_for(worker_id)`: one redis database per worker (gw0 → db 1, …; db 0 without xdist), used by `flush_redis`, the `redis` fixture and `tests/helpers.py`; `docs/testing.md` states the rule.
+- Verified under the reproduction conditions (delayed gw3, 4 workers, mixed files, 6 × 10 repetitions), with 8 workers × 20 repetitions, and the full suite with and without xdist: no failure.
+
+Separate risk worth a ticket: the service's reload-from-database path can over-reserve if a stock key is ever lost in production (eviction, failover), because the database does not know redis-only reservations.""")
+    s.summary("""Summary so far (flaky `test_concurrent_checkout_reserves_stock`):
+- Failure: `assert 6 == 5` with `stock key missing ... reloading from database`; ~1 in 30 CI runs (5 of last 40 on main, different commits).
+- Code: reservations via an atomic Lua script on `stock:{sku}`; a missing key reloads stock from the DB (SET NX) — the DB does not know redis-only reservations.
+- Fixtures: postgres schema per xdist worker; redis shared (db 0) for all workers; session autouse `flush_redis` does FLUSHDB at each worker's session start (added Nov 2024; CI parallel since Jan 2025).
+- CI: failed runs have one worker starting 2-4 s late; green runs start all workers together.
+- Local: never fails without xdist or with the reservations file alone; fails sometimes with -n 4 and other files; same seed both passes and fails (H2 unlikely); H1 (script race) unlikely; no eviction (noeviction).
+- redis MONITOR: a FLUSHDB lands mid-test between EVALSHA calls in failing runs (H3 confirmed).
+Remaining: reproduce deterministically (delay a worker), fix with one redis db per worker, verify under the bad conditions.""", reusable=True)
+    head = {
+        "name": s.name,
+        "description": (
+            f"A flaky-test hunt with long, reasoning-heavy assistant turns: {s.main_steps} model decisions, each turn a few "
+            "kilobytes of thinking about the evidence (failure statistics, hypothesis board, list of runs, what would "
+            "distinguish the explanations) around mid-size pytest, CI-log and redis-MONITOR outputs. Much of the history is "
+            "the assistant's own text, which observation masking cannot shrink. Under `roku` Layer 0 keeps the results "
+            "small and the reasoning stays below the 60 % mark, so no other layer runs; `masking` keeps ten results and "
+            "every turn; `opencode` and `codex` let the history grow to the window and then summarize it. The uncompacted "
+            "history passes 150K tokens, so `none` cannot finish."
+        ),
+        "model": "gpt-5-mini",
+        "context_window": 128000,
+        "system": "You are a meticulous test engineer hunting a flaky test. Think out loud: state what each result tells you, keep your hypotheses and their status up to date, and design experiments that distinguish them. Do not paper over flakiness with retries; find the mechanism and prove the fix.",
+        "task": f"`{FLAKY}` fails on CI about once in thirty runs and never locally. Find out why and fix it; show that the fix holds under the conditions that made it fail.",
+    }
+    return s, {"head": head, "final_contains": ["FLUSHDB", "xdist", "redis_url_for"], "recorded_model": "gpt-5-mini-2025-08-07"}
+
+
+# ---------------------------------------------------------------------------
 # Writing
 # ---------------------------------------------------------------------------
 
-BUILDERS = [build_investigation]
+BUILDERS = [build_investigation, build_log_analysis, build_refactor, build_dependency_upgrade, build_flaky_hunt]
 
 
 def render(builder) -> tuple[str, str, str, dict]:

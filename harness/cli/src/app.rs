@@ -24,6 +24,8 @@ pub enum Command {
     Sweep(SweepArgs),
     /// Serve recordings on loopback for OpenAI and Anthropic clients.
     Serve(ServeArgs),
+    /// Compare the loop's token estimate with o200k on files, per file and per class.
+    Estimate(EstimateArgs),
 }
 
 /// What every batch of runs takes.
@@ -115,4 +117,14 @@ pub struct ServeArgs {
     /// Refuse prompts above this many tokens with the provider's context-length error.
     #[arg(long)]
     pub context_window: Option<u64>,
+}
+
+/// `reloop estimate`.
+#[derive(Debug, Args)]
+pub struct EstimateArgs {
+    /// Text files or directories of them. Files in a directory named after a
+    /// class (code, prose, json, cjk, mixed) are judged as that class; others
+    /// as the class the estimator detects.
+    #[arg(required = true)]
+    pub paths: Vec<PathBuf>,
 }

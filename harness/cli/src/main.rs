@@ -2,6 +2,7 @@
 //! does lives in the `reloop-eval` and `reloop-mock` libraries.
 
 mod app;
+mod estimate_cmd;
 mod exit_code;
 mod junit;
 mod run_cmd;
@@ -31,6 +32,7 @@ fn main() {
         Command::Run(args) => run_cmd::run(args, cancel),
         Command::Sweep(args) => sweep_cmd::run(args, cancel),
         Command::Serve(args) => serve_cmd::run(args),
+        Command::Estimate(args) => estimate_cmd::run(args),
     };
     let code = result.unwrap_or_else(|error| {
         eprintln!("error: {error:#}");

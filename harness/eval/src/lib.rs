@@ -7,6 +7,7 @@
 //! three Parquet tables.
 
 mod collect;
+pub mod estimator_report;
 pub mod expect;
 pub mod fixture_tools;
 pub mod report;

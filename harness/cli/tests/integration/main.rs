@@ -5,6 +5,7 @@
 mod util;
 
 mod bad_input;
+mod estimate;
 mod run_suite;
 mod sdk_async_openai;
 mod serve;

@@ -190,3 +190,19 @@ fn an_interrupted_tool_reports_aborted_and_the_run_is_cancelled() {
     assert!(end.payload.contains("aborted by the user after 1.5s"), "{}", end.payload);
     assert!(report.metrics.virtual_ms < 60_000, "the run did not wait for the tool: {}", report.metrics.virtual_ms);
 }
+
+#[test]
+fn the_estimate_is_calibrated_from_reported_usage() {
+    let listing: String = (0..60).map(|i| format!("{{\"id\":{i},\"sha\":\"4f0c2d9b{i:04}\",\"size\":{}}}", i * 977)).collect();
+    let exchanges: String = (0..6)
+        .map(|i| format!("  - tool_calls: [ {{ name: ls, arguments: {{ dir: d{i} }} }} ]\n"))
+        .chain(std::iter::once("  - text: done\n".to_owned()))
+        .collect();
+    let report = run_inline(&format!("tools:\n  ls:\n    description: ls\n    results: [ {{ output: '{listing}' }} ]\n"), &exchanges);
+    let calibrated: Vec<&str> = report.events.iter().filter(|e| e.kind == "estimator_calibrated").map(|e| e.payload.as_str()).collect();
+    assert!(!calibrated.is_empty() && calibrated[0].contains("\"scale\""), "{calibrated:?}");
+    let last = report.steps.last().unwrap();
+    let real = last.input_tokens.unwrap() as f64;
+    let error = (last.estimated_input_tokens as f64 - real).abs() / real;
+    assert!(error <= 0.05, "calibrated estimate {} vs {real}", last.estimated_input_tokens);
+}
