@@ -15,7 +15,9 @@
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::task::{Context, Poll, Waker};
 use std::time::{Duration, Instant};
 
 /// A boxed future, so that [`Clock`] stays object safe.
@@ -104,14 +106,62 @@ impl Clock for RealClock {
 
 /// Simulated time: sleeping advances the clock at once and returns.
 ///
-/// A deadline runs its future to completion and then judges it by the
-/// virtual time that passed meanwhile. Past the limit, the clock is set back
-/// to the deadline and expiry is reported, as a real timer would have fired
-/// at that instant. This is exact as long as only sleeps move time, which is
-/// what the harness guarantees.
+/// Deadlines are registered with the clock. A sleep that would cross the
+/// earliest active deadline instead moves the clock to that deadline, expires
+/// it, and never returns: the work under the deadline is abandoned at the
+/// instant a real timer would have fired, so nothing after it (a retry, a
+/// backoff, a late request) happens. This is exact as long as only sleeps
+/// move time, which is what the harness guarantees.
 #[derive(Debug, Default, Clone)]
 pub struct VirtualClock {
-    now_ms: Arc<AtomicU64>,
+    inner: Arc<VirtualInner>,
+}
+
+#[derive(Debug, Default)]
+struct VirtualInner {
+    now_ms: AtomicU64,
+    deadlines: Mutex<Vec<Arc<VirtualDeadline>>>,
+}
+
+/// One registered deadline.
+#[derive(Debug)]
+struct VirtualDeadline {
+    at_ms: u64,
+    expired: AtomicBool,
+    waker: Mutex<Option<Waker>>,
+}
+
+impl VirtualDeadline {
+    fn expire(&self) {
+        self.expired.store(true, Ordering::SeqCst);
+        if let Some(waker) = self.waker.lock().expect("deadline waker poisoned").take() {
+            waker.wake();
+        }
+    }
+}
+
+/// Resolves once its deadline expired.
+struct Expiry(Arc<VirtualDeadline>);
+
+impl Future for Expiry {
+    type Output = ();
+    fn poll(self: Pin<&mut Self>, context: &mut Context<'_>) -> Poll<()> {
+        *self.0.waker.lock().expect("deadline waker poisoned") = Some(context.waker().clone());
+        if self.0.expired.load(Ordering::SeqCst) { Poll::Ready(()) } else { Poll::Pending }
+    }
+}
+
+/// Unregisters a deadline when its future ends or is dropped.
+struct Registration {
+    clock: Arc<VirtualInner>,
+    deadline: Arc<VirtualDeadline>,
+}
+
+impl Drop for Registration {
+    fn drop(&mut self) {
+        let mut deadlines = self.clock.deadlines.lock().expect("deadlines poisoned");
+        deadlines.retain(|d| !Arc::ptr_eq(d, &self.deadline));
+    }
 }
 
 impl VirtualClock {
@@ -121,28 +171,47 @@ impl VirtualClock {
     }
 
     fn at(now_ms: u64) -> Self {
-        Self { now_ms: Arc::new(AtomicU64::new(now_ms)) }
+        let clock = Self::default();
+        clock.inner.now_ms.store(now_ms, Ordering::SeqCst);
+        clock
     }
 }
 
 impl Clock for VirtualClock {
     fn now_ms(&self) -> u64 {
-        self.now_ms.load(Ordering::SeqCst)
+        self.inner.now_ms.load(Ordering::SeqCst)
     }
     fn sleep(&self, duration: Duration) -> BoxFuture<'static, ()> {
-        self.now_ms.fetch_add(millis(duration), Ordering::SeqCst);
-        Box::pin(std::future::ready(()))
+        let target = self.now_ms().saturating_add(millis(duration));
+        let deadlines = self.inner.deadlines.lock().expect("deadlines poisoned");
+        let crossed = deadlines.iter().filter(|d| !d.expired.load(Ordering::SeqCst) && d.at_ms < target).map(|d| d.at_ms).min();
+        match crossed {
+            None => {
+                self.inner.now_ms.fetch_max(target, Ordering::SeqCst);
+                Box::pin(std::future::ready(()))
+            }
+            Some(at_ms) => {
+                self.inner.now_ms.fetch_max(at_ms, Ordering::SeqCst);
+                deadlines.iter().filter(|d| d.at_ms <= at_ms).for_each(|d| d.expire());
+                Box::pin(std::future::pending())
+            }
+        }
     }
     fn deadline<'a>(&self, limit: Duration, future: BoxFuture<'a, ()>) -> BoxFuture<'a, bool> {
-        let now = Arc::clone(&self.now_ms);
-        let deadline = self.now_ms().saturating_add(millis(limit));
+        let deadline = Arc::new(VirtualDeadline {
+            at_ms: self.now_ms().saturating_add(millis(limit)),
+            expired: AtomicBool::new(false),
+            waker: Mutex::new(None),
+        });
+        self.inner.deadlines.lock().expect("deadlines poisoned").push(Arc::clone(&deadline));
+        let registration = Registration { clock: Arc::clone(&self.inner), deadline: Arc::clone(&deadline) };
         Box::pin(async move {
-            future.await;
-            if now.load(Ordering::SeqCst) > deadline {
-                now.store(deadline, Ordering::SeqCst);
-                false
-            } else {
-                true
+            let _registration = registration;
+            // The expiry is polled first: once a deadline has passed, the
+            // work under it must not take even one more step.
+            match futures_util::future::select(Expiry(deadline), future).await {
+                futures_util::future::Either::Left(_) => false,
+                futures_util::future::Either::Right(_) => true,
             }
         })
     }
@@ -154,7 +223,7 @@ impl Clock for VirtualClock {
     }
     fn join(&self, forks: &[SharedClock]) {
         let latest = forks.iter().map(|fork| fork.now_ms()).max().unwrap_or(0);
-        self.now_ms.fetch_max(latest, Ordering::SeqCst);
+        self.inner.now_ms.fetch_max(latest, Ordering::SeqCst);
     }
 }
 
@@ -182,6 +251,41 @@ mod tests {
         .await;
         assert_eq!(result, None);
         assert_eq!(clock.now_ms(), 300_000);
+    }
+
+    #[tokio::test]
+    async fn nothing_runs_past_an_expired_deadline() {
+        // Regression: work under a deadline went on after it (a summary's
+        // retries kept running past its 300 s limit).
+        let clock = VirtualClock::new();
+        let inner = clock.clone();
+        let steps = Arc::new(AtomicU64::new(0));
+        let counted = Arc::clone(&steps);
+        let result = with_timeout(&clock, Duration::from_secs(300), async move {
+            for _ in 0..5 {
+                inner.sleep(Duration::from_secs(100)).await;
+                counted.fetch_add(1, Ordering::SeqCst);
+            }
+        })
+        .await;
+        assert_eq!(result, None);
+        assert_eq!(steps.load(Ordering::SeqCst), 3, "the fourth sleep crosses the deadline at 300 s");
+        assert_eq!(clock.now_ms(), 300_000);
+        clock.sleep(Duration::from_secs(1)).await;
+        assert_eq!(clock.now_ms(), 301_000, "an expired deadline no longer bounds later sleeps");
+    }
+
+    #[tokio::test]
+    async fn the_earliest_of_nested_deadlines_fires() {
+        let clock = VirtualClock::new();
+        let inner = clock.clone();
+        let outer = with_timeout(&clock, Duration::from_secs(300), async move {
+            let nested = inner.clone();
+            let first = with_timeout(&inner, Duration::from_secs(60), async move { nested.sleep(Duration::from_secs(90)).await }).await;
+            (first, inner.now_ms())
+        })
+        .await;
+        assert_eq!(outer, Some((None, 60_000)));
     }
 
     #[tokio::test]

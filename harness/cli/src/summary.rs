@@ -14,7 +14,7 @@ pub fn render(runs: &[RunReport]) -> String {
         "cache breaks",
         "input tok",
         "output tok",
-        "μcompact saved",
+        "compaction saved",
         "pass",
     ]);
     for run in runs {

@@ -13,6 +13,9 @@ use crate::models::max_output_tokens;
 use crate::outcome::Outcome;
 use crate::state::{CallPurpose, CallRecord, LoopState};
 
+/// The error class of a call a deadline abandoned mid-flight.
+pub(super) const ABANDONED: &str = "abandoned";
+
 /// What a call record needs to know of the request.
 pub(super) struct CallMeta {
     /// Index of the system prompt in the state (`usize::MAX`: not the loop's).
@@ -119,13 +122,14 @@ impl AgentLoop<'_> {
         let mut on_text = |text: &str| {
             let _ = events.send(TimedEvent { step, at_ms: clock.now_ms(), event: LoopEvent::LlmTextDelta { text: text.to_owned() } });
         };
-        let result =
-            self.deps.client.stream_turn(request, self.deps.settings.stream_idle_timeout(), &mut on_text).await;
-        let mut record = CallRecord {
+        // Recorded before the call, as abandoned: if a deadline drops this
+        // future mid-flight, the request still happened and stays counted.
+        let index = state.calls.len();
+        state.calls.push(CallRecord {
             step,
             purpose,
             attempt,
-            error: None,
+            error: Some(ABANDONED),
             transcript_len: state.transcript.len(),
             system_prompt: meta.system_index,
             estimated_input_tokens: meta.estimated_input_tokens,
@@ -133,16 +137,20 @@ impl AgentLoop<'_> {
             finish_reason: None,
             tool_calls: Vec::new(),
             started_ms,
-            finished_ms: self.deps.clock.now_ms(),
-        };
+            finished_ms: started_ms,
+        });
+        let result =
+            self.deps.client.stream_turn(request, self.deps.settings.stream_idle_timeout(), &mut on_text).await;
+        let record = &mut state.calls[index];
+        record.finished_ms = self.deps.clock.now_ms();
         match &result {
             Ok(turn) => {
                 let usage = turn.usage.unwrap_or_default();
-                state.add_usage(&usage);
+                record.error = None;
                 record.usage = turn.usage;
                 record.finish_reason = Some(turn.finish_reason.clone());
                 record.tool_calls = turn.tool_calls.iter().map(|c| c.name.clone()).collect();
-                state.calls.push(record);
+                state.add_usage(&usage);
                 let calibrated = meta.raw_estimated_input_tokens.and_then(|raw| self.calibration.observe(raw, usage.input_tokens));
                 if let Some(scale) = calibrated {
                     self.emit(state, LoopEvent::EstimatorCalibrated { scale });
@@ -155,10 +163,7 @@ impl AgentLoop<'_> {
                     output_tokens: usage.output_tokens,
                 });
             }
-            Err(error) => {
-                record.error = Some(error.class());
-                state.calls.push(record);
-            }
+            Err(error) => record.error = Some(error.class()),
         }
         result
     }

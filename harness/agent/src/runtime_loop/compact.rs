@@ -150,7 +150,13 @@ impl AgentLoop<'_> {
                 self.breaker.succeed();
                 Some(turn.text)
             }
-            _ => {
+            failed => {
+                if failed.is_none() {
+                    // The summary's deadline dropped the call in flight.
+                    if let Some(last) = state.calls.last_mut().filter(|c| c.error == Some(super::call::ABANDONED)) {
+                        last.finished_ms = self.deps.clock.now_ms();
+                    }
+                }
                 if self.breaker.fail() {
                     let consecutive_failures = self.breaker.consecutive_failures;
                     self.emit(state, LoopEvent::AutoCompactCircuitBreakerTripped { consecutive_failures });

@@ -75,10 +75,11 @@ fn layer3_asks_the_model_for_a_summary_from_the_recording() {
 
 #[test]
 fn a_failing_summary_falls_back_and_three_trip_the_breaker() {
-    // Every summary stalls past the 300 s limit.
+    // Every summary stalls past the 300 s limit. Default retries: nothing may
+    // run past the deadline (a regression once sent 5 retries per summary).
     let compaction_exchange = 9;
     let report = run(
-        &format!("  strategies: {{ roku: {{ microcompact_retain: 100, high_water_ratio: 0.05, keep_recent_rounds: 2 }} }}\n  retry: {{ max_retries: 0 }}\nfaults:\n  - {{ exchange: {compaction_exchange}, times: 100, stall: {{ after_events: 1, seconds: 400 }} }}"),
+        &format!("  strategies: {{ roku: {{ microcompact_retain: 100, high_water_ratio: 0.05, keep_recent_rounds: 2 }} }}\nfaults:\n  - {{ exchange: {compaction_exchange}, times: 100, stall: {{ after_events: 1, seconds: 400 }} }}"),
         8,
         SUMMARY,
     );
@@ -86,6 +87,7 @@ fn a_failing_summary_falls_back_and_three_trip_the_breaker() {
     assert!(report.metrics.breaker_tripped);
     assert_eq!(kinds(&report, "auto_compact_circuit_breaker_tripped"), 1);
     assert_eq!(report.metrics.compaction_calls, 3, "after the breaker trips, no more summary calls");
+    assert_eq!(report.metrics.llm_retries, 0, "a timed-out summary is not retried past its deadline");
     let completes: Vec<_> = report.events.iter().filter(|e| e.kind == "compact_complete").collect();
     assert!(completes.len() > 3, "compaction went on mechanically: {}", completes.len());
     assert!(completes.iter().all(|e| e.payload.contains("\"used_fallback\":true")));
