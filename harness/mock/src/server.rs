@@ -9,6 +9,7 @@ use std::net::{Ipv4Addr, SocketAddr};
 use std::sync::{Arc, Mutex};
 
 use axum::Router;
+use axum::serve::ListenerExt;
 use axum::body::{Body, Bytes};
 use axum::extract::{Path, State};
 use axum::http::{HeaderMap, HeaderName, HeaderValue, StatusCode, header};
@@ -92,6 +93,11 @@ impl MockServer {
         let listener = tokio::net::TcpListener::bind((Ipv4Addr::LOCALHOST, port)).await?;
         let addr = listener.local_addr()?;
         let app = router(Arc::clone(&registry));
+        // Streams are many small writes: without TCP_NODELAY, Nagle's
+        // algorithm and delayed ACKs hold each one back for ~40 ms.
+        let listener = listener.tap_io(|tcp| {
+            let _ = tcp.set_nodelay(true);
+        });
         let task = tokio::spawn(async move {
             // Serving ends only with the runtime; errors are per connection.
             let _ = axum::serve(listener, app).await;
