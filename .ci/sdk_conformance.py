@@ -180,6 +180,7 @@ def test_chat_text(server):
     assert not choice.message.tool_calls
     assert choice.finish_reason == "stop"
     assert_chat_usage(completion.usage)
+    assert completion._request_id == "req_reloop_text.chat_00000"
 
 
 def test_chat_text_stream(server):
@@ -336,6 +337,7 @@ def test_anthropic_text(server):
     assert message.stop_reason == "end_turn"
     assert message.stop_sequence is None
     assert_anthropic_usage(message.usage)
+    assert message._request_id == "req_reloop_text.messages_00000"
 
 
 def test_anthropic_text_stream(server):

@@ -188,11 +188,17 @@ fn answer(registry: &Registry, name: &str, format: Format, body: &[u8]) -> Respo
         }
     };
     let reply = session.handle(&prompt);
-    if registry.log_requests
-        && let Some(record) = session.log().last() {
-            eprintln!("{}", log_line(name, format, record));
-        }
-    respond(render, reply, &prompt, session.pacer())
+    let record = session.last_record();
+    if let Some(record) = record.as_ref().filter(|_| registry.log_requests) {
+        eprintln!("{}", log_line(name, format, record));
+    }
+    let mut response = respond(render, reply, &prompt, session.pacer());
+    // Both SDKs surface these as the request id; deterministic per session.
+    if let Some(id) = record.and_then(|r| HeaderValue::try_from(format!("req_reloop_{name}_{:05}", r.index)).ok()) {
+        response.headers_mut().insert("x-request-id", id.clone());
+        response.headers_mut().insert("request-id", id);
+    }
+    response
 }
 
 /// One line per request for `reloop serve`'s log.

@@ -131,6 +131,11 @@ impl Session {
         self.lock().log.clone()
     }
 
+    /// The latest request's record, without copying the whole log.
+    pub fn last_record(&self) -> Option<RequestRecord> {
+        self.lock().log.last().cloned()
+    }
+
     /// The divergences so far.
     pub fn divergences(&self) -> Vec<Divergence> {
         self.lock().divergences.clone()

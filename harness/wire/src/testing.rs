@@ -147,3 +147,58 @@ pub(crate) fn call(id: &str, name: &str, arguments: &str) -> ToolCall {
         arguments: arguments.to_owned(),
     }
 }
+
+/// The small turn every format's encoder tests render: two words of text
+/// and one `get_weather` call with call id `call_id`.
+pub(crate) fn small_tool_turn(call_id: &str, usage: Usage) -> ModelTurn {
+    ModelTurn {
+        text: "Hi there".to_owned(),
+        tool_calls: vec![call(call_id, "get_weather", r#"{"city":"Paris","units":"c"}"#)],
+        finish_reason: FinishReason::ToolCalls,
+        usage: Some(usage),
+    }
+}
+
+/// The deltas a decoder must report for [`small_tool_turn`]: the text in
+/// two pieces, the call, its arguments in two fragments, the finish, the
+/// usage and the end.
+pub(crate) fn small_tool_turn_deltas(turn: &ModelTurn) -> Vec<StreamDelta> {
+    vec![
+        StreamDelta::Text("Hi".into()),
+        StreamDelta::Text(" there".into()),
+        StreamDelta::ToolCallStarted { index: 0, id: turn.tool_calls[0].id.clone(), name: "get_weather".into() },
+        StreamDelta::ToolCallArguments { index: 0, fragment: r#"{"city":"Paris","#.into() },
+        StreamDelta::ToolCallArguments { index: 0, fragment: r#""units":"c"}"#.into() },
+        StreamDelta::Finished(FinishReason::ToolCalls),
+        StreamDelta::Usage(turn.usage.expect("the small turn has usage")),
+        StreamDelta::Done,
+    ]
+}
+
+/// Decodes every capture that decodes to a turn, encodes the turn again,
+/// decodes that, and asserts the same turn comes back; returns how many
+/// captures took part.
+pub(crate) fn assert_decode_encode_decode(
+    captures: &[Capture],
+    new_decoder: impl Fn() -> Box<dyn StreamDecoder>,
+    encode: impl Fn(&ModelTurn) -> Vec<String>,
+) -> usize {
+    let mut checked = 0;
+    for capture in captures {
+        let Ok(turn) = capture.decode_with(new_decoder().as_mut()).1 else {
+            continue;
+        };
+        let (_, again) = decode_stream(&encode(&turn).concat(), new_decoder().as_mut());
+        assert_eq!(again.unwrap(), turn, "{}", capture.name);
+        checked += 1;
+    }
+    checked
+}
+
+/// Asserts every capture's frames come out the same however the bytes are
+/// split on the way in.
+pub(crate) fn assert_frames_survive_any_split(captures: &[Capture]) {
+    for capture in captures {
+        assert_eq!(capture.frames_byte_by_byte(), capture.frames(), "{}", capture.name);
+    }
+}

@@ -32,6 +32,9 @@ fn serve_streams_a_recorded_turn_to_a_raw_http_client() {
     stream.read_to_string(&mut response).unwrap();
     assert!(response.starts_with("HTTP/1.1 200 OK"), "{response}");
     assert!(response.to_ascii_lowercase().contains("content-type: text/event-stream"), "{response}");
+    let headers = response.to_ascii_lowercase();
+    assert!(headers.contains("x-request-id: req_reloop_default_00000"), "the OpenAI SDKs' request id: {response}");
+    assert!(headers.contains("\r\nrequest-id: req_reloop_default_00000"), "the Anthropic SDK's request id: {response}");
     let text: String = response
         .lines()
         .filter_map(|line| line.strip_prefix("data: "))

@@ -6,7 +6,7 @@
 use serde_json::Value;
 
 use super::{AnthropicEvent, AnthropicStreamDecoder, MessageMeta, encode_stream};
-use crate::testing::{Capture, call, capture, decode_stream, text_turn, usage};
+use crate::testing::{Capture, assert_decode_encode_decode, assert_frames_survive_any_split, call, capture, decode_stream, text_turn, usage};
 use crate::{FinishReason, ModelTurn, StreamDelta, Usage, WireError};
 
 const BASIC: Capture = capture!(
@@ -295,31 +295,12 @@ fn an_error_event_is_a_provider_error() {
 
 #[test]
 fn decode_encode_decode_round_trips() {
-    let meta = MessageMeta {
-        id: "msg_replay".into(),
-        model: "claude-sonnet-4-5".into(),
-    };
-    let mut checked = 0;
-    for capture in STREAMS {
-        let Ok(turn) = decode(capture).1 else {
-            continue;
-        };
-        let stream = encode_stream(&turn, &meta).concat();
-        let (_, again) = decode_stream(&stream, &mut AnthropicStreamDecoder::new());
-        assert_eq!(again.unwrap(), turn, "{}", capture.name);
-        checked += 1;
-    }
+    let meta = MessageMeta { id: "msg_replay".into(), model: "claude-sonnet-4-5".into() };
+    let checked = assert_decode_encode_decode(&STREAMS, || Box::new(AnthropicStreamDecoder::new()), |turn| encode_stream(turn, &meta));
     assert_eq!(checked, 13);
 }
 
 #[test]
 fn captures_decode_the_same_fed_byte_by_byte() {
-    for capture in STREAMS {
-        assert_eq!(
-            capture.frames_byte_by_byte(),
-            capture.frames(),
-            "{}",
-            capture.name
-        );
-    }
+    assert_frames_survive_any_split(&STREAMS);
 }

@@ -515,7 +515,7 @@ impl StreamDecoder for AnthropicStreamDecoder {
 mod tests {
     use super::*;
     use crate::Usage;
-    use crate::testing::decode_stream;
+    use crate::testing::{decode_stream, small_tool_turn, small_tool_turn_deltas};
 
     fn meta() -> MessageMeta {
         MessageMeta {
@@ -525,21 +525,7 @@ mod tests {
     }
 
     fn small_turn() -> ModelTurn {
-        ModelTurn {
-            text: "Hi there".into(),
-            tool_calls: vec![ToolCall {
-                id: "toolu_1".into(),
-                name: "get_weather".into(),
-                arguments: r#"{"city":"Paris","units":"c"}"#.into(),
-            }],
-            finish_reason: FinishReason::ToolCalls,
-            usage: Some(Usage {
-                input_tokens: 120,
-                output_tokens: 9,
-                cache_read_tokens: 100,
-                cache_write_tokens: 0,
-            }),
-        }
+        small_tool_turn("toolu_1", Usage { input_tokens: 120, output_tokens: 9, cache_read_tokens: 100, cache_write_tokens: 0 })
     }
 
     fn decode(frames: &[String]) -> (Vec<StreamDelta>, Result<ModelTurn, WireError>) {
@@ -584,29 +570,7 @@ mod tests {
     fn encoded_stream_decodes_to_the_same_turn_and_deltas() {
         let (deltas, turn) = decode(&encode_stream(&small_turn(), &meta()));
         assert_eq!(turn.unwrap(), small_turn());
-        assert_eq!(
-            deltas,
-            [
-                StreamDelta::Text("Hi".into()),
-                StreamDelta::Text(" there".into()),
-                StreamDelta::ToolCallStarted {
-                    index: 0,
-                    id: "toolu_1".into(),
-                    name: "get_weather".into()
-                },
-                StreamDelta::ToolCallArguments {
-                    index: 0,
-                    fragment: r#"{"city":"Paris","#.into()
-                },
-                StreamDelta::ToolCallArguments {
-                    index: 0,
-                    fragment: r#""units":"c"}"#.into()
-                },
-                StreamDelta::Finished(FinishReason::ToolCalls),
-                StreamDelta::Usage(small_turn().usage.unwrap()),
-                StreamDelta::Done,
-            ]
-        );
+        assert_eq!(deltas, small_tool_turn_deltas(&small_turn()));
     }
 
     #[test]

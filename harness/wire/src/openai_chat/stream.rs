@@ -499,6 +499,7 @@ impl StreamDecoder for ChatStreamAccumulator {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::testing::{small_tool_turn, small_tool_turn_deltas};
     use crate::SseDecoder;
 
     fn meta(include_usage: bool) -> ChunkMeta {
@@ -511,20 +512,7 @@ mod tests {
     }
 
     fn small_turn() -> ModelTurn {
-        ModelTurn {
-            text: "Hi there".into(),
-            tool_calls: vec![ToolCall {
-                id: "call_1".into(),
-                name: "get_weather".into(),
-                arguments: r#"{"city":"Paris","units":"c"}"#.into(),
-            }],
-            finish_reason: FinishReason::ToolCalls,
-            usage: Some(Usage {
-                input_tokens: 12,
-                output_tokens: 9,
-                ..Usage::default()
-            }),
-        }
+        small_tool_turn("call_1", Usage { input_tokens: 12, output_tokens: 9, ..Usage::default() })
     }
 
     /// Feeds frames through the SSE decoder and the accumulator, returning every delta and the turn.
@@ -582,33 +570,7 @@ mod tests {
     fn encoded_stream_decodes_to_the_same_turn_and_deltas() {
         let (deltas, turn) = decode(&encode_stream(&small_turn(), &meta(true)));
         assert_eq!(turn.unwrap(), small_turn());
-        assert_eq!(
-            deltas,
-            vec![
-                StreamDelta::Text("Hi".into()),
-                StreamDelta::Text(" there".into()),
-                StreamDelta::ToolCallStarted {
-                    index: 0,
-                    id: "call_1".into(),
-                    name: "get_weather".into()
-                },
-                StreamDelta::ToolCallArguments {
-                    index: 0,
-                    fragment: r#"{"city":"Paris","#.into()
-                },
-                StreamDelta::ToolCallArguments {
-                    index: 0,
-                    fragment: r#""units":"c"}"#.into()
-                },
-                StreamDelta::Finished(FinishReason::ToolCalls),
-                StreamDelta::Usage(Usage {
-                    input_tokens: 12,
-                    output_tokens: 9,
-                    ..Usage::default()
-                }),
-                StreamDelta::Done,
-            ]
-        );
+        assert_eq!(deltas, small_tool_turn_deltas(&small_turn()));
     }
 
     #[test]

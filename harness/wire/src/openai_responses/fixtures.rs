@@ -10,7 +10,7 @@
 use serde_json::Value;
 
 use super::{ResponseMeta, ResponsesEvent, ResponsesStreamDecoder, encode_stream};
-use crate::testing::{Capture, call, capture, decode_stream, text_turn, usage};
+use crate::testing::{Capture, assert_decode_encode_decode, assert_frames_survive_any_split, call, capture, decode_stream, text_turn, usage};
 use crate::{FinishReason, ModelTurn, StreamDecoder, StreamDelta, WireError, sse};
 
 const CODEX_SSE: Capture = capture!("openai-responses", "codex-cli-responses-fixture.sse");
@@ -283,32 +283,12 @@ fn errors_in_the_stream_are_provider_errors() {
 
 #[test]
 fn decode_encode_decode_round_trips() {
-    let meta = ResponseMeta {
-        id: "resp_replay".into(),
-        model: "gpt-5.1".into(),
-        created_at: 1, tools: Vec::new()
-    };
-    let mut checked = 0;
-    for capture in STREAMS {
-        let Ok(turn) = decode(capture).1 else {
-            continue;
-        };
-        let stream = encode_stream(&turn, &meta).concat();
-        let (_, again) = decode_stream(&stream, &mut ResponsesStreamDecoder::new());
-        assert_eq!(again.unwrap(), turn, "{}", capture.name);
-        checked += 1;
-    }
+    let meta = ResponseMeta { id: "resp_replay".into(), model: "gpt-5.1".into(), created_at: 1, tools: Vec::new() };
+    let checked = assert_decode_encode_decode(&STREAMS, || Box::new(ResponsesStreamDecoder::new()), |turn| encode_stream(turn, &meta));
     assert_eq!(checked, 7);
 }
 
 #[test]
 fn captures_decode_the_same_fed_byte_by_byte() {
-    for capture in STREAMS {
-        assert_eq!(
-            capture.frames_byte_by_byte(),
-            capture.frames(),
-            "{}",
-            capture.name
-        );
-    }
+    assert_frames_survive_any_split(&STREAMS);
 }

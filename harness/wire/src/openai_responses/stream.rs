@@ -677,7 +677,7 @@ impl StreamDecoder for ResponsesStreamDecoder {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testing::decode_stream;
+    use crate::testing::{decode_stream, small_tool_turn, small_tool_turn_deltas};
 
     fn meta() -> ResponseMeta {
         ResponseMeta {
@@ -688,21 +688,7 @@ mod tests {
     }
 
     fn small_turn() -> ModelTurn {
-        ModelTurn {
-            text: "Hi there".into(),
-            tool_calls: vec![ToolCall {
-                id: "call_1".into(),
-                name: "get_weather".into(),
-                arguments: r#"{"city":"Paris","units":"c"}"#.into(),
-            }],
-            finish_reason: FinishReason::ToolCalls,
-            usage: Some(Usage {
-                input_tokens: 12,
-                output_tokens: 9,
-                cache_read_tokens: 4,
-                cache_write_tokens: 0,
-            }),
-        }
+        small_tool_turn("call_1", Usage { input_tokens: 12, output_tokens: 9, cache_read_tokens: 4, cache_write_tokens: 0 })
     }
 
     /// Decodes encoded frames with a fresh decoder.
@@ -775,29 +761,7 @@ mod tests {
     fn encoded_stream_decodes_to_the_same_turn_and_deltas() {
         let (deltas, turn) = decode(&encode_stream(&small_turn(), &meta()));
         assert_eq!(turn.unwrap(), small_turn());
-        assert_eq!(
-            deltas,
-            [
-                StreamDelta::Text("Hi".into()),
-                StreamDelta::Text(" there".into()),
-                StreamDelta::ToolCallStarted {
-                    index: 0,
-                    id: "call_1".into(),
-                    name: "get_weather".into()
-                },
-                StreamDelta::ToolCallArguments {
-                    index: 0,
-                    fragment: r#"{"city":"Paris","#.into()
-                },
-                StreamDelta::ToolCallArguments {
-                    index: 0,
-                    fragment: r#""units":"c"}"#.into()
-                },
-                StreamDelta::Finished(FinishReason::ToolCalls),
-                StreamDelta::Usage(small_turn().usage.unwrap()),
-                StreamDelta::Done,
-            ]
-        );
+        assert_eq!(deltas, small_tool_turn_deltas(&small_turn()));
     }
 
     #[test]
