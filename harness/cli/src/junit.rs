@@ -4,10 +4,10 @@
 
 use std::fmt::Write as _;
 
-use reloop_eval::RunReport;
+use reloop_eval::RunSummary;
 
 /// The JUnit document for `runs`.
-pub fn render(runs: &[RunReport]) -> String {
+pub fn render(runs: &[RunSummary]) -> String {
     let failures = runs.iter().filter(|r| !r.passed).count();
     let seconds = |ms: u64| ms as f64 / 1000.0;
     let total_ms: u64 = runs.iter().map(|r| r.metrics.virtual_ms).sum();

@@ -2,6 +2,7 @@
 //! does lives in the `reloop-eval` and `reloop-mock` libraries.
 
 mod app;
+mod batch;
 mod estimate_cmd;
 mod exit_code;
 mod junit;

@@ -1,10 +1,10 @@
 //! The terminal summary table of a run.
 
 use comfy_table::{Cell, ContentArrangement, Table, presets::UTF8_FULL_CONDENSED};
-use reloop_eval::RunReport;
+use reloop_eval::RunSummary;
 
 /// One row per run, then a totals line.
-pub fn render(runs: &[RunReport]) -> String {
+pub fn render(runs: &[RunSummary]) -> String {
     let mut table = Table::new();
     table.load_preset(UTF8_FULL_CONDENSED).set_content_arrangement(ContentArrangement::Dynamic).set_header(vec![
         "scenario",
@@ -40,7 +40,7 @@ pub fn render(runs: &[RunReport]) -> String {
             text.push_str(&format!("  - {failure}\n"));
         }
         for divergence in &run.divergences {
-            text.push_str(&format!("  {}\n", divergence.render().replace('\n', "\n  ")));
+            text.push_str(&format!("  {}\n", divergence.replace('\n', "\n  ")));
         }
     }
     text

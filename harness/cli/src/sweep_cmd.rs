@@ -5,19 +5,16 @@ use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 
 use comfy_table::{ContentArrangement, Table, presets::UTF8_FULL_CONDENSED};
-use reloop_eval::sweep::{Variant, VariantSummary, expand, load_variants, summarize};
+use reloop_eval::sweep::{RunVariant, SweepTally, Variant, VariantSummary, load_variants};
 
 use crate::app::SweepArgs;
+use crate::batch::{execute, exit_code_of, open_report, plan};
 use crate::exit_code;
-use crate::run_cmd::{execute, exit_code_of, load, print_stdout};
+use crate::run_cmd::print_stdout;
 
 /// Runs the command; returns the exit code. Failed expectations are
 /// findings here, not failures: the exit code is 0 once every run ran.
 pub fn run(args: SweepArgs, cancel: Arc<AtomicBool>) -> anyhow::Result<i32> {
-    let scenarios = match load(&args.batch.paths) {
-        Ok(scenarios) => scenarios,
-        Err(code) => return Ok(code),
-    };
     let mut variants: Vec<Variant> = args.strategies.iter().map(|s| Variant::of_strategy(s.name())).collect();
     if let Some(path) = &args.variants {
         match load_variants(path) {
@@ -32,10 +29,22 @@ pub fn run(args: SweepArgs, cancel: Arc<AtomicBool>) -> anyhow::Result<i32> {
         eprintln!("error: give --strategies, --variants, or both");
         return Ok(exit_code::BAD_INPUT);
     }
-    let runs_planned = expand(&scenarios, &variants);
-    let runs = execute(&runs_planned, &args.batch, &args.out, &cancel)?;
-    print_stdout(&format!("{}reports: {}\n", render(&summarize(&runs)), args.out.display()))?;
-    Ok(exit_code_of(&runs, runs_planned.len(), &cancel, |_| true))
+    let variants: Vec<RunVariant> = variants.into_iter().map(RunVariant::Swept).collect();
+    let mut tally = SweepTally::new(&variants);
+    let plan = match plan(&args.batch.paths, variants) {
+        Ok(plan) => plan,
+        Err(code) => return Ok(code),
+    };
+    let report = match open_report(&args.out) {
+        Ok(report) => report,
+        Err(code) => return Ok(code),
+    };
+    let runs = execute(&plan, &args.batch, report, &cancel)?;
+    for run in &runs {
+        tally.add(run);
+    }
+    print_stdout(&format!("{}reports: {}\n", render(tally.summaries()), args.out.display()))?;
+    Ok(exit_code_of(&runs, plan.runs(), &cancel, |_| true))
 }
 
 /// One row per variant.
@@ -57,7 +66,7 @@ fn render(summaries: &[VariantSummary]) -> String {
         let layers: Vec<String> = s.compactions.iter().map(u64::to_string).collect();
         table.add_row(vec![
             s.variant.clone(),
-            format!("{:.1}%", s.savings_ratio * 100.0),
+            format!("{:.1}%", s.savings_ratio() * 100.0),
             s.input_tokens.to_string(),
             s.input_tokens_uncompacted.to_string(),
             s.steps.to_string(),

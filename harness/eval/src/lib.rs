@@ -1,17 +1,21 @@
 //! Evaluation (ARCHITECTURE §1, §5, §6): scenarios, fixture tools, the
 //! runner, metrics, expectations and Parquet reports.
 //!
-//! [`Scenario::load`] reads a scenario and its recording; [`run_all`] runs a
-//! batch, each run against its own mock server over loopback HTTP; every run
-//! ends as a [`RunReport`], which [`report::write_reports`] turns into the
-//! three Parquet tables.
+//! [`Plan::validate`] checks every scenario of a batch up front and keeps
+//! only their paths and names; [`run_all`] runs the batch, loading each
+//! scenario when its runs start, each run against its own mock server over
+//! loopback HTTP; every run ends as a [`RunReport`], which
+//! [`report::ReportStream`] appends to the three Parquet tables before it is
+//! dropped, keeping only its [`RunSummary`].
 
 mod collect;
 pub mod estimator_report;
 pub mod expect;
 pub mod fixture_tools;
+pub mod plan;
 pub mod report;
 pub mod result;
+pub mod run_summary;
 pub mod runner;
 pub mod scenario;
 pub mod script;
@@ -19,7 +23,9 @@ pub mod sweep;
 pub mod yaml;
 
 pub use reloop_agent::Outcome;
+pub use plan::Plan;
 pub use result::{EventRow, RunMetrics, RunReport, StepRow};
+pub use run_summary::RunSummary;
 pub use runner::{RunOptions, run_all, run_scenario};
-pub use scenario::{Scenario, discover};
+pub use scenario::{Scenario, ScenarioFile, discover};
 pub use yaml::InputError;

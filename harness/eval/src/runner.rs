@@ -1,7 +1,9 @@
 //! Running scenarios: each in its own single-threaded tokio runtime with its
 //! own mock server on an ephemeral loopback port and a virtual clock, runs
-//! spread across cores with rayon. The runner reports finished runs through
-//! a callback and knows nothing of tables, bars or Parquet.
+//! spread across cores with rayon. A batch loads each scenario file when its
+//! runs start and drops it when they end; the file's wires and variants share
+//! it. The runner hands each finished run to a callback, which owns it from
+//! then on, and knows nothing of tables, bars or Parquet.
 
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
@@ -18,9 +20,11 @@ use reloop_mock::{MockServer, Pacer, Registry, Session, SessionConfig};
 
 use crate::collect::{Finished, collect};
 use crate::fixture_tools::FixtureTools;
+use crate::plan::{Plan, PlannedFile};
+use crate::result::{RunMetrics, RunReport};
+use crate::scenario::{Scenario, ScenarioFile};
 use crate::script::{ScriptedApprovals, ScriptedUser};
-use crate::result::RunReport;
-use crate::scenario::Scenario;
+use crate::sweep::RunVariant;
 
 /// Real time one run may take before it is abandoned as a harness error.
 /// Virtual time makes every healthy run take milliseconds.
@@ -38,27 +42,76 @@ pub struct RunOptions {
     pub cancel: Arc<AtomicBool>,
 }
 
-/// Runs `scenarios`, calling `on_finished` as each completes. Returns the
-/// reports of the runs that happened, in scenario order.
-pub fn run_all(
-    scenarios: &[Scenario],
-    options: &RunOptions,
-    on_finished: &(dyn Fn(&RunReport) + Sync),
-) -> Result<Vec<RunReport>, rayon::ThreadPoolBuildError> {
+/// Receives each finished run with its position in the plan's order
+/// (file, then run, then variant), which a reader may sort by.
+pub type OnFinished<'a> = &'a (dyn Fn(usize, RunReport) + Sync);
+
+/// Runs every planned run, handing each report to `on_finished` as it
+/// completes (in completion order). Stops starting runs once
+/// `options.cancel` is set; runs in flight finish and are handed over.
+pub fn run_all(plan: &Plan, options: &RunOptions, on_finished: OnFinished<'_>) -> Result<(), rayon::ThreadPoolBuildError> {
     let pool = rayon::ThreadPoolBuilder::new().num_threads(options.jobs.max(1)).build()?;
-    Ok(pool.install(|| {
-        scenarios
-            .par_iter()
-            .filter_map(|scenario| {
-                if options.cancel.load(Ordering::SeqCst) {
-                    return None;
-                }
-                let report = run_scenario(scenario);
-                on_finished(&report);
-                Some(report)
-            })
-            .collect()
-    }))
+    let firsts: Vec<usize> = plan
+        .files
+        .iter()
+        .scan(0, |next, file| {
+            let first = *next;
+            *next += file.runs.len() * plan.variants.len();
+            Some(first)
+        })
+        .collect();
+    pool.install(|| {
+        plan.files.par_iter().zip(firsts).for_each(|(file, first)| run_file(file, first, &plan.variants, options, on_finished));
+    });
+    Ok(())
+}
+
+/// Loads `planned` and runs each of its runs under each variant, sharing the
+/// loaded file between them; it is dropped when the last one ends. `first`
+/// is the plan position of its first run.
+fn run_file(planned: &PlannedFile, first: usize, variants: &[RunVariant], options: &RunOptions, on_finished: OnFinished<'_>) {
+    let cancelled = || options.cancel.load(Ordering::SeqCst);
+    if cancelled() {
+        return;
+    }
+    let runs: Vec<(&(String, reloop_agent::WireFormat), &RunVariant)> =
+        planned.runs.iter().flat_map(|run| variants.iter().map(move |variant| (run, variant))).collect();
+    let file = ScenarioFile::load(&planned.path);
+    runs.par_iter().enumerate().for_each(|(index, ((name, wire), variant))| {
+        if cancelled() {
+            return;
+        }
+        let report = match &file {
+            Ok(file) => run_scenario(&Scenario {
+                variant: variant.name().to_owned(),
+                loop_settings: variant.apply(&file.spec.loop_settings),
+                ..file.run(name.clone(), *wire)
+            }),
+            Err(error) => unloadable(planned, name, *wire, variant, &format!("the scenario changed since it was checked: {error}")),
+        };
+        on_finished(first + index, report);
+    });
+}
+
+/// The report of a run whose scenario could not be loaded again.
+fn unloadable(planned: &PlannedFile, name: &str, wire: reloop_agent::WireFormat, variant: &RunVariant, error: &str) -> RunReport {
+    RunReport {
+        scenario: name.to_owned(),
+        scenario_file: planned.path.display().to_string(),
+        variant: variant.name().to_owned(),
+        strategy: String::new(),
+        wire: wire.as_str().to_owned(),
+        model: String::new(),
+        outcome: Outcome::HarnessError,
+        passed: false,
+        failed_expectations: vec![format!("harness_error: {error}")],
+        final_answer: None,
+        error: Some(error.to_owned()),
+        metrics: RunMetrics::default(),
+        steps: Vec::new(),
+        events: Vec::new(),
+        divergences: Vec::new(),
+    }
 }
 
 /// Runs one scenario to its report. Never panics: a failure of reloop itself
@@ -120,7 +173,7 @@ async fn replay(scenario: &Scenario, wall: Instant) -> Result<RunReport, String>
     let (events_tx, mut events_rx) = tokio::sync::mpsc::unbounded_channel();
     let state = AgentLoop::new(LoopDeps {
         client,
-        settings: scenario.spec.loop_settings.clone(),
+        settings: scenario.loop_settings.clone(),
         system_prompt: scenario,
         tools: &tools,
         user: &mut user,

@@ -232,7 +232,9 @@ pub struct DoomLoopExpectation {
 pub const DEFAULT_VARIANT: &str = "default";
 
 /// A scenario ready to run: parsed, validated, with its recording loaded,
-/// for one wire format.
+/// for one wire format and one variant. The bulk (fixtures, recording) is
+/// shared by reference with the file's other wires and variants; a run owns
+/// only its labels and its loop settings.
 #[derive(Debug, Clone)]
 pub struct Scenario {
     /// The unique name (`name@format` when the file names several formats).
@@ -243,8 +245,10 @@ pub struct Scenario {
     pub variant: String,
     /// Where it came from.
     pub file: PathBuf,
-    /// The spec.
-    pub spec: ScenarioSpec,
+    /// The spec as written, shared by every run of the file.
+    pub spec: Arc<ScenarioSpec>,
+    /// The loop settings of this run: the spec's, with the variant's overrides.
+    pub loop_settings: LoopSettings,
     /// The loaded recording.
     pub recording: Arc<Recording>,
 }
@@ -252,31 +256,14 @@ pub struct Scenario {
 impl Scenario {
     /// Loads, validates and resolves `file`: one scenario per wire format.
     pub fn load_all(file: &Path) -> Result<Vec<Self>, InputError> {
-        let one = Self::load(file)?;
-        let wires = match &one.spec.wire {
-            WireChoice::One(wire) => return Ok(vec![Self { wire: *wire, ..one }]),
-            WireChoice::Many(wires) if wires.is_empty() => return Err(InputError::field(file, "wire", "names no wire format")),
-            WireChoice::Many(wires) => wires.clone(),
-        };
-        Ok(wires.into_iter().map(|wire| Self { name: format!("{}@{}", one.name, wire.as_str()), wire, ..one.clone() }).collect())
+        Ok(ScenarioFile::load(file)?.runs())
     }
 
     /// Loads, validates and resolves `file`, for its first wire format.
     pub fn load(file: &Path) -> Result<Self, InputError> {
-        let mut spec: ScenarioSpec = yaml::load(file)?;
-        validate(file, &spec)?;
-        spec.loop_settings.context_window = spec.context_window;
-        let recording_path = file.parent().unwrap_or(Path::new(".")).join(&spec.recording);
-        let recording: Recording = yaml::load(&recording_path)?;
-        let name = spec.name.clone().unwrap_or_else(|| {
-            file.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default()
-        });
-        let wire = match &spec.wire {
-            WireChoice::One(wire) => *wire,
-            WireChoice::Many(wires) => wires.first().copied().unwrap_or(WireFormat::OpenaiChat),
-        };
-        let variant = DEFAULT_VARIANT.to_owned();
-        Ok(Self { name, wire, variant, file: file.to_owned(), spec, recording: Arc::new(recording) })
+        let loaded = ScenarioFile::load(file)?;
+        let wire = loaded.run_names().first().map_or(WireFormat::OpenaiChat, |(_, wire)| *wire);
+        Ok(loaded.run(loaded.name.clone(), wire))
     }
 
     /// The system prompt in force at `step`.
@@ -287,6 +274,64 @@ impl Scenario {
             .filter(|change| change.from_step <= step)
             .max_by_key(|change| change.from_step)
             .map_or(self.spec.system.as_str(), |change| change.system.as_str())
+    }
+}
+
+/// One scenario file, parsed and validated, with its recording: what its
+/// runs (one per wire format, times the variants) share by reference.
+#[derive(Debug, Clone)]
+pub struct ScenarioFile {
+    /// Where it came from.
+    pub file: PathBuf,
+    /// The name of its runs (before any `@format`).
+    pub name: String,
+    /// The spec as written.
+    pub spec: Arc<ScenarioSpec>,
+    /// The loaded recording.
+    pub recording: Arc<Recording>,
+}
+
+impl ScenarioFile {
+    /// Loads and validates `file` and the recording it names.
+    pub fn load(file: &Path) -> Result<Self, InputError> {
+        let mut spec: ScenarioSpec = yaml::load(file)?;
+        validate(file, &spec)?;
+        if matches!(&spec.wire, WireChoice::Many(wires) if wires.is_empty()) {
+            return Err(InputError::field(file, "wire", "names no wire format"));
+        }
+        spec.loop_settings.context_window = spec.context_window;
+        let recording_path = file.parent().unwrap_or(Path::new(".")).join(&spec.recording);
+        let recording: Recording = yaml::load(&recording_path)?;
+        let name = spec.name.clone().unwrap_or_else(|| {
+            file.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default()
+        });
+        Ok(Self { file: file.to_owned(), name, spec: Arc::new(spec), recording: Arc::new(recording) })
+    }
+
+    /// Its runs' names and wire formats: `name@format` when it names several.
+    pub fn run_names(&self) -> Vec<(String, WireFormat)> {
+        match &self.spec.wire {
+            WireChoice::One(wire) => vec![(self.name.clone(), *wire)],
+            WireChoice::Many(wires) => wires.iter().map(|wire| (format!("{}@{}", self.name, wire.as_str()), *wire)).collect(),
+        }
+    }
+
+    /// One scenario per wire format, with the spec's own settings.
+    pub fn runs(&self) -> Vec<Scenario> {
+        self.run_names().into_iter().map(|(name, wire)| self.run(name, wire)).collect()
+    }
+
+    /// The run named `name` over `wire`, sharing this file's bulk.
+    pub fn run(&self, name: String, wire: WireFormat) -> Scenario {
+        Scenario {
+            name,
+            wire,
+            variant: DEFAULT_VARIANT.to_owned(),
+            file: self.file.clone(),
+            spec: Arc::clone(&self.spec),
+            loop_settings: self.spec.loop_settings.clone(),
+            recording: Arc::clone(&self.recording),
+        }
     }
 }
 

@@ -5,10 +5,10 @@
 use std::path::Path;
 
 pub use reloop_agent::context::{StrategyName, StrategyTuning};
+use reloop_agent::LoopSettings;
 use serde::Deserialize;
 
-use crate::result::RunReport;
-use crate::scenario::Scenario;
+use crate::run_summary::RunSummary;
 use crate::yaml::{self, InputError};
 
 /// One variant: a strategy, optionally with tuned constants.
@@ -30,15 +30,42 @@ impl Variant {
         Self { name: strategy.as_str().to_owned(), strategy, strategies: None }
     }
 
-    /// `scenario` under this variant.
-    pub fn apply(&self, scenario: &Scenario) -> Scenario {
-        let mut run = scenario.clone();
-        run.variant = self.name.clone();
-        run.spec.loop_settings.strategy = self.strategy;
+    /// A scenario's loop `settings` under this variant.
+    pub fn apply(&self, settings: &LoopSettings) -> LoopSettings {
+        let mut run = settings.clone();
+        run.strategy = self.strategy;
         if let Some(tuning) = &self.strategies {
-            run.spec.loop_settings.strategies = tuning.clone();
+            run.strategies = tuning.clone();
         }
         run
+    }
+}
+
+/// What a batch runs each scenario as: under a plain label with the
+/// scenario's own settings (`reloop run --variant`), or as a swept variant.
+#[derive(Debug, Clone, PartialEq)]
+pub enum RunVariant {
+    /// The scenario's own settings, rows labelled so.
+    Label(String),
+    /// A strategy or tuned variant.
+    Swept(Variant),
+}
+
+impl RunVariant {
+    /// The label written to the `variant` column.
+    pub fn name(&self) -> &str {
+        match self {
+            Self::Label(name) => name,
+            Self::Swept(variant) => &variant.name,
+        }
+    }
+
+    /// A scenario's loop `settings` under this variant.
+    pub fn apply(&self, settings: &LoopSettings) -> LoopSettings {
+        match self {
+            Self::Label(_) => settings.clone(),
+            Self::Swept(variant) => variant.apply(settings),
+        }
     }
 }
 
@@ -61,13 +88,8 @@ pub fn load_variants(path: &Path) -> Result<Vec<Variant>, InputError> {
     Ok(file.variants)
 }
 
-/// Every scenario under every variant, variants outermost.
-pub fn expand(scenarios: &[Scenario], variants: &[Variant]) -> Vec<Scenario> {
-    variants.iter().flat_map(|variant| scenarios.iter().map(|s| variant.apply(s))).collect()
-}
-
-/// What one variant achieved over all its runs.
-#[derive(Debug, Clone, PartialEq)]
+/// What one variant achieved over all its runs, summed run by run.
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct VariantSummary {
     /// The variant.
     pub variant: String,
@@ -79,8 +101,6 @@ pub struct VariantSummary {
     pub input_tokens: u64,
     /// Σ what the same calls would have sent uncompacted.
     pub input_tokens_uncompacted: u64,
-    /// 1 − input / uncompacted, over all runs.
-    pub savings_ratio: f64,
     /// Σ steps used.
     pub steps: u64,
     /// Σ compactions per layer.
@@ -93,40 +113,59 @@ pub struct VariantSummary {
     pub cost_usd: f64,
 }
 
-/// One summary per variant, in first-seen order.
-pub fn summarize(runs: &[RunReport]) -> Vec<VariantSummary> {
-    let mut order: Vec<&str> = Vec::new();
-    for run in runs {
-        if !order.contains(&run.variant.as_str()) {
-            order.push(&run.variant);
+impl VariantSummary {
+    /// Adds one finished run of this variant.
+    pub fn add(&mut self, run: &RunSummary) {
+        let m = &run.metrics;
+        self.runs += 1;
+        self.passed += usize::from(run.passed);
+        self.input_tokens += m.input_tokens_total;
+        self.input_tokens_uncompacted += m.input_tokens_uncompacted_total;
+        self.steps += m.steps_used;
+        for (total, count) in self.compactions.iter_mut().zip(m.compactions) {
+            *total += count;
+        }
+        self.compaction_calls += m.compaction_calls;
+        self.cache_breaks_simulated += m.cache_breaks_simulated;
+        self.cost_usd += m.estimated_cost_usd.unwrap_or(0.0);
+    }
+
+    /// 1 − input / uncompacted, over all runs.
+    pub fn savings_ratio(&self) -> f64 {
+        if self.input_tokens_uncompacted == 0 {
+            0.0
+        } else {
+            1.0 - self.input_tokens as f64 / self.input_tokens_uncompacted as f64
         }
     }
-    order
-        .into_iter()
-        .map(|variant| {
-            let mine: Vec<&RunReport> = runs.iter().filter(|r| r.variant == variant).collect();
-            let sum = |f: fn(&RunReport) -> u64| mine.iter().map(|r| f(r)).sum::<u64>();
-            let input_tokens = sum(|r| r.metrics.input_tokens_total);
-            let input_tokens_uncompacted = sum(|r| r.metrics.input_tokens_uncompacted_total);
-            let mut compactions = [0; 5];
-            for run in &mine {
-                for (total, count) in compactions.iter_mut().zip(run.metrics.compactions) {
-                    *total += count;
-                }
-            }
-            VariantSummary {
-                variant: variant.to_owned(),
-                runs: mine.len(),
-                passed: mine.iter().filter(|r| r.passed).count(),
-                input_tokens,
-                input_tokens_uncompacted,
-                savings_ratio: if input_tokens_uncompacted == 0 { 0.0 } else { 1.0 - input_tokens as f64 / input_tokens_uncompacted as f64 },
-                steps: sum(|r| r.metrics.steps_used),
-                compactions,
-                compaction_calls: sum(|r| r.metrics.compaction_calls),
-                cache_breaks_simulated: sum(|r| r.metrics.cache_breaks_simulated),
-                cost_usd: mine.iter().filter_map(|r| r.metrics.estimated_cost_usd).sum(),
-            }
-        })
-        .collect()
+}
+
+/// Per-variant summaries, kept up to date as runs finish, in the order the
+/// variants were given (runs finish in any order).
+#[derive(Debug, Clone, Default)]
+pub struct SweepTally {
+    variants: Vec<VariantSummary>,
+}
+
+impl SweepTally {
+    /// An empty summary per variant.
+    pub fn new(variants: &[RunVariant]) -> Self {
+        let variants = variants.iter().map(|v| VariantSummary { variant: v.name().to_owned(), ..VariantSummary::default() }).collect();
+        Self { variants }
+    }
+
+    /// Adds one finished run to its variant's summary (a variant not given
+    /// to [`SweepTally::new`] gets a summary of its own, last).
+    pub fn add(&mut self, run: &RunSummary) {
+        let index = self.variants.iter().position(|v| v.variant == run.variant).unwrap_or_else(|| {
+            self.variants.push(VariantSummary { variant: run.variant.clone(), ..VariantSummary::default() });
+            self.variants.len() - 1
+        });
+        self.variants[index].add(run);
+    }
+
+    /// The summaries so far.
+    pub fn summaries(&self) -> &[VariantSummary] {
+        &self.variants
+    }
 }

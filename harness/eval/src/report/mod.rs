@@ -1,11 +1,15 @@
 //! Parquet reports: `runs.parquet`, `steps.parquet`, `events.parquet` in one
-//! directory, each written atomically. The runner knows nothing of this
-//! module; the binary hands it finished [`RunReport`]s.
+//! directory, published as one set. The runner knows nothing of this
+//! module; the binary hands it finished [`RunReport`]s, one at a time
+//! ([`ReportStream`]) or all at once ([`write_reports`]).
 
+mod publish;
+mod stream;
 mod table;
 mod tables;
 mod write;
 
+pub use stream::{ReportStream, TableBatches};
 pub use tables::{events_batch, runs_batch, steps_batch};
 pub use write::{SCHEMA_VERSION, write_atomically, write_parquet};
 
@@ -16,7 +20,17 @@ use crate::result::RunReport;
 /// The file names of the three tables.
 pub const TABLE_FILES: [&str; 3] = ["runs.parquet", "steps.parquet", "events.parquet"];
 
-/// Writes the three tables for `runs` into `directory`.
+/// The rows of `runs` in the three tables.
+pub fn table_batches(runs: &[RunReport]) -> Result<TableBatches, arrow_schema::ArrowError> {
+    Ok([runs_batch(runs)?, steps_batch(runs)?, events_batch(runs)?])
+}
+
+/// The schemas of the three tables.
+pub fn table_schemas() -> [arrow_schema::SchemaRef; 3] {
+    table_batches(&[]).expect("the empty tables build").map(|batch| batch.schema())
+}
+
+/// Writes the three tables for `runs` into `directory`, each file atomically.
 pub fn write_reports(directory: &Path, runs: &[RunReport]) -> std::io::Result<()> {
     let batches = [runs_batch(runs), steps_batch(runs), events_batch(runs)];
     for (file, batch) in TABLE_FILES.iter().zip(batches) {

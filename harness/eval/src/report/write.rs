@@ -34,19 +34,29 @@ pub fn write_atomically(path: &Path, fill: impl FnOnce(&mut File) -> io::Result<
     result
 }
 
-/// Writes `batch` to `path` atomically, tagging the file with the schema
-/// and reloop versions.
-pub fn write_parquet(path: &Path, batch: &RecordBatch) -> io::Result<()> {
-    let properties = WriterProperties::builder()
+/// Bytes of rows a writer holds before it writes them out as a row group:
+/// what bounds a report's memory, whatever the number of rows.
+const ROW_GROUP_BYTES: usize = 16 << 20;
+
+/// How every report file is written: Snappy, tagged with the schema and
+/// reloop versions, row groups of at most [`ROW_GROUP_BYTES`].
+pub(super) fn writer_properties() -> WriterProperties {
+    WriterProperties::builder()
         .set_compression(Compression::SNAPPY)
+        .set_max_row_group_bytes(Some(ROW_GROUP_BYTES))
         .set_created_by(format!("reloop {}", env!("CARGO_PKG_VERSION")))
         .set_key_value_metadata(Some(vec![
             KeyValue::new("reloop.schema_version".into(), SCHEMA_VERSION.to_owned()),
             KeyValue::new("reloop.version".into(), env!("CARGO_PKG_VERSION").to_owned()),
         ]))
-        .build();
+        .build()
+}
+
+/// Writes `batch` to `path` atomically, tagging the file with the schema
+/// and reloop versions.
+pub fn write_parquet(path: &Path, batch: &RecordBatch) -> io::Result<()> {
     write_atomically(path, |file| {
-        let mut writer = ArrowWriter::try_new(file, batch.schema(), Some(properties)).map_err(io::Error::other)?;
+        let mut writer = ArrowWriter::try_new(file, batch.schema(), Some(writer_properties())).map_err(io::Error::other)?;
         writer.write(batch).map_err(io::Error::other)?;
         writer.close().map(drop).map_err(io::Error::other)
     })

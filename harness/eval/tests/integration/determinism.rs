@@ -26,20 +26,28 @@ fn recorded_latency_shows_in_virtual_time_not_wall_time() {
 
 #[test]
 fn a_cancelled_batch_keeps_the_runs_that_finished() {
-    use std::sync::Arc;
     use std::sync::atomic::{AtomicBool, Ordering};
+    use std::sync::{Arc, Mutex};
 
-    let scenario = Scenario::load(&crate::bundled("read-and-edit")).unwrap();
-    let batch: Vec<Scenario> = (0..5).map(|i| Scenario { name: format!("run-{i}"), ..scenario.clone() }).collect();
+    use reloop_eval::plan::{Plan, PlannedFile};
+    use reloop_eval::sweep::RunVariant;
+
+    let path = crate::bundled("read-and-edit");
+    let wire = Scenario::load(&path).unwrap().wire;
+    let files = (0..5).map(|i| PlannedFile { path: path.clone(), runs: vec![(format!("run-{i}"), wire)] }).collect();
+    let plan = Plan { files, variants: vec![RunVariant::Label("default".to_owned())] };
     let cancel = Arc::new(AtomicBool::new(false));
     let options = reloop_eval::RunOptions { jobs: 1, cancel: Arc::clone(&cancel) };
+    let reports = Mutex::new(Vec::new());
     // Ctrl-C arrives while the second run is under way.
-    let reports = reloop_eval::run_all(&batch, &options, &|report| {
+    reloop_eval::run_all(&plan, &options, &|_, report| {
         if report.scenario == "run-1" {
             cancel.store(true, Ordering::SeqCst);
         }
+        reports.lock().unwrap().push(report);
     })
     .unwrap();
+    let reports = reports.into_inner().unwrap();
     let names: Vec<&str> = reports.iter().map(|r| r.scenario.as_str()).collect();
     assert_eq!(names, ["run-0", "run-1"], "finished runs are kept, no new run starts");
     let dir = tempfile::tempdir().unwrap();

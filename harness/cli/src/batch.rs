@@ -1,0 +1,101 @@
+//! What `reloop run` and `reloop sweep` share: the batch validated before
+//! anything runs, `--out` checked before the first run, then the runs with a
+//! progress bar, each finished run's rows streamed to the report and only
+//! its summary kept, the report published as one set, and the exit code.
+
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use indicatif::{ProgressBar, ProgressStyle};
+use reloop_eval::report::{ReportStream, table_batches, table_schemas, write_atomically};
+use reloop_eval::sweep::RunVariant;
+use reloop_eval::{Outcome, Plan, RunOptions, RunSummary, run_all};
+
+use crate::app::BatchArgs;
+use crate::{exit_code, junit};
+
+/// How often, at most, finished runs are checkpointed while a long batch
+/// goes on, so that a crash loses at most this much work.
+const CHECKPOINT_EVERY: Duration = Duration::from_secs(5);
+
+/// Validates every scenario under `paths`, printing every error; `Err` is
+/// the exit code for bad input.
+pub fn plan(paths: &[PathBuf], variants: Vec<RunVariant>) -> Result<Plan, i32> {
+    Plan::validate(paths, variants).map_err(|errors| {
+        for error in errors {
+            eprintln!("error: {error}");
+        }
+        exit_code::BAD_INPUT
+    })
+}
+
+/// Creates `out` and makes sure reports can be written there, before any
+/// run starts; `Err` is the exit code for bad input.
+pub fn open_report(out: &Path) -> Result<ReportStream, i32> {
+    ReportStream::open(out, table_schemas(), CHECKPOINT_EVERY).map_err(|error| {
+        eprintln!("error: --out {}: cannot write reports there: {error}", out.display());
+        exit_code::BAD_INPUT
+    })
+}
+
+/// Runs `plan` with a progress bar, streaming each finished run to
+/// `report`, then publishes it (and JUnit when asked). Returns the runs'
+/// summaries in plan order.
+pub fn execute(plan: &Plan, batch: &BatchArgs, report: ReportStream, cancel: &Arc<AtomicBool>) -> anyhow::Result<Vec<RunSummary>> {
+    let jobs = batch.jobs.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+    let bar = ProgressBar::new(plan.runs() as u64)
+        .with_style(ProgressStyle::with_template("{bar:30} {pos}/{len} {msg}").expect("static template"));
+    let options = RunOptions { jobs, cancel: Arc::clone(cancel) };
+    let sink = Mutex::new(Sink { report, failed: None, summaries: Vec::new() });
+    run_all(plan, &options, &|index, run| {
+        bar.set_message(run.scenario.clone());
+        bar.inc(1);
+        let summary = RunSummary::from(&run);
+        let batches = table_batches(std::slice::from_ref(&run));
+        drop(run);
+        let mut sink = sink.lock().expect("report sink poisoned");
+        if sink.failed.is_none() {
+            if let Err(error) = batches.map_err(std::io::Error::other).and_then(|batches| sink.report.append(&batches)) {
+                // The report cannot hold more runs: stop starting them.
+                sink.failed = Some(error);
+                cancel.store(true, Ordering::SeqCst);
+            }
+        }
+        sink.summaries.push((index, summary));
+    })?;
+    bar.finish_and_clear();
+    let Sink { report, failed, mut summaries } = sink.into_inner().expect("report sink poisoned");
+    if let Some(error) = failed {
+        anyhow::bail!("cannot write the report: {error}");
+    }
+    report.publish()?;
+    summaries.sort_by_key(|(index, _)| *index);
+    let runs: Vec<RunSummary> = summaries.into_iter().map(|(_, summary)| summary).collect();
+    if let Some(path) = &batch.junit {
+        write_atomically(path, |file| file.write_all(junit::render(&runs).as_bytes()))?;
+    }
+    Ok(runs)
+}
+
+/// Where finished runs go: the report, and the summaries kept.
+struct Sink {
+    report: ReportStream,
+    failed: Option<std::io::Error>,
+    summaries: Vec<(usize, RunSummary)>,
+}
+
+/// The exit code of a finished batch: interrupted, harness error, or what
+/// `success` says of the runs.
+pub fn exit_code_of(runs: &[RunSummary], planned: usize, cancel: &AtomicBool, success: impl Fn(&[RunSummary]) -> bool) -> i32 {
+    if cancel.load(Ordering::SeqCst) {
+        eprintln!("interrupted: {} of {planned} runs finished", runs.len());
+        return exit_code::INTERRUPTED;
+    }
+    if runs.iter().any(|r| r.outcome == Outcome::HarnessError) {
+        return exit_code::INTERNAL;
+    }
+    if success(runs) { exit_code::SUCCESS } else { exit_code::EXPECTATIONS_FAILED }
+}

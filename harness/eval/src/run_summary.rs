@@ -1,0 +1,43 @@
+//! What a batch keeps of each finished run once its rows are written: the
+//! few hundred bytes the printed tables, JUnit, the exit code and the sweep
+//! figures need. The run's step and event rows are not kept.
+
+use reloop_agent::Outcome;
+
+use crate::result::{RunMetrics, RunReport};
+
+/// One finished run, without its rows.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RunSummary {
+    /// Scenario name.
+    pub scenario: String,
+    /// Scenario file.
+    pub scenario_file: String,
+    /// Variant label.
+    pub variant: String,
+    /// How it ended.
+    pub outcome: Outcome,
+    /// Every expectation held.
+    pub passed: bool,
+    /// The expectations that did not hold.
+    pub failed_expectations: Vec<String>,
+    /// What the server could not answer, rendered.
+    pub divergences: Vec<String>,
+    /// The run's figures.
+    pub metrics: RunMetrics,
+}
+
+impl From<&RunReport> for RunSummary {
+    fn from(report: &RunReport) -> Self {
+        Self {
+            scenario: report.scenario.clone(),
+            scenario_file: report.scenario_file.clone(),
+            variant: report.variant.clone(),
+            outcome: report.outcome,
+            passed: report.passed,
+            failed_expectations: report.failed_expectations.clone(),
+            divergences: report.divergences.iter().map(|d| d.render()).collect(),
+            metrics: report.metrics.clone(),
+        }
+    }
+}
