@@ -57,12 +57,12 @@ pub fn execute(plan: &Plan, batch: &BatchArgs, report: ReportStream, cancel: &Ar
         let batches = table_batches(std::slice::from_ref(&run));
         drop(run);
         let mut sink = sink.lock().expect("report sink poisoned");
-        if sink.failed.is_none() {
-            if let Err(error) = batches.map_err(std::io::Error::other).and_then(|batches| sink.report.append(&batches)) {
-                // The report cannot hold more runs: stop starting them.
-                sink.failed = Some(error);
-                cancel.store(true, Ordering::SeqCst);
-            }
+        if sink.failed.is_none()
+            && let Err(error) = batches.map_err(std::io::Error::other).and_then(|batches| sink.report.append(&batches))
+        {
+            // The report cannot hold more runs: stop starting them.
+            sink.failed = Some(error);
+            cancel.store(true, Ordering::SeqCst);
         }
         sink.summaries.push((index, summary));
     })?;

@@ -8,5 +8,6 @@ pub const EXPECTATIONS_FAILED: i32 = 1;
 pub const BAD_INPUT: i32 = 2;
 /// reloop itself failed (I/O, a harness error).
 pub const INTERNAL: i32 = 3;
-/// Interrupted by Ctrl-C; the report holds the runs that finished.
+/// Interrupted by Ctrl-C, SIGTERM or SIGHUP; the report holds the runs
+/// that finished.
 pub const INTERRUPTED: i32 = 130;

@@ -22,12 +22,13 @@ fn main() {
     let app = App::parse();
     let cancel = Arc::new(AtomicBool::new(false));
     let handler_flag = Arc::clone(&cancel);
-    // First Ctrl-C: stop starting runs, report what finished. Second: leave now.
+    // First Ctrl-C, SIGTERM or SIGHUP (a CI timeout, `docker stop`, a closed
+    // terminal): stop starting runs, report what finished. Second: leave now.
     let _ = ctrlc::set_handler(move || {
         if handler_flag.swap(true, Ordering::SeqCst) {
             std::process::exit(exit_code::INTERRUPTED);
         }
-        eprintln!("\ninterrupt: finishing the runs in flight, then writing the report (Ctrl-C again to quit now)");
+        eprintln!("\ninterrupt: finishing the runs in flight, then writing the report (interrupt again to quit now)");
     });
     let result = match app.command {
         Command::Run(args) => run_cmd::run(args, cancel),

@@ -54,9 +54,7 @@ impl ReportStream {
         std::fs::write(&probe, b"reloop checks it can write here")?;
         std::fs::remove_file(&probe)?;
         let partial = sibling(&out, "partial")?;
-        if partial.exists() {
-            std::fs::remove_dir_all(&partial)?;
-        }
+        discard(&partial, &out)?;
         std::fs::create_dir(&partial)?;
         Ok(Self { out, partial, schemas, open: None, parts: 0, last_checkpoint: Instant::now(), every })
     }
@@ -109,7 +107,7 @@ impl ReportStream {
         }
         File::open(&fresh)?.sync_all()?;
         swap_in(&fresh, &self.out)?;
-        std::fs::remove_dir_all(&self.partial)
+        discard(&self.partial, &self.out)
     }
 
     fn start_part(&self) -> io::Result<OpenPart> {
@@ -137,6 +135,21 @@ fn sibling(out: &Path, suffix: &str) -> io::Result<PathBuf> {
     Ok(out.with_file_name(format!("{}.{suffix}", name.to_string_lossy())))
 }
 
+/// Removes `dir` (and what an earlier removal left) if present: renamed
+/// aside to `OUT.discarded` first, so a kill mid-removal never leaves a
+/// part with some of its tables in `OUT.partial/`.
+fn discard(dir: &Path, out: &Path) -> io::Result<()> {
+    let aside = sibling(out, "discarded")?;
+    if aside.exists() {
+        std::fs::remove_dir_all(&aside)?;
+    }
+    if dir.exists() {
+        std::fs::rename(dir, &aside)?;
+        std::fs::remove_dir_all(&aside)?;
+    }
+    Ok(())
+}
+
 /// Copies the rows of `parts`, in order, into one file at `target`, a row
 /// group at a time.
 fn compact(parts: &[PathBuf], schema: &arrow_schema::SchemaRef, target: &Path) -> io::Result<()> {
@@ -148,4 +161,99 @@ fn compact(parts: &[PathBuf], schema: &arrow_schema::SchemaRef, target: &Path) -
         }
     }
     writer.into_inner().map_err(io::Error::other)?.sync_all()
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use arrow_array::{Array, Int64Array};
+    use arrow_schema::{DataType, Field, Schema};
+
+    use super::*;
+
+    fn schema() -> arrow_schema::SchemaRef {
+        Arc::new(Schema::new(vec![Field::new("run", DataType::Int64, false)]))
+    }
+
+    /// The same rows in each of the three tables.
+    fn rows(ids: &[i64]) -> TableBatches {
+        let batch = RecordBatch::try_new(schema(), vec![Arc::new(Int64Array::from(ids.to_vec()))]).unwrap();
+        [batch.clone(), batch.clone(), batch]
+    }
+
+    fn read(file: &Path) -> Vec<i64> {
+        let reader = ParquetRecordBatchReaderBuilder::try_new(File::open(file).unwrap()).unwrap().build().unwrap();
+        reader
+            .flat_map(|batch| {
+                let batch = batch.unwrap();
+                let column = batch.column(0).as_any().downcast_ref::<Int64Array>().unwrap().clone();
+                (0..column.len()).map(move |i| column.value(i)).collect::<Vec<_>>()
+            })
+            .collect()
+    }
+
+    fn open(out: &Path) -> ReportStream {
+        ReportStream::open(out, [schema(), schema(), schema()], Duration::from_secs(3600)).unwrap()
+    }
+
+    #[test]
+    fn a_checkpoint_writes_only_the_rows_finished_since_the_previous_one() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut report = open(&dir.path().join("out"));
+        report.append(&rows(&[1])).unwrap();
+        report.append(&rows(&[2])).unwrap();
+        report.checkpoint().unwrap();
+        let first = report.parts()[0].clone();
+        let first_bytes: Vec<Vec<u8>> = TABLE_FILES.iter().map(|t| std::fs::read(first.join(t)).unwrap()).collect();
+
+        report.append(&rows(&[3])).unwrap();
+        report.checkpoint().unwrap();
+        report.checkpoint().unwrap();
+        let parts = report.parts();
+        assert_eq!(parts.len(), 2, "an empty checkpoint writes no part");
+        for (table, bytes) in TABLE_FILES.iter().zip(&first_bytes) {
+            assert_eq!(read(&parts[0].join(table)), [1, 2]);
+            assert_eq!(read(&parts[1].join(table)), [3], "the second part holds only the new run");
+            assert_eq!(&std::fs::read(parts[0].join(table)).unwrap(), bytes, "the first part is not rewritten");
+        }
+    }
+
+    #[test]
+    fn publishing_compacts_the_parts_into_one_file_per_table_and_clears_them() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("out");
+        std::fs::create_dir(&out).unwrap();
+        std::fs::write(out.join("runs.parquet"), b"the previous set").unwrap();
+        let mut report = open(&out);
+        report.append(&rows(&[1, 2])).unwrap();
+        report.checkpoint().unwrap();
+        report.append(&rows(&[3])).unwrap();
+        let partial = report.partial.clone();
+        report.publish().unwrap();
+        for table in TABLE_FILES {
+            assert_eq!(read(&out.join(table)), [1, 2, 3], "{table}");
+        }
+        assert!(!partial.exists(), "the parts are gone once published");
+        let names: Vec<String> = std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+        assert_eq!(names, ["out"], "nothing is left beside the report");
+    }
+
+    #[test]
+    fn an_empty_batch_publishes_empty_tables() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("out");
+        open(&out).publish().unwrap();
+        for table in TABLE_FILES {
+            assert_eq!(read(&out.join(table)), Vec::<i64>::new(), "{table}");
+        }
+    }
+
+    #[test]
+    fn an_unwritable_out_is_refused_when_the_report_opens() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("a-file");
+        std::fs::write(&file, b"").unwrap();
+        assert!(ReportStream::open(&file.join("out"), [schema(), schema(), schema()], Duration::ZERO).is_err());
+    }
 }
