@@ -4,31 +4,18 @@
 //! one or the new one, never a mix.
 
 use std::collections::BTreeSet;
-use std::fs::File;
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use arrow_array::{Array, StringArray};
-use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
-
+use crate::tables::read_rows;
 use crate::util::{reloop, repo, stderr, stdout, write};
 
 const TABLES: [&str; 3] = ["runs.parquet", "steps.parquet", "events.parquet"];
 
-/// The `(scenario, variant)` of every row of a Parquet table, read back
-/// with the Rust Parquet reader.
+/// The `(scenario, variant)` of every row of a Parquet table.
 fn keys(file: &Path) -> Vec<(String, String)> {
-    let open = File::open(file).unwrap_or_else(|e| panic!("{}: {e}", file.display()));
-    let reader = ParquetRecordBatchReaderBuilder::try_new(open).unwrap_or_else(|e| panic!("{}: {e}", file.display())).build().unwrap();
-    let mut keys = Vec::new();
-    for batch in reader {
-        let batch = batch.unwrap_or_else(|e| panic!("{}: {e}", file.display()));
-        let column = |name: &str| batch.column_by_name(name).unwrap().as_any().downcast_ref::<StringArray>().unwrap().clone();
-        let (scenarios, variants) = (column("scenario"), column("variant"));
-        keys.extend((0..batch.num_rows()).map(|i| (scenarios.value(i).to_owned(), variants.value(i).to_owned())));
-    }
-    keys
+    read_rows(file).into_iter().map(|row| (row["scenario"].clone(), row["variant"].clone())).collect()
 }
 
 /// Reads the three tables of `dir` and checks they are one set: the runs
