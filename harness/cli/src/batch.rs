@@ -21,24 +21,21 @@ use crate::{exit_code, junit};
 /// goes on, so that a crash loses at most this much work.
 const CHECKPOINT_EVERY: Duration = Duration::from_secs(5);
 
-/// Validates every scenario under `paths`, printing every error; `Err` is
-/// the exit code for bad input.
-pub fn plan(paths: &[PathBuf], variants: Vec<RunVariant>) -> Result<Plan, i32> {
-    Plan::validate(paths, variants).map_err(|errors| {
+/// Everything checked before the first run: every scenario under `paths`
+/// validated (every error printed), then `out` created and written to.
+/// `Err` is the exit code for bad input.
+pub fn prepare(paths: &[PathBuf], variants: Vec<RunVariant>, out: &Path) -> Result<(Plan, ReportStream), i32> {
+    let plan = Plan::validate(paths, variants).map_err(|errors| {
         for error in errors {
             eprintln!("error: {error}");
         }
         exit_code::BAD_INPUT
-    })
-}
-
-/// Creates `out` and makes sure reports can be written there, before any
-/// run starts; `Err` is the exit code for bad input.
-pub fn open_report(out: &Path) -> Result<ReportStream, i32> {
-    ReportStream::open(out, table_schemas(), CHECKPOINT_EVERY).map_err(|error| {
+    })?;
+    let report = ReportStream::open(out, table_schemas(), CHECKPOINT_EVERY).map_err(|error| {
         eprintln!("error: --out {}: cannot write reports there: {error}", out.display());
         exit_code::BAD_INPUT
-    })
+    })?;
+    Ok((plan, report))
 }
 
 /// Runs `plan` with a progress bar, streaming each finished run to

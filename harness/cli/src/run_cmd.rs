@@ -9,17 +9,13 @@ use std::sync::atomic::AtomicBool;
 use reloop_eval::sweep::RunVariant;
 
 use crate::app::RunArgs;
-use crate::batch::{execute, exit_code_of, open_report, plan};
+use crate::batch::{execute, exit_code_of, prepare};
 use crate::summary;
 
 /// Runs the command; returns the exit code.
 pub fn run(args: RunArgs, cancel: Arc<AtomicBool>) -> anyhow::Result<i32> {
-    let plan = match plan(&args.batch.paths, vec![RunVariant::Label(args.variant.clone())]) {
-        Ok(plan) => plan,
-        Err(code) => return Ok(code),
-    };
-    let report = match open_report(&args.out) {
-        Ok(report) => report,
+    let (plan, report) = match prepare(&args.batch.paths, vec![RunVariant::Label(args.variant.clone())], &args.out) {
+        Ok(prepared) => prepared,
         Err(code) => return Ok(code),
     };
     let runs = execute(&plan, &args.batch, report, &cancel)?;

@@ -8,7 +8,7 @@ use comfy_table::{ContentArrangement, Table, presets::UTF8_FULL_CONDENSED};
 use reloop_eval::sweep::{RunVariant, SweepTally, Variant, VariantSummary, load_variants};
 
 use crate::app::SweepArgs;
-use crate::batch::{execute, exit_code_of, open_report, plan};
+use crate::batch::{execute, exit_code_of, prepare};
 use crate::exit_code;
 use crate::run_cmd::print_stdout;
 
@@ -31,12 +31,8 @@ pub fn run(args: SweepArgs, cancel: Arc<AtomicBool>) -> anyhow::Result<i32> {
     }
     let variants: Vec<RunVariant> = variants.into_iter().map(RunVariant::Swept).collect();
     let mut tally = SweepTally::new(&variants);
-    let plan = match plan(&args.batch.paths, variants) {
-        Ok(plan) => plan,
-        Err(code) => return Ok(code),
-    };
-    let report = match open_report(&args.out) {
-        Ok(report) => report,
+    let (plan, report) = match prepare(&args.batch.paths, variants, &args.out) {
+        Ok(prepared) => prepared,
         Err(code) => return Ok(code),
     };
     let runs = execute(&plan, &args.batch, report, &cancel)?;
