@@ -72,3 +72,55 @@ impl Plan {
 fn planned_path<'a>(planned: &'a [PlannedFile], index: usize, current: &'a Path) -> &'a Path {
     planned.get(index).map_or(current, |file| &file.path)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const RECORDING: &str = "format: reloop.recording/v1\nexchanges:\n  - text: done\n";
+
+    fn scenario(name: &str, wire: &str) -> String {
+        format!("name: {name}\nwire: {wire}\nmodel: gpt-4o\nsystem: s\ntask: t\nrecording: recording.yaml\n")
+    }
+
+    fn batch(files: &[(&str, String)]) -> tempfile::TempDir {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("recording.yaml"), RECORDING).unwrap();
+        for (file, text) in files {
+            std::fs::write(dir.path().join(file), text).unwrap();
+        }
+        dir
+    }
+
+    #[test]
+    fn a_plan_keeps_names_and_paths_and_counts_runs_under_every_variant() {
+        let dir = batch(&[("a.yaml", scenario("a", "[openai-chat, anthropic]")), ("b.yaml", scenario("b", "openai-responses"))]);
+        let variants = vec![RunVariant::Label("x".into()), RunVariant::Label("y".into())];
+        let plan = Plan::validate(&[dir.path().to_owned()], variants).unwrap();
+        let names: Vec<&str> = plan.files.iter().flat_map(|f| f.runs.iter().map(|(name, _)| name.as_str())).collect();
+        assert_eq!(names, ["a@openai-chat", "a@anthropic", "b"]);
+        assert_eq!(plan.files[1].path, dir.path().join("b.yaml"));
+        assert_eq!(plan.runs(), 6);
+    }
+
+    #[test]
+    fn every_bad_file_and_every_repeated_name_is_reported_before_anything_runs() {
+        let dir = batch(&[
+            ("a.yaml", scenario("same", "openai-chat")),
+            ("b.yaml", scenario("same", "openai-chat")),
+            ("c.yaml", "model: gpt-4o\n".to_owned()),
+        ]);
+        let errors = Plan::validate(&[dir.path().to_owned()], vec![RunVariant::Label("x".into())]).unwrap_err();
+        let messages: Vec<String> = errors.iter().map(ToString::to_string).collect();
+        assert_eq!(errors.len(), 2, "{messages:?}");
+        assert!(messages[0].contains("b.yaml") && messages[0].contains("`same` is already used by") && messages[0].contains("a.yaml"), "{messages:?}");
+        assert!(messages[1].contains("c.yaml"), "{messages:?}");
+    }
+
+    #[test]
+    fn an_empty_batch_is_bad_input() {
+        let dir = tempfile::tempdir().unwrap();
+        let errors = Plan::validate(&[dir.path().to_owned()], Vec::new()).unwrap_err();
+        assert!(errors[0].to_string().contains("no scenario files"), "{errors:?}");
+    }
+}
