@@ -244,3 +244,28 @@ impl Pacer for ClockPacer {
         self.0.sleep(duration)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Mutex;
+
+    use super::*;
+
+    #[test]
+    fn a_scenario_gone_since_it_was_checked_is_a_harness_error_per_run_not_a_lost_run() {
+        let dir = tempfile::tempdir().unwrap();
+        let planned = PlannedFile { path: dir.path().join("gone.yaml"), runs: vec![("gone".into(), reloop_agent::WireFormat::Anthropic)] };
+        let plan = Plan { files: vec![planned], variants: vec![RunVariant::Label("a".into()), RunVariant::Label("b".into())] };
+        let options = RunOptions { jobs: 1, cancel: Arc::default() };
+        let reports = Mutex::new(Vec::new());
+        run_all(&plan, &options, &|index, report| reports.lock().unwrap().push((index, report))).unwrap();
+        let mut reports = reports.into_inner().unwrap();
+        reports.sort_by_key(|(index, _)| *index);
+        let labels: Vec<(usize, &str, &str)> = reports.iter().map(|(i, r)| (*i, r.variant.as_str(), r.wire.as_str())).collect();
+        assert_eq!(labels, [(0, "a", "anthropic"), (1, "b", "anthropic")]);
+        for (_, report) in &reports {
+            assert_eq!(report.outcome, Outcome::HarnessError);
+            assert!(report.error.as_deref().unwrap().contains("changed since it was checked"), "{:?}", report.error);
+        }
+    }
+}
