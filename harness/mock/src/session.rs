@@ -11,7 +11,7 @@ use crate::divergence::{Divergence, check_expectations, check_tool_results, reco
 use crate::fault::{Fault, FaultPlan};
 use crate::pacing::Pacer;
 use crate::recording::{Purpose, Recording, Timing};
-use crate::tokens::{TokenCounter, count_text};
+use crate::tokens::{PromptCount, TokenCounter, content_hash, count_text};
 
 /// How a session is set up.
 #[derive(Debug, Clone)]
@@ -153,7 +153,7 @@ impl Session {
     /// Answers one request, in whatever format it came, from the recording.
     pub fn handle(&self, request: &Prompt) -> Reply {
         let count = self.counter.count_prompt(request);
-        let fingerprint = fingerprint(request);
+        let fingerprint = fingerprint(request, &count);
         let mut state = self.lock();
         let index = state.log.len();
         let retry = state.previous.is_some_and(|(previous, _, _)| previous == fingerprint);
@@ -225,7 +225,7 @@ impl Session {
             Some(_) => record.result = "fault:stream",
             None => {}
         }
-        let cache = state.cache.observe(&segments(request, &count.messages, count.tools));
+        let cache = state.cache.observe(&segments(&count));
         let output_tokens = count_text(&turn.text)
             + turn.tool_calls.iter().map(|c| count_text(&c.name) + count_text(&c.arguments)).sum::<u64>();
         turn.usage = Some(Usage {
@@ -286,20 +286,19 @@ impl Session {
     }
 }
 
-/// What makes two requests the same request: their serialized form.
-fn fingerprint(request: &Prompt) -> u64 {
-    let mut hasher = std::hash::DefaultHasher::new();
-    std::hash::Hash::hash(&serde_json::to_string(request).unwrap_or_default(), &mut hasher);
-    std::hash::Hasher::finish(&hasher)
+/// What makes two requests the same request: every field, the messages
+/// by the content hashes they were counted by (no second serialization).
+fn fingerprint(request: &Prompt, count: &PromptCount) -> u64 {
+    let Prompt { model, system: _, messages: _, tools: _, tool_choice, max_output_tokens, stream, include_usage } = request;
+    let choice = serde_json::to_string(tool_choice).unwrap_or_default();
+    content_hash(&(model, &count.tools_json, &count.message_hashes, choice, max_output_tokens, stream, include_usage))
 }
 
 /// The request's cacheable segments: tools first, then the system prompt
-/// and each message.
-fn segments(request: &Prompt, message_tokens: &[u64], tool_tokens: u64) -> Vec<Segment> {
-    let mut segments = Vec::with_capacity(message_tokens.len() + 1);
-    segments.push(Segment::new(&serde_json::to_string(&request.tools).unwrap_or_default(), tool_tokens));
-    let system = request.system.iter().map(|s| serde_json::to_string(&("system", s)));
-    let messages = request.messages.iter().map(serde_json::to_string);
-    segments.extend(system.chain(messages).zip(message_tokens).map(|(json, tokens)| Segment::new(&json.unwrap_or_default(), *tokens)));
+/// and each message, keyed by the hashes they were counted by.
+fn segments(count: &PromptCount) -> Vec<Segment> {
+    let mut segments = Vec::with_capacity(count.messages.len() + 1);
+    segments.push(Segment { hash: content_hash(&count.tools_json), tokens: count.tools });
+    segments.extend(count.message_hashes.iter().zip(&count.messages).map(|(hash, tokens)| Segment { hash: *hash, tokens: *tokens }));
     segments
 }

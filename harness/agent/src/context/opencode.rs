@@ -55,7 +55,7 @@ impl Opencode {
             match &context.transcript[*index] {
                 Message::User { .. } => user_turns += 1,
                 Message::ToolResult { .. } if user_turns >= self.config.protected_user_turns && !context.view.is_masked(*index) => {
-                    let tokens = context.item_tokens[position];
+                    let tokens = context.item_tokens(position);
                     if protected < self.config.prune_protect_tokens {
                         protected += tokens;
                     } else {
