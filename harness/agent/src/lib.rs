@@ -22,7 +22,6 @@ pub mod estimate;
 pub mod event;
 pub mod grounding;
 pub mod message;
-pub mod microcompact;
 pub mod models;
 pub mod outcome;
 pub mod risk;

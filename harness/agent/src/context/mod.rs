@@ -14,6 +14,7 @@
 
 pub mod codex;
 pub mod masking;
+pub mod microcompact;
 pub mod notes;
 pub mod opencode;
 pub mod roku;

@@ -12,7 +12,7 @@ use serde::{Deserialize, Serialize};
 use super::view::ViewItem;
 use super::{ContextStrategy, Edit, StrategyContext};
 use crate::message::Message;
-use crate::microcompact::CLEARED_PLACEHOLDER;
+use crate::context::microcompact::CLEARED_PLACEHOLDER;
 
 /// OpenCode's constants.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

@@ -10,7 +10,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::{ContextStrategy, Edit, StrategyContext};
-use crate::microcompact::{CLEARED_PLACEHOLDER, Microcompactor, RETAIN_RECENT};
+use crate::context::microcompact::{CLEARED_PLACEHOLDER, Microcompactor, RETAIN_RECENT};
 
 /// Roku's constants.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]

@@ -142,6 +142,7 @@ impl AgentLoop<'_> {
         let meta = super::call::CallMeta {
             system_index: usize::MAX,
             estimated_input_tokens: estimate_prompt(notes::SUMMARY_SYSTEM_PROMPT, &request_messages, ""),
+            estimated_uncompacted_input_tokens: 0,
             raw_estimated_input_tokens: None,
         };
         let limit = Duration::from_secs(self.deps.settings.summary_timeout_secs);

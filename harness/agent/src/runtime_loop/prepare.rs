@@ -22,6 +22,8 @@ pub(super) struct Prepared {
     pub raw_estimated_input_tokens: u64,
     /// The estimate the loop acts on: calibrated.
     pub estimated_input_tokens: u64,
+    /// The uncalibrated estimate of the uncompacted counterfactual.
+    pub raw_uncompacted_input_tokens: u64,
 }
 
 impl AgentLoop<'_> {
@@ -53,6 +55,7 @@ impl AgentLoop<'_> {
             final_turn,
             raw_estimated_input_tokens: 0,
             estimated_input_tokens: 0,
+            raw_uncompacted_input_tokens: 0,
         };
         self.render(state, &mut prepared);
         prepared
@@ -64,6 +67,7 @@ impl AgentLoop<'_> {
         prepared.view = self.view.render(&state.transcript);
         prepared.raw_estimated_input_tokens = self.raw_estimate();
         prepared.estimated_input_tokens = self.calibration.apply(prepared.raw_estimated_input_tokens);
+        prepared.raw_uncompacted_input_tokens = self.raw_uncompacted_estimate();
     }
 
     /// The loop's uncalibrated estimate of the request as the view stands:
