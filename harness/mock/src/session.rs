@@ -3,14 +3,15 @@
 
 use std::sync::{Arc, Mutex};
 
-use reloop_wire::{ModelTurn, Prompt, Usage};
+use reloop_wire::{Prompt, Usage};
 use serde::Serialize;
 
 use crate::cache_sim::PrefixCache;
 use crate::divergence::{Divergence, check_expectations, check_tool_results, recording_exhausted};
-use crate::fault::{Fault, FaultPlan};
+use crate::fault::FaultPlan;
 use crate::pacing::Pacer;
-use crate::recording::{Purpose, Recording, Timing};
+use crate::recording::{Purpose, Recording};
+pub use crate::stages::Reply;
 use crate::stages::{self, Rejection};
 use crate::tokens::{PromptCount, TokenCounter, content_hash};
 
@@ -59,35 +60,6 @@ pub struct RequestRecord {
     pub retry: bool,
     /// The pacer's clock when the request arrived, ms.
     pub at_ms: u64,
-}
-
-/// The answer to a request, before it is put on the wire.
-#[derive(Debug)]
-pub enum Reply {
-    /// A recorded turn (usage filled in) with its latency.
-    Turn {
-        /// The turn to render.
-        turn: ModelTurn,
-        /// A fault to apply to the stream, if any.
-        fault: Option<Fault>,
-        /// Its simulated latency.
-        timing: Timing,
-        /// The model name to report.
-        model: String,
-        /// The request's index in the session, for response ids.
-        request_index: usize,
-    },
-    /// The provider's context-length error.
-    ContextExceeded {
-        /// The window.
-        window: u64,
-        /// The prompt's tokens.
-        requested: u64,
-    },
-    /// The recording cannot answer.
-    Divergence(Divergence),
-    /// An injected HTTP fault, sent as written.
-    Http(crate::fault::HttpFault),
 }
 
 #[derive(Debug, Default)]

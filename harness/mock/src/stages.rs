@@ -9,10 +9,39 @@
 use reloop_wire::{ModelTurn, Usage};
 
 use crate::cache_sim::{CacheResult, PrefixCache, Segment};
+use crate::divergence::Divergence;
 use crate::fault::Fault;
-use crate::recording::Exchange;
-use crate::session::Reply;
+use crate::recording::{Exchange, Timing};
 use crate::tokens::{PromptCount, content_hash, count_text};
+
+/// The answer to a request, before it is put on the wire.
+#[derive(Debug)]
+pub enum Reply {
+    /// A recorded turn (usage filled in) with its latency.
+    Turn {
+        /// The turn to render.
+        turn: ModelTurn,
+        /// A fault to apply to the stream, if any.
+        fault: Option<Fault>,
+        /// Its simulated latency.
+        timing: Timing,
+        /// The model name to report.
+        model: String,
+        /// The request's index in the session, for response ids.
+        request_index: usize,
+    },
+    /// The provider's context-length error.
+    ContextExceeded {
+        /// The window.
+        window: u64,
+        /// The prompt's tokens.
+        requested: u64,
+    },
+    /// The recording cannot answer.
+    Divergence(Divergence),
+    /// An injected HTTP fault, sent as written.
+    Http(crate::fault::HttpFault),
+}
 
 /// A request answered with an error instead of a turn: what to log and
 /// what to send.

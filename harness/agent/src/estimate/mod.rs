@@ -10,12 +10,13 @@
 //! provider's reported usage.
 
 mod calibration;
+mod class;
 mod classify;
 mod features;
 pub mod ratios;
 
 pub use calibration::{Calibration, MAX_SCALE, MIN_SCALE, WINDOW};
-pub use classify::TextClass;
+pub use class::TextClass;
 
 use crate::message::Message;
 use features::{Features, scan};

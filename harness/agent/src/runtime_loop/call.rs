@@ -9,7 +9,7 @@ use super::AgentLoop;
 use super::prepare::Prepared;
 use crate::client::{LlmError, LlmRequest};
 use crate::event::{LoopEvent, TimedEvent};
-use crate::models::max_output_tokens;
+use crate::price_table::max_output_tokens;
 use crate::outcome::Outcome;
 use crate::state::{CallPurpose, CallRecord, LoopState};
 

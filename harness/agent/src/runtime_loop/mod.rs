@@ -24,7 +24,7 @@ use crate::doom_loop::DoomLoopDetector;
 use crate::estimate::Calibration;
 use crate::event::{LoopEvent, LoopEventSender, TimedEvent};
 use crate::context::{ContextStrategy, ContextView};
-use crate::models::estimated_cost_usd;
+use crate::price_table::estimated_cost_usd;
 use crate::risk::ApprovalGate;
 use crate::state::{LoopState, LoopStatus};
 use crate::tools::ToolRuntime;

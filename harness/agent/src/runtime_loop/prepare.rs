@@ -4,7 +4,7 @@
 
 use super::AgentLoop;
 use crate::cache_break::{CacheFingerprint, FrozenToolSchema};
-use crate::config::MAX_STEPS_MESSAGE;
+use crate::prompts::MAX_STEPS_MESSAGE;
 use crate::estimate::{prompt_tokens, text_tokens};
 use crate::event::LoopEvent;
 use crate::message::Message;
