@@ -21,25 +21,28 @@ pub fn fnv1a(bytes: &[u8]) -> u64 {
 ///
 /// Re-serializing every step risks reordering (a map, a `HashMap` upstream)
 /// and so a silent cache miss; a frozen snapshot is reused until the tool set
-/// really changes.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// really changes. Checking for a change compares the declarations, never
+/// serializes them again; the loop's estimate of the JSON is taken once too.
+#[derive(Debug, Clone, PartialEq)]
 pub struct FrozenToolSchema {
+    specs: Vec<ToolSpec>,
     json: String,
     hash: u64,
+    text_tokens: f64,
 }
 
 impl FrozenToolSchema {
     /// Freezes `specs` in their given order.
-    pub fn freeze(specs: &[ToolSpec]) -> Self {
-        let json = serde_json::to_string(specs).expect("tool specs are plain JSON");
+    pub fn freeze(specs: Vec<ToolSpec>) -> Self {
+        let json = serde_json::to_string(&specs).expect("tool specs are plain JSON");
         let hash = fnv1a(json.as_bytes());
-        Self { json, hash }
+        let text_tokens = crate::estimate::text_tokens(&json);
+        Self { specs, json, hash, text_tokens }
     }
 
-    /// Reuses `self` when `specs` serialize to the same bytes.
-    pub fn freeze_or_reuse(self, specs: &[ToolSpec]) -> Self {
-        let fresh = Self::freeze(specs);
-        if fresh.hash == self.hash && fresh.json == self.json { self } else { fresh }
+    /// Reuses `self` when `specs` are the declarations it froze.
+    pub fn freeze_or_reuse(self, specs: Vec<ToolSpec>) -> Self {
+        if specs == self.specs { self } else { Self::freeze(specs) }
     }
 
     /// The schema's hash, part of the cache fingerprint.
@@ -52,9 +55,14 @@ impl FrozenToolSchema {
         &self.json
     }
 
-    /// The frozen declarations, parsed back (what the provider client sends).
-    pub fn specs(&self) -> Vec<ToolSpec> {
-        serde_json::from_str(&self.json).expect("frozen schema round-trips")
+    /// The loop's estimate of [`Self::json`], unrounded.
+    pub fn text_tokens(&self) -> f64 {
+        self.text_tokens
+    }
+
+    /// The frozen declarations (what the provider client sends).
+    pub fn specs(&self) -> &[ToolSpec] {
+        &self.specs
     }
 }
 
@@ -119,7 +127,7 @@ mod tests {
 
     #[test]
     fn first_call_is_never_a_break() {
-        let tools = FrozenToolSchema::freeze(&[spec("a")]);
+        let tools = FrozenToolSchema::freeze(vec![spec("a")]);
         let mut detector = CacheBreakDetector::default();
         assert_eq!(detector.observe(CacheFingerprint::new("s", &tools, "m")), None);
         assert_eq!(detector.observe(CacheFingerprint::new("s", &tools, "m")), None);
@@ -127,8 +135,8 @@ mod tests {
 
     #[test]
     fn each_changed_part_is_named() {
-        let tools = FrozenToolSchema::freeze(&[spec("a")]);
-        let other_tools = FrozenToolSchema::freeze(&[spec("b")]);
+        let tools = FrozenToolSchema::freeze(vec![spec("a")]);
+        let other_tools = FrozenToolSchema::freeze(vec![spec("b")]);
         let mut detector = CacheBreakDetector::default();
         detector.observe(CacheFingerprint::new("s", &tools, "m"));
         let change = detector.observe(CacheFingerprint::new("s2", &other_tools, "m"));
@@ -139,9 +147,9 @@ mod tests {
 
     #[test]
     fn frozen_schema_is_reused_when_bytes_match() {
-        let frozen = FrozenToolSchema::freeze(&[spec("a")]);
-        let again = frozen.clone().freeze_or_reuse(&[spec("a")]);
+        let frozen = FrozenToolSchema::freeze(vec![spec("a")]);
+        let again = frozen.clone().freeze_or_reuse(vec![spec("a")]);
         assert_eq!(frozen, again);
-        assert_ne!(again.clone().freeze_or_reuse(&[spec("b")]).hash(), again.hash());
+        assert_ne!(again.clone().freeze_or_reuse(vec![spec("b")]).hash(), again.hash());
     }
 }

@@ -6,22 +6,6 @@ use serde::{Deserialize, Serialize};
 
 use crate::doom_loop::DoomLoopConfig;
 
-/// Which provider API the client speaks: the wire crate's formats.
-pub use reloop_wire::Format as WireFormat;
-
-/// Where and how to reach the provider.
-#[derive(Debug, Clone)]
-pub struct ProviderConfig {
-    /// Base URL up to and including `/v1`, e.g. `http://127.0.0.1:4000/s/x/v1`.
-    pub base_url: String,
-    /// Sent as a bearer token; never logged.
-    pub api_key: String,
-    /// The API spoken.
-    pub wire: WireFormat,
-    /// The model name sent with each request.
-    pub model: String,
-}
-
 /// Loop settings that scenarios may tune.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
@@ -95,14 +79,4 @@ impl LoopSettings {
     pub fn stream_idle_timeout(&self) -> Duration {
         Duration::from_secs(self.stream_idle_timeout_secs)
     }
-}
-
-/// OpenCode's message for the step budget's last turn.
-pub const MAX_STEPS_MESSAGE: &str = "CRITICAL - MAXIMUM STEPS REACHED. The maximum number of steps allowed for this task has been reached. Tools are disabled until the next user input. Respond with text only: summarize the work done so far and list any remaining tasks.";
-
-/// What the loop tells the model when it repeats itself.
-pub fn doom_loop_warning(tool: &str, repeats: usize) -> String {
-    format!(
-        "You have called `{tool}` with identical arguments {repeats} times in a row and got the same kind of result. Stop repeating it: change your approach, or finish with what you know."
-    )
 }

@@ -59,6 +59,9 @@ pub struct CallRecord {
     pub system_prompt: usize,
     /// The loop's estimate of the prompt it sent.
     pub estimated_input_tokens: u64,
+    /// The loop's estimate (uncalibrated) of the same call with nothing
+    /// compacted: a running sum kept beside the transcript, so free.
+    pub estimated_uncompacted_input_tokens: u64,
     /// Usage as the provider reported it (absent if the call failed).
     pub usage: Option<Usage>,
     /// Why the model stopped (absent if the call failed).

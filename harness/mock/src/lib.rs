@@ -16,6 +16,7 @@ pub mod recording;
 pub mod render;
 pub mod server;
 pub mod session;
+pub mod stages;
 pub mod stream_plan;
 pub mod tokens;
 

@@ -3,15 +3,17 @@
 
 use std::sync::{Arc, Mutex};
 
-use reloop_wire::{ModelTurn, Prompt, Usage};
+use reloop_wire::{Prompt, Usage};
 use serde::Serialize;
 
-use crate::cache_sim::{PrefixCache, Segment};
+use crate::cache_sim::PrefixCache;
 use crate::divergence::{Divergence, check_expectations, check_tool_results, recording_exhausted};
-use crate::fault::{Fault, FaultPlan};
+use crate::fault::FaultPlan;
 use crate::pacing::Pacer;
-use crate::recording::{Purpose, Recording, Timing};
-use crate::tokens::{TokenCounter, count_text};
+use crate::recording::{Purpose, Recording};
+pub use crate::stages::Reply;
+use crate::stages::{self, Rejection};
+use crate::tokens::{PromptCount, TokenCounter, content_hash};
 
 /// How a session is set up.
 #[derive(Debug, Clone)]
@@ -58,35 +60,6 @@ pub struct RequestRecord {
     pub retry: bool,
     /// The pacer's clock when the request arrived, ms.
     pub at_ms: u64,
-}
-
-/// The answer to a request, before it is put on the wire.
-#[derive(Debug)]
-pub enum Reply {
-    /// A recorded turn (usage filled in) with its latency.
-    Turn {
-        /// The turn to render.
-        turn: ModelTurn,
-        /// A fault to apply to the stream, if any.
-        fault: Option<Fault>,
-        /// Its simulated latency.
-        timing: Timing,
-        /// The model name to report.
-        model: String,
-        /// The request's index in the session, for response ids.
-        request_index: usize,
-    },
-    /// The provider's context-length error.
-    ContextExceeded {
-        /// The window.
-        window: u64,
-        /// The prompt's tokens.
-        requested: u64,
-    },
-    /// The recording cannot answer.
-    Divergence(Divergence),
-    /// An injected HTTP fault, sent as written.
-    Http(crate::fault::HttpFault),
 }
 
 #[derive(Debug, Default)]
@@ -150,10 +123,12 @@ impl Session {
         self.state.lock().expect("session state poisoned")
     }
 
-    /// Answers one request, in whatever format it came, from the recording.
+    /// Answers one request, in whatever format it came, from the recording:
+    /// counts it (new messages only), then runs the stages of
+    /// [`crate::stages`] and logs what happened.
     pub fn handle(&self, request: &Prompt) -> Reply {
         let count = self.counter.count_prompt(request);
-        let fingerprint = fingerprint(request);
+        let fingerprint = fingerprint(request, &count);
         let mut state = self.lock();
         let index = state.log.len();
         let retry = state.previous.is_some_and(|(previous, _, _)| previous == fingerprint);
@@ -173,79 +148,60 @@ impl Session {
             retry,
             at_ms: self.config.pacer.now_ms(),
         };
-
-        if let Some(window) = self.config.context_window.filter(|window| count.total > *window) {
-            record.status = 400;
-            record.result = "context_length_exceeded";
-            state.log.push(record);
-            return Reply::ContextExceeded { window, requested: count.total };
-        }
-        // An identical repeat of a request that was answered is its retry
-        // and gets the same exchange; otherwise the next of its purpose.
-        let (purpose, exchange_index) = match state.previous.filter(|_| retry) {
-            Some((_, purpose, exchange)) => (purpose, exchange),
-            None => match self.check(&state, index, request) {
-                Err(divergence) => {
-                    record.status = 400;
-                    record.result = "divergence";
-                    state.divergences.push(divergence.clone());
-                    state.log.push(record);
-                    return Reply::Divergence(divergence);
-                }
-                Ok(found) => found,
-            },
+        let reply = match self.serve(&mut state, request, &count, fingerprint, &mut record) {
+            Ok(reply) => reply,
+            Err(rejection) => {
+                record.status = rejection.status;
+                record.result = rejection.result;
+                rejection.reply
+            }
         };
-        record.exchange = Some(exchange_index);
+        state.log.push(record);
+        reply
+    }
 
+    /// The stages after counting: admit, match, render, fault, account.
+    fn serve(
+        &self,
+        state: &mut SessionState,
+        request: &Prompt,
+        count: &PromptCount,
+        fingerprint: u64,
+        record: &mut RequestRecord,
+    ) -> Result<Reply, Rejection> {
+        stages::admit(self.config.context_window, count.total)?;
+        let (purpose, exchange_index) = self.match_exchange(state, record, request)?;
+        record.exchange = Some(exchange_index);
         let exchange = &self.config.recording.exchanges[exchange_index];
-        let mut turn = exchange.to_turn(exchange_index);
+        let mut turn = stages::render(exchange, exchange_index);
         let fault = state.faults.next_attempt(exchange_index);
-        match &fault {
-            // Error replies answer nothing: the exchange stays next.
-            Some(Fault::Http(http)) => {
-                record.status = http.status;
-                record.result = "fault:http";
-                state.log.push(record);
-                return Reply::Http(http.clone());
-            }
-            Some(Fault::ContextLengthExceeded) => {
-                let window = self.config.context_window.unwrap_or(count.total.saturating_sub(1));
-                record.status = 400;
-                record.result = "fault:context_length_exceeded";
-                state.log.push(record);
-                return Reply::ContextExceeded { window, requested: count.total };
-            }
-            Some(Fault::TruncateArguments) => {
-                for call in &mut turn.tool_calls {
-                    let keep = call.arguments.floor_char_boundary(call.arguments.len() / 2);
-                    call.arguments.truncate(keep);
-                }
-                record.result = "fault:truncate_arguments";
-            }
-            Some(_) => record.result = "fault:stream",
-            None => {}
-        }
-        let cache = state.cache.observe(&segments(request, &count.messages, count.tools));
-        let output_tokens = count_text(&turn.text)
-            + turn.tool_calls.iter().map(|c| count_text(&c.name) + count_text(&c.arguments)).sum::<u64>();
-        turn.usage = Some(Usage {
-            input_tokens: count.total,
-            output_tokens,
-            cache_read_tokens: cache.cached_tokens,
-            cache_write_tokens: 0,
-        });
-        if !retry {
+        let effect = stages::apply_fault(fault, &mut turn, self.config.context_window, count.total)?;
+        let accounted = stages::account(&mut state.cache, count, &turn);
+        turn.usage = Some(accounted.usage);
+        if !record.retry {
             state.next[purpose.index()] += 1;
         }
         state.previous = Some((fingerprint, purpose, exchange_index));
-        record.output_tokens = output_tokens;
-        record.cached_tokens = cache.cached_tokens;
-        record.cache_break = cache.broke;
+        record.result = effect.result;
+        record.output_tokens = accounted.usage.output_tokens;
+        record.cached_tokens = accounted.cache.cached_tokens;
+        record.cache_break = accounted.cache.broke;
         record.recorded_usage = exchange.usage;
-        state.log.push(record);
-        let stream_fault = fault.filter(|f| !matches!(f, Fault::TruncateArguments));
         let model = self.config.recording.model.clone().unwrap_or_else(|| request.model.clone());
-        Reply::Turn { turn, fault: stream_fault, timing: exchange.timing, model, request_index: index }
+        Ok(Reply::Turn { turn, fault: effect.stream_fault, timing: exchange.timing, model, request_index: record.index })
+    }
+
+    /// Match: an identical repeat of a request that was answered is its
+    /// retry and gets the same exchange; otherwise the next of its purpose,
+    /// or a divergence (kept for the report).
+    fn match_exchange(&self, state: &mut SessionState, record: &RequestRecord, request: &Prompt) -> Result<(Purpose, usize), Rejection> {
+        if let Some((_, purpose, exchange)) = state.previous.filter(|_| record.retry) {
+            return Ok((purpose, exchange));
+        }
+        self.check(state, record.index, request).map_err(|divergence| {
+            state.divergences.push(divergence.clone());
+            Rejection { status: 400, result: "divergence", reply: Reply::Divergence(divergence) }
+        })
     }
 
     /// Which purpose a request serves: a tool-less request is a compaction
@@ -286,20 +242,10 @@ impl Session {
     }
 }
 
-/// What makes two requests the same request: their serialized form.
-fn fingerprint(request: &Prompt) -> u64 {
-    let mut hasher = std::hash::DefaultHasher::new();
-    std::hash::Hash::hash(&serde_json::to_string(request).unwrap_or_default(), &mut hasher);
-    std::hash::Hasher::finish(&hasher)
-}
-
-/// The request's cacheable segments: tools first, then the system prompt
-/// and each message.
-fn segments(request: &Prompt, message_tokens: &[u64], tool_tokens: u64) -> Vec<Segment> {
-    let mut segments = Vec::with_capacity(message_tokens.len() + 1);
-    segments.push(Segment::new(&serde_json::to_string(&request.tools).unwrap_or_default(), tool_tokens));
-    let system = request.system.iter().map(|s| serde_json::to_string(&("system", s)));
-    let messages = request.messages.iter().map(serde_json::to_string);
-    segments.extend(system.chain(messages).zip(message_tokens).map(|(json, tokens)| Segment::new(&json.unwrap_or_default(), *tokens)));
-    segments
+/// What makes two requests the same request: every field, the messages
+/// by the content hashes they were counted by (no second serialization).
+fn fingerprint(request: &Prompt, count: &PromptCount) -> u64 {
+    let Prompt { model, system: _, messages: _, tools: _, tool_choice, max_output_tokens, stream, include_usage } = request;
+    let choice = serde_json::to_string(tool_choice).unwrap_or_default();
+    content_hash(&(model, &count.tools_json, &count.message_hashes, choice, max_output_tokens, stream, include_usage))
 }

@@ -1,6 +1,6 @@
 //! Reference token counts: the o200k_base BPE (GPT-4o and later), through
-//! `bpe-openai`, memoized per message so that a long history costs one
-//! tokenization per new message rather than one per request.
+//! `bpe-openai`, memoized per message so that a request costs tokenization
+//! of its new messages only, however long the history it resends.
 //!
 //! `bpe-openai` over `tiktoken-rs`: the same vocabulary, about twice the
 //! throughput measured here (10 vs 5 MB/s single-threaded), and no regex
@@ -12,8 +12,13 @@
 //! tokens of its role and texts, and 3 priming the reply. Tool declarations
 //! are counted as their JSON text (the providers' internal rendering is not
 //! published; this is close and stable).
+//!
+//! Each message is keyed by a hash of its content (role and fields), the
+//! same key the prompt-cache simulation compares prefixes by, so a request
+//! is hashed once and tokenized only where it is new.
 
 use std::collections::HashMap;
+use std::hash::{DefaultHasher, Hash, Hasher};
 use std::sync::Mutex;
 
 use reloop_wire::{Prompt, PromptMessage};
@@ -31,18 +36,39 @@ pub fn count_text(text: &str) -> u64 {
 /// A memoizing counter; one per session keeps contention away.
 #[derive(Debug, Default)]
 pub struct TokenCounter {
-    memo: Mutex<HashMap<String, u64>>,
+    /// Tokens by content hash ([`content_hash`]).
+    memo: Mutex<HashMap<u64, u64>>,
 }
 
-/// The token counts of one chat request.
+/// The token counts of one chat request, with the content hash of each
+/// part they were memoized by.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct PromptCount {
     /// Tokens of the tool declarations.
     pub tools: u64,
-    /// Tokens of each message, framing included, in request order.
+    /// The tool declarations as JSON (what they are counted and cached as).
+    pub tools_json: String,
+    /// Tokens of each message, framing included, in request order; the
+    /// system prompt first when there is one.
     pub messages: Vec<u64>,
+    /// The content hash of each of those messages.
+    pub message_hashes: Vec<u64>,
     /// Everything, priming included.
     pub total: u64,
+}
+
+/// One counted part of a request: the system prompt or a message.
+#[derive(Hash)]
+enum Part<'a> {
+    System(&'a str),
+    Message(&'a PromptMessage),
+}
+
+/// A stable-within-the-process hash of `value`: equal contents, equal keys.
+pub fn content_hash(value: &impl Hash) -> u64 {
+    let mut hasher = DefaultHasher::new();
+    value.hash(&mut hasher);
+    hasher.finish()
 }
 
 impl TokenCounter {
@@ -51,49 +77,42 @@ impl TokenCounter {
         Self::default()
     }
 
-    /// Counts a whole request; `messages` has the system prompt first when
-    /// there is one.
+    /// Counts a whole request, tokenizing only parts not seen before.
     pub fn count_prompt(&self, prompt: &Prompt) -> PromptCount {
-        let tools = if prompt.tools.is_empty() {
-            0
-        } else {
-            self.memoized(&serde_json::to_string(&prompt.tools).unwrap_or_default())
-        };
-        let system = prompt.system.as_deref().map(|text| self.count_fields("system", &[text]));
-        let messages: Vec<u64> = system.into_iter().chain(prompt.messages.iter().map(|m| self.count_message(m))).collect();
+        let tools_json = if prompt.tools.is_empty() { String::new() } else { serde_json::to_string(&prompt.tools).unwrap_or_default() };
+        let system = prompt.system.as_deref().map(Part::System);
+        let parts: Vec<Part<'_>> = system.into_iter().chain(prompt.messages.iter().map(Part::Message)).collect();
+        let message_hashes: Vec<u64> = parts.iter().map(content_hash).collect();
+        let mut memo = self.memo.lock().expect("token memo poisoned");
+        let tools = if tools_json.is_empty() { 0 } else { *memo.entry(content_hash(&tools_json)).or_insert_with(|| count_text(&tools_json)) };
+        let messages: Vec<u64> =
+            parts.iter().zip(&message_hashes).map(|(part, hash)| *memo.entry(*hash).or_insert_with(|| count_part(part))).collect();
         let total = tools + messages.iter().sum::<u64>() + REPLY_PRIMING_TOKENS;
-        PromptCount { tools, messages, total }
+        PromptCount { tools, tools_json, messages, message_hashes, total }
     }
 
     /// Counts one message, framing included.
     pub fn count_message(&self, message: &PromptMessage) -> u64 {
-        match message {
-            PromptMessage::User { text } => self.count_fields("user", &[text]),
-            PromptMessage::Assistant { text, tool_calls } => {
-                let calls: Vec<String> = tool_calls.iter().map(|c| format!("{}{}", c.name, c.arguments)).collect();
-                let fields: Vec<&str> = std::iter::once(text.as_str()).chain(calls.iter().map(String::as_str)).collect();
-                self.count_fields("assistant", &fields)
-            }
-            PromptMessage::ToolResult { call_id, content, .. } => self.count_fields("tool", &[call_id, content]),
-        }
+        let part = Part::Message(message);
+        *self.memo.lock().expect("token memo poisoned").entry(content_hash(&part)).or_insert_with(|| count_part(&part))
     }
+}
 
-    fn count_fields(&self, role: &str, fields: &[&str]) -> u64 {
-        TOKENS_PER_MESSAGE + count_text(role) + fields.iter().map(|field| self.memoized(field)).sum::<u64>()
+fn count_part(part: &Part<'_>) -> u64 {
+    match part {
+        Part::System(text) => count_fields("system", &[text]),
+        Part::Message(PromptMessage::User { text }) => count_fields("user", &[text]),
+        Part::Message(PromptMessage::Assistant { text, tool_calls }) => {
+            let calls: Vec<String> = tool_calls.iter().map(|c| format!("{}{}", c.name, c.arguments)).collect();
+            let fields: Vec<&str> = std::iter::once(text.as_str()).chain(calls.iter().map(String::as_str)).collect();
+            count_fields("assistant", &fields)
+        }
+        Part::Message(PromptMessage::ToolResult { call_id, content, .. }) => count_fields("tool", &[call_id, content]),
     }
+}
 
-    fn memoized(&self, text: &str) -> u64 {
-        if text.len() < 64 {
-            return count_text(text);
-        }
-        let mut memo = self.memo.lock().expect("token memo poisoned");
-        if let Some(count) = memo.get(text) {
-            return *count;
-        }
-        let count = count_text(text);
-        memo.insert(text.to_owned(), count);
-        count
-    }
+fn count_fields(role: &str, fields: &[&str]) -> u64 {
+    TOKENS_PER_MESSAGE + count_text(role) + fields.iter().map(|field| count_text(field)).sum::<u64>()
 }
 
 #[cfg(test)]
@@ -108,11 +127,26 @@ mod tests {
     }
 
     #[test]
-    fn memo_gives_the_same_answer() {
+    fn memo_gives_the_same_answer_and_tells_contents_apart() {
         let counter = TokenCounter::new();
         let long = "fn main() { println!(\"hello\"); }\n".repeat(20);
-        let first = counter.memoized(&long);
-        assert_eq!(counter.memoized(&long), first);
-        assert_eq!(first, count_text(&long));
+        let prompt = |content: &str| Prompt {
+            system: Some(content.to_owned()),
+            messages: vec![
+                PromptMessage::User { text: content.to_owned() },
+                PromptMessage::ToolResult { call_id: "c".into(), content: content.to_owned(), is_error: false },
+            ],
+            ..Prompt::default()
+        };
+        let first = counter.count_prompt(&prompt(&long));
+        assert_eq!(counter.count_prompt(&prompt(&long)), first);
+        let fresh = TokenCounter::new().count_prompt(&prompt(&long));
+        assert_eq!(fresh, first);
+        assert_eq!(first.messages[1], TOKENS_PER_MESSAGE + count_text("user") + count_text(&long));
+        // The same text as system prompt, user turn and tool result: three keys.
+        assert_eq!(first.message_hashes.iter().collect::<std::collections::HashSet<_>>().len(), 3);
+        let short = counter.count_prompt(&prompt("hi"));
+        assert_eq!(short.messages[1], TOKENS_PER_MESSAGE + count_text("user") + count_text("hi"));
+        assert_eq!(counter.count_message(&PromptMessage::User { text: "hi".into() }), short.messages[1]);
     }
 }

@@ -35,8 +35,9 @@ pub struct Prompt {
     pub include_usage: bool,
 }
 
-/// One message of a [`Prompt`]'s conversation.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+/// One message of a [`Prompt`]'s conversation. `Hash` lets the mock key
+/// per-message figures by content.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(tag = "role", rename_all = "snake_case")]
 pub enum PromptMessage {
     /// A user turn.

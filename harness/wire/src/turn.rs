@@ -6,7 +6,7 @@
 use serde::{Deserialize, Serialize};
 
 /// A tool call requested by the model.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct ToolCall {
     /// Provider-assigned call id, echoed back with the tool result.
     pub id: String,

@@ -18,9 +18,24 @@ use reloop_wire::format::decoder_for;
 use reloop_wire::{ModelTurn, Prompt, PromptMessage, SseDecoder, SseFrame, StreamDelta, ToolChoice, ToolDecl, WireError};
 
 use crate::clock::{Clock, SharedClock, with_timeout};
-use crate::config::ProviderConfig;
 use crate::message::Message;
 use crate::tools::ToolSpec;
+
+/// Which provider API the client speaks: the wire crate's formats.
+pub use reloop_wire::Format as WireFormat;
+
+/// Where and how to reach the provider.
+#[derive(Debug, Clone)]
+pub struct ProviderConfig {
+    /// Base URL up to and including `/v1`, e.g. `http://127.0.0.1:4000/s/x/v1`.
+    pub base_url: String,
+    /// Sent as a bearer token; never logged.
+    pub api_key: String,
+    /// The API spoken.
+    pub wire: WireFormat,
+    /// The model name sent with each request.
+    pub model: String,
+}
 
 /// Everything one model call sends, provider-neutral.
 #[derive(Debug, Clone, Copy)]

@@ -50,7 +50,7 @@ impl Codex {
             if !matches!(context.transcript[index], Message::User { .. }) {
                 continue;
             }
-            let tokens = context.item_tokens[position];
+            let tokens = context.item_tokens(position);
             if tokens > budget {
                 break;
             }

@@ -14,6 +14,7 @@
 
 pub mod codex;
 pub mod masking;
+pub mod microcompact;
 pub mod notes;
 pub mod opencode;
 pub mod roku;
@@ -82,8 +83,6 @@ pub struct StrategyContext<'a> {
     pub view: &'a ContextView,
     /// The loop's estimate of the whole request (system and tools included).
     pub estimated_tokens: u64,
-    /// The estimated tokens of each view item, rendered.
-    pub item_tokens: Vec<u64>,
     /// The model's context window.
     pub window: u64,
     /// The output slot requested per call.
@@ -98,9 +97,9 @@ impl StrategyContext<'_> {
         Rounds::of(self.view, self.transcript)
     }
 
-    /// Estimated tokens of view items `range`.
-    pub fn tokens_of(&self, range: Range<usize>) -> u64 {
-        self.item_tokens[range].iter().sum()
+    /// Estimated tokens of view item `position`, framing included.
+    pub fn item_tokens(&self, position: usize) -> u64 {
+        self.view.item_tokens(position)
     }
 }
 

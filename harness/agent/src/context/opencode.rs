@@ -12,7 +12,7 @@ use serde::{Deserialize, Serialize};
 use super::view::ViewItem;
 use super::{ContextStrategy, Edit, StrategyContext};
 use crate::message::Message;
-use crate::microcompact::CLEARED_PLACEHOLDER;
+use crate::context::microcompact::CLEARED_PLACEHOLDER;
 
 /// OpenCode's constants.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -55,7 +55,7 @@ impl Opencode {
             match &context.transcript[*index] {
                 Message::User { .. } => user_turns += 1,
                 Message::ToolResult { .. } if user_turns >= self.config.protected_user_turns && !context.view.is_masked(*index) => {
-                    let tokens = context.item_tokens[position];
+                    let tokens = context.item_tokens(position);
                     if protected < self.config.prune_protect_tokens {
                         protected += tokens;
                     } else {

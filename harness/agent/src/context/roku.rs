@@ -10,7 +10,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::{ContextStrategy, Edit, StrategyContext};
-use crate::microcompact::{CLEARED_PLACEHOLDER, Microcompactor, RETAIN_RECENT};
+use crate::context::microcompact::{CLEARED_PLACEHOLDER, Microcompactor, RETAIN_RECENT};
 
 /// Roku's constants.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
@@ -76,15 +76,16 @@ impl ContextStrategy for Roku {
         }
         let window = context.window as f64;
         let pressure = context.estimated_tokens as f64;
-        let rounds = context.rounds();
         let keep = self.config.keep_recent_rounds;
         if pressure >= self.config.high_water_ratio * window && self.first_run(3) {
             self.ran = [true; 4];
-            return rounds.older_than(keep).map(|range| Edit::Summarize { layer: 3, range, keep_users: Vec::new() });
+            return context.rounds().older_than(keep).map(|range| Edit::Summarize { layer: 3, range, keep_users: Vec::new() });
         }
         if pressure < self.config.mid_water_ratio * window {
             return None;
         }
+        // Cutting the view into rounds scans it: only under pressure.
+        let rounds = context.rounds();
         if self.first_run(1) {
             let old = rounds.old_tool_rounds(keep);
             if !old.is_empty() {

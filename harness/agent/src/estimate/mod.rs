@@ -10,12 +10,13 @@
 //! provider's reported usage.
 
 mod calibration;
+mod class;
 mod classify;
 mod features;
 pub mod ratios;
 
 pub use calibration::{Calibration, MAX_SCALE, MIN_SCALE, WINDOW};
-pub use classify::TextClass;
+pub use class::TextClass;
 
 use crate::message::Message;
 use features::{Features, scan};
@@ -76,17 +77,32 @@ pub fn estimate_text(text: &str) -> u64 {
 /// Estimated prompt tokens of a request, uncalibrated: the system prompt,
 /// the tool declarations as JSON, the messages, and their framing.
 pub fn estimate_prompt(system: &str, messages: &[Message], tools_json: &str) -> u64 {
-    let framing = (TOKENS_PER_MESSAGE + TOKENS_PER_ROLE) * (messages.len() as u64 + 1) + REPLY_PRIMING_TOKENS;
-    let texts = text_tokens(system) + text_tokens(tools_json) + messages.iter().map(message_tokens).sum::<f64>();
-    framing + texts.round() as u64
+    let texts = text_tokens(system) + text_tokens(tools_json) + messages.iter().map(message_text_tokens).sum::<f64>();
+    prompt_tokens(messages.len(), texts)
+}
+
+/// A prompt's estimate from its parts: `messages` framed messages whose
+/// texts (system prompt and tool declarations included) sum to
+/// `text_tokens`. Lets the loop keep per-message figures and sum them
+/// instead of re-scanning the prompt every step.
+pub fn prompt_tokens(messages: usize, text_tokens: f64) -> u64 {
+    let framing = (TOKENS_PER_MESSAGE + TOKENS_PER_ROLE) * (messages as u64 + 1) + REPLY_PRIMING_TOKENS;
+    framing + text_tokens.round() as u64
 }
 
 /// Estimated tokens of one message, framing included.
 pub fn estimate_message(message: &Message) -> u64 {
-    TOKENS_PER_MESSAGE + TOKENS_PER_ROLE + message_tokens(message).round() as u64
+    framed_message_tokens(message_text_tokens(message))
 }
 
-fn message_tokens(message: &Message) -> f64 {
+/// A message's estimate, framing included, from its unrounded text tokens.
+pub fn framed_message_tokens(text_tokens: f64) -> u64 {
+    TOKENS_PER_MESSAGE + TOKENS_PER_ROLE + text_tokens.round() as u64
+}
+
+/// Unrounded estimated tokens of a message's texts, framing excluded: the
+/// figure kept beside each message and summed.
+pub fn message_text_tokens(message: &Message) -> f64 {
     match message {
         Message::User { text } => text_tokens(text),
         Message::Assistant { text, tool_calls } => {
@@ -96,7 +112,8 @@ fn message_tokens(message: &Message) -> f64 {
     }
 }
 
-fn text_tokens(text: &str) -> f64 {
+/// Unrounded estimated tokens of one text.
+pub fn text_tokens(text: &str) -> f64 {
     analyze(text).tokens
 }
 

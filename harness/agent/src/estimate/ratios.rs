@@ -16,7 +16,7 @@
 //! corpus/*` measures how far they are off, per class, beside bytes/4; the
 //! CLI's integration test holds every class under 10 %.
 
-use super::classify::TextClass;
+use super::class::TextClass;
 
 /// Plain bytes per token of each class: letters, spaces, punctuation,
 /// everything not charged per piece below.

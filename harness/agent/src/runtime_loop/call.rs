@@ -9,7 +9,7 @@ use super::AgentLoop;
 use super::prepare::Prepared;
 use crate::client::{LlmError, LlmRequest};
 use crate::event::{LoopEvent, TimedEvent};
-use crate::models::max_output_tokens;
+use crate::price_table::max_output_tokens;
 use crate::outcome::Outcome;
 use crate::state::{CallPurpose, CallRecord, LoopState};
 
@@ -22,6 +22,8 @@ pub(super) struct CallMeta {
     pub system_index: usize,
     /// The loop's estimate of the request, as it acts on it.
     pub estimated_input_tokens: u64,
+    /// The uncalibrated estimate of the request uncompacted (0 for summaries).
+    pub estimated_uncompacted_input_tokens: u64,
     /// The uncalibrated estimate, which calibration learns from; `None` for
     /// requests that are not the loop's context (summaries).
     pub raw_estimated_input_tokens: Option<u64>,
@@ -32,6 +34,7 @@ impl CallMeta {
         Self {
             system_index: prepared.system_index,
             estimated_input_tokens: prepared.estimated_input_tokens,
+            estimated_uncompacted_input_tokens: prepared.raw_uncompacted_input_tokens,
             raw_estimated_input_tokens: Some(prepared.raw_estimated_input_tokens),
         }
     }
@@ -133,6 +136,7 @@ impl AgentLoop<'_> {
             transcript_len: state.transcript.len(),
             system_prompt: meta.system_index,
             estimated_input_tokens: meta.estimated_input_tokens,
+            estimated_uncompacted_input_tokens: meta.estimated_uncompacted_input_tokens,
             usage: None,
             finish_reason: None,
             tool_calls: Vec::new(),

@@ -9,7 +9,7 @@ use super::AgentLoop;
 use crate::clock::with_timeout;
 use crate::config::LoopSettings;
 use crate::context::{ContextView, Edit, StrategyContext, ViewItem, notes};
-use crate::estimate::{Calibration, estimate_message, estimate_prompt};
+use crate::estimate::{Calibration, estimate_prompt};
 use crate::event::LoopEvent;
 use crate::message::Message;
 use crate::state::{CallPurpose, LoopState};
@@ -48,7 +48,8 @@ impl AgentLoop<'_> {
     /// Applies the strategy's planned edits until it has none.
     pub(super) async fn compact_planned(&mut self, state: &mut LoopState, system: &str, tools: &[ToolSpec]) {
         for _ in 0..MAX_EDITS_PER_STEP {
-            let context = strategy_context(&self.view, &self.deps.settings, &self.calibration, state, system, tools);
+            let raw = self.raw_estimate();
+            let context = strategy_context(&self.view, &self.deps.settings, &self.calibration, state, raw);
             let Some(edit) = self.strategy.plan(&context) else { return };
             self.apply(state, edit, system, tools).await;
         }
@@ -58,7 +59,8 @@ impl AgentLoop<'_> {
     pub(super) async fn compact_reactive(&mut self, state: &mut LoopState, system: &str, tools: &[ToolSpec]) -> bool {
         let tokens_before = self.measure(state, system, tools);
         self.emit(state, LoopEvent::ReactiveCompactTriggered { strategy: self.strategy.name(), tokens_before });
-        let context = strategy_context(&self.view, &self.deps.settings, &self.calibration, state, system, tools);
+        let raw = self.raw_estimate();
+        let context = strategy_context(&self.view, &self.deps.settings, &self.calibration, state, raw);
         let Some(edit) = self.strategy.plan_reactive(&context) else { return false };
         self.apply(state, edit, system, tools).await;
         true
@@ -67,13 +69,13 @@ impl AgentLoop<'_> {
     /// Request tokens of the view as it stands: the reference count when a
     /// meter is given, else the loop's estimate.
     fn measure(&self, state: &LoopState, system: &str, tools: &[ToolSpec]) -> u64 {
-        let messages = self.view.render(&state.transcript);
         match self.deps.meter {
             Some(meter) => {
+                let messages = self.view.render(&state.transcript);
                 let request = LlmRequest { system, messages: &messages, tools, forbid_tools: false, max_output_tokens: self.deps.settings.max_output_tokens, stream: true };
                 meter.count(&to_prompt(self.deps.client.model(), &request))
             }
-            None => estimate_prompt(system, &messages, &tools_json(tools)),
+            None => self.raw_estimate(),
         }
     }
 
@@ -82,7 +84,7 @@ impl AgentLoop<'_> {
         let tokens_before = self.measure(state, system, tools);
         let event = match edit {
             Edit::Mask { layer, results } => {
-                let cleared = results.into_iter().filter(|(index, placeholder)| self.view.mask(*index, placeholder.clone())).count();
+                let cleared = results.iter().filter(|(index, placeholder)| self.view.mask(&state.transcript, *index, placeholder)).count();
                 let tokens_after = self.measure(state, system, tools);
                 if layer == 0 {
                     LoopEvent::MicrocompactRan { strategy, cleared, tokens_before, tokens_after }
@@ -105,7 +107,7 @@ impl AgentLoop<'_> {
                 LoopEvent::MidCompactLayer2Ran { strategy, messages: messages.len(), tokens_before, tokens_after }
             }
             Edit::Summarize { layer, range, keep_users } => {
-                let estimated_tokens = strategy_context(&self.view, &self.deps.settings, &self.calibration, state, system, tools).estimated_tokens;
+                let estimated_tokens = self.calibration.apply(self.raw_estimate());
                 let window = self.deps.settings.context_window;
                 self.emit(state, LoopEvent::CompactTriggered { strategy, layer, estimated_tokens, window });
                 let messages = self.view.render_range(&state.transcript, range.clone());
@@ -140,6 +142,7 @@ impl AgentLoop<'_> {
         let meta = super::call::CallMeta {
             system_index: usize::MAX,
             estimated_input_tokens: estimate_prompt(notes::SUMMARY_SYSTEM_PROMPT, &request_messages, ""),
+            estimated_uncompacted_input_tokens: 0,
             raw_estimated_input_tokens: None,
         };
         let limit = Duration::from_secs(self.deps.settings.summary_timeout_secs);
@@ -167,30 +170,22 @@ impl AgentLoop<'_> {
     }
 }
 
-/// What the strategy sees: the view, rendered and estimated item by item;
-/// the pressure is the calibrated estimate (Roku's `estimate_prompt_pressure`).
+/// What the strategy sees: the view with its running estimates; the
+/// pressure is the calibrated estimate (Roku's `estimate_prompt_pressure`)
+/// of `raw_estimate`, the whole request as it stands.
 fn strategy_context<'s>(
     view: &'s ContextView,
     settings: &LoopSettings,
     calibration: &Calibration,
     state: &'s LoopState,
-    system: &str,
-    tools: &[ToolSpec],
+    raw_estimate: u64,
 ) -> StrategyContext<'s> {
-    let rendered = view.render(&state.transcript);
-    let item_tokens: Vec<u64> = rendered.iter().map(estimate_message).collect();
     StrategyContext {
         transcript: &state.transcript,
         view,
-        estimated_tokens: calibration.apply(estimate_prompt(system, &rendered, &tools_json(tools))),
-        item_tokens,
+        estimated_tokens: calibration.apply(raw_estimate),
         window: settings.context_window,
         max_output_tokens: settings.max_output_tokens,
         step: state.step_index,
     }
-}
-
-/// The tool declarations as the loop estimates them.
-fn tools_json(tools: &[ToolSpec]) -> String {
-    serde_json::to_string(tools).unwrap_or_default()
 }

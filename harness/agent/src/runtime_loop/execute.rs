@@ -11,7 +11,8 @@ use reloop_wire::ToolCall;
 
 use super::AgentLoop;
 use crate::clock::{SharedClock, with_timeout};
-use crate::config::{ToolExecution, doom_loop_warning};
+use crate::config::ToolExecution;
+use crate::prompts::doom_loop_warning;
 use crate::doom_loop::DoomLoopReaction;
 use crate::event::LoopEvent;
 use crate::grounding::ground_paths;

@@ -24,7 +24,7 @@ use crate::doom_loop::DoomLoopDetector;
 use crate::estimate::Calibration;
 use crate::event::{LoopEvent, LoopEventSender, TimedEvent};
 use crate::context::{ContextStrategy, ContextView};
-use crate::models::estimated_cost_usd;
+use crate::price_table::estimated_cost_usd;
 use crate::risk::ApprovalGate;
 use crate::state::{LoopState, LoopStatus};
 use crate::tools::ToolRuntime;
@@ -101,6 +101,9 @@ pub struct AgentLoop<'a> {
     breaker: compact::CircuitBreaker,
     /// Scales the token estimate by what the provider reported.
     calibration: Calibration,
+    /// The system prompt last estimated (its index in the state) and its
+    /// unrounded estimate.
+    system_estimate: (usize, f64),
     /// Doom-loop warnings to append to the results of these call ids.
     pending_warnings: HashMap<String, String>,
 }
@@ -119,6 +122,7 @@ impl<'a> AgentLoop<'a> {
             strategy,
             breaker: compact::CircuitBreaker::default(),
             calibration: Calibration::new(),
+            system_estimate: (usize::MAX, 0.0),
             pending_warnings: HashMap::new(),
         }
     }

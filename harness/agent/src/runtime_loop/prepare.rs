@@ -4,8 +4,8 @@
 
 use super::AgentLoop;
 use crate::cache_break::{CacheFingerprint, FrozenToolSchema};
-use crate::config::MAX_STEPS_MESSAGE;
-use crate::estimate::estimate_prompt;
+use crate::prompts::MAX_STEPS_MESSAGE;
+use crate::estimate::{prompt_tokens, text_tokens};
 use crate::event::LoopEvent;
 use crate::message::Message;
 use crate::state::LoopState;
@@ -22,6 +22,8 @@ pub(super) struct Prepared {
     pub raw_estimated_input_tokens: u64,
     /// The estimate the loop acts on: calibrated.
     pub estimated_input_tokens: u64,
+    /// The uncalibrated estimate of the uncompacted counterfactual.
+    pub raw_uncompacted_input_tokens: u64,
 }
 
 impl AgentLoop<'_> {
@@ -34,6 +36,9 @@ impl AgentLoop<'_> {
         }
         let system = self.deps.system_prompt.system_prompt(state.step_index);
         let system_index = state.intern_system_prompt(system.clone());
+        if self.system_estimate.0 != system_index {
+            self.system_estimate = (system_index, text_tokens(&system));
+        }
         self.view.sync(&state.transcript);
         self.compact_planned(state, &system, &tools).await;
 
@@ -50,6 +55,7 @@ impl AgentLoop<'_> {
             final_turn,
             raw_estimated_input_tokens: 0,
             estimated_input_tokens: 0,
+            raw_uncompacted_input_tokens: 0,
         };
         self.render(state, &mut prepared);
         prepared
@@ -59,9 +65,24 @@ impl AgentLoop<'_> {
     /// raw and calibrated.
     pub(super) fn render(&self, state: &LoopState, prepared: &mut Prepared) {
         prepared.view = self.view.render(&state.transcript);
-        let tools_json = self.schema.as_ref().map_or("", |schema| schema.json());
-        prepared.raw_estimated_input_tokens = estimate_prompt(&prepared.system, &prepared.view, tools_json);
+        prepared.raw_estimated_input_tokens = self.raw_estimate();
         prepared.estimated_input_tokens = self.calibration.apply(prepared.raw_estimated_input_tokens);
+        prepared.raw_uncompacted_input_tokens = self.raw_uncompacted_estimate();
+    }
+
+    /// The loop's uncalibrated estimate of the request as the view stands:
+    /// a sum of figures kept beside the system prompt, the frozen schema and
+    /// each view item, never a scan of the prompt.
+    pub(super) fn raw_estimate(&self) -> u64 {
+        let tools = self.schema.as_ref().map_or(0.0, |schema| schema.text_tokens());
+        prompt_tokens(self.view.items().len(), self.system_estimate.1 + tools + self.view.text_tokens())
+    }
+
+    /// The same for the uncompacted counterfactual: the whole transcript
+    /// with nothing masked or replaced.
+    pub(super) fn raw_uncompacted_estimate(&self) -> u64 {
+        let tools = self.schema.as_ref().map_or(0.0, |schema| schema.text_tokens());
+        prompt_tokens(self.view.synced(), self.system_estimate.1 + tools + self.view.uncompacted_text_tokens())
     }
 
     /// The tools to declare, frozen to byte-identical JSON across steps.
@@ -71,10 +92,10 @@ impl AgentLoop<'_> {
             specs.extend(pseudo_tool_specs());
         }
         let frozen = match self.schema.take() {
-            Some(previous) => previous.freeze_or_reuse(&specs),
-            None => FrozenToolSchema::freeze(&specs),
+            Some(previous) => previous.freeze_or_reuse(specs),
+            None => FrozenToolSchema::freeze(specs),
         };
-        let specs = frozen.specs();
+        let specs = frozen.specs().to_vec();
         self.schema = Some(frozen);
         specs
     }

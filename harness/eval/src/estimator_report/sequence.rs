@@ -9,7 +9,7 @@
 use std::path::{Path, PathBuf};
 
 use reloop_agent::estimate::{Calibration, estimate_prompt};
-use reloop_agent::microcompact::{CLEARED_PLACEHOLDER, RETAIN_RECENT};
+use reloop_agent::context::microcompact::{CLEARED_PLACEHOLDER, RETAIN_RECENT};
 use reloop_agent::{LlmRequest, Message, ToolSpec, client::to_prompt};
 use reloop_mock::TokenCounter;
 use reloop_wire::ToolCall;

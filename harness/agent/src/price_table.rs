@@ -1,4 +1,4 @@
-//! What reloop knows about each model: list prices (for
+//! The price table: what reloop knows about each model, its list prices (for
 //! `estimated_cost_usd`) and the largest output slot (for output-slot
 //! escalation). From the providers' public model and price pages (2025).
 //! Unknown models get no cost rather than a wrong one.
