@@ -2,11 +2,15 @@
 //! does lives in the `reloop-eval` and `reloop-mock` libraries.
 
 mod app;
+mod compare_cmd;
 mod estimate_cmd;
 mod exit_code;
 mod junit;
+mod merge_cmd;
+mod report_cmd;
 mod run_cmd;
 mod serve_cmd;
+mod shard;
 mod sweep_cmd;
 mod summary;
 
@@ -33,6 +37,9 @@ fn main() {
         Command::Sweep(args) => sweep_cmd::run(args, cancel),
         Command::Serve(args) => serve_cmd::run(args),
         Command::Estimate(args) => estimate_cmd::run(args),
+        Command::Compare(args) => compare_cmd::run(args),
+        Command::Report(args) => report_cmd::run(args),
+        Command::Merge(args) => merge_cmd::run(args),
     };
     let code = result.unwrap_or_else(|error| {
         eprintln!("error: {error:#}");

@@ -26,12 +26,29 @@ pub fn run(args: RunArgs, cancel: Arc<AtomicBool>) -> anyhow::Result<i32> {
         Ok(scenarios) => scenarios,
         Err(code) => return Ok(code),
     };
+    if let Some(shard) = args.shard {
+        scenarios.retain(|scenario| shard.contains(&scenario.file));
+    }
     for scenario in &mut scenarios {
         scenario.variant = args.variant.clone();
     }
     let runs = execute(&scenarios, &args.batch, &args.out, &cancel)?;
     print_stdout(&format!("{}reports: {}\n", summary::render(&runs), args.out.display()))?;
-    Ok(exit_code_of(&runs, scenarios.len(), &cancel, |runs| runs.iter().all(|r| r.passed)))
+    let code = exit_code_of(&runs, scenarios.len(), &cancel, |runs| runs.iter().all(|r| r.passed));
+    match &args.baseline {
+        Some(baseline) if code <= exit_code::EXPECTATIONS_FAILED => compare_with_baseline(&args, baseline, &runs, code),
+        _ => Ok(code),
+    }
+}
+
+/// `run --baseline`: the comparison after the run; the worse of the two
+/// exit codes (bad input beats failed gates), JUnit rewritten with the gates.
+fn compare_with_baseline(args: &RunArgs, baseline: &Path, runs: &[RunReport], run_code: i32) -> anyhow::Result<i32> {
+    let (gates_code, gates) = crate::compare_cmd::decide(baseline, &args.out, &args.decide)?;
+    if let Some(path) = &args.batch.junit {
+        write_atomically(path, |file| file.write_all(junit::render(runs, &gates).as_bytes()))?;
+    }
+    Ok(run_code.max(gates_code))
 }
 
 /// The exit code of a finished batch: interrupted, harness error, or what
@@ -63,7 +80,7 @@ pub fn execute(scenarios: &[Scenario], batch: &BatchArgs, out: &Path, cancel: &A
     bar.finish_and_clear();
     write_reports(out, &runs)?;
     if let Some(path) = &batch.junit {
-        write_atomically(path, |file| file.write_all(junit::render(&runs).as_bytes()))?;
+        write_atomically(path, |file| file.write_all(junit::render(&runs, &[]).as_bytes()))?;
     }
     Ok(runs)
 }
