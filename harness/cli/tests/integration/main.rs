@@ -5,8 +5,11 @@
 mod util;
 
 mod bad_input;
+mod compare;
 mod estimate;
+mod html_report;
 mod run_suite;
 mod sdk_async_openai;
 mod serve;
+mod shards;
 mod sweep;

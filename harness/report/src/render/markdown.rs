@@ -31,9 +31,9 @@ pub fn render(verdict: &Verdict<'_>) -> String {
     );
     let failures: Vec<_> = verdict.failures().collect();
     if !failures.is_empty() {
-        out.push_str("\n**Failed gates**\n\n| gate | scope | base | new | limit |\n|---|---|---|---|---|\n");
+        out.push_str("\n**Failed gates**\n\n| gate | scope | base | new |\n|---|---|---|---|\n");
         for gate in failures.iter().take(FAILED_SHOWN) {
-            let _ = writeln!(out, "| `{}` {} | {} | {} | {} | {} |", gate.metric, gate.check, cell(&gate.scope), maybe(gate.base), number(gate.new), number(gate.limit));
+            let _ = writeln!(out, "| `{}` {} | {} | {} | {} |", gate.metric, gate.check, cell(&gate.scope), maybe(gate.base), number(gate.new));
         }
         more(&mut out, failures.len(), FAILED_SHOWN, "failed gates");
     }
