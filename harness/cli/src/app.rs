@@ -32,6 +32,16 @@ pub enum Command {
     Report(ReportArgs),
     /// Merge shard reports (`run --shard k/n`) into one report.
     Merge(MergeArgs),
+    /// Check scenarios, recordings and gate files without running them.
+    Validate(ValidateArgs),
+}
+
+/// `reloop validate`.
+#[derive(Debug, Args)]
+pub struct ValidateArgs {
+    /// Files, or directories searched for `*.yaml` recursively.
+    #[arg(required = true)]
+    pub paths: Vec<PathBuf>,
 }
 
 /// What every batch of runs takes.

@@ -12,6 +12,7 @@ mod run_cmd;
 mod serve_cmd;
 mod shard;
 mod sweep_cmd;
+mod validate_cmd;
 mod summary;
 
 use std::sync::Arc;
@@ -40,6 +41,7 @@ fn main() {
         Command::Compare(args) => compare_cmd::run(args),
         Command::Report(args) => report_cmd::run(args),
         Command::Merge(args) => merge_cmd::run(args),
+        Command::Validate(args) => validate_cmd::run(args),
     };
     let code = result.unwrap_or_else(|error| {
         eprintln!("error: {error:#}");

@@ -10,6 +10,7 @@ mod collect;
 pub mod estimator_report;
 pub mod expect;
 pub mod fixture_tools;
+pub mod references;
 pub mod report;
 pub mod result;
 pub mod runner;

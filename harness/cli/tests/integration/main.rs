@@ -12,4 +12,5 @@ mod run_suite;
 mod sdk_async_openai;
 mod serve;
 mod shards;
+mod validate;
 mod sweep;
