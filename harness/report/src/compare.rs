@@ -149,8 +149,11 @@ fn changes(base: &Runs, new: &Runs, names: &[String], pairs: &[Pair]) -> Vec<Cha
 pub(crate) mod tests {
     use super::*;
 
-    /// A runs table from rows of (scenario, variant, [(metric, value)]).
-    pub(crate) fn runs(rows: &[(&str, &str, &[(&str, f64)])]) -> Runs {
+    /// A test row: scenario, variant, (metric, value) pairs.
+    pub(crate) type Row<'a> = (&'a str, &'a str, &'a [(&'a str, f64)]);
+
+    /// A runs table from test rows.
+    pub(crate) fn runs(rows: &[Row<'_>]) -> Runs {
         let mut metrics: Vec<Metric> = Vec::new();
         for (row, (_, _, values)) in rows.iter().enumerate() {
             for (name, value) in values.iter() {

@@ -3,7 +3,7 @@
 //! steps and events following their run. A run found in two shards is an
 //! error, as are shards whose columns differ.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
 use arrow_array::{RecordBatch, UInt32Array};
@@ -22,9 +22,9 @@ pub fn merge(shards: &[PathBuf]) -> Result<Vec<(&'static str, RecordBatch)>, Rep
     let runs = concat(shards, "runs")?;
     let scenario_file = runs.text("scenario_file")?;
     let keys = keys_of(&runs)?;
-    let mut seen: HashMap<&(String, String), usize> = HashMap::new();
-    for (row, key) in keys.iter().enumerate() {
-        if seen.insert(key, row).is_some() {
+    let mut seen: HashSet<&(String, String)> = HashSet::new();
+    for key in &keys {
+        if !seen.insert(key) {
             return Err(ReportError::Merge(format!("run `{}` (variant `{}`) appears in more than one shard", key.0, key.1)));
         }
     }

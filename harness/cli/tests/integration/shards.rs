@@ -16,13 +16,18 @@ fn table(dir: &Path, name: &str) -> RecordBatch {
     batch
 }
 
+/// Runs the bundled suite from the repository into `out`.
+pub fn run_bundled_suite(out: &Path) {
+    let run = reloop(&repo(), &["run", "scenarios/", "--out", out.to_str().expect("UTF-8 path")]);
+    assert_eq!(run.status.code(), Some(0), "{}", stderr(&run));
+}
+
 #[test]
 fn three_shards_merged_equal_a_full_run() {
     let dir = tempfile::tempdir().unwrap();
     let out = |name: &str| dir.path().join(name).to_str().unwrap().to_owned();
     let repo = repo();
-    let full = reloop(&repo, &["run", "scenarios/", "--out", &out("full")]);
-    assert_eq!(full.status.code(), Some(0), "{}", stderr(&full));
+    run_bundled_suite(&dir.path().join("full"));
     let mut shard_runs = 0;
     for k in 1..=3 {
         let shard = reloop(&repo, &["run", "scenarios/", "--shard", &format!("{k}/3"), "--out", &out(&format!("shard{k}"))]);

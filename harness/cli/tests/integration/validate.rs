@@ -3,18 +3,6 @@
 
 use crate::util::{reloop, repo, stderr, stdout, write};
 
-const SCENARIO: &str = "\
-model: gpt-4o
-system: You are terse.
-task: Is CI run 7 done?
-recording: recording.yaml
-tools:
-  ci_status:
-    description: Show the status of a CI run.
-    results:
-      - output: in_progress
-";
-
 const RECORDING: &str = "\
 format: reloop.recording/v1
 exchanges:
@@ -60,7 +48,6 @@ fn each_broken_file_exits_2_with_its_location() {
     for (name, broken, text, location) in BROKEN {
         let case = dir.path().join(name);
         write(&case, "recording.yaml", RECORDING);
-        write(&case, "s.yaml", SCENARIO);
         write(&case, broken, text);
         let output = reloop(&case, &["validate", broken]);
         let message = stderr(&output);

@@ -48,7 +48,7 @@ pub fn render(dir: &Path, baseline: Option<&Verdict<'_>>) -> Result<String, Repo
     savings_section(&mut html, &runs)?;
     runs_section(&mut html, &runs)?;
     timelines_section(&mut html, &runs, &steps, &events)?;
-    let _ = write!(html, "<script>{SCRIPT}</script></body></html>\n");
+    let _ = writeln!(html, "<script>{SCRIPT}</script></body></html>");
     Ok(html)
 }
 
