@@ -26,6 +26,22 @@ pub enum Command {
     Serve(ServeArgs),
     /// Compare the loop's token estimate with o200k on files, per file and per class.
     Estimate(EstimateArgs),
+    /// Compare two reports and judge the CI gates: exit 0 when they hold, 1 when one fails.
+    Compare(CompareArgs),
+    /// Draw a report as one self-contained HTML page.
+    Report(ReportArgs),
+    /// Merge shard reports (`run --shard k/n`) into one report.
+    Merge(MergeArgs),
+    /// Check scenarios, recordings and gate files without running them.
+    Validate(ValidateArgs),
+}
+
+/// `reloop validate`.
+#[derive(Debug, Args)]
+pub struct ValidateArgs {
+    /// Files, or directories searched for `*.yaml` recursively.
+    #[arg(required = true)]
+    pub paths: Vec<PathBuf>,
 }
 
 /// What every batch of runs takes.
@@ -54,6 +70,79 @@ pub struct RunArgs {
     /// Label written to every report row, to tell variants apart.
     #[arg(long, default_value = "default")]
     pub variant: String,
+    /// Run only shard k of n (`2/8`), chosen by a stable hash of each scenario file's path.
+    #[arg(long, value_name = "K/N")]
+    pub shard: Option<crate::shard::Shard>,
+    /// After the run, compare with this report (directory or runs.parquet) and judge the gates.
+    #[arg(long, value_name = "BASE")]
+    pub baseline: Option<PathBuf>,
+    /// Gates, markdown and format of the comparison with `--baseline`.
+    #[command(flatten)]
+    pub decide: DecideArgs,
+}
+
+/// How a comparison is judged and shown.
+#[derive(Debug, Args)]
+pub struct DecideArgs {
+    /// The gate file (default: the documented default gates).
+    #[arg(long)]
+    pub gates: Option<PathBuf>,
+    /// Also write a pull-request comment in Markdown here.
+    #[arg(long)]
+    pub markdown: Option<PathBuf>,
+    /// How to print the comparison.
+    #[arg(long, value_enum, default_value_t = OutputFormat::Table)]
+    pub format: OutputFormat,
+}
+
+/// The printed form of a comparison.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum OutputFormat {
+    /// A table per metric, then the runs that moved and the failed gates.
+    Table,
+    /// One JSON document.
+    Json,
+}
+
+/// `reloop compare`.
+#[derive(Debug, Args)]
+pub struct CompareArgs {
+    /// The base report: a report directory or a runs.parquet file.
+    pub base: PathBuf,
+    /// The new report.
+    pub new: PathBuf,
+    /// How to judge and show it.
+    #[command(flatten)]
+    pub decide: DecideArgs,
+    /// Also write the gate results as JUnit XML here.
+    #[arg(long)]
+    pub junit: Option<PathBuf>,
+}
+
+/// `reloop report`.
+#[derive(Debug, Args)]
+pub struct ReportArgs {
+    /// The report directory (runs, steps and events .parquet).
+    pub dir: PathBuf,
+    /// Where the page goes.
+    #[arg(long)]
+    pub html: PathBuf,
+    /// Show the diff against this report, judged by the gates.
+    #[arg(long)]
+    pub baseline: Option<PathBuf>,
+    /// The gate file for the diff (default: the documented default gates).
+    #[arg(long, requires = "baseline")]
+    pub gates: Option<PathBuf>,
+}
+
+/// `reloop merge`.
+#[derive(Debug, Args)]
+pub struct MergeArgs {
+    /// Where the merged report goes.
+    pub out: PathBuf,
+    /// The shard report directories.
+    #[arg(required = true)]
+    pub shards: Vec<PathBuf>,
 }
 
 /// `reloop sweep`.

@@ -5,39 +5,65 @@
 use std::fmt::Write as _;
 
 use reloop_eval::RunSummary;
+use reloop_report::gates::GateResult;
 
-/// The JUnit document for `runs`.
-pub fn render(runs: &[RunSummary]) -> String {
-    let failures = runs.iter().filter(|r| !r.passed).count();
+/// The JUnit document for `runs`, with a second suite for the gate checks
+/// of a comparison when there are any.
+pub fn render(runs: &[RunSummary], gates: &[GateResult]) -> String {
     let seconds = |ms: u64| ms as f64 / 1000.0;
+    let run_failures = runs.iter().filter(|r| !r.passed).count();
+    let gate_failures = gates.iter().filter(|g| !g.held).count();
     let total_ms: u64 = runs.iter().map(|r| r.metrics.virtual_ms).sum();
     let mut xml = String::from("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
     let _ = writeln!(
         xml,
-        "<testsuites name=\"reloop\" tests=\"{}\" failures=\"{failures}\" time=\"{:.3}\">",
-        runs.len(),
+        "<testsuites name=\"reloop\" tests=\"{}\" failures=\"{}\" time=\"{:.3}\">",
+        runs.len() + gates.len(),
+        run_failures + gate_failures,
         seconds(total_ms)
     );
-    let _ = writeln!(xml, "  <testsuite name=\"reloop\" tests=\"{}\" failures=\"{failures}\" time=\"{:.3}\">", runs.len(), seconds(total_ms));
-    for run in runs {
-        // `time` is the simulated time a user would have waited.
-        let _ = write!(
-            xml,
-            "    <testcase name=\"{}\" classname=\"{}\" file=\"{}\" time=\"{:.3}\"",
-            escape(&run.scenario),
-            escape(&run.variant),
-            escape(&run.scenario_file),
-            seconds(run.metrics.virtual_ms)
-        );
-        if run.passed {
-            xml.push_str("/>\n");
-            continue;
+    if !runs.is_empty() || gates.is_empty() {
+        let _ = writeln!(xml, "  <testsuite name=\"reloop\" tests=\"{}\" failures=\"{run_failures}\" time=\"{:.3}\">", runs.len(), seconds(total_ms));
+        for run in runs {
+            // `time` is the simulated time a user would have waited.
+            let _ = write!(
+                xml,
+                "    <testcase name=\"{}\" classname=\"{}\" file=\"{}\" time=\"{:.3}\"",
+                escape(&run.scenario),
+                escape(&run.variant),
+                escape(&run.scenario_file),
+                seconds(run.metrics.virtual_ms)
+            );
+            let failure = (!run.passed).then(|| (format!("outcome {}", run.outcome), run.failed_expectations.join("\n")));
+            close_case(&mut xml, failure);
         }
-        let _ = writeln!(xml, ">\n      <failure message=\"outcome {}\">{}</failure>", run.outcome, escape(&run.failed_expectations.join("\n")));
-        xml.push_str("    </testcase>\n");
+        xml.push_str("  </testsuite>\n");
     }
-    xml.push_str("  </testsuite>\n</testsuites>\n");
+    if !gates.is_empty() {
+        let _ = writeln!(xml, "  <testsuite name=\"reloop gates\" tests=\"{}\" failures=\"{gate_failures}\" time=\"0.000\">", gates.len());
+        for gate in gates {
+            let name = format!("{} {} ({})", gate.metric, gate.check, gate.scope);
+            let _ = write!(xml, "    <testcase name=\"{}\" classname=\"gates\"", escape(&name));
+            if let Some(file) = &gate.file {
+                let _ = write!(xml, " file=\"{}\"", escape(file));
+            }
+            close_case(&mut xml, (!gate.held).then(|| ("gate failed".to_owned(), gate.describe())));
+        }
+        xml.push_str("  </testsuite>\n");
+    }
+    xml.push_str("</testsuites>\n");
     xml
+}
+
+/// Ends a test case opened up to its attributes, with its failure if any.
+fn close_case(xml: &mut String, failure: Option<(String, String)>) {
+    match failure {
+        None => xml.push_str("/>\n"),
+        Some((message, text)) => {
+            let _ = writeln!(xml, ">\n      <failure message=\"{}\">{}</failure>", escape(&message), escape(&text));
+            xml.push_str("    </testcase>\n");
+        }
+    }
 }
 
 fn escape(text: &str) -> String {

@@ -3,12 +3,17 @@
 
 mod app;
 mod batch;
+mod compare_cmd;
 mod estimate_cmd;
 mod exit_code;
 mod junit;
+mod merge_cmd;
+mod report_cmd;
 mod run_cmd;
 mod serve_cmd;
+mod shard;
 mod sweep_cmd;
+mod validate_cmd;
 mod summary;
 
 use std::sync::Arc;
@@ -35,6 +40,10 @@ fn main() {
         Command::Sweep(args) => sweep_cmd::run(args, cancel),
         Command::Serve(args) => serve_cmd::run(args),
         Command::Estimate(args) => estimate_cmd::run(args),
+        Command::Compare(args) => compare_cmd::run(args),
+        Command::Report(args) => report_cmd::run(args),
+        Command::Merge(args) => merge_cmd::run(args),
+        Command::Validate(args) => validate_cmd::run(args),
     };
     let code = result.unwrap_or_else(|error| {
         eprintln!("error: {error:#}");

@@ -13,6 +13,7 @@ pub mod estimator_report;
 pub mod expect;
 pub mod fixture_tools;
 pub mod plan;
+pub mod references;
 pub mod report;
 pub mod result;
 pub mod run_summary;

@@ -361,7 +361,7 @@ fn validate(file: &Path, spec: &ScenarioSpec) -> Result<(), InputError> {
 }
 
 /// Whether `path` is a recording: its first field is the recording format tag.
-fn is_recording(path: &Path) -> bool {
+pub fn is_recording(path: &Path) -> bool {
     std::fs::read_to_string(path).is_ok_and(|text| {
         text.lines()
             .map(str::trim)

@@ -6,10 +6,14 @@ mod tables;
 mod util;
 
 mod bad_input;
+mod compare;
 mod estimate;
 mod golden_reports;
 mod nothing_lost;
+mod html_report;
 mod run_suite;
 mod sdk_async_openai;
 mod serve;
+mod shards;
+mod validate;
 mod sweep;

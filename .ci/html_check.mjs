@@ -1,0 +1,43 @@
+// The HTML report in a real headless Chromium: the page loads without
+// console errors or exceptions, the runs table is there (and sorts), and
+// every SVG renders with a non-empty box and drawn children.
+// usage: node .ci/html_check.mjs REPORT.html   (NODE_PATH must reach puppeteer-core)
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { createRequire } from 'node:module';
+
+const require = createRequire(join(resolve(process.env.NODE_PATH || 'node_modules'), 'noop.js'));
+const puppeteer = require('puppeteer-core');
+const file = resolve(process.argv[2]);
+const browser = await puppeteer.launch({
+  executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
+  headless: true,
+  args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
+         '--disable-component-update', '--disable-sync', `--user-data-dir=${mkdtempSync(join(tmpdir(), 'reloop-chromium-'))}`],
+});
+const problems = [];
+try {
+  const page = await browser.newPage();
+  page.on('console', (m) => { if (m.type() === 'error') problems.push(`console error: ${m.text()}`); });
+  page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
+  page.on('request', (r) => { if (!r.url().startsWith('file:')) problems.push(`network request: ${r.url()}`); });
+  await page.goto(`file://${file}`, { waitUntil: 'load' });
+  const facts = await page.evaluate(() => {
+    const runs = document.querySelector('table#runs');
+    document.querySelectorAll('details').forEach((d) => { d.open = true; });
+    const svgs = [...document.querySelectorAll('svg')];
+    const boxes = svgs.map((s) => { const b = s.getBoundingClientRect(); return { w: b.width, h: b.height, drawn: s.querySelectorAll('polyline,circle,rect,line').length }; });
+    const header = runs && runs.querySelector('th:nth-child(11)');
+    header && header.click();
+    return { runs: runs ? runs.tBodies[0].rows.length : 0, tables: document.querySelectorAll('table').length, boxes, sorted: !!(header && header.classList.contains('asc')) };
+  });
+  if (facts.runs === 0) problems.push('no runs table rows');
+  if (!facts.sorted) problems.push('clicking a header did not sort the runs table');
+  if (facts.boxes.length === 0) problems.push('no SVG');
+  facts.boxes.forEach((b, i) => { if (!(b.w > 0 && b.h > 0 && b.drawn > 0)) problems.push(`SVG ${i} is empty: ${JSON.stringify(b)}`); });
+  console.log(`html check: ${facts.tables} tables, ${facts.runs} runs, ${facts.boxes.length} SVGs rendered`);
+} finally {
+  await browser.close();
+}
+if (problems.length) { console.error(problems.join('\n')); process.exit(1); }

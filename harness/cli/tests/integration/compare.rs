@@ -1,0 +1,128 @@
+//! `reloop compare`, `run --baseline` and the outputs for people: a report
+//! against itself holds every gate; a recording changed to repeat a tool
+//! call (a new doom loop, more tokens) fails the default gates by name, in
+//! the table, the PR comment, the JUnit and the GitHub annotations.
+
+use std::path::Path;
+
+use crate::util::{reloop, stdout, stderr, write};
+
+const POLL_SCENARIO: &str = "\
+name: poll-ci
+model: gpt-4o
+system: You are terse.
+task: Is CI run 7 done?
+recording: recording.yaml
+tools:
+  ci_status:
+    description: Show the status of a CI run.
+    parameters: { type: object, properties: { run: { type: integer } }, required: [run] }
+    results:
+      - output: in_progress
+";
+
+fn recording(polls: usize) -> String {
+    let call = "  - tool_calls: [{ name: ci_status, arguments: { run: 7 } }]\n";
+    format!("format: reloop.recording/v1\nexchanges:\n{}  - text: Still running.\n", call.repeat(polls))
+}
+
+/// A suite of one scenario under `dir/suite`, its recording polling `polls` times.
+fn suite(dir: &Path, polls: usize) {
+    write(dir, "suite/poll-ci.yaml", POLL_SCENARIO);
+    write(dir, "suite/recording.yaml", &recording(polls));
+}
+
+fn run_into(dir: &Path, out: &str) {
+    let output = reloop(dir, &["run", "suite", "--out", out]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+}
+
+/// A base report with one poll and a new one with three identical polls.
+fn regression(dir: &Path) {
+    suite(dir, 1);
+    run_into(dir, "base");
+    suite(dir, 3);
+    run_into(dir, "new");
+}
+
+#[test]
+fn a_report_against_itself_holds_every_gate() {
+    let dir = tempfile::tempdir().unwrap();
+    suite(dir.path(), 1);
+    run_into(dir.path(), "a");
+    run_into(dir.path(), "b");
+    let output = reloop(dir.path(), &["compare", "a", "b"]);
+    assert_eq!(output.status.code(), Some(0), "{}{}", stdout(&output), stderr(&output));
+    assert!(stdout(&output).contains("PASS: all 5 gate checks hold"), "{}", stdout(&output));
+    let json = reloop(dir.path(), &["compare", "a/runs.parquet", "b", "--format", "json"]);
+    let value: serde_json::Value = serde_json::from_slice(&json.stdout).expect("JSON");
+    assert_eq!(value["passed"], true);
+    assert_eq!(value["changed"].as_array().map(Vec::len), Some(0));
+}
+
+#[test]
+fn a_repeated_tool_call_fails_the_doom_loop_and_token_gates() {
+    let dir = tempfile::tempdir().unwrap();
+    regression(dir.path());
+    let output = reloop(dir.path(), &["compare", "base", "new", "--markdown", "pr.md", "--junit", "gates.xml"]);
+    let text = stdout(&output);
+    assert_eq!(output.status.code(), Some(1), "{text}{}", stderr(&output));
+    assert!(text.contains("gate failed: doom_loop_detected max_new 0 (all runs): 0 → 1: poll-ci"), "{text}");
+    assert!(text.contains("gate failed: input_tokens_total max_increase 5%"), "{text}");
+    let markdown = std::fs::read_to_string(dir.path().join("pr.md")).unwrap();
+    assert!(markdown.lines().count() < 60);
+    insta::assert_snapshot!("compare_regression_markdown", markdown);
+    insta::assert_snapshot!("compare_regression_junit", std::fs::read_to_string(dir.path().join("gates.xml")).unwrap());
+}
+
+#[test]
+fn github_annotations_point_at_the_scenario_file_and_line() {
+    let dir = tempfile::tempdir().unwrap();
+    regression(dir.path());
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_reloop"))
+        .current_dir(dir.path())
+        .args(["compare", "base", "new"])
+        .env("GITHUB_ACTIONS", "true")
+        .output()
+        .unwrap();
+    let annotations: Vec<String> = stdout(&output).lines().filter(|l| l.starts_with("::error")).map(str::to_owned).collect();
+    assert!(
+        annotations.iter().any(|a| a.starts_with("::error file=suite/poll-ci.yaml,line=1,title=reloop gate doom_loop_detected::")),
+        "{annotations:?}"
+    );
+    let quiet = reloop(dir.path(), &["compare", "base", "new"]);
+    assert!(!stdout(&quiet).contains("::error"), "annotations only under GitHub Actions");
+}
+
+#[test]
+fn run_with_a_baseline_judges_the_gates_and_puts_them_in_junit() {
+    let dir = tempfile::tempdir().unwrap();
+    suite(dir.path(), 1);
+    run_into(dir.path(), "base");
+    suite(dir.path(), 3);
+    let output = reloop(dir.path(), &["run", "suite", "--out", "new", "--baseline", "base", "--junit", "junit.xml"]);
+    assert_eq!(output.status.code(), Some(1), "{}{}", stdout(&output), stderr(&output));
+    let junit = std::fs::read_to_string(dir.path().join("junit.xml")).unwrap();
+    assert!(junit.contains("<testcase name=\"poll-ci\""), "{junit}");
+    assert!(junit.contains("<testsuite name=\"reloop gates\" tests=\"5\" failures=\"4\""), "{junit}");
+}
+
+#[test]
+fn gates_are_judged_as_written_and_bad_gate_files_name_their_line() {
+    let dir = tempfile::tempdir().unwrap();
+    regression(dir.path());
+    write(dir.path(), "lenient.yaml", "doom_loop_detected: { max_new: 1 }\ninput_tokens_total: { max_increase: 500% }\n");
+    let lenient = reloop(dir.path(), &["compare", "base", "new", "--gates", "lenient.yaml"]);
+    assert_eq!(lenient.status.code(), Some(0), "{}", stdout(&lenient));
+    write(dir.path(), "typo.yaml", "passed: { no_regressions: true }\ninput_tokens: { max_increase: 5% }\n");
+    let typo = reloop(dir.path(), &["compare", "base", "new", "--gates", "typo.yaml"]);
+    assert_eq!(typo.status.code(), Some(2));
+    assert!(stderr(&typo).contains("typo.yaml:2: field `input_tokens`: no such column"), "{}", stderr(&typo));
+    write(dir.path(), "bad.yaml", "passed:\n  max_increse: 5%\n");
+    let bad = reloop(dir.path(), &["compare", "base", "new", "--gates", "bad.yaml"]);
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(stderr(&bad).contains("bad.yaml:2:3: field `passed.max_increse`: unknown field"), "{}", stderr(&bad));
+    let missing = reloop(dir.path(), &["compare", "nowhere", "new"]);
+    assert_eq!(missing.status.code(), Some(2));
+    assert!(stderr(&missing).contains("nowhere"), "{}", stderr(&missing));
+}

@@ -1,0 +1,202 @@
+//! Joining two runs tables on (scenario, variant): which runs were added,
+//! removed or changed, and per metric the base and new means over the runs
+//! both sides have, their delta, relative delta and, when runs were
+//! repeated, a 95 % confidence interval of the delta.
+
+use std::collections::HashMap;
+
+use serde::Serialize;
+
+use crate::runs::{Metric, RunKey, Runs};
+use crate::stats;
+
+/// The runs of one key on both sides.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Pair {
+    /// The key.
+    pub key: RunKey,
+    /// Its rows in the base table.
+    pub base_rows: Vec<usize>,
+    /// Its rows in the new table.
+    pub new_rows: Vec<usize>,
+}
+
+/// One metric across the matched runs.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct MetricDelta {
+    /// The column name.
+    pub metric: String,
+    /// Mean per run in the base (over matched runs).
+    pub base: Option<f64>,
+    /// Mean per run in the new report.
+    pub new: Option<f64>,
+    /// `new − base`.
+    pub delta: Option<f64>,
+    /// `(new − base) / |base|`.
+    pub relative: Option<f64>,
+    /// 95 % interval of the delta, when both sides repeat runs.
+    pub interval: Option<(f64, f64)>,
+}
+
+/// A matched run whose figures or outcome moved.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Change {
+    /// The run.
+    pub key: RunKey,
+    /// Outcome before and after, when it changed.
+    pub outcome: Option<(String, String)>,
+    /// Metrics that moved: name, base, new (means over repeats).
+    pub metrics: Vec<(String, Option<f64>, Option<f64>)>,
+}
+
+/// Two reports side by side.
+#[derive(Debug, Clone)]
+pub struct Comparison {
+    /// The base table.
+    pub base: Runs,
+    /// The new table.
+    pub new: Runs,
+    /// Keys on both sides, in the new table's order.
+    pub pairs: Vec<Pair>,
+    /// Keys only in the new table, with their rows.
+    pub added: Vec<(RunKey, Vec<usize>)>,
+    /// Keys only in the base.
+    pub removed: Vec<RunKey>,
+    /// Matched runs that moved.
+    pub changed: Vec<Change>,
+    /// Every metric of either table, base order first.
+    pub metrics: Vec<MetricDelta>,
+}
+
+/// Compares `base` with `new`.
+pub fn compare(base: Runs, new: Runs) -> Comparison {
+    let (base_order, base_rows) = base.rows_by_key();
+    let (new_order, mut new_rows) = new.rows_by_key();
+    let mut pairs = Vec::new();
+    let mut added = Vec::new();
+    for key in new_order {
+        let rows = new_rows.remove(&key).unwrap_or_default();
+        match base_rows.get(&key) {
+            Some(base_rows) => pairs.push(Pair { base_rows: base_rows.clone(), new_rows: rows, key }),
+            None => added.push((key, rows)),
+        }
+    }
+    let matched: std::collections::HashSet<&RunKey> = pairs.iter().map(|p| &p.key).collect();
+    let removed = base_order.into_iter().filter(|key| !matched.contains(key)).collect();
+    let names = metric_names(&base, &new);
+    let metrics = names.iter().map(|name| metric_delta(name, base.metric(name), new.metric(name), &pairs)).collect();
+    let changed = changes(&base, &new, &names, &pairs);
+    Comparison { base, new, pairs, added, removed, changed, metrics }
+}
+
+fn metric_names(base: &Runs, new: &Runs) -> Vec<String> {
+    let mut names: Vec<String> = base.metrics.iter().map(|m| m.name.clone()).collect();
+    names.extend(new.metrics.iter().map(|m| m.name.clone()).filter(|n| base.metric(n).is_none()));
+    names
+}
+
+/// The mean of `metric` over `rows`, ignoring nulls.
+pub fn mean_of(metric: Option<&Metric>, rows: &[usize]) -> Option<f64> {
+    let metric = metric?;
+    stats::mean(rows.iter().filter_map(|&row| metric.values[row]))
+}
+
+fn values(metric: Option<&Metric>, rows: impl Iterator<Item = usize>) -> Vec<f64> {
+    metric.map(|m| rows.filter_map(|row| m.values[row]).collect()).unwrap_or_default()
+}
+
+fn metric_delta(name: &str, base: Option<&Metric>, new: Option<&Metric>, pairs: &[Pair]) -> MetricDelta {
+    let per_key = |metric, rows: fn(&Pair) -> &[usize]| -> Vec<f64> {
+        pairs.iter().filter_map(|pair| mean_of(metric, rows(pair))).collect()
+    };
+    let base_mean = stats::mean(per_key(base, |p| &p.base_rows));
+    let new_mean = stats::mean(per_key(new, |p| &p.new_rows));
+    let delta = base_mean.zip(new_mean).map(|(b, n)| n - b);
+    let relative = base_mean.zip(new_mean).and_then(|(b, n)| stats::relative(b, n));
+    let repeated = pairs.iter().any(|p| p.base_rows.len() > 1 && p.new_rows.len() > 1);
+    let interval = repeated
+        .then(|| {
+            let base_values = values(base, pairs.iter().flat_map(|p| p.base_rows.iter().copied()));
+            let new_values = values(new, pairs.iter().flat_map(|p| p.new_rows.iter().copied()));
+            stats::welch_interval(&base_values, &new_values)
+        })
+        .flatten();
+    MetricDelta { metric: name.to_owned(), base: base_mean, new: new_mean, delta, relative, interval }
+}
+
+fn changes(base: &Runs, new: &Runs, names: &[String], pairs: &[Pair]) -> Vec<Change> {
+    let base_metrics: HashMap<&str, &Metric> = base.metrics.iter().map(|m| (m.name.as_str(), m)).collect();
+    let new_metrics: HashMap<&str, &Metric> = new.metrics.iter().map(|m| (m.name.as_str(), m)).collect();
+    pairs
+        .iter()
+        .filter_map(|pair| {
+            let metrics: Vec<_> = names
+                .iter()
+                .filter_map(|name| {
+                    let b = mean_of(base_metrics.get(name.as_str()).copied(), &pair.base_rows);
+                    let n = mean_of(new_metrics.get(name.as_str()).copied(), &pair.new_rows);
+                    (b != n).then(|| (name.clone(), b, n))
+                })
+                .collect();
+            let (b, n) = (&base.outcome[pair.base_rows[0]], &new.outcome[pair.new_rows[0]]);
+            let outcome = (b != n).then(|| (b.clone(), n.clone()));
+            (outcome.is_some() || !metrics.is_empty()).then(|| Change { key: pair.key.clone(), outcome, metrics })
+        })
+        .collect()
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+
+    /// A test row: scenario, variant, (metric, value) pairs.
+    pub(crate) type Row<'a> = (&'a str, &'a str, &'a [(&'a str, f64)]);
+
+    /// A runs table from test rows.
+    pub(crate) fn runs(rows: &[Row<'_>]) -> Runs {
+        let mut metrics: Vec<Metric> = Vec::new();
+        for (row, (_, _, values)) in rows.iter().enumerate() {
+            for (name, value) in values.iter() {
+                if !metrics.iter().any(|m| m.name == *name) {
+                    metrics.push(Metric { name: (*name).to_owned(), values: vec![None; rows.len()] });
+                }
+                let metric = metrics.iter_mut().find(|m| m.name == *name).unwrap();
+                metric.values[row] = Some(*value);
+            }
+        }
+        Runs {
+            path: "test".into(),
+            scenario: rows.iter().map(|r| r.0.to_owned()).collect(),
+            variant: rows.iter().map(|r| r.1.to_owned()).collect(),
+            scenario_file: rows.iter().map(|r| format!("scenarios/{}.yaml", r.0)).collect(),
+            outcome: rows.iter().map(|_| "final_answer".to_owned()).collect(),
+            metrics,
+        }
+    }
+
+    #[test]
+    fn joins_on_scenario_and_variant_and_lists_what_moved() {
+        let base = runs(&[("a", "default", &[("tokens", 100.0)]), ("b", "default", &[("tokens", 50.0)]), ("gone", "default", &[])]);
+        let new = runs(&[("a", "default", &[("tokens", 110.0)]), ("b", "default", &[("tokens", 50.0)]), ("fresh", "default", &[])]);
+        let comparison = compare(base, new);
+        assert_eq!(comparison.pairs.len(), 2);
+        assert_eq!(comparison.added[0].0.scenario, "fresh");
+        assert_eq!(comparison.removed[0].scenario, "gone");
+        assert_eq!(comparison.changed.len(), 1);
+        assert_eq!(comparison.changed[0].metrics, vec![("tokens".to_owned(), Some(100.0), Some(110.0))]);
+        let tokens = &comparison.metrics[0];
+        assert_eq!((tokens.base, tokens.new, tokens.delta), (Some(75.0), Some(80.0), Some(5.0)));
+        assert!((tokens.relative.unwrap() - 5.0 / 75.0).abs() < 1e-12);
+        assert_eq!(tokens.interval, None, "no repeats, no interval");
+    }
+
+    #[test]
+    fn repeated_runs_get_an_interval() {
+        let base = runs(&[("a", "default", &[("x", 1.0)]), ("a", "default", &[("x", 3.0)])]);
+        let new = runs(&[("a", "default", &[("x", 5.0)]), ("a", "default", &[("x", 7.0)])]);
+        let comparison = compare(base, new);
+        let (low, high) = comparison.metrics[0].interval.unwrap();
+        assert!(low < 4.0 && 4.0 < high, "{low}..{high}");
+        assert_eq!(comparison.metrics[0].delta, Some(4.0));
+    }
+}

@@ -1,0 +1,26 @@
+//! `reloop report DIR --html FILE`: one self-contained page (inline CSS,
+//! inline SVG, a few lines of inline script to sort the runs table; no
+//! network): the runs table, savings by strategy when several variants ran,
+//! the diff against a baseline, and per run a timeline of prompt tokens with
+//! compaction, cache and doom-loop marks.
+
+mod page;
+pub mod svg;
+
+pub use page::render;
+
+/// Text safe in HTML and SVG.
+pub fn escape(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            c => out.push(c),
+        }
+    }
+    out
+}

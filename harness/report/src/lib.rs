@@ -1,0 +1,22 @@
+//! Decisions from reports (ARCHITECTURE §2, §7): this crate reads the
+//! Parquet tables a run wrote and knows nothing of how they were made.
+//!
+//! [`Runs::load`] reads `runs.parquet` by column name (extra columns are
+//! tolerated, missing optional ones are null); [`compare::compare`] joins two
+//! of them on (scenario, variant) into a [`compare::Comparison`];
+//! [`gates::GateSet`] judges it; the [`render`] modules turn the verdict into
+//! a terminal table, JSON, a pull-request comment, GitHub annotations; the
+//! [`html`] module draws a self-contained page; [`merge`] joins shards.
+
+pub mod compare;
+pub mod error;
+pub mod gates;
+pub mod html;
+pub mod merge;
+pub mod render;
+pub mod runs;
+pub mod stats;
+pub mod table;
+
+pub use error::ReportError;
+pub use runs::Runs;

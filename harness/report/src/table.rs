@@ -1,0 +1,148 @@
+//! Reading one report table: a Parquet file, or the file of that name in a
+//! report directory, as one Arrow batch; columns are looked up by name and
+//! read as text, numbers or flags whatever integer or float type they have.
+
+use std::fs::File;
+use std::path::{Path, PathBuf};
+
+use arrow_array::cast::AsArray;
+use arrow_array::types::{Float64Type, Int64Type};
+use arrow_array::{Array, ArrayRef, RecordBatch};
+use arrow_schema::DataType;
+use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+
+use crate::error::ReportError;
+
+/// The file holding table `name` (`runs`, `steps`, `events`) for `path`: the
+/// path itself when it is a file, else `path/name.parquet`.
+pub fn table_file(path: &Path, name: &str) -> PathBuf {
+    if path.is_dir() { path.join(format!("{name}.parquet")) } else { path.to_owned() }
+}
+
+/// Reads a whole Parquet file as one batch.
+pub fn read_batch(path: &Path) -> Result<RecordBatch, ReportError> {
+    let parquet_error = |e: &dyn std::fmt::Display| ReportError::Parquet { path: path.to_owned(), message: e.to_string() };
+    let file = File::open(path).map_err(|source| ReportError::Io { path: path.to_owned(), source })?;
+    let builder = ParquetRecordBatchReaderBuilder::try_new(file).map_err(|e| parquet_error(&e))?;
+    let schema = builder.schema().clone();
+    let batches = builder.build().map_err(|e| parquet_error(&e))?.collect::<Result<Vec<_>, _>>().map_err(|e| parquet_error(&e))?;
+    arrow_select::concat::concat_batches(&schema, &batches).map_err(|e| parquet_error(&e))
+}
+
+/// A batch with the file it came from, for errors that name it.
+pub struct Table {
+    /// Where it was read.
+    pub path: PathBuf,
+    /// Its rows.
+    pub batch: RecordBatch,
+}
+
+impl Table {
+    /// Reads table `name` for `path` (a report directory or a file).
+    pub fn load(path: &Path, name: &str) -> Result<Self, ReportError> {
+        let path = table_file(path, name);
+        Ok(Self { batch: read_batch(&path)?, path })
+    }
+
+    /// Rows.
+    pub fn len(&self) -> usize {
+        self.batch.num_rows()
+    }
+
+    /// Whether it has no rows.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    fn column(&self, name: &str) -> Option<&ArrayRef> {
+        self.batch.column_by_name(name)
+    }
+
+    fn problem(&self, column: &str, problem: &str) -> ReportError {
+        ReportError::Column { path: self.path.clone(), column: column.to_owned(), problem: problem.to_owned() }
+    }
+
+    /// A text column every report has; null cells read as empty.
+    pub fn text(&self, name: &str) -> Result<Vec<String>, ReportError> {
+        self.text_opt(name)?
+            .map(|values| values.into_iter().map(Option::unwrap_or_default).collect())
+            .ok_or_else(|| self.problem(name, "is missing"))
+    }
+
+    /// A text column that may be absent (then `None`).
+    pub fn text_opt(&self, name: &str) -> Result<Option<Vec<Option<String>>>, ReportError> {
+        let Some(column) = self.column(name) else { return Ok(None) };
+        match column.data_type() {
+            DataType::Utf8 => Ok(Some(column.as_string::<i32>().iter().map(|v| v.map(str::to_owned)).collect())),
+            DataType::LargeUtf8 => Ok(Some(column.as_string::<i64>().iter().map(|v| v.map(str::to_owned)).collect())),
+            _ => Err(self.problem(name, "is not text")),
+        }
+    }
+
+    /// A numeric or boolean column as numbers (true = 1), `None` when absent
+    /// or of another type (text, lists).
+    pub fn number(&self, name: &str) -> Option<Vec<Option<f64>>> {
+        numbers(self.column(name)?)
+    }
+
+    /// The names of every column that reads as numbers, in table order.
+    pub fn number_columns(&self) -> Vec<String> {
+        self.batch
+            .schema()
+            .fields()
+            .iter()
+            .filter(|field| numeric_type(field.data_type()))
+            .map(|field| field.name().clone())
+            .collect()
+    }
+
+    /// A list-of-text column, `None` when absent.
+    pub fn text_lists(&self, name: &str) -> Option<Vec<Vec<String>>> {
+        let list = self.column(name)?.as_list_opt::<i32>()?;
+        Some(
+            (0..list.len())
+                .map(|row| {
+                    if list.is_null(row) {
+                        return Vec::new();
+                    }
+                    let values = list.value(row);
+                    values.as_string_opt::<i32>().map(|s| s.iter().flatten().map(str::to_owned).collect()).unwrap_or_default()
+                })
+                .collect(),
+        )
+    }
+}
+
+fn numeric_type(data_type: &DataType) -> bool {
+    data_type.is_integer() || data_type.is_floating() || *data_type == DataType::Boolean
+}
+
+/// A column's values as `f64`, whatever its numeric type.
+fn numbers(column: &ArrayRef) -> Option<Vec<Option<f64>>> {
+    match column.data_type() {
+        DataType::Boolean => Some(column.as_boolean().iter().map(|v| v.map(|b| f64::from(u8::from(b)))).collect()),
+        DataType::Int64 => Some(column.as_primitive::<Int64Type>().iter().map(|v| v.map(|v| v as f64)).collect()),
+        DataType::Float64 => Some(column.as_primitive::<Float64Type>().iter().collect()),
+        other if numeric_type(other) => {
+            let cast = widen_to_f64(column)?;
+            Some(cast.as_primitive::<Float64Type>().iter().collect())
+        }
+        _ => None,
+    }
+}
+
+/// Other integer and float widths, widened through `Float64` by hand (no
+/// `arrow-cast` dependency for a case reloop's own files never produce).
+fn widen_to_f64(column: &ArrayRef) -> Option<ArrayRef> {
+    use arrow_array::types::*;
+    macro_rules! widen {
+        ($($t:ty),*) => {
+            $(if let Some(values) = column.as_primitive_opt::<$t>() {
+                let values: arrow_array::Float64Array = values.iter().map(|v| v.map(|v| v as f64)).collect();
+                return Some(std::sync::Arc::new(values));
+            })*
+        };
+    }
+    widen!(Int8Type, Int16Type, Int32Type, UInt8Type, UInt16Type, UInt32Type, UInt64Type, Float32Type);
+    None
+}
