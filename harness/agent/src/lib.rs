@@ -27,6 +27,7 @@ pub mod models;
 pub mod outcome;
 pub mod risk;
 mod runtime_loop;
+pub mod shell;
 pub mod state;
 pub mod tools;
 

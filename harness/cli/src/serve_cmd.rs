@@ -66,7 +66,7 @@ fn load_recordings(path: &Path) -> Result<HashMap<String, Arc<Recording>>, Vec<r
     let mut errors = Vec::new();
     for file in files {
         let name = file.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
-        match reloop_eval::yaml::load::<Recording>(&file) {
+        match reloop_eval::yaml::load_checked::<Recording>(&file, reloop_eval::validate_settings::check_recording) {
             Ok(recording) => {
                 recordings.insert(name, Arc::new(recording));
             }

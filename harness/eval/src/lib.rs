@@ -10,13 +10,16 @@ mod collect;
 pub mod estimator_report;
 pub mod expect;
 pub mod fixture_tools;
+pub mod input_file;
 pub mod report;
 pub mod result;
 pub mod runner;
 pub mod scenario;
 pub mod script;
 pub mod sweep;
+pub mod validate_settings;
 pub mod yaml;
+mod yaml_locate;
 
 pub use reloop_agent::Outcome;
 pub use result::{EventRow, RunMetrics, RunReport, StepRow};

@@ -6,6 +6,7 @@ mod util;
 
 mod bad_input;
 mod estimate;
+mod hostile_input;
 mod run_suite;
 mod sdk_async_openai;
 mod serve;

@@ -62,7 +62,7 @@ impl AnthropicUsage {
     /// The wire form of neutral usage: `input_tokens` is the neutral count minus cache reads
     /// and writes (never below zero), the cache counts are the neutral ones.
     pub fn from_usage(usage: &Usage) -> Self {
-        let cached = usage.cache_read_tokens + usage.cache_write_tokens;
+        let cached = usage.cache_read_tokens.saturating_add(usage.cache_write_tokens);
         Self {
             input_tokens: Some(usage.input_tokens.saturating_sub(cached)),
             cache_creation_input_tokens: Some(usage.cache_write_tokens),
@@ -78,7 +78,8 @@ impl AnthropicUsage {
         let read = self.cache_read_input_tokens.unwrap_or(0);
         let write = self.cache_creation_input_tokens.unwrap_or(0);
         Usage {
-            input_tokens: self.input_tokens.unwrap_or(0) + read + write,
+            // Counts come from the network: saturate rather than overflow.
+            input_tokens: self.input_tokens.unwrap_or(0).saturating_add(read).saturating_add(write),
             output_tokens: self.output_tokens,
             cache_read_tokens: read,
             cache_write_tokens: write,
