@@ -10,4 +10,5 @@ mod hostile_input;
 mod run_suite;
 mod sdk_async_openai;
 mod serve;
+mod serve_limits;
 mod sweep;
