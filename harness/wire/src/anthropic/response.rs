@@ -184,6 +184,22 @@ mod tests {
     use crate::ToolCall;
     use serde_json::json;
 
+    /// Found by the `anthropic_body` fuzz target: `input_tokens` plus the
+    /// cache counts overflowed `u64` and panicked.
+    #[test]
+    fn usage_sums_saturate_instead_of_overflowing() {
+        let usage = AnthropicUsage {
+            input_tokens: Some(u64::MAX),
+            cache_creation_input_tokens: Some(1),
+            cache_read_input_tokens: Some(u64::MAX),
+            output_tokens: 1,
+            extra: serde_json::Map::new(),
+        };
+        assert_eq!(usage.to_usage().input_tokens, u64::MAX);
+        let neutral = Usage { input_tokens: 5, output_tokens: 0, cache_read_tokens: u64::MAX, cache_write_tokens: u64::MAX };
+        assert_eq!(AnthropicUsage::from_usage(&neutral).input_tokens, Some(0));
+    }
+
     fn meta() -> MessageMeta {
         MessageMeta {
             id: "msg_01".into(),
