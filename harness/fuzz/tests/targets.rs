@@ -114,8 +114,10 @@ fn load_target(dir: &Path, scenario: &[u8], recording: &[u8]) {
     }
 }
 
+/// A directory under cargo's `target/tmp` (not the system's temp
+/// directory), reused by every case of a target.
 fn temp_dir(name: &str) -> std::path::PathBuf {
-    let dir = std::env::temp_dir().join(format!("reloop-fuzz-{name}-{}", std::process::id()));
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("reloop-fuzz-{name}"));
     std::fs::create_dir_all(&dir).unwrap();
     dir
 }
