@@ -146,12 +146,31 @@ fn simple_command(command: &SimpleCommand, workspace: &Workspace, nesting: usize
     } else {
         Verdict::Read
     };
-    let paths = if TEXT_ONLY.contains(&program) || SHELLS.contains(&program) || program == "eval" {
-        Verdict::Read
-    } else {
-        args.iter().filter_map(|arg| outside(arg, workspace)).max().unwrap_or(Verdict::Read)
-    };
+    let paths = path_arguments(program, args).filter_map(|arg| outside(arg, workspace)).max().unwrap_or(Verdict::Read);
     base.max(environment).max(paths)
+}
+
+/// The arguments of a known program that name files: all of them, but a
+/// search pattern (`grep PATTERN`, unless given by `-e`/`-f`) or `find`'s
+/// expression. Unknown programs need approval anyway and their arguments
+/// (a `sed` script, an `npm` flag) are not taken for paths.
+fn path_arguments<'a>(program: &str, args: &'a [Word]) -> Box<dyn Iterator<Item = &'a Word> + 'a> {
+    let takes_files = (READ_ONLY.contains(&program) || WRITERS.contains(&program) || program == "dd" || program == "git")
+        && !TEXT_ONLY.contains(&program);
+    if !takes_files {
+        return Box::new(std::iter::empty());
+    }
+    match program {
+        "grep" | "egrep" | "fgrep" | "rg" => {
+            let pattern_given = args.iter().any(|a| {
+                matches!(a.text.as_str(), "-e" | "-f" | "--regexp" | "--file") || a.text.starts_with("--regexp=") || a.text.starts_with("--file=")
+            });
+            let pattern = if pattern_given { None } else { args.iter().position(|a| !a.text.starts_with('-')) };
+            Box::new(args.iter().enumerate().filter(move |(i, _)| Some(*i) != pattern).map(|(_, a)| a))
+        }
+        "find" => Box::new(args.iter().take_while(|a| !a.text.starts_with(['-', '(', '!']))),
+        _ => Box::new(args.iter()),
+    }
 }
 
 /// The verdict a program earns by its name and options.

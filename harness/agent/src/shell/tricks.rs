@@ -128,8 +128,21 @@ fn everyday_reads_still_run() {
         "echo /etc/shadow",
         "cat a.txt 2>&1 | tee /dev/null",
         "rg -n 'fn main' .",
+        "grep -rn '/api/v1' src",
+        "find . -path '*/node_modules' -prune",
         "",
     ]);
+}
+
+/// Found by the long scenarios: a `sed` script starting with `/` was taken
+/// for an absolute path and denied; `sed` needs approval, like any
+/// program whose arguments the policy cannot read.
+#[test]
+fn patterns_and_scripts_are_not_paths() {
+    assert_eq!(risk("sed -n '/^## \\[5.0.0/,/^## 5\\.[1-9]/p' node_modules/webpack/CHANGELOG.md"), Risk::RequiresApproval);
+    assert_eq!(risk("grep -e foo /etc/passwd"), Risk::Denied);
+    assert_eq!(risk("grep foo /etc/passwd"), Risk::Denied);
+    assert_eq!(risk("find /etc -name shadow"), Risk::Denied);
 }
 
 #[test]

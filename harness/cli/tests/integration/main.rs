@@ -2,10 +2,12 @@
 //! files in a temporary directory, real loopback HTTP. One test binary for
 //! the crate (ripgrep's habit), which links once.
 
+mod tables;
 mod util;
 
 mod bad_input;
 mod estimate;
+mod golden_reports;
 mod hostile_input;
 mod run_suite;
 mod sdk_async_openai;
