@@ -6,7 +6,9 @@ Covered, each against a fresh session: OpenAI Chat Completions and
 Responses, Anthropic Messages, streamed (through the SDKs' own stream helpers
 and their final-object accumulation) and not; a text turn and a tool-call
 turn; both API-key headers; the model list; a divergence surfacing as the
-SDK's BadRequestError.
+SDK's BadRequestError; every error the server raises itself (404 for an
+unknown session or route, 405, 413, 431, 503 past the session cap) raising
+the SDK's typed error with the server's message.
 
 Runs a built binary, builds nothing:
 
@@ -546,3 +548,107 @@ def test_exhausted_recording_is_an_anthropic_bad_request(server):
     error = exhaust(call)
     assert_divergence(error, anthropic.BadRequestError)
     assert error.body["error"]["type"] == "reloop_divergence"
+
+
+# --- errors the server raises itself -------------------------------------------
+# Each must carry the API's JSON error body so the SDK raises its typed
+# error with the message, not a bare APIStatusError over an empty body.
+
+
+def openai_error_body(error) -> dict:
+    """The OpenAI SDK keeps the `error` object of the body."""
+    assert isinstance(error.body, dict), f"{type(error).__name__} without a JSON body: {error.body!r}"
+    assert isinstance(error.body.get("message"), str) and isinstance(error.body.get("type"), str), error.body
+    return error.body
+
+
+def anthropic_error_body(error) -> dict:
+    """The Anthropic SDK keeps the whole body."""
+    assert isinstance(error.body, dict), f"{type(error).__name__} without a JSON body: {error.body!r}"
+    assert error.body.get("type") == "error", error.body
+    assert isinstance(error.body["error"].get("type"), str) and isinstance(error.body["error"].get("message"), str), error.body
+    return error.body["error"]
+
+
+def raised(call):
+    with pytest.raises(Exception) as caught:
+        call()
+    return caught.value
+
+
+BIG_TEXT = "a" * (3 * 1024 * 1024)
+BIG_HEADER = {"x-padding": "a" * (40 * 1024)}
+
+
+def test_openai_sdk_raises_typed_errors_for_every_server_error(server):
+    client = openai_client(server, "text.errors-openai")
+
+    def chat(session="text.errors-openai", content=TEXT_PROMPT, **extra):
+        return openai_client(server, session).chat.completions.create(model=OPENAI_MODEL, messages=[{"role": "user", "content": content}], **extra)
+
+    cases = [
+        (404, openai.NotFoundError, lambda: chat(session="nobody")),
+        (404, openai.NotFoundError, lambda: client.get("/no/such/route", cast_to=object)),
+        (405, openai.APIStatusError, lambda: client.get("/chat/completions", cast_to=object)),
+        (413, openai.APIStatusError, lambda: chat(content=BIG_TEXT)),
+        (431, openai.APIStatusError, lambda: chat(extra_headers=BIG_HEADER)),
+    ]
+    for status, kind, call in cases:
+        error = raised(call)
+        assert isinstance(error, kind), f"{status}: {type(error).__name__}: {error}"
+        assert error.status_code == status, f"{status}: {error}"
+        body = openai_error_body(error)
+        assert body["message"] in str(error), f"{status}: the SDK shows the message: {error}"
+
+
+def test_anthropic_sdk_raises_typed_errors_for_every_server_error(server):
+    client = anthropic_client(server, "text.errors-anthropic")
+
+    def create(session="text.errors-anthropic", content=TEXT_PROMPT, **extra):
+        return anthropic_client(server, session).messages.create(
+            model=ANTHROPIC_MODEL, max_tokens=MAX_TOKENS, messages=[{"role": "user", "content": content}], **extra
+        )
+
+    too_large = getattr(anthropic, "RequestTooLargeError", anthropic.APIStatusError)
+    cases = [
+        (404, anthropic.NotFoundError, lambda: create(session="nobody")),
+        (404, anthropic.NotFoundError, lambda: client.get("/v1/no/such/route", cast_to=object)),
+        (405, anthropic.APIStatusError, lambda: client.get("/v1/messages", cast_to=object)),
+        (413, too_large, lambda: create(content=BIG_TEXT)),
+        (431, anthropic.APIStatusError, lambda: create(extra_headers=BIG_HEADER)),
+    ]
+    for status, kind, call in cases:
+        error = raised(call)
+        assert isinstance(error, kind), f"{status}: {type(error).__name__}: {error}"
+        assert error.status_code == status, f"{status}: {error}"
+        body = anthropic_error_body(error)
+        assert body["message"] in str(error), f"{status}: the SDK shows the message: {error}"
+
+
+@pytest.fixture(scope="module")
+def one_session_server():
+    """A second `reloop serve` allowing one live session, for the 503."""
+    process = subprocess.Popen(
+        [str(reloop_bin()), "serve", "--recording", str(RECORDINGS), "--port", "0", "--max-sessions", "1"],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    )
+    try:
+        yield read_address(process)
+    finally:
+        process.kill()
+        process.wait(timeout=10)
+
+
+def test_too_many_sessions_is_a_typed_server_error(one_session_server):
+    server = one_session_server
+    prompt = [{"role": "user", "content": TEXT_PROMPT}]
+    openai_client(server, "text.first").chat.completions.create(model=OPENAI_MODEL, messages=prompt)
+    error = raised(lambda: openai_client(server, "text.second").chat.completions.create(model=OPENAI_MODEL, messages=prompt))
+    assert isinstance(error, openai.InternalServerError) and error.status_code == 503, f"{type(error).__name__}: {error}"
+    assert "too many live sessions" in openai_error_body(error)["message"]
+    error = raised(lambda: anthropic_client(server, "text.third").messages.create(model=ANTHROPIC_MODEL, max_tokens=MAX_TOKENS, messages=prompt))
+    assert isinstance(error, anthropic.InternalServerError) and error.status_code == 503, f"{type(error).__name__}: {error}"
+    assert "too many live sessions" in anthropic_error_body(error)["message"]

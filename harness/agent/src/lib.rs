@@ -27,6 +27,7 @@ pub mod price_table;
 pub mod prompts;
 pub mod risk;
 mod runtime_loop;
+pub mod shell;
 pub mod state;
 pub mod tools;
 

@@ -87,6 +87,11 @@ pub trait ToolRuntime: Send + Sync {
     /// Runs one tool call. Unknown tools must return an error output rather
     /// than fail, so the model can recover.
     fn execute(&self, invocation: ToolInvocation, context: ToolContext) -> BoxFuture<'_, ToolOutput>;
+    /// Where the tools' paths may reach; grounding and the shell policy
+    /// resolve paths against it. Fixture tools have no files: virtual.
+    fn workspace(&self) -> &crate::grounding::Workspace {
+        &crate::grounding::VIRTUAL_WORKSPACE
+    }
 }
 
 /// Names of the pseudo-tools the loop handles itself.

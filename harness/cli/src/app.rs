@@ -206,6 +206,18 @@ pub struct ServeArgs {
     /// Refuse prompts above this many tokens with the provider's context-length error.
     #[arg(long)]
     pub context_window: Option<u64>,
+    /// Drop a connection that has not sent its request headers within this many seconds.
+    #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u64).range(1..=3600))]
+    pub header_timeout_secs: u64,
+    /// Connections served at once; more wait in the kernel's queue.
+    #[arg(long, default_value_t = 1024, value_parser = clap::value_parser!(u64).range(1..=65536))]
+    pub max_connections: u64,
+    /// Release a session unused for this many seconds (its next request replays afresh).
+    #[arg(long, default_value_t = 300, value_parser = clap::value_parser!(u64).range(1..=86400))]
+    pub session_ttl_secs: u64,
+    /// Live sessions at most; a new session beyond it gets 503.
+    #[arg(long, default_value_t = 4096, value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
+    pub max_sessions: u64,
 }
 
 /// `reloop estimate`.

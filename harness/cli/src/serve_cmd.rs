@@ -1,11 +1,16 @@
 //! `reloop serve`: the mock server alone, for outside clients (an SDK, an
-//! agent CLI). Loopback only; runs until Ctrl-C.
+//! agent CLI). Loopback only, bounded (header timeout, connection and
+//! session limits); runs until Ctrl-C.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use reloop_mock::{DEFAULT_SESSION, MockServer, NoPacer, Pacer, RealPacer, Recording, Registry, recording_factory};
+use std::time::Duration;
+
+use reloop_mock::{
+    ConnectionLimits, DEFAULT_SESSION, MockServer, NoPacer, Pacer, RealPacer, Recording, Registry, SessionLimits, recording_factory,
+};
 
 use crate::app::ServeArgs;
 use crate::exit_code;
@@ -24,10 +29,18 @@ pub fn run(args: ServeArgs) -> anyhow::Result<i32> {
     let pacer: Arc<dyn Pacer> = if args.realtime { Arc::new(RealPacer::default()) } else { Arc::new(NoPacer) };
     let mut names: Vec<String> = recordings.keys().cloned().collect();
     names.sort();
-    let registry = Arc::new(Registry::serving(recording_factory(recordings, pacer, args.context_window)));
+    let sessions = SessionLimits {
+        idle_ttl: Duration::from_secs(args.session_ttl_secs),
+        max_sessions: usize::try_from(args.max_sessions).unwrap_or(usize::MAX),
+    };
+    let connections = ConnectionLimits {
+        header_read_timeout: Duration::from_secs(args.header_timeout_secs),
+        max_connections: usize::try_from(args.max_connections).unwrap_or(usize::MAX),
+    };
+    let registry = Arc::new(Registry::serving(recording_factory(recordings, pacer, args.context_window), sessions));
     let runtime = tokio::runtime::Builder::new_current_thread().enable_io().enable_time().build()?;
     runtime.block_on(async {
-        let server = MockServer::start(args.port, registry).await?;
+        let server = MockServer::start_with(args.port, registry, connections).await?;
         println!("reloop serve: {} on http://{}", args.recording.display(), server.addr());
         if names.len() == 1 {
             print_base_urls(&server, DEFAULT_SESSION);
@@ -66,7 +79,7 @@ fn load_recordings(path: &Path) -> Result<HashMap<String, Arc<Recording>>, Vec<r
     let mut errors = Vec::new();
     for file in files {
         let name = file.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
-        match reloop_eval::yaml::load::<Recording>(&file) {
+        match reloop_eval::yaml::load_checked::<Recording>(&file, reloop_eval::validate_settings::check_recording) {
             Ok(recording) => {
                 recordings.insert(name, Arc::new(recording));
             }

@@ -14,6 +14,7 @@ pub mod expect;
 pub mod fixture_tools;
 pub mod plan;
 pub mod references;
+pub mod input_file;
 pub mod report;
 pub mod result;
 pub mod run_summary;
@@ -21,7 +22,9 @@ pub mod runner;
 pub mod scenario;
 pub mod script;
 pub mod sweep;
+pub mod validate_settings;
 pub mod yaml;
+mod yaml_locate;
 
 pub use reloop_agent::Outcome;
 pub use plan::Plan;

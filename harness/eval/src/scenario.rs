@@ -12,6 +12,7 @@ use reloop_mock::Recording;
 use serde::Deserialize;
 
 use crate::yaml::{self, InputError};
+use crate::{input_file, validate_settings};
 
 /// A scenario as written.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
@@ -294,14 +295,16 @@ pub struct ScenarioFile {
 impl ScenarioFile {
     /// Loads and validates `file` and the recording it names.
     pub fn load(file: &Path) -> Result<Self, InputError> {
-        let mut spec: ScenarioSpec = yaml::load(file)?;
+        let text = input_file::read_text(file, input_file::max_input_bytes())?;
+        let mut spec: ScenarioSpec = yaml::parse(file, &text)?;
         validate(file, &spec)?;
         if matches!(&spec.wire, WireChoice::Many(wires) if wires.is_empty()) {
             return Err(InputError::field(file, "wire", "names no wire format"));
         }
-        spec.loop_settings.context_window = spec.context_window;
         let recording_path = file.parent().unwrap_or(Path::new(".")).join(&spec.recording);
-        let recording: Recording = yaml::load(&recording_path)?;
+        let recording: Recording = yaml::load_checked(&recording_path, validate_settings::check_recording)?;
+        validate_settings::check_scenario(&spec, &recording).map_err(|e| yaml::range_error(file, &text, e))?;
+        spec.loop_settings.context_window = spec.context_window;
         let name = spec.name.clone().unwrap_or_else(|| {
             file.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default()
         });
@@ -335,7 +338,8 @@ impl ScenarioFile {
     }
 }
 
-/// Checks what serde cannot: exactly one of `output`/`error`, a sane budget.
+/// Checks what serde cannot: exactly one of `output`/`error` (ranges are
+/// checked by `validate_settings` once the recording is loaded).
 fn validate(file: &Path, spec: &ScenarioSpec) -> Result<(), InputError> {
     for (tool, fixture) in &spec.tools {
         if fixture.results.is_empty() {
@@ -351,18 +355,12 @@ fn validate(file: &Path, spec: &ScenarioSpec) -> Result<(), InputError> {
             }
         }
     }
-    for (i, fault) in spec.faults.iter().enumerate() {
-        fault.fault().map_err(|message| InputError::field(file, format!("faults[{i}]"), message))?;
-    }
-    if spec.loop_settings.step_budget == 0 {
-        return Err(InputError::field(file, "loop.step_budget", "must be at least 1"));
-    }
     Ok(())
 }
 
 /// Whether `path` is a recording: its first field is the recording format tag.
 pub fn is_recording(path: &Path) -> bool {
-    std::fs::read_to_string(path).is_ok_and(|text| {
+    input_file::read_head(path).is_some_and(|text| {
         text.lines()
             .map(str::trim)
             .find(|line| !line.is_empty() && !line.starts_with('#') && line != &"---")
@@ -387,6 +385,8 @@ pub fn discover(paths: &[PathBuf]) -> Result<Vec<PathBuf>, InputError> {
             files.extend(found);
         } else if path.is_file() {
             files.push(path.clone());
+        } else if path.exists() {
+            return Err(InputError::file(path, "is not a regular file or directory"));
         } else {
             return Err(InputError::file(path, "no such file or directory"));
         }

@@ -57,10 +57,32 @@ impl fmt::Display for InputError {
 
 impl std::error::Error for InputError {}
 
-/// Reads and parses `path`.
+/// Reads (a regular file within the input size limit) and parses `path`.
 pub fn load<T: DeserializeOwned>(path: &Path) -> Result<T, InputError> {
-    let text = std::fs::read_to_string(path).map_err(|e| InputError::file(path, format!("cannot read: {e}")))?;
+    let text = crate::input_file::read_text(path, crate::input_file::max_input_bytes())?;
     parse(path, &text)
+}
+
+/// Reads and parses `path`, then runs the range `check`; its error is
+/// located in the text (line, column, field).
+pub fn load_checked<T: DeserializeOwned>(
+    path: &Path,
+    check: impl FnOnce(&T) -> Result<(), crate::validate_settings::RangeError>,
+) -> Result<T, InputError> {
+    let text = crate::input_file::read_text(path, crate::input_file::max_input_bytes())?;
+    let value = parse(path, &text)?;
+    check(&value).map_err(|error| range_error(path, &text, error))?;
+    Ok(value)
+}
+
+/// A range error found after parsing, with the position of its field.
+pub fn range_error(path: &Path, text: &str, error: crate::validate_settings::RangeError) -> InputError {
+    let position = crate::yaml_locate::locate(text, &error.field);
+    InputError {
+        line: position.map(|p| p.0),
+        column: position.map(|p| p.1),
+        ..InputError::field(path, error.field, error.message)
+    }
 }
 
 /// Parses `text`, naming `path` in errors.

@@ -8,7 +8,9 @@
 //! body, and refuses requests the recording cannot answer as a
 //! [`Divergence`]: it never guesses.
 
+pub mod api_errors;
 pub mod cache_sim;
+pub mod connections;
 pub mod divergence;
 pub mod fault;
 pub mod pacing;
@@ -24,6 +26,7 @@ pub use divergence::Divergence;
 pub use fault::{Fault, FaultSpec};
 pub use pacing::{NoPacer, Pacer, RealPacer};
 pub use recording::Recording;
-pub use server::{DEFAULT_SESSION, MockServer, Registry, SessionFactory, recording_factory};
+pub use connections::ConnectionLimits;
+pub use server::{DEFAULT_SESSION, MockServer, Registry, SessionFactory, SessionLimits, SessionRefusal, recording_factory};
 pub use session::{RequestRecord, Session, SessionConfig};
 pub use tokens::TokenCounter;

@@ -3,23 +3,32 @@
 //! (`/s/{session}/v1/...`); `/v1/...` is the session named `default`, for
 //! clients that cannot add a prefix. Any API key is accepted (as
 //! `Authorization: Bearer` or `x-api-key`) and never stored.
+//!
+//! Bounded for outside clients: connections by [`ConnectionLimits`]
+//! (`crate::connections`), sessions made on demand by [`SessionLimits`]
+//! (idle ones released, a cap on live ones; `DELETE /s/{session}` ends one),
+//! and every error the server raises itself in the API's JSON shape
+//! (`crate::api_errors`).
 
 use std::collections::HashMap;
 use std::net::{Ipv4Addr, SocketAddr};
 use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 use axum::Router;
-use axum::serve::ListenerExt;
 use axum::body::{Body, Bytes};
+use axum::extract::rejection::BytesRejection;
 use axum::extract::{Path, State};
-use axum::http::{HeaderMap, HeaderName, HeaderValue, StatusCode, header};
+use axum::http::{HeaderMap, HeaderName, HeaderValue, StatusCode, Uri, header};
 use axum::response::{IntoResponse, Response};
-use axum::routing::{get, post};
+use axum::routing::{delete, get, post};
 use reloop_wire::anthropic::MessagesRequest;
 use reloop_wire::openai_chat::ChatRequest;
 use reloop_wire::openai_responses::ResponsesRequest;
 use reloop_wire::{Format, Prompt};
 
+use crate::api_errors::{self, ErrorShape, escape_control};
+use crate::connections::{self, ConnectionLimits};
 use crate::pacing::Pacer;
 use crate::recording::Recording;
 use crate::render::{CREATED, Render, ReplyMeta, renderer};
@@ -35,11 +44,44 @@ const REPLAY_MODEL: &str = "reloop-replay";
 /// Makes a session for a name on first use (for `reloop serve`).
 pub type SessionFactory = Box<dyn Fn(&str) -> Option<SessionConfig> + Send + Sync>;
 
+/// How long sessions made on demand live, and how many at once.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SessionLimits {
+    /// A session unused this long is released (its next request starts a
+    /// fresh replay).
+    pub idle_ttl: Duration,
+    /// Live sessions at most; a new name beyond it gets 503.
+    pub max_sessions: usize,
+}
+
+impl Default for SessionLimits {
+    fn default() -> Self {
+        Self { idle_ttl: Duration::from_secs(300), max_sessions: 4096 }
+    }
+}
+
+/// Why a session cannot be had.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SessionRefusal {
+    /// No session, and no recording, by that name.
+    Unknown,
+    /// The cap on live sessions is reached.
+    Full,
+}
+
+/// A session and when it was last asked for.
+struct Live {
+    session: Arc<Session>,
+    last_used: Instant,
+}
+
 /// Sessions by name.
 #[derive(Default)]
 pub struct Registry {
-    sessions: Mutex<HashMap<String, Arc<Session>>>,
+    sessions: Mutex<HashMap<String, Live>>,
     factory: Option<SessionFactory>,
+    /// Limits on factory-made sessions; `None` keeps every session (runs).
+    limits: Option<SessionLimits>,
     log_requests: bool,
 }
 
@@ -52,28 +94,47 @@ impl std::fmt::Debug for Registry {
 impl Registry {
     /// A registry that creates unknown sessions with `factory` and logs
     /// every request to standard error.
-    pub fn serving(factory: SessionFactory) -> Self {
-        Self { sessions: Mutex::default(), factory: Some(factory), log_requests: true }
+    pub fn serving(factory: SessionFactory, limits: SessionLimits) -> Self {
+        Self { sessions: Mutex::default(), factory: Some(factory), limits: Some(limits), log_requests: true }
     }
 
     /// Adds or replaces a session.
     pub fn insert(&self, name: impl Into<String>, session: Arc<Session>) {
-        self.lock().insert(name.into(), session);
+        self.lock().insert(name.into(), Live { session, last_used: Instant::now() });
     }
 
-    /// The session called `name`, made by the factory on first use.
-    pub fn get(&self, name: &str) -> Option<Arc<Session>> {
+    /// The session called `name`, made by the factory on first use (after
+    /// releasing idle sessions, within the cap).
+    pub fn get(&self, name: &str) -> Result<Arc<Session>, SessionRefusal> {
         let mut sessions = self.lock();
-        if let Some(session) = sessions.get(name) {
-            return Some(Arc::clone(session));
+        let now = Instant::now();
+        if let Some(live) = sessions.get_mut(name) {
+            live.last_used = now;
+            return Ok(Arc::clone(&live.session));
         }
-        let config = self.factory.as_ref().and_then(|make| make(name))?;
-        let session = Arc::new(Session::new(config).ok()?);
-        sessions.insert(name.to_owned(), Arc::clone(&session));
-        Some(session)
+        if let Some(limits) = self.limits {
+            sessions.retain(|_, live| now.duration_since(live.last_used) < limits.idle_ttl);
+            if sessions.len() >= limits.max_sessions {
+                return Err(SessionRefusal::Full);
+            }
+        }
+        let config = self.factory.as_ref().and_then(|make| make(name)).ok_or(SessionRefusal::Unknown)?;
+        let session = Arc::new(Session::new(config).map_err(|_| SessionRefusal::Unknown)?);
+        sessions.insert(name.to_owned(), Live { session: Arc::clone(&session), last_used: now });
+        Ok(session)
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Arc<Session>>> {
+    /// Ends session `name`, releasing its state; whether it was live.
+    pub fn end(&self, name: &str) -> bool {
+        self.lock().remove(name).is_some()
+    }
+
+    /// How many sessions are live.
+    pub fn live_sessions(&self) -> usize {
+        self.lock().len()
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Live>> {
         self.sessions.lock().expect("session registry poisoned")
     }
 }
@@ -88,20 +149,19 @@ pub struct MockServer {
 
 impl MockServer {
     /// Binds 127.0.0.1:`port` (0 for an ephemeral port) and serves on the
-    /// current tokio runtime. Loopback only, by design.
+    /// current tokio runtime with the default connection limits. Loopback
+    /// only, by design.
     pub async fn start(port: u16, registry: Arc<Registry>) -> std::io::Result<Self> {
+        Self::start_with(port, registry, ConnectionLimits::default()).await
+    }
+
+    /// As [`MockServer::start`], within `limits`.
+    pub async fn start_with(port: u16, registry: Arc<Registry>, limits: ConnectionLimits) -> std::io::Result<Self> {
         let listener = tokio::net::TcpListener::bind((Ipv4Addr::LOCALHOST, port)).await?;
         let addr = listener.local_addr()?;
         let app = router(Arc::clone(&registry));
-        // Streams are many small writes: without TCP_NODELAY, Nagle's
-        // algorithm and delayed ACKs hold each one back for ~40 ms.
-        let listener = listener.tap_io(|tcp| {
-            let _ = tcp.set_nodelay(true);
-        });
-        let task = tokio::spawn(async move {
-            // Serving ends only with the runtime; errors are per connection.
-            let _ = axum::serve(listener, app).await;
-        });
+        // Serving ends only with the runtime; errors are per connection.
+        let task = tokio::spawn(connections::serve(listener, app, limits));
         Ok(Self { addr, registry, task })
     }
 
@@ -136,14 +196,29 @@ fn router(registry: Arc<Registry>) -> Router {
     for format in Format::ALL {
         let path = format.path();
         router = router
-            .route(&format!("/v1{path}"), post(move |State(r): State<Arc<Registry>>, body: Bytes| async move {
-                answer(&r, DEFAULT_SESSION, format, &body)
+            .route(&format!("/v1{path}"), post(move |State(r): State<Arc<Registry>>, body: Result<Bytes, BytesRejection>| async move {
+                answer(&r, DEFAULT_SESSION, format, body)
             }))
-            .route(&format!("/s/{{session}}/v1{path}"), post(move |State(r): State<Arc<Registry>>, Path(session): Path<String>, body: Bytes| async move {
-                answer(&r, &session, format, &body)
+            .route(&format!("/s/{{session}}/v1{path}"), post(move |State(r): State<Arc<Registry>>, Path(session): Path<String>, body: Result<Bytes, BytesRejection>| async move {
+                answer(&r, &session, format, body)
             }));
     }
-    router.with_state(registry)
+    router
+        .route("/s/{session}", delete(end_session))
+        .fallback(api_errors::not_found)
+        .method_not_allowed_fallback(api_errors::method_not_allowed)
+        .layer(axum::middleware::from_fn(api_errors::limit_headers))
+        .with_state(registry)
+}
+
+/// `DELETE /s/{session}`: the client is done; its state is released.
+async fn end_session(State(registry): State<Arc<Registry>>, Path(session): Path<String>, uri: Uri, headers: HeaderMap) -> Response {
+    if registry.end(&session) {
+        StatusCode::NO_CONTENT.into_response()
+    } else {
+        let message = format!("reloop: no live session named `{}`", escape_control(&session));
+        ErrorShape::of(&uri, &headers).response(StatusCode::NOT_FOUND, &message)
+    }
 }
 
 /// The model list, in the shape of whichever SDK asks: Anthropic's when
@@ -174,13 +249,24 @@ fn parse(format: Format, body: &[u8]) -> Result<Prompt, serde_json::Error> {
     })
 }
 
-fn answer(registry: &Registry, name: &str, format: Format, body: &[u8]) -> Response {
+fn answer(registry: &Registry, name: &str, format: Format, body: Result<Bytes, BytesRejection>) -> Response {
     let render = renderer(format);
-    let Some(session) = registry.get(name) else {
-        let message = format!("reloop: no replay session named `{name}`");
-        return json_response(StatusCode::NOT_FOUND, render.errors().invalid_request(&message));
+    let shape = if format == Format::Anthropic { ErrorShape::Anthropic } else { ErrorShape::Openai };
+    let body = match body {
+        Ok(body) => body,
+        Err(rejection) => return shape.response(rejection.status(), &format!("reloop: {}", rejection.body_text())),
     };
-    let prompt = match parse(format, body) {
+    let session = match registry.get(name) {
+        Ok(session) => session,
+        Err(SessionRefusal::Unknown) => {
+            let message = format!("reloop: no replay session named `{}`", escape_control(name));
+            return json_response(StatusCode::NOT_FOUND, render.errors().invalid_request(&message));
+        }
+        Err(SessionRefusal::Full) => {
+            return shape.response(StatusCode::SERVICE_UNAVAILABLE, "reloop: too many live sessions; end some (DELETE /s/NAME) or wait for idle ones to expire");
+        }
+    };
+    let prompt = match parse(format, &body) {
         Ok(prompt) => prompt,
         Err(e) => {
             let message = format!("could not parse the JSON body of your request: {e}");
@@ -205,7 +291,8 @@ fn answer(registry: &Registry, name: &str, format: Format, body: &[u8]) -> Respo
 fn log_line(session: &str, format: Format, record: &RequestRecord) -> String {
     let exchange = record.exchange.map_or("-".to_owned(), |e| e.to_string());
     format!(
-        "[{session}] #{} {} {} exchange {exchange} {} in={} out={} cached={}",
+        "[{}] #{} {} {} exchange {exchange} {} in={} out={} cached={}",
+        escape_control(session),
         record.index,
         format.as_str(),
         record.status,

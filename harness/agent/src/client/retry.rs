@@ -45,12 +45,13 @@ impl RetryPolicy {
 /// Reads the provider's requested wait: `retry-after-ms` (milliseconds),
 /// else `retry-after` in seconds or as an HTTP date, relative to `now_unix_ms`.
 pub fn parse_retry_after(retry_after_ms: Option<&str>, retry_after: Option<&str>, now_unix_ms: u64) -> Option<Duration> {
+    // `try_from`: a provider may send `inf` or `1e20`, which overflow.
     if let Some(ms) = retry_after_ms.and_then(|v| v.trim().parse::<f64>().ok()).filter(|ms| *ms >= 0.0) {
-        return Some(Duration::from_secs_f64(ms / 1000.0));
+        return Some(Duration::try_from_secs_f64(ms / 1000.0).unwrap_or(Duration::MAX));
     }
     let value = retry_after?.trim();
     if let Ok(seconds) = value.parse::<f64>() {
-        return (seconds >= 0.0).then(|| Duration::from_secs_f64(seconds));
+        return (seconds >= 0.0).then(|| Duration::try_from_secs_f64(seconds).unwrap_or(Duration::MAX));
     }
     let at = httpdate::parse_http_date(value).ok()?;
     let at_ms = at.duration_since(std::time::UNIX_EPOCH).ok()?.as_millis() as u64;
@@ -95,5 +96,20 @@ mod tests {
         assert_eq!(parse_retry_after(None, Some("Thu, 01 Jan 2026 00:00:05 GMT"), now), Some(Duration::from_secs(5)));
         assert_eq!(parse_retry_after(None, Some("soon"), now), None);
         assert_eq!(parse_retry_after(None, None, now), None);
+    }
+
+    /// `retry-after: inf` and `1e20` panicked converting to a `Duration`;
+    /// now they mean "longer than any cap", and the policy's cap applies.
+    #[test]
+    fn huge_retry_after_values_saturate() {
+        for value in ["inf", "1e20"] {
+            assert_eq!(parse_retry_after(None, Some(value), 0), Some(Duration::MAX), "{value}");
+        }
+        for value in ["inf", "1e30"] {
+            assert_eq!(parse_retry_after(Some(value), None, 0), Some(Duration::MAX), "{value}");
+        }
+        assert_eq!(parse_retry_after(None, Some("NaN"), 0), None);
+        let capped = RetryPolicy::default().wait_before(0, &limited(Some(Duration::MAX)));
+        assert_eq!(capped, Some(Duration::from_secs(30)));
     }
 }

@@ -77,8 +77,9 @@ impl AgentLoop<'_> {
     fn prepare_call<'c>(&mut self, state: &mut LoopState, call: &'c ToolCall) -> Option<Prepared<'c>> {
         // Ground first, so `./a.rs` and `a.rs` are the same call to the
         // doom-loop detector as they are to the tool.
+        let workspace = self.deps.tools.workspace();
         let grounded = parse_arguments(&call.arguments).and_then(|mut arguments| {
-            ground_paths(&mut arguments)?;
+            ground_paths(&mut arguments, workspace)?;
             Ok(arguments)
         });
         let fingerprint = grounded.as_ref().map_or_else(|_| call.arguments.clone(), |a| a.to_string());
@@ -88,7 +89,7 @@ impl AgentLoop<'_> {
         match grounded {
             Err(error) => ready.answered = Some(ToolOutput::error(error)),
             Ok(arguments) => {
-                match classify_tool_risk(&call.name, &arguments, traits) {
+                match classify_tool_risk(&call.name, &arguments, traits, workspace) {
                     Risk::Safe => {}
                     Risk::Denied => ready.answered = Some(ToolOutput::error("denied: this command is never allowed")),
                     Risk::RequiresApproval => {

@@ -32,9 +32,16 @@ impl Serve {
     /// `reloop serve --recording <recording> --port 0`, once it has printed
     /// its address.
     pub fn start(recording: &Path) -> Self {
+        Self::start_with(recording, &[], Stdio::inherit())
+    }
+
+    /// As [`Serve::start`], with extra flags and its log (stderr) sent to `log`.
+    pub fn start_with(recording: &Path, flags: &[&str], log: Stdio) -> Self {
         let mut child = Command::new(env!("CARGO_BIN_EXE_reloop"))
             .args(["serve", "--recording", recording.to_str().expect("UTF-8 path"), "--port", "0"])
+            .args(flags)
             .stdin(Stdio::null())
+            .stderr(log)
             .stdout(Stdio::piped())
             .spawn()
             .expect("the reloop binary runs");
@@ -46,6 +53,11 @@ impl Serve {
         let addr = first.rsplit_once(" on ").map(|(_, addr)| addr.trim()).filter(|addr| addr.starts_with("http://"));
         server.addr = addr.unwrap_or_else(|| panic!("reloop serve prints its address first, got {first:?}")).to_owned();
         server
+    }
+
+    /// The server's process id.
+    pub fn pid(&self) -> u32 {
+        self.child.id()
     }
 
     /// The OpenAI base URL (up to `/v1`) of `session`.

@@ -63,7 +63,7 @@ fn layer3_asks_the_model_for_a_summary_from_the_recording() {
         "  - text: Found it",
         "  - expect: { message_contains: [\"The agent read modules m0 onwards\"] }\n    text: Found it",
     );
-    let report = run_exchanges("  strategies: { roku: { microcompact_retain: 100, high_water_ratio: 0.05, keep_recent_rounds: 2 } }", &exchanges);
+    let report = run_exchanges("  strategies: { roku: { microcompact_retain: 100, mid_water_ratio: 0.04, high_water_ratio: 0.05, keep_recent_rounds: 2 } }", &exchanges);
     assert_eq!(report.outcome, Outcome::FinalAnswer, "{:?} {:?}", report.failed_expectations, report.metrics.first_divergence);
     assert!(report.metrics.compactions[3] >= 1, "{:?}", report.metrics.compactions);
     assert!(report.metrics.compaction_calls >= 1);
@@ -79,7 +79,7 @@ fn a_failing_summary_falls_back_and_three_trip_the_breaker() {
     // run past the deadline (a regression once sent 5 retries per summary).
     let compaction_exchange = 9;
     let report = run(
-        &format!("  strategies: {{ roku: {{ microcompact_retain: 100, high_water_ratio: 0.05, keep_recent_rounds: 2 }} }}\nfaults:\n  - {{ exchange: {compaction_exchange}, times: 100, stall: {{ after_events: 1, seconds: 400 }} }}"),
+        &format!("  strategies: {{ roku: {{ microcompact_retain: 100, mid_water_ratio: 0.04, high_water_ratio: 0.05, keep_recent_rounds: 2 }} }}\nfaults:\n  - {{ exchange: {compaction_exchange}, times: 100, stall: {{ after_events: 1, seconds: 400 }} }}"),
         8,
         SUMMARY,
     );

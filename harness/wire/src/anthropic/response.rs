@@ -62,7 +62,7 @@ impl AnthropicUsage {
     /// The wire form of neutral usage: `input_tokens` is the neutral count minus cache reads
     /// and writes (never below zero), the cache counts are the neutral ones.
     pub fn from_usage(usage: &Usage) -> Self {
-        let cached = usage.cache_read_tokens + usage.cache_write_tokens;
+        let cached = usage.cache_read_tokens.saturating_add(usage.cache_write_tokens);
         Self {
             input_tokens: Some(usage.input_tokens.saturating_sub(cached)),
             cache_creation_input_tokens: Some(usage.cache_write_tokens),
@@ -78,7 +78,8 @@ impl AnthropicUsage {
         let read = self.cache_read_input_tokens.unwrap_or(0);
         let write = self.cache_creation_input_tokens.unwrap_or(0);
         Usage {
-            input_tokens: self.input_tokens.unwrap_or(0) + read + write,
+            // Counts come from the network: saturate rather than overflow.
+            input_tokens: self.input_tokens.unwrap_or(0).saturating_add(read).saturating_add(write),
             output_tokens: self.output_tokens,
             cache_read_tokens: read,
             cache_write_tokens: write,
@@ -182,6 +183,22 @@ mod tests {
     use super::*;
     use crate::ToolCall;
     use serde_json::json;
+
+    /// Found by the `anthropic_body` fuzz target: `input_tokens` plus the
+    /// cache counts overflowed `u64` and panicked.
+    #[test]
+    fn usage_sums_saturate_instead_of_overflowing() {
+        let usage = AnthropicUsage {
+            input_tokens: Some(u64::MAX),
+            cache_creation_input_tokens: Some(1),
+            cache_read_input_tokens: Some(u64::MAX),
+            output_tokens: 1,
+            extra: serde_json::Map::new(),
+        };
+        assert_eq!(usage.to_usage().input_tokens, u64::MAX);
+        let neutral = Usage { input_tokens: 5, output_tokens: 0, cache_read_tokens: u64::MAX, cache_write_tokens: u64::MAX };
+        assert_eq!(AnthropicUsage::from_usage(&neutral).input_tokens, Some(0));
+    }
 
     fn meta() -> MessageMeta {
         MessageMeta {

@@ -162,7 +162,7 @@ impl ChatUsage {
         Self {
             prompt_tokens: u.input_tokens,
             completion_tokens: u.output_tokens,
-            total_tokens: u.input_tokens + u.output_tokens,
+            total_tokens: u.input_tokens.saturating_add(u.output_tokens),
             prompt_tokens_details: Some(PromptTokensDetails {
                 cached_tokens: u.cache_read_tokens,
                 extra: Map::new(),

@@ -145,7 +145,7 @@ impl ResponsesUsage {
             })),
             output_tokens: usage.output_tokens,
             output_tokens_details: Some(Some(json!({"reasoning_tokens": 0}))),
-            total_tokens: usage.input_tokens + usage.output_tokens,
+            total_tokens: usage.input_tokens.saturating_add(usage.output_tokens),
             extra: Map::new(),
         }
     }

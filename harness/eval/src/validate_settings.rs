@@ -1,0 +1,168 @@
+//! Range checks on every numeric setting of a scenario and a recording,
+//! run when the file loads (the ranges are listed in
+//! `docs/scenario-format.md` and `docs/recording-format.md`): windows and
+//! budgets above zero, ratios in (0, 1], low water below high water, waits
+//! within a day of virtual time, faults aimed at exchanges that exist.
+
+use reloop_agent::LoopSettings;
+use reloop_mock::Recording;
+use reloop_mock::fault::MAX_VIRTUAL_SECS;
+
+use crate::scenario::{Bounds, ScenarioSpec};
+
+/// The longest virtual wait in milliseconds: one day.
+pub const MAX_VIRTUAL_MS: u64 = MAX_VIRTUAL_SECS * 1000;
+
+/// A setting out of its range: the dotted field path and the problem.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RangeError {
+    /// E.g. `loop.strategies.roku.keep_recent_rounds`.
+    pub field: String,
+    /// What the range is.
+    pub message: String,
+}
+
+type Checked = Result<(), RangeError>;
+
+fn fail(field: impl Into<String>, message: impl Into<String>) -> Checked {
+    Err(RangeError { field: field.into(), message: message.into() })
+}
+
+fn at_least(field: &str, value: u64, least: u64) -> Checked {
+    if value < least { fail(field, format!("must be at least {least}, not {value}")) } else { Ok(()) }
+}
+
+fn ratio(field: &str, value: f64) -> Checked {
+    if value.is_finite() && value > 0.0 && value <= 1.0 {
+        Ok(())
+    } else {
+        fail(field, format!("must be a ratio above 0 and at most 1, not {value}"))
+    }
+}
+
+fn seconds(field: &str, value: u64, least: u64) -> Checked {
+    at_least(field, value, least)?;
+    if value > MAX_VIRTUAL_SECS { fail(field, format!("must be at most {MAX_VIRTUAL_SECS} s (one day), not {value}")) } else { Ok(()) }
+}
+
+fn millis(field: &str, value: u64) -> Checked {
+    if value > MAX_VIRTUAL_MS { fail(field, format!("must be at most {MAX_VIRTUAL_MS} ms (one day), not {value}")) } else { Ok(()) }
+}
+
+fn bounds(field: &str, bounds: Option<Bounds>) -> Checked {
+    match bounds {
+        Some(Bounds { min: Some(min), max: Some(max) }) if min > max => {
+            fail(format!("{field}.min"), format!("is above `max` ({min} > {max})"))
+        }
+        _ => Ok(()),
+    }
+}
+
+/// Checks the scenario's settings, then its faults against `recording`.
+pub fn check_scenario(spec: &ScenarioSpec, recording: &Recording) -> Checked {
+    at_least("context_window", spec.context_window, 1)?;
+    check_loop(&spec.loop_settings)?;
+    for (name, tool) in &spec.tools {
+        millis(&format!("tools.{name}.latency_ms"), tool.latency_ms)?;
+        for (i, result) in tool.results.iter().enumerate() {
+            millis(&format!("tools.{name}.results[{i}].latency_ms"), result.latency_ms.unwrap_or(0))?;
+        }
+    }
+    if let Some(interrupt) = spec.interrupt {
+        millis("interrupt.after_ms", interrupt.after_ms)?;
+    }
+    let expect = &spec.expect;
+    bounds("expect.steps", expect.steps)?;
+    bounds("expect.cache_breaks", expect.cache_breaks)?;
+    bounds("expect.llm_retries", expect.llm_retries)?;
+    for (i, fault) in spec.faults.iter().enumerate() {
+        if let Err(error) = fault.fault() {
+            let field = if error.field.is_empty() { format!("faults[{i}]") } else { format!("faults[{i}].{}", error.field) };
+            return fail(field, error.message);
+        }
+        if fault.exchange >= recording.exchanges.len() {
+            let count = recording.exchanges.len();
+            return fail(format!("faults[{i}].exchange"), format!("is {}, but the recording has {count} exchanges (0 to {})", fault.exchange, count.saturating_sub(1)));
+        }
+    }
+    Ok(())
+}
+
+/// Checks the `loop:` settings.
+pub fn check_loop(settings: &LoopSettings) -> Checked {
+    at_least("loop.step_budget", settings.step_budget.into(), 1)?;
+    at_least("loop.max_output_tokens", settings.max_output_tokens.into(), 1)?;
+    seconds("loop.summary_timeout_secs", settings.summary_timeout_secs, 1)?;
+    seconds("loop.stream_idle_timeout_secs", settings.stream_idle_timeout_secs, 1)?;
+    at_least("loop.doom_loop.threshold", settings.doom_loop.threshold as u64, 2)?;
+    let retry = settings.retry;
+    millis("loop.retry.max_backoff_ms", retry.max_backoff_ms)?;
+    if retry.initial_backoff_ms > retry.max_backoff_ms {
+        return fail("loop.retry.initial_backoff_ms", format!("is above `max_backoff_ms` ({})", retry.max_backoff_ms));
+    }
+    let tuning = &settings.strategies;
+    let roku = tuning.roku;
+    ratio("loop.strategies.roku.mid_water_ratio", roku.mid_water_ratio)?;
+    ratio("loop.strategies.roku.high_water_ratio", roku.high_water_ratio)?;
+    if roku.mid_water_ratio >= roku.high_water_ratio {
+        return fail("loop.strategies.roku.mid_water_ratio", format!("must be below `high_water_ratio` ({})", roku.high_water_ratio));
+    }
+    at_least("loop.strategies.roku.keep_recent_rounds", roku.keep_recent_rounds as u64, 1)?;
+    at_least("loop.strategies.opencode.prune_protect_tokens", tuning.opencode.prune_protect_tokens, 1)?;
+    ratio("loop.strategies.codex.auto_compact_ratio", tuning.codex.auto_compact_ratio)?;
+    at_least("loop.strategies.codex.user_message_max_tokens", tuning.codex.user_message_max_tokens, 1)?;
+    at_least("loop.strategies.masking.keep", tuning.masking.keep as u64, 1)?;
+    at_least("loop.strategies.masking.batch", tuning.masking.batch as u64, 1)
+}
+
+/// Checks a recording: at least one exchange, waits within a day.
+pub fn check_recording(recording: &Recording) -> Checked {
+    if recording.exchanges.is_empty() {
+        return fail("exchanges", "needs at least one exchange");
+    }
+    for (i, exchange) in recording.exchanges.iter().enumerate() {
+        millis(&format!("exchanges[{i}].timing.first_byte_ms"), exchange.timing.first_byte_ms)?;
+        millis(&format!("exchanges[{i}].timing.chunk_ms"), exchange.timing.chunk_ms)?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn field(result: Checked) -> String {
+        result.unwrap_err().field
+    }
+
+    #[test]
+    fn defaults_are_in_range() {
+        check_loop(&LoopSettings::default()).unwrap();
+    }
+
+    #[test]
+    fn each_loop_setting_has_a_range() {
+        type Spoil = fn(&mut LoopSettings);
+        let cases: [(&str, Spoil); 14] = [
+            ("loop.step_budget", |s| s.step_budget = 0),
+            ("loop.max_output_tokens", |s| s.max_output_tokens = 0),
+            ("loop.summary_timeout_secs", |s| s.summary_timeout_secs = 0),
+            ("loop.stream_idle_timeout_secs", |s| s.stream_idle_timeout_secs = 86_401),
+            ("loop.doom_loop.threshold", |s| s.doom_loop.threshold = 1),
+            ("loop.retry.max_backoff_ms", |s| s.retry.max_backoff_ms = u64::MAX),
+            ("loop.retry.initial_backoff_ms", |s| s.retry.initial_backoff_ms = 40_000),
+            ("loop.strategies.roku.high_water_ratio", |s| s.strategies.roku.high_water_ratio = 1.5),
+            ("loop.strategies.roku.mid_water_ratio", |s| s.strategies.roku.mid_water_ratio = 0.8),
+            ("loop.strategies.roku.keep_recent_rounds", |s| s.strategies.roku.keep_recent_rounds = 0),
+            ("loop.strategies.opencode.prune_protect_tokens", |s| s.strategies.opencode.prune_protect_tokens = 0),
+            ("loop.strategies.codex.auto_compact_ratio", |s| s.strategies.codex.auto_compact_ratio = f64::NAN),
+            ("loop.strategies.codex.user_message_max_tokens", |s| s.strategies.codex.user_message_max_tokens = 0),
+            ("loop.strategies.masking.batch", |s| s.strategies.masking.batch = 0),
+        ];
+        for (expected, spoil) in cases {
+            let mut settings = LoopSettings::default();
+            spoil(&mut settings);
+            assert_eq!(field(check_loop(&settings)), expected);
+        }
+    }
+}
