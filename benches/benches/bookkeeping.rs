@@ -92,9 +92,7 @@ impl Loop {
             };
             match self.strategy.plan(&context) {
                 Some(Edit::Mask { results, .. }) => {
-                    for (index, placeholder) in results {
-                        self.view.mask(&self.transcript, index, &placeholder);
-                    }
+                    self.view.mask_all(&self.transcript, &results);
                 }
                 Some(other) => unreachable!("no pressure, no {other:?}"),
                 None => break,

@@ -153,7 +153,7 @@ impl Session {
             Err(rejection) => {
                 record.status = rejection.status;
                 record.result = rejection.result;
-                rejection.reply
+                *rejection.reply
             }
         };
         state.log.push(record);
@@ -200,7 +200,7 @@ impl Session {
         }
         self.check(state, record.index, request).map_err(|divergence| {
             state.divergences.push(divergence.clone());
-            Rejection { status: 400, result: "divergence", reply: Reply::Divergence(divergence) }
+            Rejection { status: 400, result: "divergence", reply: Box::new(Reply::Divergence(divergence)) }
         })
     }
 

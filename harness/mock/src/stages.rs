@@ -51,8 +51,8 @@ pub struct Rejection {
     pub status: u16,
     /// The log's `result`.
     pub result: &'static str,
-    /// The reply sent.
-    pub reply: Reply,
+    /// The reply sent (boxed: a turn is large, and rejections are rare).
+    pub reply: Box<Reply>,
 }
 
 /// Admit: a prompt over the context window gets the provider's
@@ -62,7 +62,7 @@ pub fn admit(window: Option<u64>, tokens: u64) -> Result<(), Rejection> {
         Some(window) => Err(Rejection {
             status: 400,
             result: "context_length_exceeded",
-            reply: Reply::ContextExceeded { window, requested: tokens },
+            reply: Box::new(Reply::ContextExceeded { window, requested: tokens }),
         }),
         None => Ok(()),
     }
@@ -85,14 +85,14 @@ pub fn apply_fault(fault: Option<Fault>, turn: &mut ModelTurn, window: Option<u6
     let result = match &fault {
         None => "ok",
         Some(Fault::Http(http)) => {
-            return Err(Rejection { status: http.status, result: "fault:http", reply: Reply::Http(http.clone()) });
+            return Err(Rejection { status: http.status, result: "fault:http", reply: Box::new(Reply::Http(http.clone())) });
         }
         Some(Fault::ContextLengthExceeded) => {
             let window = window.unwrap_or(tokens.saturating_sub(1));
             return Err(Rejection {
                 status: 400,
                 result: "fault:context_length_exceeded",
-                reply: Reply::ContextExceeded { window, requested: tokens },
+                reply: Box::new(Reply::ContextExceeded { window, requested: tokens }),
             });
         }
         Some(Fault::TruncateArguments) => {
@@ -160,7 +160,7 @@ mod tests {
         assert!(admit(Some(100), 100).is_ok());
         let rejected = admit(Some(100), 101).unwrap_err();
         assert_eq!((rejected.status, rejected.result), (400, "context_length_exceeded"));
-        assert!(matches!(rejected.reply, Reply::ContextExceeded { window: 100, requested: 101 }));
+        assert!(matches!(*rejected.reply, Reply::ContextExceeded { window: 100, requested: 101 }));
     }
 
     #[test]
@@ -171,7 +171,7 @@ mod tests {
         let rejected = apply_fault(Some(Fault::Http(http)), &mut t, None, 10).unwrap_err();
         assert_eq!((rejected.status, rejected.result), (429, "fault:http"));
         let rejected = apply_fault(Some(Fault::ContextLengthExceeded), &mut t, None, 10).unwrap_err();
-        assert!(matches!(rejected.reply, Reply::ContextExceeded { window: 9, requested: 10 }));
+        assert!(matches!(*rejected.reply, Reply::ContextExceeded { window: 9, requested: 10 }));
         let effect = apply_fault(Some(Fault::TruncateArguments), &mut t, None, 10).unwrap();
         assert_eq!(effect, FaultEffect { result: "fault:truncate_arguments", stream_fault: None });
         assert_eq!(t.tool_calls[0].arguments, "{\"path\"");

@@ -42,18 +42,36 @@ pub struct ContextView {
     figures: ViewFigures,
 }
 
-/// Per-message estimates and their running sums (unrounded text tokens,
-/// framing excluded, as [`message_text_tokens`] gives them).
+/// Per-item estimates and their running sums (unrounded text tokens,
+/// framing excluded, as [`message_text_tokens`] gives them). The view's sum
+/// is kept as prefix sums added in item order, exactly as a fresh scan adds
+/// them, so the rounded estimate never differs from a rescan; an edit
+/// recomputes the prefix sums from the first item it touched (Layer 0 edits
+/// the newest few items only).
 #[derive(Debug, Clone, Default)]
 struct ViewFigures {
-    /// Each transcript message as shown (placeholder when masked).
-    shown: Vec<f64>,
-    /// Whether each transcript message is an item of the view.
-    in_view: Vec<bool>,
-    /// Sum over the view's items.
-    view_total: f64,
+    /// Each transcript message unmasked.
+    message: Vec<f64>,
+    /// Each item as shown (placeholder when masked), in view order.
+    item: Vec<f64>,
+    /// `prefix[i]`: the sum of `item[..=i]`, added in order.
+    prefix: Vec<f64>,
+    /// Each transcript message's position in the view, if shown.
+    position: Vec<Option<usize>>,
     /// Sum over the whole transcript, unmasked.
     transcript_total: f64,
+}
+
+impl ViewFigures {
+    /// Recomputes the prefix sums from item `from` on.
+    fn resum_from(&mut self, from: usize) {
+        self.prefix.truncate(from);
+        let mut total = from.checked_sub(1).map_or(0.0, |last| self.prefix[last]);
+        for cost in &self.item[from..] {
+            total += cost;
+            self.prefix.push(total);
+        }
+    }
 }
 
 impl ContextView {
@@ -65,15 +83,17 @@ impl ContextView {
     /// Adds the transcript messages appended since the last call, estimating
     /// each once.
     pub fn sync(&mut self, transcript: &[Message]) {
+        let figures = &mut self.figures;
         for message in &transcript[self.synced..] {
             let tokens = message_text_tokens(message);
-            self.figures.shown.push(tokens);
-            self.figures.in_view.push(true);
-            self.figures.view_total += tokens;
-            self.figures.transcript_total += tokens;
+            figures.message.push(tokens);
+            figures.position.push(Some(self.items.len()));
+            figures.item.push(tokens);
+            figures.transcript_total += tokens;
+            self.items.push(ViewItem::Message(self.synced));
+            self.synced += 1;
         }
-        self.items.extend((self.synced..transcript.len()).map(ViewItem::Message));
-        self.synced = transcript.len();
+        figures.resum_from(figures.prefix.len());
     }
 
     /// The items, in order.
@@ -84,17 +104,29 @@ impl ContextView {
     /// Shows the tool result at `index` as `placeholder`; `false` if it
     /// already was masked.
     pub fn mask(&mut self, transcript: &[Message], index: usize, placeholder: &str) -> bool {
-        if self.masked.contains_key(&index) {
-            return false;
+        self.mask_all(transcript, &[(index, placeholder.to_owned())]) == 1
+    }
+
+    /// Shows each tool result `(index, placeholder)` masked; returns how
+    /// many were not masked already. The sums are redone once, from the
+    /// first item touched.
+    pub fn mask_all(&mut self, transcript: &[Message], results: &[(usize, String)]) -> usize {
+        let mut first_touched = self.items.len();
+        let mut newly = 0;
+        for (index, placeholder) in results {
+            if self.masked.contains_key(index) {
+                continue;
+            }
+            newly += 1;
+            self.masked.insert(*index, placeholder.clone());
+            if let Some(position) = self.figures.position[*index] {
+                let shown = masked_result(&transcript[*index], placeholder).map_or(0.0, |m| message_text_tokens(&m));
+                self.figures.item[position] = shown;
+                first_touched = first_touched.min(position);
+            }
         }
-        let tokens = masked_result(&transcript[index], placeholder).map_or(0.0, |m| message_text_tokens(&m));
-        let figures = &mut self.figures;
-        if figures.in_view[index] {
-            figures.view_total += tokens - figures.shown[index];
-        }
-        figures.shown[index] = tokens;
-        self.masked.insert(index, placeholder.to_owned());
-        true
+        self.figures.resum_from(first_touched);
+        newly
     }
 
     /// Whether the tool result at `index` is masked.
@@ -103,32 +135,30 @@ impl ContextView {
     }
 
     /// Replaces the items in `range` by `items`.
-    pub fn replace(&mut self, range: Range<usize>, items: Vec<ViewItem>) {
-        for item in &items {
-            let tokens = self.add_item(item);
-            self.figures.view_total += tokens;
-        }
-        for removed in self.items.splice(range, items).collect::<Vec<_>>() {
-            let tokens = match &removed {
-                ViewItem::Message(index) => {
-                    self.figures.in_view[*index] = false;
-                    self.figures.shown[*index]
-                }
-                ViewItem::Note(text) => text_tokens(text),
-            };
-            self.figures.view_total -= tokens;
-        }
-        // A message both removed and re-added (a kept user message) is shown.
-        for item in &self.items {
-            if let ViewItem::Message(index) = item {
-                self.figures.in_view[*index] = true;
+    pub fn replace(&mut self, range: Range<usize>, items: Vec<ViewItem>, transcript: &[Message]) {
+        let costs: Vec<f64> = items.iter().map(|item| self.shown_tokens(item, transcript)).collect();
+        let start = range.start;
+        self.figures.item.splice(range.clone(), costs);
+        for removed in self.items.splice(range, items) {
+            if let ViewItem::Message(index) = removed {
+                self.figures.position[index] = None;
             }
         }
+        for (position, item) in self.items.iter().enumerate().skip(start) {
+            if let ViewItem::Message(index) = item {
+                self.figures.position[*index] = Some(position);
+            }
+        }
+        self.figures.resum_from(start);
     }
 
-    fn add_item(&mut self, item: &ViewItem) -> f64 {
+    /// The text tokens of `item` as the view would show it.
+    fn shown_tokens(&self, item: &ViewItem, transcript: &[Message]) -> f64 {
         match item {
-            ViewItem::Message(index) => self.figures.shown[*index],
+            ViewItem::Message(index) => match self.masked.get(index) {
+                Some(placeholder) => masked_result(&transcript[*index], placeholder).map_or(0.0, |m| message_text_tokens(&m)),
+                None => self.figures.message[*index],
+            },
             ViewItem::Note(text) => text_tokens(text),
         }
     }
@@ -136,7 +166,7 @@ impl ContextView {
     /// The estimated text tokens of everything the view shows, unrounded
     /// and without framing (see [`crate::estimate::prompt_tokens`]).
     pub fn text_tokens(&self) -> f64 {
-        self.figures.view_total
+        self.figures.prefix.last().copied().unwrap_or(0.0)
     }
 
     /// The same over the whole transcript synced so far, nothing masked or
@@ -152,10 +182,7 @@ impl ContextView {
 
     /// The estimate of item `position`, framing included.
     pub fn item_tokens(&self, position: usize) -> u64 {
-        framed_message_tokens(match &self.items[position] {
-            ViewItem::Message(index) => self.figures.shown[*index],
-            ViewItem::Note(text) => text_tokens(text),
-        })
+        framed_message_tokens(self.figures.item[position])
     }
 
     /// Positions where the view may be cut without separating a tool call
@@ -243,7 +270,7 @@ mod tests {
         assert!(view.mask(&t, 2, "[cleared]"));
         assert!(!view.mask(&t, 2, "[cleared]"));
         assert_eq!(view.live_tool_results(&t), Vec::<usize>::new());
-        view.replace(1..3, vec![ViewItem::Note("note".into())]);
+        view.replace(1..3, vec![ViewItem::Note("note".into())], &t);
         let rendered = view.render(&t);
         assert_eq!(rendered.len(), 3);
         assert_eq!(rendered[1], Message::user("note"));
@@ -266,6 +293,10 @@ mod tests {
         let mut view = ContextView::new();
         let rescan = |view: &ContextView| estimate_prompt("", &view.render(&t), "");
         let running = |view: &ContextView| prompt_tokens(view.items().len(), view.text_tokens());
+        let exact = |view: &ContextView| {
+            let rendered: f64 = view.render(&t).iter().map(message_text_tokens).sum();
+            assert_eq!(view.text_tokens().to_bits(), rendered.to_bits(), "the same additions in the same order");
+        };
         view.sync(&t[..2]);
         assert_eq!(running(&view), rescan(&view));
         view.sync(&t);
@@ -273,11 +304,13 @@ mod tests {
         let full = view.text_tokens();
         view.mask(&t, 2, "-");
         assert_eq!(running(&view), rescan(&view));
+        exact(&view);
         assert!(view.text_tokens() < full);
-        view.replace(1..3, vec![ViewItem::Note("a collapsed round".into())]);
+        view.replace(1..3, vec![ViewItem::Note("a collapsed round".into())], &t);
         assert_eq!(running(&view), rescan(&view));
-        view.replace(0..2, vec![ViewItem::Message(0), ViewItem::Note("summary".into())]);
+        view.replace(0..2, vec![ViewItem::Message(0), ViewItem::Note("summary".into())], &t);
         assert_eq!(running(&view), rescan(&view));
+        exact(&view);
         assert_eq!(view.item_tokens(1), crate::estimate::estimate_message(&Message::user("summary")));
         assert!((view.uncompacted_text_tokens() - full).abs() < 1e-9, "the counterfactual ignores edits");
     }

@@ -84,7 +84,7 @@ impl AgentLoop<'_> {
         let tokens_before = self.measure(state, system, tools);
         let event = match edit {
             Edit::Mask { layer, results } => {
-                let cleared = results.iter().filter(|(index, placeholder)| self.view.mask(&state.transcript, *index, placeholder)).count();
+                let cleared = self.view.mask_all(&state.transcript, &results);
                 let tokens_after = self.measure(state, system, tools);
                 if layer == 0 {
                     LoopEvent::MicrocompactRan { strategy, cleared, tokens_before, tokens_after }
@@ -95,14 +95,14 @@ impl AgentLoop<'_> {
             Edit::Collapse { rounds } => {
                 for range in rounds.iter().rev() {
                     let messages = self.view.render_range(&state.transcript, range.clone());
-                    self.view.replace(range.clone(), vec![ViewItem::Note(notes::collapsed_round(&messages))]);
+                    self.view.replace(range.clone(), vec![ViewItem::Note(notes::collapsed_round(&messages))], &state.transcript);
                 }
                 let tokens_after = self.measure(state, system, tools);
                 LoopEvent::MidCompactLayer1Ran { strategy, rounds: rounds.len(), tokens_before, tokens_after }
             }
             Edit::Memory { range } => {
                 let messages = self.view.render_range(&state.transcript, range.clone());
-                self.view.replace(range, vec![ViewItem::Note(notes::session_memory(&messages))]);
+                self.view.replace(range, vec![ViewItem::Note(notes::session_memory(&messages))], &state.transcript);
                 let tokens_after = self.measure(state, system, tools);
                 LoopEvent::MidCompactLayer2Ran { strategy, messages: messages.len(), tokens_before, tokens_after }
             }
@@ -116,7 +116,7 @@ impl AgentLoop<'_> {
                 let note = summary.map_or_else(|| notes::session_memory(&messages), |s| notes::summary_note(&s));
                 let mut replacement: Vec<ViewItem> = keep_users.into_iter().map(ViewItem::Message).collect();
                 replacement.push(ViewItem::Note(note));
-                self.view.replace(range, replacement);
+                self.view.replace(range, replacement, &state.transcript);
                 let tokens_after = self.measure(state, system, tools);
                 LoopEvent::CompactComplete { strategy, layer, tokens_before, tokens_after, used_fallback }
             }
