@@ -97,6 +97,8 @@ fn paths_outside_the_workspace_are_denied() {
         "dd if=/etc/shadow of=copy",
         "ls -la / ",
         "head -n 5 src/../../secret",
+        // From the long scenarios: a log written to /tmp, outside the workspace.
+        "timeout 30 redis-cli monitor > /tmp/monitor-0.log & pytest -q; sed -n '1,200p' /tmp/monitor-0.log",
     ]);
 }
 
