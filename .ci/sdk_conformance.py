@@ -569,6 +569,16 @@ def anthropic_error_body(error) -> dict:
     assert isinstance(error.body["error"].get("type"), str) and isinstance(error.body["error"].get("message"), str), error.body
     return error.body["error"]
 
+def assert_typed_errors(cases, body_of) -> None:
+    """Each call raises the SDK's typed error with the status and the server's message."""
+    for status, kind, call in cases:
+        error = raised(call)
+        assert isinstance(error, kind), f"{status}: {type(error).__name__}: {error}"
+        assert error.status_code == status, f"{status}: {error}"
+        body = body_of(error)
+        assert body["message"] in str(error), f"{status}: the SDK shows the message: {error}"
+
+
 
 def raised(call):
     with pytest.raises(Exception) as caught:
@@ -593,12 +603,7 @@ def test_openai_sdk_raises_typed_errors_for_every_server_error(server):
         (413, openai.APIStatusError, lambda: chat(content=BIG_TEXT)),
         (431, openai.APIStatusError, lambda: chat(extra_headers=BIG_HEADER)),
     ]
-    for status, kind, call in cases:
-        error = raised(call)
-        assert isinstance(error, kind), f"{status}: {type(error).__name__}: {error}"
-        assert error.status_code == status, f"{status}: {error}"
-        body = openai_error_body(error)
-        assert body["message"] in str(error), f"{status}: the SDK shows the message: {error}"
+    assert_typed_errors(cases, openai_error_body)
 
 
 def test_anthropic_sdk_raises_typed_errors_for_every_server_error(server):
@@ -617,12 +622,7 @@ def test_anthropic_sdk_raises_typed_errors_for_every_server_error(server):
         (413, too_large, lambda: create(content=BIG_TEXT)),
         (431, anthropic.APIStatusError, lambda: create(extra_headers=BIG_HEADER)),
     ]
-    for status, kind, call in cases:
-        error = raised(call)
-        assert isinstance(error, kind), f"{status}: {type(error).__name__}: {error}"
-        assert error.status_code == status, f"{status}: {error}"
-        body = anthropic_error_body(error)
-        assert body["message"] in str(error), f"{status}: the SDK shows the message: {error}"
+    assert_typed_errors(cases, anthropic_error_body)
 
 
 @pytest.fixture(scope="module")
