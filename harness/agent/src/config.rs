@@ -2,12 +2,13 @@
 
 use std::time::Duration;
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::doom_loop::DoomLoopConfig;
 
 /// Loop settings that scenarios may tune.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct LoopSettings {
     /// Main-loop model decisions allowed (Roku's step budget).
@@ -43,7 +44,7 @@ pub struct LoopSettings {
 }
 
 /// How a batch of tool calls is scheduled.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum ToolExecution {
     /// One after another (Roku).

@@ -4,10 +4,11 @@
 //! Arguments are compared after parsing and re-serializing, so whitespace or
 //! key-order noise in the model's JSON does not hide a loop.
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 /// What the loop does when it detects a doom loop.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum DoomLoopReaction {
     /// Tell the model it is repeating itself, and go on.
@@ -18,7 +19,7 @@ pub enum DoomLoopReaction {
 }
 
 /// Settings of the detector.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct DoomLoopConfig {
     /// Identical consecutive calls that make a loop (OpenCode: 3).

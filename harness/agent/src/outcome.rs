@@ -1,9 +1,10 @@
 //! How a run ended (ARCHITECTURE §5 `outcome`).
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 /// The end state of one run.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Outcome {
     /// The model finished with an answer.

@@ -1,6 +1,7 @@
 //! Tools as the loop sees them: declarations, the runtime that executes
 //! them, and the pseudo-tools the loop answers itself.
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::clock::{BoxFuture, SharedClock};
@@ -65,7 +66,7 @@ pub struct ToolTraits {
 }
 
 /// A tool's declared risk.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum DeclaredRisk {
     /// Reads only; never needs approval.

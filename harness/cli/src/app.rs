@@ -34,6 +34,27 @@ pub enum Command {
     Merge(MergeArgs),
     /// Check scenarios, recordings and gate files without running them.
     Validate(ValidateArgs),
+    /// Print the JSON Schema of a file format, for editors and other validators.
+    Schema(SchemaArgs),
+}
+
+/// `reloop schema`.
+#[derive(Debug, Args)]
+pub struct SchemaArgs {
+    /// Which file format.
+    #[arg(value_enum)]
+    pub format: SchemaFormat,
+}
+
+/// The file formats with a JSON Schema.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum SchemaFormat {
+    /// A scenario (`docs/scenario-format.md`).
+    Scenario,
+    /// A recording (`docs/recording-format.md`).
+    Recording,
+    /// A gates file of `reloop compare`.
+    Gates,
 }
 
 /// `reloop validate`.

@@ -10,6 +10,7 @@ mod junit;
 mod merge_cmd;
 mod report_cmd;
 mod run_cmd;
+mod schema_cmd;
 mod serve_cmd;
 mod shard;
 mod sweep_cmd;
@@ -44,6 +45,7 @@ fn main() {
         Command::Report(args) => report_cmd::run(args),
         Command::Merge(args) => merge_cmd::run(args),
         Command::Validate(args) => validate_cmd::run(args),
+        Command::Schema(args) => schema_cmd::run(&args),
     };
     let code = result.unwrap_or_else(|error| {
         eprintln!("error: {error:#}");

@@ -9,13 +9,14 @@ use std::sync::Arc;
 
 use reloop_agent::{LoopSettings, Outcome, WireFormat};
 use reloop_mock::Recording;
+use schemars::JsonSchema;
 use serde::Deserialize;
 
 use crate::yaml::{self, InputError};
 use crate::{input_file, validate_settings};
 
 /// A scenario as written.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ScenarioSpec {
     /// Unique name; defaults to the file stem.
@@ -74,7 +75,7 @@ pub struct ScenarioSpec {
 }
 
 /// One wire format or several.
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, JsonSchema)]
 #[serde(untagged)]
 pub enum WireChoice {
     /// Run over this format.
@@ -94,7 +95,7 @@ fn default_context_window() -> u64 {
 }
 
 /// A system prompt taking over from step `from_step` (0-based).
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SystemChange {
     /// First step using `system`.
@@ -104,7 +105,7 @@ pub struct SystemChange {
 }
 
 /// What the user answers when a call needs approval.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum ApprovalAnswer {
     /// Let it run.
@@ -114,7 +115,7 @@ pub enum ApprovalAnswer {
 }
 
 /// A steering message (pi-mono): queued after `after_tool_calls` tool calls.
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Steering {
     /// Tool calls finished before the message arrives.
@@ -125,7 +126,7 @@ pub struct Steering {
 
 /// The user interrupts tool call `during_tool_call` (0-based over the run)
 /// once it has run `after_ms` of virtual time.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Interrupt {
     /// Which tool call.
@@ -136,7 +137,7 @@ pub struct Interrupt {
 }
 
 /// A tool whose answers come from the scenario.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ToolFixture {
     /// What the tool does, shown to the model.
@@ -162,7 +163,7 @@ fn empty_object_schema() -> serde_json::Value {
 }
 
 /// One possible answer of a fixture tool.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct FixtureResult {
     /// Arguments that must be present with these values; absent = always.
@@ -183,7 +184,7 @@ pub struct FixtureResult {
 }
 
 /// What must hold at the end of the run. Absent fields are not checked.
-#[derive(Debug, Clone, PartialEq, Default, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Expectations {
     /// The outcome.
@@ -210,7 +211,7 @@ pub struct Expectations {
 }
 
 /// Inclusive bounds.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Bounds {
     /// Lowest allowed.
@@ -222,7 +223,7 @@ pub struct Bounds {
 }
 
 /// The doom-loop expectation.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct DoomLoopExpectation {
     /// Whether one must be detected.

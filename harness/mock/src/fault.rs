@@ -5,10 +5,11 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
+use schemars::JsonSchema;
 use serde::Deserialize;
 
 /// A fault as written in a scenario's `faults:` list; exactly one kind.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct FaultSpec {
     /// The exchange (0-based) whose attempts it hits.
@@ -44,7 +45,7 @@ fn one() -> u32 {
 }
 
 /// An HTTP error reply.
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct HttpFault {
     /// The status, e.g. 429, 500, 503, 529.
@@ -58,7 +59,7 @@ pub struct HttpFault {
 }
 
 /// A silence in the middle of a stream.
-#[derive(Debug, Clone, Copy, PartialEq, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Stall {
     /// Events sent before the silence.
@@ -68,7 +69,7 @@ pub struct Stall {
 }
 
 /// The kind of an in-stream provider error.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum StreamErrorKind {
     /// `overloaded_error`.

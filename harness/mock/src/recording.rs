@@ -3,13 +3,14 @@
 //! client speaks.
 
 use reloop_wire::{FinishReason, ModelTurn, ToolCall, Usage};
+use schemars::JsonSchema;
 use serde::Deserialize;
 
 /// The format tag every v1 recording carries.
 pub const FORMAT_V1: &str = "reloop.recording/v1";
 
 /// A whole recording.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Recording {
     /// Must be [`FORMAT_V1`].
@@ -36,8 +37,23 @@ impl<'de> Deserialize<'de> for FormatTag {
     }
 }
 
+/// The schema of the tag: exactly [`FORMAT_V1`], as the parser checks.
+impl JsonSchema for FormatTag {
+    fn inline_schema() -> bool {
+        true
+    }
+
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "FormatTag".into()
+    }
+
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({ "description": "The recording format and version.", "const": FORMAT_V1 })
+    }
+}
+
 /// One recorded model response.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Exchange {
     /// Which requests it answers: `main` (default) or `compaction`.
@@ -73,7 +89,7 @@ pub struct Exchange {
 /// own order: a compaction request (one declaring no tools, once the
 /// recording has compaction exchanges) takes the next compaction exchange
 /// whenever it comes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Purpose {
     /// The agent loop's own decisions.
@@ -95,7 +111,7 @@ impl Purpose {
 
 /// Checks on the request an exchange answers; a failed one is a divergence
 /// naming the check. Every field is optional.
-#[derive(Debug, Clone, PartialEq, Eq, Default, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RequestExpectations {
     /// The model the request must ask for.
@@ -113,7 +129,7 @@ pub struct RequestExpectations {
 }
 
 /// A recorded tool call.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RecordedToolCall {
     /// The call id; generated deterministically when absent.
@@ -128,7 +144,7 @@ pub struct RecordedToolCall {
 }
 
 /// Tool-call arguments as written in a recording.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize, JsonSchema)]
 #[serde(untagged)]
 pub enum Arguments {
     /// Sent exactly as written.
@@ -153,7 +169,7 @@ impl Arguments {
 }
 
 /// Simulated latency of one exchange.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct Timing {
     /// Wait before the first byte, ms.

@@ -12,6 +12,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::compare::{Comparison, mean_of};
@@ -32,7 +33,7 @@ pub type GateSet = BTreeMap<String, Rule>;
 
 /// What must hold for one metric. Every check is optional; several may be
 /// combined.
-#[derive(Debug, Clone, PartialEq, Default, Deserialize, Serialize)]
+#[derive(Debug, Clone, PartialEq, Default, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Rule {
     /// Largest allowed relative increase of the sum, as `5%` or `0.05`.
@@ -66,7 +67,7 @@ pub struct Rule {
 }
 
 /// The unit a rule is judged over.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize, Serialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Per {
     /// All selected runs together.
@@ -99,6 +100,28 @@ impl<'de> Deserialize<'de> for Fraction {
                 .map(|percent| Self(percent / 100.0))
                 .ok_or_else(|| serde::de::Error::custom(format!("`{text}` is not a percentage like `5%` or a number like `0.05`"))),
         }
+    }
+}
+
+/// The schema of what [`Fraction`]'s parser accepts: a number, or a decimal
+/// number followed by `%` (surrounding spaces allowed).
+impl JsonSchema for Fraction {
+    fn inline_schema() -> bool {
+        true
+    }
+
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "Fraction".into()
+    }
+
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({
+            "description": "A ratio: a percentage like `5%` or a number like `0.05`.",
+            "anyOf": [
+                { "type": "number" },
+                { "type": "string", "pattern": r"^\s*[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?\s*%\s*$" }
+            ]
+        })
     }
 }
 

@@ -1,6 +1,7 @@
 //! The wire formats as a value, so configuration can name one and a client or the mock server
 //! can choose the endpoint and stream decoder at run time.
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::Prompt;
@@ -10,7 +11,7 @@ use crate::openai_chat::ChatStreamAccumulator;
 use crate::openai_responses::ResponsesStreamDecoder;
 
 /// A provider API wire format.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum Format {
     /// OpenAI Chat Completions ([`crate::openai_chat`]).

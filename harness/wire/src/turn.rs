@@ -3,6 +3,7 @@
 //! Each wire format decodes into a [`ModelTurn`] and encodes from one, so the agent loop, the
 //! recordings and the mock server never depend on a particular provider's shapes.
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 /// A tool call requested by the model.
@@ -17,7 +18,7 @@ pub struct ToolCall {
 }
 
 /// Why the model stopped generating.
-#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum FinishReason {
     /// A natural end of the answer (or a stop sequence).
@@ -85,7 +86,7 @@ impl FinishReason {
 }
 
 /// Token counts of one model call.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct Usage {
     /// All prompt tokens, cached ones (read or written) included, as OpenAI counts them.
     /// Anthropic's `input_tokens` excludes cached tokens; its format converts.

@@ -7,6 +7,7 @@
 //! assistant message and its tool results) stays after the summary, since
 //! the next request must still answer its calls.
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::view::ViewItem;
@@ -14,7 +15,7 @@ use super::{ContextStrategy, Edit, StrategyContext};
 use crate::message::Message;
 
 /// Codex's constants.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct CodexConfig {
     /// Share of the window that triggers compaction (auto-compact limit).

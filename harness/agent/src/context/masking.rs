@@ -4,13 +4,14 @@
 //! until `batch` more results have aged out, so the cached prefix changes
 //! once per batch instead of every step.
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::{ContextStrategy, Edit, StrategyContext};
 use crate::message::Message;
 
 /// Masking's constants.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct MaskingConfig {
     /// Observations kept whole (M = 10 in the paper).

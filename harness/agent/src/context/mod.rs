@@ -23,6 +23,7 @@ pub mod view;
 
 use std::ops::Range;
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 pub use rounds::Rounds;
@@ -121,7 +122,7 @@ pub trait ContextStrategy: Send {
 }
 
 /// The strategies by name.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum StrategyName {
     /// Roku's layers 0–4 (the seeds' loop).
@@ -151,7 +152,7 @@ impl StrategyName {
 }
 
 /// Tuned constants of every strategy; only the chosen one is used.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct StrategyTuning {
     /// Roku's constants.

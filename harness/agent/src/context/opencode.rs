@@ -7,6 +7,7 @@
 //! tokens. Overflow is a prompt larger than the window less the output slot;
 //! then the history is summarized by the model.
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::view::ViewItem;
@@ -15,7 +16,7 @@ use crate::message::Message;
 use crate::context::microcompact::CLEARED_PLACEHOLDER;
 
 /// OpenCode's constants.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct OpencodeConfig {
     /// Tool-output tokens protected from pruning (`PRUNE_PROTECT`).

@@ -7,13 +7,14 @@
 //! asks the model for a summary of the older history. After a context
 //! window error, Layer 4 does the same at once, keeping only the last round.
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::{ContextStrategy, Edit, StrategyContext};
 use crate::context::microcompact::{CLEARED_PLACEHOLDER, Microcompactor, RETAIN_RECENT};
 
 /// Roku's constants.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct RokuConfig {
     /// Tool results Layer 0 keeps intact (`MICROCOMPACT_RETAIN_RECENT`).

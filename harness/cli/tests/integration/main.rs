@@ -13,6 +13,7 @@ mod hostile_input;
 mod html_report;
 mod nothing_lost;
 mod run_suite;
+mod schema;
 mod sdk_async_openai;
 mod serve;
 mod serve_limits;
