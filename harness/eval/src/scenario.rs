@@ -155,6 +155,7 @@ pub struct ToolFixture {
     #[serde(default)]
     pub risk: reloop_agent::DeclaredRisk,
     /// Answers, tried in order; the first whose `when` matches is used.
+    #[schemars(length(min = 1))]
     pub results: Vec<FixtureResult>,
 }
 
@@ -165,6 +166,7 @@ fn empty_object_schema() -> serde_json::Value {
 /// One possible answer of a fixture tool.
 #[derive(Debug, Clone, PartialEq, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
+#[schemars(extend("oneOf" = [{ "required": ["output"] }, { "required": ["error"] }]))]
 pub struct FixtureResult {
     /// Arguments that must be present with these values; absent = always.
     #[serde(default)]
