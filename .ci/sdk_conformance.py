@@ -15,6 +15,7 @@ Runs a built binary, builds nothing:
     python .ci/sdk_conformance.py [path/to/reloop]   # or RELOOP_BIN=...; default target/release/reloop
 """
 
+import contextlib
 import json
 import os
 import pathlib
@@ -100,16 +101,16 @@ def reloop_bin() -> pathlib.Path:
     return path if path.is_absolute() else ROOT / path
 
 
-@pytest.fixture(scope="session")
-def server():
-    """`reloop serve` on an ephemeral port: yields `http://127.0.0.1:PORT`;
-    killed at the end, however the tests end."""
+@contextlib.contextmanager
+def serving(*flags: str):
+    """`reloop serve FLAGS` on an ephemeral port: yields `http://127.0.0.1:PORT`;
+    killed at the end, however the tests end, and its log printed."""
     binary = reloop_bin()
     if not binary.is_file():
         raise RuntimeError(f"{binary} is missing: build it first (cargo build --release -p reloop) or set RELOOP_BIN")
     log = tempfile.TemporaryFile(mode="w+")
     process = subprocess.Popen(
-        [str(binary), "serve", "--recording", str(RECORDINGS), "--port", "0"],
+        [str(binary), "serve", "--recording", str(RECORDINGS), "--port", "0", *flags],
         stdin=subprocess.DEVNULL,
         stdout=subprocess.PIPE,
         stderr=log,
@@ -121,8 +122,15 @@ def server():
         process.kill()
         process.wait(timeout=10)
         log.seek(0)
-        print("\n--- reloop serve, stderr ---\n" + log.read(), end="")
+        print("\n--- reloop serve " + " ".join(flags) + ", stderr ---\n" + log.read(), end="")
         log.close()
+
+
+@pytest.fixture(scope="session")
+def server():
+    """The server most tests share."""
+    with serving() as address:
+        yield address
 
 
 def read_address(process: subprocess.Popen, timeout: float = 20.0) -> str:
@@ -628,18 +636,8 @@ def test_anthropic_sdk_raises_typed_errors_for_every_server_error(server):
 @pytest.fixture(scope="module")
 def one_session_server():
     """A second `reloop serve` allowing one live session, for the 503."""
-    process = subprocess.Popen(
-        [str(reloop_bin()), "serve", "--recording", str(RECORDINGS), "--port", "0", "--max-sessions", "1"],
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-        text=True,
-    )
-    try:
-        yield read_address(process)
-    finally:
-        process.kill()
-        process.wait(timeout=10)
+    with serving("--max-sessions", "1") as address:
+        yield address
 
 
 def test_too_many_sessions_is_a_typed_server_error(one_session_server):
