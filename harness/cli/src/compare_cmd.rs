@@ -14,7 +14,7 @@ use reloop_report::{Runs, compare};
 
 use crate::app::{CompareArgs, DecideArgs, OutputFormat};
 use crate::exit_code;
-use crate::run_cmd::print_stdout;
+use crate::stdout::print_stdout;
 
 /// Runs the command; returns the exit code.
 pub fn run(args: CompareArgs) -> anyhow::Result<i32> {

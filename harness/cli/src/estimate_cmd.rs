@@ -8,7 +8,7 @@ use reloop_eval::estimator_report::{ClassSummary, EstimatorReport, FileEstimate,
 
 use crate::app::EstimateArgs;
 use crate::exit_code;
-use crate::run_cmd::print_stdout;
+use crate::stdout::print_stdout;
 
 /// Runs the command; returns the exit code.
 pub fn run(args: EstimateArgs) -> anyhow::Result<i32> {

@@ -13,6 +13,7 @@ mod run_cmd;
 mod schema_cmd;
 mod serve_cmd;
 mod shard;
+mod stdout;
 mod sweep_cmd;
 mod validate_cmd;
 mod summary;

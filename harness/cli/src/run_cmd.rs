@@ -14,6 +14,7 @@ use reloop_eval::sweep::RunVariant;
 
 use crate::app::RunArgs;
 use crate::batch::{execute, exit_code_of, prepare};
+use crate::stdout::print_stdout;
 use crate::{exit_code, junit, summary};
 
 /// Runs the command; returns the exit code.
@@ -42,12 +43,4 @@ fn compare_with_baseline(args: &RunArgs, baseline: &Path, runs: &[RunSummary], r
         write_atomically(path, |file| file.write_all(junit::render(runs, &gates).as_bytes()))?;
     }
     Ok(run_code.max(gates_code))
-}
-
-/// Prints to stdout; a closed pipe (`reloop run … | head`) is not an error.
-pub fn print_stdout(text: &str) -> std::io::Result<()> {
-    match std::io::stdout().lock().write_all(text.as_bytes()) {
-        Err(error) if error.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
-        other => other,
-    }
 }

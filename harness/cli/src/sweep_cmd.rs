@@ -10,7 +10,7 @@ use reloop_eval::sweep::{RunVariant, SweepTally, Variant, VariantSummary, load_v
 use crate::app::SweepArgs;
 use crate::batch::{execute, exit_code_of, prepare};
 use crate::exit_code;
-use crate::run_cmd::print_stdout;
+use crate::stdout::print_stdout;
 
 /// Runs the command; returns the exit code. Failed expectations are
 /// findings here, not failures: the exit code is 0 once every run ran.

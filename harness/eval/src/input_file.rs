@@ -5,7 +5,7 @@
 use std::io::Read;
 use std::path::Path;
 
-use crate::yaml::InputError;
+use crate::input_error::InputError;
 
 /// The size limit unless `RELOOP_MAX_INPUT_BYTES` says otherwise: 256 MiB.
 pub const DEFAULT_MAX_INPUT_BYTES: u64 = 256 * 1024 * 1024;

@@ -14,6 +14,7 @@ pub mod expect;
 pub mod fixture_tools;
 pub mod plan;
 pub mod references;
+pub mod input_error;
 pub mod input_file;
 pub mod report;
 pub mod result;

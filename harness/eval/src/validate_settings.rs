@@ -8,19 +8,11 @@ use reloop_agent::LoopSettings;
 use reloop_mock::Recording;
 use reloop_mock::fault::MAX_VIRTUAL_SECS;
 
-use crate::scenario::{Bounds, ScenarioSpec};
+use crate::input_error::RangeError;
+use crate::scenario::spec::{Bounds, ScenarioSpec};
 
 /// The longest virtual wait in milliseconds: one day.
 pub const MAX_VIRTUAL_MS: u64 = MAX_VIRTUAL_SECS * 1000;
-
-/// A setting out of its range: the dotted field path and the problem.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct RangeError {
-    /// E.g. `loop.strategies.roku.keep_recent_rounds`.
-    pub field: String,
-    /// What the range is.
-    pub message: String,
-}
 
 type Checked = Result<(), RangeError>;
 

@@ -7,55 +7,12 @@
 //! default. serde_path_to_error adds the field path, which YAML parsers
 //! cannot know on their own.
 
-use std::fmt;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use serde::de::DeserializeOwned;
 
-/// A problem with an input file.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct InputError {
-    /// The file.
-    pub file: PathBuf,
-    /// 1-based line, when known.
-    pub line: Option<u64>,
-    /// 1-based column, when known.
-    pub column: Option<u64>,
-    /// Dotted field path, e.g. `tools.read_file.results[0].when`.
-    pub field: Option<String>,
-    /// What is wrong.
-    pub message: String,
-}
+pub use crate::input_error::{InputError, RangeError};
 
-impl InputError {
-    /// An error about the whole file.
-    pub fn file(file: &Path, message: impl Into<String>) -> Self {
-        Self { file: file.to_owned(), line: None, column: None, field: None, message: message.into() }
-    }
-
-    /// An error about one field, without a position.
-    pub fn field(file: &Path, field: impl Into<String>, message: impl Into<String>) -> Self {
-        Self { field: Some(field.into()), ..Self::file(file, message) }
-    }
-}
-
-impl fmt::Display for InputError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}", self.file.display())?;
-        if let Some(line) = self.line {
-            write!(f, ":{line}")?;
-            if let Some(column) = self.column {
-                write!(f, ":{column}")?;
-            }
-        }
-        if let Some(field) = &self.field {
-            write!(f, ": field `{field}`")?;
-        }
-        write!(f, ": {}", self.message)
-    }
-}
-
-impl std::error::Error for InputError {}
 
 /// Reads (a regular file within the input size limit) and parses `path`.
 pub fn load<T: DeserializeOwned>(path: &Path) -> Result<T, InputError> {
@@ -67,7 +24,7 @@ pub fn load<T: DeserializeOwned>(path: &Path) -> Result<T, InputError> {
 /// located in the text (line, column, field).
 pub fn load_checked<T: DeserializeOwned>(
     path: &Path,
-    check: impl FnOnce(&T) -> Result<(), crate::validate_settings::RangeError>,
+    check: impl FnOnce(&T) -> Result<(), RangeError>,
 ) -> Result<T, InputError> {
     let text = crate::input_file::read_text(path, crate::input_file::max_input_bytes())?;
     let value = parse(path, &text)?;
@@ -76,7 +33,7 @@ pub fn load_checked<T: DeserializeOwned>(
 }
 
 /// A range error found after parsing, with the position of its field.
-pub fn range_error(path: &Path, text: &str, error: crate::validate_settings::RangeError) -> InputError {
+pub fn range_error(path: &Path, text: &str, error: RangeError) -> InputError {
     let position = crate::yaml_locate::locate(text, &error.field);
     InputError {
         line: position.map(|p| p.0),

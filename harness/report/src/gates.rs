@@ -152,8 +152,8 @@ impl GateResult {
     /// One line for people: `input_tokens_total max_increase 5% (all runs): 1000 → 1100 (+10.0%)`.
     pub fn describe(&self) -> String {
         let figures = match self.base {
-            Some(base) => format!("{} → {}", crate::render::number(base), crate::render::number(self.new)),
-            None => crate::render::number(self.new),
+            Some(base) => format!("{} → {}", crate::figures::number(base), crate::figures::number(self.new)),
+            None => crate::figures::number(self.new),
         };
         let mut text = format!("{} {} ({}): {figures}", self.metric, self.check, self.scope);
         if let Some(relative) = self.base.and_then(|b| crate::stats::relative(b, self.new)).filter(|_| self.check.starts_with("max_increase ")) {
@@ -258,12 +258,12 @@ fn judge(comparison: &Comparison, metric: &str, rule: &Rule, group: &Group<'_>) 
     let mut results = Vec::new();
     if let Some(Fraction(limit)) = rule.max_increase {
         let held = if base_sum == 0.0 { new_sum <= 0.0 } else { (new_sum - base_sum) / base_sum.abs() <= limit + 1e-12 };
-        let check = format!("max_increase {}%", crate::render::number(limit * 100.0));
+        let check = format!("max_increase {}%", crate::figures::number(limit * 100.0));
         results.push(result(check, Some(base_sum), new_sum, limit, held, movers(|b, n| n > b)));
     }
     if let Some(limit) = rule.max_increase_abs {
         let held = new_sum - base_sum <= limit + 1e-12;
-        let check = format!("max_increase_abs {}", crate::render::number(limit));
+        let check = format!("max_increase_abs {}", crate::figures::number(limit));
         results.push(result(check, Some(base_sum), new_sum, limit, held, movers(|b, n| n > b)));
     }
     if let Some(limit) = rule.max_new {
@@ -284,14 +284,14 @@ fn judge(comparison: &Comparison, metric: &str, rule: &Rule, group: &Group<'_>) 
         let mut over: Vec<(&RunKey, f64)> = all_new().filter(|v| v.1 > limit).collect();
         over.sort_by(|a, b| b.1.total_cmp(&a.1));
         let worst = all_new().map(|v| v.1).fold(f64::NEG_INFINITY, f64::max).max(f64::MIN);
-        let check = format!("max {}", crate::render::number(limit));
+        let check = format!("max {}", crate::figures::number(limit));
         results.push(result(check, None, worst, limit, over.is_empty(), over.into_iter().map(|v| v.0.clone()).collect()));
     }
     if let Some(limit) = rule.min {
         let mut under: Vec<(&RunKey, f64)> = all_new().filter(|v| v.1 < limit).collect();
         under.sort_by(|a, b| a.1.total_cmp(&b.1));
         let worst = all_new().map(|v| v.1).fold(f64::INFINITY, f64::min).min(f64::MAX);
-        let check = format!("min {}", crate::render::number(limit));
+        let check = format!("min {}", crate::figures::number(limit));
         results.push(result(check, None, worst, limit, under.is_empty(), under.into_iter().map(|v| v.0.clone()).collect()));
     }
     results

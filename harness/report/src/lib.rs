@@ -10,6 +10,7 @@
 
 pub mod compare;
 pub mod error;
+pub mod figures;
 pub mod gates;
 pub mod html;
 pub mod merge;

@@ -1,0 +1,184 @@
+//! Scenarios (`docs/scenario-format.md`): a file as written ([`spec`]),
+//! loaded with its recording and checked ([`ScenarioFile`]), and one run of
+//! it for one wire format and variant ([`Scenario`]).
+
+pub mod spec;
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use reloop_agent::{LoopSettings, WireFormat};
+use reloop_mock::Recording;
+
+pub use spec::{
+    ApprovalAnswer, Bounds, DoomLoopExpectation, Expectations, FixtureResult, Interrupt, ScenarioSpec, Steering, SystemChange,
+    ToolFixture, WireChoice,
+};
+
+use crate::yaml::{self, InputError};
+use crate::{input_file, validate_settings};
+
+/// The variant label of a plain run.
+pub const DEFAULT_VARIANT: &str = "default";
+
+/// A scenario ready to run: parsed, validated, with its recording loaded,
+/// for one wire format and one variant. The bulk (fixtures, recording) is
+/// shared by reference with the file's other wires and variants; a run owns
+/// only its labels and its loop settings.
+#[derive(Debug, Clone)]
+pub struct Scenario {
+    /// The unique name (`name@format` when the file names several formats).
+    pub name: String,
+    /// The wire format of this run.
+    pub wire: WireFormat,
+    /// The variant label of this run (`default` unless sweeping).
+    pub variant: String,
+    /// Where it came from.
+    pub file: PathBuf,
+    /// The spec as written, shared by every run of the file.
+    pub spec: Arc<ScenarioSpec>,
+    /// The loop settings of this run: the spec's, with the variant's overrides.
+    pub loop_settings: LoopSettings,
+    /// The loaded recording.
+    pub recording: Arc<Recording>,
+}
+
+impl Scenario {
+    /// Loads, validates and resolves `file`: one scenario per wire format.
+    pub fn load_all(file: &Path) -> Result<Vec<Self>, InputError> {
+        Ok(ScenarioFile::load(file)?.runs())
+    }
+
+    /// Loads, validates and resolves `file`, for its first wire format.
+    pub fn load(file: &Path) -> Result<Self, InputError> {
+        let loaded = ScenarioFile::load(file)?;
+        let wire = loaded.run_names().first().map_or(WireFormat::OpenaiChat, |(_, wire)| *wire);
+        Ok(loaded.run(loaded.name.clone(), wire))
+    }
+
+    /// The system prompt in force at `step`.
+    pub fn system_prompt_at(&self, step: u32) -> &str {
+        self.spec
+            .system_changes
+            .iter()
+            .filter(|change| change.from_step <= step)
+            .max_by_key(|change| change.from_step)
+            .map_or(self.spec.system.as_str(), |change| change.system.as_str())
+    }
+}
+
+/// One scenario file, parsed and validated, with its recording: what its
+/// runs (one per wire format, times the variants) share by reference.
+#[derive(Debug, Clone)]
+pub struct ScenarioFile {
+    /// Where it came from.
+    pub file: PathBuf,
+    /// The name of its runs (before any `@format`).
+    pub name: String,
+    /// The spec as written.
+    pub spec: Arc<ScenarioSpec>,
+    /// The loaded recording.
+    pub recording: Arc<Recording>,
+}
+
+impl ScenarioFile {
+    /// Loads and validates `file` and the recording it names.
+    pub fn load(file: &Path) -> Result<Self, InputError> {
+        let text = input_file::read_text(file, input_file::max_input_bytes())?;
+        let mut spec: ScenarioSpec = yaml::parse(file, &text)?;
+        validate(file, &spec)?;
+        if matches!(&spec.wire, WireChoice::Many(wires) if wires.is_empty()) {
+            return Err(InputError::field(file, "wire", "names no wire format"));
+        }
+        let recording_path = file.parent().unwrap_or(Path::new(".")).join(&spec.recording);
+        let recording: Recording = yaml::load_checked(&recording_path, validate_settings::check_recording)?;
+        validate_settings::check_scenario(&spec, &recording).map_err(|e| yaml::range_error(file, &text, e))?;
+        spec.loop_settings.context_window = spec.context_window;
+        let name = spec.name.clone().unwrap_or_else(|| {
+            file.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default()
+        });
+        Ok(Self { file: file.to_owned(), name, spec: Arc::new(spec), recording: Arc::new(recording) })
+    }
+
+    /// Its runs' names and wire formats: `name@format` when it names several.
+    pub fn run_names(&self) -> Vec<(String, WireFormat)> {
+        match &self.spec.wire {
+            WireChoice::One(wire) => vec![(self.name.clone(), *wire)],
+            WireChoice::Many(wires) => wires.iter().map(|wire| (format!("{}@{}", self.name, wire.as_str()), *wire)).collect(),
+        }
+    }
+
+    /// One scenario per wire format, with the spec's own settings.
+    pub fn runs(&self) -> Vec<Scenario> {
+        self.run_names().into_iter().map(|(name, wire)| self.run(name, wire)).collect()
+    }
+
+    /// The run named `name` over `wire`, sharing this file's bulk.
+    pub fn run(&self, name: String, wire: WireFormat) -> Scenario {
+        Scenario {
+            name,
+            wire,
+            variant: DEFAULT_VARIANT.to_owned(),
+            file: self.file.clone(),
+            spec: Arc::clone(&self.spec),
+            loop_settings: self.spec.loop_settings.clone(),
+            recording: Arc::clone(&self.recording),
+        }
+    }
+}
+
+/// Checks what serde cannot: exactly one of `output`/`error` (ranges are
+/// checked by `validate_settings` once the recording is loaded).
+fn validate(file: &Path, spec: &ScenarioSpec) -> Result<(), InputError> {
+    for (tool, fixture) in &spec.tools {
+        if fixture.results.is_empty() {
+            return Err(InputError::field(file, format!("tools.{tool}.results"), "needs at least one result"));
+        }
+        for (i, result) in fixture.results.iter().enumerate() {
+            if result.output.is_some() == result.error.is_some() {
+                return Err(InputError::field(
+                    file,
+                    format!("tools.{tool}.results[{i}]"),
+                    "needs exactly one of `output` or `error`",
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Whether `path` is a recording: its first field is the recording format tag.
+pub fn is_recording(path: &Path) -> bool {
+    input_file::read_head(path).is_some_and(|text| {
+        text.lines()
+            .map(str::trim)
+            .find(|line| !line.is_empty() && !line.starts_with('#') && line != &"---")
+            .is_some_and(|line| line.starts_with("format:") && line.contains(reloop_mock::recording::FORMAT_V1))
+    })
+}
+
+/// Finds the scenario files under `paths`: files as given; directories
+/// searched for `*.yaml`/`*.yml`, sorted for a stable order, skipping
+/// recordings kept beside the scenarios (they declare their `format`).
+pub fn discover(paths: &[PathBuf]) -> Result<Vec<PathBuf>, InputError> {
+    let mut files = Vec::new();
+    for path in paths {
+        if path.is_dir() {
+            let entries = std::fs::read_dir(path).map_err(|e| InputError::file(path, format!("cannot list: {e}")))?;
+            let mut found: Vec<PathBuf> = entries
+                .filter_map(|entry| entry.ok().map(|e| e.path()))
+                .filter(|p| p.extension().is_some_and(|ext| ext == "yaml" || ext == "yml"))
+                .filter(|p| !is_recording(p))
+                .collect();
+            found.sort();
+            files.extend(found);
+        } else if path.is_file() {
+            files.push(path.clone());
+        } else if path.exists() {
+            return Err(InputError::file(path, "is not a regular file or directory"));
+        } else {
+            return Err(InputError::file(path, "no such file or directory"));
+        }
+    }
+    Ok(files)
+}

@@ -1,0 +1,229 @@
+//! The scenario file as written (format v1, `docs/scenario-format.md`):
+//! plain serde types, with the JSON Schema derived from them. Unknown fields
+//! are rejected everywhere, so a typo is an error, not a silently ignored
+//! setting. Loading and checking live beside them (`super`,
+//! `crate::validate_settings`).
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+use reloop_agent::{LoopSettings, Outcome, WireFormat};
+use schemars::JsonSchema;
+use serde::Deserialize;
+
+/// A scenario as written.
+#[derive(Debug, Clone, PartialEq, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ScenarioSpec {
+    /// Unique name; defaults to the file stem.
+    #[serde(default)]
+    pub name: Option<String>,
+    /// What the scenario exercises, for people.
+    #[serde(default)]
+    pub description: Option<String>,
+    /// The API the loop speaks: `openai-chat` (default), `openai-responses`,
+    /// `anthropic`, or a list of them: one run per format, named
+    /// `name@format`.
+    #[serde(default)]
+    pub wire: WireChoice,
+    /// The model name sent.
+    pub model: String,
+    /// The model's context window; requests above it get the provider's
+    /// context-length error.
+    #[serde(default = "default_context_window")]
+    pub context_window: u64,
+    /// The system prompt.
+    pub system: String,
+    /// Later system prompts, each from a step on (a prompt that drifts).
+    #[serde(default)]
+    pub system_changes: Vec<SystemChange>,
+    /// The user's task.
+    pub task: String,
+    /// The recording, relative to this file.
+    pub recording: PathBuf,
+    /// Loop settings.
+    #[serde(default, rename = "loop")]
+    pub loop_settings: LoopSettings,
+    /// Fixture tools by name, advertised in name order.
+    #[serde(default)]
+    pub tools: BTreeMap<String, ToolFixture>,
+    /// Replies to `ask_user`, used in order.
+    #[serde(default)]
+    pub user_replies: Vec<String>,
+    /// Approval answers for calls that need one, by tool (default: approve).
+    #[serde(default)]
+    pub approvals: BTreeMap<String, ApprovalAnswer>,
+    /// Steering messages, each queued once so many tool calls have finished.
+    #[serde(default)]
+    pub steering: Vec<Steering>,
+    /// Follow-ups, each given when the loop would stop with an answer.
+    #[serde(default)]
+    pub follow_ups: Vec<String>,
+    /// An interrupt of a running tool call; the run ends `cancelled`.
+    #[serde(default)]
+    pub interrupt: Option<Interrupt>,
+    /// Faults the provider injects, per recorded exchange.
+    #[serde(default)]
+    pub faults: Vec<reloop_mock::FaultSpec>,
+    /// What must hold at the end.
+    #[serde(default)]
+    pub expect: Expectations,
+}
+
+/// One wire format or several.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(untagged)]
+pub enum WireChoice {
+    /// Run over this format.
+    One(WireFormat),
+    /// Run once over each.
+    Many(Vec<WireFormat>),
+}
+
+impl Default for WireChoice {
+    fn default() -> Self {
+        Self::One(WireFormat::OpenaiChat)
+    }
+}
+
+fn default_context_window() -> u64 {
+    LoopSettings::default().context_window
+}
+
+/// A system prompt taking over from step `from_step` (0-based).
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SystemChange {
+    /// First step using `system`.
+    pub from_step: u32,
+    /// The new prompt.
+    pub system: String,
+}
+
+/// What the user answers when a call needs approval.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ApprovalAnswer {
+    /// Let it run.
+    Approve,
+    /// Refuse it; the model is told.
+    Deny,
+}
+
+/// A steering message (pi-mono): queued after `after_tool_calls` tool calls.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Steering {
+    /// Tool calls finished before the message arrives.
+    pub after_tool_calls: u32,
+    /// What the user says.
+    pub message: String,
+}
+
+/// The user interrupts tool call `during_tool_call` (0-based over the run)
+/// once it has run `after_ms` of virtual time.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Interrupt {
+    /// Which tool call.
+    pub during_tool_call: u32,
+    /// After how long, ms.
+    #[serde(default)]
+    pub after_ms: u64,
+}
+
+/// A tool whose answers come from the scenario.
+#[derive(Debug, Clone, PartialEq, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ToolFixture {
+    /// What the tool does, shown to the model.
+    pub description: String,
+    /// JSON Schema of the arguments.
+    #[serde(default = "empty_object_schema")]
+    pub parameters: serde_json::Value,
+    /// Virtual time each call takes, ms.
+    #[serde(default)]
+    pub latency_ms: u64,
+    /// May run alongside other parallel-safe tools.
+    #[serde(default)]
+    pub parallel_safe: bool,
+    /// The declared risk: `safe` (default), `write` (needs approval) or `unknown`.
+    #[serde(default)]
+    pub risk: reloop_agent::DeclaredRisk,
+    /// Answers, tried in order; the first whose `when` matches is used.
+    #[schemars(length(min = 1))]
+    pub results: Vec<FixtureResult>,
+}
+
+fn empty_object_schema() -> serde_json::Value {
+    serde_json::json!({ "type": "object", "properties": {} })
+}
+
+/// One possible answer of a fixture tool.
+#[derive(Debug, Clone, PartialEq, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+#[schemars(extend("oneOf" = [{ "required": ["output"] }, { "required": ["error"] }]))]
+pub struct FixtureResult {
+    /// Arguments that must be present with these values; absent = always.
+    #[serde(default)]
+    pub when: Option<serde_json::Map<String, serde_json::Value>>,
+    /// The output to return.
+    #[serde(default)]
+    pub output: Option<String>,
+    /// An error to return instead.
+    #[serde(default)]
+    pub error: Option<String>,
+    /// Use this answer only once (later calls fall through to the next).
+    #[serde(default)]
+    pub once: bool,
+    /// Overrides the tool's latency for this answer, ms.
+    #[serde(default)]
+    pub latency_ms: Option<u64>,
+}
+
+/// What must hold at the end of the run. Absent fields are not checked.
+#[derive(Debug, Clone, PartialEq, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Expectations {
+    /// The outcome.
+    #[serde(default)]
+    pub outcome: Option<Outcome>,
+    /// Bounds on `steps_used`.
+    #[serde(default)]
+    pub steps: Option<Bounds>,
+    /// Substrings the final answer must contain.
+    #[serde(default)]
+    pub final_answer_contains: Vec<String>,
+    /// The exact sequence of real tool calls, by name.
+    #[serde(default)]
+    pub tool_calls: Option<Vec<String>>,
+    /// Whether a doom loop must (or must not) be detected.
+    #[serde(default)]
+    pub doom_loop: Option<DoomLoopExpectation>,
+    /// Bounds on the loop's detected cache breaks.
+    #[serde(default)]
+    pub cache_breaks: Option<Bounds>,
+    /// Bounds on retried model calls.
+    #[serde(default)]
+    pub llm_retries: Option<Bounds>,
+}
+
+/// Inclusive bounds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Bounds {
+    /// Lowest allowed.
+    #[serde(default)]
+    pub min: Option<u64>,
+    /// Highest allowed.
+    #[serde(default)]
+    pub max: Option<u64>,
+}
+
+/// The doom-loop expectation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct DoomLoopExpectation {
+    /// Whether one must be detected.
+    pub detected: bool,
+}
