@@ -1,7 +1,7 @@
 //! `reloop merge OUT SHARD...`: shard reports joined into one report, the
 //! same as a single run's apart from timing.
 
-use reloop_eval::report::write_parquet;
+use reloop_eval::report::ReportStream;
 
 use crate::app::MergeArgs;
 use crate::exit_code;
@@ -15,10 +15,12 @@ pub fn run(args: MergeArgs) -> anyhow::Result<i32> {
             return Ok(exit_code::BAD_INPUT);
         }
     };
-    for (name, batch) in &tables {
-        write_parquet(&args.out.join(format!("{name}.parquet")), batch)?;
-    }
-    let runs = tables.first().map_or(0, |(_, batch)| batch.num_rows());
+    let batches = tables.map(|(_, batch)| batch);
+    // Published like a batch's report: the three tables as one set.
+    let mut report = ReportStream::open(&args.out, batches.clone().map(|batch| batch.schema()), std::time::Duration::MAX)?;
+    report.append(&batches)?;
+    report.publish()?;
+    let runs = batches[0].num_rows();
     println!("merged {} shards, {runs} runs: {}", args.shards.len(), args.out.display());
     Ok(exit_code::SUCCESS)
 }

@@ -15,7 +15,7 @@ use crate::table::Table;
 pub const TABLES: [&str; 3] = ["runs", "steps", "events"];
 
 /// The merged tables, by name, ready to write as `NAME.parquet`.
-pub fn merge(shards: &[PathBuf]) -> Result<Vec<(&'static str, RecordBatch)>, ReportError> {
+pub fn merge(shards: &[PathBuf]) -> Result<[(&'static str, RecordBatch); 3], ReportError> {
     if shards.is_empty() {
         return Err(ReportError::Merge("no shard directories given".to_owned()));
     }
@@ -31,15 +31,14 @@ pub fn merge(shards: &[PathBuf]) -> Result<Vec<(&'static str, RecordBatch)>, Rep
     let mut order: Vec<usize> = (0..runs.len()).collect();
     order.sort_by(|&a, &b| scenario_file[a].cmp(&scenario_file[b]));
     let rank: HashMap<&(String, String), usize> = order.iter().enumerate().map(|(rank, &row)| (&keys[row], rank)).collect();
-    let mut merged = vec![("runs", take(&runs, &order)?)];
-    for name in &TABLES[1..] {
+    let follow_runs = |name: &'static str| -> Result<(&'static str, RecordBatch), ReportError> {
         let table = concat(shards, name)?;
         let table_keys = keys_of(&table)?;
         let mut rows: Vec<usize> = (0..table.len()).collect();
         rows.sort_by_key(|&row| rank.get(&table_keys[row]).copied().unwrap_or(usize::MAX));
-        merged.push((*name, take(&table, &rows)?));
-    }
-    Ok(merged)
+        Ok((name, take(&table, &rows)?))
+    };
+    Ok([("runs", take(&runs, &order)?), follow_runs(TABLES[1])?, follow_runs(TABLES[2])?])
 }
 
 fn keys_of(table: &Table) -> Result<Vec<(String, String)>, ReportError> {

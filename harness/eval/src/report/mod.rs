@@ -30,12 +30,10 @@ pub fn table_schemas() -> [arrow_schema::SchemaRef; 3] {
     table_batches(&[]).expect("the empty tables build").map(|batch| batch.schema())
 }
 
-/// Writes the three tables for `runs` into `directory`, each file atomically.
+/// Writes the three tables for `runs` into `directory` as one set, through
+/// the same stream and publication a batch uses.
 pub fn write_reports(directory: &Path, runs: &[RunReport]) -> std::io::Result<()> {
-    let batches = [runs_batch(runs), steps_batch(runs), events_batch(runs)];
-    for (file, batch) in TABLE_FILES.iter().zip(batches) {
-        let batch = batch.map_err(std::io::Error::other)?;
-        write_parquet(&directory.join(file), &batch)?;
-    }
-    Ok(())
+    let mut stream = ReportStream::open(directory, table_schemas(), std::time::Duration::MAX)?;
+    stream.append(&table_batches(runs).map_err(std::io::Error::other)?)?;
+    stream.publish()
 }
