@@ -55,112 +55,167 @@ impl Features {
 /// Calls `on_chunk` for each chunk of `text`: a chunk ends at the first line
 /// end after [`CHUNK_BYTES`] bytes, or with the text.
 pub(super) fn scan(text: &str, mut on_chunk: impl FnMut(&Features)) {
-    let mut scanner = Scanner::default();
-    for c in text.chars() {
-        let kind = Kind::of(c);
-        scanner.push(kind, c);
-        if kind == Kind::LineEnd && scanner.chunk.bytes >= CHUNK_BYTES {
-            on_chunk(&scanner.chunk);
-            scanner = Scanner::default();
-        }
-    }
-    if scanner.chunk.bytes > 0 {
-        on_chunk(&scanner.chunk);
+    let bytes = text.as_bytes();
+    let mut start = 0;
+    while start < bytes.len() {
+        // A line end is one byte in UTF-8 and never inside a character, so
+        // the search can run over bytes.
+        let search_from = (start + CHUNK_BYTES - 1).min(bytes.len());
+        let end = bytes[search_from..].iter().position(|&b| b == b'\n').map_or(bytes.len(), |at| search_from + at + 1);
+        on_chunk(&chunk_features(&text[start..end]));
+        start = end;
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Kind {
-    LineEnd,
-    Blank,
-    Digit,
-    Letter,
-    Punct,
-    Cjk,
-    Symbol,
+// What an ASCII byte is, for the counting below. Three kinds of
+// punctuation: JSON and markup (`"{}[]:,<>=`), code calls (`();`), the rest.
+const LINE_END: u8 = 0;
+const BLANK: u8 = 1;
+const DIGIT: u8 = 2;
+const LETTER: u8 = 3;
+const MARKUP: u8 = 4;
+const CALL: u8 = 5;
+const PUNCT: u8 = 6;
+/// A non-ASCII character, which ends every run.
+const OTHER: u8 = 7;
+
+/// The kind of each ASCII byte.
+static ASCII_KIND: [u8; 128] = {
+    let mut kinds = [PUNCT; 128];
+    let mut b = 0;
+    while b < 128 {
+        kinds[b] = match b as u8 {
+            b'\n' => LINE_END,
+            b' ' | b'\t' | b'\r' => BLANK,
+            b'0'..=b'9' => DIGIT,
+            b'a'..=b'z' | b'A'..=b'Z' => LETTER,
+            b'"' | b'{' | b'}' | b'[' | b']' | b':' | b',' | b'<' | b'>' | b'=' => MARKUP,
+            b'(' | b')' | b';' => CALL,
+            _ => PUNCT,
+        };
+        b += 1;
+    }
+    kinds
+};
+
+// Byte lanes of the packed counters: each ASCII byte adds
+// `PAIR_COUNTS[previous kind][kind]`, eight counters in one addition.
+const LANE_BLANK: u32 = 0;
+const LANE_LINE_END: u32 = 1;
+const LANE_DIGIT: u32 = 2;
+const LANE_ID_PIECE: u32 = 3;
+const LANE_PUNCT: u32 = 4;
+const LANE_PUNCT_RUN: u32 = 5;
+const LANE_MARKUP: u32 = 6;
+const LANE_CALL: u32 = 7;
+/// A lane holds at most 255: the packed counters are emptied this often.
+const LANE_MAX_BYTES: usize = 255;
+
+/// Whether a kind is punctuation.
+const fn is_punct(kind: u8) -> bool {
+    matches!(kind, MARKUP | CALL | PUNCT)
 }
 
-impl Kind {
-    fn of(c: char) -> Self {
-        match c {
-            '\n' => Self::LineEnd,
-            ' ' | '\t' | '\r' => Self::Blank,
-            '0'..='9' => Self::Digit,
-            'a'..='z' | 'A'..='Z' => Self::Letter,
-            '\0'..='\x7f' => Self::Punct,
-            c if is_cjk(c) => Self::Cjk,
-            _ => Self::Symbol,
+/// What a byte of kind `kind` after one of kind `previous` adds to each
+/// lane, indexed by `previous << 3 | kind`.
+static PAIR_COUNTS: [u64; 64] = {
+    let mut table = [0u64; 64];
+    let mut index = 0;
+    while index < 64 {
+        let (previous, kind) = ((index >> 3) as u8, (index & 7) as u8);
+        let lanes = [
+            (LANE_BLANK, kind == BLANK || kind == LINE_END),
+            (LANE_LINE_END, kind == LINE_END),
+            (LANE_DIGIT, kind == DIGIT),
+            (LANE_ID_PIECE, kind == LETTER && previous == DIGIT),
+            (LANE_PUNCT, is_punct(kind)),
+            (LANE_PUNCT_RUN, is_punct(kind) && !is_punct(previous)),
+            (LANE_MARKUP, kind == MARKUP),
+            (LANE_CALL, kind == CALL),
+        ];
+        let mut value = 0u64;
+        let mut lane = 0;
+        while lane < lanes.len() {
+            if lanes[lane].1 {
+                value |= 1 << (8 * lanes[lane].0);
+            }
+            lane += 1;
         }
+        table[index] = value;
+        index += 1;
     }
+    table
+};
+
+/// Counts one chunk. ASCII bytes, nearly all of most texts, take a table
+/// look-up and a few branch-free operations each; other characters are
+/// decoded one by one.
+fn chunk_features(chunk: &str) -> Features {
+    let bytes = chunk.as_bytes();
+    let mut f = Features { bytes: bytes.len(), ..Features::default() };
+    let mut packed = 0u64;
+    let mut packed_bytes = 0;
+    let mut previous = LINE_END;
+    let mut previous_char = '\n';
+    // Inside the leading whitespace of a line.
+    let mut line_start = true;
+    // Position within the current three-digit group (0 when one starts).
+    let mut digit_phase = 0u8;
+    let mut i = 0;
+    while i < bytes.len() {
+        let b = bytes[i];
+        if b >= 0x80 {
+            let c = chunk[i..].chars().next().expect("a character starts at a non-continuation byte");
+            if is_cjk(c) {
+                f.cjk_chars += 1;
+                f.cjk_bytes += c.len_utf8();
+            } else {
+                f.symbol_bytes += c.len_utf8();
+                f.symbols += usize::from(c != previous_char);
+            }
+            (previous, previous_char, line_start, digit_phase) = (OTHER, c, false, 0);
+            i += c.len_utf8();
+            continue;
+        }
+        let kind = ASCII_KIND[b as usize];
+        packed += PAIR_COUNTS[usize::from(previous << 3 | kind)];
+        let blank = kind == BLANK;
+        let leading = line_start & blank;
+        f.indent += usize::from(leading);
+        f.indented_lines += usize::from(leading & (previous == LINE_END));
+        line_start = (kind == LINE_END) | leading;
+        let digit = kind == DIGIT;
+        f.number_groups += usize::from(digit & (digit_phase == 0));
+        digit_phase = if digit && digit_phase < 2 { digit_phase + 1 } else { 0 };
+        (previous, previous_char) = (kind, char::from(b));
+        packed_bytes += 1;
+        if packed_bytes == LANE_MAX_BYTES {
+            unpack(&mut f, std::mem::take(&mut packed));
+            packed_bytes = 0;
+        }
+        i += 1;
+    }
+    unpack(&mut f, packed);
+    f
+}
+
+/// Adds the packed lane counters to `f`.
+fn unpack(f: &mut Features, packed: u64) {
+    let lane = |index: u32| ((packed >> (8 * index)) & 0xff) as usize;
+    f.blank += lane(LANE_BLANK);
+    f.line_ends += lane(LANE_LINE_END);
+    f.digits += lane(LANE_DIGIT);
+    f.id_pieces += lane(LANE_ID_PIECE);
+    f.punct += lane(LANE_PUNCT);
+    f.punct_runs += lane(LANE_PUNCT_RUN);
+    f.markup_punct += lane(LANE_MARKUP);
+    f.call_punct += lane(LANE_CALL);
 }
 
 /// CJK punctuation and kana to ideographs (U+3000–U+9FFF), Hangul syllables,
 /// and full-width forms: about one token each in o200k.
 fn is_cjk(c: char) -> bool {
     matches!(c, '\u{3000}'..='\u{9fff}' | '\u{ac00}'..='\u{d7af}' | '\u{ff00}'..='\u{ffef}')
-}
-
-struct Scanner {
-    chunk: Features,
-    previous: Kind,
-    previous_char: char,
-    digit_run: usize,
-    line_start: bool,
-}
-
-impl Default for Scanner {
-    fn default() -> Self {
-        Self { chunk: Features::default(), previous: Kind::LineEnd, previous_char: '\n', digit_run: 0, line_start: true }
-    }
-}
-
-impl Scanner {
-    fn push(&mut self, kind: Kind, c: char) {
-        let f = &mut self.chunk;
-        f.bytes += c.len_utf8();
-        match kind {
-            Kind::LineEnd => {
-                f.blank += 1;
-                f.line_ends += 1;
-                self.line_start = true;
-            }
-            Kind::Blank => {
-                f.blank += 1;
-                if self.line_start {
-                    f.indent += 1;
-                    f.indented_lines += usize::from(self.previous != Kind::Blank);
-                }
-            }
-            _ => self.line_start = false,
-        }
-        if kind == Kind::Digit {
-            f.digits += 1;
-            f.number_groups += usize::from(self.digit_run.is_multiple_of(3));
-            self.digit_run += 1;
-        } else {
-            self.digit_run = 0;
-        }
-        match kind {
-            Kind::Letter => f.id_pieces += usize::from(self.previous == Kind::Digit),
-            Kind::Punct => {
-                f.punct += 1;
-                f.punct_runs += usize::from(self.previous != Kind::Punct);
-                f.markup_punct += usize::from(matches!(c, '"' | '{' | '}' | '[' | ']' | ':' | ',' | '<' | '>' | '='));
-                f.call_punct += usize::from(matches!(c, '(' | ')' | ';'));
-            }
-            Kind::Cjk => {
-                f.cjk_chars += 1;
-                f.cjk_bytes += c.len_utf8();
-            }
-            Kind::Symbol => {
-                f.symbol_bytes += c.len_utf8();
-                f.symbols += usize::from(c != self.previous_char);
-            }
-            Kind::LineEnd | Kind::Blank | Kind::Digit => {}
-        }
-        self.previous = kind;
-        self.previous_char = c;
-    }
 }
 
 #[cfg(test)]
@@ -195,6 +250,58 @@ mod tests {
         // The rule is one symbol, é another.
         assert_eq!((f.symbols, f.symbol_bytes), (2, 14));
         assert_eq!(f.plain_bytes(), 2);
+    }
+
+    /// The counts by their definitions, one character at a time: what the
+    /// table-driven scan must agree with.
+    fn oracle(text: &str) -> Features {
+        let mut f = Features { bytes: text.len(), ..Features::default() };
+        let chars: Vec<char> = text.chars().collect();
+        let is_punct = |c: char| c.is_ascii() && !c.is_ascii_alphanumeric() && !matches!(c, ' ' | '\t' | '\r' | '\n');
+        for (i, &c) in chars.iter().enumerate() {
+            let before = i.checked_sub(1).map(|j| chars[j]);
+            let line = &chars[..i].iter().rposition(|&p| p == '\n').map_or(&chars[..i], |at| &chars[at + 1..i]);
+            let in_leading_blank = line.iter().all(|&p| matches!(p, ' ' | '\t' | '\r'));
+            let digit_run = chars[..i].iter().rev().take_while(|p| p.is_ascii_digit()).count();
+            match c {
+                '\n' => (f.blank, f.line_ends) = (f.blank + 1, f.line_ends + 1),
+                ' ' | '\t' | '\r' => {
+                    f.blank += 1;
+                    if in_leading_blank {
+                        f.indent += 1;
+                        f.indented_lines += usize::from(line.is_empty());
+                    }
+                }
+                '0'..='9' => (f.digits, f.number_groups) = (f.digits + 1, f.number_groups + usize::from(digit_run % 3 == 0)),
+                'a'..='z' | 'A'..='Z' => f.id_pieces += usize::from(before.is_some_and(|p| p.is_ascii_digit())),
+                c if c.is_ascii() => {
+                    f.punct += 1;
+                    f.punct_runs += usize::from(!before.is_some_and(is_punct));
+                    f.markup_punct += usize::from("\"{}[]:,<>=".contains(c));
+                    f.call_punct += usize::from("();".contains(c));
+                }
+                c if is_cjk(c) => (f.cjk_chars, f.cjk_bytes) = (f.cjk_chars + 1, f.cjk_bytes + c.len_utf8()),
+                c => (f.symbols, f.symbol_bytes) = (f.symbols + usize::from(before != Some(c)), f.symbol_bytes + c.len_utf8()),
+            }
+        }
+        f
+    }
+
+    #[test]
+    fn the_table_driven_scan_counts_as_the_definitions_say() {
+        let texts = [
+            "  id: 4f0c2d, n: 1234567\n\t\tfn x() { call(a, b); }\n",
+            "数据备份 ──── é\n  键: 值 1234 ok\n",
+            "\n\n   \n 12345678901 v2 128k ((;;)) <a href=\"x\">[1]</a>\r\n",
+            "",
+        ];
+        for text in texts {
+            assert_eq!(chunk_features(text), oracle(text), "{text:?}");
+        }
+        // Longer than one lane's capacity, so the packed counters overflow
+        // unless they are emptied in time.
+        let long = "{\"k\": [1, 2, 3]}, ".repeat(200);
+        assert_eq!(chunk_features(&long), oracle(&long));
     }
 
     #[test]
