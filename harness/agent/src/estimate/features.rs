@@ -5,6 +5,7 @@
 //! (see `ratios`); counting them costs a few comparisons per character, far
 //! below what tokenizing would.
 
+use super::masks::{BLOCK, ByteMasks};
 use super::ratios::CHUNK_BYTES;
 
 /// What one chunk is made of.
@@ -67,149 +68,137 @@ pub(super) fn scan(text: &str, mut on_chunk: impl FnMut(&Features)) {
     }
 }
 
-// What an ASCII byte is, for the counting below. Three kinds of
-// punctuation: JSON and markup (`"{}[]:,<>=`), code calls (`();`), the rest.
-const LINE_END: u8 = 0;
-const BLANK: u8 = 1;
-const DIGIT: u8 = 2;
-const LETTER: u8 = 3;
-const MARKUP: u8 = 4;
-const CALL: u8 = 5;
-const PUNCT: u8 = 6;
-/// A non-ASCII character, which ends every run.
-const OTHER: u8 = 7;
-
-/// The kind of each ASCII byte.
-static ASCII_KIND: [u8; 128] = {
-    let mut kinds = [PUNCT; 128];
-    let mut b = 0;
-    while b < 128 {
-        kinds[b] = match b as u8 {
-            b'\n' => LINE_END,
-            b' ' | b'\t' | b'\r' => BLANK,
-            b'0'..=b'9' => DIGIT,
-            b'a'..=b'z' | b'A'..=b'Z' => LETTER,
-            b'"' | b'{' | b'}' | b'[' | b']' | b':' | b',' | b'<' | b'>' | b'=' => MARKUP,
-            b'(' | b')' | b';' => CALL,
-            _ => PUNCT,
-        };
-        b += 1;
-    }
-    kinds
-};
-
-// Byte lanes of the packed counters: each ASCII byte adds
-// `PAIR_COUNTS[previous kind][kind]`, eight counters in one addition.
-const LANE_BLANK: u32 = 0;
-const LANE_LINE_END: u32 = 1;
-const LANE_DIGIT: u32 = 2;
-const LANE_ID_PIECE: u32 = 3;
-const LANE_PUNCT: u32 = 4;
-const LANE_PUNCT_RUN: u32 = 5;
-const LANE_MARKUP: u32 = 6;
-const LANE_CALL: u32 = 7;
-/// A lane holds at most 255: the packed counters are emptied this often.
-const LANE_MAX_BYTES: usize = 255;
-
-/// Whether a kind is punctuation.
-const fn is_punct(kind: u8) -> bool {
-    matches!(kind, MARKUP | CALL | PUNCT)
-}
-
-/// What a byte of kind `kind` after one of kind `previous` adds to each
-/// lane, indexed by `previous << 3 | kind`.
-static PAIR_COUNTS: [u64; 64] = {
-    let mut table = [0u64; 64];
-    let mut index = 0;
-    while index < 64 {
-        let (previous, kind) = ((index >> 3) as u8, (index & 7) as u8);
-        let lanes = [
-            (LANE_BLANK, kind == BLANK || kind == LINE_END),
-            (LANE_LINE_END, kind == LINE_END),
-            (LANE_DIGIT, kind == DIGIT),
-            (LANE_ID_PIECE, kind == LETTER && previous == DIGIT),
-            (LANE_PUNCT, is_punct(kind)),
-            (LANE_PUNCT_RUN, is_punct(kind) && !is_punct(previous)),
-            (LANE_MARKUP, kind == MARKUP),
-            (LANE_CALL, kind == CALL),
-        ];
-        let mut value = 0u64;
-        let mut lane = 0;
-        while lane < lanes.len() {
-            if lanes[lane].1 {
-                value |= 1 << (8 * lanes[lane].0);
-            }
-            lane += 1;
-        }
-        table[index] = value;
-        index += 1;
-    }
-    table
-};
-
-/// Counts one chunk. ASCII bytes, nearly all of most texts, take a table
-/// look-up and a few branch-free operations each; other characters are
-/// decoded one by one.
+/// Counts one chunk, a block of 64 bytes at a time (see [`ByteMasks`]).
 fn chunk_features(chunk: &str) -> Features {
     let bytes = chunk.as_bytes();
-    let mut f = Features { bytes: bytes.len(), ..Features::default() };
-    let mut packed = 0u64;
-    let mut packed_bytes = 0;
-    let mut previous = LINE_END;
-    let mut previous_char = '\n';
-    // Inside the leading whitespace of a line.
-    let mut line_start = true;
-    // Position within the current three-digit group (0 when one starts).
-    let mut digit_phase = 0u8;
-    let mut i = 0;
-    while i < bytes.len() {
-        let b = bytes[i];
-        if b >= 0x80 {
-            let c = chunk[i..].chars().next().expect("a character starts at a non-continuation byte");
-            if is_cjk(c) {
-                f.cjk_chars += 1;
-                f.cjk_bytes += c.len_utf8();
-            } else {
-                f.symbol_bytes += c.len_utf8();
-                f.symbols += usize::from(c != previous_char);
-            }
-            (previous, previous_char, line_start, digit_phase) = (OTHER, c, false, 0);
-            i += c.len_utf8();
-            continue;
-        }
-        let kind = ASCII_KIND[b as usize];
-        packed += PAIR_COUNTS[usize::from(previous << 3 | kind)];
-        let blank = kind == BLANK;
-        let leading = line_start & blank;
-        f.indent += usize::from(leading);
-        f.indented_lines += usize::from(leading & (previous == LINE_END));
-        line_start = (kind == LINE_END) | leading;
-        let digit = kind == DIGIT;
-        f.number_groups += usize::from(digit & (digit_phase == 0));
-        digit_phase = if digit && digit_phase < 2 { digit_phase + 1 } else { 0 };
-        (previous, previous_char) = (kind, char::from(b));
-        packed_bytes += 1;
-        if packed_bytes == LANE_MAX_BYTES {
-            unpack(&mut f, std::mem::take(&mut packed));
-            packed_bytes = 0;
-        }
-        i += 1;
+    let mut counter = Counter { f: Features { bytes: bytes.len(), ..Features::default() }, ..Counter::default() };
+    let mut blocks = bytes.chunks_exact(BLOCK);
+    for (k, block) in blocks.by_ref().enumerate() {
+        let block: &[u8; BLOCK] = block.try_into().expect("chunks_exact yields whole blocks");
+        counter.add_block(&ByteMasks::of(block, BLOCK), chunk, k * BLOCK);
     }
-    unpack(&mut f, packed);
-    f
+    let tail = blocks.remainder();
+    if !tail.is_empty() {
+        let mut block = [0u8; BLOCK];
+        block[..tail.len()].copy_from_slice(tail);
+        counter.add_block(&ByteMasks::of(&block, tail.len()), chunk, bytes.len() - tail.len());
+    }
+    counter.finish()
 }
 
-/// Adds the packed lane counters to `f`.
-fn unpack(f: &mut Features, packed: u64) {
-    let lane = |index: u32| ((packed >> (8 * index)) & 0xff) as usize;
-    f.blank += lane(LANE_BLANK);
-    f.line_ends += lane(LANE_LINE_END);
-    f.digits += lane(LANE_DIGIT);
-    f.id_pieces += lane(LANE_ID_PIECE);
-    f.punct += lane(LANE_PUNCT);
-    f.punct_runs += lane(LANE_PUNCT_RUN);
-    f.markup_punct += lane(LANE_MARKUP);
-    f.call_punct += lane(LANE_CALL);
+/// The counts so far, and what the next block needs of the byte before it.
+struct Counter {
+    f: Features,
+    /// The byte before the block ended a line (true at the chunk's start).
+    after_line_end: bool,
+    /// The byte before the block was a blank in a line's leading whitespace.
+    in_indent: bool,
+    after_digit: bool,
+    after_punct: bool,
+    /// Digits of a run still open at the block's end.
+    digit_run: u32,
+    /// The last non-ASCII character, and where it ended in the chunk.
+    last_char: char,
+    last_char_end: usize,
+}
+
+impl Default for Counter {
+    fn default() -> Self {
+        Self {
+            f: Features::default(),
+            after_line_end: true,
+            in_indent: false,
+            after_digit: false,
+            after_punct: false,
+            digit_run: 0,
+            last_char: '\n',
+            last_char_end: usize::MAX,
+        }
+    }
+}
+
+impl Counter {
+    /// Adds the block of `chunk` that starts at `offset`.
+    fn add_block(&mut self, m: &ByteMasks, chunk: &str, offset: usize) {
+        let count = |mask: u64| mask.count_ones() as usize;
+        let f = &mut self.f;
+        let punct = m.punct();
+        f.blank += count(m.blank | m.line_end);
+        f.line_ends += count(m.line_end);
+        f.digits += count(m.digit);
+        f.id_pieces += count(m.letter & (m.digit << 1 | u64::from(self.after_digit)));
+        f.punct += count(punct);
+        f.punct_runs += count(punct & !(punct << 1 | u64::from(self.after_punct)));
+        f.markup_punct += count(m.markup);
+        f.call_punct += count(m.call);
+
+        // Leading whitespace: the runs of blanks that start a line. Adding a
+        // run's first bit to the blanks carries through the run and clears
+        // it; the carry out of the block means the run goes on.
+        let line_starts = m.line_end << 1 | u64::from(self.after_line_end);
+        let run_starts = m.blank & (line_starts | u64::from(self.in_indent));
+        let (carried, run_goes_on) = m.blank.overflowing_add(run_starts);
+        f.indent += count(m.blank & !carried);
+        f.indented_lines += count(m.blank & line_starts);
+
+        let cjk = count(m.cjk_start);
+        (f.cjk_chars, f.cjk_bytes) = (f.cjk_chars + cjk, f.cjk_bytes + 3 * cjk);
+        self.add_digit_groups(m.digit);
+        // The other characters one by one. A symbol right after a CJK
+        // character counted here differs from it anyway.
+        self.add_non_ascii(m.char_start & !m.cjk_start, chunk, offset);
+        let last = |mask: u64| mask >> (BLOCK - 1) == 1;
+        (self.after_line_end, self.in_indent) = (last(m.line_end), run_goes_on);
+        (self.after_digit, self.after_punct) = (last(m.digit), last(punct));
+    }
+
+    /// Counts the groups of at most three digits that each run splits into,
+    /// a run open at the block's start continuing the one before.
+    fn add_digit_groups(&mut self, digits: u64) {
+        let mut rest = digits;
+        while rest != 0 {
+            let start = rest.trailing_zeros();
+            let len = (rest >> start).trailing_ones();
+            if start > 0 {
+                self.close_digit_run();
+            }
+            self.digit_run += len;
+            if start + len == BLOCK as u32 {
+                return;
+            }
+            self.close_digit_run();
+            rest &= !((u64::MAX >> (BLOCK as u32 - len)) << start);
+        }
+        self.close_digit_run();
+    }
+
+    fn close_digit_run(&mut self) {
+        self.f.number_groups += self.digit_run.div_ceil(3) as usize;
+        self.digit_run = 0;
+    }
+
+    /// Decodes each non-ASCII character that starts in the block.
+    fn add_non_ascii(&mut self, mut starts: u64, chunk: &str, offset: usize) {
+        while starts != 0 {
+            let at = offset + starts.trailing_zeros() as usize;
+            starts &= starts - 1;
+            let c = chunk[at..].chars().next().expect("a character starts at a leading byte");
+            if is_cjk(c) {
+                self.f.cjk_chars += 1;
+                self.f.cjk_bytes += c.len_utf8();
+            } else {
+                self.f.symbol_bytes += c.len_utf8();
+                // A run of one character counts once.
+                self.f.symbols += usize::from(self.last_char_end != at || self.last_char != c);
+            }
+            (self.last_char, self.last_char_end) = (c, at + c.len_utf8());
+        }
+    }
+
+    fn finish(mut self) -> Features {
+        self.close_digit_run();
+        self.f
+    }
 }
 
 /// CJK punctuation and kana to ideographs (U+3000–U+9FFF), Hangul syllables,
@@ -253,7 +242,7 @@ mod tests {
     }
 
     /// The counts by their definitions, one character at a time: what the
-    /// table-driven scan must agree with.
+    /// block-wise scan must agree with.
     fn oracle(text: &str) -> Features {
         let mut f = Features { bytes: text.len(), ..Features::default() };
         let chars: Vec<char> = text.chars().collect();
@@ -288,10 +277,11 @@ mod tests {
     }
 
     #[test]
-    fn the_table_driven_scan_counts_as_the_definitions_say() {
+    fn the_block_scan_counts_as_the_definitions_say() {
         let texts = [
             "  id: 4f0c2d, n: 1234567\n\t\tfn x() { call(a, b); }\n",
             "数据备份 ──── é\n  键: 值 1234 ok\n",
+            "한국어 테스트 ꀀ힣 ＡＢ！ 。「」 ─ ─── ̀é\n",
             "\n\n   \n 12345678901 v2 128k ((;;)) <a href=\"x\">[1]</a>\r\n",
             "",
         ];
