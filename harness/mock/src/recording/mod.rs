@@ -5,6 +5,7 @@
 //! ([`exchange_file`] turns v1's `text` and `tool_calls` into parts).
 
 mod exchange_file;
+pub mod from_wire;
 pub mod parts;
 pub mod recorded;
 
