@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 
 use reloop_wire::Usage;
 use schemars::JsonSchema;
+use base64::Engine;
 use serde::{Deserialize, Serialize};
 
 use super::is_default;
@@ -124,6 +125,24 @@ pub enum RawBody {
         /// The bytes in standard base64.
         base64: String,
     },
+}
+
+impl RawBody {
+    /// The body of `bytes`: text when they are UTF-8, else base64.
+    pub fn from_bytes(bytes: &[u8]) -> Self {
+        match std::str::from_utf8(bytes) {
+            Ok(text) => Self::Text(text.to_owned()),
+            Err(_) => Self::Base64 { base64: base64::engine::general_purpose::STANDARD.encode(bytes) },
+        }
+    }
+
+    /// The bytes to send; `Err` names bad base64.
+    pub fn to_bytes(&self) -> Result<Vec<u8>, String> {
+        match self {
+            Self::Text(text) => Ok(text.clone().into_bytes()),
+            Self::Base64 { base64 } => base64::engine::general_purpose::STANDARD.decode(base64).map_err(|e| format!("raw.body.base64: {e}")),
+        }
+    }
 }
 
 /// The request an exchange answered, as recorded (secrets stripped): the

@@ -95,11 +95,7 @@ pub fn exchange_from_wire(api: Format, response: WireResponse<'_>, decoded: &[u8
 
 /// The raw bytes of `response`, split into its SSE events when streamed.
 pub fn raw_response(api: Format, response: WireResponse<'_>, streamed: bool) -> RawResponse {
-    let body = match std::str::from_utf8(response.body) {
-        Ok(text) => RawBody::Text(text.to_owned()),
-        Err(_) => RawBody::Base64 { base64: base64_encode(response.body) },
-    };
-    let (body, events) = match body {
+    let (body, events) = match RawBody::from_bytes(response.body) {
         RawBody::Text(text) if streamed => (None, split_events(&text).into_iter().map(str::to_owned).collect()),
         body => (Some(body), Vec::new()),
     };
@@ -122,23 +118,6 @@ fn is_stream(headers: &[(String, String)], body: &str) -> bool {
         Some(kind) => kind.starts_with("text/event-stream"),
         None => body.trim_start().starts_with("event:") || body.trim_start().starts_with("data:"),
     }
-}
-
-/// Standard base64 with padding (RFC 4648), for bodies that are not text.
-fn base64_encode(bytes: &[u8]) -> String {
-    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
-    for chunk in bytes.chunks(3) {
-        let n = chunk.iter().enumerate().fold(0u32, |n, (i, b)| n | u32::from(*b) << (16 - 8 * i));
-        for i in 0..4 {
-            if i <= chunk.len() {
-                out.push(ALPHABET[(n >> (18 - 6 * i) & 63) as usize] as char);
-            } else {
-                out.push('=');
-            }
-        }
-    }
-    out
 }
 
 /// Delta sizes per output slot, as a stream sent them.
