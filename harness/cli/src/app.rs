@@ -227,6 +227,10 @@ pub struct ServeArgs {
     /// Refuse prompts above this many tokens with the provider's context-length error.
     #[arg(long)]
     pub context_window: Option<u64>,
+    /// Send every exchange that has recorded bytes (`raw:`) byte for byte, as
+    /// if each said `replay: raw` (a client of another API still gets the parts).
+    #[arg(long)]
+    pub raw: bool,
     /// Drop a connection that has not sent its request headers within this many seconds.
     #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u64).range(1..=3600))]
     pub header_timeout_secs: u64,

@@ -17,6 +17,7 @@ mod schema;
 mod sdk_async_openai;
 mod serve;
 mod serve_limits;
+mod serve_raw;
 mod shards;
 mod validate;
 mod sweep;
