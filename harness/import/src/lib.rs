@@ -15,6 +15,7 @@ pub mod output;
 pub mod presets;
 pub mod report;
 pub mod session;
+pub mod skeleton;
 pub mod workspace;
 
 use std::path::{Path, PathBuf};
@@ -24,6 +25,7 @@ pub use detect::{Format, detect};
 pub use presets::{Preset, PresetTool, preset};
 pub use report::ImportReport;
 pub use session::ImportedSession;
+pub use skeleton::{Skeleton, skeleton_of_request, skeleton_scenario};
 
 /// Why an import failed: bad input, named by file (exit 2 in the CLI).
 #[derive(Debug, thiserror::Error)]
@@ -115,6 +117,12 @@ pub fn write_files(dir: &Path, converted: &Converted) -> Result<Vec<PathBuf>, Im
 /// The recording's file name for scenario `name`.
 pub fn recording_file_name(name: &str) -> String {
     format!("{name}.recording.yaml")
+}
+
+/// Writes `value` (a scenario, a recording) as YAML to `path`, atomically:
+/// what `record` and `serve --capture` use for the skeleton they write.
+pub fn write_yaml<T: serde::Serialize>(path: &Path, value: &T) -> Result<(), ImportError> {
+    write_atomically(path, &yaml(value, path)?)
 }
 
 fn yaml<T: serde::Serialize>(value: &T, dir: &Path) -> Result<String, ImportError> {
