@@ -11,6 +11,7 @@ mod estimate;
 mod golden_reports;
 mod hostile_input;
 mod html_report;
+mod import;
 mod nothing_lost;
 mod run_suite;
 mod schema;
