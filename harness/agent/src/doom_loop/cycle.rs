@@ -1,5 +1,7 @@
 //! ZeroClaw's cycles: a pattern of 2..=`max_period` calls (A, B, A, B or
-//! A, B, C, A, B, C) repeated `repeats` times in a row.
+//! A, B, C, A, B, C) repeated `repeats` times in a row, each call with the
+//! result it had a period before (where known): an edit-and-test round
+//! whose test output changes is work, not a cycle.
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -48,7 +50,7 @@ fn periodic_tail(history: &[DoomCall], period: usize) -> usize {
     if history.len() < period {
         return 0;
     }
-    let matching = (period..history.len()).rev().take_while(|&i| history[i].same_call(&history[i - period])).count();
+    let matching = (period..history.len()).rev().take_while(|&i| history[i].repeats(&history[i - period])).count();
     matching + period
 }
 
@@ -69,6 +71,15 @@ mod tests {
         let history = calls(&["x", "a", "b", "a", "b", "a", "b"]);
         let hit = check(&CycleConfig::default(), &history).expect("cycle");
         assert_eq!((hit.period, hit.repeats, hit.started_at, hit.tool.as_str()), (2, 3, 1, "a"));
+    }
+
+    #[test]
+    fn a_round_whose_results_change_is_not_a_cycle() {
+        let mut history = calls(&["a", "b", "a", "b", "a", "b"]);
+        for (i, call) in history.iter_mut().enumerate() {
+            call.result_hash = Some(i as u64);
+        }
+        assert_eq!(check(&CycleConfig::default(), &history), None);
     }
 
     #[test]

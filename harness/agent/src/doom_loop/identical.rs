@@ -1,5 +1,6 @@
 //! OpenCode's rule: the same tool with identical arguments `threshold` times
-//! in a row.
+//! in a row; unlike OpenCode, a call whose result changed (a poll that moves
+//! on) ends the run.
 
 use super::{DoomCall, DoomLoop, DoomLoopKind};
 
@@ -8,7 +9,7 @@ use super::{DoomCall, DoomLoop, DoomLoopKind};
 /// `threshold` repeats, so a warned model that keeps going is warned again.
 pub fn check(threshold: usize, history: &[DoomCall]) -> Option<DoomLoop> {
     let last = history.last()?;
-    let run = history.iter().rev().take_while(|call| call.same_call(last)).count();
+    let run = 1 + history.windows(2).rev().take_while(|pair| pair[1].repeats(&pair[0])).count();
     run.is_multiple_of(threshold.max(2)).then(|| DoomLoop {
         kind: DoomLoopKind::IdenticalCalls,
         tool: last.tool.clone(),
@@ -30,6 +31,16 @@ mod tests {
         assert_eq!(fired, vec![3, 6]);
         let hit = check(3, &history[..3]).expect("third call");
         assert_eq!((hit.repeats, hit.started_at), (3, 0));
+    }
+
+    #[test]
+    fn a_poll_whose_answer_changes_is_not_a_loop() {
+        let mut history = calls(&["poll", "poll", "poll"]);
+        history[0].result_hash = Some(1);
+        history[1].result_hash = Some(2);
+        assert_eq!(check(3, &history), None);
+        history[1].result_hash = Some(1);
+        assert!(check(3, &history).is_some());
     }
 
     #[test]

@@ -103,6 +103,16 @@ impl DoomCall {
     pub fn same_call(&self, other: &Self) -> bool {
         self.tool == other.tool && self.arguments == other.arguments
     }
+
+    /// The same call, and where both results are known, the same result: a
+    /// poll whose answer changes is waiting, not looping.
+    pub fn repeats(&self, earlier: &Self) -> bool {
+        let results_agree = match (self.result_hash, earlier.result_hash) {
+            (Some(now), Some(then)) => now == then,
+            _ => true,
+        };
+        self.same_call(earlier) && results_agree
+    }
 }
 
 /// A detected loop.
@@ -218,8 +228,8 @@ pub(crate) mod tests {
     #[test]
     fn scan_reports_each_detector_where_it_fires() {
         let mut calls = calls(&["a", "b", "a", "b", "a", "b", "c", "c", "c"]);
-        for (i, call) in calls.iter_mut().enumerate() {
-            call.result_hash = Some(i as u64);
+        for call in &mut calls {
+            call.result_hash = Some(u64::from(call.tool.as_bytes()[0]));
         }
         let found: Vec<(usize, DoomLoopKind)> =
             DoomLoopDetectors::scan(&DoomLoopConfig::default(), &calls).into_iter().map(|(i, hit)| (i, hit.kind)).collect();
