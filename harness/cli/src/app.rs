@@ -28,6 +28,8 @@ pub enum Command {
     Estimate(EstimateArgs),
     /// Compare two reports and judge the CI gates: exit 0 when they hold, 1 when one fails.
     Compare(CompareArgs),
+    /// Score the doom-loop detectors against a labelled suite's report: precision, recall, delay.
+    Detectors(DetectorsArgs),
     /// Draw a report as one self-contained HTML page.
     Report(ReportArgs),
     /// Merge shard reports (`run --shard k/n`) into one report.
@@ -178,6 +180,16 @@ pub struct CompareArgs {
     /// Also write the gate results as JUnit XML here.
     #[arg(long)]
     pub junit: Option<PathBuf>,
+}
+
+/// `reloop detectors`.
+#[derive(Debug, Args)]
+pub struct DetectorsArgs {
+    /// A report of a labelled suite (`reloop run scenarios/doom-loops --out DIR`): directory or runs.parquet.
+    pub report: PathBuf,
+    /// Exit 1 when a detector with labelled runs has precision or recall below this.
+    #[arg(long)]
+    pub min: Option<f64>,
 }
 
 /// `reloop report`.

@@ -7,6 +7,7 @@ mod util;
 
 mod bad_input;
 mod compare;
+mod detectors;
 mod estimate;
 mod golden_reports;
 mod hostile_input;
