@@ -12,6 +12,7 @@ mod golden_reports;
 mod hostile_input;
 mod html_report;
 mod nothing_lost;
+mod recorded_usage;
 mod run_suite;
 mod schema;
 mod sdk_async_openai;
