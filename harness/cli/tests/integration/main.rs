@@ -7,10 +7,12 @@ mod util;
 
 mod bad_input;
 mod compare;
+mod detectors;
 mod estimate;
 mod golden_reports;
 mod hostile_input;
 mod html_report;
+mod import;
 mod nothing_lost;
 mod recorded_usage;
 mod run_suite;
