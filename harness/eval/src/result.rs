@@ -21,6 +21,8 @@ pub struct RunReport {
     pub wire: String,
     /// The model requested.
     pub model: String,
+    /// Where the scenario came from (`format:file` of an imported session).
+    pub source: Option<String>,
     /// How it ended.
     pub outcome: Outcome,
     /// Every expectation held.
@@ -51,6 +53,7 @@ impl RunReport {
             strategy: scenario.loop_settings.strategy.as_str().to_owned(),
             wire: scenario.wire.as_str().to_owned(),
             model: scenario.spec.model.clone(),
+            source: scenario.spec.source.clone(),
             outcome,
             passed: false,
             failed_expectations: Vec::new(),

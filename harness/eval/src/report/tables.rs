@@ -28,6 +28,7 @@ pub fn runs_batch(runs: &[RunReport]) -> Result<RecordBatch, ArrowError> {
         .text("strategy", runs.iter().map(|r| r.strategy.as_str()))
         .text("wire", runs.iter().map(|r| r.wire.as_str()))
         .text("model", runs.iter().map(|r| r.model.as_str()))
+        .text_opt("source", runs.iter().map(|r| r.source.as_deref()))
         .text("outcome", runs.iter().map(|r| r.outcome.as_str()))
         .boolean("passed", runs.iter().map(|r| r.passed))
         .text_list("failed_expectations", runs.iter().map(|r| r.failed_expectations.iter().map(String::as_str)))
