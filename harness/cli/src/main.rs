@@ -6,6 +6,7 @@ mod batch;
 mod compare_cmd;
 mod detectors_cmd;
 mod estimate_cmd;
+mod import_cmd;
 mod exit_code;
 mod junit;
 mod merge_cmd;
@@ -49,6 +50,7 @@ fn main() {
         Command::Merge(args) => merge_cmd::run(args),
         Command::Validate(args) => validate_cmd::run(args),
         Command::Schema(args) => schema_cmd::run(&args),
+        Command::Import(args) => import_cmd::run(&args),
     };
     let code = result.unwrap_or_else(|error| {
         eprintln!("error: {error:#}");

@@ -114,7 +114,8 @@ pub fn check_loop(settings: &LoopSettings) -> Checked {
     at_least("loop.strategies.masking.batch", tuning.masking.batch as u64, 1)
 }
 
-/// Checks a recording: at least one exchange, waits within a day.
+/// Checks a recording: at least one exchange, waits within a day, raw
+/// bodies that decode.
 pub fn check_recording(recording: &Recording) -> Checked {
     if recording.exchanges.is_empty() {
         return fail("exchanges", "needs at least one exchange");
@@ -122,6 +123,9 @@ pub fn check_recording(recording: &Recording) -> Checked {
     for (i, exchange) in recording.exchanges.iter().enumerate() {
         millis(&format!("exchanges[{i}].timing.first_byte_ms"), exchange.timing.first_byte_ms)?;
         millis(&format!("exchanges[{i}].timing.chunk_ms"), exchange.timing.chunk_ms)?;
+        if let Some(Err(message)) = exchange.raw.as_ref().and_then(|raw| raw.body.as_ref()).map(|body| body.to_bytes()) {
+            return fail(format!("exchanges[{i}].raw.body.base64"), message);
+        }
     }
     Ok(())
 }
