@@ -118,6 +118,16 @@ mod tests {
     }
 
     #[test]
+    fn a_file_named_by_overlapping_paths_is_planned_once() {
+        let dir = batch(&[("a.yaml", scenario("a", "openai-chat"))]);
+        std::fs::create_dir(dir.path().join("long")).unwrap();
+        std::fs::write(dir.path().join("long/b.yaml"), scenario("b", "openai-chat").replace("recording.yaml", "../recording.yaml")).unwrap();
+        let paths = [dir.path().to_owned(), dir.path().join("long"), dir.path().join("a.yaml")];
+        let plan = Plan::validate(&paths, vec![RunVariant::Label("x".into())]).unwrap();
+        assert_eq!(plan.runs(), 2, "{plan:?}");
+    }
+
+    #[test]
     fn an_empty_batch_is_bad_input() {
         let dir = tempfile::tempdir().unwrap();
         let errors = Plan::validate(&[dir.path().to_owned()], Vec::new()).unwrap_err();

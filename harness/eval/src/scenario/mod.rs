@@ -163,14 +163,21 @@ pub fn is_recording(path: &Path) -> bool {
 /// recordings kept beside the scenarios (they declare their `format`).
 pub fn discover(paths: &[PathBuf]) -> Result<Vec<PathBuf>, InputError> {
     let mut files = Vec::new();
+    // Overlapping arguments (`scenarios/ scenarios/long/`) name a file once.
+    let mut seen = std::collections::HashSet::new();
+    let mut add = |file: PathBuf| {
+        if seen.insert(std::fs::canonicalize(&file).unwrap_or_else(|_| file.clone())) {
+            files.push(file);
+        }
+    };
     for path in paths {
         if path.is_dir() {
             let mut found = Vec::new();
             scenario_files_below(path, &mut found)?;
             found.sort();
-            files.extend(found);
+            found.into_iter().for_each(&mut add);
         } else if path.is_file() {
-            files.push(path.clone());
+            add(path.clone());
         } else if path.exists() {
             return Err(InputError::file(path, "is not a regular file or directory"));
         } else {
