@@ -51,14 +51,32 @@ pub fn recording_exhausted(request_index: usize, purpose: Purpose, exchanges: us
     }
 }
 
-/// Checks that every tool call of the previous exchange is answered.
-pub fn check_tool_results(request_index: usize, expected_ids: &[String], request: &Prompt) -> Option<Divergence> {
+/// A tool call the next request must answer: its call id, and the other
+/// ids a result may name it by (the Responses `fc_` item id).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct ExpectedCall {
+    /// The call id.
+    pub id: String,
+    /// Other ids that name the same call.
+    pub aliases: Vec<String>,
+}
+
+impl ExpectedCall {
+    fn answered_by(&self, answered: &[&str]) -> bool {
+        std::iter::once(&self.id).chain(&self.aliases).any(|id| answered.contains(&id.as_str()))
+    }
+}
+
+/// Checks that every tool call of the previous exchange is answered, by its
+/// call id or an alias.
+pub fn check_tool_results(request_index: usize, expected: &[ExpectedCall], request: &Prompt) -> Option<Divergence> {
     let answered: Vec<&str> = tool_results(request).into_iter().map(|(id, _)| id).collect();
-    let missing: Vec<&String> = expected_ids.iter().filter(|id| !answered.contains(&id.as_str())).collect();
+    let expected_ids: Vec<&String> = expected.iter().map(|call| &call.id).collect();
+    let missing: Vec<&String> = expected.iter().filter(|call| !call.answered_by(&answered)).map(|call| &call.id).collect();
     (!missing.is_empty()).then(|| Divergence {
         request_index,
         check: "tool_results",
-        expected: format!("tool results for {}", quoted(expected_ids.iter())),
+        expected: format!("tool results for {}", quoted(expected_ids.into_iter())),
         actual: format!("no result for {}; the request answers [{}]", quoted(missing.into_iter()), answered.join(", ")),
     })
 }

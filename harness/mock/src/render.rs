@@ -148,6 +148,15 @@ impl OpenaiResponses {
     }
 }
 
+/// The `fc_` item ids a Responses client gets for `turn`'s calls, in call
+/// order: some clients name those, not the `call_` ids, in their results.
+pub fn responses_call_item_ids(turn: &ModelTurn, request_index: usize) -> Vec<String> {
+    let meta = ReplyMeta { request_index, model: String::new(), include_usage: false, tools: Vec::new() };
+    let response = Response::from_turn(turn, &OpenaiResponses::meta(&meta));
+    let items = response.output.into_iter().flatten();
+    items.filter_map(|item| if let openai_responses::InputItem::FunctionCall(call) = item { call.id } else { None }).collect()
+}
+
 impl Render for OpenaiResponses {
     fn stream(&self, turn: &ModelTurn, meta: &ReplyMeta) -> Vec<String> {
         openai_responses::encode_stream(turn, &Self::meta(meta))

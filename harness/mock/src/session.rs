@@ -7,10 +7,10 @@ use reloop_wire::{Prompt, Usage};
 use serde::Serialize;
 
 use crate::cache_sim::PrefixCache;
-use crate::divergence::{Divergence, check_expectations, check_tool_results, recording_exhausted};
+use crate::divergence::{Divergence, ExpectedCall, check_expectations, check_tool_results, recording_exhausted};
 use crate::fault::FaultPlan;
 use crate::pacing::Pacer;
-use crate::recording::{Purpose, RecordedUsage, Recording, ReplayMode};
+use crate::recording::{Exchange, Purpose, RecordedUsage, Recording, ReplayMode};
 pub use crate::stages::Reply;
 use crate::stages::{self, Rejection};
 use crate::tokens::{PromptCount, TokenCounter, content_hash};
@@ -73,6 +73,9 @@ struct SessionState {
     divergences: Vec<Divergence>,
     cache: PrefixCache,
     faults: FaultPlan,
+    /// The Responses item ids of the calls last answered on the main
+    /// purpose, as rendered: a result may name a call by them.
+    main_call_item_ids: Vec<String>,
 }
 
 /// A replay session.
@@ -174,6 +177,9 @@ impl Session {
         record.exchange = Some(exchange_index);
         let exchange = &self.config.recording.exchanges[exchange_index];
         let mut turn = stages::render(exchange, exchange_index);
+        if purpose == Purpose::Main {
+            state.main_call_item_ids = crate::render::responses_call_item_ids(&turn, record.index);
+        }
         let fault = state.faults.next_attempt(exchange_index);
         let effect = stages::apply_fault(fault, &mut turn, self.config.context_window, count.total)?;
         let accounted = stages::account(&mut state.cache, count, &turn);
@@ -230,8 +236,7 @@ impl Session {
         };
         if purpose == Purpose::Main
             && let Some(previous) = position.checked_sub(1).map(|p| list[p]) {
-                let expected: Vec<String> =
-                    exchanges[previous].to_turn(previous).tool_calls.into_iter().map(|c| c.id).collect();
+                let expected = expected_calls(&exchanges[previous], previous, &state.main_call_item_ids);
                 if let Some(divergence) = check_tool_results(index, &expected, request) {
                     return Err(divergence);
                 }
@@ -241,6 +246,19 @@ impl Session {
             None => Ok((purpose, exchange)),
         }
     }
+}
+
+/// The calls of `exchange` (at `index`) a request must answer, each also by
+/// its recorded item id and the item id it was rendered with.
+fn expected_calls(exchange: &Exchange, index: usize, rendered_item_ids: &[String]) -> Vec<ExpectedCall> {
+    let recorded = exchange.tool_calls().map(|call| call.item_id.clone());
+    let turn = exchange.to_turn(index);
+    turn.tool_calls
+        .into_iter()
+        .zip(recorded)
+        .enumerate()
+        .map(|(i, (call, recorded))| ExpectedCall { id: call.id, aliases: recorded.into_iter().chain(rendered_item_ids.get(i).cloned()).collect() })
+        .collect()
 }
 
 /// What makes two requests the same request: every field, the messages

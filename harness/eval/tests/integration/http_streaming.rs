@@ -171,3 +171,30 @@ async fn a_cut_raw_stream_sends_the_recorded_events_it_got_to() {
     let retry = client.post(&url).body(body).send().await.unwrap().text().await.unwrap();
     assert_eq!(retry, events.concat());
 }
+
+/// Regression: a Responses tool result that names the call by its `fc_`
+/// item id (as some clients do) answers the call; it was a divergence.
+#[tokio::test]
+async fn a_responses_result_may_name_the_call_by_its_item_id() {
+    let yaml = "format: reloop.recording/v2\nexchanges:\n  - tool_calls: [{ name: noop }]\n  - text: Done.\n";
+    let registry = Arc::new(Registry::default());
+    let server = MockServer::start(0, Arc::clone(&registry)).await.unwrap();
+    let config = SessionConfig { recording: recording(yaml), context_window: None, pacer: Arc::new(NoPacer), faults: vec![] };
+    registry.insert("s", Arc::new(Session::new(config).unwrap()));
+    let url = format!("{}/responses", server.session_base_url("s"));
+    let client = reqwest::Client::builder().no_proxy().build().unwrap();
+    let tools = serde_json::json!([{ "type": "function", "name": "noop", "parameters": { "type": "object" } }]);
+    let post = |body: serde_json::Value| client.post(&url).body(body.to_string()).send();
+    let first = post(serde_json::json!({ "model": "m", "input": "go", "tools": tools })).await.unwrap().text().await.unwrap();
+    let first: serde_json::Value = serde_json::from_str(&first).unwrap();
+    let call = &first["output"][0];
+    let item_id = call["id"].as_str().unwrap();
+    assert!(item_id.starts_with("fc_"), "{first}");
+    let input = serde_json::json!([
+        { "role": "user", "content": "go" },
+        call,
+        { "type": "function_call_output", "call_id": item_id, "output": "ok" }
+    ]);
+    let second = post(serde_json::json!({ "model": "m", "input": input, "tools": tools })).await.unwrap();
+    assert_eq!(second.status(), 200, "{}", second.text().await.unwrap());
+}
