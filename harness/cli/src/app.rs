@@ -28,6 +28,8 @@ pub enum Command {
     Estimate(EstimateArgs),
     /// Compare two reports and judge the CI gates: exit 0 when they hold, 1 when one fails.
     Compare(CompareArgs),
+    /// Score the doom-loop detectors against a labelled suite's report: precision, recall, delay.
+    Detectors(DetectorsArgs),
     /// Draw a report as one self-contained HTML page.
     Report(ReportArgs),
     /// Merge shard reports (`run --shard k/n`) into one report.
@@ -36,7 +38,7 @@ pub enum Command {
     Validate(ValidateArgs),
     /// Print the JSON Schema of a file format, for editors and other validators.
     Schema(SchemaArgs),
-    /// Turn real agent sessions (pi, Codex, Claude Code, SWE-agent, OpenHands) into scenarios and recordings.
+    /// Turn real agent sessions (pi, Codex, Claude Code, SWE-agent, OpenHands) and vcrpy cassettes into scenarios and recordings.
     Import(ImportArgs),
 }
 
@@ -76,6 +78,8 @@ pub enum ImportFormat {
     ClaudeCode,
     /// SWE-agent `.traj` or an OpenHands event list.
     OpenaiMessages,
+    /// A vcrpy cassette (YAML): a v2 recording, neutral and raw, plus a scenario skeleton.
+    Vcr,
 }
 
 /// `reloop schema`.
@@ -180,6 +184,16 @@ pub struct CompareArgs {
     pub junit: Option<PathBuf>,
 }
 
+/// `reloop detectors`.
+#[derive(Debug, Args)]
+pub struct DetectorsArgs {
+    /// A report of a labelled suite (`reloop run scenarios/doom-loops --out DIR`): directory or runs.parquet.
+    pub report: PathBuf,
+    /// Exit 1 when a detector with labelled runs has precision or recall below this.
+    #[arg(long)]
+    pub min: Option<f64>,
+}
+
 /// `reloop report`.
 #[derive(Debug, Args)]
 pub struct ReportArgs {
@@ -267,6 +281,10 @@ pub struct ServeArgs {
     /// Refuse prompts above this many tokens with the provider's context-length error.
     #[arg(long)]
     pub context_window: Option<u64>,
+    /// Send every exchange that has recorded bytes (`raw:`) byte for byte, as
+    /// if each said `replay: raw` (a client of another API still gets the parts).
+    #[arg(long)]
+    pub raw: bool,
     /// Drop a connection that has not sent its request headers within this many seconds.
     #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u64).range(1..=3600))]
     pub header_timeout_secs: u64,

@@ -4,6 +4,7 @@
 mod app;
 mod batch;
 mod compare_cmd;
+mod detectors_cmd;
 mod estimate_cmd;
 mod import_cmd;
 mod exit_code;
@@ -44,6 +45,7 @@ fn main() {
         Command::Serve(args) => serve_cmd::run(args),
         Command::Estimate(args) => estimate_cmd::run(args),
         Command::Compare(args) => compare_cmd::run(args),
+        Command::Detectors(args) => detectors_cmd::run(&args),
         Command::Report(args) => report_cmd::run(args),
         Command::Merge(args) => merge_cmd::run(args),
         Command::Validate(args) => validate_cmd::run(args),

@@ -7,6 +7,7 @@ mod util;
 
 mod bad_input;
 mod compare;
+mod detectors;
 mod estimate;
 mod golden_reports;
 mod hostile_input;
@@ -18,6 +19,7 @@ mod schema;
 mod sdk_async_openai;
 mod serve;
 mod serve_limits;
+mod serve_raw;
 mod shards;
 mod validate;
 mod sweep;

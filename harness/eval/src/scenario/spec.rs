@@ -235,4 +235,11 @@ pub struct Bounds {
 pub struct DoomLoopExpectation {
     /// Whether one must be detected.
     pub detected: bool,
+    /// The detector that must fire: the scenario's label in a labelled
+    /// suite (`reloop detectors` scores each detector against it).
+    #[serde(default)]
+    pub kind: Option<reloop_agent::DoomLoopKind>,
+    /// The step (0-based) at which the loop begins, for detection delay.
+    #[serde(default)]
+    pub onset_step: Option<u32>,
 }
