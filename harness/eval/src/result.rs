@@ -97,11 +97,22 @@ pub struct RunMetrics {
     pub compaction_savings_ratio: f64,
     pub cache_breaks: u64,
     pub cache_breaks_simulated: u64,
+    /// Calls where the loop detected a break and the server simulated one.
+    pub cache_breaks_matched: u64,
+    /// Of the loop's detected breaks, the share the server also counted.
+    pub cache_break_precision: Option<f64>,
+    /// Of the server's simulated breaks, the share the loop detected.
+    pub cache_break_recall: Option<f64>,
     pub cache_read_tokens: u64,
     pub cache_write_tokens: u64,
     pub cache_hit_ratio: f64,
     pub output_tokens_total: u64,
     pub estimated_cost_usd: Option<f64>,
+    /// What `estimated_cost_usd` priced: `recorded` (every answered call's
+    /// recording kept the provider's usage) or `simulated` (the server's counts).
+    pub cost_source: CostSource,
+    /// The recorded usage summed over the answered calls; `None` unless every one had it.
+    pub usage_recorded: Option<reloop_wire::Usage>,
     pub estimator_mape: Option<f64>,
     pub llm_calls: u64,
     pub llm_retries: u64,
@@ -112,6 +123,26 @@ pub struct RunMetrics {
     pub wall_ms: u64,
     pub divergences: u64,
     pub first_divergence: Option<String>,
+}
+
+/// Which usage a run's cost was priced from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum CostSource {
+    /// reloop's own counts (the server's tokenizer and cache simulation).
+    #[default]
+    Simulated,
+    /// The usage the provider reported when the recording was made.
+    Recorded,
+}
+
+impl CostSource {
+    /// The column value.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Simulated => "simulated",
+            Self::Recorded => "recorded",
+        }
+    }
 }
 
 /// One model call: the loop's view joined with the server's.
@@ -130,7 +161,12 @@ pub struct StepRow {
     pub estimated_input_tokens: u64,
     pub output_tokens: Option<u64>,
     pub cache_read_tokens: Option<u64>,
+    /// The usage the provider reported when the answer was recorded.
+    pub usage_recorded: Option<reloop_wire::Usage>,
     pub cache_break_simulated: bool,
+    pub cache_break_detected: bool,
+    /// The detector's causes, comma-separated (`tools,system,model,history`).
+    pub cache_break_causes: Option<String>,
     pub finish_reason: Option<String>,
     pub tool_calls: Vec<String>,
     pub started_ms: u64,
