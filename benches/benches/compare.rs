@@ -39,6 +39,7 @@ fn run(i: u64, drift: f64) -> RunReport {
         strategy: "roku".to_owned(),
         wire: "openai-chat".to_owned(),
         model: "gpt-4o".to_owned(),
+        source: None,
         outcome: Outcome::FinalAnswer,
         passed: !i.is_multiple_of(50),
         failed_expectations: Vec::new(),

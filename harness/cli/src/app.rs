@@ -38,7 +38,7 @@ pub enum Command {
     Validate(ValidateArgs),
     /// Print the JSON Schema of a file format, for editors and other validators.
     Schema(SchemaArgs),
-    /// Turn real agent sessions (pi, Codex, Claude Code, SWE-agent, OpenHands) into scenarios and recordings.
+    /// Turn real agent sessions (pi, Codex, Claude Code, SWE-agent, OpenHands) and vcrpy cassettes into scenarios and recordings.
     Import(ImportArgs),
 }
 
@@ -78,6 +78,8 @@ pub enum ImportFormat {
     ClaudeCode,
     /// SWE-agent `.traj` or an OpenHands event list.
     OpenaiMessages,
+    /// A vcrpy cassette (YAML): a v2 recording, neutral and raw, plus a scenario skeleton.
+    Vcr,
 }
 
 /// `reloop schema`.

@@ -5,7 +5,9 @@
 
 use std::path::Path;
 
-use reloop_import::{ConvertOptions, Format, ImportError, convert, read_session, read_tools, recording_file_name, scenario_name, write_files};
+use reloop_import::vcr::{import_cassette, is_cassette};
+use reloop_import::{ConvertOptions, Format, ImportError, convert, read_session, read_tools, recording_file_name, scenario_name, skeleton_scenario, write_files, write_yaml};
+use reloop_mock::recording::ReplayMode;
 
 use crate::app::{ImportArgs, ImportFormat};
 use crate::exit_code;
@@ -32,11 +34,16 @@ fn import_all(args: &ImportArgs) -> Result<String, ImportError> {
         ImportFormat::Codex => Some(Format::Codex),
         ImportFormat::ClaudeCode => Some(Format::ClaudeCode),
         ImportFormat::OpenaiMessages => Some(Format::OpenaiMessages),
+        ImportFormat::Vcr => None,
     };
     let system = args.system.as_deref().map(read_text).transpose()?;
     let tools = args.tools.as_deref().map(read_tools).transpose()?;
     let mut summary = String::new();
     for file in &args.files {
+        if args.format == ImportFormat::Vcr || (args.format == ImportFormat::Auto && is_yaml_cassette(file)) {
+            summary.push_str(&cassette(file, &args.out)?);
+            continue;
+        }
         let session = read_session(file, format)?;
         let name = scenario_name(file);
         let options = ConvertOptions {
@@ -53,6 +60,26 @@ fn import_all(args: &ImportArgs) -> Result<String, ImportError> {
         summary.push_str(&format!("  wrote {}\n", written.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", ")));
     }
     Ok(summary)
+}
+
+fn is_yaml_cassette(file: &Path) -> bool {
+    file.extension().is_some_and(|e| e == "yaml" || e == "yml") && std::fs::read_to_string(file).is_ok_and(|text| is_cassette(&text))
+}
+
+/// A cassette: `NAME.recording.yaml` (neutral replay), `NAME.raw.recording.yaml`
+/// (byte-for-byte replay) and the scenario skeleton `NAME.yaml`.
+fn cassette(file: &Path, out: &Path) -> Result<String, ImportError> {
+    let text = read_text(file)?;
+    let bad = |message: String| ImportError::Cassette { path: file.to_owned(), message };
+    let name = scenario_name(file);
+    std::fs::create_dir_all(out).map_err(|source| ImportError::Io { path: out.to_owned(), source })?;
+    let neutral = import_cassette(&text, ReplayMode::Neutral).map_err(bad)?;
+    let raw = import_cassette(&text, ReplayMode::Raw).map_err(bad)?;
+    let exchanges = neutral.recording.exchanges.len();
+    write_yaml(&out.join(recording_file_name(&name)), &neutral.recording)?;
+    write_yaml(&out.join(format!("{name}.raw.recording.yaml")), &raw.recording)?;
+    write_yaml(&out.join(format!("{name}.yaml")), &skeleton_scenario(&neutral.skeleton, &name, &recording_file_name(&name), exchanges))?;
+    Ok(format!("{name} (vcr:{}): {exchanges} exchanges over {}, neutral and raw recordings and a scenario skeleton written to {}\n", file.display(), neutral.skeleton.wire, out.display()))
 }
 
 fn read_text(path: &Path) -> Result<String, ImportError> {

@@ -15,6 +15,7 @@ pub mod output;
 pub mod presets;
 pub mod report;
 pub mod session;
+pub mod vcr;
 pub mod skeleton;
 pub mod workspace;
 
@@ -52,6 +53,14 @@ pub enum ImportError {
         /// Where.
         line: usize,
         /// What.
+        message: String,
+    },
+    /// A cassette that cannot be read.
+    #[error("{path}: {message}")]
+    Cassette {
+        /// The file.
+        path: PathBuf,
+        /// What and where.
         message: String,
     },
     /// Output could not be serialized.

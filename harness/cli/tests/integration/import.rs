@@ -178,3 +178,38 @@ fn summary_requests_never_consume_main_exchanges_even_when_every_strategy_compac
         assert_eq!(run["divergences"], "0", "{run:?}");
     }
 }
+
+#[test]
+fn every_cassette_imports_as_neutral_and_raw_v2_with_a_skeleton_gzip_bodies_decoded() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = repo().join("harness/import/tests/fixtures/sessions/vcr-cassettes");
+    let mut cassettes = Vec::new();
+    for api in ["openai-chat", "openai-responses", "anthropic-messages"] {
+        cassettes.extend(std::fs::read_dir(root.join(api)).unwrap().map(|e| e.unwrap().path()));
+    }
+    cassettes.sort();
+    assert_eq!(cassettes.len(), 10);
+    import_into(dir.path(), &cassettes);
+    for cassette in &cassettes {
+        let name = reloop_name(cassette);
+        let neutral = std::fs::read_to_string(dir.path().join(format!("{name}.recording.yaml"))).unwrap();
+        let raw = std::fs::read_to_string(dir.path().join(format!("{name}.raw.recording.yaml"))).unwrap();
+        let scenario = std::fs::read_to_string(dir.path().join(format!("{name}.yaml"))).unwrap();
+        assert!(neutral.contains("format: reloop.recording/v2") && neutral.contains("raw:"), "{name}: parts and raw bytes");
+        assert!(!neutral.contains("replay: raw"), "{name}");
+        assert!(raw.contains("replay: raw"), "{name}");
+        assert!(scenario.contains("task:") && scenario.contains("recording:"), "{name}");
+    }
+    // The `!!binary` gzip body: the SSE text is only readable after decompressing.
+    let gzip = std::fs::read_to_string(dir.path().join("llm-anthropic-test-tools-gzip-body.recording.yaml")).unwrap();
+    assert_eq!(gzip.matches("type: tool_call").count(), 2, "two parallel tool calls read from the gzip body: {gzip}");
+}
+
+fn reloop_name(path: &Path) -> String {
+    let stem = path.file_stem().unwrap().to_string_lossy().to_lowercase();
+    let mut name: String = stem.chars().map(|c| if c.is_ascii_alphanumeric() || c == '-' { c } else { '-' }).collect();
+    while name.contains("--") {
+        name = name.replace("--", "-");
+    }
+    name.trim_matches('-').to_owned()
+}

@@ -1,0 +1,131 @@
+//! vcrpy cassettes (`version: 1` YAML): each interaction's recorded
+//! response becomes a v2 exchange with its neutral parts and its raw bytes
+//! (`reloop_mock::recording::from_wire`), its request kept for divergence
+//! matching; the first request gives the scenario skeleton. Bodies come as
+//! plain or double-quoted scalars, or `!!binary` (base64 of the gzip bytes
+//! when the response says `Content-Encoding: gzip`).
+
+use std::io::Read as _;
+
+use base64::Engine as _;
+use reloop_mock::recording::from_wire::{WireResponse, exchange_from_wire};
+use reloop_mock::recording::{Exchange, FormatTag, RecordedRequest, Recording, ReplayMode};
+use reloop_wire::Format;
+use serde::Deserialize;
+use serde_json::Value;
+
+use crate::skeleton::{Skeleton, skeleton_of_request};
+
+#[derive(Deserialize)]
+struct Cassette {
+    interactions: Vec<Interaction>,
+}
+
+#[derive(Deserialize)]
+struct Interaction {
+    request: Request,
+    response: Response,
+}
+
+#[derive(Deserialize)]
+struct Request {
+    #[serde(default)]
+    body: Option<String>,
+    uri: String,
+}
+
+#[derive(Deserialize)]
+struct Response {
+    body: Body,
+    #[serde(default)]
+    headers: std::collections::BTreeMap<String, Vec<String>>,
+    status: Status,
+}
+
+/// A body: text, or the base64 text of a `!!binary` scalar.
+#[derive(Deserialize)]
+struct Body {
+    string: String,
+}
+
+#[derive(Deserialize)]
+struct Status {
+    code: u16,
+}
+
+/// A cassette read into a recording and the skeleton of its first request.
+pub struct ImportedCassette {
+    /// The v2 recording: one exchange per interaction, neutral and raw.
+    pub recording: Recording,
+    /// What the first request says about the session.
+    pub skeleton: Skeleton,
+}
+
+/// Reads a cassette; `replay` picks what the exchanges serve by default.
+pub fn import_cassette(text: &str, replay: ReplayMode) -> Result<ImportedCassette, String> {
+    // `!!binary` bodies arrive as their base64 text, decoded below.
+    let options = serde_saphyr::options! { ignore_binary_tag_for_string: true };
+    let cassette: Cassette = serde_saphyr::from_str_with_options(text, options).map_err(|e| format!("not a vcrpy cassette: {e}"))?;
+    let mut exchanges = Vec::new();
+    let mut skeleton = None;
+    for (index, interaction) in cassette.interactions.iter().enumerate() {
+        let at = |e: String| format!("interaction {index}: {e}");
+        let path = uri_path(&interaction.request.uri);
+        let api = api_of(&path).ok_or_else(|| at(format!("`{path}` is none of the three APIs")))?;
+        let body: Value = interaction.request.body.as_deref().map(serde_json::from_str).transpose().map_err(|e| at(format!("request body: {e}")))?.unwrap_or(Value::Null);
+        skeleton.get_or_insert_with(|| skeleton_of_request(&path, &body));
+        let headers: Vec<(String, String)> = interaction.response.headers.iter().flat_map(|(name, values)| values.iter().map(move |v| (name.clone(), v.clone()))).collect();
+        let bytes = body_bytes(&interaction.response.body.string).map_err(at)?;
+        let gzip = headers.iter().any(|(n, v)| n.eq_ignore_ascii_case("content-encoding") && v.eq_ignore_ascii_case("gzip"));
+        let decoded = if gzip { gunzip(&bytes).map_err(at)? } else { bytes.clone() };
+        let response = WireResponse { status: interaction.response.status.code, headers: &headers, body: &bytes };
+        let mut exchange: Exchange = exchange_from_wire(api, response, &decoded).map_err(|e| at(e.to_string()))?;
+        exchange.replay = replay;
+        exchange.request = Some(RecordedRequest { path, headers: Default::default(), body });
+        exchanges.push(exchange);
+    }
+    let skeleton = skeleton.ok_or("the cassette has no interactions")?;
+    Ok(ImportedCassette { recording: Recording { format: FormatTag, model: None, redacted: Vec::new(), exchanges }, skeleton })
+}
+
+/// Whether `text` looks like a vcrpy cassette.
+pub fn is_cassette(text: &str) -> bool {
+    text.lines().any(|line| line.starts_with("interactions:"))
+}
+
+fn uri_path(uri: &str) -> String {
+    let after_scheme = uri.split_once("://").map_or(uri, |(_, rest)| rest);
+    let path = after_scheme.find('/').map_or("/", |at| &after_scheme[at..]);
+    path.split('?').next().unwrap_or(path).to_owned()
+}
+
+fn api_of(path: &str) -> Option<Format> {
+    if path.ends_with("/chat/completions") {
+        Some(Format::OpenaiChat)
+    } else if path.ends_with("/responses") {
+        Some(Format::OpenaiResponses)
+    } else if path.ends_with("/messages") {
+        Some(Format::Anthropic)
+    } else {
+        None
+    }
+}
+
+fn body_bytes(text: &str) -> Result<Vec<u8>, String> {
+    if looks_base64_gzip(text) {
+        base64::engine::general_purpose::STANDARD.decode(text.split_whitespace().collect::<String>()).map_err(|e| format!("binary body: {e}"))
+    } else {
+        Ok(text.as_bytes().to_vec())
+    }
+}
+
+/// Base64 of gzip starts with `H4sI` (bytes 1f 8b 08).
+fn looks_base64_gzip(text: &str) -> bool {
+    text.trim_start().starts_with("H4sI")
+}
+
+fn gunzip(bytes: &[u8]) -> Result<Vec<u8>, String> {
+    let mut out = Vec::new();
+    flate2::read::GzDecoder::new(bytes).read_to_end(&mut out).map_err(|e| format!("gzip body: {e}"))?;
+    Ok(out)
+}
