@@ -41,6 +41,8 @@ pub struct LoopSettings {
     pub output_slot_escalation: bool,
     /// How a batch of tool calls is scheduled.
     pub tool_execution: ToolExecution,
+    /// Where Anthropic requests carry `cache_control` breakpoints.
+    pub cache_breakpoints: crate::client::cache_breakpoints::CacheBreakpointSettings,
 }
 
 /// How a batch of tool calls is scheduled.
@@ -71,6 +73,7 @@ impl Default for LoopSettings {
             retry: crate::client::RetryPolicy::default(),
             output_slot_escalation: true,
             tool_execution: ToolExecution::Serial,
+            cache_breakpoints: crate::client::cache_breakpoints::CacheBreakpointSettings::default(),
         }
     }
 }

@@ -2,6 +2,7 @@
 //! joined with what the server saw, plus the uncompacted counterfactual
 //! counted by the same reference tokenizer.
 
+use reloop_agent::price_table::{self, PricedUsage};
 use reloop_agent::tools::pseudo_tool_specs;
 use reloop_agent::{CallPurpose, LlmRequest, LoopEvent, LoopState, Outcome, TimedEvent, ToolRuntime, ToolSpec, client::to_prompt};
 use reloop_mock::{RequestRecord, Session};
@@ -63,6 +64,8 @@ pub fn collect(finished: Finished<'_>) -> RunReport {
             doom_loop_detected: metrics.doom_loop_detected,
             cache_breaks: metrics.cache_breaks,
             llm_retries: metrics.llm_retries,
+            cache_read_tokens: metrics.cache_read_tokens,
+            cache_write_tokens: metrics.cache_write_tokens,
         },
     );
     RunReport {
@@ -116,6 +119,8 @@ fn step_rows(scenario: &Scenario, state: &LoopState, log: &[RequestRecord], sess
                 output_tokens: server.filter(|_| answered).map(|s| s.output_tokens),
                 cache_read_tokens: server.filter(|_| answered).map(|s| s.cached_tokens),
                 cache_break_simulated: server.is_some_and(|s| s.cache_break),
+                cache_write_tokens: server.filter(|_| answered).map(|s| s.cache_write_tokens),
+                cache_write_1h_tokens: server.filter(|_| answered).map(|s| s.cache_write_1h_tokens),
                 finish_reason: record.finish_reason.as_ref().map(|f| f.as_openai_str().to_owned()),
                 tool_calls: record.tool_calls.clone(),
                 started_ms: record.started_ms,
@@ -130,6 +135,8 @@ fn run_metrics(scenario: &Scenario, state: &LoopState, steps: &[StepRow], log: &
     let input_tokens_total: u64 = answered.iter().filter_map(|s| s.input_tokens).sum();
     let input_tokens_uncompacted_total: u64 = answered.iter().filter_map(|s| s.input_tokens_uncompacted).sum();
     let cache_read_tokens: u64 = answered.iter().filter_map(|s| s.cache_read_tokens).sum();
+    let cache_write_tokens: u64 = answered.iter().filter_map(|s| s.cache_write_tokens).sum();
+    let cache_write_1h_tokens: u64 = answered.iter().filter_map(|s| s.cache_write_1h_tokens).sum();
     let output_tokens_total: u64 = answered.iter().filter_map(|s| s.output_tokens).sum();
     let step_budget = u64::from(scenario.spec.loop_settings.step_budget);
     let steps_used = u64::from(state.steps_used());
@@ -137,7 +144,7 @@ fn run_metrics(scenario: &Scenario, state: &LoopState, steps: &[StepRow], log: &
         input_tokens: input_tokens_total,
         output_tokens: output_tokens_total,
         cache_read_tokens,
-        cache_write_tokens: 0,
+        cache_write_tokens,
     };
     RunMetrics {
         steps_used,
@@ -156,10 +163,10 @@ fn run_metrics(scenario: &Scenario, state: &LoopState, steps: &[StepRow], log: &
         cache_breaks: u64::from(state.cache_breaks),
         cache_breaks_simulated: log.iter().filter(|r| r.cache_break).count() as u64,
         cache_read_tokens,
-        cache_write_tokens: 0,
+        cache_write_tokens,
         cache_hit_ratio: ratio(cache_read_tokens, input_tokens_total),
         output_tokens_total,
-        estimated_cost_usd: reloop_agent::price_table::estimated_cost_usd(&scenario.spec.model, &usage),
+        estimated_cost_usd: price_table::active().cost(&scenario.spec.model, &PricedUsage { usage, cache_write_1h_tokens }),
         estimator_mape: mape(&answered),
         llm_calls: log.len() as u64,
         llm_retries: u64::from(state.llm_retries),

@@ -121,6 +121,8 @@ pub struct StepRow {
     pub output_tokens: Option<u64>,
     pub cache_read_tokens: Option<u64>,
     pub cache_break_simulated: bool,
+    pub cache_write_tokens: Option<u64>,
+    pub cache_write_1h_tokens: Option<u64>,
     pub finish_reason: Option<String>,
     pub tool_calls: Vec<String>,
     pub started_ms: u64,

@@ -89,6 +89,8 @@ pub fn steps_batch(runs: &[RunReport]) -> Result<RecordBatch, ArrowError> {
         .int_opt("output_tokens", rows.iter().map(|(_, s)| s.output_tokens))
         .int_opt("cache_read_tokens", rows.iter().map(|(_, s)| s.cache_read_tokens))
         .boolean("cache_break_simulated", rows.iter().map(|(_, s)| s.cache_break_simulated))
+        .int_opt("cache_write_tokens", rows.iter().map(|(_, s)| s.cache_write_tokens))
+        .int_opt("cache_write_1h_tokens", rows.iter().map(|(_, s)| s.cache_write_1h_tokens))
         .text_opt("finish_reason", rows.iter().map(|(_, s)| s.finish_reason.as_deref()))
         .text_list("tool_calls", rows.iter().map(|(_, s)| s.tool_calls.iter().map(String::as_str)))
         .int("started_ms", rows.iter().map(|(_, s)| s.started_ms))
