@@ -10,6 +10,7 @@ mod compare;
 mod estimate;
 mod golden_reports;
 mod hostile_input;
+mod prices;
 mod html_report;
 mod nothing_lost;
 mod run_suite;
