@@ -43,6 +43,9 @@ pub struct LoopSettings {
     pub tool_execution: ToolExecution,
     /// Where Anthropic requests carry `cache_control` breakpoints.
     pub cache_breakpoints: crate::client::cache_breakpoints::CacheBreakpointSettings,
+    /// Advertise Roku's `task_create`, `task_list`, `task_update` and
+    /// `task_get`, answered by the loop from the run's task store.
+    pub task_tools: bool,
 }
 
 /// How a batch of tool calls is scheduled.
@@ -74,6 +77,7 @@ impl Default for LoopSettings {
             output_slot_escalation: true,
             tool_execution: ToolExecution::Serial,
             cache_breakpoints: crate::client::cache_breakpoints::CacheBreakpointSettings::default(),
+            task_tools: false,
         }
     }
 }

@@ -3,7 +3,7 @@
 //! counted by the same reference tokenizer.
 
 use reloop_agent::price_table::{self, PricedUsage};
-use reloop_agent::tools::pseudo_tool_specs;
+use reloop_agent::tools::declared_tools;
 use reloop_agent::{CallPurpose, LlmRequest, LoopEvent, LoopState, Outcome, TimedEvent, ToolRuntime, ToolSpec, client::to_prompt};
 use reloop_mock::{RequestRecord, Session};
 use reloop_wire::format::through;
@@ -82,10 +82,7 @@ pub fn collect(finished: Finished<'_>) -> RunReport {
 }
 
 fn step_rows(scenario: &Scenario, state: &LoopState, log: &[RequestRecord], session: &Session, tools: &dyn ToolRuntime) -> Vec<StepRow> {
-    let mut declared: Vec<ToolSpec> = tools.specs();
-    if scenario.spec.loop_settings.pseudo_tools {
-        declared.extend(pseudo_tool_specs());
-    }
+    let declared: Vec<ToolSpec> = declared_tools(tools, &scenario.loop_settings);
     state
         .calls
         .iter()
