@@ -12,13 +12,16 @@ use reloop_mock::{
     ConnectionLimits, DEFAULT_SESSION, MockServer, NoPacer, Pacer, RealPacer, Recording, Registry, SessionLimits, recording_factory,
 };
 
+use reloop_mock::recording::{Exchange, ReplayMode};
+
 use crate::app::ServeArgs;
 use crate::exit_code;
 
 /// Runs the command; returns the exit code.
 pub fn run(args: ServeArgs) -> anyhow::Result<i32> {
-    let recordings = match load_recordings(&args.recording) {
-        Ok(recordings) => recordings,
+    let recordings: HashMap<String, Arc<Recording>> = match load_recordings(&args.recording) {
+        Ok(recordings) if args.raw => recordings.into_iter().map(|(name, recording)| (name, Arc::new(replay_raw(recording)))).collect(),
+        Ok(recordings) => recordings.into_iter().map(|(name, recording)| (name, Arc::new(recording))).collect(),
         Err(errors) => {
             for error in errors {
                 eprintln!("error: {error}");
@@ -55,6 +58,19 @@ pub fn run(args: ServeArgs) -> anyhow::Result<i32> {
     })
 }
 
+/// `--raw`: every exchange with recorded bytes replays them.
+fn replay_raw(recording: Recording) -> Recording {
+    let exchanges = recording
+        .exchanges
+        .into_iter()
+        .map(|exchange| match exchange.raw {
+            Some(_) => Exchange { replay: ReplayMode::Raw, ..exchange },
+            None => exchange,
+        })
+        .collect();
+    Recording { exchanges, ..recording }
+}
+
 fn print_base_urls(server: &MockServer, session: &str) {
     let base = server.session_base_url(session);
     println!("  OpenAI base URL:    {base}   (chat/completions, responses, models)");
@@ -63,7 +79,7 @@ fn print_base_urls(server: &MockServer, session: &str) {
 
 /// The recordings of a file (named by its stem) or of every `*.yaml` in a
 /// directory, with every error reported.
-fn load_recordings(path: &Path) -> Result<HashMap<String, Arc<Recording>>, Vec<reloop_eval::InputError>> {
+fn load_recordings(path: &Path) -> Result<HashMap<String, Recording>, Vec<reloop_eval::InputError>> {
     let files: Vec<PathBuf> = if path.is_dir() {
         let mut files: Vec<PathBuf> = std::fs::read_dir(path)
             .map_err(|e| vec![reloop_eval::InputError::file(path, format!("cannot list: {e}"))])?
@@ -81,7 +97,7 @@ fn load_recordings(path: &Path) -> Result<HashMap<String, Arc<Recording>>, Vec<r
         let name = file.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
         match reloop_eval::yaml::load_checked::<Recording>(&file, reloop_eval::validate_settings::check_recording) {
             Ok(recording) => {
-                recordings.insert(name, Arc::new(recording));
+                recordings.insert(name, recording);
             }
             Err(error) => errors.push(error),
         }

@@ -4,12 +4,12 @@
 
 use reloop_agent::price_table::{self, PricedUsage};
 use reloop_agent::tools::declared_tools;
-use reloop_agent::{CallPurpose, LlmRequest, LoopEvent, LoopState, Outcome, TimedEvent, ToolRuntime, ToolSpec, client::to_prompt};
+use reloop_agent::{CallPurpose, DoomLoopKind, LlmRequest, LoopEvent, LoopState, Outcome, TimedEvent, ToolRuntime, ToolSpec, client::to_prompt};
 use reloop_mock::{RequestRecord, Session};
 use reloop_wire::format::through;
 
 use crate::expect::{RunFacts, check};
-use crate::result::{EventRow, RunMetrics, RunReport, StepRow};
+use crate::result::{CostSource, EventRow, RunMetrics, RunReport, StepRow};
 use crate::scenario::Scenario;
 
 /// Everything a finished run left behind.
@@ -62,6 +62,7 @@ pub fn collect(finished: Finished<'_>) -> RunReport {
             final_answer: state.final_answer.as_deref(),
             tool_calls: tool_sequence,
             doom_loop_detected: metrics.doom_loop_detected,
+            doom_loop_kinds: state.doom_loop_first_steps.iter().map(|(kind, _)| *kind).collect(),
             cache_breaks: metrics.cache_breaks,
             llm_retries: metrics.llm_retries,
             cache_read_tokens: metrics.cache_read_tokens,
@@ -115,6 +116,7 @@ fn step_rows(scenario: &Scenario, state: &LoopState, log: &[RequestRecord], sess
                 estimated_input_tokens: record.estimated_input_tokens,
                 output_tokens: server.filter(|_| answered).map(|s| s.output_tokens),
                 cache_read_tokens: server.filter(|_| answered).map(|s| s.cached_tokens),
+                usage_recorded: server.filter(|_| answered).and_then(|s| s.recorded_usage),
                 cache_break_simulated: server.is_some_and(|s| s.cache_break),
                 cache_write_tokens: server.filter(|_| answered).map(|s| s.cache_write_tokens),
                 cache_write_1h_tokens: server.filter(|_| answered).map(|s| s.cache_write_1h_tokens),
@@ -143,13 +145,28 @@ fn run_metrics(scenario: &Scenario, state: &LoopState, steps: &[StepRow], log: &
         cache_read_tokens,
         cache_write_tokens,
     };
+    let usage_recorded = recorded_total(&answered);
+    // Recorded usage keeps no lifetime split: its writes are priced as 5-minute writes.
+    let (cost_source, priced) = match usage_recorded {
+        Some(recorded) => (CostSource::Recorded, PricedUsage { usage: recorded, cache_write_1h_tokens: 0 }),
+        None => (CostSource::Simulated, PricedUsage { usage, cache_write_1h_tokens }),
+    };
     RunMetrics {
         steps_used,
         step_budget,
         step_budget_used_ratio: ratio(steps_used, step_budget),
         doom_loop_detected: state.doom_loop.is_some(),
         doom_loop_first_step: state.doom_loop.as_ref().map(|d| u64::from(d.step)),
-        doom_loop_kind: state.doom_loop.as_ref().map(|d| d.detected.kind.to_owned()),
+        doom_loop_kind: state.doom_loop.as_ref().map(|d| d.detected.kind.as_str().to_owned()),
+        doom_loop_first_steps: DoomLoopKind::ALL.map(|kind| {
+            state.doom_loop_first_steps.iter().find(|(k, _)| *k == kind).map(|(_, step)| u64::from(*step))
+        }),
+        doom_loop_expected_kind: scenario.spec.expect.doom_loop.map(|label| match (label.detected, label.kind) {
+            (false, _) => "none".to_owned(),
+            (true, Some(kind)) => kind.as_str().to_owned(),
+            (true, None) => "any".to_owned(),
+        }),
+        doom_loop_onset_step: scenario.spec.expect.doom_loop.and_then(|label| label.onset_step).map(u64::from),
         compactions: compactions_per_layer(events),
         compaction_calls: steps.iter().filter(|s| s.purpose == CallPurpose::Compaction.as_str()).count() as u64,
         breaker_tripped: events.iter().any(|e| matches!(e.event, LoopEvent::AutoCompactCircuitBreakerTripped { .. })),
@@ -163,7 +180,9 @@ fn run_metrics(scenario: &Scenario, state: &LoopState, steps: &[StepRow], log: &
         cache_write_tokens,
         cache_hit_ratio: ratio(cache_read_tokens, input_tokens_total),
         output_tokens_total,
-        estimated_cost_usd: price_table::active().cost(&scenario.spec.model, &PricedUsage { usage, cache_write_1h_tokens }),
+        estimated_cost_usd: price_table::active().cost(&scenario.spec.model, &priced),
+        cost_source,
+        usage_recorded,
         estimator_mape: mape(&answered),
         llm_calls: log.len() as u64,
         llm_retries: u64::from(state.llm_retries),
@@ -172,6 +191,19 @@ fn run_metrics(scenario: &Scenario, state: &LoopState, steps: &[StepRow], log: &
         max_parallel_tools: u64::from(state.max_parallel_tools),
         ..RunMetrics::default()
     }
+}
+
+/// The recorded usage of the answered calls, summed; `None` unless every
+/// one has it (a partial sum would price part of the run).
+fn recorded_total(answered: &[&StepRow]) -> Option<reloop_wire::Usage> {
+    let all: Option<Vec<reloop_wire::Usage>> = answered.iter().map(|s| s.usage_recorded).collect();
+    let all = all.filter(|all| !all.is_empty())?;
+    Some(all.iter().fold(reloop_wire::Usage::default(), |sum, u| reloop_wire::Usage {
+        input_tokens: sum.input_tokens.saturating_add(u.input_tokens),
+        output_tokens: sum.output_tokens.saturating_add(u.output_tokens),
+        cache_read_tokens: sum.cache_read_tokens.saturating_add(u.cache_read_tokens),
+        cache_write_tokens: sum.cache_write_tokens.saturating_add(u.cache_write_tokens),
+    }))
 }
 
 fn signed(value: u64) -> i64 {

@@ -74,6 +74,13 @@ pub struct RunMetrics {
     pub doom_loop_detected: bool,
     pub doom_loop_first_step: Option<u64>,
     pub doom_loop_kind: Option<String>,
+    /// The step each detector first fired at, in [`reloop_agent::DoomLoopKind::ALL`] order.
+    pub doom_loop_first_steps: [Option<u64>; 3],
+    /// The scenario's label: the expected detector, or `none` for a run that
+    /// must not loop; absent for unlabelled scenarios.
+    pub doom_loop_expected_kind: Option<String>,
+    /// The labelled step the loop begins at.
+    pub doom_loop_onset_step: Option<u64>,
     /// Completed compactions per layer (0 mask, 1 collapse, 2 memory, 3 summary, 4 reactive).
     pub compactions: [u64; 5],
     /// Model calls made for summaries.
@@ -92,6 +99,11 @@ pub struct RunMetrics {
     pub cache_hit_ratio: f64,
     pub output_tokens_total: u64,
     pub estimated_cost_usd: Option<f64>,
+    /// What `estimated_cost_usd` priced: `recorded` (every answered call's
+    /// recording kept the provider's usage) or `simulated` (the server's counts).
+    pub cost_source: CostSource,
+    /// The recorded usage summed over the answered calls; `None` unless every one had it.
+    pub usage_recorded: Option<reloop_wire::Usage>,
     pub estimator_mape: Option<f64>,
     pub llm_calls: u64,
     pub llm_retries: u64,
@@ -102,6 +114,26 @@ pub struct RunMetrics {
     pub wall_ms: u64,
     pub divergences: u64,
     pub first_divergence: Option<String>,
+}
+
+/// Which usage a run's cost was priced from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum CostSource {
+    /// reloop's own counts (the server's tokenizer and cache simulation).
+    #[default]
+    Simulated,
+    /// The usage the provider reported when the recording was made.
+    Recorded,
+}
+
+impl CostSource {
+    /// The column value.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Simulated => "simulated",
+            Self::Recorded => "recorded",
+        }
+    }
 }
 
 /// One model call: the loop's view joined with the server's.
@@ -120,6 +152,8 @@ pub struct StepRow {
     pub estimated_input_tokens: u64,
     pub output_tokens: Option<u64>,
     pub cache_read_tokens: Option<u64>,
+    /// The usage the provider reported when the answer was recorded.
+    pub usage_recorded: Option<reloop_wire::Usage>,
     pub cache_break_simulated: bool,
     pub cache_write_tokens: Option<u64>,
     pub cache_write_1h_tokens: Option<u64>,

@@ -9,7 +9,7 @@ use serde::Serialize;
 use crate::divergence::{Divergence, check_expectations, check_tool_results, recording_exhausted};
 use crate::fault::FaultPlan;
 use crate::pacing::Pacer;
-use crate::recording::{Purpose, Recording};
+use crate::recording::{Purpose, RecordedUsage, Recording, ReplayMode};
 pub use crate::stages::Reply;
 use crate::stages::{self, AccountInput, Caches, Rejection};
 pub use crate::stages::Caching;
@@ -203,9 +203,10 @@ impl Session {
         record.cache_write_tokens = accounted.usage.cache_write_tokens;
         record.cache_write_1h_tokens = accounted.cache_write_1h_tokens;
         record.cache_break = accounted.cache.broke;
-        record.recorded_usage = exchange.usage;
+        record.recorded_usage = exchange.usage.as_ref().map(RecordedUsage::tokens);
         let model = self.config.recording.model.clone().unwrap_or_else(|| request.model.clone());
-        Ok(Reply::Turn { turn, fault: effect.stream_fault, timing: exchange.timing, model, request_index: record.index })
+        let raw = exchange.raw.clone().filter(|_| exchange.replay == ReplayMode::Raw).map(Box::new);
+        Ok(Reply::Turn { turn, fault: effect.stream_fault, timing: exchange.timing, model, request_index: record.index, raw })
     }
 
     /// Match: an identical repeat of a request that was answered is its
