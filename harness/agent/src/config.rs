@@ -46,6 +46,8 @@ pub struct LoopSettings {
     /// Advertise Roku's `task_create`, `task_list`, `task_update` and
     /// `task_get`, answered by the loop from the run's task store.
     pub task_tools: bool,
+    /// Credential scrubbing and truncation of tool output.
+    pub output_guards: crate::output_guard::OutputGuards,
 }
 
 /// How a batch of tool calls is scheduled.
@@ -78,6 +80,7 @@ impl Default for LoopSettings {
             tool_execution: ToolExecution::Serial,
             cache_breakpoints: crate::client::cache_breakpoints::CacheBreakpointSettings::default(),
             task_tools: false,
+            output_guards: crate::output_guard::OutputGuards::default(),
         }
     }
 }

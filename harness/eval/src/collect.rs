@@ -120,6 +120,8 @@ fn step_rows(scenario: &Scenario, state: &LoopState, log: &[RequestRecord], sess
                 cache_break_simulated: server.is_some_and(|s| s.cache_break),
                 cache_write_tokens: server.filter(|_| answered).map(|s| s.cache_write_tokens),
                 cache_write_1h_tokens: server.filter(|_| answered).map(|s| s.cache_write_1h_tokens),
+                cache_break_detected: record.cache_break.is_some(),
+                cache_break_causes: record.cache_break.as_ref().map(|causes| causes.join(",")),
                 finish_reason: record.finish_reason.as_ref().map(|f| f.as_openai_str().to_owned()),
                 tool_calls: record.tool_calls.clone(),
                 started_ms: record.started_ms,
@@ -176,6 +178,9 @@ fn run_metrics(scenario: &Scenario, state: &LoopState, steps: &[StepRow], log: &
         compaction_savings_ratio: 1.0 - ratio(input_tokens_total, input_tokens_uncompacted_total),
         cache_breaks: u64::from(state.cache_breaks),
         cache_breaks_simulated: log.iter().filter(|r| r.cache_break).count() as u64,
+        cache_breaks_matched: steps.iter().filter(|s| s.cache_break_detected && s.cache_break_simulated).count() as u64,
+        cache_break_precision: agreement(steps, |s| s.cache_break_detected, |s| s.cache_break_simulated),
+        cache_break_recall: agreement(steps, |s| s.cache_break_simulated, |s| s.cache_break_detected),
         cache_read_tokens,
         cache_write_tokens,
         cache_hit_ratio: ratio(cache_read_tokens, input_tokens_total),
@@ -204,6 +209,14 @@ fn recorded_total(answered: &[&StepRow]) -> Option<reloop_wire::Usage> {
         cache_read_tokens: sum.cache_read_tokens.saturating_add(u.cache_read_tokens),
         cache_write_tokens: sum.cache_write_tokens.saturating_add(u.cache_write_tokens),
     }))
+}
+
+/// Of the calls where `claimed` holds, the share where `confirmed` holds
+/// too; `None` when nothing was claimed.
+fn agreement(steps: &[StepRow], claimed: fn(&StepRow) -> bool, confirmed: fn(&StepRow) -> bool) -> Option<f64> {
+    let claims = steps.iter().filter(|s| claimed(s)).count();
+    let confirmed = steps.iter().filter(|s| claimed(s) && confirmed(s)).count();
+    (claims > 0).then(|| confirmed as f64 / claims as f64)
 }
 
 fn signed(value: u64) -> i64 {

@@ -21,6 +21,8 @@ pub struct RunReport {
     pub wire: String,
     /// The model requested.
     pub model: String,
+    /// Where the scenario came from (`format:file` of an imported session).
+    pub source: Option<String>,
     /// How it ended.
     pub outcome: Outcome,
     /// Every expectation held.
@@ -51,6 +53,7 @@ impl RunReport {
             strategy: scenario.loop_settings.strategy.as_str().to_owned(),
             wire: scenario.wire.as_str().to_owned(),
             model: scenario.spec.model.clone(),
+            source: scenario.spec.source.clone(),
             outcome,
             passed: false,
             failed_expectations: Vec::new(),
@@ -94,6 +97,12 @@ pub struct RunMetrics {
     pub compaction_savings_ratio: f64,
     pub cache_breaks: u64,
     pub cache_breaks_simulated: u64,
+    /// Calls where the loop detected a break and the server simulated one.
+    pub cache_breaks_matched: u64,
+    /// Of the loop's detected breaks, the share the server also counted.
+    pub cache_break_precision: Option<f64>,
+    /// Of the server's simulated breaks, the share the loop detected.
+    pub cache_break_recall: Option<f64>,
     pub cache_read_tokens: u64,
     pub cache_write_tokens: u64,
     pub cache_hit_ratio: f64,
@@ -157,6 +166,9 @@ pub struct StepRow {
     pub cache_break_simulated: bool,
     pub cache_write_tokens: Option<u64>,
     pub cache_write_1h_tokens: Option<u64>,
+    pub cache_break_detected: bool,
+    /// The detector's causes, comma-separated (`tools,system,model,history`).
+    pub cache_break_causes: Option<String>,
     pub finish_reason: Option<String>,
     pub tool_calls: Vec<String>,
     pub started_ms: u64,
