@@ -384,6 +384,43 @@ def test_anthropic_tool_call_stream(server):
     assert_anthropic_tool_call(message)
 
 
+
+# Long enough for claude-haiku-4-5's 4,096-token minimum cacheable prefix.
+CACHED_SYSTEM = " ".join(f"House rule {n}: read before you edit, test before you answer." for n in range(600))
+
+
+def cached_request(client, *, breakpoints: int = 1, stream: bool = False):
+    system = [{"type": "text", "text": CACHED_SYSTEM, "cache_control": {"type": "ephemeral"}}]
+    content = [{"type": "text", "text": TEXT_PROMPT, "cache_control": {"type": "ephemeral"}} for _ in range(breakpoints - 1)]
+    messages = [{"role": "user", "content": content or TEXT_PROMPT}]
+    args = dict(model=ANTHROPIC_MODEL, max_tokens=MAX_TOKENS, system=system, messages=messages)
+    if stream:
+        with client.messages.stream(**args) as events:
+            return events.get_final_message()
+    return client.messages.create(**args)
+
+
+@pytest.mark.parametrize("stream", [False, True])
+def test_anthropic_prompt_cache_usage(server, stream):
+    """A breakpoint on a long system prompt: the first call writes it, the
+    same call again (a retry, so the same recorded answer) reads it, in the
+    usage fields the SDK exposes, streamed or not."""
+    client = anthropic_client(server, f"text.messages-cache-{stream}")
+    first = cached_request(client, stream=stream)
+    assert first.usage.cache_creation_input_tokens >= 4096, first.usage
+    assert first.usage.cache_read_input_tokens == 0, first.usage
+    again = cached_request(client, stream=stream)
+    assert again.usage.cache_read_input_tokens == first.usage.cache_creation_input_tokens, again.usage
+    assert again.usage.cache_creation_input_tokens == 0, again.usage
+    assert again.usage.input_tokens == first.usage.input_tokens, "only the uncached tail counts as input"
+
+
+def test_anthropic_more_than_four_breakpoints_is_refused(server):
+    with pytest.raises(anthropic.BadRequestError) as refused:
+        cached_request(anthropic_client(server, "text.messages-cache-5"), breakpoints=5)
+    assert refused.value.status_code == 400
+    assert "A maximum of 4 blocks with cache_control may be provided. Found 5." in str(refused.value)
+
 # --- every body and event against the SDKs' own types --------------------
 #
 # The SDKs build their objects without validation, so a missing field only

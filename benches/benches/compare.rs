@@ -49,6 +49,7 @@ fn run(i: u64, drift: f64) -> RunReport {
         steps: Vec::new(),
         events: Vec::new(),
         divergences: Vec::new(),
+        source: None,
     }
 }
 

@@ -41,6 +41,11 @@ pub struct LoopSettings {
     pub output_slot_escalation: bool,
     /// How a batch of tool calls is scheduled.
     pub tool_execution: ToolExecution,
+    /// Where Anthropic requests carry `cache_control` breakpoints.
+    pub cache_breakpoints: crate::client::cache_breakpoints::CacheBreakpointSettings,
+    /// Advertise Roku's `task_create`, `task_list`, `task_update` and
+    /// `task_get`, answered by the loop from the run's task store.
+    pub task_tools: bool,
     /// Credential scrubbing and truncation of tool output.
     pub output_guards: crate::output_guard::OutputGuards,
 }
@@ -73,6 +78,8 @@ impl Default for LoopSettings {
             retry: crate::client::RetryPolicy::default(),
             output_slot_escalation: true,
             tool_execution: ToolExecution::Serial,
+            cache_breakpoints: crate::client::cache_breakpoints::CacheBreakpointSettings::default(),
+            task_tools: false,
             output_guards: crate::output_guard::OutputGuards::default(),
         }
     }

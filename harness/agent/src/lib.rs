@@ -30,6 +30,7 @@ pub mod risk;
 mod runtime_loop;
 pub mod shell;
 pub mod state;
+pub mod task_store;
 pub mod tools;
 
 pub use client::{LlmError, LlmRequest, ProviderClient, ProviderConfig, RetryPolicy, WireFormat};

@@ -123,6 +123,8 @@ pub struct LoopState {
     pub cache_breaks: u32,
     /// Most tools that ran side by side.
     pub max_parallel_tools: u32,
+    /// The task tools' checklist.
+    pub tasks: crate::task_store::TaskStore,
 }
 
 impl LoopState {
@@ -146,6 +148,7 @@ impl LoopState {
             tool_errors: 0,
             cache_breaks: 0,
             max_parallel_tools: 0,
+            tasks: crate::task_store::TaskStore::default(),
         }
     }
 

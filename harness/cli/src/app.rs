@@ -121,6 +121,9 @@ pub struct BatchArgs {
     /// Also write JUnit XML here, one test case per run.
     #[arg(long)]
     pub junit: Option<PathBuf>,
+    /// Price with this table (the shape of the repository's `prices.yaml`) instead of the embedded one.
+    #[arg(long, value_name = "FILE")]
+    pub prices: Option<PathBuf>,
 }
 
 /// `reloop run`.

@@ -3,13 +3,15 @@
 //! progress bar, each finished run's rows streamed to the report and only
 //! its summary kept, the report published as one set, and the exit code.
 
+use std::collections::BTreeSet;
 use std::io::Write as _;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use indicatif::{ProgressBar, ProgressStyle};
+use reloop_agent::price_table::{self, PriceTable};
 use reloop_eval::report::{ReportStream, table_batches, table_schemas, write_atomically};
 use reloop_eval::sweep::RunVariant;
 use reloop_eval::{Outcome, Plan, RunOptions, RunSummary, run_all};
@@ -21,10 +23,12 @@ use crate::{exit_code, junit};
 /// goes on, so that a crash loses at most this much work.
 const CHECKPOINT_EVERY: Duration = Duration::from_secs(5);
 
-/// Everything checked before the first run: every scenario under `paths`
-/// validated (every error printed), then `out` created and written to.
+/// Everything checked before the first run: the `--prices` table loaded,
+/// every scenario under the batch's paths validated (every error printed), then `out` created and written to.
 /// `Err` is the exit code for bad input.
-pub fn prepare(paths: &[PathBuf], variants: Vec<RunVariant>, out: &Path) -> Result<(Plan, ReportStream), i32> {
+pub fn prepare(batch: &BatchArgs, variants: Vec<RunVariant>, out: &Path) -> Result<(Plan, ReportStream), i32> {
+    install_prices(batch.prices.as_deref())?;
+    let paths = &batch.paths;
     let plan = Plan::validate(paths, variants).map_err(|errors| {
         for error in errors {
             eprintln!("error: {error}");
@@ -38,6 +42,19 @@ pub fn prepare(paths: &[PathBuf], variants: Vec<RunVariant>, out: &Path) -> Resu
     Ok((plan, report))
 }
 
+/// Installs the `--prices` table for the whole process; a file that does
+/// not parse is bad input, named with its line and field.
+fn install_prices(path: Option<&Path>) -> Result<(), i32> {
+    let Some(path) = path else { return Ok(()) };
+    let table = reloop_eval::yaml::load::<PriceTable>(path).map_err(|error| {
+        eprintln!("error: {error}");
+        exit_code::BAD_INPUT
+    })?;
+    // A second batch in the same process keeps the first table: one process, one price list.
+    let _ = price_table::install(table);
+    Ok(())
+}
+
 /// Runs `plan` with a progress bar, streaming each finished run to
 /// `report`, then publishes it (and JUnit when asked). Returns the runs'
 /// summaries in plan order.
@@ -46,11 +63,12 @@ pub fn execute(plan: &Plan, batch: &BatchArgs, report: ReportStream, cancel: &Ar
     let bar = ProgressBar::new(plan.runs() as u64)
         .with_style(ProgressStyle::with_template("{bar:30} {pos}/{len} {msg}").expect("static template"));
     let options = RunOptions { jobs, cancel: Arc::clone(cancel) };
-    let sink = Mutex::new(Sink { report, failed: None, summaries: Vec::new() });
+    let sink = Mutex::new(Sink { report, failed: None, summaries: Vec::new(), unpriced: BTreeSet::new() });
     run_all(plan, &options, &|index, run| {
         bar.set_message(run.scenario.clone());
         bar.inc(1);
         let summary = RunSummary::from(&run);
+        let unpriced = (!price_table::is_priced(&run.model)).then(|| run.model.clone());
         let batches = table_batches(std::slice::from_ref(&run));
         drop(run);
         let mut sink = sink.lock().expect("report sink poisoned");
@@ -62,9 +80,13 @@ pub fn execute(plan: &Plan, batch: &BatchArgs, report: ReportStream, cancel: &Ar
             cancel.store(true, Ordering::SeqCst);
         }
         sink.summaries.push((index, summary));
+        sink.unpriced.extend(unpriced);
     })?;
     bar.finish_and_clear();
-    let Sink { report, failed, mut summaries } = sink.into_inner().expect("report sink poisoned");
+    let Sink { report, failed, mut summaries, unpriced } = sink.into_inner().expect("report sink poisoned");
+    for model in unpriced {
+        eprintln!("warning: model `{model}` is not in the price table; its runs have no estimated_cost_usd (add a row with --prices FILE)");
+    }
     if let Some(error) = failed {
         anyhow::bail!("cannot write the report: {error}");
     }
@@ -82,6 +104,8 @@ struct Sink {
     report: ReportStream,
     failed: Option<std::io::Error>,
     summaries: Vec<(usize, RunSummary)>,
+    /// Models the price table does not know, warned about at the end.
+    unpriced: BTreeSet<String>,
 }
 
 /// The exit code of a finished batch: interrupted, harness error, or what

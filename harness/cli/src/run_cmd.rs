@@ -19,7 +19,7 @@ use crate::{exit_code, junit, summary};
 
 /// Runs the command; returns the exit code.
 pub fn run(args: RunArgs, cancel: Arc<AtomicBool>) -> anyhow::Result<i32> {
-    let (mut plan, report) = match prepare(&args.batch.paths, vec![RunVariant::Label(args.variant.clone())], &args.out) {
+    let (mut plan, report) = match prepare(&args.batch, vec![RunVariant::Label(args.variant.clone())], &args.out) {
         Ok(prepared) => prepared,
         Err(code) => return Ok(code),
     };

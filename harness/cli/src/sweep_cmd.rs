@@ -31,7 +31,7 @@ pub fn run(args: SweepArgs, cancel: Arc<AtomicBool>) -> anyhow::Result<i32> {
     }
     let variants: Vec<RunVariant> = variants.into_iter().map(RunVariant::Swept).collect();
     let mut tally = SweepTally::new(&variants);
-    let (plan, report) = match prepare(&args.batch.paths, variants, &args.out) {
+    let (plan, report) = match prepare(&args.batch, variants, &args.out) {
         Ok(prepared) => prepared,
         Err(code) => return Ok(code),
     };

@@ -2,7 +2,8 @@
 //! joined with what the server saw, plus the uncompacted counterfactual
 //! counted by the same reference tokenizer.
 
-use reloop_agent::tools::pseudo_tool_specs;
+use reloop_agent::price_table::{self, PricedUsage};
+use reloop_agent::tools::declared_tools;
 use reloop_agent::{CallPurpose, DoomLoopKind, LlmRequest, LoopEvent, LoopState, Outcome, TimedEvent, ToolRuntime, ToolSpec, client::to_prompt};
 use reloop_mock::{RequestRecord, Session};
 use reloop_wire::format::through;
@@ -64,6 +65,8 @@ pub fn collect(finished: Finished<'_>) -> RunReport {
             doom_loop_kinds: state.doom_loop_first_steps.iter().map(|(kind, _)| *kind).collect(),
             cache_breaks: metrics.cache_breaks,
             llm_retries: metrics.llm_retries,
+            cache_read_tokens: metrics.cache_read_tokens,
+            cache_write_tokens: metrics.cache_write_tokens,
         },
     );
     RunReport {
@@ -80,10 +83,7 @@ pub fn collect(finished: Finished<'_>) -> RunReport {
 }
 
 fn step_rows(scenario: &Scenario, state: &LoopState, log: &[RequestRecord], session: &Session, tools: &dyn ToolRuntime) -> Vec<StepRow> {
-    let mut declared: Vec<ToolSpec> = tools.specs();
-    if scenario.spec.loop_settings.pseudo_tools {
-        declared.extend(pseudo_tool_specs());
-    }
+    let declared: Vec<ToolSpec> = declared_tools(tools, &scenario.loop_settings);
     state
         .calls
         .iter()
@@ -118,6 +118,8 @@ fn step_rows(scenario: &Scenario, state: &LoopState, log: &[RequestRecord], sess
                 cache_read_tokens: server.filter(|_| answered).map(|s| s.cached_tokens),
                 usage_recorded: server.filter(|_| answered).and_then(|s| s.recorded_usage),
                 cache_break_simulated: server.is_some_and(|s| s.cache_break),
+                cache_write_tokens: server.filter(|_| answered).map(|s| s.cache_write_tokens),
+                cache_write_1h_tokens: server.filter(|_| answered).map(|s| s.cache_write_1h_tokens),
                 cache_break_detected: record.cache_break.is_some(),
                 cache_break_causes: record.cache_break.as_ref().map(|causes| causes.join(",")),
                 finish_reason: record.finish_reason.as_ref().map(|f| f.as_openai_str().to_owned()),
@@ -134,6 +136,8 @@ fn run_metrics(scenario: &Scenario, state: &LoopState, steps: &[StepRow], log: &
     let input_tokens_total: u64 = answered.iter().filter_map(|s| s.input_tokens).sum();
     let input_tokens_uncompacted_total: u64 = answered.iter().filter_map(|s| s.input_tokens_uncompacted).sum();
     let cache_read_tokens: u64 = answered.iter().filter_map(|s| s.cache_read_tokens).sum();
+    let cache_write_tokens: u64 = answered.iter().filter_map(|s| s.cache_write_tokens).sum();
+    let cache_write_1h_tokens: u64 = answered.iter().filter_map(|s| s.cache_write_1h_tokens).sum();
     let output_tokens_total: u64 = answered.iter().filter_map(|s| s.output_tokens).sum();
     let step_budget = u64::from(scenario.spec.loop_settings.step_budget);
     let steps_used = u64::from(state.steps_used());
@@ -141,12 +145,13 @@ fn run_metrics(scenario: &Scenario, state: &LoopState, steps: &[StepRow], log: &
         input_tokens: input_tokens_total,
         output_tokens: output_tokens_total,
         cache_read_tokens,
-        cache_write_tokens: 0,
+        cache_write_tokens,
     };
     let usage_recorded = recorded_total(&answered);
-    let (cost_source, priced) = match &usage_recorded {
-        Some(recorded) => (CostSource::Recorded, recorded),
-        None => (CostSource::Simulated, &usage),
+    // Recorded usage keeps no lifetime split: its writes are priced as 5-minute writes.
+    let (cost_source, priced) = match usage_recorded {
+        Some(recorded) => (CostSource::Recorded, PricedUsage { usage: recorded, cache_write_1h_tokens: 0 }),
+        None => (CostSource::Simulated, PricedUsage { usage, cache_write_1h_tokens }),
     };
     RunMetrics {
         steps_used,
@@ -177,10 +182,10 @@ fn run_metrics(scenario: &Scenario, state: &LoopState, steps: &[StepRow], log: &
         cache_break_precision: agreement(steps, |s| s.cache_break_detected, |s| s.cache_break_simulated),
         cache_break_recall: agreement(steps, |s| s.cache_break_simulated, |s| s.cache_break_detected),
         cache_read_tokens,
-        cache_write_tokens: 0,
+        cache_write_tokens,
         cache_hit_ratio: ratio(cache_read_tokens, input_tokens_total),
         output_tokens_total,
-        estimated_cost_usd: reloop_agent::price_table::estimated_cost_usd(&scenario.spec.model, priced),
+        estimated_cost_usd: price_table::active().cost(&scenario.spec.model, &priced),
         cost_source,
         usage_recorded,
         estimator_mape: mape(&answered),

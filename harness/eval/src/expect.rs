@@ -24,6 +24,10 @@ pub struct RunFacts<'a> {
     pub cache_breaks: u64,
     /// Retried model calls.
     pub llm_retries: u64,
+    /// Prompt tokens the provider's cache served, summed over the run.
+    pub cache_read_tokens: u64,
+    /// Prompt tokens written to the provider's cache, summed over the run.
+    pub cache_write_tokens: u64,
 }
 
 /// The failed expectations; empty when all held.
@@ -60,6 +64,12 @@ pub fn check(expect: &Expectations, facts: &RunFacts<'_>) -> Vec<String> {
     if let Some(failure) = expect.llm_retries.and_then(|b| bounds("llm_retries", b, facts.llm_retries)) {
         failures.push(failure);
     }
+    if let Some(failure) = expect.cache_read_tokens.and_then(|b| bounds("cache_read_tokens", b, facts.cache_read_tokens)) {
+        failures.push(failure);
+    }
+    if let Some(failure) = expect.cache_write_tokens.and_then(|b| bounds("cache_write_tokens", b, facts.cache_write_tokens)) {
+        failures.push(failure);
+    }
     failures
 }
 
@@ -93,6 +103,8 @@ mod tests {
             doom_loop_kinds: Vec::new(),
             cache_breaks: 0,
             llm_retries: 1,
+            cache_read_tokens: 3_000,
+            cache_write_tokens: 1_500,
         }
     }
 
@@ -105,6 +117,8 @@ mod tests {
             doom_loop: Some(DoomLoopExpectation { detected: false, kind: None, onset_step: None }),
             cache_breaks: Some(Bounds { min: None, max: Some(0) }),
             llm_retries: Some(Bounds { min: Some(1), max: Some(1) }),
+            cache_read_tokens: Some(Bounds { min: Some(1_000), max: None }),
+            cache_write_tokens: Some(Bounds { min: Some(1_024), max: Some(2_000) }),
         }
     }
 
@@ -126,6 +140,8 @@ mod tests {
             (RunFacts { doom_loop_detected: true, ..base.clone() }, "doom_loop: expected no doom loop, one was detected"),
             (RunFacts { cache_breaks: 1, ..base.clone() }, "cache_breaks: expected at most 0, got 1"),
             (RunFacts { llm_retries: 0, ..base.clone() }, "llm_retries: expected at least 1, got 0"),
+            (RunFacts { cache_read_tokens: 0, ..base.clone() }, "cache_read_tokens: expected at least 1000, got 0"),
+            (RunFacts { cache_write_tokens: 2_001, ..base.clone() }, "cache_write_tokens: expected at most 2000, got 2001"),
         ];
         for (facts, message) in cases {
             assert_eq!(check(&all_holding(), &facts), vec![message.to_owned()]);
@@ -147,6 +163,8 @@ mod tests {
             doom_loop_kinds: vec![DoomLoopKind::IdenticalCalls],
             cache_breaks: 0,
             llm_retries: 0,
+            cache_read_tokens: 0,
+            cache_write_tokens: 0,
         };
         assert_eq!(check(&expect, &facts), vec!["doom_loop: expected the cycle detector to fire, fired: [identical_calls]".to_owned()]);
         let both = RunFacts { doom_loop_kinds: vec![DoomLoopKind::IdenticalCalls, DoomLoopKind::Cycle], ..facts };

@@ -1,11 +1,12 @@
 //! Checks across files that parsing alone cannot make (`reloop validate`):
 //! each tool a recording calls has a fixture in the scenario (or is one of
-//! the loop's pseudo-tools). Errors carry the line of the offending call.
+//! the loop's pseudo-tools, or a task tool the scenario enables). Errors carry the line of the offending call.
 //! Faults aimed past the recording's end are refused when the scenario
 //! loads (`validate_settings`), so they never reach this check.
 
 use std::path::Path;
 
+use reloop_agent::task_store::is_task_tool;
 use reloop_agent::tools::pseudo;
 use reloop_mock::recording::{Exchange, Part, ToolCallPart};
 
@@ -20,7 +21,8 @@ pub fn check(scenario: &Scenario) -> Vec<InputError> {
     let recording_text = std::fs::read_to_string(&recording_file).unwrap_or_default();
     for (i, exchange) in scenario.recording.exchanges.iter().enumerate() {
         for (j, (part, call)) in tool_call_parts(exchange).enumerate() {
-            if !pseudo::is_pseudo(&call.name) && !scenario.spec.tools.contains_key(&call.name) {
+            let loop_answers = pseudo::is_pseudo(&call.name) || (scenario.spec.loop_settings.task_tools && is_task_tool(&call.name));
+            if !loop_answers && !scenario.spec.tools.contains_key(&call.name) {
                 // Written as v2 parts or as v1's `tool_calls` shorthand.
                 let written = [format!("exchanges[{i}].parts[{part}].name"), format!("exchanges[{i}].tool_calls[{j}].name")];
                 let located = written.iter().find_map(|field| locate_exact(&recording_text, field).map(|p| (field.clone(), p)));

@@ -164,6 +164,8 @@ pub struct StepRow {
     /// The usage the provider reported when the answer was recorded.
     pub usage_recorded: Option<reloop_wire::Usage>,
     pub cache_break_simulated: bool,
+    pub cache_write_tokens: Option<u64>,
+    pub cache_write_1h_tokens: Option<u64>,
     pub cache_break_detected: bool,
     /// The detector's causes, comma-separated (`tools,system,model,history`).
     pub cache_break_causes: Option<String>,

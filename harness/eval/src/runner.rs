@@ -165,6 +165,7 @@ async fn replay(scenario: &Scenario, wall: Instant) -> Result<RunReport, String>
             api_key: REPLAY_API_KEY.to_owned(),
             wire: scenario.wire,
             model: scenario.spec.model.clone(),
+            cache_breakpoints: scenario.loop_settings.cache_breakpoints.clone(),
         },
         Arc::clone(&shared),
     )

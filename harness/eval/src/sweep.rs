@@ -6,6 +6,7 @@ use std::path::Path;
 
 pub use reloop_agent::context::{StrategyName, StrategyTuning};
 use reloop_agent::LoopSettings;
+use reloop_agent::client::cache_breakpoints::CacheBreakpointSettings;
 use serde::Deserialize;
 
 use crate::run_summary::RunSummary;
@@ -22,12 +23,16 @@ pub struct Variant {
     /// Tuned constants; absent keeps each scenario's own.
     #[serde(default)]
     pub strategies: Option<StrategyTuning>,
+    /// Anthropic breakpoint placement; absent keeps each scenario's own (so
+    /// a sweep can compare placements).
+    #[serde(default)]
+    pub cache_breakpoints: Option<CacheBreakpointSettings>,
 }
 
 impl Variant {
     /// The variant running `strategy` as each scenario tunes it.
     pub fn of_strategy(strategy: StrategyName) -> Self {
-        Self { name: strategy.as_str().to_owned(), strategy, strategies: None }
+        Self { name: strategy.as_str().to_owned(), strategy, strategies: None, cache_breakpoints: None }
     }
 
     /// A scenario's loop `settings` under this variant.
@@ -36,6 +41,9 @@ impl Variant {
         run.strategy = self.strategy;
         if let Some(tuning) = &self.strategies {
             run.strategies = tuning.clone();
+        }
+        if let Some(placement) = &self.cache_breakpoints {
+            run.cache_breakpoints = placement.clone();
         }
         run
     }
@@ -69,7 +77,7 @@ impl RunVariant {
     }
 }
 
-/// A variants file: `variants: [ { name, strategy, strategies } ]`.
+/// A variants file: `variants: [ { name, strategy, strategies, cache_breakpoints } ]`.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct VariantsFile {

@@ -8,6 +8,7 @@
 //! body, and refuses requests the recording cannot answer as a
 //! [`Divergence`]: it never guesses.
 
+pub mod anthropic_cache;
 pub mod api_errors;
 pub mod cache_sim;
 pub mod connections;

@@ -33,7 +33,7 @@ use crate::pacing::Pacer;
 use crate::raw_reply;
 use crate::recording::Recording;
 use crate::render::{CREATED, Render, ReplyMeta, renderer};
-use crate::session::{RequestRecord, Reply, Session, SessionConfig};
+use crate::session::{Caching, RequestRecord, Reply, Session, SessionConfig};
 use crate::stream_plan::StreamPlan;
 
 /// The session `/v1/...` routes use.
@@ -242,11 +242,16 @@ async fn models(headers: HeaderMap) -> Response {
 }
 
 /// Parses a request body of `format` into the neutral prompt.
-fn parse(format: Format, body: &[u8]) -> Result<Prompt, serde_json::Error> {
+/// The neutral request and the cache model its format implies: OpenAI's
+/// automatic caching, or the Anthropic request's own breakpoints.
+fn parse(format: Format, body: &[u8]) -> Result<(Prompt, Caching), serde_json::Error> {
     Ok(match format {
-        Format::OpenaiChat => serde_json::from_slice::<ChatRequest>(body)?.to_prompt(),
-        Format::OpenaiResponses => serde_json::from_slice::<ResponsesRequest>(body)?.to_prompt(),
-        Format::Anthropic => serde_json::from_slice::<MessagesRequest>(body)?.to_prompt(),
+        Format::OpenaiChat => (serde_json::from_slice::<ChatRequest>(body)?.to_prompt(), Caching::Automatic),
+        Format::OpenaiResponses => (serde_json::from_slice::<ResponsesRequest>(body)?.to_prompt(), Caching::Automatic),
+        Format::Anthropic => {
+            let request = serde_json::from_slice::<MessagesRequest>(body)?;
+            (request.to_prompt(), Caching::Breakpoints(request.cache_breakpoints()))
+        }
     })
 }
 
@@ -267,14 +272,14 @@ fn answer(registry: &Registry, name: &str, format: Format, body: Result<Bytes, B
             return shape.response(StatusCode::SERVICE_UNAVAILABLE, "reloop: too many live sessions; end some (DELETE /s/NAME) or wait for idle ones to expire");
         }
     };
-    let prompt = match parse(format, &body) {
-        Ok(prompt) => prompt,
+    let (prompt, caching) = match parse(format, &body) {
+        Ok(parsed) => parsed,
         Err(e) => {
             let message = format!("could not parse the JSON body of your request: {e}");
             return json_response(StatusCode::BAD_REQUEST, render.errors().invalid_request(&message));
         }
     };
-    let reply = session.handle(&prompt);
+    let reply = session.handle_cached(&prompt, &caching);
     let record = session.last_record();
     if let Some(record) = record.as_ref().filter(|_| registry.log_requests) {
         eprintln!("{}", log_line(name, format, record));
@@ -314,6 +319,7 @@ fn respond(render: &dyn Render, reply: Reply, prompt: &Prompt, format: Format, p
             json_response(StatusCode::BAD_REQUEST, render.errors().context_exceeded(window, requested))
         }
         Reply::Divergence(divergence) => json_response(StatusCode::BAD_REQUEST, render.errors().divergence(&divergence)),
+        Reply::InvalidRequest(message) => json_response(StatusCode::BAD_REQUEST, render.errors().invalid_request(&message)),
         Reply::Http(fault) => {
             let body = fault.body.clone().unwrap_or_else(|| render.errors().http_error(fault.status));
             let status = StatusCode::from_u16(fault.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);

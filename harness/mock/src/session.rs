@@ -6,13 +6,13 @@ use std::sync::{Arc, Mutex};
 use reloop_wire::{Prompt, Usage};
 use serde::Serialize;
 
-use crate::cache_sim::PrefixCache;
 use crate::divergence::{Divergence, ExpectedCall, check_expectations, check_tool_results, recording_exhausted};
 use crate::fault::FaultPlan;
 use crate::pacing::Pacer;
 use crate::recording::{Exchange, Purpose, RecordedUsage, Recording, ReplayMode};
 pub use crate::stages::Reply;
-use crate::stages::{self, Rejection};
+use crate::stages::{self, AccountInput, Caches, Rejection};
+pub use crate::stages::Caching;
 use crate::tokens::{PromptCount, TokenCounter, content_hash};
 
 /// How a session is set up.
@@ -48,6 +48,11 @@ pub struct RequestRecord {
     pub output_tokens: u64,
     /// Prompt tokens the simulated cache served.
     pub cached_tokens: u64,
+    /// Prompt tokens the simulated cache wrote, as reported to the client
+    /// (Anthropic only: OpenAI reports no writes).
+    pub cache_write_tokens: u64,
+    /// Of those, the tokens written with a 1-hour lifetime.
+    pub cache_write_1h_tokens: u64,
     /// Whether the simulated cache lost the previous call's prefix.
     pub cache_break: bool,
     /// Usage as recorded, if the recording kept it.
@@ -71,7 +76,7 @@ struct SessionState {
     previous: Option<(u64, Purpose, usize)>,
     log: Vec<RequestRecord>,
     divergences: Vec<Divergence>,
-    cache: PrefixCache,
+    cache: Caches,
     faults: FaultPlan,
     /// The Responses item ids of the calls last answered on the main
     /// purpose, as rendered: a result may name a call by them.
@@ -130,6 +135,12 @@ impl Session {
     /// counts it (new messages only), then runs the stages of
     /// [`crate::stages`] and logs what happened.
     pub fn handle(&self, request: &Prompt) -> Reply {
+        self.handle_cached(request, &Caching::Automatic)
+    }
+
+    /// As [`Session::handle`], with the cache model (and breakpoints) the
+    /// request's wire format implies.
+    pub fn handle_cached(&self, request: &Prompt, caching: &Caching) -> Reply {
         let count = self.counter.count_prompt(request);
         let fingerprint = fingerprint(request, &count);
         let mut state = self.lock();
@@ -144,6 +155,8 @@ impl Session {
             input_tokens: count.total,
             output_tokens: 0,
             cached_tokens: 0,
+            cache_write_tokens: 0,
+            cache_write_1h_tokens: 0,
             cache_break: false,
             recorded_usage: None,
             status: 200,
@@ -151,7 +164,7 @@ impl Session {
             retry,
             at_ms: self.config.pacer.now_ms(),
         };
-        let reply = match self.serve(&mut state, request, &count, fingerprint, &mut record) {
+        let reply = match self.serve(&mut state, (request, caching), &count, fingerprint, &mut record) {
             Ok(reply) => reply,
             Err(rejection) => {
                 record.status = rejection.status;
@@ -167,11 +180,12 @@ impl Session {
     fn serve(
         &self,
         state: &mut SessionState,
-        request: &Prompt,
+        (request, caching): (&Prompt, &Caching),
         count: &PromptCount,
         fingerprint: u64,
         record: &mut RequestRecord,
     ) -> Result<Reply, Rejection> {
+        stages::admit_breakpoints(caching)?;
         stages::admit(self.config.context_window, count.total)?;
         let (purpose, exchange_index) = self.match_exchange(state, record, request)?;
         record.exchange = Some(exchange_index);
@@ -182,7 +196,8 @@ impl Session {
         }
         let fault = state.faults.next_attempt(exchange_index);
         let effect = stages::apply_fault(fault, &mut turn, self.config.context_window, count.total)?;
-        let accounted = stages::account(&mut state.cache, count, &turn);
+        let input = AccountInput { caching, model: &request.model, has_system: request.system.is_some(), now_ms: record.at_ms };
+        let accounted = stages::account(&mut state.cache, count, &turn, input);
         turn.usage = Some(accounted.usage);
         if !record.retry {
             state.next[purpose.index()] += 1;
@@ -191,6 +206,8 @@ impl Session {
         record.result = effect.result;
         record.output_tokens = accounted.usage.output_tokens;
         record.cached_tokens = accounted.cache.cached_tokens;
+        record.cache_write_tokens = accounted.usage.cache_write_tokens;
+        record.cache_write_1h_tokens = accounted.cache_write_1h_tokens;
         record.cache_break = accounted.cache.broke;
         record.recorded_usage = exchange.usage.as_ref().map(RecordedUsage::tokens);
         let model = self.config.recording.model.clone().unwrap_or_else(|| request.model.clone());

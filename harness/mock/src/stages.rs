@@ -6,8 +6,10 @@
 //! Each is a function of its inputs, testable alone; a stage that ends the
 //! request early returns a [`Rejection`].
 
+use reloop_wire::anthropic::{CacheBreakpoint, MAX_CACHE_BREAKPOINTS};
 use reloop_wire::{ModelTurn, Usage};
 
+use crate::anthropic_cache::{BreakpointCache, TooManyBreakpoints, min_cacheable_tokens};
 use crate::cache_sim::{CacheResult, PrefixCache, Segment};
 use crate::divergence::Divergence;
 use crate::fault::Fault;
@@ -43,6 +45,9 @@ pub enum Reply {
     Divergence(Divergence),
     /// An injected HTTP fault, sent as written.
     Http(crate::fault::HttpFault),
+    /// A request the provider refuses as malformed (400
+    /// `invalid_request_error`), with its message.
+    InvalidRequest(String),
 }
 
 /// A request answered with an error instead of a turn: what to log and
@@ -67,6 +72,31 @@ pub fn admit(window: Option<u64>, tokens: u64) -> Result<(), Rejection> {
             reply: Box::new(Reply::ContextExceeded { window, requested: tokens }),
         }),
         None => Ok(()),
+    }
+}
+
+/// How the provider caches prompts, decided by the wire format a request
+/// came in.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub enum Caching {
+    /// OpenAI: every long prefix, automatically.
+    #[default]
+    Automatic,
+    /// Anthropic: only the prefixes the request marks with these
+    /// `cache_control` breakpoints.
+    Breakpoints(Vec<CacheBreakpoint>),
+}
+
+/// Admit, breakpoints: more `cache_control` blocks than the API allows get
+/// its 400 error.
+pub fn admit_breakpoints(caching: &Caching) -> Result<(), Rejection> {
+    match caching {
+        Caching::Breakpoints(marks) if marks.len() > MAX_CACHE_BREAKPOINTS => Err(Rejection {
+            status: 400,
+            result: "invalid_request",
+            reply: Box::new(Reply::InvalidRequest(TooManyBreakpoints(marks.len()).to_string())),
+        }),
+        _ => Ok(()),
     }
 }
 
@@ -121,16 +151,55 @@ pub struct Accounted {
     pub usage: Usage,
     /// What the prompt cache did.
     pub cache: CacheResult,
+    /// Of `usage.cache_write_tokens`, those written with a 1-hour lifetime
+    /// (priced at 2x input rather than 1.25x).
+    pub cache_write_1h_tokens: u64,
+}
+
+/// The session's two cache models; a request uses the one its wire format
+/// implies.
+#[derive(Debug, Default)]
+pub struct Caches {
+    /// OpenAI's automatic prefix cache.
+    pub automatic: PrefixCache,
+    /// Anthropic's breakpoint cache.
+    pub breakpoints: BreakpointCache,
+}
+
+/// What account needs to know of the request besides its counts.
+#[derive(Debug, Clone, Copy)]
+pub struct AccountInput<'a> {
+    /// The cache model and its breakpoints.
+    pub caching: &'a Caching,
+    /// The model asked for (Anthropic's minimum cacheable length depends on it).
+    pub model: &'a str,
+    /// Whether the request has a system prompt (the first counted message).
+    pub has_system: bool,
+    /// The session's clock, for cache lifetimes.
+    pub now_ms: u64,
 }
 
 /// Account: prices the reply with the reference tokenizer and runs the
-/// request through the session's prompt cache.
-pub fn account(cache: &mut PrefixCache, count: &PromptCount, turn: &ModelTurn) -> Accounted {
-    let cache = cache.observe(&segments(count));
+/// request through the session's prompt cache. OpenAI reports reads only
+/// (writes cost nothing extra there); Anthropic reports reads and writes.
+pub fn account(caches: &mut Caches, count: &PromptCount, turn: &ModelTurn, input: AccountInput<'_>) -> Accounted {
     let output_tokens =
         count_text(&turn.text) + turn.tool_calls.iter().map(|c| count_text(&c.name) + count_text(&c.arguments)).sum::<u64>();
-    let usage = Usage { input_tokens: count.total, output_tokens, cache_read_tokens: cache.cached_tokens, cache_write_tokens: 0 };
-    Accounted { usage, cache }
+    let usage = Usage { input_tokens: count.total, output_tokens, cache_read_tokens: 0, cache_write_tokens: 0 };
+    match input.caching {
+        Caching::Automatic => {
+            let cache = caches.automatic.observe(&segments(count));
+            Accounted { usage: Usage { cache_read_tokens: cache.cached_tokens, ..usage }, cache, cache_write_1h_tokens: 0 }
+        }
+        Caching::Breakpoints(marks) => {
+            let min = min_cacheable_tokens(input.model);
+            // Refused earlier by `admit_breakpoints`; an empty result here is only a safeguard.
+            let result = caches.breakpoints.observe(&segments(count), input.has_system, marks, min, input.now_ms).unwrap_or_default();
+            let cache = CacheResult { cached_tokens: result.read_tokens, written_tokens: result.written_tokens(), broke: result.broke };
+            let usage = Usage { cache_read_tokens: result.read_tokens, cache_write_tokens: result.written_tokens(), ..usage };
+            Accounted { usage, cache, cache_write_1h_tokens: result.written_1h_tokens }
+        }
+    }
 }
 
 /// The request's cacheable segments: tools first, then the system prompt
@@ -183,13 +252,35 @@ mod tests {
 
     #[test]
     fn account_prices_output_and_reads_the_cache_on_a_repeat() {
-        let mut cache = PrefixCache::default();
+        let mut caches = Caches::default();
         let count = PromptCount { messages: vec![2_000], message_hashes: vec![7], total: 2_003, ..PromptCount::default() };
-        let first = account(&mut cache, &count, &turn());
+        let input = AccountInput { caching: &Caching::Automatic, model: "gpt-4o", has_system: false, now_ms: 0 };
+        let first = account(&mut caches, &count, &turn(), input);
         assert_eq!(first.usage.input_tokens, 2_003);
         assert_eq!(first.usage.output_tokens, count_text("read") + count_text("{\"path\":\"a.rs\"}"));
         assert_eq!(first.usage.cache_read_tokens, 0);
-        let second = account(&mut cache, &count, &turn());
+        let second = account(&mut caches, &count, &turn(), input);
         assert_eq!(second.usage.cache_read_tokens, 1_920, "whole 128-token blocks of the repeated prefix");
+        assert_eq!(second.usage.cache_write_tokens, 0, "OpenAI reports no writes");
+    }
+
+    #[test]
+    fn anthropic_accounting_reports_writes_then_reads_at_the_breakpoints() {
+        use reloop_wire::anthropic::{CachePoint, CacheTtl};
+        let mut caches = Caches::default();
+        let count = PromptCount { messages: vec![1_500, 600], message_hashes: vec![7, 8], total: 2_103, ..PromptCount::default() };
+        let marks = Caching::Breakpoints(vec![
+            CacheBreakpoint { at: CachePoint::System, ttl: CacheTtl::OneHour },
+            CacheBreakpoint { at: CachePoint::Message(0), ttl: CacheTtl::FiveMinutes },
+        ]);
+        let input = AccountInput { caching: &marks, model: "claude-sonnet-4-5", has_system: true, now_ms: 0 };
+        let first = account(&mut caches, &count, &turn(), input);
+        assert_eq!((first.usage.cache_read_tokens, first.usage.cache_write_tokens, first.cache_write_1h_tokens), (0, 2_100, 1_500));
+        let second = account(&mut caches, &count, &turn(), AccountInput { now_ms: 1_000, ..input });
+        assert_eq!((second.usage.cache_read_tokens, second.usage.cache_write_tokens), (2_100, 0));
+        let too_many = Caching::Breakpoints(vec![CacheBreakpoint { at: CachePoint::System, ttl: CacheTtl::FiveMinutes }; 5]);
+        let refused = admit_breakpoints(&too_many).unwrap_err();
+        assert!(matches!(*refused.reply, Reply::InvalidRequest(ref m) if m.contains("Found 5")));
+        assert!(admit_breakpoints(&marks).is_ok());
     }
 }

@@ -9,17 +9,22 @@ use reloop_wire::openai_chat::{ApiErrorBody, ChatCompletion, ChatRequest};
 use reloop_wire::openai_responses::{Response, ResponsesRequest};
 use reloop_wire::{Format, ModelTurn, Prompt};
 
+use super::cache_breakpoints::CacheBreakpointSettings;
 use super::{LlmError, wire_error};
 
 /// The `anthropic-version` header the client sends.
 pub const ANTHROPIC_VERSION: &str = "2023-06-01";
 
-/// The serialized request body.
-pub(super) fn body(format: Format, prompt: &Prompt) -> Result<Vec<u8>, LlmError> {
+/// The serialized request body; Anthropic's carries the cache breakpoints.
+pub(super) fn body(format: Format, prompt: &Prompt, cache: &CacheBreakpointSettings) -> Result<Vec<u8>, LlmError> {
     let json = match format {
         Format::OpenaiChat => serde_json::to_vec(&ChatRequest::from_prompt(prompt)),
         Format::OpenaiResponses => serde_json::to_vec(&ResponsesRequest::from_prompt(prompt)),
-        Format::Anthropic => serde_json::to_vec(&MessagesRequest::from_prompt(prompt)),
+        Format::Anthropic => {
+            let mut request = MessagesRequest::from_prompt(prompt);
+            request.place_cache_breakpoints(&cache.breakpoints(prompt));
+            serde_json::to_vec(&request)
+        }
     };
     json.map_err(|e| LlmError::Protocol(e.to_string()))
 }

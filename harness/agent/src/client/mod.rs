@@ -4,6 +4,7 @@
 //! the HTTP exchange, the error reading, the idle-bounded SSE reading.
 
 mod error;
+pub mod cache_breakpoints;
 mod formats;
 mod retry;
 
@@ -35,6 +36,8 @@ pub struct ProviderConfig {
     pub wire: WireFormat,
     /// The model name sent with each request.
     pub model: String,
+    /// Where Anthropic requests carry `cache_control` breakpoints.
+    pub cache_breakpoints: cache_breakpoints::CacheBreakpointSettings,
 }
 
 /// Everything one model call sends, provider-neutral.
@@ -127,7 +130,7 @@ impl ProviderClient {
     ) -> Result<ModelTurn, LlmError> {
         let clock = self.clock.as_ref();
         let format = self.config.wire;
-        let body = formats::body(format, &to_prompt(&self.config.model, request))?;
+        let body = formats::body(format, &to_prompt(&self.config.model, request), &self.config.cache_breakpoints)?;
         let post = self.http.post(format!("{}{}", self.config.base_url, format.path()));
         let send = formats::authenticate(format, post, &self.config.api_key)
             .header("content-type", "application/json")

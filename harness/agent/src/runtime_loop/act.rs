@@ -11,6 +11,7 @@ use crate::event::LoopEvent;
 use crate::message::Message;
 use crate::outcome::Outcome;
 use crate::state::{LoopState, LoopStatus};
+use crate::task_store::is_task_tool;
 use crate::tools::{ToolOutput, pseudo};
 
 /// The result given to calls skipped by a steering message (pi-mono's text).
@@ -59,7 +60,14 @@ impl AgentLoop<'_> {
                 rest = &rest[1..];
                 continue;
             }
-            let real = rest.iter().take_while(|call| !pseudo::is_pseudo(&call.name)).count();
+            if self.deps.settings.task_tools && is_task_tool(&first.name) {
+                let output = state.tasks.handle(&first.name, &first.arguments);
+                self.push_result(state, first, output);
+                rest = &rest[1..];
+                continue;
+            }
+            let loop_answers = |name: &str| pseudo::is_pseudo(name) || (self.deps.settings.task_tools && is_task_tool(name));
+            let real = rest.iter().take_while(|call| !loop_answers(&call.name)).count();
             let (batch, after) = rest.split_at(real);
             rest = after;
             match self.run_real_calls(state, batch).await {

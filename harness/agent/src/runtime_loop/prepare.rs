@@ -9,7 +9,7 @@ use crate::estimate::{prompt_tokens, text_tokens};
 use crate::event::LoopEvent;
 use crate::message::Message;
 use crate::state::LoopState;
-use crate::tools::{ToolSpec, pseudo_tool_specs};
+use crate::tools::{ToolSpec, declared_tools};
 
 /// The request material of one step.
 pub(super) struct Prepared {
@@ -82,10 +82,7 @@ impl AgentLoop<'_> {
 
     /// The tools to declare, frozen to byte-identical JSON across steps.
     fn visible_tools(&mut self) -> Vec<ToolSpec> {
-        let mut specs = self.deps.tools.specs();
-        if self.deps.settings.pseudo_tools {
-            specs.extend(pseudo_tool_specs());
-        }
+        let specs = declared_tools(self.deps.tools, &self.deps.settings);
         let frozen = match self.schema.take() {
             Some(previous) => previous.freeze_or_reuse(specs),
             None => FrozenToolSchema::freeze(specs),

@@ -11,6 +11,7 @@ mod detectors;
 mod estimate;
 mod golden_reports;
 mod hostile_input;
+mod prices;
 mod html_report;
 mod import;
 mod nothing_lost;

@@ -36,3 +36,24 @@ fn a_sweep_needs_variants_and_names_bad_ones() {
     assert_eq!(twice.status.code(), Some(2));
     assert!(stderr(&twice).contains("field `variants[1].name`: `a` is used twice"), "{}", stderr(&twice));
 }
+
+#[test]
+fn a_sweep_compares_anthropic_breakpoint_placements() {
+    let dir = tempfile::tempdir().unwrap();
+    let variants = write(
+        dir.path(),
+        "placements.yaml",
+        "variants:\n  - { name: careful, strategy: roku }\n  - { name: no-breakpoints, strategy: roku, cache_breakpoints: { at: [] } }\n  - { name: last-only-1h, strategy: roku, cache_breakpoints: { at: [last_message], ttl: 1h } }\n",
+    );
+    let out = dir.path().join("sweep");
+    let scenario = repo().join("scenarios/anthropic-prompt-cache.yaml");
+    let output = reloop(&repo(), &["sweep", scenario.to_str().unwrap(), "--variants", variants.to_str().unwrap(), "--out", out.to_str().unwrap()]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let rows = crate::tables::read_rows(&out.join("runs.parquet"));
+    let by_variant = |name: &str| rows.iter().find(|r| r["variant"] == name).unwrap_or_else(|| panic!("{name}: {rows:?}"));
+    let number = |name: &str, column: &str| by_variant(name)[column].parse::<f64>().unwrap();
+    assert_eq!(number("no-breakpoints", "cache_write_tokens"), 0.0);
+    assert!(number("careful", "cache_read_tokens") > 0.0 && number("last-only-1h", "cache_read_tokens") > 0.0);
+    assert!(number("careful", "estimated_cost_usd") < number("no-breakpoints", "estimated_cost_usd"), "caching pays off");
+    assert!(number("careful", "estimated_cost_usd") < number("last-only-1h", "estimated_cost_usd"), "1-hour writes cost more here");
+}

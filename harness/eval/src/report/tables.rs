@@ -107,6 +107,8 @@ pub fn steps_batch(runs: &[RunReport]) -> Result<RecordBatch, ArrowError> {
         .int_opt("cache_read_tokens_recorded", rows.iter().map(|(_, s)| s.usage_recorded.map(|u| u.cache_read_tokens)))
         .int_opt("cache_write_tokens_recorded", rows.iter().map(|(_, s)| s.usage_recorded.map(|u| u.cache_write_tokens)))
         .boolean("cache_break_simulated", rows.iter().map(|(_, s)| s.cache_break_simulated))
+        .int_opt("cache_write_tokens", rows.iter().map(|(_, s)| s.cache_write_tokens))
+        .int_opt("cache_write_1h_tokens", rows.iter().map(|(_, s)| s.cache_write_1h_tokens))
         .boolean("cache_break_detected", rows.iter().map(|(_, s)| s.cache_break_detected))
         .text_opt("cache_break_causes", rows.iter().map(|(_, s)| s.cache_break_causes.as_deref()))
         .text_opt("finish_reason", rows.iter().map(|(_, s)| s.finish_reason.as_deref()))

@@ -215,6 +215,13 @@ pub struct Expectations {
     /// Bounds on retried model calls.
     #[serde(default)]
     pub llm_retries: Option<Bounds>,
+    /// Bounds on the prompt tokens the provider's cache served.
+    #[serde(default)]
+    pub cache_read_tokens: Option<Bounds>,
+    /// Bounds on the prompt tokens written to the provider's cache
+    /// (Anthropic; OpenAI reports none).
+    #[serde(default)]
+    pub cache_write_tokens: Option<Bounds>,
 }
 
 /// Inclusive bounds.

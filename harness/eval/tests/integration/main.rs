@@ -6,6 +6,7 @@ mod compaction;
 mod faults;
 mod http_streaming;
 mod loop_behaviour;
+mod prompt_cache;
 mod reports;
 mod wires;
 

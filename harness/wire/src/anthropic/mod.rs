@@ -1,6 +1,7 @@
 //! The Anthropic Messages API (`POST /v1/messages`): the request and its content blocks, the
 //! typed streaming events, the `message` object of non-streamed answers, and the error envelope.
 
+pub mod cache_control;
 pub mod error_body;
 pub mod request;
 pub mod response;
@@ -9,6 +10,7 @@ pub mod stream;
 #[cfg(test)]
 mod fixtures;
 
+pub use cache_control::{CacheBreakpoint, CachePoint, CacheTtl, MAX_CACHE_BREAKPOINTS};
 pub use error_body::{AnthropicError, AnthropicErrorBody};
 pub use request::{
     AnthropicContent, AnthropicMessage, AnthropicTool, ContentBlock, DEFAULT_MAX_TOKENS,

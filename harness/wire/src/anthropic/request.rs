@@ -349,7 +349,7 @@ fn assistant_message(text: &str, tool_calls: &[ToolCall]) -> AnthropicMessage {
 /// The neutral messages of one user message: its tool results, and its text (blocks
 /// concatenated) wherever it stood among them. A message with neither (e.g. only an image)
 /// becomes an empty user message, so the turn is not lost.
-fn push_user_messages(content: &AnthropicContent, messages: &mut Vec<PromptMessage>) {
+pub(super) fn push_user_messages(content: &AnthropicContent, messages: &mut Vec<PromptMessage>) {
     let blocks = match content {
         AnthropicContent::Text(text) => {
             messages.push(PromptMessage::User { text: text.clone() });
