@@ -63,6 +63,7 @@ pub fn collect(finished: Finished<'_>) -> RunReport {
             doom_loop_detected: metrics.doom_loop_detected,
             cache_breaks: metrics.cache_breaks,
             llm_retries: metrics.llm_retries,
+            exit_code: None,
         },
     );
     RunReport {

@@ -22,6 +22,9 @@ pub struct RunFacts<'a> {
     pub cache_breaks: u64,
     /// Retried model calls.
     pub llm_retries: u64,
+    /// A black-box agent's exit code (`None` for the built-in loop, or
+    /// when it was killed).
+    pub exit_code: Option<i32>,
 }
 
 /// The failed expectations; empty when all held.
@@ -53,6 +56,10 @@ pub fn check(expect: &Expectations, facts: &RunFacts<'_>) -> Vec<String> {
     }
     if let Some(failure) = expect.llm_retries.and_then(|b| bounds("llm_retries", b, facts.llm_retries)) {
         failures.push(failure);
+    }
+    if let Some(expected) = expect.exit_code.filter(|code| Some(*code) != facts.exit_code) {
+        let got = facts.exit_code.map_or("none".to_owned(), |code| code.to_string());
+        failures.push(format!("exit_code: expected {expected}, got {got}"));
     }
     failures
 }
@@ -86,6 +93,7 @@ mod tests {
             doom_loop_detected: false,
             cache_breaks: 0,
             llm_retries: 1,
+            exit_code: Some(0),
         }
     }
 
@@ -98,6 +106,7 @@ mod tests {
             doom_loop: Some(DoomLoopExpectation { detected: false }),
             cache_breaks: Some(Bounds { min: None, max: Some(0) }),
             llm_retries: Some(Bounds { min: Some(1), max: Some(1) }),
+            exit_code: Some(0),
         }
     }
 
@@ -119,6 +128,8 @@ mod tests {
             (RunFacts { doom_loop_detected: true, ..base.clone() }, "doom_loop: expected no doom loop, one was detected"),
             (RunFacts { cache_breaks: 1, ..base.clone() }, "cache_breaks: expected at most 0, got 1"),
             (RunFacts { llm_retries: 0, ..base.clone() }, "llm_retries: expected at least 1, got 0"),
+            (RunFacts { exit_code: Some(3), ..base.clone() }, "exit_code: expected 0, got 3"),
+            (RunFacts { exit_code: None, ..base.clone() }, "exit_code: expected 0, got none"),
         ];
         for (facts, message) in cases {
             assert_eq!(check(&all_holding(), &facts), vec![message.to_owned()]);

@@ -82,11 +82,14 @@ fn run_file(planned: &PlannedFile, first: usize, variants: &[RunVariant], option
             return;
         }
         let report = match &file {
-            Ok(file) => run_scenario(&Scenario {
-                variant: variant.name().to_owned(),
-                loop_settings: variant.apply(&file.spec.loop_settings),
-                ..file.run(name.clone(), *wire)
-            }),
+            Ok(file) => run_cancellable(
+                &Scenario {
+                    variant: variant.name().to_owned(),
+                    loop_settings: variant.apply(&file.spec.loop_settings),
+                    ..file.run(name.clone(), *wire)
+                },
+                &options.cancel,
+            ),
             Err(error) => unloadable(planned, name, *wire, variant, &format!("the scenario changed since it was checked: {error}")),
         };
         on_finished(first + index, report);
@@ -102,6 +105,8 @@ fn unloadable(planned: &PlannedFile, name: &str, wire: reloop_agent::WireFormat,
         strategy: String::new(),
         wire: wire.as_str().to_owned(),
         model: String::new(),
+        system_under_test: String::new(),
+        agent_exit_code: None,
         outcome: Outcome::HarnessError,
         passed: false,
         failed_expectations: vec![format!("harness_error: {error}")],
@@ -117,6 +122,12 @@ fn unloadable(planned: &PlannedFile, name: &str, wire: reloop_agent::WireFormat,
 /// Runs one scenario to its report. Never panics: a failure of reloop itself
 /// becomes outcome `harness_error`.
 pub fn run_scenario(scenario: &Scenario) -> RunReport {
+    run_cancellable(scenario, &AtomicBool::new(false))
+}
+
+/// As [`run_scenario`]; a black-box agent is killed once `cancel` is set
+/// (the built-in loop's virtual time makes its runs too short to matter).
+pub fn run_cancellable(scenario: &Scenario, cancel: &AtomicBool) -> RunReport {
     let wall = Instant::now();
     let attempt = std::panic::catch_unwind(AssertUnwindSafe(|| -> Result<RunReport, String> {
         let runtime = tokio::runtime::Builder::new_current_thread()
@@ -125,6 +136,10 @@ pub fn run_scenario(scenario: &Scenario) -> RunReport {
             .build()
             .map_err(|e| format!("cannot start a runtime: {e}"))?;
         runtime.block_on(async {
+            if let Some(agent) = &scenario.spec.agent {
+                // The agent's own `timeout_s` bounds it, and is reported as such.
+                return crate::black_box::run(scenario, agent, cancel, wall).await;
+            }
             tokio::time::timeout(RUN_WALL_LIMIT, replay(scenario, wall))
                 .await
                 .map_err(|_| format!("the run took more than {} s of real time", RUN_WALL_LIMIT.as_secs()))?
@@ -234,7 +249,7 @@ impl TokenMeter for SessionMeter<'_> {
 /// The run's clock, as the mock server's pacer: streamed latency advances
 /// the same virtual time the loop's timeouts are judged by.
 #[derive(Debug)]
-struct ClockPacer(SharedClock);
+pub(crate) struct ClockPacer(pub(crate) SharedClock);
 
 impl Pacer for ClockPacer {
     fn now_ms(&self) -> u64 {

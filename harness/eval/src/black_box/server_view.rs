@@ -1,0 +1,134 @@
+//! A black-box run's report, from the server's side only: what the agent
+//! asked for and what the recording answered. Steps are the answered main
+//! requests; tool calls, the final answer and doom loops are read from the
+//! turns served, since the agent's own state is out of sight.
+
+use reloop_agent::Outcome;
+use reloop_agent::doom_loop::{DoomLoop, DoomLoopDetector};
+use reloop_mock::{RequestRecord, Session};
+use reloop_wire::ModelTurn;
+
+use crate::result::{RunMetrics, StepRow};
+use crate::scenario::Scenario;
+
+/// What the server saw of a run, ready for the report.
+#[derive(Debug, Clone, Default)]
+pub struct ServerView {
+    /// One row per request.
+    pub steps: Vec<StepRow>,
+    /// The figures that the server can know.
+    pub metrics: RunMetrics,
+    /// Tool calls served (not counting retries), in order.
+    pub tool_calls: Vec<String>,
+    /// The text of the last turn served, when it called no tool.
+    pub final_answer: Option<String>,
+}
+
+/// Reads `session`'s log into the report's rows and figures.
+pub fn server_view(scenario: &Scenario, session: &Session) -> ServerView {
+    let log = session.log();
+    let mut detector = DoomLoopDetector::new(scenario.loop_settings.doom_loop.threshold);
+    let mut first_loop: Option<(u64, DoomLoop)> = None;
+    let mut view = ServerView::default();
+    let mut steps_used = 0u64;
+    for record in &log {
+        let turn = served_turn(scenario, record);
+        let fresh = turn.as_ref().filter(|_| !record.retry);
+        if let Some(turn) = fresh {
+            steps_used += 1;
+            for call in &turn.tool_calls {
+                view.tool_calls.push(call.name.clone());
+                if let Some(found) = detector.observe(&call.name, &call.arguments)
+                    && first_loop.is_none()
+                {
+                    first_loop = Some((steps_used - 1, found));
+                }
+            }
+            view.final_answer = (turn.tool_calls.is_empty() && !turn.text.is_empty()).then(|| turn.text.clone());
+        }
+        view.steps.push(step_row(record, turn.as_ref(), steps_used.saturating_sub(1)));
+    }
+    let answered: Vec<&RequestRecord> = log.iter().filter(|r| r.status == 200).collect();
+    let input_tokens_total: u64 = answered.iter().map(|r| r.input_tokens).sum();
+    let cache_read_tokens: u64 = answered.iter().map(|r| r.cached_tokens).sum();
+    let output_tokens_total: u64 = answered.iter().map(|r| r.output_tokens).sum();
+    let usage = reloop_wire::Usage { input_tokens: input_tokens_total, output_tokens: output_tokens_total, cache_read_tokens, cache_write_tokens: 0 };
+    let step_budget = u64::from(scenario.loop_settings.step_budget);
+    view.metrics = RunMetrics {
+        steps_used,
+        step_budget,
+        step_budget_used_ratio: ratio(steps_used, step_budget),
+        doom_loop_detected: first_loop.is_some(),
+        doom_loop_first_step: first_loop.as_ref().map(|(step, _)| *step),
+        doom_loop_kind: first_loop.as_ref().map(|(_, found)| found.kind.to_owned()),
+        input_tokens_total,
+        // Nothing is known of the agent's compaction: its prompts are the baseline.
+        input_tokens_uncompacted_total: input_tokens_total,
+        compaction_savings_ratio: 0.0,
+        cache_breaks_simulated: log.iter().filter(|r| r.cache_break).count() as u64,
+        cache_read_tokens,
+        cache_hit_ratio: ratio(cache_read_tokens, input_tokens_total),
+        output_tokens_total,
+        estimated_cost_usd: reloop_agent::price_table::estimated_cost_usd(&scenario.spec.model, &usage),
+        llm_calls: log.len() as u64,
+        llm_retries: retries(&log),
+        tool_calls: view.tool_calls.len() as u64,
+        ..RunMetrics::default()
+    };
+    view
+}
+
+/// Requests that retried: an identical repeat of an answered request, or
+/// any request right after one the server failed with a fault (the agent
+/// cannot be asked what it meant, so the next request is taken as its retry).
+fn retries(log: &[RequestRecord]) -> u64 {
+    let after_fault = log.windows(2).filter(|pair| !pair[1].retry && pair[0].status != 200 && pair[0].result.starts_with("fault:"));
+    (log.iter().filter(|r| r.retry).count() + after_fault.count()) as u64
+}
+
+/// The turn the server sent for `record`, if it sent one.
+fn served_turn(scenario: &Scenario, record: &RequestRecord) -> Option<ModelTurn> {
+    let exchange = record.exchange.filter(|_| record.status == 200)?;
+    Some(scenario.recording.exchanges.get(exchange)?.to_turn(exchange))
+}
+
+fn step_row(record: &RequestRecord, turn: Option<&ModelTurn>, step: u64) -> StepRow {
+    let answered = record.status == 200;
+    StepRow {
+        step,
+        call_index: record.index as u64,
+        purpose: "main".to_owned(),
+        attempt: u64::from(record.retry),
+        error: (!answered).then(|| record.result.to_owned()),
+        server_result: Some(record.result.to_owned()),
+        request_messages: Some(record.messages as u64),
+        input_tokens: Some(record.input_tokens),
+        input_tokens_uncompacted: None,
+        estimated_input_tokens: 0,
+        output_tokens: answered.then_some(record.output_tokens),
+        cache_read_tokens: answered.then_some(record.cached_tokens),
+        cache_break_simulated: record.cache_break,
+        finish_reason: turn.map(|t| t.finish_reason.as_openai_str().to_owned()),
+        tool_calls: turn.map(|t| t.tool_calls.iter().map(|c| c.name.clone()).collect()).unwrap_or_default(),
+        started_ms: record.at_ms,
+        finished_ms: record.at_ms,
+    }
+}
+
+/// The run's outcome: a divergence or the agent's own ending first, then
+/// how the conversation served ended.
+pub fn outcome(ending: &super::process::Ending, divergences: usize, view: &ServerView) -> Outcome {
+    use super::process::Ending;
+    match ending {
+        Ending::TimedOut => Outcome::AgentTimeout,
+        Ending::Cancelled => Outcome::Cancelled,
+        _ if divergences > 0 => Outcome::Divergence,
+        Ending::Exited(Some(0)) if view.final_answer.is_some() => Outcome::FinalAnswer,
+        Ending::Exited(Some(0)) => Outcome::LlmError,
+        Ending::Exited(_) => Outcome::AgentError,
+    }
+}
+
+fn ratio(part: u64, whole: u64) -> f64 {
+    if whole == 0 { if part == 0 { 1.0 } else { 0.0 } } else { part as f64 / whole as f64 }
+}
