@@ -46,7 +46,7 @@ pub fn run(args: ServeArgs) -> anyhow::Result<i32> {
             print_base_urls(&server, DEFAULT_SESSION);
         }
         for name in &names {
-            println!("session `{name}` (a fresh replay per distinct name `{name}.<anything>`):");
+            println!("session `{name}` (a fresh replay per distinct path /s/{name}/r/<run>/v1):");
             print_base_urls(&server, name);
         }
         println!("any API key is accepted; one log line per request on stderr; Ctrl-C stops");

@@ -9,6 +9,7 @@
 //! [`Divergence`]: it never guesses.
 
 pub mod api_errors;
+pub mod auxiliary;
 pub mod cache_sim;
 pub mod connections;
 pub mod divergence;

@@ -3,14 +3,15 @@
 
 use std::sync::{Arc, Mutex};
 
-use reloop_wire::{Prompt, Usage};
+use reloop_wire::{ModelTurn, Prompt, Usage};
 use serde::Serialize;
 
 use crate::cache_sim::PrefixCache;
 use crate::divergence::{Divergence, check_expectations, check_tool_results, recording_exhausted};
 use crate::fault::FaultPlan;
 use crate::pacing::Pacer;
-use crate::recording::{Purpose, Recording};
+use crate::auxiliary;
+use crate::recording::{Purpose, Recording, Timing};
 pub use crate::stages::Reply;
 use crate::stages::{self, Rejection};
 use crate::tokens::{PromptCount, TokenCounter, content_hash};
@@ -54,7 +55,9 @@ pub struct RequestRecord {
     pub recorded_usage: Option<Usage>,
     /// HTTP status sent.
     pub status: u16,
-    /// `ok`, `context_length_exceeded`, `divergence`, or `fault:<kind>`.
+    /// `ok`, `auxiliary` (a tool-less side request answered with a short
+    /// text, `crate::auxiliary`), `context_length_exceeded`, `divergence`,
+    /// or `fault:<kind>`.
     pub result: &'static str,
     /// Whether this request repeated the previous one (a retry).
     pub retry: bool,
@@ -170,6 +173,10 @@ impl Session {
         record: &mut RequestRecord,
     ) -> Result<Reply, Rejection> {
         stages::admit(self.config.context_window, count.total)?;
+        let next = self.next_exchange(state, self.purpose_of(request)).map(|i| &self.config.recording.exchanges[i]);
+        if !record.retry && auxiliary::is_auxiliary(request, next) {
+            return Ok(self.auxiliary_reply(state, request, count, record));
+        }
         let (purpose, exchange_index) = self.match_exchange(state, record, request)?;
         record.exchange = Some(exchange_index);
         let exchange = &self.config.recording.exchanges[exchange_index];
@@ -189,6 +196,20 @@ impl Session {
         record.recorded_usage = exchange.usage;
         let model = self.config.recording.model.clone().unwrap_or_else(|| request.model.clone());
         Ok(Reply::Turn { turn, fault: effect.stream_fault, timing: exchange.timing, model, request_index: record.index })
+    }
+
+    /// A short text for an auxiliary request, accounted like any turn; no
+    /// exchange is consumed.
+    fn auxiliary_reply(&self, state: &mut SessionState, request: &Prompt, count: &PromptCount, record: &mut RequestRecord) -> Reply {
+        let turn = auxiliary::auxiliary_turn();
+        let accounted = stages::account(&mut state.cache, count, &turn);
+        record.result = auxiliary::AUXILIARY_RESULT;
+        record.output_tokens = accounted.usage.output_tokens;
+        record.cached_tokens = accounted.cache.cached_tokens;
+        record.cache_break = accounted.cache.broke;
+        let turn = ModelTurn { usage: Some(accounted.usage), ..turn };
+        let model = self.config.recording.model.clone().unwrap_or_else(|| request.model.clone());
+        Reply::Turn { turn, fault: None, timing: Timing::default(), model, request_index: record.index }
     }
 
     /// Match: an identical repeat of a request that was answered is its
@@ -214,18 +235,22 @@ impl Session {
         }
     }
 
+    /// The index of the exchange the next new request of `purpose` would
+    /// get: the next in its list, or the last one again when it is reusable.
+    fn next_exchange(&self, state: &SessionState, purpose: Purpose) -> Option<usize> {
+        let list = &self.by_purpose[purpose.index()];
+        let exchanges = &self.config.recording.exchanges;
+        list.get(state.next[purpose.index()]).or_else(|| list.last().filter(|last| exchanges[**last].reusable)).copied()
+    }
+
     /// The exchange a new (not retried) request gets, or why it gets none.
     fn check(&self, state: &SessionState, index: usize, request: &Prompt) -> Result<(Purpose, usize), Divergence> {
         let exchanges = &self.config.recording.exchanges;
         let purpose = self.purpose_of(request);
         let list = &self.by_purpose[purpose.index()];
         let position = state.next[purpose.index()];
-        let exchange = match list.get(position) {
-            Some(exchange) => *exchange,
-            None => match list.last().filter(|last| exchanges[**last].reusable) {
-                Some(last) => *last,
-                None => return Err(recording_exhausted(index, purpose, list.len(), request)),
-            },
+        let Some(exchange) = self.next_exchange(state, purpose) else {
+            return Err(recording_exhausted(index, purpose, list.len(), request));
         };
         if purpose == Purpose::Main
             && let Some(previous) = position.checked_sub(1).map(|p| list[p]) {

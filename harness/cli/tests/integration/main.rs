@@ -17,7 +17,7 @@ mod run_suite;
 mod schema;
 mod sdk_async_openai;
 mod serve;
-mod serve_limits;
+pub mod serve_limits;
 mod shards;
 mod validate;
 mod sweep;
