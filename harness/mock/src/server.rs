@@ -448,3 +448,12 @@ pub fn recording_factory(
         Some(SessionConfig { recording: Arc::clone(recording), context_window, pacer: Arc::clone(&pacer), faults: Vec::new() })
     })
 }
+
+/// A session factory for one scenario's recording (`reloop serve
+/// --scenario`): every session name replays it from its start with the
+/// scenario's faults, so each client run meets the same faults afresh.
+pub fn scenario_factory(recording: Arc<Recording>, faults: Vec<crate::fault::FaultSpec>, pacer: Arc<dyn Pacer>, context_window: Option<u64>) -> SessionFactory {
+    Box::new(move |_name: &str| {
+        Some(SessionConfig { recording: Arc::clone(&recording), context_window, pacer: Arc::clone(&pacer), faults: faults.clone() })
+    })
+}

@@ -21,23 +21,25 @@ fn runs(out: &Path) -> Vec<Row> {
     rows
 }
 
-/// A Python that has the official `openai` package, or `None` (the test
-/// then says it was skipped; CI sets `RELOOP_PYTHON` to its venv).
-fn python_with_openai() -> Option<PathBuf> {
+/// A Python that has the official SDK packages `modules` (`openai`,
+/// `anthropic`), or `None` (the test then says it was skipped; CI sets
+/// `RELOOP_PYTHON` to its venv, where a missing package fails the test).
+pub fn python_with(modules: &str) -> Option<PathBuf> {
     let python = std::env::var_os("RELOOP_PYTHON").map_or_else(|| PathBuf::from("python3"), PathBuf::from);
-    let found = Command::new(&python).args(["-c", "import openai"]).stderr(Stdio::null()).status().is_ok_and(|s| s.success());
+    let import = format!("import {modules}");
+    let found = Command::new(&python).args(["-c", &import]).stderr(Stdio::null()).status().is_ok_and(|s| s.success());
     if !found && std::env::var_os("RELOOP_PYTHON").is_some() {
-        panic!("RELOOP_PYTHON={} has no `openai` package", python.display());
+        panic!("RELOOP_PYTHON={} cannot `{import}`", python.display());
+    }
+    if !found {
+        eprintln!("skipped: no Python that can `{import}` (set RELOOP_PYTHON)");
     }
     found.then_some(python)
 }
 
 #[test]
 fn the_official_openai_sdk_agent_runs_as_a_black_box_with_its_expectations_checked() {
-    let Some(python) = python_with_openai() else {
-        eprintln!("skipped: no Python with the `openai` package (set RELOOP_PYTHON)");
-        return;
-    };
+    let Some(python) = python_with("openai") else { return };
     let out = tempfile::tempdir().unwrap();
     let bin = python.parent().filter(|dir| !dir.as_os_str().is_empty()).map(Path::to_owned);
     let path = std::env::join_paths(bin.into_iter().chain(std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default()))).unwrap();

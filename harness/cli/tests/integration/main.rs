@@ -6,7 +6,7 @@ mod tables;
 mod util;
 
 mod bad_input;
-mod black_box;
+pub mod black_box;
 mod compare;
 mod estimate;
 mod golden_reports;
