@@ -47,8 +47,12 @@ pub enum LoopEvent {
     AutoCompactCircuitBreakerTripped { consecutive_failures: u32 },
     /// The estimator's scale was recalibrated from real usage.
     EstimatorCalibrated { scale: f64 },
-    /// A doom loop was detected.
+    /// The identical-calls detector found a doom loop.
     DoomLoopDetected { detector: &'static str, tool: String, repeats: usize, reaction: crate::DoomLoopReaction },
+    /// The cycle detector found a pattern of `period` calls repeated.
+    DoomLoopCycleDetected { tool: String, period: usize, repeats: usize, reaction: crate::DoomLoopReaction },
+    /// The no-progress detector found `calls` varying calls with one result.
+    DoomLoopNoProgressDetected { tool: String, calls: usize, reaction: crate::DoomLoopReaction },
     /// The step budget is down to its last turn; tools are disabled.
     StepBudgetFinalTurn { step_budget: u32 },
     /// A failed model call is retried after a wait.
@@ -113,6 +117,8 @@ impl LoopEvent {
             Self::AutoCompactCircuitBreakerTripped { .. } => "auto_compact_circuit_breaker_tripped",
             Self::EstimatorCalibrated { .. } => "estimator_calibrated",
             Self::DoomLoopDetected { .. } => "doom_loop_detected",
+            Self::DoomLoopCycleDetected { .. } => "doom_loop_cycle_detected",
+            Self::DoomLoopNoProgressDetected { .. } => "doom_loop_no_progress_detected",
             Self::StepBudgetFinalTurn { .. } => "step_budget_final_turn",
             Self::LlmRetry { .. } => "llm_retry",
             Self::LlmError { .. } => "llm_error",

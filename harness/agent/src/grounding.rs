@@ -22,6 +22,10 @@ pub enum Workspace {
     Virtual,
     /// A directory on disk, canonicalized.
     OnDisk(PathBuf),
+    /// No files, but the absolute directory a recorded session worked in
+    /// (an imported session's `workspace_root`): absolute paths under it are
+    /// inside and made relative; everything else is judged as text.
+    VirtualAt(PathBuf),
 }
 
 /// Why a path was refused.
@@ -52,6 +56,7 @@ impl Workspace {
         let escape = || Escape { path: raw.to_owned() };
         let relative = match self {
             Self::Virtual => normalize_lexically(raw),
+            Self::VirtualAt(root) => normalize_lexically(Path::new(raw).strip_prefix(root).ok().and_then(Path::to_str).unwrap_or(raw)),
             Self::OnDisk(root) => resolve_real(root, raw).and_then(|real| real.strip_prefix(root).ok().map(Path::to_path_buf)),
         }
         .ok_or_else(escape)?;
@@ -145,6 +150,17 @@ mod tests {
             let mut args = json!({ "path": bad });
             let error = ground_paths(&mut args, &Workspace::Virtual).unwrap_err();
             assert!(error.contains("escapes the workspace"), "{bad}: {error}");
+        }
+    }
+
+    #[test]
+    fn a_recorded_root_takes_absolute_paths_under_it_only() {
+        let workspace = Workspace::VirtualAt(PathBuf::from("/home/me/project"));
+        assert_eq!(workspace.resolve("/home/me/project/src/./lib.rs").unwrap(), "src/lib.rs");
+        assert_eq!(workspace.resolve("/home/me/project").unwrap(), ".");
+        assert_eq!(workspace.resolve("src/lib.rs").unwrap(), "src/lib.rs");
+        for bad in ["/home/me/projects/x", "/etc/passwd", "/home/me/project/../secret", "../x"] {
+            assert!(workspace.resolve(bad).is_err(), "{bad} must be refused");
         }
     }
 

@@ -34,7 +34,7 @@ pub mod tools;
 pub use client::{LlmError, LlmRequest, ProviderClient, ProviderConfig, RetryPolicy, WireFormat};
 pub use clock::{Clock, RealClock, SharedClock, VirtualClock};
 pub use config::{LoopSettings, ToolExecution};
-pub use doom_loop::{DoomLoopConfig, DoomLoopReaction};
+pub use doom_loop::{DoomLoopConfig, DoomLoopKind, DoomLoopReaction};
 pub use event::{LoopEvent, LoopEventSender, TimedEvent};
 pub use message::Message;
 pub use outcome::Outcome;

@@ -2,7 +2,7 @@
 
 use reloop_wire::{FinishReason, Usage};
 
-use crate::doom_loop::DoomLoop;
+use crate::doom_loop::{DoomLoop, DoomLoopKind};
 use crate::message::Message;
 use crate::outcome::Outcome;
 
@@ -108,6 +108,8 @@ pub struct LoopState {
     pub error: Option<String>,
     /// The first doom loop detected, if any.
     pub doom_loop: Option<DoomLoopHit>,
+    /// The step each detector first fired at, in the order they fired.
+    pub doom_loop_first_steps: Vec<(DoomLoopKind, u32)>,
     /// Retries of failed model calls.
     pub llm_retries: u32,
     /// Real tool calls executed (pseudo-tools excluded).
@@ -135,12 +137,26 @@ impl LoopState {
             pending_question: None,
             error: None,
             doom_loop: None,
+            doom_loop_first_steps: Vec::new(),
             llm_retries: 0,
             tool_calls: 0,
             tool_errors: 0,
             cache_breaks: 0,
             max_parallel_tools: 0,
         }
+    }
+
+    /// Notes a detection: the run's first, and each detector's first.
+    pub fn record_doom_loop(&mut self, hit: DoomLoopHit) {
+        if !self.doom_loop_first_steps.iter().any(|(kind, _)| *kind == hit.detected.kind) {
+            self.doom_loop_first_steps.push((hit.detected.kind, hit.step));
+        }
+        self.doom_loop.get_or_insert(hit);
+    }
+
+    /// Whether the run has ended.
+    pub fn is_finished(&self) -> bool {
+        matches!(self.status, LoopStatus::Finished(_))
     }
 
     /// Ends the run.

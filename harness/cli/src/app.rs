@@ -28,6 +28,8 @@ pub enum Command {
     Estimate(EstimateArgs),
     /// Compare two reports and judge the CI gates: exit 0 when they hold, 1 when one fails.
     Compare(CompareArgs),
+    /// Score the doom-loop detectors against a labelled suite's report: precision, recall, delay.
+    Detectors(DetectorsArgs),
     /// Draw a report as one self-contained HTML page.
     Report(ReportArgs),
     /// Merge shard reports (`run --shard k/n`) into one report.
@@ -36,6 +38,46 @@ pub enum Command {
     Validate(ValidateArgs),
     /// Print the JSON Schema of a file format, for editors and other validators.
     Schema(SchemaArgs),
+    /// Turn real agent sessions (pi, Codex, Claude Code, SWE-agent, OpenHands) into scenarios and recordings.
+    Import(ImportArgs),
+}
+
+/// `reloop import`.
+#[derive(Debug, Args)]
+pub struct ImportArgs {
+    /// Session files.
+    #[arg(required = true)]
+    pub files: Vec<PathBuf>,
+    /// Where the scenarios, recordings and import reports go.
+    #[arg(long)]
+    pub out: PathBuf,
+    /// The source format; `auto` tells it from the file.
+    #[arg(long, value_enum, default_value_t = ImportFormat::Auto)]
+    pub format: ImportFormat,
+    /// A file whose text replaces the session's system prompt.
+    #[arg(long)]
+    pub system: Option<PathBuf>,
+    /// Tool declarations replacing the preset: a JSON/YAML list of {name, description, parameters} or a preset file.
+    #[arg(long)]
+    pub tools: Option<PathBuf>,
+    /// The directory the session worked in (default: the deepest one holding its cwd and every absolute path).
+    #[arg(long)]
+    pub workspace_root: Option<String>,
+}
+
+/// The formats `reloop import` reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ImportFormat {
+    /// Tell the format from the file.
+    Auto,
+    /// pi coding-agent session JSONL.
+    Pi,
+    /// Codex CLI rollout JSONL.
+    Codex,
+    /// Claude Code transcript JSONL.
+    ClaudeCode,
+    /// SWE-agent `.traj` or an OpenHands event list.
+    OpenaiMessages,
 }
 
 /// `reloop schema`.
@@ -140,6 +182,16 @@ pub struct CompareArgs {
     pub junit: Option<PathBuf>,
 }
 
+/// `reloop detectors`.
+#[derive(Debug, Args)]
+pub struct DetectorsArgs {
+    /// A report of a labelled suite (`reloop run scenarios/doom-loops --out DIR`): directory or runs.parquet.
+    pub report: PathBuf,
+    /// Exit 1 when a detector with labelled runs has precision or recall below this.
+    #[arg(long)]
+    pub min: Option<f64>,
+}
+
 /// `reloop report`.
 #[derive(Debug, Args)]
 pub struct ReportArgs {
@@ -231,6 +283,10 @@ pub struct ServeArgs {
     /// Refuse prompts above this many tokens with the provider's context-length error.
     #[arg(long)]
     pub context_window: Option<u64>,
+    /// Send every exchange that has recorded bytes (`raw:`) byte for byte, as
+    /// if each said `replay: raw` (a client of another API still gets the parts).
+    #[arg(long)]
+    pub raw: bool,
     /// Drop a connection that has not sent its request headers within this many seconds.
     #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u64).range(1..=3600))]
     pub header_timeout_secs: u64,

@@ -4,7 +4,9 @@
 mod app;
 mod batch;
 mod compare_cmd;
+mod detectors_cmd;
 mod estimate_cmd;
+mod import_cmd;
 mod exit_code;
 mod junit;
 mod merge_cmd;
@@ -44,10 +46,12 @@ fn main() {
         Command::Serve(args) => serve_cmd::run(args),
         Command::Estimate(args) => estimate_cmd::run(args),
         Command::Compare(args) => compare_cmd::run(args),
+        Command::Detectors(args) => detectors_cmd::run(&args),
         Command::Report(args) => report_cmd::run(args),
         Command::Merge(args) => merge_cmd::run(args),
         Command::Validate(args) => validate_cmd::run(args),
         Command::Schema(args) => schema_cmd::run(&args),
+        Command::Import(args) => import_cmd::run(&args),
     };
     let code = result.unwrap_or_else(|error| {
         eprintln!("error: {error:#}");

@@ -13,6 +13,8 @@ use reloop_mock::{
     scenario_factory,
 };
 
+use reloop_mock::recording::{Exchange, ReplayMode};
+
 use crate::app::ServeArgs;
 use crate::exit_code;
 
@@ -23,7 +25,8 @@ pub fn run(args: ServeArgs) -> anyhow::Result<i32> {
         (Some(file), _) => match reloop_eval::ScenarioFile::load(file) {
             Ok(scenario) => {
                 let window = args.context_window.or(Some(scenario.spec.context_window));
-                let factory = scenario_factory(Arc::clone(&scenario.recording), scenario.spec.faults.clone(), pacer, window);
+                let recording = if args.raw { Arc::new(replay_raw((*scenario.recording).clone())) } else { Arc::clone(&scenario.recording) };
+                let factory = scenario_factory(recording, scenario.spec.faults.clone(), pacer, window);
                 (file.clone(), vec![scenario.name.clone()], factory)
             }
             Err(error) => {
@@ -33,6 +36,10 @@ pub fn run(args: ServeArgs) -> anyhow::Result<i32> {
         },
         (None, Some(path)) => match load_recordings(path) {
             Ok(recordings) => {
+                let recordings: HashMap<String, Arc<Recording>> = recordings
+                    .into_iter()
+                    .map(|(name, recording)| (name, Arc::new(if args.raw { replay_raw(recording) } else { recording })))
+                    .collect();
                 let mut names: Vec<String> = recordings.keys().cloned().collect();
                 names.sort();
                 (path.clone(), names, recording_factory(recordings, pacer, args.context_window))
@@ -75,6 +82,19 @@ pub fn run(args: ServeArgs) -> anyhow::Result<i32> {
     })
 }
 
+/// `--raw`: every exchange with recorded bytes replays them.
+fn replay_raw(recording: Recording) -> Recording {
+    let exchanges = recording
+        .exchanges
+        .into_iter()
+        .map(|exchange| match exchange.raw {
+            Some(_) => Exchange { replay: ReplayMode::Raw, ..exchange },
+            None => exchange,
+        })
+        .collect();
+    Recording { exchanges, ..recording }
+}
+
 fn print_base_urls(server: &MockServer, session: &str) {
     let base = server.session_base_url(session);
     println!("  OpenAI base URL:    {base}   (chat/completions, responses, models)");
@@ -83,7 +103,7 @@ fn print_base_urls(server: &MockServer, session: &str) {
 
 /// The recordings of a file (named by its stem) or of every `*.yaml` in a
 /// directory, with every error reported.
-fn load_recordings(path: &Path) -> Result<HashMap<String, Arc<Recording>>, Vec<reloop_eval::InputError>> {
+fn load_recordings(path: &Path) -> Result<HashMap<String, Recording>, Vec<reloop_eval::InputError>> {
     let files: Vec<PathBuf> = if path.is_dir() {
         let mut files: Vec<PathBuf> = std::fs::read_dir(path)
             .map_err(|e| vec![reloop_eval::InputError::file(path, format!("cannot list: {e}"))])?
@@ -101,7 +121,7 @@ fn load_recordings(path: &Path) -> Result<HashMap<String, Arc<Recording>>, Vec<r
         let name = file.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
         match reloop_eval::yaml::load_checked::<Recording>(&file, reloop_eval::validate_settings::check_recording) {
             Ok(recording) => {
-                recordings.insert(name, Arc::new(recording));
+                recordings.insert(name, recording);
             }
             Err(error) => errors.push(error),
         }

@@ -3,7 +3,7 @@
 //! counted by the same reference tokenizer.
 
 use reloop_agent::tools::pseudo_tool_specs;
-use reloop_agent::{CallPurpose, LlmRequest, LoopEvent, LoopState, Outcome, TimedEvent, ToolRuntime, ToolSpec, client::to_prompt};
+use reloop_agent::{CallPurpose, DoomLoopKind, LlmRequest, LoopEvent, LoopState, Outcome, TimedEvent, ToolRuntime, ToolSpec, client::to_prompt};
 use reloop_mock::{RequestRecord, Session};
 use reloop_wire::format::through;
 
@@ -61,6 +61,7 @@ pub fn collect(finished: Finished<'_>) -> RunReport {
             final_answer: state.final_answer.as_deref(),
             tool_calls: tool_sequence,
             doom_loop_detected: metrics.doom_loop_detected,
+            doom_loop_kinds: state.doom_loop_first_steps.iter().map(|(kind, _)| *kind).collect(),
             cache_breaks: metrics.cache_breaks,
             llm_retries: metrics.llm_retries,
             exit_code: None,
@@ -146,7 +147,16 @@ fn run_metrics(scenario: &Scenario, state: &LoopState, steps: &[StepRow], log: &
         step_budget_used_ratio: ratio(steps_used, step_budget),
         doom_loop_detected: state.doom_loop.is_some(),
         doom_loop_first_step: state.doom_loop.as_ref().map(|d| u64::from(d.step)),
-        doom_loop_kind: state.doom_loop.as_ref().map(|d| d.detected.kind.to_owned()),
+        doom_loop_kind: state.doom_loop.as_ref().map(|d| d.detected.kind.as_str().to_owned()),
+        doom_loop_first_steps: DoomLoopKind::ALL.map(|kind| {
+            state.doom_loop_first_steps.iter().find(|(k, _)| *k == kind).map(|(_, step)| u64::from(*step))
+        }),
+        doom_loop_expected_kind: scenario.spec.expect.doom_loop.map(|label| match (label.detected, label.kind) {
+            (false, _) => "none".to_owned(),
+            (true, Some(kind)) => kind.as_str().to_owned(),
+            (true, None) => "any".to_owned(),
+        }),
+        doom_loop_onset_step: scenario.spec.expect.doom_loop.and_then(|label| label.onset_step).map(u64::from),
         compactions: compactions_per_layer(events),
         compaction_calls: steps.iter().filter(|s| s.purpose == CallPurpose::Compaction.as_str()).count() as u64,
         breaker_tripped: events.iter().any(|e| matches!(e.event, LoopEvent::AutoCompactCircuitBreakerTripped { .. })),

@@ -1,7 +1,7 @@
 //! Checking a run against its scenario's expectations. Each failed check
 //! becomes one readable sentence in `failed_expectations`.
 
-use reloop_agent::Outcome;
+use reloop_agent::{DoomLoopKind, Outcome};
 
 use crate::scenario::{Bounds, Expectations};
 
@@ -18,6 +18,8 @@ pub struct RunFacts<'a> {
     pub tool_calls: Vec<&'a str>,
     /// Whether a doom loop was detected.
     pub doom_loop_detected: bool,
+    /// The detectors that fired.
+    pub doom_loop_kinds: Vec<DoomLoopKind>,
     /// Cache breaks the loop detected.
     pub cache_breaks: u64,
     /// Retried model calls.
@@ -50,6 +52,10 @@ pub fn check(expect: &Expectations, facts: &RunFacts<'_>) -> Vec<String> {
     if let Some(doom) = expect.doom_loop.filter(|d| d.detected != facts.doom_loop_detected) {
         let verb = if doom.detected { "expected a doom loop, none was detected" } else { "expected no doom loop, one was detected" };
         failures.push(format!("doom_loop: {verb}"));
+    }
+    if let Some(kind) = expect.doom_loop.and_then(|d| d.kind).filter(|kind| !facts.doom_loop_kinds.contains(kind)) {
+        let fired: Vec<&str> = facts.doom_loop_kinds.iter().map(|k| k.as_str()).collect();
+        failures.push(format!("doom_loop: expected the {} detector to fire, fired: [{}]", kind.as_str(), fired.join(", ")));
     }
     if let Some(failure) = expect.cache_breaks.and_then(|b| bounds("cache_breaks", b, facts.cache_breaks)) {
         failures.push(failure);
@@ -91,6 +97,7 @@ mod tests {
             final_answer: Some("fixed: v.len()"),
             tool_calls: vec!["read_file", "edit_file"],
             doom_loop_detected: false,
+            doom_loop_kinds: Vec::new(),
             cache_breaks: 0,
             llm_retries: 1,
             exit_code: Some(0),
@@ -103,7 +110,7 @@ mod tests {
             steps: Some(Bounds { min: Some(1), max: Some(4) }),
             final_answer_contains: vec!["v.len()".into()],
             tool_calls: Some(vec!["read_file".into(), "edit_file".into()]),
-            doom_loop: Some(DoomLoopExpectation { detected: false }),
+            doom_loop: Some(DoomLoopExpectation { detected: false, kind: None, onset_step: None }),
             cache_breaks: Some(Bounds { min: None, max: Some(0) }),
             llm_retries: Some(Bounds { min: Some(1), max: Some(1) }),
             exit_code: Some(0),
@@ -134,7 +141,27 @@ mod tests {
         for (facts, message) in cases {
             assert_eq!(check(&all_holding(), &facts), vec![message.to_owned()]);
         }
-        let wants_loop = Expectations { doom_loop: Some(DoomLoopExpectation { detected: true }), ..Default::default() };
+        let wants_loop = Expectations { doom_loop: Some(DoomLoopExpectation { detected: true, kind: None, onset_step: None }), ..Default::default() };
         assert_eq!(check(&wants_loop, &base), vec!["doom_loop: expected a doom loop, none was detected".to_owned()]);
+    }
+
+    #[test]
+    fn a_labelled_kind_must_be_among_the_detectors_that_fired() {
+        let label = DoomLoopExpectation { detected: true, kind: Some(DoomLoopKind::Cycle), onset_step: Some(1) };
+        let expect = Expectations { doom_loop: Some(label), ..Default::default() };
+        let facts = RunFacts {
+            outcome: Outcome::FinalAnswer,
+            steps_used: 3,
+            final_answer: None,
+            tool_calls: vec![],
+            doom_loop_detected: true,
+            doom_loop_kinds: vec![DoomLoopKind::IdenticalCalls],
+            cache_breaks: 0,
+            llm_retries: 0,
+            exit_code: None,
+        };
+        assert_eq!(check(&expect, &facts), vec!["doom_loop: expected the cycle detector to fire, fired: [identical_calls]".to_owned()]);
+        let both = RunFacts { doom_loop_kinds: vec![DoomLoopKind::IdenticalCalls, DoomLoopKind::Cycle], ..facts };
+        assert!(check(&expect, &both).is_empty());
     }
 }

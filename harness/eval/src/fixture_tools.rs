@@ -6,6 +6,7 @@ use std::sync::Mutex;
 use std::time::Duration;
 
 use reloop_agent::clock::BoxFuture;
+use reloop_agent::grounding::{Workspace, ground_paths};
 use reloop_agent::{DeclaredRisk, ToolContext, ToolInvocation, ToolOutput, ToolRuntime, ToolSpec, ToolTraits};
 
 use crate::scenario::{FixtureResult, ToolFixture};
@@ -14,14 +15,31 @@ use crate::scenario::{FixtureResult, ToolFixture};
 /// each call is given, so parallel calls overlap in virtual time.
 pub struct FixtureTools {
     tools: BTreeMap<String, ToolFixture>,
+    workspace: Workspace,
     /// `(tool, result index)` of `once` answers already given.
     used: Mutex<HashSet<(String, usize)>>,
 }
 
 impl FixtureTools {
-    /// Tools from a scenario.
+    /// Tools from a scenario, in the virtual workspace.
     pub fn new(tools: BTreeMap<String, ToolFixture>) -> Self {
-        Self { tools, used: Mutex::default() }
+        Self::in_workspace(tools, Workspace::Virtual)
+    }
+
+    /// Tools whose paths resolve in `workspace`. Path values in `when` are
+    /// grounded as the calls' arguments will be, so a `when` may name a
+    /// path exactly as the session recorded it (absolute under the root).
+    pub fn in_workspace(mut tools: BTreeMap<String, ToolFixture>, workspace: Workspace) -> Self {
+        for result in tools.values_mut().flat_map(|fixture| fixture.results.iter_mut()) {
+            if let Some(when) = result.when.as_mut() {
+                let mut grounded = serde_json::Value::Object(std::mem::take(when));
+                // A path that escapes stays as written: such a call is refused before it gets here.
+                let _ = ground_paths(&mut grounded, &workspace);
+                let serde_json::Value::Object(grounded) = grounded else { unreachable!("an object stays an object") };
+                *when = grounded;
+            }
+        }
+        Self { tools, workspace, used: Mutex::default() }
     }
 
     /// The answer for `invocation`, consuming a `once` answer.
@@ -53,6 +71,10 @@ impl ToolRuntime for FixtureTools {
                 parameters: fixture.parameters.clone(),
             })
             .collect()
+    }
+
+    fn workspace(&self) -> &Workspace {
+        &self.workspace
     }
 
     fn traits(&self, tool: &str) -> ToolTraits {
@@ -112,6 +134,17 @@ mod tests {
         assert_eq!(run(serde_json::json!({"path": "b.rs"})).await, ToolOutput::error("no such file"));
         assert_eq!(clock.now_ms(), 500);
         assert!(tools.execute(call("write", serde_json::json!({})), context(&clock)).await.is_error);
+    }
+
+    #[tokio::test]
+    async fn when_paths_ground_like_the_calls_under_a_recorded_root() {
+        let clock = VirtualClock::new();
+        let tool = fixture("description: read\nresults:\n  - when: { path: /home/me/p/a.rs }\n    output: A\n  - error: none\n");
+        let tools = FixtureTools::in_workspace(BTreeMap::from([("read".to_owned(), tool)]), Workspace::VirtualAt("/home/me/p".into()));
+        let mut arguments = serde_json::json!({ "path": "/home/me/p/./a.rs" });
+        ground_paths(&mut arguments, tools.workspace()).unwrap();
+        let output = tools.execute(ToolInvocation { name: "read".into(), arguments }, context(&clock)).await;
+        assert_eq!(output, ToolOutput::ok("A"));
     }
 
     #[tokio::test]

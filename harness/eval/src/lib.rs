@@ -14,6 +14,7 @@ pub mod estimator_report;
 pub mod expect;
 pub mod fixture_tools;
 pub mod plan;
+pub mod recording_file;
 pub mod references;
 pub mod input_error;
 pub mod input_file;

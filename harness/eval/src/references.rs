@@ -7,10 +7,11 @@
 use std::path::Path;
 
 use reloop_agent::tools::pseudo;
+use reloop_mock::recording::{Exchange, Part, ToolCallPart};
 
 use crate::scenario::Scenario;
 use crate::yaml::InputError;
-use crate::yaml_locate::locate;
+use crate::yaml_locate::{locate, locate_exact};
 
 /// Every broken reference of `scenario` (already loaded, with its recording).
 pub fn check(scenario: &Scenario) -> Vec<InputError> {
@@ -18,15 +19,25 @@ pub fn check(scenario: &Scenario) -> Vec<InputError> {
     let recording_file = scenario.file.parent().unwrap_or(Path::new(".")).join(&scenario.spec.recording);
     let recording_text = std::fs::read_to_string(&recording_file).unwrap_or_default();
     for (i, exchange) in scenario.recording.exchanges.iter().enumerate() {
-        for (j, call) in exchange.tool_calls.iter().enumerate() {
+        for (j, (part, call)) in tool_call_parts(exchange).enumerate() {
             if !pseudo::is_pseudo(&call.name) && !scenario.spec.tools.contains_key(&call.name) {
-                let field = format!("exchanges[{i}].tool_calls[{j}].name");
+                // Written as v2 parts or as v1's `tool_calls` shorthand.
+                let written = [format!("exchanges[{i}].parts[{part}].name"), format!("exchanges[{i}].tool_calls[{j}].name")];
+                let located = written.iter().find_map(|field| locate_exact(&recording_text, field).map(|p| (field.clone(), p)));
+                let (field, position) = match located {
+                    Some((field, position)) => (field, Some(position)),
+                    None => (written[0].clone(), locate(&recording_text, &written[0])),
+                };
                 let message = format!("calls tool `{}`, which {} declares no fixture for", call.name, scenario.file.display());
-                let position = locate(&recording_text, &field);
                 let error = InputError::field(&recording_file, field, message);
                 errors.push(InputError { line: position.map(|p| p.0), column: position.map(|p| p.1), ..error });
             }
         }
     }
     errors
+}
+
+/// The tool-call parts of `exchange` with their indices among its parts.
+fn tool_call_parts(exchange: &Exchange) -> impl Iterator<Item = (usize, &ToolCallPart)> {
+    exchange.parts.iter().enumerate().filter_map(|(i, part)| if let Part::ToolCall(call) = part { Some((i, call)) } else { None })
 }

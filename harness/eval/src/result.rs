@@ -90,6 +90,13 @@ pub struct RunMetrics {
     pub doom_loop_detected: bool,
     pub doom_loop_first_step: Option<u64>,
     pub doom_loop_kind: Option<String>,
+    /// The step each detector first fired at, in [`reloop_agent::DoomLoopKind::ALL`] order.
+    pub doom_loop_first_steps: [Option<u64>; 3],
+    /// The scenario's label: the expected detector, or `none` for a run that
+    /// must not loop; absent for unlabelled scenarios.
+    pub doom_loop_expected_kind: Option<String>,
+    /// The labelled step the loop begins at.
+    pub doom_loop_onset_step: Option<u64>,
     /// Completed compactions per layer (0 mask, 1 collapse, 2 memory, 3 summary, 4 reactive).
     pub compactions: [u64; 5],
     /// Model calls made for summaries.

@@ -20,6 +20,7 @@ use reloop_mock::{MockServer, Pacer, Registry, Session, SessionConfig};
 
 use crate::collect::{Finished, collect};
 use crate::fixture_tools::FixtureTools;
+use reloop_agent::grounding::Workspace;
 use crate::plan::{Plan, PlannedFile};
 use crate::result::{RunMetrics, RunReport};
 use crate::scenario::{Scenario, ScenarioFile};
@@ -182,7 +183,8 @@ async fn replay(scenario: &Scenario, wall: Instant) -> Result<RunReport, String>
         Arc::clone(&shared),
     )
     .map_err(|e| e.to_string())?;
-    let tools = FixtureTools::new(scenario.spec.tools.clone());
+    let workspace = scenario.spec.workspace_root.clone().map_or(Workspace::Virtual, Workspace::VirtualAt);
+    let tools = FixtureTools::in_workspace(scenario.spec.tools.clone(), workspace);
     let mut user = ScriptedUser::new(&scenario.spec);
     let mut approvals = ScriptedApprovals::new(&scenario.spec);
     let (events_tx, mut events_rx) = tokio::sync::mpsc::unbounded_channel();

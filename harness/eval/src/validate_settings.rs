@@ -86,7 +86,11 @@ pub fn check_loop(settings: &LoopSettings) -> Checked {
     at_least("loop.max_output_tokens", settings.max_output_tokens.into(), 1)?;
     seconds("loop.summary_timeout_secs", settings.summary_timeout_secs, 1)?;
     seconds("loop.stream_idle_timeout_secs", settings.stream_idle_timeout_secs, 1)?;
-    at_least("loop.doom_loop.threshold", settings.doom_loop.threshold as u64, 2)?;
+    let doom = &settings.doom_loop;
+    at_least("loop.doom_loop.threshold", doom.threshold as u64, 2)?;
+    at_least("loop.doom_loop.cycle.max_period", doom.cycle.max_period as u64, 2)?;
+    at_least("loop.doom_loop.cycle.repeats", doom.cycle.repeats as u64, 2)?;
+    at_least("loop.doom_loop.no_progress.window", doom.no_progress.window as u64, 2)?;
     let retry = settings.retry;
     millis("loop.retry.max_backoff_ms", retry.max_backoff_ms)?;
     if retry.initial_backoff_ms > retry.max_backoff_ms {
@@ -107,7 +111,8 @@ pub fn check_loop(settings: &LoopSettings) -> Checked {
     at_least("loop.strategies.masking.batch", tuning.masking.batch as u64, 1)
 }
 
-/// Checks a recording: at least one exchange, waits within a day.
+/// Checks a recording: at least one exchange, waits within a day, raw
+/// bodies that decode.
 pub fn check_recording(recording: &Recording) -> Checked {
     if recording.exchanges.is_empty() {
         return fail("exchanges", "needs at least one exchange");
@@ -115,6 +120,9 @@ pub fn check_recording(recording: &Recording) -> Checked {
     for (i, exchange) in recording.exchanges.iter().enumerate() {
         millis(&format!("exchanges[{i}].timing.first_byte_ms"), exchange.timing.first_byte_ms)?;
         millis(&format!("exchanges[{i}].timing.chunk_ms"), exchange.timing.chunk_ms)?;
+        if let Some(Err(message)) = exchange.raw.as_ref().and_then(|raw| raw.body.as_ref()).map(|body| body.to_bytes()) {
+            return fail(format!("exchanges[{i}].raw.body.base64"), message);
+        }
     }
     Ok(())
 }
@@ -135,12 +143,15 @@ mod tests {
     #[test]
     fn each_loop_setting_has_a_range() {
         type Spoil = fn(&mut LoopSettings);
-        let cases: [(&str, Spoil); 14] = [
+        let cases: [(&str, Spoil); 17] = [
             ("loop.step_budget", |s| s.step_budget = 0),
             ("loop.max_output_tokens", |s| s.max_output_tokens = 0),
             ("loop.summary_timeout_secs", |s| s.summary_timeout_secs = 0),
             ("loop.stream_idle_timeout_secs", |s| s.stream_idle_timeout_secs = 86_401),
             ("loop.doom_loop.threshold", |s| s.doom_loop.threshold = 1),
+            ("loop.doom_loop.cycle.max_period", |s| s.doom_loop.cycle.max_period = 1),
+            ("loop.doom_loop.cycle.repeats", |s| s.doom_loop.cycle.repeats = 0),
+            ("loop.doom_loop.no_progress.window", |s| s.doom_loop.no_progress.window = 1),
             ("loop.retry.max_backoff_ms", |s| s.retry.max_backoff_ms = u64::MAX),
             ("loop.retry.initial_backoff_ms", |s| s.retry.initial_backoff_ms = 40_000),
             ("loop.strategies.roku.high_water_ratio", |s| s.strategies.roku.high_water_ratio = 1.5),

@@ -128,23 +128,38 @@ fn steps(path: &str) -> Vec<Step<'_>> {
 /// `text` (the field itself, or the nearest enclosing one when the field
 /// took its default).
 pub fn locate(text: &str, path: &str) -> Option<(u64, u64)> {
+    walk(text, path).map(|(position, _)| position)
+}
+
+/// The position of `path` only if the whole path is written in `text`:
+/// for choosing between two ways a field may be written.
+pub fn locate_exact(text: &str, path: &str) -> Option<(u64, u64)> {
+    walk(text, path).filter(|(_, whole)| *whole).map(|(position, _)| position)
+}
+
+/// The deepest position found along `path`, and whether every step was.
+fn walk(text: &str, path: &str) -> Option<((u64, u64), bool)> {
     let root: Node = serde_saphyr::from_str(text).ok()?;
     let mut node = &root;
     let mut found = None;
+    let mut whole = true;
     for step in steps(path) {
         let child = match (node, step) {
             (Node::Map(entries), Step::Key(key)) => entries.iter().find(|(k, _)| k == key).map(|(_, v)| v),
             (Node::Seq(items), Step::Index(index)) => items.get(index),
             _ => None,
         };
-        let Some(child) = child else { break };
+        let Some(child) = child else {
+            whole = false;
+            break;
+        };
         let at = child.referenced;
         if at.line() > 0 {
             found = Some((at.line(), at.column()));
         }
         node = &child.value;
     }
-    found
+    found.map(|position| (position, whole))
 }
 
 #[cfg(test)]
@@ -158,6 +173,8 @@ mod tests {
         assert_eq!(locate(TEXT, "loop.strategies.roku.keep_recent_rounds").map(|l| l.0), Some(4));
         assert_eq!(locate(TEXT, "faults[1].exchange").map(|l| l.0), Some(7));
         assert_eq!(locate(TEXT, "faults[0].http.status").map(|l| l.0), Some(6));
+        assert_eq!(locate_exact(TEXT, "faults[1].exchange").map(|l| l.0), Some(7));
+        assert_eq!(locate_exact(TEXT, "faults[1].http"), None, "only part of the path is written");
     }
 
     #[test]

@@ -7,7 +7,7 @@
 
 use reloop_wire::{FinishReason, ModelTurn, Prompt};
 
-use crate::recording::Exchange;
+use crate::recording::{Exchange, ReplayMode};
 
 /// The text an auxiliary request gets.
 pub const AUXILIARY_TEXT: &str = "reloop replay";
@@ -16,9 +16,11 @@ pub const AUXILIARY_TEXT: &str = "reloop replay";
 pub const AUXILIARY_RESULT: &str = "auxiliary";
 
 /// Whether `request` is auxiliary given the exchange it would otherwise
-/// get: it declares no tools, and that exchange calls some.
+/// get: it declares no tools, and that exchange calls some. An exchange
+/// replayed raw (byte for byte) is sent as recorded, never diverted.
 pub fn is_auxiliary(request: &Prompt, next: Option<&Exchange>) -> bool {
-    request.tools.is_empty() && next.is_some_and(|exchange| !exchange.tool_calls.is_empty())
+    request.tools.is_empty()
+        && next.is_some_and(|exchange| exchange.replay != ReplayMode::Raw && exchange.tool_calls().next().is_some())
 }
 
 /// The short text turn an auxiliary request gets.

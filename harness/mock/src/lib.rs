@@ -15,6 +15,7 @@ pub mod connections;
 pub mod divergence;
 pub mod fault;
 pub mod pacing;
+pub mod raw_reply;
 pub mod recording;
 pub mod render;
 pub mod server;

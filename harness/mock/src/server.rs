@@ -30,6 +30,7 @@ use reloop_wire::{Format, Prompt};
 use crate::api_errors::{self, ErrorShape, escape_control};
 use crate::connections::{self, ConnectionLimits};
 use crate::pacing::Pacer;
+use crate::raw_reply;
 use crate::recording::Recording;
 use crate::render::{CREATED, Render, ReplyMeta, renderer};
 use crate::session::{RequestRecord, Reply, Session, SessionConfig};
@@ -337,11 +338,15 @@ fn answer(registry: &Registry, name: &str, format: Format, body: Result<Bytes, B
         let reason = (record.result == "divergence").then(|| session.divergences().last().map(|d| d.render())).flatten();
         eprintln!("{}", log_line(name, format, record, reason.as_deref()));
     }
-    let mut response = respond(render, reply, &prompt, session.pacer());
-    // Both SDKs surface these as the request id; deterministic per session.
+    let mut response = respond(render, reply, &prompt, format, session.pacer());
+    // Both SDKs surface these as the request id; deterministic per session
+    // (a raw reply keeps the recorded ones).
     if let Some(id) = record.and_then(|r| HeaderValue::try_from(format!("req_reloop_{name}_{:05}", r.index)).ok()) {
-        response.headers_mut().insert("x-request-id", id.clone());
-        response.headers_mut().insert("request-id", id);
+        for header in ["x-request-id", "request-id"] {
+            if !response.headers().contains_key(header) {
+                response.headers_mut().insert(header, id.clone());
+            }
+        }
     }
     response
 }
@@ -364,7 +369,7 @@ fn log_line(session: &str, format: Format, record: &RequestRecord, reason: Optio
     )
 }
 
-fn respond(render: &dyn Render, reply: Reply, prompt: &Prompt, pacer: Arc<dyn Pacer>) -> Response {
+fn respond(render: &dyn Render, reply: Reply, prompt: &Prompt, format: Format, pacer: Arc<dyn Pacer>) -> Response {
     match reply {
         Reply::ContextExceeded { window, requested } => {
             json_response(StatusCode::BAD_REQUEST, render.errors().context_exceeded(window, requested))
@@ -381,7 +386,17 @@ fn respond(render: &dyn Render, reply: Reply, prompt: &Prompt, pacer: Arc<dyn Pa
             }
             response
         }
-        Reply::Turn { turn, fault, timing, model, request_index } => {
+        Reply::Turn { raw: Some(raw), fault, timing, .. } if raw_reply::fits(&raw, format, prompt.stream) => {
+            let response = match &raw.body {
+                Some(body) => match body.to_bytes() {
+                    Ok(bytes) => Response::new(Body::from(bytes)),
+                    Err(e) => return json_response(StatusCode::INTERNAL_SERVER_ERROR, render.errors().invalid_request(&format!("reloop: {e}"))),
+                },
+                None => stream_response(StreamPlan::new(raw.events.clone(), timing, fault.as_ref(), render), pacer),
+            };
+            raw_reply::with_recorded_head(response, &raw)
+        }
+        Reply::Turn { turn, fault, timing, model, request_index, .. } => {
             let meta = ReplyMeta { request_index, model, include_usage: prompt.include_usage, tools: prompt.tools.clone() };
             if prompt.stream {
                 let plan = StreamPlan::new(render.stream(&turn, &meta), timing, fault.as_ref(), render);

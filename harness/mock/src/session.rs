@@ -11,7 +11,7 @@ use crate::divergence::{Divergence, check_expectations, check_tool_results, reco
 use crate::fault::FaultPlan;
 use crate::pacing::Pacer;
 use crate::auxiliary;
-use crate::recording::{Purpose, Recording, Timing};
+use crate::recording::{Purpose, RecordedUsage, Recording, ReplayMode, Timing};
 pub use crate::stages::Reply;
 use crate::stages::{self, Rejection};
 use crate::tokens::{PromptCount, TokenCounter, content_hash};
@@ -193,9 +193,10 @@ impl Session {
         record.output_tokens = accounted.usage.output_tokens;
         record.cached_tokens = accounted.cache.cached_tokens;
         record.cache_break = accounted.cache.broke;
-        record.recorded_usage = exchange.usage;
+        record.recorded_usage = exchange.usage.as_ref().map(RecordedUsage::tokens);
         let model = self.config.recording.model.clone().unwrap_or_else(|| request.model.clone());
-        Ok(Reply::Turn { turn, fault: effect.stream_fault, timing: exchange.timing, model, request_index: record.index })
+        let raw = exchange.raw.clone().filter(|_| exchange.replay == ReplayMode::Raw).map(Box::new);
+        Ok(Reply::Turn { turn, fault: effect.stream_fault, timing: exchange.timing, model, request_index: record.index, raw })
     }
 
     /// A short text for an auxiliary request, accounted like any turn; no
@@ -209,7 +210,7 @@ impl Session {
         record.cache_break = accounted.cache.broke;
         let turn = ModelTurn { usage: Some(accounted.usage), ..turn };
         let model = self.config.recording.model.clone().unwrap_or_else(|| request.model.clone());
-        Reply::Turn { turn, fault: None, timing: Timing::default(), model, request_index: record.index }
+        Reply::Turn { turn, fault: None, timing: Timing::default(), model, request_index: record.index, raw: None }
     }
 
     /// Match: an identical repeat of a request that was answered is its

@@ -29,6 +29,8 @@ pub enum Reply {
         model: String,
         /// The request's index in the session, for response ids.
         request_index: usize,
+        /// The recorded bytes, when the exchange replays raw (boxed: rare and large).
+        raw: Option<Box<crate::recording::RawResponse>>,
     },
     /// The provider's context-length error.
     ContextExceeded {

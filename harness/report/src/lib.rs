@@ -6,9 +6,11 @@
 //! of them on (scenario, variant) into a [`compare::Comparison`];
 //! [`gates::GateSet`] judges it; the [`render`] modules turn the verdict into
 //! a terminal table, JSON, a pull-request comment, GitHub annotations; the
-//! [`html`] module draws a self-contained page; [`merge`] joins shards.
+//! [`html`] module draws a self-contained page; [`merge`] joins shards;
+//! [`detectors`] scores the doom-loop detectors against a labelled suite.
 
 pub mod compare;
+pub mod detectors;
 pub mod error;
 pub mod figures;
 pub mod gates;

@@ -5,6 +5,7 @@
 //! (see `ratios`); counting them costs a few comparisons per character, far
 //! below what tokenizing would.
 
+use super::masks::{BLOCK, ByteMasks};
 use super::ratios::CHUNK_BYTES;
 
 /// What one chunk is made of.
@@ -55,42 +56,148 @@ impl Features {
 /// Calls `on_chunk` for each chunk of `text`: a chunk ends at the first line
 /// end after [`CHUNK_BYTES`] bytes, or with the text.
 pub(super) fn scan(text: &str, mut on_chunk: impl FnMut(&Features)) {
-    let mut scanner = Scanner::default();
-    for c in text.chars() {
-        let kind = Kind::of(c);
-        scanner.push(kind, c);
-        if kind == Kind::LineEnd && scanner.chunk.bytes >= CHUNK_BYTES {
-            on_chunk(&scanner.chunk);
-            scanner = Scanner::default();
-        }
-    }
-    if scanner.chunk.bytes > 0 {
-        on_chunk(&scanner.chunk);
+    let bytes = text.as_bytes();
+    let mut start = 0;
+    while start < bytes.len() {
+        // A line end is one byte in UTF-8 and never inside a character, so
+        // the search can run over bytes.
+        let search_from = (start + CHUNK_BYTES - 1).min(bytes.len());
+        let end = bytes[search_from..].iter().position(|&b| b == b'\n').map_or(bytes.len(), |at| search_from + at + 1);
+        on_chunk(&chunk_features(&text[start..end]));
+        start = end;
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Kind {
-    LineEnd,
-    Blank,
-    Digit,
-    Letter,
-    Punct,
-    Cjk,
-    Symbol,
+/// Counts one chunk, a block of 64 bytes at a time (see [`ByteMasks`]).
+fn chunk_features(chunk: &str) -> Features {
+    let bytes = chunk.as_bytes();
+    let mut counter = Counter { f: Features { bytes: bytes.len(), ..Features::default() }, ..Counter::default() };
+    let mut blocks = bytes.chunks_exact(BLOCK);
+    for (k, block) in blocks.by_ref().enumerate() {
+        let block: &[u8; BLOCK] = block.try_into().expect("chunks_exact yields whole blocks");
+        counter.add_block(&ByteMasks::of(block, BLOCK), chunk, k * BLOCK);
+    }
+    let tail = blocks.remainder();
+    if !tail.is_empty() {
+        let mut block = [0u8; BLOCK];
+        block[..tail.len()].copy_from_slice(tail);
+        counter.add_block(&ByteMasks::of(&block, tail.len()), chunk, bytes.len() - tail.len());
+    }
+    counter.finish()
 }
 
-impl Kind {
-    fn of(c: char) -> Self {
-        match c {
-            '\n' => Self::LineEnd,
-            ' ' | '\t' | '\r' => Self::Blank,
-            '0'..='9' => Self::Digit,
-            'a'..='z' | 'A'..='Z' => Self::Letter,
-            '\0'..='\x7f' => Self::Punct,
-            c if is_cjk(c) => Self::Cjk,
-            _ => Self::Symbol,
+/// The counts so far, and what the next block needs of the byte before it.
+struct Counter {
+    f: Features,
+    /// The byte before the block ended a line (true at the chunk's start).
+    after_line_end: bool,
+    /// The byte before the block was a blank in a line's leading whitespace.
+    in_indent: bool,
+    after_digit: bool,
+    after_punct: bool,
+    /// Digits of a run still open at the block's end.
+    digit_run: u32,
+    /// The last non-ASCII character, and where it ended in the chunk.
+    last_char: char,
+    last_char_end: usize,
+}
+
+impl Default for Counter {
+    fn default() -> Self {
+        Self {
+            f: Features::default(),
+            after_line_end: true,
+            in_indent: false,
+            after_digit: false,
+            after_punct: false,
+            digit_run: 0,
+            last_char: '\n',
+            last_char_end: usize::MAX,
         }
+    }
+}
+
+impl Counter {
+    /// Adds the block of `chunk` that starts at `offset`.
+    fn add_block(&mut self, m: &ByteMasks, chunk: &str, offset: usize) {
+        let count = |mask: u64| mask.count_ones() as usize;
+        let f = &mut self.f;
+        let punct = m.punct();
+        f.blank += count(m.blank | m.line_end);
+        f.line_ends += count(m.line_end);
+        f.digits += count(m.digit);
+        f.id_pieces += count(m.letter & (m.digit << 1 | u64::from(self.after_digit)));
+        f.punct += count(punct);
+        f.punct_runs += count(punct & !(punct << 1 | u64::from(self.after_punct)));
+        f.markup_punct += count(m.markup);
+        f.call_punct += count(m.call);
+
+        // Leading whitespace: the runs of blanks that start a line. Adding a
+        // run's first bit to the blanks carries through the run and clears
+        // it; the carry out of the block means the run goes on.
+        let line_starts = m.line_end << 1 | u64::from(self.after_line_end);
+        let run_starts = m.blank & (line_starts | u64::from(self.in_indent));
+        let (carried, run_goes_on) = m.blank.overflowing_add(run_starts);
+        f.indent += count(m.blank & !carried);
+        f.indented_lines += count(m.blank & line_starts);
+
+        let cjk = count(m.cjk_start);
+        (f.cjk_chars, f.cjk_bytes) = (f.cjk_chars + cjk, f.cjk_bytes + 3 * cjk);
+        self.add_digit_groups(m.digit);
+        // The other characters one by one. A symbol right after a CJK
+        // character counted here differs from it anyway.
+        self.add_non_ascii(m.char_start & !m.cjk_start, chunk, offset);
+        let last = |mask: u64| mask >> (BLOCK - 1) == 1;
+        (self.after_line_end, self.in_indent) = (last(m.line_end), run_goes_on);
+        (self.after_digit, self.after_punct) = (last(m.digit), last(punct));
+    }
+
+    /// Counts the groups of at most three digits that each run splits into,
+    /// a run open at the block's start continuing the one before.
+    fn add_digit_groups(&mut self, digits: u64) {
+        let mut rest = digits;
+        while rest != 0 {
+            let start = rest.trailing_zeros();
+            let len = (rest >> start).trailing_ones();
+            if start > 0 {
+                self.close_digit_run();
+            }
+            self.digit_run += len;
+            if start + len == BLOCK as u32 {
+                return;
+            }
+            self.close_digit_run();
+            rest &= !((u64::MAX >> (BLOCK as u32 - len)) << start);
+        }
+        self.close_digit_run();
+    }
+
+    fn close_digit_run(&mut self) {
+        self.f.number_groups += self.digit_run.div_ceil(3) as usize;
+        self.digit_run = 0;
+    }
+
+    /// Decodes each non-ASCII character that starts in the block.
+    fn add_non_ascii(&mut self, mut starts: u64, chunk: &str, offset: usize) {
+        while starts != 0 {
+            let at = offset + starts.trailing_zeros() as usize;
+            starts &= starts - 1;
+            let c = chunk[at..].chars().next().expect("a character starts at a leading byte");
+            if is_cjk(c) {
+                self.f.cjk_chars += 1;
+                self.f.cjk_bytes += c.len_utf8();
+            } else {
+                self.f.symbol_bytes += c.len_utf8();
+                // A run of one character counts once.
+                self.f.symbols += usize::from(self.last_char_end != at || self.last_char != c);
+            }
+            (self.last_char, self.last_char_end) = (c, at + c.len_utf8());
+        }
+    }
+
+    fn finish(mut self) -> Features {
+        self.close_digit_run();
+        self.f
     }
 }
 
@@ -98,69 +205,6 @@ impl Kind {
 /// and full-width forms: about one token each in o200k.
 fn is_cjk(c: char) -> bool {
     matches!(c, '\u{3000}'..='\u{9fff}' | '\u{ac00}'..='\u{d7af}' | '\u{ff00}'..='\u{ffef}')
-}
-
-struct Scanner {
-    chunk: Features,
-    previous: Kind,
-    previous_char: char,
-    digit_run: usize,
-    line_start: bool,
-}
-
-impl Default for Scanner {
-    fn default() -> Self {
-        Self { chunk: Features::default(), previous: Kind::LineEnd, previous_char: '\n', digit_run: 0, line_start: true }
-    }
-}
-
-impl Scanner {
-    fn push(&mut self, kind: Kind, c: char) {
-        let f = &mut self.chunk;
-        f.bytes += c.len_utf8();
-        match kind {
-            Kind::LineEnd => {
-                f.blank += 1;
-                f.line_ends += 1;
-                self.line_start = true;
-            }
-            Kind::Blank => {
-                f.blank += 1;
-                if self.line_start {
-                    f.indent += 1;
-                    f.indented_lines += usize::from(self.previous != Kind::Blank);
-                }
-            }
-            _ => self.line_start = false,
-        }
-        if kind == Kind::Digit {
-            f.digits += 1;
-            f.number_groups += usize::from(self.digit_run.is_multiple_of(3));
-            self.digit_run += 1;
-        } else {
-            self.digit_run = 0;
-        }
-        match kind {
-            Kind::Letter => f.id_pieces += usize::from(self.previous == Kind::Digit),
-            Kind::Punct => {
-                f.punct += 1;
-                f.punct_runs += usize::from(self.previous != Kind::Punct);
-                f.markup_punct += usize::from(matches!(c, '"' | '{' | '}' | '[' | ']' | ':' | ',' | '<' | '>' | '='));
-                f.call_punct += usize::from(matches!(c, '(' | ')' | ';'));
-            }
-            Kind::Cjk => {
-                f.cjk_chars += 1;
-                f.cjk_bytes += c.len_utf8();
-            }
-            Kind::Symbol => {
-                f.symbol_bytes += c.len_utf8();
-                f.symbols += usize::from(c != self.previous_char);
-            }
-            Kind::LineEnd | Kind::Blank | Kind::Digit => {}
-        }
-        self.previous = kind;
-        self.previous_char = c;
-    }
 }
 
 #[cfg(test)]
@@ -195,6 +239,59 @@ mod tests {
         // The rule is one symbol, é another.
         assert_eq!((f.symbols, f.symbol_bytes), (2, 14));
         assert_eq!(f.plain_bytes(), 2);
+    }
+
+    /// The counts by their definitions, one character at a time: what the
+    /// block-wise scan must agree with.
+    fn oracle(text: &str) -> Features {
+        let mut f = Features { bytes: text.len(), ..Features::default() };
+        let chars: Vec<char> = text.chars().collect();
+        let is_punct = |c: char| c.is_ascii() && !c.is_ascii_alphanumeric() && !matches!(c, ' ' | '\t' | '\r' | '\n');
+        for (i, &c) in chars.iter().enumerate() {
+            let before = i.checked_sub(1).map(|j| chars[j]);
+            let line = &chars[..i].iter().rposition(|&p| p == '\n').map_or(&chars[..i], |at| &chars[at + 1..i]);
+            let in_leading_blank = line.iter().all(|&p| matches!(p, ' ' | '\t' | '\r'));
+            let digit_run = chars[..i].iter().rev().take_while(|p| p.is_ascii_digit()).count();
+            match c {
+                '\n' => (f.blank, f.line_ends) = (f.blank + 1, f.line_ends + 1),
+                ' ' | '\t' | '\r' => {
+                    f.blank += 1;
+                    if in_leading_blank {
+                        f.indent += 1;
+                        f.indented_lines += usize::from(line.is_empty());
+                    }
+                }
+                '0'..='9' => (f.digits, f.number_groups) = (f.digits + 1, f.number_groups + usize::from(digit_run % 3 == 0)),
+                'a'..='z' | 'A'..='Z' => f.id_pieces += usize::from(before.is_some_and(|p| p.is_ascii_digit())),
+                c if c.is_ascii() => {
+                    f.punct += 1;
+                    f.punct_runs += usize::from(!before.is_some_and(is_punct));
+                    f.markup_punct += usize::from("\"{}[]:,<>=".contains(c));
+                    f.call_punct += usize::from("();".contains(c));
+                }
+                c if is_cjk(c) => (f.cjk_chars, f.cjk_bytes) = (f.cjk_chars + 1, f.cjk_bytes + c.len_utf8()),
+                c => (f.symbols, f.symbol_bytes) = (f.symbols + usize::from(before != Some(c)), f.symbol_bytes + c.len_utf8()),
+            }
+        }
+        f
+    }
+
+    #[test]
+    fn the_block_scan_counts_as_the_definitions_say() {
+        let texts = [
+            "  id: 4f0c2d, n: 1234567\n\t\tfn x() { call(a, b); }\n",
+            "数据备份 ──── é\n  键: 值 1234 ok\n",
+            "한국어 테스트 ꀀ힣 ＡＢ！ 。「」 ─ ─── ̀é\n",
+            "\n\n   \n 12345678901 v2 128k ((;;)) <a href=\"x\">[1]</a>\r\n",
+            "",
+        ];
+        for text in texts {
+            assert_eq!(chunk_features(text), oracle(text), "{text:?}");
+        }
+        // Longer than one lane's capacity, so the packed counters overflow
+        // unless they are emptied in time.
+        let long = "{\"k\": [1, 2, 3]}, ".repeat(200);
+        assert_eq!(chunk_features(&long), oracle(&long));
     }
 
     #[test]

@@ -13,6 +13,7 @@ mod calibration;
 mod class;
 mod classify;
 mod features;
+mod masks;
 pub mod ratios;
 
 pub use calibration::{Calibration, MAX_SCALE, MIN_SCALE, WINDOW};

@@ -13,11 +13,12 @@ use super::AgentLoop;
 use crate::clock::{SharedClock, with_timeout};
 use crate::config::ToolExecution;
 use crate::prompts::doom_loop_warning;
-use crate::doom_loop::DoomLoopReaction;
+use crate::doom_loop::{DoomLoop, DoomLoopKind, DoomLoopReaction, result_hash};
 use crate::event::LoopEvent;
 use crate::grounding::ground_paths;
 use crate::outcome::Outcome;
 use crate::risk::{Approval, Risk, classify_tool_risk};
+use crate::tools::DeclaredRisk;
 use crate::state::{DoomLoopHit, LoopState};
 use crate::tools::{ToolContext, ToolInvocation, ToolOutput};
 
@@ -57,8 +58,11 @@ impl AgentLoop<'_> {
         let mut done = 0;
         for group in groups {
             let batch = &prepared[done..done + group];
-            let outcome = self.run_group(state, batch).await;
             done += group;
+            let outcome = self.run_group(state, batch, prepared.len() - done).await;
+            if state.is_finished() {
+                return BatchEnd::Completed;
+            }
             if outcome.cancelled {
                 state.finish(Outcome::Cancelled);
                 return BatchEnd::Cancelled;
@@ -83,7 +87,8 @@ impl AgentLoop<'_> {
             Ok(arguments)
         });
         let fingerprint = grounded.as_ref().map_or_else(|_| call.arguments.clone(), |a| a.to_string());
-        let warning = self.check_doom_loop(state, &call.name, &fingerprint)?;
+        let detected = self.doom.observe_call(&call.name, &fingerprint);
+        let warning = self.react_to_doom_loop(state, detected)?;
         let traits = self.deps.tools.traits(&call.name);
         let mut ready = Prepared { call, arguments: serde_json::Value::Null, parallel_safe: traits.parallel_safe, needs_approval: false, answered: None };
         match grounded {
@@ -109,8 +114,9 @@ impl AgentLoop<'_> {
         Some(ready)
     }
 
-    /// Runs one group side by side, each call on a fork of the clock.
-    async fn run_group(&mut self, state: &mut LoopState, group: &[Prepared<'_>]) -> GroupOutcome {
+    /// Runs one group side by side, each call on a fork of the clock;
+    /// `calls_after` calls of the batch come after the group.
+    async fn run_group(&mut self, state: &mut LoopState, group: &[Prepared<'_>], calls_after: usize) -> GroupOutcome {
         let runnable = group.iter().filter(|p| p.answered.is_none()).count() as u32;
         state.max_parallel_tools = state.max_parallel_tools.max(runnable);
         let forks: Vec<SharedClock> = group.iter().map(|_| self.deps.clock.fork()).collect();
@@ -142,7 +148,7 @@ impl AgentLoop<'_> {
         let started = self.deps.clock.now_ms();
         let results = join_all(runs).await;
         let mut cancelled = false;
-        for ((prepared, clock), (mut output, aborted)) in group.iter().zip(&forks).zip(results) {
+        for (offset, ((prepared, clock), (mut output, aborted))) in group.iter().zip(&forks).zip(results).enumerate() {
             cancelled |= aborted;
             state.tool_calls += 1;
             state.tool_errors += u32::from(output.is_error);
@@ -153,7 +159,13 @@ impl AgentLoop<'_> {
                 elapsed_ms: clock.now_ms() - started,
                 result_summary: output.content.chars().take(RESULT_SUMMARY_CHARS).collect(),
             });
-            if let Some(warning) = self.pending_warnings.remove(&prepared.call.id) {
+            // Neither a write's acknowledgement nor the loop's own refusal
+            // (denied, malformed) says anything about progress.
+            let tool_answered = prepared.answered.is_none() && self.deps.tools.traits(&prepared.call.name).risk == DeclaredRisk::Safe;
+            let progress_signal = tool_answered.then(|| result_hash(output.is_error, &output.content));
+            let no_progress = self.doom.observe_result(calls_after + group.len() - 1 - offset, progress_signal);
+            let warning = self.pending_warnings.remove(&prepared.call.id).or(self.react_to_doom_loop(state, no_progress).flatten());
+            if let Some(warning) = warning {
                 output.content = format!("{}\n\n{warning}", output.content);
             }
             self.push_result(state, prepared.call, output);
@@ -162,21 +174,20 @@ impl AgentLoop<'_> {
         GroupOutcome { cancelled }
     }
 
+    /// Reacts to `detected` (if any): its event, the run's first hit, then
     /// `None` when the run must stop; `Some(Some(w))` when the result should
     /// carry warning `w`; `Some(None)` when all is well.
-    fn check_doom_loop(&mut self, state: &mut LoopState, tool: &str, arguments: &str) -> Option<Option<String>> {
-        let Some(detected) = self.doom.observe(tool, arguments) else { return Some(None) };
+    fn react_to_doom_loop(&mut self, state: &mut LoopState, detected: Option<DoomLoop>) -> Option<Option<String>> {
+        let Some(detected) = detected else { return Some(None) };
         let reaction = self.deps.settings.doom_loop.reaction;
-        self.emit(state, LoopEvent::DoomLoopDetected {
-            detector: detected.kind,
-            tool: detected.tool.clone(),
-            repeats: detected.repeats,
-            reaction,
+        let (tool, repeats) = (detected.tool.clone(), detected.repeats);
+        self.emit(state, match detected.kind {
+            DoomLoopKind::IdenticalCalls => LoopEvent::DoomLoopDetected { detector: detected.kind.as_str(), tool, repeats, reaction },
+            DoomLoopKind::Cycle => LoopEvent::DoomLoopCycleDetected { tool, period: detected.period, repeats, reaction },
+            DoomLoopKind::NoProgress => LoopEvent::DoomLoopNoProgressDetected { tool, calls: repeats, reaction },
         });
-        let warning = doom_loop_warning(&detected.tool, detected.repeats);
-        if state.doom_loop.is_none() {
-            state.doom_loop = Some(DoomLoopHit { step: state.step_index, detected });
-        }
+        let warning = doom_loop_warning(&detected);
+        state.record_doom_loop(DoomLoopHit { step: state.step_index, detected });
         match reaction {
             DoomLoopReaction::Warn => Some(Some(warning)),
             DoomLoopReaction::Stop => {

@@ -20,7 +20,7 @@ use crate::cache_break::{CacheBreakDetector, FrozenToolSchema};
 use crate::client::ProviderClient;
 use crate::clock::SharedClock;
 use crate::config::LoopSettings;
-use crate::doom_loop::DoomLoopDetector;
+use crate::doom_loop::DoomLoopDetectors;
 use crate::estimate::Calibration;
 use crate::event::{LoopEvent, LoopEventSender, TimedEvent};
 use crate::context::{ContextStrategy, ContextView};
@@ -95,7 +95,7 @@ pub struct AgentLoop<'a> {
     deps: LoopDeps<'a>,
     schema: Option<FrozenToolSchema>,
     cache: CacheBreakDetector,
-    doom: DoomLoopDetector,
+    doom: DoomLoopDetectors,
     view: ContextView,
     strategy: Box<dyn ContextStrategy>,
     breaker: compact::CircuitBreaker,
@@ -111,7 +111,7 @@ pub struct AgentLoop<'a> {
 impl<'a> AgentLoop<'a> {
     /// Prepares a run.
     pub fn new(deps: LoopDeps<'a>) -> Self {
-        let doom = DoomLoopDetector::new(deps.settings.doom_loop.threshold);
+        let doom = DoomLoopDetectors::new(deps.settings.doom_loop.clone());
         let strategy = crate::context::build(deps.settings.strategy, &deps.settings.strategies);
         Self {
             deps,

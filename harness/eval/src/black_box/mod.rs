@@ -83,6 +83,7 @@ pub async fn run(scenario: &Scenario, agent: &AgentSpec, cancel: &AtomicBool, wa
             final_answer: view.final_answer.as_deref(),
             tool_calls: view.tool_calls.iter().map(String::as_str).collect(),
             doom_loop_detected: view.metrics.doom_loop_detected,
+            doom_loop_kinds: view.doom_loop_kinds.clone(),
             cache_breaks: view.metrics.cache_breaks,
             llm_retries: view.metrics.llm_retries,
             exit_code,

@@ -4,7 +4,7 @@
 //! turns served, since the agent's own state is out of sight.
 
 use reloop_agent::Outcome;
-use reloop_agent::doom_loop::{DoomLoop, DoomLoopDetector};
+use reloop_agent::doom_loop::{DoomCall, DoomLoopDetectors, DoomLoopKind, canonical_arguments};
 use reloop_mock::{RequestRecord, Session};
 use reloop_wire::ModelTurn;
 
@@ -22,13 +22,16 @@ pub struct ServerView {
     pub tool_calls: Vec<String>,
     /// The text of the last turn served, when it called no tool.
     pub final_answer: Option<String>,
+    /// The doom-loop detectors that fired.
+    pub doom_loop_kinds: Vec<DoomLoopKind>,
 }
 
 /// Reads `session`'s log into the report's rows and figures.
 pub fn server_view(scenario: &Scenario, session: &Session) -> ServerView {
     let log = session.log();
-    let mut detector = DoomLoopDetector::new(scenario.loop_settings.doom_loop.threshold);
-    let mut first_loop: Option<(u64, DoomLoop)> = None;
+    // The step of each call served, and the call as the detectors see it
+    // (results stay unknown: the agent's tool runs are out of sight).
+    let mut calls: Vec<(u64, DoomCall)> = Vec::new();
     let mut view = ServerView::default();
     let mut steps_used = 0u64;
     for record in &log {
@@ -38,16 +41,18 @@ pub fn server_view(scenario: &Scenario, session: &Session) -> ServerView {
             steps_used += 1;
             for call in &turn.tool_calls {
                 view.tool_calls.push(call.name.clone());
-                if let Some(found) = detector.observe(&call.name, &call.arguments)
-                    && first_loop.is_none()
-                {
-                    first_loop = Some((steps_used - 1, found));
-                }
+                let doom_call = DoomCall { tool: call.name.clone(), arguments: canonical_arguments(&call.arguments), result_hash: None };
+                calls.push((steps_used - 1, doom_call));
             }
             view.final_answer = (turn.tool_calls.is_empty() && !turn.text.is_empty()).then(|| turn.text.clone());
         }
         view.steps.push(step_row(record, turn.as_ref(), steps_used.saturating_sub(1)));
     }
+    let only_calls: Vec<DoomCall> = calls.iter().map(|(_, call)| call.clone()).collect();
+    let found = DoomLoopDetectors::scan(&scenario.loop_settings.doom_loop, &only_calls);
+    let first_step = |kind: DoomLoopKind| found.iter().find(|(_, hit)| hit.kind == kind).map(|(index, _)| calls[*index].0);
+    let first_loop = found.first().map(|(index, hit)| (calls[*index].0, hit.kind));
+    view.doom_loop_kinds = DoomLoopKind::ALL.into_iter().filter(|kind| first_step(*kind).is_some()).collect();
     let answered: Vec<&RequestRecord> = log.iter().filter(|r| r.status == 200).collect();
     let input_tokens_total: u64 = answered.iter().map(|r| r.input_tokens).sum();
     let cache_read_tokens: u64 = answered.iter().map(|r| r.cached_tokens).sum();
@@ -59,8 +64,9 @@ pub fn server_view(scenario: &Scenario, session: &Session) -> ServerView {
         step_budget,
         step_budget_used_ratio: ratio(steps_used, step_budget),
         doom_loop_detected: first_loop.is_some(),
-        doom_loop_first_step: first_loop.as_ref().map(|(step, _)| *step),
-        doom_loop_kind: first_loop.as_ref().map(|(_, found)| found.kind.to_owned()),
+        doom_loop_first_step: first_loop.map(|(step, _)| step),
+        doom_loop_kind: first_loop.map(|(_, kind)| kind.as_str().to_owned()),
+        doom_loop_first_steps: DoomLoopKind::ALL.map(first_step),
         input_tokens_total,
         // Nothing is known of the agent's compaction: its prompts are the baseline.
         input_tokens_uncompacted_total: input_tokens_total,

@@ -163,7 +163,7 @@ pub fn is_recording(path: &Path) -> bool {
         text.lines()
             .map(str::trim)
             .find(|line| !line.is_empty() && !line.starts_with('#') && line != &"---")
-            .is_some_and(|line| line.starts_with("format:") && line.contains(reloop_mock::recording::FORMAT_V1))
+            .is_some_and(|line| line.starts_with("format:") && [reloop_mock::recording::FORMAT_V1, reloop_mock::recording::FORMAT_V2].iter().any(|tag| line.contains(tag)))
     })
 }
 

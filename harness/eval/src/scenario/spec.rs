@@ -72,6 +72,15 @@ pub struct ScenarioSpec {
     /// What must hold at the end.
     #[serde(default)]
     pub expect: Expectations,
+    /// The absolute directory a recorded session worked in (imported
+    /// sessions): absolute tool paths under it count as inside the
+    /// workspace and are made relative, in calls and in `when`.
+    #[serde(default)]
+    pub workspace_root: Option<PathBuf>,
+    /// Where the scenario came from (`format:file` for imported sessions);
+    /// the `source` column of runs.parquet.
+    #[serde(default)]
+    pub source: Option<String>,
 }
 
 /// One wire format or several.
@@ -233,4 +242,11 @@ pub struct Bounds {
 pub struct DoomLoopExpectation {
     /// Whether one must be detected.
     pub detected: bool,
+    /// The detector that must fire: the scenario's label in a labelled
+    /// suite (`reloop detectors` scores each detector against it).
+    #[serde(default)]
+    pub kind: Option<reloop_agent::DoomLoopKind>,
+    /// The step (0-based) at which the loop begins, for detection delay.
+    #[serde(default)]
+    pub onset_step: Option<u32>,
 }

@@ -144,3 +144,30 @@ async fn the_loop_streams_from_the_server_over_loopback() {
     assert!(deltas.len() > 1, "text arrived as several streamed deltas: {deltas:?}");
     assert_eq!(deltas.concat(), "All done, nothing was needed.");
 }
+
+/// Faults apply on top of raw bytes: a cut leaves exactly the first recorded
+/// events (their own bytes), and the retry gets the whole recorded stream.
+#[tokio::test]
+async fn a_cut_raw_stream_sends_the_recorded_events_it_got_to() {
+    let events = ["event: message_start\ndata: {\"type\":\"message_start\"}\n\n", "event: ping\ndata: {\"type\": \"ping\"}\r\n\r\n", "event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n"];
+    let yaml = format!(
+        "format: reloop.recording/v2\nexchanges:\n  - text: hi\n    replay: raw\n    raw:\n      api: anthropic\n      headers: [[content-type, text/event-stream]]\n      events: {}\n",
+        serde_json::to_string(&events).unwrap()
+    );
+    let registry = Arc::new(Registry::default());
+    let server = MockServer::start(0, Arc::clone(&registry)).await.unwrap();
+    let faults = vec![serde_json::from_value(serde_json::json!({ "exchange": 0, "cut_after_events": 2 })).unwrap()];
+    let config = SessionConfig { recording: recording(&yaml), context_window: None, pacer: Arc::new(NoPacer), faults };
+    registry.insert("s", Arc::new(Session::new(config).unwrap()));
+    let url = format!("{}/messages", server.session_base_url("s"));
+    let body = r#"{"model":"m","max_tokens":10,"stream":true,"messages":[{"role":"user","content":"go"}]}"#;
+    let client = reqwest::Client::builder().no_proxy().build().unwrap();
+    let mut received = Vec::new();
+    let mut stream = client.post(&url).body(body).send().await.unwrap().bytes_stream();
+    while let Some(Ok(bytes)) = stream.next().await {
+        received.extend_from_slice(&bytes);
+    }
+    assert_eq!(String::from_utf8(received).unwrap(), events[..2].concat(), "cut after two recorded events");
+    let retry = client.post(&url).body(body).send().await.unwrap().text().await.unwrap();
+    assert_eq!(retry, events.concat());
+}

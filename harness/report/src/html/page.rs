@@ -168,7 +168,9 @@ fn timelines_section(html: &mut String, runs: &Table, steps: &Table, events: &Ta
         let step = event_step.get(row).copied().flatten().unwrap_or(0.0) as u64;
         let mark = match (layer.get(row).copied().flatten(), kind[row].as_str()) {
             (Some(layer), _) => Mark { step, label: format!("L{layer}"), class: "compaction" },
-            (None, "doom_loop_detected") => Mark { step, label: "doom loop".to_owned(), class: "doom" },
+            (None, "doom_loop_detected" | "doom_loop_cycle_detected" | "doom_loop_no_progress_detected") => {
+                Mark { step, label: "doom loop".to_owned(), class: "doom" }
+            }
             _ => continue,
         };
         marks.entry((scenario[row].clone(), variant[row].clone())).or_default().push(mark);

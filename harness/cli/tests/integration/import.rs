@@ -1,0 +1,179 @@
+//! `reloop import`: every real session fixture imports with a report that
+//! accounts for every line, the bundled `scenarios/imported/` suite is what
+//! the importer writes today, and the imported sessions replay with the
+//! recorded tool calls, arguments and step alignment under every strategy.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use crate::tables::read_rows;
+use crate::util::{reloop, repo, stderr, stdout, write};
+
+/// The session fixtures (`harness/import/tests/fixtures/sessions/`), cassettes aside.
+fn session_fixtures() -> Vec<PathBuf> {
+    let root = repo().join("harness/import/tests/fixtures/sessions");
+    let mut files = Vec::new();
+    for format in ["pi", "codex", "claude-code", "openai-messages"] {
+        for entry in std::fs::read_dir(root.join(format)).unwrap() {
+            files.push(entry.unwrap().path());
+        }
+    }
+    files.sort();
+    files
+}
+
+fn import_into(out: &Path, files: &[PathBuf]) -> String {
+    let mut args = vec!["import".to_owned()];
+    args.extend(files.iter().map(|f| f.to_string_lossy().into_owned()));
+    args.extend(["--out".to_owned(), out.to_string_lossy().into_owned()]);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let output = reloop(&repo(), &args);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    stdout(&output)
+}
+
+#[test]
+fn every_fixture_imports_accounting_for_every_line_and_the_bundled_suite_is_fresh() {
+    let dir = tempfile::tempdir().unwrap();
+    import_into(dir.path(), &session_fixtures());
+    let suite = repo().join("scenarios/imported");
+    let mut stale = Vec::new();
+    for entry in std::fs::read_dir(dir.path()).unwrap() {
+        let path = entry.unwrap().path();
+        let name = path.file_name().unwrap().to_string_lossy().into_owned();
+        let text = std::fs::read_to_string(&path).unwrap();
+        if name.ends_with(".import.json") {
+            let report: serde_json::Value = serde_json::from_str(&text).unwrap();
+            let lines = &report["lines"];
+            let count = |key: &str| lines[key].as_array().map_or(0, Vec::len) as u64;
+            let ignored: u64 = lines["ignored"].as_object().unwrap().values().map(|v| v.as_u64().unwrap()).sum();
+            let accounted = lines["used"].as_u64().unwrap() + ignored + count("skipped") + count("joined");
+            assert_eq!(accounted, lines["read"].as_u64().unwrap(), "{name}: every line used, ignored, skipped or joined: {lines}");
+        }
+        if std::env::var_os("RELOOP_BLESS").is_some() {
+            std::fs::write(suite.join(&name), &text).unwrap();
+        } else if std::fs::read_to_string(suite.join(&name)).ok().as_deref() != Some(text.as_str()) {
+            stale.push(name);
+        }
+    }
+    assert!(stale.is_empty(), "scenarios/imported/ is stale ({}); refresh it with RELOOP_BLESS=1 cargo nextest run -p reloop import", stale.join(", "));
+}
+
+#[test]
+fn glued_objects_split_torn_lines_and_non_json_arguments_are_named_by_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let fixtures = repo().join("harness/import/tests/fixtures/sessions");
+    let printed = import_into(
+        dir.path(),
+        &[
+            fixtures.join("pi/malformed__glued-line-and-torn-tail.jsonl"),
+            fixtures.join("codex/localpush__rollout-2026-02-23T20-34-25-019c8bfe-ec25-79e0-97d7-bda6a9c575ff.sanitized.jsonl"),
+        ],
+    );
+    assert!(printed.contains("line 4: 2 JSON objects glued on one line: split"), "{printed}");
+    assert!(printed.contains("line 11: not JSON"), "{printed}");
+    assert!(printed.contains("line 17: `arguments` is not valid JSON"), "{printed}");
+    // The raw arguments reach the recording byte for byte.
+    let recording = std::fs::read_to_string(dir.path().join("localpush-rollout-2026-02-23t20-34-25-019c8bfe-ec25-79e0-97d7-bda6a9c575ff-sanitized.recording.yaml")).unwrap();
+    assert!(recording.contains("[REDACTED_ARGUMENTS len=46 sha=4cb9a2fc]"), "{recording}");
+}
+
+#[test]
+fn an_unknown_format_and_a_missing_file_are_bad_input_naming_the_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = write(dir.path(), "notes.txt", "just words\n");
+    let out = dir.path().join("out");
+    let output = reloop(dir.path(), &["import", text.to_str().unwrap(), "--out", out.to_str().unwrap()]);
+    assert_eq!(output.status.code(), Some(2));
+    assert!(stderr(&output).contains("notes.txt:1: cannot tell the format"), "{}", stderr(&output));
+    let output = reloop(dir.path(), &["import", "missing.jsonl", "--out", out.to_str().unwrap()]);
+    assert_eq!(output.status.code(), Some(2));
+    assert!(stderr(&output).contains("missing.jsonl"), "{}", stderr(&output));
+}
+
+/// The recorded main exchanges of each imported scenario, with their calls.
+fn recorded_calls(suite: &Path) -> BTreeMap<String, (usize, Vec<(String, String)>)> {
+    let mut out = BTreeMap::new();
+    for entry in std::fs::read_dir(suite).unwrap() {
+        let path = entry.unwrap().path();
+        let Some(name) = path.file_name().unwrap().to_str().unwrap().strip_suffix(".recording.yaml").map(str::to_owned) else { continue };
+        let recording: serde_json::Value = serde_saphyr::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+        let main: Vec<&serde_json::Value> = recording["exchanges"].as_array().unwrap().iter().filter(|e| e.get("purpose").is_none()).collect();
+        let calls = main
+            .iter()
+            .flat_map(|e| e.get("tool_calls").and_then(|c| c.as_array()).cloned().unwrap_or_default())
+            .map(|call| {
+                let arguments = match &call["arguments"] {
+                    serde_json::Value::String(raw) => raw.clone(),
+                    other => other.to_string(),
+                };
+                (call["name"].as_str().unwrap().to_owned(), arguments)
+            })
+            .collect();
+        out.insert(name, (main.len(), calls));
+    }
+    out
+}
+
+#[test]
+fn imported_sessions_replay_their_calls_and_stay_step_aligned_under_every_strategy() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("sweep");
+    let suite = repo().join("scenarios/imported");
+    let output = reloop(&repo(), &["sweep", suite.to_str().unwrap(), "--strategies", "roku,opencode,codex,masking,none", "--out", out.to_str().unwrap()]);
+    assert_eq!(output.status.code(), Some(0), "every expectation (outcome, the recorded tool-call sequence) holds: {}{}", stdout(&output), stderr(&output));
+    let recorded = recorded_calls(&suite);
+    let runs = read_rows(&out.join("runs.parquet"));
+    assert_eq!(runs.len(), recorded.len() * 5);
+    for run in &runs {
+        let (exchanges, calls) = &recorded[&run["scenario"]];
+        assert_eq!(run["divergences"], "0", "{run:?}");
+        assert_eq!(run["outcome"], "final_answer", "{run:?}");
+        // Step alignment: every main exchange answered a main request, none a summary request.
+        assert_eq!(run["steps_used"], exchanges.to_string(), "{} under {}", run["scenario"], run["variant"]);
+        assert_eq!(run["tool_calls"], calls.len().to_string(), "{run:?}");
+    }
+    assert!(recorded.values().any(|(exchanges, _)| *exchanges >= 20), "the suite holds sessions of at least 20 steps");
+    // The calls the loop started are the recorded ones, with the recorded arguments, in order.
+    let events = read_rows(&out.join("events.parquet"));
+    for (scenario, (_, calls)) in &recorded {
+        for variant in ["none", "roku"] {
+            let started: Vec<(String, String)> = events
+                .iter()
+                .filter(|e| &e["scenario"] == scenario && e["variant"] == variant && e["kind"] == "tool_start")
+                .map(|e| {
+                    let payload: serde_json::Value = serde_json::from_str(&e["payload"]).unwrap();
+                    (payload["tool"].as_str().unwrap().to_owned(), payload["arguments"].as_str().unwrap().to_owned())
+                })
+                .collect();
+            assert_eq!(&started, calls, "{scenario} under {variant}");
+        }
+    }
+}
+
+#[test]
+fn summary_requests_never_consume_main_exchanges_even_when_every_strategy_compacts() {
+    // The two sessions of 20+ steps in a 6,000-token window: every strategy
+    // that compacts asks for summaries, which the recording's compaction
+    // exchanges answer; each main exchange still answers a main request.
+    let dir = tempfile::tempdir().unwrap();
+    let suite = repo().join("scenarios/imported");
+    let recorded = recorded_calls(&suite);
+    let long: Vec<&String> = recorded.iter().filter(|(_, (exchanges, _))| *exchanges >= 20).map(|(name, _)| name).collect();
+    assert!(long.len() >= 2, "{long:?}");
+    for name in &long {
+        let scenario = std::fs::read_to_string(suite.join(format!("{name}.yaml"))).unwrap().replace("context_window: 200000", "context_window: 6000");
+        std::fs::write(dir.path().join(format!("{name}.yaml")), scenario).unwrap();
+        std::fs::copy(suite.join(format!("{name}.recording.yaml")), dir.path().join(format!("{name}.recording.yaml"))).unwrap();
+    }
+    let out = dir.path().join("sweep");
+    let output = reloop(&repo(), &["sweep", dir.path().to_str().unwrap(), "--strategies", "roku,opencode,codex,masking", "--out", out.to_str().unwrap()]);
+    assert_eq!(output.status.code(), Some(0), "{}{}", stdout(&output), stderr(&output));
+    let steps = read_rows(&out.join("steps.parquet"));
+    let summaries = steps.iter().filter(|s| s["purpose"] != "main").count();
+    assert!(summaries > 0, "the small window makes the strategies ask for summaries");
+    for run in read_rows(&out.join("runs.parquet")) {
+        assert_eq!(run["steps_used"], recorded[&run["scenario"]].0.to_string(), "{} under {}", run["scenario"], run["variant"]);
+        assert_eq!(run["divergences"], "0", "{run:?}");
+    }
+}

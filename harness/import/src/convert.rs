@@ -1,0 +1,328 @@
+//! The one writer: an [`ImportedSession`] becomes a scenario, a recording
+//! and the import report. The rules for what does not map one to one are
+//! here and in `docs/import.md`.
+
+use std::collections::BTreeMap;
+
+use serde_json::Value;
+
+use crate::output::{CallOut, ExchangeOut, ExpectOut, LoopOut, RecordingFile, ResultOut, ScenarioFile, SteeringOut, ToolOut};
+use crate::presets::{PresetTool, preset};
+use crate::report::ImportReport;
+use crate::session::{Arguments, AssistantTurn, ImportedSession, Item, ToolCall};
+use crate::workspace::workspace_root;
+
+/// Text of the exchange appended when a session ends on tool calls, so the
+/// replay ends with an answer instead of an exhausted recording.
+pub const SESSION_END_TEXT: &str = "[reloop import] The recorded session ends here.";
+
+/// Prefix of the summary written when the session never compacted: strategies
+/// that ask for a summary get it, and no main exchange is consumed.
+pub const MECHANICAL_SUMMARY_PREFIX: &str = "[reloop import: mechanical summary]";
+
+/// The error of a fixture call the session has no result for.
+const NO_RESULT: &str = "no result was recorded for this call (the session ended or was interrupted)";
+
+/// Choices the user makes on the command line.
+#[derive(Debug, Clone, Default)]
+pub struct ConvertOptions {
+    /// Scenario name.
+    pub name: String,
+    /// `format:file`, the `source` column.
+    pub source: String,
+    /// The recording's path relative to the scenario.
+    pub recording_path: String,
+    /// Replaces the session's system prompt.
+    pub system: Option<String>,
+    /// Replaces the tool declarations.
+    pub tools: Option<Vec<PresetTool>>,
+    /// Replaces the computed workspace root.
+    pub workspace_root: Option<String>,
+}
+
+/// What an import produces.
+#[derive(Debug, Clone)]
+pub struct Converted {
+    /// The scenario.
+    pub scenario: ScenarioFile,
+    /// The recording.
+    pub recording: RecordingFile,
+    /// The report.
+    pub report: ImportReport,
+}
+
+/// Converts a session.
+pub fn convert(mut session: ImportedSession, options: ConvertOptions) -> Converted {
+    let turns = join_answerless_turns(&mut session);
+    let mut report = ImportReport::new(&session, &options);
+    let mut builder = Builder::default();
+    for item in &session.items {
+        builder.item(item, &mut report);
+    }
+    for call in builder.calls.iter().filter(|c| c.result.is_none()) {
+        report.calls_without_result += 1;
+        session.lines.warn(call.line, format!("call {} ({}) has no result: its fixture answers with an error", call.call.id, call.call.name));
+    }
+    if builder.exchanges.last().is_none_or(|e| !e.tool_calls.is_empty()) {
+        builder.exchanges.push(ExchangeOut { text: SESSION_END_TEXT.into(), ..Default::default() });
+        report.synthetic.push("a final answer exchange: the session ends without one".into());
+    }
+    let task = builder.task.take().unwrap_or_else(|| {
+        report.synthetic.push("the task: the session has no user message".into());
+        "(the recorded session has no user message)".into()
+    });
+    let compactions = compaction_exchanges(&builder.summaries, &task, &builder.calls, &mut report);
+    let tools = tool_fixtures(&session, &options, &builder.calls, &mut report);
+    let workspace_root = options.workspace_root.clone().or_else(|| workspace_root(session.cwd.as_deref(), builder.calls.iter().map(|c| &c.call)));
+    let main_exchanges = builder.exchanges.len() as u64;
+    let tool_call_names: Vec<String> = builder.calls.iter().map(|c| c.call.name.clone()).collect();
+    report.turns = turns;
+    report.workspace_root = workspace_root.clone();
+    report.lines = session.lines.clone();
+    let model = session.model.clone().unwrap_or_else(|| "gpt-4o".into());
+    let scenario = ScenarioFile {
+        name: options.name.clone(),
+        description: format!("Imported by `reloop import` from {} ({} format): {} model calls, {} tool calls.", options.source, session.format, turns, tool_call_names.len()),
+        wire: wire_of(&session),
+        model: model.clone(),
+        context_window: session.context_window.unwrap_or(200_000),
+        source: Some(options.source.clone()),
+        workspace_root,
+        system: options.system.clone().or(session.system.clone()).unwrap_or_else(|| default_system(&session)),
+        task,
+        recording: options.recording_path.clone(),
+        loop_settings: LoopOut { step_budget: main_exchanges + 1 },
+        tools,
+        follow_ups: builder.follow_ups,
+        steering: builder.steering,
+        expect: Some(ExpectOut { outcome: "final_answer", tool_calls: tool_call_names }),
+    };
+    let mut exchanges = builder.exchanges;
+    exchanges.extend(compactions);
+    let recording = RecordingFile { format: "reloop.recording/v1", model: session.model.clone(), exchanges };
+    Converted { scenario, recording, report }
+}
+
+/// An assistant turn with no tool calls followed directly by another
+/// assistant turn (Codex commentary, reasoning-only items) would end the
+/// replay early: it is joined into the next turn. Returns the model calls.
+fn join_answerless_turns(session: &mut ImportedSession) -> usize {
+    let mut items: Vec<Item> = Vec::with_capacity(session.items.len());
+    for item in std::mem::take(&mut session.items) {
+        match (items.last_mut(), item) {
+            (Some(Item::Assistant(previous)), Item::Assistant(next)) if previous.tool_calls.is_empty() => {
+                session.lines.warn(next.line, format!("model response without tool calls at line {} is followed by another: joined into one exchange", previous.line));
+                let joined = join(std::mem::take(previous), next);
+                *previous = joined;
+            }
+            (_, item) => items.push(item),
+        }
+    }
+    session.items = items;
+    session.items.iter().filter(|i| matches!(i, Item::Assistant(_))).count()
+}
+
+fn join(first: AssistantTurn, next: AssistantTurn) -> AssistantTurn {
+    let text = [first.text, next.text].into_iter().filter(|t| !t.is_empty()).collect::<Vec<_>>().join("\n\n");
+    let usage = match (first.usage, next.usage) {
+        (Some(a), Some(b)) => Some(a.plus(b)),
+        (a, b) => a.or(b),
+    };
+    AssistantTurn { text, reasoning: [first.reasoning, next.reasoning].concat(), usage, line: first.line, ..next }
+}
+
+/// A call and the result the session gave it.
+struct CallRecord {
+    call: ToolCall,
+    result: Option<(String, bool)>,
+    line: usize,
+}
+
+#[derive(Default)]
+struct Builder {
+    task: Option<String>,
+    follow_ups: Vec<String>,
+    steering: Vec<SteeringOut>,
+    exchanges: Vec<ExchangeOut>,
+    calls: Vec<CallRecord>,
+    summaries: Vec<String>,
+    /// The previous item was a user message (and no model call came since).
+    last_was_user: bool,
+    /// Where the latest user message went.
+    last_user: LastUser,
+}
+
+/// Which list holds the latest user message.
+#[derive(Default, Clone, Copy)]
+enum LastUser {
+    #[default]
+    Task,
+    FollowUp,
+    Steering,
+}
+
+impl Builder {
+    fn append_to_last_user_message(&mut self, text: &str) {
+        let target = match self.last_user {
+            LastUser::Task => self.task.as_mut(),
+            LastUser::FollowUp => self.follow_ups.last_mut(),
+            LastUser::Steering => self.steering.last_mut().map(|s| &mut s.message),
+        };
+        if let Some(target) = target {
+            target.push_str("\n\n");
+            target.push_str(text);
+        }
+    }
+
+    fn item(&mut self, item: &Item, report: &mut ImportReport) {
+        match item {
+            Item::User { text, line } => {
+                report.user_messages += 1;
+                if self.last_was_user {
+                    // Consecutive user messages reach the model together: one message.
+                    report.joined_user_messages.push(*line);
+                    self.append_to_last_user_message(text);
+                } else if self.task.is_none() {
+                    self.task = Some(text.clone());
+                    self.last_user = LastUser::Task;
+                } else if self.exchanges.last().is_none_or(|e| e.tool_calls.is_empty()) {
+                    self.follow_ups.push(text.clone());
+                    self.last_user = LastUser::FollowUp;
+                } else {
+                    self.last_user = LastUser::Steering;
+                    self.steering.push(SteeringOut { after_tool_calls: self.calls.len() as u64, message: text.clone() });
+                }
+                self.last_was_user = true;
+            }
+            Item::Assistant(turn) => {
+                self.last_was_user = false;
+                if let Some(usage) = turn.usage {
+                    report.add_usage(usage, turn.cost_usd);
+                }
+                for call in &turn.tool_calls {
+                    *report.tool_calls.entry(call.name.clone()).or_default() += 1;
+                    self.calls.push(CallRecord { call: call.clone(), result: None, line: turn.line });
+                }
+                self.exchanges.push(exchange(turn));
+            }
+            Item::ToolResult(result) => {
+                match self.calls.iter_mut().find(|c| c.call.id == result.call_id && c.result.is_none()) {
+                    Some(call) => call.result = Some((result.output.clone(), result.is_error)),
+                    None => {
+                        report.results_without_call += 1;
+                        report.unmatched_results.push(result.line);
+                    }
+                }
+            }
+            Item::Compaction { summary, .. } => {
+                report.compactions_seen += 1;
+                self.summaries.push(summary.clone());
+            }
+        }
+    }
+}
+
+fn exchange(turn: &AssistantTurn) -> ExchangeOut {
+    ExchangeOut {
+        text: turn.text.clone(),
+        tool_calls: turn
+            .tool_calls
+            .iter()
+            .map(|call| CallOut {
+                id: Some(call.id.clone()).filter(|id| !id.is_empty()),
+                name: call.name.clone(),
+                arguments: match &call.arguments {
+                    Arguments::Json(value) => value.clone(),
+                    Arguments::Raw(text) => Value::String(text.clone()),
+                },
+            })
+            .collect(),
+        usage: turn.usage,
+        ..Default::default()
+    }
+}
+
+/// The session's own summaries, the last reusable; or one mechanical summary.
+fn compaction_exchanges(summaries: &[String], task: &str, calls: &[CallRecord], report: &mut ImportReport) -> Vec<ExchangeOut> {
+    let compaction = |text: String, reusable: bool| ExchangeOut { purpose: Some("compaction"), reusable, text, ..Default::default() };
+    if summaries.is_empty() {
+        report.synthetic.push("a mechanical compaction summary: the session never compacted".into());
+        let mut names: Vec<&str> = calls.iter().map(|c| c.call.name.as_str()).collect();
+        names.dedup();
+        let task_head: String = task.chars().take(400).collect();
+        let text = format!("{MECHANICAL_SUMMARY_PREFIX} The user asked: {task_head}\nTool calls so far ({}): {}.", calls.len(), names.join(", "));
+        return vec![compaction(text, true)];
+    }
+    let last = summaries.len() - 1;
+    summaries.iter().enumerate().map(|(index, summary)| compaction(summary.clone(), index == last)).collect()
+}
+
+/// The fixture tools: declarations (override, session, preset, or generated
+/// from the calls), each answering its recorded calls by exact arguments and
+/// in order.
+fn tool_fixtures(session: &ImportedSession, options: &ConvertOptions, calls: &[CallRecord], report: &mut ImportReport) -> BTreeMap<String, ToolOut> {
+    let declared: Vec<PresetTool> = options.tools.clone().unwrap_or_else(|| {
+        if !session.declared_tools.is_empty() {
+            session.declared_tools.iter().map(|t| PresetTool { name: t.name.clone(), description: t.description.clone(), parameters: t.parameters.clone(), parallel_safe: false, risk: None }).collect()
+        } else {
+            session.agent.and_then(preset).map(|p| p.tools).unwrap_or_default()
+        }
+    });
+    let mut tools: BTreeMap<String, ToolOut> = declared
+        .into_iter()
+        .map(|t| (t.name, ToolOut { description: t.description, parameters: t.parameters, parallel_safe: t.parallel_safe, risk: t.risk, results: Vec::new() }))
+        .collect();
+    for record in calls {
+        let tool = tools.entry(record.call.name.clone()).or_insert_with(|| {
+            report.generated_tools.push(record.call.name.clone());
+            ToolOut { description: format!("{} (declaration generated from the recorded calls)", record.call.name), parameters: generated_schema(&record.call.name, calls), parallel_safe: false, risk: None, results: Vec::new() }
+        });
+        let Arguments::Json(Value::Object(arguments)) = &record.call.arguments else { continue };
+        let (output, error) = match &record.result {
+            Some((text, false)) => (Some(text.clone()), None),
+            Some((text, true)) => (None, Some(text.clone())),
+            None => (None, Some(NO_RESULT.to_owned())),
+        };
+        tool.results.push(ResultOut { when: Some(arguments.clone()), output, error, once: true });
+    }
+    for tool in tools.values_mut() {
+        tool.results.push(ResultOut { when: None, output: None, error: Some("no recorded result matches these arguments".into()), once: false });
+    }
+    tools
+}
+
+/// An object schema naming every argument key the calls of `name` used.
+fn generated_schema(name: &str, calls: &[CallRecord]) -> Value {
+    let mut properties = serde_json::Map::new();
+    for record in calls.iter().filter(|c| c.call.name == name) {
+        if let Arguments::Json(Value::Object(arguments)) = &record.call.arguments {
+            for (key, value) in arguments {
+                let kind = match value {
+                    Value::String(_) => "string",
+                    Value::Number(_) => "number",
+                    Value::Bool(_) => "boolean",
+                    Value::Array(_) => "array",
+                    Value::Object(_) => "object",
+                    Value::Null => "null",
+                };
+                properties.entry(key.clone()).or_insert_with(|| serde_json::json!({ "type": kind }));
+            }
+        }
+    }
+    serde_json::json!({ "type": "object", "properties": properties })
+}
+
+/// The API the session's agent spoke.
+fn wire_of(session: &ImportedSession) -> &'static str {
+    match session.format {
+        "codex" => "openai-responses",
+        "pi" | "claude-code" => "anthropic",
+        _ => "openai-chat",
+    }
+}
+
+/// A system prompt for formats that do not record one (pi, Claude Code).
+fn default_system(session: &ImportedSession) -> String {
+    let cwd = session.cwd.as_deref().unwrap_or("the workspace");
+    format!("You are the {} coding agent working in {cwd}. (The recorded session does not hold its system prompt; `reloop import --system FILE` sets the real one.)", session.agent.unwrap_or(session.format))
+}

@@ -1,0 +1,158 @@
+//! Claude Code transcripts (`~/.claude/projects/<dir>/<session>.jsonl`; no
+//! public source, read from real files and the public docs): one JSON line
+//! per event. An API message is written as one line per content block, the
+//! lines sharing `message.id` and repeating `usage`: they are joined into
+//! one turn. Tool results come back in `user` lines as `tool_result`
+//! blocks. A sub-agent's own file (`agent-*.jsonl`, every line
+//! `isSidechain: true`) imports as its own session; sidechain lines inside
+//! a main transcript are ignored and counted.
+
+use serde_json::Value;
+
+use super::{content_text, str_at, u64_at};
+use crate::jsonl::{Record, records};
+use crate::session::{Arguments, AssistantTurn, ImportedSession, Item, RecordedUsage, ToolCall, ToolResult};
+
+/// Line types that never reach the model.
+const IGNORED_TYPES: [&str; 6] = ["progress", "file-history-snapshot", "queue-operation", "last-prompt", "custom-title", "agent-name"];
+
+/// User texts that are local slash-command chatter, not prompts.
+const LOCAL_COMMAND_PREFIXES: [&str; 4] = ["<command-name>", "<local-command-stdout>", "<local-command-caveat>", "<command-message>"];
+
+/// Reads a Claude Code transcript.
+pub fn parse(text: &str) -> ImportedSession {
+    let mut session = ImportedSession { format: "claude-code", agent: Some("claude-code"), ..Default::default() };
+    let all = records(text, &mut session.lines);
+    let conversation = |r: &&Record| matches!(str_at(&r.value, "type"), Some("user" | "assistant"));
+    let sidechain_file = all.iter().filter(conversation).all(|r| r.value.get("isSidechain").and_then(Value::as_bool) == Some(true))
+        && all.iter().any(|r| conversation(&r));
+    let mut open = OpenTurn::default();
+    for record in &all {
+        let value = &record.value;
+        let kind = str_at(value, "type").unwrap_or_default();
+        if session.cwd.is_none() {
+            session.cwd = str_at(value, "cwd").map(str::to_owned);
+        }
+        if IGNORED_TYPES.contains(&kind) {
+            session.lines.ignore_record(record, kind);
+            continue;
+        }
+        if matches!(kind, "user" | "assistant") && !sidechain_file && value.get("isSidechain").and_then(Value::as_bool) == Some(true) {
+            session.lines.ignore_record(record, "sidechain (sub-agent) line in a main transcript");
+            continue;
+        }
+        match kind {
+            "assistant" => assistant_line(&mut session, record, &mut open),
+            "user" => user_line(&mut session, record, &mut open),
+            "summary" => {
+                flush(&mut session, &mut open);
+                session.lines.ignore_record(record, "summary (session title)");
+            }
+            "system" => {
+                let subtype = str_at(value, "subtype").unwrap_or("system");
+                session.lines.ignore_record(record, &format!("system {subtype}"));
+            }
+            other => session.lines.skip_record(record, format!("unknown line type {other:?}: skipped")),
+        }
+    }
+    flush(&mut session, &mut open);
+    session
+}
+
+/// The API message being assembled from its lines, and the tool results
+/// that arrived between them (parallel calls interleave with their results).
+#[derive(Default)]
+struct OpenTurn {
+    turn: Option<(String, AssistantTurn)>,
+    results: Vec<Item>,
+}
+
+fn flush(session: &mut ImportedSession, open: &mut OpenTurn) {
+    if let Some((_, turn)) = open.turn.take() {
+        session.items.push(Item::Assistant(turn));
+    }
+    session.items.append(&mut open.results);
+}
+
+fn assistant_line(session: &mut ImportedSession, record: &Record, open: &mut OpenTurn) {
+    let Some(message) = record.value.get("message") else {
+        return session.lines.skip_record(record, "assistant line without `message`: skipped");
+    };
+    if str_at(message, "model") == Some("<synthetic>") {
+        return session.lines.ignore_record(record, "synthetic assistant message (written by Claude Code, not the model)");
+    }
+    let id = str_at(message, "id").unwrap_or_default().to_owned();
+    match &open.turn {
+        Some((open_id, _)) if *open_id == id && !id.is_empty() => {
+            if !record.accounted {
+                session.lines.join(record.line, format!("continues message {id}: joined (usage repeated, last kept)"));
+            }
+        }
+        _ => {
+            flush(session, open);
+            session.lines.use_record(record);
+            open.turn = Some((id, AssistantTurn { line: record.line, ..Default::default() }));
+        }
+    }
+    let turn = &mut open.turn.as_mut().expect("opened above").1;
+    for block in message.get("content").and_then(Value::as_array).into_iter().flatten() {
+        match str_at(block, "type") {
+            Some("text") => {
+                let text = str_at(block, "text").unwrap_or_default();
+                turn.text = if turn.text.is_empty() { text.to_owned() } else { format!("{}\n\n{text}", turn.text) };
+            }
+            Some("thinking") => turn.reasoning.push(str_at(block, "thinking").unwrap_or_default().to_owned()),
+            Some("tool_use") => turn.tool_calls.push(ToolCall {
+                id: str_at(block, "id").unwrap_or_default().to_owned(),
+                name: str_at(block, "name").unwrap_or_default().to_owned(),
+                arguments: Arguments::Json(block.get("input").cloned().unwrap_or(Value::Object(Default::default()))),
+            }),
+            _ => {}
+        }
+    }
+    if let Some(usage) = message.get("usage") {
+        turn.usage = Some(RecordedUsage::from_anthropic(
+            u64_at(usage, "input_tokens"),
+            u64_at(usage, "output_tokens"),
+            u64_at(usage, "cache_read_input_tokens"),
+            u64_at(usage, "cache_creation_input_tokens"),
+        ));
+    }
+    turn.stop_reason = str_at(message, "stop_reason").map(str::to_owned).or(turn.stop_reason.take());
+    turn.model = str_at(message, "model").map(str::to_owned);
+    session.model = turn.model.clone();
+}
+
+fn user_line(session: &mut ImportedSession, record: &Record, open: &mut OpenTurn) {
+    let value = &record.value;
+    if value.get("isMeta").and_then(Value::as_bool) == Some(true) {
+        return session.lines.ignore_record(record, "meta user line (not typed by the user)");
+    }
+    let Some(content) = value.get("message").and_then(|m| m.get("content")) else {
+        return session.lines.skip_record(record, "user line without `message.content`: skipped");
+    };
+    if value.get("isCompactSummary").and_then(Value::as_bool) == Some(true) {
+        flush(session, open);
+        session.lines.use_record(record);
+        return session.items.push(Item::Compaction { summary: content_text(content), line: record.line });
+    }
+    let results: Vec<&Value> = content.as_array().into_iter().flatten().filter(|b| str_at(b, "type") == Some("tool_result")).collect();
+    if results.is_empty() {
+        let text = content_text(content);
+        if LOCAL_COMMAND_PREFIXES.iter().any(|prefix| text.trim_start().starts_with(prefix)) {
+            return session.lines.ignore_record(record, "local slash command");
+        }
+        flush(session, open);
+        session.lines.use_record(record);
+        return session.items.push(Item::User { text, line: record.line });
+    }
+    session.lines.use_record(record);
+    for block in results {
+        open.results.push(Item::ToolResult(ToolResult {
+            call_id: str_at(block, "tool_use_id").unwrap_or_default().to_owned(),
+            output: content_text(block.get("content").unwrap_or(&Value::Null)),
+            is_error: block.get("is_error").and_then(Value::as_bool).unwrap_or(false),
+            line: record.line,
+        }));
+    }
+}

@@ -1,0 +1,232 @@
+//! Codex CLI rollouts (openai/codex, `codex-rs/protocol` `RolloutItem` and
+//! `codex-rs/core/src/rollout`): JSONL of `{timestamp, type, payload}` with
+//! `session_meta`, `response_item`, `turn_context`, `event_msg` and
+//! `compacted`. Rollouts before the wrapper (2025 spring) hold a bare header
+//! `{id, timestamp, instructions}` and bare response items, plus
+//! `record_type: state` lines; both are read.
+//!
+//! One model response is the run of consecutive assistant-side items
+//! (reasoning, assistant message, function/custom/local-shell calls); a user
+//! message, a tool output or a `token_count` event ends it, and the
+//! `token_count`'s `last_token_usage` is its usage.
+
+use serde_json::Value;
+
+use super::{content_text, str_at, u64_at};
+use crate::jsonl::{Record, records};
+use crate::session::{Arguments, AssistantTurn, ImportedSession, Item, RecordedUsage, ToolCall, ToolResult};
+
+/// Prefixes of user-role messages that Codex injects as context, not prompts.
+const CONTEXT_PREFIXES: [&str; 5] = ["<environment_context>", "<user_instructions>", "# AGENTS.md instructions", "<INSTRUCTIONS>", "<permissions instructions>"];
+
+/// Reads a Codex rollout.
+pub fn parse(text: &str) -> ImportedSession {
+    let mut session = ImportedSession { format: "codex", agent: Some("codex"), ..Default::default() };
+    let mut reader = Reader { session: &mut session, open: None, context: Vec::new(), pending_usage: None, last_total: None };
+    for record in records(text, &mut reader.session.lines) {
+        reader.record(&record);
+    }
+    reader.close();
+    let context = std::mem::take(&mut reader.context);
+    if !context.is_empty() {
+        let base = session.system.take().unwrap_or_default();
+        session.system = Some(std::iter::once(base).chain(context).filter(|part| !part.is_empty()).collect::<Vec<_>>().join("\n\n"));
+    }
+    session
+}
+
+struct Reader<'s> {
+    session: &'s mut ImportedSession,
+    /// The response being assembled.
+    open: Option<AssistantTurn>,
+    /// Developer and injected user context, appended to the system prompt.
+    context: Vec<String>,
+    /// A count that came before its response (Codex 0.4x writes the event first).
+    pending_usage: Option<RecordedUsage>,
+    /// The previous count's running total: an equal one is a repeat.
+    last_total: Option<Value>,
+}
+
+impl Reader<'_> {
+    fn record(&mut self, record: &Record) {
+        let value = &record.value;
+        if value.get("record_type").is_some() {
+            return self.session.lines.ignore_record(record, "record_type state");
+        }
+        let (kind, payload) = match (str_at(value, "type"), value.get("payload")) {
+            (Some(kind), Some(payload)) => (kind, payload),
+            // Pre-wrapper rollouts: the header, then bare response items.
+            (None, None) if value.get("instructions").is_some() || value.get("id").is_some() => ("session_meta", value),
+            (Some(_), None) => ("response_item", value),
+            _ => return self.session.lines.skip_record(record, "neither a rollout line nor a response item: skipped"),
+        };
+        match kind {
+            "session_meta" => {
+                self.session.lines.use_record(record);
+                let meta = payload.get("meta").unwrap_or(payload);
+                self.session.cwd = str_at(meta, "cwd").map(str::to_owned);
+                let base = meta.get("base_instructions").and_then(|b| str_at(b, "text").or(b.as_str()));
+                self.session.system = base.or(str_at(meta, "instructions")).map(str::to_owned);
+            }
+            "turn_context" => {
+                self.session.lines.use_record(record);
+                if let Some(model) = str_at(payload, "model") {
+                    self.session.model = Some(model.to_owned());
+                }
+            }
+            "response_item" => self.item(record, payload),
+            "event_msg" => self.event(record, payload),
+            "compacted" => {
+                self.close();
+                self.session.lines.use_record(record);
+                let summary = str_at(payload, "message").unwrap_or_default().to_owned();
+                self.session.items.push(Item::Compaction { summary, line: record.line });
+            }
+            other => self.session.lines.skip_record(record, format!("unknown rollout line type `{other}`: skipped")),
+        }
+    }
+
+    fn item(&mut self, record: &Record, item: &Value) {
+        let line = record.line;
+        match (str_at(item, "type"), str_at(item, "role")) {
+            (Some("message"), Some("assistant")) => {
+                self.session.lines.use_record(record);
+                let turn = self.turn(line);
+                let text = content_text(item.get("content").unwrap_or(&Value::Null));
+                turn.text = if turn.text.is_empty() { text } else { format!("{}\n\n{text}", turn.text) };
+            }
+            (Some("message"), Some("developer" | "system")) => {
+                self.session.lines.use_record(record);
+                self.context.push(content_text(item.get("content").unwrap_or(&Value::Null)));
+            }
+            (Some("message"), Some("user")) => {
+                self.close();
+                self.session.lines.use_record(record);
+                let text = content_text(item.get("content").unwrap_or(&Value::Null));
+                if CONTEXT_PREFIXES.iter().any(|prefix| text.trim_start().starts_with(prefix)) {
+                    self.context.push(text);
+                } else {
+                    self.session.items.push(Item::User { text, line });
+                }
+            }
+            (Some("reasoning"), _) => {
+                self.session.lines.use_record(record);
+                let summary: Vec<String> = item.get("summary").and_then(Value::as_array).into_iter().flatten().filter_map(|s| str_at(s, "text")).map(str::to_owned).collect();
+                self.turn(line).reasoning.extend(summary);
+            }
+            (Some("function_call"), _) => {
+                self.session.lines.use_record(record);
+                let arguments = Arguments::from_text(str_at(item, "arguments").unwrap_or("{}"));
+                if let Arguments::Raw(raw) = &arguments {
+                    self.session.lines.warn(line, format!("`arguments` is not valid JSON ({} bytes): kept as raw text, replayed byte for byte; the loop answers it with an argument error", raw.len()));
+                }
+                self.call(line, item, arguments);
+            }
+            (Some("custom_tool_call"), _) => {
+                self.session.lines.use_record(record);
+                let input = str_at(item, "input").unwrap_or_default();
+                self.call(line, item, Arguments::Json(serde_json::json!({ "input": input })));
+            }
+            (Some("local_shell_call"), _) => {
+                self.session.lines.use_record(record);
+                let action = item.get("action").cloned().unwrap_or(Value::Null);
+                let mut arguments = serde_json::json!({ "command": action.get("command").cloned().unwrap_or(Value::Null) });
+                for key in ["workdir", "timeout_ms"] {
+                    if let Some(value) = action.get(key).filter(|v| !v.is_null()) {
+                        arguments[key] = value.clone();
+                    }
+                }
+                let id = str_at(item, "call_id").or(str_at(item, "id")).unwrap_or_default().to_owned();
+                self.turn(line).tool_calls.push(ToolCall { id, name: "shell".into(), arguments: Arguments::Json(arguments) });
+            }
+            (Some(kind @ ("function_call_output" | "custom_tool_call_output" | "local_shell_call_output")), _) => {
+                let _ = kind;
+                self.close();
+                self.session.lines.use_record(record);
+                let output = match item.get("output") {
+                    Some(Value::String(text)) => text.clone(),
+                    Some(Value::Object(object)) => object.get("content").and_then(Value::as_str).map_or_else(|| Value::Object(object.clone()).to_string(), str::to_owned),
+                    Some(other) => content_text(other),
+                    None => String::new(),
+                };
+                let is_error = item.get("output").and_then(|o| o.get("success")).and_then(Value::as_bool) == Some(false);
+                self.session.items.push(Item::ToolResult(ToolResult { call_id: str_at(item, "call_id").unwrap_or_default().to_owned(), output, is_error, line }));
+            }
+            (Some(kind @ ("ghost_snapshot" | "web_search_call" | "other")), _) => self.session.lines.ignore_record(record, kind),
+            (kind, role) => self.session.lines.skip_record(record, format!("unknown response item {kind:?} (role {role:?}): skipped")),
+        }
+    }
+
+    fn call(&mut self, line: usize, item: &Value, arguments: Arguments) {
+        let id = str_at(item, "call_id").unwrap_or_default().to_owned();
+        let name = str_at(item, "name").unwrap_or_default().to_owned();
+        self.turn(line).tool_calls.push(ToolCall { id, name, arguments });
+    }
+
+    fn event(&mut self, record: &Record, event: &Value) {
+        match str_at(event, "type") {
+            Some("token_count") => {
+                let info = event.get("info").filter(|info| !info.is_null());
+                let Some(last) = info.and_then(|info| info.get("last_token_usage")) else {
+                    return self.session.lines.ignore_record(record, "token_count without usage");
+                };
+                let total = info.and_then(|info| info.get("total_token_usage")).cloned();
+                if total.is_some() && total == self.last_total {
+                    return self.session.lines.ignore_record(record, "token_count repeated");
+                }
+                self.last_total = total;
+                self.session.lines.use_record(record);
+                if let Some(window) = info.and_then(|info| info.get("model_context_window")).and_then(Value::as_u64) {
+                    self.session.context_window = Some(window);
+                }
+                let usage = RecordedUsage {
+                    input_tokens: u64_at(last, "input_tokens"),
+                    output_tokens: u64_at(last, "output_tokens"),
+                    cache_read_tokens: u64_at(last, "cached_input_tokens"),
+                    cache_write_tokens: 0,
+                };
+                // The count follows its response (newer Codex, often after the
+                // tool outputs) or comes just before it (0.4x).
+                let latest = match self.open.as_mut() {
+                    Some(turn) => Some(turn),
+                    None => latest_response(&mut self.session.items),
+                };
+                match latest {
+                    Some(turn) if turn.usage.is_none() => turn.usage = Some(usage),
+                    _ => self.pending_usage = Some(usage),
+                }
+                self.close();
+            }
+            Some(kind) => self.session.lines.ignore_record(record, &format!("event_msg {kind}")),
+            None => self.session.lines.skip_record(record, "event_msg without a type: skipped"),
+        }
+    }
+
+    /// The open response, started at `line` if none is.
+    fn turn(&mut self, line: usize) -> &mut AssistantTurn {
+        let pending = &mut self.pending_usage;
+        self.open.get_or_insert_with(|| AssistantTurn { line, usage: pending.take(), ..Default::default() })
+    }
+
+    /// Ends the open response.
+    fn close(&mut self) {
+        if let Some(turn) = self.open.take() {
+            if turn.usage.is_none() && self.pending_usage.is_some() {
+                self.session.lines.warn(turn.line, "a token_count was left unattributed before this response");
+            }
+            self.session.items.push(Item::Assistant(turn));
+        }
+    }
+}
+
+/// The last model response, looking back over tool outputs only.
+fn latest_response(items: &mut [Item]) -> Option<&mut AssistantTurn> {
+    for item in items.iter_mut().rev() {
+        match item {
+            Item::Assistant(turn) => return Some(turn),
+            Item::ToolResult(_) => {}
+            Item::User { .. } | Item::Compaction { .. } => return None,
+        }
+    }
+    None
+}

@@ -1,0 +1,34 @@
+//! One module per source format, each turning a file into an
+//! [`ImportedSession`](crate::session::ImportedSession).
+
+pub mod claude_code;
+pub mod codex;
+pub mod openai_messages;
+pub mod pi;
+
+use serde_json::Value;
+
+/// The string at `key`, if it is one.
+pub(crate) fn str_at<'v>(value: &'v Value, key: &str) -> Option<&'v str> {
+    value.get(key).and_then(Value::as_str)
+}
+
+/// The number at `key`, or 0.
+pub(crate) fn u64_at(value: &Value, key: &str) -> u64 {
+    value.get(key).and_then(Value::as_u64).unwrap_or(0)
+}
+
+/// The text of a message content: a string, or the `text` of every text-like
+/// block (`text`, `input_text`, `output_text`) joined by blank lines.
+pub(crate) fn content_text(content: &Value) -> String {
+    match content {
+        Value::String(text) => text.clone(),
+        Value::Array(blocks) => blocks
+            .iter()
+            .filter(|block| matches!(str_at(block, "type"), Some("text" | "input_text" | "output_text") | None))
+            .filter_map(|block| str_at(block, "text"))
+            .collect::<Vec<_>>()
+            .join("\n\n"),
+        _ => String::new(),
+    }
+}

@@ -1,0 +1,149 @@
+//! `reloop import`: real agent sessions become scenarios and recordings
+//! (ARCHITECTURE.md §2, "an `import` crate"; issue 11).
+//!
+//! One module per source format ([`formats`]) reads a file into the neutral
+//! [`ImportedSession`]; one writer ([`convert`]) turns that into a scenario,
+//! a recording and an [`ImportReport`]. The agents' tool declarations live
+//! in [`presets`], shared with black-box scenarios. The field mapping of
+//! every format is in `docs/import.md`.
+
+pub mod convert;
+pub mod detect;
+pub mod formats;
+pub mod jsonl;
+pub mod output;
+pub mod presets;
+pub mod report;
+pub mod session;
+pub mod skeleton;
+pub mod workspace;
+
+use std::path::{Path, PathBuf};
+
+pub use convert::{ConvertOptions, Converted, convert};
+pub use detect::{Format, detect};
+pub use presets::{Preset, PresetTool, preset};
+pub use report::ImportReport;
+pub use session::ImportedSession;
+pub use skeleton::{Skeleton, skeleton_of_request, skeleton_scenario};
+
+/// Why an import failed: bad input, named by file (exit 2 in the CLI).
+#[derive(Debug, thiserror::Error)]
+pub enum ImportError {
+    /// The file could not be read or written.
+    #[error("{path}: {source}")]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// `--format auto` found no format.
+    #[error("{path}:1: cannot tell the format (pi, codex, claude-code, openai-messages); pass --format")]
+    UnknownFormat {
+        /// The file.
+        path: PathBuf,
+    },
+    /// The `--tools` file is not a list of tool declarations.
+    #[error("{path}:{line}: field `tools`: {message}")]
+    ToolsFile {
+        /// The file.
+        path: PathBuf,
+        /// Where.
+        line: usize,
+        /// What.
+        message: String,
+    },
+    /// Output could not be serialized.
+    #[error("{path}: cannot write YAML: {message}")]
+    Serialize {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        message: String,
+    },
+}
+
+/// Reads `path` as `format` (or detects it) into a session.
+pub fn read_session(path: &Path, format: Option<Format>) -> Result<ImportedSession, ImportError> {
+    let text = std::fs::read_to_string(path).map_err(|source| ImportError::Io { path: path.to_owned(), source })?;
+    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let format = format.or_else(|| detect(&name, &text)).ok_or_else(|| ImportError::UnknownFormat { path: path.to_owned() })?;
+    Ok(match format {
+        Format::Pi => formats::pi::parse(&text),
+        Format::Codex => formats::codex::parse(&text),
+        Format::ClaudeCode => formats::claude_code::parse(&text),
+        Format::OpenaiMessages => formats::openai_messages::parse(&text),
+    })
+}
+
+/// Reads a `--tools` file: a JSON or YAML list of `{name, description,
+/// parameters}`, or a preset file (`{agent, source, tools}`).
+pub fn read_tools(path: &Path) -> Result<Vec<PresetTool>, ImportError> {
+    let text = std::fs::read_to_string(path).map_err(|source| ImportError::Io { path: path.to_owned(), source })?;
+    #[derive(serde::Deserialize)]
+    #[serde(untagged)]
+    enum ToolsFile {
+        List(Vec<PresetTool>),
+        Preset(Preset),
+    }
+    let parsed: ToolsFile = serde_saphyr::from_str(&text).map_err(|error| ImportError::ToolsFile {
+        path: path.to_owned(),
+        line: 1,
+        message: format!("expected a list of {{name, description, parameters}} or a preset file: {error}"),
+    })?;
+    Ok(match parsed {
+        ToolsFile::List(tools) => tools,
+        ToolsFile::Preset(preset) => preset.tools,
+    })
+}
+
+/// The three files of one import, written beside each other in `dir`:
+/// `NAME.yaml` (scenario), `NAME.recording.yaml`, `NAME.import.json`.
+pub fn write_files(dir: &Path, converted: &Converted) -> Result<Vec<PathBuf>, ImportError> {
+    let name = &converted.scenario.name;
+    let files = [
+        (dir.join(format!("{name}.yaml")), yaml(&converted.scenario, dir)?),
+        (dir.join(recording_file_name(name)), yaml(&converted.recording, dir)?),
+        (dir.join(format!("{name}.import.json")), serde_json::to_string_pretty(&converted.report).expect("a report serializes") + "\n"),
+    ];
+    std::fs::create_dir_all(dir).map_err(|source| ImportError::Io { path: dir.to_owned(), source })?;
+    for (path, text) in &files {
+        write_atomically(path, text)?;
+    }
+    Ok(files.into_iter().map(|(path, _)| path).collect())
+}
+
+/// The recording's file name for scenario `name`.
+pub fn recording_file_name(name: &str) -> String {
+    format!("{name}.recording.yaml")
+}
+
+/// Writes `value` (a scenario, a recording) as YAML to `path`, atomically:
+/// what `record` and `serve --capture` use for the skeleton they write.
+pub fn write_yaml<T: serde::Serialize>(path: &Path, value: &T) -> Result<(), ImportError> {
+    write_atomically(path, &yaml(value, path)?)
+}
+
+fn yaml<T: serde::Serialize>(value: &T, dir: &Path) -> Result<String, ImportError> {
+    serde_saphyr::to_string(value).map_err(|error| ImportError::Serialize { path: dir.to_owned(), message: error.to_string() })
+}
+
+/// Writes through a temporary file and a rename: a crash leaves the old file or the new one.
+fn write_atomically(path: &Path, text: &str) -> Result<(), ImportError> {
+    let io = |source| ImportError::Io { path: path.to_owned(), source };
+    let temporary = path.with_extension("tmp-import");
+    std::fs::write(&temporary, text).map_err(io)?;
+    std::fs::rename(&temporary, path).map_err(io)
+}
+
+/// A scenario name from a file name: the stem, lowercased, with anything
+/// but letters, digits and `-` turned into `-`.
+pub fn scenario_name(path: &Path) -> String {
+    let stem = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_else(|| "session".into());
+    let mut name: String = stem.chars().map(|c| if c.is_ascii_alphanumeric() || c == '-' { c.to_ascii_lowercase() } else { '-' }).collect();
+    while name.contains("--") {
+        name = name.replace("--", "-");
+    }
+    name.trim_matches('-').to_owned()
+}

@@ -1,0 +1,211 @@
+//! The neutral session model every source format is read into, and the one
+//! writer (`crate::write`) turns into a scenario and a recording.
+
+use serde::Serialize;
+
+/// One agent session, whatever format it came from.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ImportedSession {
+    /// The source format (`pi`, `codex`, ...).
+    pub format: &'static str,
+    /// The agent whose tool preset applies, when the format names one.
+    pub agent: Option<&'static str>,
+    /// The model named in the session.
+    pub model: Option<String>,
+    /// The system prompt (or instructions) the session recorded.
+    pub system: Option<String>,
+    /// The directory the agent worked in.
+    pub cwd: Option<String>,
+    /// Tools the session itself declared (request bodies, transcripts), if any.
+    pub declared_tools: Vec<DeclaredTool>,
+    /// The conversation in order.
+    pub items: Vec<Item>,
+    /// The context window the session reported, if any.
+    pub context_window: Option<u64>,
+    /// What happened to every line of the file.
+    pub lines: LineAccount,
+}
+
+/// A tool declaration found in the session.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DeclaredTool {
+    /// Name.
+    pub name: String,
+    /// Description.
+    pub description: String,
+    /// JSON Schema of the arguments.
+    pub parameters: serde_json::Value,
+}
+
+/// One element of the conversation.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Item {
+    /// A user message (a prompt, not a tool result).
+    User {
+        /// Its text.
+        text: String,
+        /// 1-based line in the source.
+        line: usize,
+    },
+    /// One model response.
+    Assistant(AssistantTurn),
+    /// A tool's answer to a call.
+    ToolResult(ToolResult),
+    /// The agent compacted its context; `summary` is what it kept.
+    Compaction {
+        /// The summary text the agent's model wrote.
+        summary: String,
+        /// 1-based line.
+        line: usize,
+    },
+}
+
+/// One model response: what the recording's exchange will hold.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct AssistantTurn {
+    /// Visible text.
+    pub text: String,
+    /// Reasoning or thinking text, kept for the report (v1 recordings drop it).
+    pub reasoning: Vec<String>,
+    /// Tool calls in order.
+    pub tool_calls: Vec<ToolCall>,
+    /// The usage the provider reported for this call.
+    pub usage: Option<RecordedUsage>,
+    /// The cost the agent recorded, USD.
+    pub cost_usd: Option<f64>,
+    /// The stop reason as the source named it.
+    pub stop_reason: Option<String>,
+    /// The model of this call.
+    pub model: Option<String>,
+    /// 1-based first line in the source.
+    pub line: usize,
+}
+
+/// A tool call with its arguments exactly as recorded.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolCall {
+    /// The call id.
+    pub id: String,
+    /// The tool's name.
+    pub name: String,
+    /// The arguments.
+    pub arguments: Arguments,
+}
+
+/// Arguments of a call: parsed JSON, or the raw text when it is not JSON.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Arguments {
+    /// A JSON value (an object, normally).
+    Json(serde_json::Value),
+    /// Text that does not parse as JSON; replayed byte for byte.
+    Raw(String),
+}
+
+impl Arguments {
+    /// Arguments from a JSON string as the OpenAI formats carry them.
+    pub fn from_text(text: &str) -> Self {
+        match serde_json::from_str(text) {
+            Ok(value) => Self::Json(value),
+            Err(_) => Self::Raw(text.to_owned()),
+        }
+    }
+}
+
+/// A tool's result.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolResult {
+    /// The call it answers.
+    pub call_id: String,
+    /// The output text.
+    pub output: String,
+    /// Whether the tool reported an error.
+    pub is_error: bool,
+    /// 1-based line.
+    pub line: usize,
+}
+
+/// Usage as the provider reported it, normalized to OpenAI's convention:
+/// `input_tokens` includes cached tokens read and written.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct RecordedUsage {
+    /// All prompt tokens.
+    pub input_tokens: u64,
+    /// Generated tokens.
+    pub output_tokens: u64,
+    /// Prompt tokens read from the cache.
+    pub cache_read_tokens: u64,
+    /// Prompt tokens written to the cache.
+    pub cache_write_tokens: u64,
+}
+
+impl RecordedUsage {
+    /// From Anthropic's split fields, where `input` excludes the cache.
+    pub fn from_anthropic(input: u64, output: u64, cache_read: u64, cache_write: u64) -> Self {
+        Self { input_tokens: input + cache_read + cache_write, output_tokens: output, cache_read_tokens: cache_read, cache_write_tokens: cache_write }
+    }
+
+    /// The sum of two usages.
+    pub fn plus(self, other: Self) -> Self {
+        Self {
+            input_tokens: self.input_tokens + other.input_tokens,
+            output_tokens: self.output_tokens + other.output_tokens,
+            cache_read_tokens: self.cache_read_tokens + other.cache_read_tokens,
+            cache_write_tokens: self.cache_write_tokens + other.cache_write_tokens,
+        }
+    }
+}
+
+/// Where every line of the source went: the import report's accounting.
+/// `read` = `used` + every ignored, skipped and joined count.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct LineAccount {
+    /// Lines (or records) in the file.
+    pub read: usize,
+    /// Lines that became part of the session.
+    pub used: usize,
+    /// Lines ignored on purpose, by kind (`progress`, `file-history-snapshot`, ...).
+    pub ignored: std::collections::BTreeMap<String, usize>,
+    /// Lines that could not be used, each with its reason.
+    pub skipped: Vec<LineNote>,
+    /// Lines that continued an earlier one (Claude Code's split messages)
+    /// or were split (two objects glued on one line), each with its reason.
+    pub joined: Vec<LineNote>,
+    /// Warnings that dropped nothing (a call with no result, raw arguments).
+    pub warnings: Vec<LineNote>,
+}
+
+/// A line and what happened to it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct LineNote {
+    /// 1-based line.
+    pub line: usize,
+    /// What and why.
+    pub reason: String,
+}
+
+impl LineAccount {
+    /// Counts a line ignored on purpose.
+    pub fn ignore(&mut self, kind: &str) {
+        *self.ignored.entry(kind.to_owned()).or_default() += 1;
+    }
+
+    /// Records a skipped line.
+    pub fn skip(&mut self, line: usize, reason: impl Into<String>) {
+        self.skipped.push(LineNote { line, reason: reason.into() });
+    }
+
+    /// Records a joined or split line.
+    pub fn join(&mut self, line: usize, reason: impl Into<String>) {
+        self.joined.push(LineNote { line, reason: reason.into() });
+    }
+
+    /// Records a warning.
+    pub fn warn(&mut self, line: usize, reason: impl Into<String>) {
+        self.warnings.push(LineNote { line, reason: reason.into() });
+    }
+
+    /// Lines accounted for: used, ignored, skipped or joined.
+    pub fn accounted(&self) -> usize {
+        self.used + self.ignored.values().sum::<usize>() + self.skipped.len() + self.joined.len()
+    }
+}

@@ -1,0 +1,78 @@
+//! Raw replay: an exchange's recorded bytes sent again byte for byte, with
+//! its recorded status and headers. Stream faults still apply (the events
+//! are the frames a fault cuts, stalls or garbles), and the request went
+//! through the same matching and divergence checks as a neutral one.
+
+use axum::http::{HeaderName, HeaderValue, StatusCode};
+use axum::response::Response;
+use reloop_wire::Format;
+
+use crate::recording::RawResponse;
+use crate::recording::from_wire::api_name;
+
+/// Headers that describe one connection, not the response: hyper sets its own.
+const HOP_BY_HOP: [&str; 5] = ["connection", "content-length", "keep-alive", "transfer-encoding", "date"];
+
+/// Whether `raw` can answer a request in `format` (streamed or not): the
+/// bytes speak one API in one mode, anything else is rendered from the parts.
+pub fn fits(raw: &RawResponse, format: Format, stream: bool) -> bool {
+    let recorded_stream = !raw.events.is_empty();
+    raw.api == api_name(format) && if stream { recorded_stream } else { raw.body.is_some() }
+}
+
+/// Gives `response` the recorded status and headers (hop-by-hop ones aside).
+pub fn with_recorded_head(mut response: Response, raw: &RawResponse) -> Response {
+    *response.status_mut() = StatusCode::from_u16(raw.status).unwrap_or(StatusCode::OK);
+    let recorded: Vec<(HeaderName, HeaderValue)> = raw
+        .headers
+        .iter()
+        .filter(|(name, _)| !HOP_BY_HOP.contains(&name.to_ascii_lowercase().as_str()))
+        .filter_map(|(name, value)| Some((HeaderName::try_from(name.as_str()).ok()?, HeaderValue::try_from(value.as_str()).ok()?)))
+        .collect();
+    let headers = response.headers_mut();
+    for (name, _) in &recorded {
+        headers.remove(name);
+    }
+    for (name, value) in recorded {
+        headers.append(name, value);
+    }
+    response
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::recording::RawBody;
+
+    fn raw(events: Vec<String>, body: Option<RawBody>) -> RawResponse {
+        RawResponse {
+            api: "anthropic".into(),
+            status: 200,
+            headers: vec![("Content-Type".into(), "text/event-stream".into()), ("Transfer-Encoding".into(), "chunked".into()), ("set-cookie".into(), "a".into()), ("set-cookie".into(), "b".into())],
+            body,
+            events,
+        }
+    }
+
+    #[test]
+    fn only_the_recorded_api_and_mode_fit() {
+        let stream = raw(vec!["data: {}\n\n".into()], None);
+        assert!(fits(&stream, Format::Anthropic, true));
+        assert!(!fits(&stream, Format::Anthropic, false));
+        assert!(!fits(&stream, Format::OpenaiChat, true));
+        let whole = raw(Vec::new(), Some(RawBody::Text("{}".into())));
+        assert!(fits(&whole, Format::Anthropic, false));
+        assert!(!fits(&whole, Format::Anthropic, true));
+    }
+
+    #[test]
+    fn recorded_headers_replace_ours_except_hop_by_hop() {
+        let mut response = Response::new(axum::body::Body::empty());
+        response.headers_mut().insert("content-type", HeaderValue::from_static("application/json"));
+        let response = with_recorded_head(response, &raw(Vec::new(), None));
+        let headers = response.headers();
+        assert_eq!(headers.get_all("content-type").iter().collect::<Vec<_>>(), ["text/event-stream"]);
+        assert_eq!(headers.get_all("set-cookie").iter().count(), 2);
+        assert!(headers.get("transfer-encoding").is_none());
+    }
+}

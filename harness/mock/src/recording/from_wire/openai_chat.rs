@@ -1,0 +1,118 @@
+//! OpenAI Chat Completions: a `chat.completion`, or its chunks, read into
+//! parts. Only the first choice is read (agents ask for one).
+
+use reloop_wire::FinishReason;
+use serde_json::{Map, Value, json};
+
+use super::{Chunks, FromWireError, count, opt_str};
+use crate::recording::{Arguments, Exchange, Part, RecordedUsage, ResponseIds, ToolCallPart};
+
+/// Accumulates the chunks into the completion they describe, then reads that.
+pub fn from_events(events: &[Value]) -> Result<Exchange, FromWireError> {
+    let mut completion = Map::new();
+    let mut message = Map::new();
+    let mut calls: Vec<Value> = Vec::new();
+    let mut finish = Value::Null;
+    let mut chunks = Chunks::new();
+    for event in events {
+        if let Some(error) = event.get("error") {
+            return Err(FromWireError::Unsupported(format!("in-stream error {error}")));
+        }
+        for key in ["id", "model", "created", "system_fingerprint", "usage"] {
+            if let Some(value) = event.get(key).filter(|v| !v.is_null()) {
+                completion.insert(key.into(), value.clone());
+            }
+        }
+        let Some(choice) = event.pointer("/choices/0") else { continue };
+        if let Some(reason) = choice.get("finish_reason").filter(|v| !v.is_null()) {
+            finish = reason.clone();
+        }
+        let delta = choice.get("delta").cloned().unwrap_or_default();
+        for field in ["content", "reasoning_content", "refusal"] {
+            if let Some(piece) = delta.get(field).and_then(Value::as_str) {
+                chunks.entry(field.into()).or_default().push(piece.chars().count());
+                append(&mut message, field, piece);
+            }
+        }
+        for call in delta.get("tool_calls").and_then(Value::as_array).into_iter().flatten() {
+            let index = call.get("index").and_then(Value::as_u64).unwrap_or_default() as usize;
+            while calls.len() <= index {
+                calls.push(json!({ "function": {} }));
+            }
+            let target = calls[index].as_object_mut().expect("built as an object");
+            if let Some(id) = call.get("id").filter(|v| v.is_string()) {
+                target.insert("id".into(), id.clone());
+            }
+            let function = target.get_mut("function").and_then(Value::as_object_mut).expect("built with a function");
+            if let Some(name) = call.pointer("/function/name").and_then(Value::as_str) {
+                append(function, "name", name);
+            }
+            if let Some(piece) = call.pointer("/function/arguments").and_then(Value::as_str) {
+                chunks.entry(format!("tool:{index}")).or_default().push(piece.chars().count());
+                append(function, "arguments", piece);
+            }
+        }
+    }
+    if !calls.is_empty() {
+        message.insert("tool_calls".into(), Value::Array(calls));
+    }
+    completion.insert("choices".into(), json!([{ "message": message, "finish_reason": finish }]));
+    from_body(&Value::Object(completion), &chunks)
+}
+
+fn append(target: &mut Map<String, Value>, field: &str, piece: &str) {
+    if let Value::String(text) = target.entry(field).or_insert_with(|| Value::String(String::new())) {
+        text.push_str(piece);
+    }
+}
+
+/// Reads a whole completion; `chunks` are the stream's delta sizes by field.
+pub fn from_body(completion: &Value, chunks: &Chunks) -> Result<Exchange, FromWireError> {
+    let choice = completion.pointer("/choices/0").ok_or_else(|| FromWireError::Shape("completion without `choices[0]`".into()))?;
+    let message = choice.get("message").cloned().unwrap_or_default();
+    let chunks_of = |key: &str| chunks.get(key).cloned().unwrap_or_default();
+    let mut parts = Vec::new();
+    if let Some(text) = opt_str(&message, "reasoning_content") {
+        parts.push(Part::Reasoning { id: None, summary: Vec::new(), text, encrypted_content: None, chunks: chunks_of("reasoning_content") });
+    }
+    if let Some(text) = opt_str(&message, "content") {
+        let annotations = message.get("annotations").and_then(Value::as_array).cloned().unwrap_or_default();
+        parts.push(Part::Text { text, id: None, annotations, chunks: chunks_of("content") });
+    }
+    if let Some(refusal) = opt_str(&message, "refusal") {
+        parts.push(Part::Refusal { refusal });
+    }
+    for (i, call) in message.get("tool_calls").and_then(Value::as_array).into_iter().flatten().enumerate() {
+        parts.push(Part::ToolCall(ToolCallPart {
+            id: opt_str(call, "id"),
+            item_id: None,
+            name: call.pointer("/function/name").and_then(Value::as_str).unwrap_or_default().into(),
+            arguments: Arguments::Raw(call.pointer("/function/arguments").and_then(Value::as_str).unwrap_or_default().into()),
+            chunks: chunks_of(&format!("tool:{i}")),
+        }));
+    }
+    Ok(Exchange {
+        parts,
+        finish_reason: choice.get("finish_reason").and_then(Value::as_str).map(FinishReason::from_openai_str),
+        model: opt_str(completion, "model"),
+        ids: ResponseIds {
+            response: opt_str(completion, "id"),
+            created: completion.get("created").and_then(Value::as_u64),
+            system_fingerprint: opt_str(completion, "system_fingerprint"),
+        },
+        usage: completion.get("usage").filter(|u| u.is_object()).map(usage),
+        ..Exchange::default()
+    })
+}
+
+fn usage(wire: &Value) -> RecordedUsage {
+    RecordedUsage {
+        input_tokens: count(wire, "/prompt_tokens"),
+        output_tokens: count(wire, "/completion_tokens"),
+        cache_read_tokens: count(wire, "/prompt_tokens_details/cached_tokens"),
+        cache_write_tokens: 0,
+        reasoning_tokens: wire.pointer("/completion_tokens_details/reasoning_tokens").and_then(Value::as_u64),
+        wire: Some(wire.clone()),
+    }
+}
+

@@ -1,0 +1,142 @@
+//! The ordered parts of a v2 exchange: everything a real response carries
+//! between its first and last event, provider-neutral. Each part keeps the
+//! ids it was recorded with; absent ids are generated in the shape of the
+//! API that renders it.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use super::is_default;
+
+/// One piece of a model response, in the order the model produced it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
+pub enum Part {
+    /// Assistant text (one Anthropic text block, one Responses
+    /// `output_text`, Chat `content`).
+    Text {
+        /// The text.
+        text: String,
+        /// The item id (Responses `msg_…`), if recorded.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        id: Option<String>,
+        /// Citations and annotations, as the provider sent them.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        annotations: Vec<serde_json::Value>,
+        /// Recorded delta sizes in characters; empty: word-sized deltas.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        chunks: Vec<usize>,
+    },
+    /// OpenAI reasoning: a Responses `reasoning` item, or Chat-compatible
+    /// `reasoning_content`.
+    Reasoning {
+        /// The item id (`rs_…`), if recorded.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        id: Option<String>,
+        /// The reasoning summary paragraphs.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        summary: Vec<String>,
+        /// Raw reasoning text (Chat-compatible `reasoning_content`).
+        #[serde(default, skip_serializing_if = "String::is_empty")]
+        text: String,
+        /// The opaque `encrypted_content` a stateless client sends back.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        encrypted_content: Option<String>,
+        /// Recorded delta sizes in characters; empty: word-sized deltas.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        chunks: Vec<usize>,
+    },
+    /// An Anthropic `thinking` block.
+    Thinking {
+        /// The thinking text.
+        thinking: String,
+        /// The signature the client must send back with the block.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        signature: Option<String>,
+        /// Recorded delta sizes in characters; empty: word-sized deltas.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        chunks: Vec<usize>,
+    },
+    /// An Anthropic `redacted_thinking` block: opaque, sent back as is.
+    RedactedThinking {
+        /// The encrypted thinking.
+        data: String,
+    },
+    /// A call of a client-side tool.
+    ToolCall(ToolCallPart),
+    /// A provider-side tool call (Anthropic `server_tool_use`, e.g. web search).
+    ServerToolUse {
+        /// The call id (`srvtoolu_…`), if recorded.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        id: Option<String>,
+        /// The server tool's name.
+        name: String,
+        /// Its input.
+        #[serde(default)]
+        input: serde_json::Value,
+    },
+    /// The provider-side result of a server tool (e.g. `web_search_tool_result`).
+    ServerToolResult {
+        /// The id of the [`Part::ServerToolUse`] it answers.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        tool_use_id: Option<String>,
+        /// The block type as the provider names it.
+        kind: String,
+        /// The result content, as sent.
+        #[serde(default)]
+        content: serde_json::Value,
+    },
+    /// The model declined (Responses `refusal`, Chat `refusal`).
+    Refusal {
+        /// The refusal text.
+        refusal: String,
+    },
+}
+
+/// A call of a client-side tool.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ToolCallPart {
+    /// The call id the tool result refers to (`call_…`, `toolu_…`);
+    /// generated deterministically when absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub id: Option<String>,
+    /// The Responses item id (`fc_…`), distinct from the call id.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub item_id: Option<String>,
+    /// The tool's name.
+    pub name: String,
+    /// The arguments: a mapping (serialized compactly in key order) or a
+    /// string sent byte for byte (for malformed or exotic JSON).
+    #[serde(default, skip_serializing_if = "is_default")]
+    pub arguments: Arguments,
+    /// Recorded delta sizes of the arguments in characters; empty: one delta.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub chunks: Vec<usize>,
+}
+
+/// Tool-call arguments as written in a recording.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(untagged)]
+pub enum Arguments {
+    /// Sent exactly as written.
+    Raw(String),
+    /// Serialized to compact JSON.
+    Json(serde_json::Value),
+}
+
+impl Default for Arguments {
+    fn default() -> Self {
+        Self::Json(serde_json::Value::Object(serde_json::Map::new()))
+    }
+}
+
+impl Arguments {
+    /// The arguments as the wire carries them.
+    pub fn to_wire(&self) -> String {
+        match self {
+            Self::Raw(text) => text.clone(),
+            Self::Json(value) => value.to_string(),
+        }
+    }
+}
