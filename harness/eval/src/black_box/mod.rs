@@ -12,11 +12,10 @@ use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
 
 use reloop_agent::{Clock, Outcome, SharedClock, VirtualClock};
-use reloop_mock::{MockServer, Registry, Session, SessionConfig};
 
 use crate::expect::{RunFacts, check};
 use crate::result::{EventRow, RunReport};
-use crate::runner::ClockPacer;
+use crate::runner::start_mock;
 use crate::scenario::Scenario;
 use crate::scenario::agent::{AgentSpec, Placeholders};
 use process::{Ending, Launch};
@@ -30,18 +29,7 @@ const DUMMY_API_KEY: &str = "sk-reloop-black-box";
 pub async fn run(scenario: &Scenario, agent: &AgentSpec, cancel: &AtomicBool, wall: Instant) -> Result<RunReport, String> {
     let clock = VirtualClock::new();
     let shared: SharedClock = Arc::new(clock.clone());
-    let registry = Arc::new(Registry::default());
-    let server = MockServer::start(0, Arc::clone(&registry)).await.map_err(|e| format!("cannot bind loopback: {e}"))?;
-    let session = Arc::new(
-        Session::new(SessionConfig {
-            recording: Arc::clone(&scenario.recording),
-            context_window: Some(scenario.spec.context_window),
-            pacer: Arc::new(ClockPacer(Arc::clone(&shared))),
-            faults: scenario.spec.faults.clone(),
-        })
-        .map_err(|e| format!("invalid fault: {e}"))?,
-    );
-    registry.insert("run", Arc::clone(&session));
+    let (server, session) = start_mock(scenario, &shared).await?;
 
     let scratch = tempfile::Builder::new().prefix("reloop-agent-").tempdir().map_err(|e| format!("cannot make a workspace: {e}"))?;
     let workspace = scratch.path().join("workspace");
