@@ -2,9 +2,11 @@
 //! history: a tool round enters the transcript and the view (each message
 //! estimated once), the Roku strategy plans (Layer 0 masks the result that
 //! fell out of the newest three), the prompt estimate is taken and
-//! calibrated, the cache fingerprint is checked, and the step's event is
-//! sent. Everything here keeps running figures, so a step must cost about
-//! the same whatever the history's length.
+//! calibrated, the cache-break detector compares the request with the one
+//! before (a comparison of the message prefix, linear in the history but a
+//! memcmp), and the step's event is sent. Everything else keeps running
+//! figures, so a step should cost about the same whatever the history's
+//! length.
 //!
 //! Steps are timed in runs of [`STEPS_PER_HISTORY`] on a history built
 //! untimed, as the loop grows it (cloning a history instead would hand every
@@ -14,7 +16,7 @@ use std::hint::black_box;
 use std::time::{Duration, Instant};
 
 use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
-use reloop_agent::cache_break::{CacheBreakDetector, CacheFingerprint, FrozenToolSchema};
+use reloop_agent::cache_break::{CacheBreakDetector, FrozenToolSchema, SentRequest};
 use reloop_agent::context::{self, ContextStrategy, ContextView, Edit, StrategyContext, StrategyName, StrategyTuning};
 use reloop_agent::estimate::{Calibration, prompt_tokens, text_tokens};
 use reloop_agent::{LoopEvent, Message, TimedEvent, ToolSpec};
@@ -99,8 +101,10 @@ impl Loop {
             }
         }
         let estimate = self.calibration.apply(self.raw_estimate());
-        let fingerprint = CacheFingerprint::new(SYSTEM, &self.schema, MODEL);
-        assert!(self.detector.observe(fingerprint).is_none());
+        let sent = SentRequest { system: SYSTEM, tools: self.schema.specs(), model: MODEL, messages: &self.transcript, estimated_tokens: estimate };
+        // The transcript only grew: never a break (Layer 0 rewrites the view
+        // the loop sends, not the transcript held here).
+        assert!(self.detector.observe(sent).is_none());
         let event = LoopEvent::StepComplete { remaining_step_budget: u32::MAX - self.step };
         let _ = self.events.send(TimedEvent { step: self.step, at_ms: 0, event });
         self.step += 1;

@@ -41,6 +41,7 @@ fn run(i: u64, drift: f64) -> RunReport {
         model: "gpt-4o".to_owned(),
         system_under_test: "reloop".to_owned(),
         agent_exit_code: None,
+        source: None,
         outcome: Outcome::FinalAnswer,
         passed: !i.is_multiple_of(50),
         failed_expectations: Vec::new(),

@@ -1,12 +1,15 @@
-//! Prompt-cache break detection, as Roku's `CacheBreakDetector`.
+//! Prompt-cache break detection, as Roku's `CacheBreakDetector`, with the
+//! cause of each break.
 //!
 //! Providers cache the longest stable prefix of a request: tools, then the
 //! system prompt, then messages. Any change to the tool schema bytes, the
-//! system prompt or the model invalidates it. The loop fingerprints the three
-//! each step and reports what changed.
+//! system prompt or the model invalidates it, and so does rewriting the
+//! history (compaction, masking of old results): Roku fingerprints the first
+//! three only, and so reports no break where compaction broke the cache.
 
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
+use crate::message::Message;
 use crate::tools::ToolSpec;
 
 /// 64-bit FNV-1a: stable across Rust versions and platforms, which std's
@@ -66,54 +69,85 @@ impl FrozenToolSchema {
     }
 }
 
-/// What makes a cached prefix reusable.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub struct CacheFingerprint {
-    /// Hash of the system prompt text.
-    pub system_hash: u64,
-    /// Hash of the frozen tool schema.
-    pub tools_hash: u64,
-    /// Hash of the model name.
-    pub model_hash: u64,
+/// Prompts shorter than this are not cached at all (OpenAI's minimum), so a
+/// change after one breaks nothing.
+pub const MIN_CACHEABLE_TOKENS: u64 = 1_024;
+
+/// What a request's cache depends on, as the loop sent it.
+#[derive(Debug, Clone, Copy)]
+pub struct SentRequest<'a> {
+    /// The system prompt.
+    pub system: &'a str,
+    /// The declared tools.
+    pub tools: &'a [ToolSpec],
+    /// The model.
+    pub model: &'a str,
+    /// The messages.
+    pub messages: &'a [Message],
+    /// The loop's estimate of the request, for the minimum cacheable length.
+    pub estimated_tokens: u64,
 }
 
-impl CacheFingerprint {
-    /// Fingerprints one request.
-    pub fn new(system_prompt: &str, tools: &FrozenToolSchema, model: &str) -> Self {
-        Self {
-            system_hash: fnv1a(system_prompt.as_bytes()),
-            tools_hash: tools.hash(),
-            model_hash: fnv1a(model.as_bytes()),
-        }
-    }
-}
-
-/// Which parts of the fingerprint changed.
+/// A break and what caused it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct CacheBreak {
-    /// The changed parts: `system`, `tools`, `model`.
+    /// The causes, in prefix order: `tools`, `system`, `model`, `history`
+    /// (an earlier message was rewritten or dropped: compaction, masking).
     pub changed: Vec<&'static str>,
 }
 
-/// Remembers the previous fingerprint and reports changes.
+/// The previous request's cache fingerprint: the system prompt, tool schema
+/// and model hashed (Roku's), plus the message prefix kept whole, so a
+/// rewritten history is caught (Roku's fingerprint misses compaction).
+#[derive(Debug)]
+struct Fingerprint {
+    system_hash: u64,
+    tools: Vec<ToolSpec>,
+    model_hash: u64,
+    messages: Vec<Message>,
+    cacheable: bool,
+}
+
+/// Compares each request with the one sent before it (every request of the
+/// session: main calls, summaries, escalations; a retry sends the same
+/// request and so never breaks) and reports what changed.
 #[derive(Debug, Default)]
 pub struct CacheBreakDetector {
-    previous: Option<CacheFingerprint>,
+    previous: Option<Fingerprint>,
 }
 
 impl CacheBreakDetector {
-    /// Records `next`; returns what changed against the previous call.
-    pub fn observe(&mut self, next: CacheFingerprint) -> Option<CacheBreak> {
-        let previous = self.previous.replace(next)?;
-        let changed: Vec<&'static str> = [
-            ("system", previous.system_hash != next.system_hash),
-            ("tools", previous.tools_hash != next.tools_hash),
-            ("model", previous.model_hash != next.model_hash),
-        ]
-        .into_iter()
-        .filter_map(|(part, differs)| differs.then_some(part))
-        .collect();
-        (!changed.is_empty()).then_some(CacheBreak { changed })
+    /// Records `sent`; returns the break with its causes when the previous
+    /// request's prefix, if long enough to be cached, is not reused whole.
+    pub fn observe(&mut self, sent: SentRequest<'_>) -> Option<CacheBreak> {
+        let system_hash = fnv1a(sent.system.as_bytes());
+        let model_hash = fnv1a(sent.model.as_bytes());
+        let previous = self.previous.take();
+        let change = previous.as_ref().filter(|p| p.cacheable).and_then(|p| {
+            let changed: Vec<&'static str> = [
+                ("tools", p.tools.as_slice() != sent.tools),
+                ("system", p.system_hash != system_hash),
+                ("model", p.model_hash != model_hash),
+                ("history", !sent.messages.starts_with(&p.messages)),
+            ]
+            .into_iter()
+            .filter_map(|(part, differs)| differs.then_some(part))
+            .collect();
+            (!changed.is_empty()).then_some(CacheBreak { changed })
+        });
+        let mut reused = previous.unwrap_or(Fingerprint { system_hash, tools: Vec::new(), model_hash, messages: Vec::new(), cacheable: false });
+        if reused.tools.as_slice() != sent.tools {
+            reused.tools = sent.tools.to_vec();
+        }
+        // Only the new tail is copied when the history grew.
+        let common = if sent.messages.starts_with(&reused.messages) { reused.messages.len() } else { 0 };
+        reused.messages.truncate(common);
+        reused.messages.extend_from_slice(&sent.messages[common..]);
+        reused.system_hash = system_hash;
+        reused.model_hash = model_hash;
+        reused.cacheable = sent.estimated_tokens >= MIN_CACHEABLE_TOKENS;
+        self.previous = Some(reused);
+        change
     }
 }
 
@@ -125,24 +159,42 @@ mod tests {
         ToolSpec { name: name.into(), description: "d".into(), parameters: serde_json::json!({}) }
     }
 
-    #[test]
-    fn first_call_is_never_a_break() {
-        let tools = FrozenToolSchema::freeze(vec![spec("a")]);
-        let mut detector = CacheBreakDetector::default();
-        assert_eq!(detector.observe(CacheFingerprint::new("s", &tools, "m")), None);
-        assert_eq!(detector.observe(CacheFingerprint::new("s", &tools, "m")), None);
+    fn sent<'a>(system: &'a str, tools: &'a [ToolSpec], messages: &'a [Message]) -> SentRequest<'a> {
+        SentRequest { system, tools, model: "m", messages, estimated_tokens: 2_000 }
     }
 
     #[test]
-    fn each_changed_part_is_named() {
-        let tools = FrozenToolSchema::freeze(vec![spec("a")]);
-        let other_tools = FrozenToolSchema::freeze(vec![spec("b")]);
+    fn a_growing_history_never_breaks() {
+        let tools = [spec("a")];
+        let history = [Message::user("one"), Message::user("two")];
         let mut detector = CacheBreakDetector::default();
-        detector.observe(CacheFingerprint::new("s", &tools, "m"));
-        let change = detector.observe(CacheFingerprint::new("s2", &other_tools, "m"));
-        assert_eq!(change, Some(CacheBreak { changed: vec!["system", "tools"] }));
-        let change = detector.observe(CacheFingerprint::new("s2", &other_tools, "m2"));
+        assert_eq!(detector.observe(sent("s", &tools, &history[..1])), None);
+        assert_eq!(detector.observe(sent("s", &tools, &history[..1])), None, "a retry");
+        assert_eq!(detector.observe(sent("s", &tools, &history)), None);
+    }
+
+    #[test]
+    fn each_cause_is_named() {
+        let (tools, other_tools) = ([spec("a")], [spec("b")]);
+        let history = [Message::user("one"), Message::user("two")];
+        let rewritten = [Message::user("summary"), Message::user("two")];
+        let mut detector = CacheBreakDetector::default();
+        detector.observe(sent("s", &tools, &history));
+        let change = detector.observe(sent("s2", &other_tools, &history));
+        assert_eq!(change, Some(CacheBreak { changed: vec!["tools", "system"] }));
+        let change = detector.observe(sent("s2", &other_tools, &rewritten));
+        assert_eq!(change, Some(CacheBreak { changed: vec!["history"] }));
+        let change = detector.observe(SentRequest { model: "m2", ..sent("s2", &other_tools, &rewritten) });
         assert_eq!(change, Some(CacheBreak { changed: vec!["model"] }));
+    }
+
+    #[test]
+    fn a_prompt_too_short_to_cache_breaks_nothing() {
+        let tools = [spec("a")];
+        let mut detector = CacheBreakDetector::default();
+        detector.observe(SentRequest { estimated_tokens: 500, ..sent("s", &tools, &[]) });
+        assert_eq!(detector.observe(sent("other", &tools, &[])), None);
+        assert!(detector.observe(sent("third", &tools, &[])).is_some());
     }
 
     #[test]

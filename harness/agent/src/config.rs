@@ -41,6 +41,8 @@ pub struct LoopSettings {
     pub output_slot_escalation: bool,
     /// How a batch of tool calls is scheduled.
     pub tool_execution: ToolExecution,
+    /// Credential scrubbing and truncation of tool output.
+    pub output_guards: crate::output_guard::OutputGuards,
 }
 
 /// How a batch of tool calls is scheduled.
@@ -71,6 +73,7 @@ impl Default for LoopSettings {
             retry: crate::client::RetryPolicy::default(),
             output_slot_escalation: true,
             tool_execution: ToolExecution::Serial,
+            output_guards: crate::output_guard::OutputGuards::default(),
         }
     }
 }

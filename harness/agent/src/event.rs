@@ -53,6 +53,10 @@ pub enum LoopEvent {
     DoomLoopCycleDetected { tool: String, period: usize, repeats: usize, reaction: crate::DoomLoopReaction },
     /// The no-progress detector found `calls` varying calls with one result.
     DoomLoopNoProgressDetected { tool: String, calls: usize, reaction: crate::DoomLoopReaction },
+    /// Credentials in a tool's output were masked before it entered the context.
+    ToolOutputScrubbed { call_id: String, tool: String, redactions: usize },
+    /// A tool's output was cut to its head and tail.
+    ToolOutputTruncated { call_id: String, tool: String, omitted: u64, unit: &'static str },
     /// The step budget is down to its last turn; tools are disabled.
     StepBudgetFinalTurn { step_budget: u32 },
     /// A failed model call is retried after a wait.
@@ -119,6 +123,8 @@ impl LoopEvent {
             Self::DoomLoopDetected { .. } => "doom_loop_detected",
             Self::DoomLoopCycleDetected { .. } => "doom_loop_cycle_detected",
             Self::DoomLoopNoProgressDetected { .. } => "doom_loop_no_progress_detected",
+            Self::ToolOutputScrubbed { .. } => "tool_output_scrubbed",
+            Self::ToolOutputTruncated { .. } => "tool_output_truncated",
             Self::StepBudgetFinalTurn { .. } => "step_budget_final_turn",
             Self::LlmRetry { .. } => "llm_retry",
             Self::LlmError { .. } => "llm_error",

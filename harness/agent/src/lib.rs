@@ -23,6 +23,7 @@ pub mod event;
 pub mod grounding;
 pub mod message;
 pub mod outcome;
+pub mod output_guard;
 pub mod price_table;
 pub mod prompts;
 pub mod risk;

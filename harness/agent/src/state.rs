@@ -68,6 +68,9 @@ pub struct CallRecord {
     pub finish_reason: Option<FinishReason>,
     /// Names of the tools the model called, in order.
     pub tool_calls: Vec<String>,
+    /// The causes when the loop's detector saw this request break the
+    /// prompt cache (`tools`, `system`, `model`, `history`).
+    pub cache_break: Option<Vec<&'static str>>,
     /// Clock at the start of the call, ms.
     pub started_ms: u64,
     /// Clock when the response was complete, ms.

@@ -55,6 +55,7 @@ fn render(summaries: &[VariantSummary]) -> String {
         "compactions L0/L1/L2/L3/L4",
         "summary calls",
         "cache breaks (sim)",
+        "detected (P / R)",
         "cost $",
         "pass",
     ]);
@@ -69,9 +70,15 @@ fn render(summaries: &[VariantSummary]) -> String {
             layers.join("/"),
             s.compaction_calls.to_string(),
             s.cache_breaks_simulated.to_string(),
+            format!("{} ({} / {})", s.cache_breaks_detected, ratio(s.cache_break_precision()), ratio(s.cache_break_recall())),
             format!("{:.4}", s.cost_usd),
             format!("{}/{}", s.passed, s.runs),
         ]);
     }
     format!("{table}\n")
+}
+
+/// A ratio with two decimals, `-` when undefined.
+fn ratio(value: Option<f64>) -> String {
+    value.map_or_else(|| "-".to_owned(), |v| format!("{v:.2}"))
 }

@@ -27,6 +27,8 @@ pub struct RunReport {
     /// A black-box agent's exit code (`None` for the built-in loop, or
     /// when the agent was killed).
     pub agent_exit_code: Option<i32>,
+    /// Where the scenario came from (`format:file` of an imported session).
+    pub source: Option<String>,
     /// How it ended.
     pub outcome: Outcome,
     /// Every expectation held.
@@ -59,6 +61,7 @@ impl RunReport {
             model: scenario.spec.model.clone(),
             system_under_test: system_under_test(scenario),
             agent_exit_code: None,
+            source: scenario.spec.source.clone(),
             outcome,
             passed: false,
             failed_expectations: Vec::new(),
@@ -110,11 +113,22 @@ pub struct RunMetrics {
     pub compaction_savings_ratio: f64,
     pub cache_breaks: u64,
     pub cache_breaks_simulated: u64,
+    /// Calls where the loop detected a break and the server simulated one.
+    pub cache_breaks_matched: u64,
+    /// Of the loop's detected breaks, the share the server also counted.
+    pub cache_break_precision: Option<f64>,
+    /// Of the server's simulated breaks, the share the loop detected.
+    pub cache_break_recall: Option<f64>,
     pub cache_read_tokens: u64,
     pub cache_write_tokens: u64,
     pub cache_hit_ratio: f64,
     pub output_tokens_total: u64,
     pub estimated_cost_usd: Option<f64>,
+    /// What `estimated_cost_usd` priced: `recorded` (every answered call's
+    /// recording kept the provider's usage) or `simulated` (the server's counts).
+    pub cost_source: CostSource,
+    /// The recorded usage summed over the answered calls; `None` unless every one had it.
+    pub usage_recorded: Option<reloop_wire::Usage>,
     pub estimator_mape: Option<f64>,
     pub llm_calls: u64,
     pub llm_retries: u64,
@@ -125,6 +139,26 @@ pub struct RunMetrics {
     pub wall_ms: u64,
     pub divergences: u64,
     pub first_divergence: Option<String>,
+}
+
+/// Which usage a run's cost was priced from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum CostSource {
+    /// reloop's own counts (the server's tokenizer and cache simulation).
+    #[default]
+    Simulated,
+    /// The usage the provider reported when the recording was made.
+    Recorded,
+}
+
+impl CostSource {
+    /// The column value.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Simulated => "simulated",
+            Self::Recorded => "recorded",
+        }
+    }
 }
 
 /// One model call: the loop's view joined with the server's.
@@ -143,7 +177,12 @@ pub struct StepRow {
     pub estimated_input_tokens: u64,
     pub output_tokens: Option<u64>,
     pub cache_read_tokens: Option<u64>,
+    /// The usage the provider reported when the answer was recorded.
+    pub usage_recorded: Option<reloop_wire::Usage>,
     pub cache_break_simulated: bool,
+    pub cache_break_detected: bool,
+    /// The detector's causes, comma-separated (`tools,system,model,history`).
+    pub cache_break_causes: Option<String>,
     pub finish_reason: Option<String>,
     pub tool_calls: Vec<String>,
     pub started_ms: u64,

@@ -109,6 +109,10 @@ pub struct VariantSummary {
     pub compaction_calls: u64,
     /// Σ cache breaks the server's cache simulation saw.
     pub cache_breaks_simulated: u64,
+    /// Σ cache breaks the loop's detector reported.
+    pub cache_breaks_detected: u64,
+    /// Σ of those on a call where the server saw one too.
+    pub cache_breaks_matched: u64,
     /// Σ estimated cost.
     pub cost_usd: f64,
 }
@@ -127,7 +131,20 @@ impl VariantSummary {
         }
         self.compaction_calls += m.compaction_calls;
         self.cache_breaks_simulated += m.cache_breaks_simulated;
+        self.cache_breaks_detected += m.cache_breaks;
+        self.cache_breaks_matched += m.cache_breaks_matched;
         self.cost_usd += m.estimated_cost_usd.unwrap_or(0.0);
+    }
+
+    /// The loop detector's recall against the simulation, over all runs;
+    /// `None` when the server saw no break.
+    pub fn cache_break_recall(&self) -> Option<f64> {
+        (self.cache_breaks_simulated > 0).then(|| self.cache_breaks_matched as f64 / self.cache_breaks_simulated as f64)
+    }
+
+    /// The loop detector's precision against the simulation, over all runs.
+    pub fn cache_break_precision(&self) -> Option<f64> {
+        (self.cache_breaks_detected > 0).then(|| self.cache_breaks_matched as f64 / self.cache_breaks_detected as f64)
     }
 
     /// 1 − input / uncompacted, over all runs.

@@ -91,6 +91,9 @@ pub fn check_loop(settings: &LoopSettings) -> Checked {
     at_least("loop.doom_loop.cycle.max_period", doom.cycle.max_period as u64, 2)?;
     at_least("loop.doom_loop.cycle.repeats", doom.cycle.repeats as u64, 2)?;
     at_least("loop.doom_loop.no_progress.window", doom.no_progress.window as u64, 2)?;
+    if let Some(budget) = settings.output_guards.truncate {
+        at_least("loop.output_guards.truncate.max", budget.max, 16)?;
+    }
     let retry = settings.retry;
     millis("loop.retry.max_backoff_ms", retry.max_backoff_ms)?;
     if retry.initial_backoff_ms > retry.max_backoff_ms {

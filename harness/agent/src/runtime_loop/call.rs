@@ -7,6 +7,7 @@ use reloop_wire::{FinishReason, ModelTurn};
 
 use super::AgentLoop;
 use super::prepare::Prepared;
+use crate::cache_break::SentRequest;
 use crate::client::{LlmError, LlmRequest};
 use crate::event::{LoopEvent, TimedEvent};
 use crate::price_table::max_output_tokens;
@@ -125,6 +126,18 @@ impl AgentLoop<'_> {
         let mut on_text = |text: &str| {
             let _ = events.send(TimedEvent { step, at_ms: clock.now_ms(), event: LoopEvent::LlmTextDelta { text: text.to_owned() } });
         };
+        let sent = SentRequest {
+            system: request.system,
+            tools: request.tools,
+            model: self.deps.client.model(),
+            messages: request.messages,
+            estimated_tokens: meta.estimated_input_tokens,
+        };
+        let cache_break = self.cache.observe(sent).map(|change| change.changed);
+        if let Some(changed) = &cache_break {
+            state.cache_breaks += 1;
+            self.emit(state, LoopEvent::CacheBreakDetected { changed: changed.clone() });
+        }
         // Recorded before the call, as abandoned: if a deadline drops this
         // future mid-flight, the request still happened and stays counted.
         let index = state.calls.len();
@@ -140,6 +153,7 @@ impl AgentLoop<'_> {
             usage: None,
             finish_reason: None,
             tool_calls: Vec::new(),
+            cache_break,
             started_ms,
             finished_ms: started_ms,
         });

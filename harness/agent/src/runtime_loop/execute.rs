@@ -150,6 +150,10 @@ impl AgentLoop<'_> {
         let mut cancelled = false;
         for (offset, ((prepared, clock), (mut output, aborted))) in group.iter().zip(&forks).zip(results).enumerate() {
             cancelled |= aborted;
+            // Guarded first, so no report (the event's summary included) keeps a secret.
+            if prepared.answered.is_none() {
+                output.content = self.guard_output(state, prepared.call, std::mem::take(&mut output.content));
+            }
             state.tool_calls += 1;
             state.tool_errors += u32::from(output.is_error);
             self.emit(state, LoopEvent::ToolEnd {
@@ -172,6 +176,20 @@ impl AgentLoop<'_> {
         }
         self.deps.clock.join(&forks);
         GroupOutcome { cancelled }
+    }
+
+    /// Scrubs and truncates one result, with an event for each guard that acted.
+    fn guard_output(&mut self, state: &mut LoopState, call: &ToolCall, content: String) -> String {
+        let guards = self.deps.settings.output_guards;
+        let guarded = guards.apply(content);
+        let (call_id, tool) = (call.id.clone(), call.name.clone());
+        if guarded.redactions > 0 {
+            self.emit(state, LoopEvent::ToolOutputScrubbed { call_id: call_id.clone(), tool: tool.clone(), redactions: guarded.redactions });
+        }
+        if let (Some(omitted), Some(budget)) = (guarded.omitted, guards.truncate) {
+            self.emit(state, LoopEvent::ToolOutputTruncated { call_id, tool, omitted, unit: budget.unit.as_str() });
+        }
+        guarded.content
     }
 
     /// Reacts to `detected` (if any): its event, the run's first hit, then

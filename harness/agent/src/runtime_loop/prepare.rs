@@ -3,7 +3,7 @@
 //! cache fingerprint, render the view.
 
 use super::AgentLoop;
-use crate::cache_break::{CacheFingerprint, FrozenToolSchema};
+use crate::cache_break::FrozenToolSchema;
 use crate::prompts::MAX_STEPS_MESSAGE;
 use crate::estimate::{prompt_tokens, text_tokens};
 use crate::event::LoopEvent;
@@ -42,11 +42,6 @@ impl AgentLoop<'_> {
         self.view.sync(&state.transcript);
         self.compact_planned(state, &system, &tools).await;
 
-        let schema = self.schema.as_ref().expect("visible_tools froze the schema");
-        if let Some(change) = self.cache.observe(CacheFingerprint::new(&system, schema, self.deps.client.model())) {
-            state.cache_breaks += 1;
-            self.emit(state, LoopEvent::CacheBreakDetected { changed: change.changed });
-        }
         let mut prepared = Prepared {
             system,
             system_index,

@@ -15,8 +15,8 @@ fn the_page_is_self_contained_with_tables_timelines_and_the_diff() {
     assert!(page.contains("<table class=\"sortable\" id=\"runs\">"));
     assert!(page.contains("<table class=\"sortable\" id=\"diff\">"));
     assert!(page.contains("PASS: all 5 gate checks hold"));
-    assert_eq!(page.matches("<tr").count() - 2, 52 + 37, "a row per run and per numeric column (metric), under a header each");
-    assert_eq!(page.matches("<svg").count(), 52, "a timeline per run");
+    assert_eq!(page.matches("<tr").count() - 2, 54 + 40, "a row per run and per numeric column (metric), under a header each");
+    assert_eq!(page.matches("<svg").count(), 54, "a timeline per run");
     assert!(page.contains("class=\"mark compaction\""), "compaction marks");
     assert!(page.contains("class=\"mark doom\""), "doom-loop marks");
     assert!(page.contains("class=\"break\"") && page.contains("class=\"hit\""), "cache hits and breaks");

@@ -113,7 +113,11 @@ fn step_row(record: &RequestRecord, turn: Option<&ModelTurn>, step: u64) -> Step
         estimated_input_tokens: 0,
         output_tokens: answered.then_some(record.output_tokens),
         cache_read_tokens: answered.then_some(record.cached_tokens),
+        usage_recorded: answered.then_some(record.recorded_usage).flatten(),
         cache_break_simulated: record.cache_break,
+        // The agent's own cache-break detection is out of sight.
+        cache_break_detected: false,
+        cache_break_causes: None,
         finish_reason: turn.map(|t| t.finish_reason.as_openai_str().to_owned()),
         tool_calls: turn.map(|t| t.tool_calls.iter().map(|c| c.name.clone()).collect()).unwrap_or_default(),
         started_ms: record.at_ms,

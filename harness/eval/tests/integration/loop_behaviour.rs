@@ -84,14 +84,21 @@ fn paths_outside_the_workspace_never_reach_the_tool() {
 }
 
 #[test]
-fn a_changed_system_prompt_is_a_cache_break() {
+fn a_changed_system_prompt_is_a_cache_break_once_the_prompt_is_cacheable() {
+    // Step 0's prompt is too short to cache (a change after it breaks
+    // nothing, for the server as for the detector); step 1's carries a
+    // 1,500-word result, so the system change at step 2 breaks it.
+    let long_output = "word ".repeat(1_500);
     let report = run_inline(
-        &format!("system_changes: [ {{ from_step: 1, system: s2 }} ]\n{READ_TOOL}"),
-        "  - tool_calls: [ { name: read_file, arguments: { path: a } } ]\n  - text: ok\n",
+        &format!("system_changes: [ {{ from_step: 2, system: s2 }} ]\ntools:\n  read_file:\n    description: read\n    results: [ {{ output: \"{long_output}\" }} ]\n"),
+        "  - tool_calls: [ { name: read_file, arguments: { path: a } } ]\n  - tool_calls: [ { name: read_file, arguments: { path: b } } ]\n  - text: ok\n",
     );
     assert_eq!(report.metrics.cache_breaks, 1);
+    assert_eq!((report.metrics.cache_break_precision, report.metrics.cache_break_recall), (Some(1.0), Some(1.0)));
     let event = report.events.iter().find(|e| e.kind == "cache_break_detected").unwrap();
+    assert_eq!(event.step, 2);
     assert!(event.payload.contains("\"system\""), "{}", event.payload);
+    assert_eq!(report.steps[2].cache_break_causes.as_deref(), Some("system"));
 }
 
 #[test]
