@@ -39,6 +39,8 @@ fn run(i: u64, drift: f64) -> RunReport {
         strategy: "roku".to_owned(),
         wire: "openai-chat".to_owned(),
         model: "gpt-4o".to_owned(),
+        system_under_test: "reloop".to_owned(),
+        agent_exit_code: None,
         source: None,
         outcome: Outcome::FinalAnswer,
         passed: !i.is_multiple_of(50),
@@ -49,7 +51,6 @@ fn run(i: u64, drift: f64) -> RunReport {
         steps: Vec::new(),
         events: Vec::new(),
         divergences: Vec::new(),
-        source: None,
     }
 }
 

@@ -27,11 +27,15 @@ pub enum Outcome {
     Cancelled,
     /// reloop itself failed; a bug, not a finding.
     HarnessError,
+    /// A black-box agent process exited with a non-zero code.
+    AgentError,
+    /// A black-box agent process ran past its timeout and was killed.
+    AgentTimeout,
 }
 
 impl Outcome {
     /// Every outcome, in report order.
-    pub const ALL: [Outcome; 10] = [
+    pub const ALL: [Outcome; 12] = [
         Self::FinalAnswer,
         Self::AskUser,
         Self::Fail,
@@ -42,6 +46,8 @@ impl Outcome {
         Self::Divergence,
         Self::Cancelled,
         Self::HarnessError,
+        Self::AgentError,
+        Self::AgentTimeout,
     ];
 
     /// The snake-case name used in scenarios and reports.
@@ -57,6 +63,8 @@ impl Outcome {
             Self::Divergence => "divergence",
             Self::Cancelled => "cancelled",
             Self::HarnessError => "harness_error",
+            Self::AgentError => "agent_error",
+            Self::AgentTimeout => "agent_timeout",
         }
     }
 }

@@ -273,8 +273,12 @@ impl StrategyArg {
 #[derive(Debug, Args)]
 pub struct ServeArgs {
     /// The recording to replay, or a directory of them (one session each, by file stem).
+    #[arg(long, required_unless_present = "scenario", conflicts_with = "scenario")]
+    pub recording: Option<PathBuf>,
+    /// A scenario: every session name replays its recording afresh, with its
+    /// faults and context window.
     #[arg(long)]
-    pub recording: PathBuf,
+    pub scenario: Option<PathBuf>,
     /// Port on 127.0.0.1 (0 picks a free one).
     #[arg(long, default_value_t = 0)]
     pub port: u16,

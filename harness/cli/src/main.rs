@@ -35,6 +35,7 @@ fn main() {
     // terminal): stop starting runs, report what finished. Second: leave now.
     let _ = ctrlc::set_handler(move || {
         if handler_flag.swap(true, Ordering::SeqCst) {
+            reloop_eval::black_box::kill_live_agents();
             std::process::exit(exit_code::INTERRUPTED);
         }
         eprintln!("\ninterrupt: finishing the runs in flight, then writing the report (interrupt again to quit now)");

@@ -10,6 +10,7 @@ use std::time::Duration;
 
 use reloop_mock::{
     ConnectionLimits, DEFAULT_SESSION, MockServer, NoPacer, Pacer, RealPacer, Recording, Registry, SessionLimits, recording_factory,
+    scenario_factory,
 };
 
 use reloop_mock::recording::{Exchange, ReplayMode};
@@ -19,19 +20,39 @@ use crate::exit_code;
 
 /// Runs the command; returns the exit code.
 pub fn run(args: ServeArgs) -> anyhow::Result<i32> {
-    let recordings: HashMap<String, Arc<Recording>> = match load_recordings(&args.recording) {
-        Ok(recordings) if args.raw => recordings.into_iter().map(|(name, recording)| (name, Arc::new(replay_raw(recording)))).collect(),
-        Ok(recordings) => recordings.into_iter().map(|(name, recording)| (name, Arc::new(recording))).collect(),
-        Err(errors) => {
-            for error in errors {
-                eprintln!("error: {error}");
-            }
-            return Ok(exit_code::BAD_INPUT);
-        }
-    };
     let pacer: Arc<dyn Pacer> = if args.realtime { Arc::new(RealPacer::default()) } else { Arc::new(NoPacer) };
-    let mut names: Vec<String> = recordings.keys().cloned().collect();
-    names.sort();
+    let (source, names, factory) = match (&args.scenario, &args.recording) {
+        (Some(file), _) => match reloop_eval::ScenarioFile::load(file) {
+            Ok(scenario) => {
+                let window = args.context_window.or(Some(scenario.spec.context_window));
+                let recording = if args.raw { Arc::new(replay_raw((*scenario.recording).clone())) } else { Arc::clone(&scenario.recording) };
+                let factory = scenario_factory(recording, scenario.spec.faults.clone(), pacer, window);
+                (file.clone(), vec![scenario.name.clone()], factory)
+            }
+            Err(error) => {
+                eprintln!("error: {error}");
+                return Ok(exit_code::BAD_INPUT);
+            }
+        },
+        (None, Some(path)) => match load_recordings(path) {
+            Ok(recordings) => {
+                let recordings: HashMap<String, Arc<Recording>> = recordings
+                    .into_iter()
+                    .map(|(name, recording)| (name, Arc::new(if args.raw { replay_raw(recording) } else { recording })))
+                    .collect();
+                let mut names: Vec<String> = recordings.keys().cloned().collect();
+                names.sort();
+                (path.clone(), names, recording_factory(recordings, pacer, args.context_window))
+            }
+            Err(errors) => {
+                for error in errors {
+                    eprintln!("error: {error}");
+                }
+                return Ok(exit_code::BAD_INPUT);
+            }
+        },
+        (None, None) => anyhow::bail!("give --recording or --scenario"),
+    };
     let sessions = SessionLimits {
         idle_ttl: Duration::from_secs(args.session_ttl_secs),
         max_sessions: usize::try_from(args.max_sessions).unwrap_or(usize::MAX),
@@ -40,17 +61,20 @@ pub fn run(args: ServeArgs) -> anyhow::Result<i32> {
         header_read_timeout: Duration::from_secs(args.header_timeout_secs),
         max_connections: usize::try_from(args.max_connections).unwrap_or(usize::MAX),
     };
-    let registry = Arc::new(Registry::serving(recording_factory(recordings, pacer, args.context_window), sessions));
+    let registry = Arc::new(Registry::serving(factory, sessions));
     let runtime = tokio::runtime::Builder::new_current_thread().enable_io().enable_time().build()?;
     runtime.block_on(async {
         let server = MockServer::start_with(args.port, registry, connections).await?;
-        println!("reloop serve: {} on http://{}", args.recording.display(), server.addr());
+        println!("reloop serve: {} on http://{}", source.display(), server.addr());
         if names.len() == 1 {
             print_base_urls(&server, DEFAULT_SESSION);
         }
         for name in &names {
-            println!("session `{name}` (a fresh replay per distinct name `{name}.<anything>`):");
+            println!("session `{name}` (a fresh replay per distinct path /s/{name}/r/<run>/v1):");
             print_base_urls(&server, name);
+        }
+        if args.scenario.is_some() {
+            println!("with --scenario, every session name replays the scenario's recording afresh, with its faults");
         }
         println!("any API key is accepted; one log line per request on stderr; Ctrl-C stops");
         tokio::signal::ctrl_c().await?;

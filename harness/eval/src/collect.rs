@@ -67,6 +67,7 @@ pub fn collect(finished: Finished<'_>) -> RunReport {
             llm_retries: metrics.llm_retries,
             cache_read_tokens: metrics.cache_read_tokens,
             cache_write_tokens: metrics.cache_write_tokens,
+            exit_code: None,
         },
     );
     RunReport {

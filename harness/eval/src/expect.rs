@@ -28,6 +28,9 @@ pub struct RunFacts<'a> {
     pub cache_read_tokens: u64,
     /// Prompt tokens written to the provider's cache, summed over the run.
     pub cache_write_tokens: u64,
+    /// A black-box agent's exit code (`None` for the built-in loop, or
+    /// when it was killed).
+    pub exit_code: Option<i32>,
 }
 
 /// The failed expectations; empty when all held.
@@ -70,6 +73,10 @@ pub fn check(expect: &Expectations, facts: &RunFacts<'_>) -> Vec<String> {
     if let Some(failure) = expect.cache_write_tokens.and_then(|b| bounds("cache_write_tokens", b, facts.cache_write_tokens)) {
         failures.push(failure);
     }
+    if let Some(expected) = expect.exit_code.filter(|code| Some(*code) != facts.exit_code) {
+        let got = facts.exit_code.map_or("none".to_owned(), |code| code.to_string());
+        failures.push(format!("exit_code: expected {expected}, got {got}"));
+    }
     failures
 }
 
@@ -105,6 +112,7 @@ mod tests {
             llm_retries: 1,
             cache_read_tokens: 3_000,
             cache_write_tokens: 1_500,
+            exit_code: Some(0),
         }
     }
 
@@ -119,6 +127,7 @@ mod tests {
             llm_retries: Some(Bounds { min: Some(1), max: Some(1) }),
             cache_read_tokens: Some(Bounds { min: Some(1_000), max: None }),
             cache_write_tokens: Some(Bounds { min: Some(1_024), max: Some(2_000) }),
+            exit_code: Some(0),
         }
     }
 
@@ -142,6 +151,8 @@ mod tests {
             (RunFacts { llm_retries: 0, ..base.clone() }, "llm_retries: expected at least 1, got 0"),
             (RunFacts { cache_read_tokens: 0, ..base.clone() }, "cache_read_tokens: expected at least 1000, got 0"),
             (RunFacts { cache_write_tokens: 2_001, ..base.clone() }, "cache_write_tokens: expected at most 2000, got 2001"),
+            (RunFacts { exit_code: Some(3), ..base.clone() }, "exit_code: expected 0, got 3"),
+            (RunFacts { exit_code: None, ..base.clone() }, "exit_code: expected 0, got none"),
         ];
         for (facts, message) in cases {
             assert_eq!(check(&all_holding(), &facts), vec![message.to_owned()]);
@@ -165,6 +176,7 @@ mod tests {
             llm_retries: 0,
             cache_read_tokens: 0,
             cache_write_tokens: 0,
+            exit_code: None,
         };
         assert_eq!(check(&expect, &facts), vec!["doom_loop: expected the cycle detector to fire, fired: [identical_calls]".to_owned()]);
         let both = RunFacts { doom_loop_kinds: vec![DoomLoopKind::IdenticalCalls, DoomLoopKind::Cycle], ..facts };

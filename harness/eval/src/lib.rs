@@ -8,6 +8,7 @@
 //! [`report::ReportStream`] appends to the three Parquet tables before it is
 //! dropped, keeping only its [`RunSummary`].
 
+pub mod black_box;
 mod collect;
 pub mod estimator_report;
 pub mod expect;

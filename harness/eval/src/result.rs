@@ -21,6 +21,12 @@ pub struct RunReport {
     pub wire: String,
     /// The model requested.
     pub model: String,
+    /// What ran against the mock: `reloop` (the built-in loop) or the
+    /// program name of a black-box `agent:` command.
+    pub system_under_test: String,
+    /// A black-box agent's exit code (`None` for the built-in loop, or
+    /// when the agent was killed).
+    pub agent_exit_code: Option<i32>,
     /// Where the scenario came from (`format:file` of an imported session).
     pub source: Option<String>,
     /// How it ended.
@@ -53,6 +59,8 @@ impl RunReport {
             strategy: scenario.loop_settings.strategy.as_str().to_owned(),
             wire: scenario.wire.as_str().to_owned(),
             model: scenario.spec.model.clone(),
+            system_under_test: system_under_test(scenario),
+            agent_exit_code: None,
             source: scenario.spec.source.clone(),
             outcome,
             passed: false,
@@ -64,6 +72,14 @@ impl RunReport {
             events: Vec::new(),
             divergences: Vec::new(),
         }
+    }
+}
+
+/// `reloop` for the built-in loop, else the file name of the agent's program.
+fn system_under_test(scenario: &Scenario) -> String {
+    match scenario.spec.agent.as_ref().and_then(|agent| agent.command.first()) {
+        Some(program) => std::path::Path::new(program).file_name().map_or(program.clone(), |name| name.to_string_lossy().into_owned()),
+        None => "reloop".to_owned(),
     }
 }
 

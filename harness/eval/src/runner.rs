@@ -83,11 +83,14 @@ fn run_file(planned: &PlannedFile, first: usize, variants: &[RunVariant], option
             return;
         }
         let report = match &file {
-            Ok(file) => run_scenario(&Scenario {
-                variant: variant.name().to_owned(),
-                loop_settings: variant.apply(&file.spec.loop_settings),
-                ..file.run(name.clone(), *wire)
-            }),
+            Ok(file) => run_cancellable(
+                &Scenario {
+                    variant: variant.name().to_owned(),
+                    loop_settings: variant.apply(&file.spec.loop_settings),
+                    ..file.run(name.clone(), *wire)
+                },
+                &options.cancel,
+            ),
             Err(error) => unloadable(planned, name, *wire, variant, &format!("the scenario changed since it was checked: {error}")),
         };
         on_finished(first + index, report);
@@ -103,6 +106,8 @@ fn unloadable(planned: &PlannedFile, name: &str, wire: reloop_agent::WireFormat,
         strategy: String::new(),
         wire: wire.as_str().to_owned(),
         model: String::new(),
+        system_under_test: String::new(),
+        agent_exit_code: None,
         source: None,
         outcome: Outcome::HarnessError,
         passed: false,
@@ -119,6 +124,12 @@ fn unloadable(planned: &PlannedFile, name: &str, wire: reloop_agent::WireFormat,
 /// Runs one scenario to its report. Never panics: a failure of reloop itself
 /// becomes outcome `harness_error`.
 pub fn run_scenario(scenario: &Scenario) -> RunReport {
+    run_cancellable(scenario, &AtomicBool::new(false))
+}
+
+/// As [`run_scenario`]; a black-box agent is killed once `cancel` is set
+/// (the built-in loop's virtual time makes its runs too short to matter).
+pub fn run_cancellable(scenario: &Scenario, cancel: &AtomicBool) -> RunReport {
     let wall = Instant::now();
     let attempt = std::panic::catch_unwind(AssertUnwindSafe(|| -> Result<RunReport, String> {
         let runtime = tokio::runtime::Builder::new_current_thread()
@@ -127,6 +138,10 @@ pub fn run_scenario(scenario: &Scenario) -> RunReport {
             .build()
             .map_err(|e| format!("cannot start a runtime: {e}"))?;
         runtime.block_on(async {
+            if let Some(agent) = &scenario.spec.agent {
+                // The agent's own `timeout_s` bounds it, and is reported as such.
+                return crate::black_box::run(scenario, agent, cancel, wall).await;
+            }
             tokio::time::timeout(RUN_WALL_LIMIT, replay(scenario, wall))
                 .await
                 .map_err(|_| format!("the run took more than {} s of real time", RUN_WALL_LIMIT.as_secs()))?
@@ -143,21 +158,29 @@ pub fn run_scenario(scenario: &Scenario) -> RunReport {
     harness_error(scenario, error, wall)
 }
 
-async fn replay(scenario: &Scenario, wall: Instant) -> Result<RunReport, String> {
-    let clock = VirtualClock::new();
-    let shared: SharedClock = Arc::new(clock.clone());
+/// The run's mock server on an ephemeral loopback port, with one session
+/// `run` replaying the scenario's recording with its faults, paced by the
+/// run's clock.
+pub(crate) async fn start_mock(scenario: &Scenario, clock: &SharedClock) -> Result<(MockServer, Arc<Session>), String> {
     let registry = Arc::new(Registry::default());
     let server = MockServer::start(0, Arc::clone(&registry)).await.map_err(|e| format!("cannot bind loopback: {e}"))?;
     let session = Arc::new(
         Session::new(SessionConfig {
             recording: Arc::clone(&scenario.recording),
             context_window: Some(scenario.spec.context_window),
-            pacer: Arc::new(ClockPacer(Arc::clone(&shared))),
+            pacer: Arc::new(ClockPacer(Arc::clone(clock))),
             faults: scenario.spec.faults.clone(),
         })
         .map_err(|e| format!("invalid fault: {e}"))?,
     );
     registry.insert("run", Arc::clone(&session));
+    Ok((server, session))
+}
+
+async fn replay(scenario: &Scenario, wall: Instant) -> Result<RunReport, String> {
+    let clock = VirtualClock::new();
+    let shared: SharedClock = Arc::new(clock.clone());
+    let (server, session) = start_mock(scenario, &shared).await?;
 
     let client = ProviderClient::new(
         ProviderConfig {

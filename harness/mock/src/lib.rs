@@ -10,6 +10,7 @@
 
 pub mod anthropic_cache;
 pub mod api_errors;
+pub mod auxiliary;
 pub mod cache_sim;
 pub mod connections;
 pub mod divergence;
@@ -29,6 +30,6 @@ pub use fault::{Fault, FaultSpec};
 pub use pacing::{NoPacer, Pacer, RealPacer};
 pub use recording::Recording;
 pub use connections::ConnectionLimits;
-pub use server::{DEFAULT_SESSION, MockServer, Registry, SessionFactory, SessionLimits, SessionRefusal, recording_factory};
+pub use server::{DEFAULT_SESSION, MockServer, Registry, SessionFactory, SessionLimits, SessionRefusal, recording_factory, scenario_factory};
 pub use session::{RequestRecord, Session, SessionConfig};
 pub use tokens::TokenCounter;

@@ -193,7 +193,10 @@ impl Drop for MockServer {
 }
 
 fn router(registry: Arc<Registry>) -> Router {
-    let mut router = Router::new().route("/v1/models", get(models)).route("/s/{session}/v1/models", get(models));
+    let mut router = Router::new()
+        .route("/v1/models", get(models))
+        .route("/s/{session}/v1/models", get(models))
+        .route("/s/{session}/r/{run}/v1/models", get(models));
     for format in Format::ALL {
         let path = format.path();
         router = router
@@ -202,14 +205,69 @@ fn router(registry: Arc<Registry>) -> Router {
             }))
             .route(&format!("/s/{{session}}/v1{path}"), post(move |State(r): State<Arc<Registry>>, Path(session): Path<String>, body: Result<Bytes, BytesRejection>| async move {
                 answer(&r, &session, format, body)
+            }))
+            .route(&format!("/s/{{session}}/r/{{run}}/v1{path}"), post(move |State(r): State<Arc<Registry>>, Path((session, run)): Path<(String, String)>, body: Result<Bytes, BytesRejection>| async move {
+                answer(&r, &run_session_name(&session, &run), format, body)
             }));
     }
     router
+        .route("/v1/messages/count_tokens", post(|State(r): State<Arc<Registry>>, body: Bytes| async move { count_tokens(&r, DEFAULT_SESSION, &body) }))
+        .route("/s/{session}/v1/messages/count_tokens", post(|State(r): State<Arc<Registry>>, Path(session): Path<String>, body: Bytes| async move {
+            count_tokens(&r, &session, &body)
+        }))
+        .route("/s/{session}/r/{run}/v1/messages/count_tokens", post(|State(r): State<Arc<Registry>>, Path((session, run)): Path<(String, String)>, body: Bytes| async move {
+            count_tokens(&r, &run_session_name(&session, &run), &body)
+        }))
         .route("/s/{session}", delete(end_session))
-        .fallback(api_errors::not_found)
+        .fallback(not_found)
         .method_not_allowed_fallback(api_errors::method_not_allowed)
         .layer(axum::middleware::from_fn(api_errors::limit_headers))
         .with_state(registry)
+}
+
+/// What separates a recording's name from a run's in a session name: the
+/// path `/s/NAME/r/RUN/v1` is session `NAME/r/RUN`, a fresh replay of
+/// recording `NAME`. A path segment cannot hold `/`, so no name clashes.
+pub const RUN_SEPARATOR: &str = "/r/";
+
+/// The session name of run `run` of recording `recording`.
+fn run_session_name(recording: &str, run: &str) -> String {
+    format!("{recording}{RUN_SEPARATOR}{run}")
+}
+
+/// 404 for a path no route serves, logged by `reloop serve`.
+async fn not_found(State(registry): State<Arc<Registry>>, method: axum::http::Method, uri: Uri, headers: HeaderMap) -> Response {
+    if registry.log_requests {
+        eprintln!("[-] 404 {method} {} (no such route)", escape_control(uri.path()));
+    }
+    api_errors::not_found(uri, headers).await
+}
+
+/// `POST .../v1/messages/count_tokens` (Anthropic): the prompt counted by
+/// the session's tokenizer, as the server counts every request; nothing is
+/// replayed or consumed.
+fn count_tokens(registry: &Registry, name: &str, body: &[u8]) -> Response {
+    let shape = ErrorShape::Anthropic;
+    let session = match registry.get(name) {
+        Ok(session) => session,
+        Err(_) => return shape.response(StatusCode::NOT_FOUND, &format!("reloop: no replay session named `{}`", escape_control(name))),
+    };
+    // count_tokens bodies carry no `max_tokens`; the neutral prompt needs one.
+    let parsed = serde_json::from_slice::<serde_json::Value>(body).and_then(|mut value| {
+        if let Some(object) = value.as_object_mut() {
+            object.entry("max_tokens").or_insert(serde_json::json!(1));
+        }
+        serde_json::from_value::<MessagesRequest>(value)
+    });
+    let prompt = match parsed {
+        Ok(request) => request.to_prompt(),
+        Err(e) => return shape.response(StatusCode::BAD_REQUEST, &format!("could not parse the JSON body of your request: {e}")),
+    };
+    let tokens = session.counter().count_prompt(&prompt).total;
+    if registry.log_requests {
+        eprintln!("[{}] count_tokens 200 in={tokens}", escape_control(name));
+    }
+    json_response(StatusCode::OK, serde_json::json!({ "input_tokens": tokens }).to_string())
 }
 
 /// `DELETE /s/{session}`: the client is done; its state is released.
@@ -282,7 +340,8 @@ fn answer(registry: &Registry, name: &str, format: Format, body: Result<Bytes, B
     let reply = session.handle_cached(&prompt, &caching);
     let record = session.last_record();
     if let Some(record) = record.as_ref().filter(|_| registry.log_requests) {
-        eprintln!("{}", log_line(name, format, record));
+        let reason = (record.result == "divergence").then(|| session.divergences().last().map(|d| d.render())).flatten();
+        eprintln!("{}", log_line(name, format, record, reason.as_deref()));
     }
     let mut response = respond(render, reply, &prompt, format, session.pacer());
     // Both SDKs surface these as the request id; deterministic per session
@@ -297,11 +356,13 @@ fn answer(registry: &Registry, name: &str, format: Format, body: Result<Bytes, B
     response
 }
 
-/// One line per request for `reloop serve`'s log.
-fn log_line(session: &str, format: Format, record: &RequestRecord) -> String {
+/// One line per request for `reloop serve`'s log; a divergence ends with
+/// its reason.
+fn log_line(session: &str, format: Format, record: &RequestRecord, reason: Option<&str>) -> String {
     let exchange = record.exchange.map_or("-".to_owned(), |e| e.to_string());
+    let reason = reason.map_or(String::new(), |reason| format!(": {}", escape_control(reason)));
     format!(
-        "[{}] #{} {} {} exchange {exchange} {} in={} out={} cached={}",
+        "[{}] #{} {} {} exchange {exchange} {} in={} out={} cached={}{reason}",
         escape_control(session),
         record.index,
         format.as_str(),
@@ -309,7 +370,7 @@ fn log_line(session: &str, format: Format, record: &RequestRecord) -> String {
         record.result,
         record.input_tokens,
         record.output_tokens,
-        record.cached_tokens
+        record.cached_tokens,
     )
 }
 
@@ -388,21 +449,32 @@ fn json_response(status: StatusCode, body: String) -> Response {
 }
 
 /// A session factory serving `recordings` by name: a session called `NAME`
-/// or `NAME.anything` replays recording `NAME` from its start, so a client
-/// can open fresh sessions at will; `default` replays the only recording
-/// when there is exactly one.
+/// or `NAME/r/RUN` (path `/s/NAME/r/RUN/v1`) replays recording `NAME` from
+/// its start, so a client can open fresh sessions at will; `default`
+/// replays the only recording when there is exactly one. The older
+/// `NAME.RUN` still works when `NAME.RUN` is not itself a recording's name.
 pub fn recording_factory(
     recordings: HashMap<String, Arc<Recording>>,
     pacer: Arc<dyn Pacer>,
     context_window: Option<u64>,
 ) -> SessionFactory {
     Box::new(move |name: &str| {
-        let stem = name.split('.').next().unwrap_or(name);
-        let recording = match recordings.get(stem) {
+        let stem = name.split_once(RUN_SEPARATOR).map_or(name, |(recording, _)| recording);
+        let dotted = || stem.char_indices().rev().filter(|(_, c)| *c == '.').find_map(|(i, _)| recordings.get(&stem[..i]));
+        let recording = match recordings.get(stem).or_else(dotted) {
             Some(recording) => recording,
             None if stem == DEFAULT_SESSION && recordings.len() == 1 => recordings.values().next()?,
             None => return None,
         };
         Some(SessionConfig { recording: Arc::clone(recording), context_window, pacer: Arc::clone(&pacer), faults: Vec::new() })
+    })
+}
+
+/// A session factory for one scenario's recording (`reloop serve
+/// --scenario`): every session name replays it from its start with the
+/// scenario's faults, so each client run meets the same faults afresh.
+pub fn scenario_factory(recording: Arc<Recording>, faults: Vec<crate::fault::FaultSpec>, pacer: Arc<dyn Pacer>, context_window: Option<u64>) -> SessionFactory {
+    Box::new(move |_name: &str| {
+        Some(SessionConfig { recording: Arc::clone(&recording), context_window, pacer: Arc::clone(&pacer), faults: faults.clone() })
     })
 }

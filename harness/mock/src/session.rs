@@ -3,13 +3,14 @@
 
 use std::sync::{Arc, Mutex};
 
-use reloop_wire::{Prompt, Usage};
+use reloop_wire::{ModelTurn, Prompt, Usage};
 use serde::Serialize;
 
 use crate::divergence::{Divergence, ExpectedCall, check_expectations, check_tool_results, recording_exhausted};
 use crate::fault::FaultPlan;
 use crate::pacing::Pacer;
-use crate::recording::{Exchange, Purpose, RecordedUsage, Recording, ReplayMode};
+use crate::auxiliary;
+use crate::recording::{Exchange, Purpose, RecordedUsage, Recording, ReplayMode, Timing};
 pub use crate::stages::Reply;
 use crate::stages::{self, AccountInput, Caches, Rejection};
 pub use crate::stages::Caching;
@@ -59,7 +60,9 @@ pub struct RequestRecord {
     pub recorded_usage: Option<Usage>,
     /// HTTP status sent.
     pub status: u16,
-    /// `ok`, `context_length_exceeded`, `divergence`, or `fault:<kind>`.
+    /// `ok`, `auxiliary` (a tool-less side request answered with a short
+    /// text, `crate::auxiliary`), `context_length_exceeded`, `divergence`,
+    /// or `fault:<kind>`.
     pub result: &'static str,
     /// Whether this request repeated the previous one (a retry).
     pub retry: bool,
@@ -81,6 +84,19 @@ struct SessionState {
     /// The Responses item ids of the calls last answered on the main
     /// purpose, as rendered: a result may name a call by them.
     main_call_item_ids: Vec<String>,
+}
+
+/// Account: the server's usage of a turn given its prompt, the cache
+/// simulation advanced, and the figures noted in the request's log line.
+fn account(state: &mut SessionState, (request, caching): (&Prompt, &Caching), count: &PromptCount, turn: &ModelTurn, record: &mut RequestRecord) -> Usage {
+    let input = AccountInput { caching, model: &request.model, has_system: request.system.is_some(), now_ms: record.at_ms };
+    let accounted = stages::account(&mut state.cache, count, turn, input);
+    record.output_tokens = accounted.usage.output_tokens;
+    record.cached_tokens = accounted.cache.cached_tokens;
+    record.cache_write_tokens = accounted.usage.cache_write_tokens;
+    record.cache_write_1h_tokens = accounted.cache_write_1h_tokens;
+    record.cache_break = accounted.cache.broke;
+    accounted.usage
 }
 
 /// A replay session.
@@ -187,6 +203,10 @@ impl Session {
     ) -> Result<Reply, Rejection> {
         stages::admit_breakpoints(caching)?;
         stages::admit(self.config.context_window, count.total)?;
+        let next = self.next_exchange(state, self.purpose_of(request)).map(|i| &self.config.recording.exchanges[i]);
+        if !record.retry && auxiliary::is_auxiliary(request, next) {
+            return Ok(self.auxiliary_reply(state, (request, caching), count, record));
+        }
         let (purpose, exchange_index) = self.match_exchange(state, record, request)?;
         record.exchange = Some(exchange_index);
         let exchange = &self.config.recording.exchanges[exchange_index];
@@ -196,23 +216,33 @@ impl Session {
         }
         let fault = state.faults.next_attempt(exchange_index);
         let effect = stages::apply_fault(fault, &mut turn, self.config.context_window, count.total)?;
-        let input = AccountInput { caching, model: &request.model, has_system: request.system.is_some(), now_ms: record.at_ms };
-        let accounted = stages::account(&mut state.cache, count, &turn, input);
-        turn.usage = Some(accounted.usage);
+        turn.usage = Some(account(state, (request, caching), count, &turn, record));
         if !record.retry {
             state.next[purpose.index()] += 1;
         }
         state.previous = Some((fingerprint, purpose, exchange_index));
         record.result = effect.result;
-        record.output_tokens = accounted.usage.output_tokens;
-        record.cached_tokens = accounted.cache.cached_tokens;
-        record.cache_write_tokens = accounted.usage.cache_write_tokens;
-        record.cache_write_1h_tokens = accounted.cache_write_1h_tokens;
-        record.cache_break = accounted.cache.broke;
         record.recorded_usage = exchange.usage.as_ref().map(RecordedUsage::tokens);
         let model = self.config.recording.model.clone().unwrap_or_else(|| request.model.clone());
         let raw = exchange.raw.clone().filter(|_| exchange.replay == ReplayMode::Raw).map(Box::new);
         Ok(Reply::Turn { turn, fault: effect.stream_fault, timing: exchange.timing, model, request_index: record.index, raw })
+    }
+
+    /// A short text for an auxiliary request, accounted like any turn; no
+    /// exchange is consumed.
+    fn auxiliary_reply(
+        &self,
+        state: &mut SessionState,
+        (request, caching): (&Prompt, &Caching),
+        count: &PromptCount,
+        record: &mut RequestRecord,
+    ) -> Reply {
+        let turn = auxiliary::auxiliary_turn();
+        let usage = account(state, (request, caching), count, &turn, record);
+        record.result = auxiliary::AUXILIARY_RESULT;
+        let turn = ModelTurn { usage: Some(usage), ..turn };
+        let model = self.config.recording.model.clone().unwrap_or_else(|| request.model.clone());
+        Reply::Turn { turn, fault: None, timing: Timing::default(), model, request_index: record.index, raw: None }
     }
 
     /// Match: an identical repeat of a request that was answered is its
@@ -238,18 +268,22 @@ impl Session {
         }
     }
 
+    /// The index of the exchange the next new request of `purpose` would
+    /// get: the next in its list, or the last one again when it is reusable.
+    fn next_exchange(&self, state: &SessionState, purpose: Purpose) -> Option<usize> {
+        let list = &self.by_purpose[purpose.index()];
+        let exchanges = &self.config.recording.exchanges;
+        list.get(state.next[purpose.index()]).or_else(|| list.last().filter(|last| exchanges[**last].reusable)).copied()
+    }
+
     /// The exchange a new (not retried) request gets, or why it gets none.
     fn check(&self, state: &SessionState, index: usize, request: &Prompt) -> Result<(Purpose, usize), Divergence> {
         let exchanges = &self.config.recording.exchanges;
         let purpose = self.purpose_of(request);
         let list = &self.by_purpose[purpose.index()];
         let position = state.next[purpose.index()];
-        let exchange = match list.get(position) {
-            Some(exchange) => *exchange,
-            None => match list.last().filter(|last| exchanges[**last].reusable) {
-                Some(last) => *last,
-                None => return Err(recording_exhausted(index, purpose, list.len(), request)),
-            },
+        let Some(exchange) = self.next_exchange(state, purpose) else {
+            return Err(recording_exhausted(index, purpose, list.len(), request));
         };
         if purpose == Purpose::Main
             && let Some(previous) = position.checked_sub(1).map(|p| list[p]) {

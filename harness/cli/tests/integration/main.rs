@@ -6,6 +6,7 @@ mod tables;
 mod util;
 
 mod bad_input;
+pub mod black_box;
 mod compare;
 mod detectors;
 mod estimate;
@@ -20,7 +21,7 @@ mod run_suite;
 mod schema;
 mod sdk_async_openai;
 mod serve;
-mod serve_limits;
+pub mod serve_limits;
 mod serve_raw;
 mod shards;
 mod validate;

@@ -46,3 +46,123 @@ fn serve_streams_a_recorded_turn_to_a_raw_http_client() {
     assert!(response.contains("data: [DONE]"), "{response}");
     assert!(response.contains("\"usage\":{\"prompt_tokens\":"), "{response}");
 }
+
+mod sessions_and_log {
+    //! Issue 12 §4: whole-segment session names, auxiliary requests, the log.
+
+    use std::process::Stdio;
+
+    use crate::serve_limits::{exchange, request};
+    use crate::util::{Serve, write};
+
+    const TOOL: &str = r#"[{"type":"function","function":{"name":"read_file","parameters":{"type":"object"}}}]"#;
+
+    fn chat(tools: &str, content: &str) -> String {
+        format!(r#"{{"model":"gpt-4.1","messages":[{{"role":"user","content":"{content}"}}],"tools":{tools}}}"#)
+    }
+
+    /// `serve` on a dotted recording whose first turn calls a tool, logging to a file.
+    fn serve(dir: &std::path::Path) -> (Serve, std::path::PathBuf) {
+        let recordings = dir.join("recordings");
+        write(&recordings, "gpt-4.1-answer.yaml", "format: reloop.recording/v1\nexchanges:\n  - tool_calls: [{ name: read_file, arguments: { path: a } }]\n");
+        write(&recordings, "other.yaml", "format: reloop.recording/v1\nexchanges:\n  - text: Other.\n");
+        let log_path = dir.join("serve.log");
+        let server = Serve::start_with(&recordings, &[], Stdio::from(std::fs::File::create(&log_path).unwrap()));
+        (server, log_path)
+    }
+
+    fn tool_call_name(body: &str) -> Option<String> {
+        let json: serde_json::Value = serde_json::from_str(body).ok()?;
+        json["choices"][0]["message"]["tool_calls"][0]["function"]["name"].as_str().map(str::to_owned)
+    }
+
+    #[test]
+    fn dotted_recording_names_are_served_whole_and_each_run_path_is_a_fresh_replay() {
+        let dir = tempfile::tempdir().unwrap();
+        let (server, _) = serve(dir.path());
+        for path in ["/s/gpt-4.1-answer/v1/chat/completions", "/s/gpt-4.1-answer/r/1/v1/chat/completions", "/s/gpt-4.1-answer/r/2.b/v1/chat/completions"] {
+            let (status, _, body) = exchange(&server.addr, &request("POST", path, "", &chat(TOOL, "go")));
+            assert_eq!((status, tool_call_name(&body).as_deref()), (200, Some("read_file")), "{path}: {body}");
+        }
+    }
+
+    #[test]
+    fn a_request_without_tools_never_gets_a_tool_call_nor_consumes_one() {
+        let dir = tempfile::tempdir().unwrap();
+        let (server, log) = serve(dir.path());
+        let path = "/s/gpt-4.1-answer/r/title/v1/chat/completions";
+        let (status, _, title) = exchange(&server.addr, &request("POST", path, "", &chat("[]", "Write a title for this chat")));
+        assert_eq!(status, 200, "{title}");
+        let title: serde_json::Value = serde_json::from_str(&title).unwrap();
+        assert_eq!(title["choices"][0]["message"]["content"], "reloop replay");
+        assert!(title["choices"][0]["message"]["tool_calls"].is_null(), "{title}");
+        let (_, _, main) = exchange(&server.addr, &request("POST", path, "", &chat(TOOL, "go")));
+        assert_eq!(tool_call_name(&main).as_deref(), Some("read_file"), "the recorded call waited for the main request: {main}");
+        drop(server);
+        let log = std::fs::read_to_string(log).unwrap();
+        assert!(log.contains("[gpt-4.1-answer/r/title] #0 openai-chat 200 exchange - auxiliary"), "{log}");
+    }
+
+    #[test]
+    fn the_log_gives_divergence_reasons_404s_and_count_tokens_which_is_answered() {
+        let dir = tempfile::tempdir().unwrap();
+        let (server, log) = serve(dir.path());
+        let (status, _, _) = exchange(&server.addr, &request("POST", "/s/other/v1/chat/completions", "", &chat("[]", "hi")));
+        assert_eq!(status, 200);
+        let (status, _, _) = exchange(&server.addr, &request("POST", "/s/other/v1/chat/completions", "", &chat("[]", "again")));
+        assert_eq!(status, 400, "the one-turn recording is exhausted");
+        let (status, _, _) = exchange(&server.addr, &request("POST", "/v2/nowhere", "", "{}"));
+        assert_eq!(status, 404);
+        let count = r#"{"model":"claude-sonnet-4-5","messages":[{"role":"user","content":"How many tokens is this?"}]}"#;
+        let (status, _, body) = exchange(&server.addr, &request("POST", "/s/other/v1/messages/count_tokens", "anthropic-version: 2023-06-01\r\n", count));
+        assert_eq!(status, 200, "{body}");
+        let tokens = serde_json::from_str::<serde_json::Value>(&body).unwrap()["input_tokens"].as_u64().unwrap();
+        assert!(tokens > 5, "{body}");
+        drop(server);
+        let log = std::fs::read_to_string(log).unwrap();
+        let divergence = log.lines().find(|l| l.contains(" divergence ")).unwrap_or_else(|| panic!("{log}"));
+        assert!(divergence.contains("in=") && divergence.contains("recording"), "a reason after the figures: {divergence}");
+        assert!(log.contains("404 POST /v2/nowhere"), "{log}");
+        assert!(log.contains(&format!("[other] count_tokens 200 in={tokens}")), "{log}");
+    }
+}
+
+/// `reloop serve --scenario`: the scenario's faults, afresh per session,
+/// raised by the official Python SDKs as their typed errors, and retried
+/// by them when allowed, each attempt one line of the log.
+#[test]
+fn serve_with_a_scenarios_faults_makes_the_official_sdks_raise_typed_errors_and_retry() {
+    let Some(python) = crate::black_box::python_with("openai, anthropic") else { return };
+    let data = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/serve-faults");
+    let dir = tempfile::tempdir().unwrap();
+    let log_path = dir.path().join("serve.log");
+    let log = std::process::Stdio::from(std::fs::File::create(&log_path).unwrap());
+    let server = Serve::start_with_flags(&["--scenario", data.join("faults.yaml").to_str().unwrap()], log);
+    let output = std::process::Command::new(python).arg(data.join("typed_errors.py")).arg(&server.addr).output().unwrap();
+    let printed = String::from_utf8_lossy(&output.stdout);
+    assert!(output.status.success(), "{printed}{}", String::from_utf8_lossy(&output.stderr));
+    assert_eq!(
+        printed.lines().collect::<Vec<_>>(),
+        [
+            "raised RateLimitError rate_limit_exceeded",
+            "answered First answer.",
+            "raised OverloadedError ",
+            "answered Second answer.",
+            "raised BadRequestError context_length_exceeded",
+            "answered Third answer.",
+            "retried First answer. Second answer.",
+        ]
+    );
+    drop(server);
+    let log = std::fs::read_to_string(log_path).unwrap();
+    let retrying: Vec<&str> = log.lines().filter(|l| l.starts_with("[retrying]")).map(|l| l.split(" in=").next().unwrap()).collect();
+    assert_eq!(
+        retrying,
+        [
+            "[retrying] #0 openai-chat 429 exchange 0 fault:http",
+            "[retrying] #1 openai-chat 200 exchange 0 ok",
+            "[retrying] #2 anthropic 529 exchange 1 fault:http",
+            "[retrying] #3 anthropic 200 exchange 1 ok",
+        ]
+    );
+}

@@ -12,7 +12,7 @@ use crate::util::{Serve, write};
 const CHAT: &str = r#"{"model":"gpt-4o","stream":true,"messages":[{"role":"user","content":"hi"}]}"#;
 
 /// One raw HTTP/1.1 exchange: the status line's code, the headers, the body.
-fn exchange(addr: &str, request: &str) -> (u16, String, String) {
+pub fn exchange(addr: &str, request: &str) -> (u16, String, String) {
     let mut stream = TcpStream::connect(addr.trim_start_matches("http://")).unwrap();
     stream.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
     stream.write_all(request.as_bytes()).unwrap();
@@ -24,7 +24,8 @@ fn exchange(addr: &str, request: &str) -> (u16, String, String) {
     (status, head.to_ascii_lowercase(), body.to_owned())
 }
 
-fn request(method: &str, path: &str, extra_headers: &str, body: &str) -> String {
+/// A raw HTTP/1.1 request with a JSON body, closing the connection after.
+pub fn request(method: &str, path: &str, extra_headers: &str, body: &str) -> String {
     format!("{method} {path} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n{extra_headers}Content-Length: {}\r\nConnection: close\r\n\r\n{body}", body.len())
 }
 

@@ -37,8 +37,16 @@ impl Serve {
 
     /// As [`Serve::start`], with extra flags and its log (stderr) sent to `log`.
     pub fn start_with(recording: &Path, flags: &[&str], log: Stdio) -> Self {
+        let mut all = vec!["--recording", recording.to_str().expect("UTF-8 path")];
+        all.extend_from_slice(flags);
+        Self::start_with_flags(&all, log)
+    }
+
+    /// `reloop serve --port 0` with `flags` (which name what to serve), its
+    /// log (stderr) sent to `log`.
+    pub fn start_with_flags(flags: &[&str], log: Stdio) -> Self {
         let mut child = Command::new(env!("CARGO_BIN_EXE_reloop"))
-            .args(["serve", "--recording", recording.to_str().expect("UTF-8 path"), "--port", "0"])
+            .args(["serve", "--port", "0"])
             .args(flags)
             .stdin(Stdio::null())
             .stderr(log)

@@ -46,6 +46,12 @@ impl TableBuilder {
     }
 
     /// A nullable integer column.
+    pub fn signed_opt(&mut self, name: &str, values: impl Iterator<Item = Option<i64>>) -> &mut Self {
+        self.push(name, true, Arc::new(values.collect::<Int64Array>()));
+        self
+    }
+
+    /// A nullable unsigned integer column (stored as Int64).
     pub fn int_opt(&mut self, name: &str, values: impl Iterator<Item = Option<u64>>) -> &mut Self {
         let values = values.map(|v| v.map(|v| i64::try_from(v).unwrap_or(i64::MAX)));
         self.push(name, true, Arc::new(values.collect::<Int64Array>()));

@@ -80,7 +80,9 @@ pub fn runs_batch(runs: &[RunReport]) -> Result<RecordBatch, ArrowError> {
         .int("divergences", m(|r| r.metrics.divergences))
         .text_opt("first_divergence", runs.iter().map(|r| r.metrics.first_divergence.as_deref()))
         .text_opt("final_answer", runs.iter().map(|r| r.final_answer.as_deref()))
-        .text_opt("error", runs.iter().map(|r| r.error.as_deref()));
+        .text_opt("error", runs.iter().map(|r| r.error.as_deref()))
+        .text("system_under_test", runs.iter().map(|r| r.system_under_test.as_str()))
+        .signed_opt("agent_exit_code", runs.iter().map(|r| r.agent_exit_code.map(i64::from)));
     t.finish(metadata("runs"))
 }
 

@@ -2,6 +2,7 @@
 //! loaded with its recording and checked ([`ScenarioFile`]), and one run of
 //! it for one wire format and variant ([`Scenario`]).
 
+pub mod agent;
 pub mod spec;
 
 use std::path::{Path, PathBuf};
@@ -103,6 +104,7 @@ impl ScenarioFile {
     /// Its runs' names and wire formats: `name@format` when it names several.
     pub fn run_names(&self) -> Vec<(String, WireFormat)> {
         match &self.spec.wire {
+            _ if let Some(wire) = self.spec.agent.as_ref().and_then(|a| a.wire) => vec![(self.name.clone(), wire)],
             WireChoice::One(wire) => vec![(self.name.clone(), *wire)],
             WireChoice::Many(wires) => wires.iter().map(|wire| (format!("{}@{}", self.name, wire.as_str()), *wire)).collect(),
         }
@@ -130,6 +132,14 @@ impl ScenarioFile {
 /// Checks what serde cannot: exactly one of `output`/`error` (ranges are
 /// checked by `validate_settings` once the recording is loaded).
 fn validate(file: &Path, spec: &ScenarioSpec) -> Result<(), InputError> {
+    if let Some(agent) = &spec.agent {
+        if agent.command.is_empty() {
+            return Err(InputError::field(file, "agent.command", "names no program"));
+        }
+        for path in agent.files.keys() {
+            agent::check_file_path(path).map_err(|e| InputError::field(file, format!("agent.files.{path}"), e))?;
+        }
+    }
     for (tool, fixture) in &spec.tools {
         if fixture.results.is_empty() {
             return Err(InputError::field(file, format!("tools.{tool}.results"), "needs at least one result"));

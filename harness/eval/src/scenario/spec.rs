@@ -32,7 +32,8 @@ pub struct ScenarioSpec {
     /// context-length error.
     #[serde(default = "default_context_window")]
     pub context_window: u64,
-    /// The system prompt.
+    /// The system prompt (unused by an `agent:` scenario, which brings its own).
+    #[serde(default)]
     pub system: String,
     /// Later system prompts, each from a step on (a prompt that drifts).
     #[serde(default)]
@@ -65,6 +66,9 @@ pub struct ScenarioSpec {
     /// Faults the provider injects, per recorded exchange.
     #[serde(default)]
     pub faults: Vec<reloop_mock::FaultSpec>,
+    /// An outside agent to run instead of the built-in loop (a black box).
+    #[serde(default)]
+    pub agent: Option<super::agent::AgentSpec>,
     /// What must hold at the end.
     #[serde(default)]
     pub expect: Expectations,
@@ -222,6 +226,9 @@ pub struct Expectations {
     /// (Anthropic; OpenAI reports none).
     #[serde(default)]
     pub cache_write_tokens: Option<Bounds>,
+    /// The exit code of an `agent:` process.
+    #[serde(default)]
+    pub exit_code: Option<i32>,
 }
 
 /// Inclusive bounds.

@@ -1,0 +1,166 @@
+//! Black-box runs (issue 12): a scenario's `agent:` process against the
+//! run's mock. The official OpenAI SDK agent of `tests/data/black-box/`
+//! (needs a Python with `openai`: `RELOOP_PYTHON`, else `python3`), and
+//! shell agents for exit codes, timeouts and orphans.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use crate::tables::{Row, read_rows};
+use crate::util::{reloop, stderr, stdout, write};
+
+fn data() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/black-box")
+}
+
+/// The runs table of `out`, by scenario.
+fn runs(out: &Path) -> Vec<Row> {
+    let mut rows = read_rows(&out.join("runs.parquet"));
+    rows.sort_by(|a, b| a["scenario"].cmp(&b["scenario"]));
+    rows
+}
+
+/// A Python that has the official SDK packages `modules` (`openai`,
+/// `anthropic`), or `None` (the test then says it was skipped; CI sets
+/// `RELOOP_PYTHON` to its venv, where a missing package fails the test).
+pub fn python_with(modules: &str) -> Option<PathBuf> {
+    let python = std::env::var_os("RELOOP_PYTHON").map_or_else(|| PathBuf::from("python3"), PathBuf::from);
+    let import = format!("import {modules}");
+    let found = Command::new(&python).args(["-c", &import]).stderr(Stdio::null()).status().is_ok_and(|s| s.success());
+    if !found && std::env::var_os("RELOOP_PYTHON").is_some() {
+        panic!("RELOOP_PYTHON={} cannot `{import}`", python.display());
+    }
+    if !found {
+        eprintln!("skipped: no Python that can `{import}` (set RELOOP_PYTHON)");
+    }
+    found.then_some(python)
+}
+
+#[test]
+fn the_official_openai_sdk_agent_runs_as_a_black_box_with_its_expectations_checked() {
+    let Some(python) = python_with("openai") else { return };
+    let out = tempfile::tempdir().unwrap();
+    let bin = python.parent().filter(|dir| !dir.as_os_str().is_empty()).map(Path::to_owned);
+    let path = std::env::join_paths(bin.into_iter().chain(std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default()))).unwrap();
+    let output = Command::new(env!("CARGO_BIN_EXE_reloop"))
+        .args(["run", data().to_str().unwrap(), "--out", out.path().to_str().unwrap()])
+        .env("PATH", path)
+        .env("NO_COLOR", "1")
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(0), "{}{}", stdout(&output), stderr(&output));
+    let rows = runs(out.path());
+    let summary: Vec<(&str, &str, &str, &str, &str, &str, &str)> = rows
+        .iter()
+        .map(|r| {
+            let cell = |name: &str| r[name].as_str();
+            (cell("scenario"), cell("system_under_test"), cell("outcome"), cell("agent_exit_code"), cell("tool_calls"), cell("llm_retries"), cell("doom_loop_detected"))
+        })
+        .collect();
+    assert_eq!(
+        summary,
+        [
+            ("sdk-agent", "python3", "final_answer", "0", "1", "0", "false"),
+            ("sdk-agent-doom-loop", "python3", "final_answer", "0", "3", "0", "true"),
+            ("sdk-agent-rate-limit", "python3", "final_answer", "0", "1", "1", "false"),
+        ]
+    );
+    assert!(rows.iter().all(|r| r["passed"] == "true" && r["final_answer"].contains("8080")), "{rows:#?}");
+    let steps = read_rows(&out.path().join("steps.parquet"));
+    let rate_limited: Vec<&str> =
+        steps.iter().filter(|s| s["scenario"] == "sdk-agent-rate-limit").map(|s| s["server_result"].as_str()).collect();
+    assert_eq!(rate_limited, ["ok", "fault:http", "ok"]);
+}
+
+/// A scenario in `dir` whose agent is `sh -c SCRIPT`, over the SDK agent's recording.
+fn shell_scenario(dir: &Path, name: &str, script: &str, timeout_s: u64, expect: &str) -> PathBuf {
+    let recording = data().join("sdk-agent.recording.yaml");
+    let script = script.replace('\'', "''");
+    write(
+        dir,
+        &format!("{name}.yaml"),
+        &format!(
+            "name: {name}\nmodel: gpt-4.1\ntask: t\nrecording: {}\nagent:\n  command: [sh, -c, '{script}']\n  timeout_s: {timeout_s}\n  files: {{ notes/a.txt: \"port {{port}}\" }}\nexpect: {expect}\n",
+            recording.display()
+        ),
+    )
+}
+
+#[test]
+fn a_failing_agent_is_agent_error_with_its_exit_code_and_stderr_and_sees_the_base_urls_and_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let script = r#"test "$OPENAI_BASE_URL" = "$RELOOP_BASE_URL" && test -n "$ANTHROPIC_BASE_URL" && test -n "$OPENAI_API_KEY" || exit 9; echo "$(cat notes/a.txt) at $OPENAI_BASE_URL" >&2; exit 3"#;
+    let file = shell_scenario(dir.path(), "fails", script, 30, "{ exit_code: 0 }");
+    let out = dir.path().join("out");
+    let output = reloop(dir.path(), &["run", file.to_str().unwrap(), "--out", out.to_str().unwrap()]);
+    assert_eq!(output.status.code(), Some(1), "{}{}", stdout(&output), stderr(&output));
+    let row = &runs(&out)[0];
+    assert_eq!((row["system_under_test"].as_str(), row["outcome"].as_str(), row["agent_exit_code"].as_str()), ("sh", "agent_error", "3"));
+    assert_eq!(row["failed_expectations"], "[exit_code: expected 0, got 3]");
+    let port = row["error"].split("http://127.0.0.1:").nth(1).and_then(|rest| rest.split('/').next()).unwrap_or_default().to_owned();
+    assert!(row["error"].starts_with(&format!("port {port} at http://127.0.0.1:{port}/s/run/v1")), "{row:#?}");
+}
+
+/// Whether process `pid` is gone (or a zombie nobody waits for any more).
+fn gone(pid: u32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Err(_) => true,
+        Ok(stat) => stat.rsplit_once(')').is_some_and(|(_, rest)| rest.trim_start().starts_with('Z')),
+    }
+}
+
+fn wait_for_pids(file: &Path, count: usize) -> Vec<u32> {
+    let start = Instant::now();
+    loop {
+        let pids: Vec<u32> = std::fs::read_to_string(file).unwrap_or_default().split_whitespace().filter_map(|p| p.parse().ok()).collect();
+        if pids.len() >= count {
+            return pids;
+        }
+        assert!(start.elapsed() < Duration::from_secs(30), "the agent never wrote its pids to {}", file.display());
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// An agent that leaves a grandchild running and waits: its pids go to `pids`.
+fn lingering_agent(pids: &Path) -> String {
+    format!("sleep 300 & echo $$ $! > {}.tmp && mv {0}.tmp {0}; wait", pids.display())
+}
+
+#[test]
+fn an_agent_past_its_timeout_is_killed_with_its_whole_process_group() {
+    let dir = tempfile::tempdir().unwrap();
+    let pids = dir.path().join("pids");
+    let file = shell_scenario(dir.path(), "hangs", &lingering_agent(&pids), 1, "{ outcome: agent_timeout }");
+    let out = dir.path().join("out");
+    let output = reloop(dir.path(), &["run", file.to_str().unwrap(), "--out", out.to_str().unwrap()]);
+    assert_eq!(output.status.code(), Some(0), "{}{}", stdout(&output), stderr(&output));
+    let row = &runs(&out)[0];
+    assert_eq!((row["outcome"].as_str(), row["agent_exit_code"].as_str()), ("agent_timeout", "null"));
+    for pid in wait_for_pids(&pids, 2) {
+        assert!(gone(pid), "agent process {pid} outlived the run");
+    }
+}
+
+#[test]
+fn interrupting_reloop_run_leaves_no_agent_process_behind() {
+    let dir = tempfile::tempdir().unwrap();
+    let pids = dir.path().join("pids");
+    let file = shell_scenario(dir.path(), "interrupted", &lingering_agent(&pids), 300, "{}");
+    let out = dir.path().join("out");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_reloop"))
+        .args(["run", file.to_str().unwrap(), "--out", out.to_str().unwrap()])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let agents = wait_for_pids(&pids, 2);
+    let interrupt = Command::new("kill").args(["-INT", &child.id().to_string()]).status().unwrap();
+    assert!(interrupt.success());
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(130), "reloop's exit after an interrupt");
+    for pid in agents {
+        assert!(gone(pid), "agent process {pid} outlived the interrupted run");
+    }
+    assert_eq!(runs(&out)[0]["outcome"], "cancelled");
+}

@@ -1,0 +1,151 @@
+//! Black-box runs: a scenario's `agent:` process is the system under test.
+//! The run's mock server (faults and divergence as for the built-in loop)
+//! listens on loopback; the agent gets its base URLs and dummy keys in the
+//! environment and a fresh workspace; the report is built from what the
+//! server saw ([`server_view`]) plus the process's exit code and output.
+
+pub mod process;
+pub mod server_view;
+
+use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
+use std::time::{Duration, Instant};
+
+use reloop_agent::{Clock, Outcome, SharedClock, VirtualClock};
+
+use crate::expect::{RunFacts, check};
+use crate::result::{EventRow, RunReport};
+use crate::runner::start_mock;
+use crate::scenario::Scenario;
+use crate::scenario::agent::{AgentSpec, Placeholders};
+use process::{Ending, Launch};
+pub use process::kill_live_agents;
+
+/// The key both dummy API-key variables hold; the mock accepts any key.
+const DUMMY_API_KEY: &str = "sk-reloop-black-box";
+
+/// Runs `scenario`'s agent against a fresh mock session to its report;
+/// `Err` is a harness error (no loopback, no workspace, no program).
+pub async fn run(scenario: &Scenario, agent: &AgentSpec, cancel: &AtomicBool, wall: Instant) -> Result<RunReport, String> {
+    let clock = VirtualClock::new();
+    let shared: SharedClock = Arc::new(clock.clone());
+    let (server, session) = start_mock(scenario, &shared).await?;
+
+    let scratch = tempfile::Builder::new().prefix("reloop-agent-").tempdir().map_err(|e| format!("cannot make a workspace: {e}"))?;
+    let workspace = scratch.path().join("workspace");
+    let base_url = server.session_base_url("run");
+    let workspace_text = workspace.display().to_string();
+    let scenario_dir = std::path::absolute(scenario.file.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(std::path::Path::new(".")))
+        .map_err(|e| format!("cannot resolve the scenario's directory: {e}"))?;
+    let scenario_dir = scenario_dir.display().to_string();
+    let placeholders = Placeholders {
+        task: &scenario.spec.task,
+        workspace: &workspace_text,
+        scenario_dir: &scenario_dir,
+        base_url: &base_url,
+        port: server.addr().port(),
+    };
+    write_files(&workspace, agent, &placeholders)?;
+    let argv: Vec<String> = agent.command.iter().map(|arg| placeholders.expand(arg)).collect();
+    let launch = Launch {
+        argv: &argv,
+        env: environment(agent, &placeholders),
+        workspace: &workspace,
+        output_dir: scratch.path(),
+        timeout: Duration::from_secs(agent.timeout_s),
+    };
+    let finished = process::spawn(&launch)?.finish(cancel, scratch.path()).await;
+
+    let view = server_view::server_view(scenario, &session);
+    let divergences = session.divergences();
+    let outcome = server_view::outcome(&finished.ending, divergences.len(), &view);
+    let exit_code = match finished.ending {
+        Ending::Exited(code) => code,
+        Ending::TimedOut | Ending::Cancelled => None,
+    };
+    let failed_expectations = check(
+        &scenario.spec.expect,
+        &RunFacts {
+            outcome,
+            steps_used: view.metrics.steps_used,
+            final_answer: view.final_answer.as_deref(),
+            tool_calls: view.tool_calls.iter().map(String::as_str).collect(),
+            doom_loop_detected: view.metrics.doom_loop_detected,
+            doom_loop_kinds: view.doom_loop_kinds.clone(),
+            cache_breaks: view.metrics.cache_breaks,
+            llm_retries: view.metrics.llm_retries,
+            cache_read_tokens: view.metrics.cache_read_tokens,
+            cache_write_tokens: view.metrics.cache_write_tokens,
+            exit_code,
+        },
+    );
+    let mut metrics = view.metrics;
+    metrics.virtual_ms = clock.now_ms();
+    metrics.wall_ms = u64::try_from(wall.elapsed().as_millis()).unwrap_or(u64::MAX);
+    metrics.divergences = divergences.len() as u64;
+    metrics.first_divergence = divergences.first().map(|d| d.render());
+    let error = match outcome {
+        Outcome::AgentError | Outcome::AgentTimeout | Outcome::LlmError => Some(tail(&finished.stderr)),
+        _ => None,
+    };
+    Ok(RunReport {
+        passed: failed_expectations.is_empty(),
+        failed_expectations,
+        final_answer: view.final_answer,
+        error,
+        agent_exit_code: exit_code,
+        metrics,
+        steps: view.steps,
+        events: vec![exit_event(&finished, exit_code, clock.now_ms())],
+        divergences,
+        ..RunReport::of(scenario, outcome)
+    })
+}
+
+/// reloop's environment plus the base URLs and dummy keys, then the
+/// scenario's own variables (which win).
+fn environment(agent: &AgentSpec, placeholders: &Placeholders<'_>) -> Vec<(String, String)> {
+    let anthropic_base = placeholders.base_url.trim_end_matches("/v1").to_owned();
+    let mut env = vec![
+        ("RELOOP_BASE_URL".to_owned(), placeholders.base_url.to_owned()),
+        ("OPENAI_BASE_URL".to_owned(), placeholders.base_url.to_owned()),
+        ("OPENAI_API_KEY".to_owned(), DUMMY_API_KEY.to_owned()),
+        ("ANTHROPIC_BASE_URL".to_owned(), anthropic_base),
+        ("ANTHROPIC_API_KEY".to_owned(), DUMMY_API_KEY.to_owned()),
+    ];
+    env.extend(agent.env.iter().map(|(key, value)| (key.clone(), placeholders.expand(value))));
+    env
+}
+
+/// Makes the workspace and writes the scenario's files into it (paths were
+/// checked to stay inside when the scenario was loaded).
+fn write_files(workspace: &std::path::Path, agent: &AgentSpec, placeholders: &Placeholders<'_>) -> Result<(), String> {
+    std::fs::create_dir_all(workspace).map_err(|e| format!("cannot make the workspace: {e}"))?;
+    for (relative, contents) in &agent.files {
+        let path = workspace.join(relative);
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent).map_err(|e| format!("cannot make {}: {e}", parent.display()))?;
+        }
+        std::fs::write(&path, placeholders.expand(contents)).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+    }
+    Ok(())
+}
+
+/// The agent's end as the run's one event: exit code and output.
+fn exit_event(finished: &process::Finished, exit_code: Option<i32>, at_ms: u64) -> EventRow {
+    let ending = match finished.ending {
+        Ending::Exited(_) => "exited",
+        Ending::TimedOut => "timed_out",
+        Ending::Cancelled => "cancelled",
+    };
+    let payload = serde_json::json!({ "ending": ending, "exit_code": exit_code, "stdout": finished.stdout, "stderr": finished.stderr });
+    EventRow { seq: 0, step: 0, at_ms, kind: "agent_exit".to_owned(), payload: payload.to_string(), ..EventRow::default() }
+}
+
+/// The last lines of an output, for the report's `error`.
+fn tail(text: &str) -> String {
+    const LIMIT: usize = 2000;
+    let start = text.len().saturating_sub(LIMIT);
+    let start = (start..=text.len()).find(|i| text.is_char_boundary(*i)).unwrap_or(text.len());
+    text[start..].trim().to_owned()
+}

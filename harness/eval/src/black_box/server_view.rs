@@ -1,0 +1,148 @@
+//! A black-box run's report, from the server's side only: what the agent
+//! asked for and what the recording answered. Steps are the answered main
+//! requests; tool calls, the final answer and doom loops are read from the
+//! turns served, since the agent's own state is out of sight.
+
+use reloop_agent::Outcome;
+use reloop_agent::doom_loop::{DoomCall, DoomLoopDetectors, DoomLoopKind, canonical_arguments};
+use reloop_mock::{RequestRecord, Session};
+use reloop_wire::ModelTurn;
+
+use crate::result::{RunMetrics, StepRow};
+use crate::scenario::Scenario;
+
+/// What the server saw of a run, ready for the report.
+#[derive(Debug, Clone, Default)]
+pub struct ServerView {
+    /// One row per request.
+    pub steps: Vec<StepRow>,
+    /// The figures that the server can know.
+    pub metrics: RunMetrics,
+    /// Tool calls served (not counting retries), in order.
+    pub tool_calls: Vec<String>,
+    /// The text of the last turn served, when it called no tool.
+    pub final_answer: Option<String>,
+    /// The doom-loop detectors that fired.
+    pub doom_loop_kinds: Vec<DoomLoopKind>,
+}
+
+/// Reads `session`'s log into the report's rows and figures.
+pub fn server_view(scenario: &Scenario, session: &Session) -> ServerView {
+    let log = session.log();
+    // The step of each call served, and the call as the detectors see it
+    // (results stay unknown: the agent's tool runs are out of sight).
+    let mut calls: Vec<(u64, DoomCall)> = Vec::new();
+    let mut view = ServerView::default();
+    let mut steps_used = 0u64;
+    for record in &log {
+        let turn = served_turn(scenario, record);
+        let fresh = turn.as_ref().filter(|_| !record.retry);
+        if let Some(turn) = fresh {
+            steps_used += 1;
+            for call in &turn.tool_calls {
+                view.tool_calls.push(call.name.clone());
+                let doom_call = DoomCall { tool: call.name.clone(), arguments: canonical_arguments(&call.arguments), result_hash: None };
+                calls.push((steps_used - 1, doom_call));
+            }
+            view.final_answer = (turn.tool_calls.is_empty() && !turn.text.is_empty()).then(|| turn.text.clone());
+        }
+        view.steps.push(step_row(record, turn.as_ref(), steps_used.saturating_sub(1)));
+    }
+    let only_calls: Vec<DoomCall> = calls.iter().map(|(_, call)| call.clone()).collect();
+    let found = DoomLoopDetectors::scan(&scenario.loop_settings.doom_loop, &only_calls);
+    let first_step = |kind: DoomLoopKind| found.iter().find(|(_, hit)| hit.kind == kind).map(|(index, _)| calls[*index].0);
+    let first_loop = found.first().map(|(index, hit)| (calls[*index].0, hit.kind));
+    view.doom_loop_kinds = DoomLoopKind::ALL.into_iter().filter(|kind| first_step(*kind).is_some()).collect();
+    let answered: Vec<&RequestRecord> = log.iter().filter(|r| r.status == 200).collect();
+    let input_tokens_total: u64 = answered.iter().map(|r| r.input_tokens).sum();
+    let cache_read_tokens: u64 = answered.iter().map(|r| r.cached_tokens).sum();
+    let output_tokens_total: u64 = answered.iter().map(|r| r.output_tokens).sum();
+    let cache_write_tokens: u64 = answered.iter().map(|r| r.cache_write_tokens).sum();
+    let usage = reloop_wire::Usage { input_tokens: input_tokens_total, output_tokens: output_tokens_total, cache_read_tokens, cache_write_tokens };
+    let step_budget = u64::from(scenario.loop_settings.step_budget);
+    view.metrics = RunMetrics {
+        steps_used,
+        step_budget,
+        step_budget_used_ratio: ratio(steps_used, step_budget),
+        doom_loop_detected: first_loop.is_some(),
+        doom_loop_first_step: first_loop.map(|(step, _)| step),
+        doom_loop_kind: first_loop.map(|(_, kind)| kind.as_str().to_owned()),
+        doom_loop_first_steps: DoomLoopKind::ALL.map(first_step),
+        input_tokens_total,
+        // Nothing is known of the agent's compaction: its prompts are the baseline.
+        input_tokens_uncompacted_total: input_tokens_total,
+        compaction_savings_ratio: 0.0,
+        cache_breaks_simulated: log.iter().filter(|r| r.cache_break).count() as u64,
+        cache_read_tokens,
+        cache_write_tokens,
+        cache_hit_ratio: ratio(cache_read_tokens, input_tokens_total),
+        output_tokens_total,
+        estimated_cost_usd: reloop_agent::price_table::estimated_cost_usd(&scenario.spec.model, &usage),
+        llm_calls: log.len() as u64,
+        llm_retries: retries(&log),
+        tool_calls: view.tool_calls.len() as u64,
+        ..RunMetrics::default()
+    };
+    view
+}
+
+/// Requests that retried: an identical repeat of an answered request, or
+/// any request right after one the server failed with a fault (the agent
+/// cannot be asked what it meant, so the next request is taken as its retry).
+fn retries(log: &[RequestRecord]) -> u64 {
+    let after_fault = log.windows(2).filter(|pair| !pair[1].retry && pair[0].status != 200 && pair[0].result.starts_with("fault:"));
+    (log.iter().filter(|r| r.retry).count() + after_fault.count()) as u64
+}
+
+/// The turn the server sent for `record`, if it sent one.
+fn served_turn(scenario: &Scenario, record: &RequestRecord) -> Option<ModelTurn> {
+    let exchange = record.exchange.filter(|_| record.status == 200)?;
+    Some(scenario.recording.exchanges.get(exchange)?.to_turn(exchange))
+}
+
+fn step_row(record: &RequestRecord, turn: Option<&ModelTurn>, step: u64) -> StepRow {
+    let answered = record.status == 200;
+    StepRow {
+        step,
+        call_index: record.index as u64,
+        purpose: "main".to_owned(),
+        attempt: u64::from(record.retry),
+        error: (!answered).then(|| record.result.to_owned()),
+        server_result: Some(record.result.to_owned()),
+        request_messages: Some(record.messages as u64),
+        input_tokens: Some(record.input_tokens),
+        input_tokens_uncompacted: None,
+        estimated_input_tokens: 0,
+        output_tokens: answered.then_some(record.output_tokens),
+        cache_read_tokens: answered.then_some(record.cached_tokens),
+        cache_write_tokens: answered.then_some(record.cache_write_tokens),
+        cache_write_1h_tokens: answered.then_some(record.cache_write_1h_tokens),
+        usage_recorded: answered.then_some(record.recorded_usage).flatten(),
+        cache_break_simulated: record.cache_break,
+        // The agent's own cache-break detection is out of sight.
+        cache_break_detected: false,
+        cache_break_causes: None,
+        finish_reason: turn.map(|t| t.finish_reason.as_openai_str().to_owned()),
+        tool_calls: turn.map(|t| t.tool_calls.iter().map(|c| c.name.clone()).collect()).unwrap_or_default(),
+        started_ms: record.at_ms,
+        finished_ms: record.at_ms,
+    }
+}
+
+/// The run's outcome: a divergence or the agent's own ending first, then
+/// how the conversation served ended.
+pub fn outcome(ending: &super::process::Ending, divergences: usize, view: &ServerView) -> Outcome {
+    use super::process::Ending;
+    match ending {
+        Ending::TimedOut => Outcome::AgentTimeout,
+        Ending::Cancelled => Outcome::Cancelled,
+        _ if divergences > 0 => Outcome::Divergence,
+        Ending::Exited(Some(0)) if view.final_answer.is_some() => Outcome::FinalAnswer,
+        Ending::Exited(Some(0)) => Outcome::LlmError,
+        Ending::Exited(_) => Outcome::AgentError,
+    }
+}
+
+fn ratio(part: u64, whole: u64) -> f64 {
+    if whole == 0 { if part == 0 { 1.0 } else { 0.0 } } else { part as f64 / whole as f64 }
+}

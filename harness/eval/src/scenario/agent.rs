@@ -1,0 +1,130 @@
+//! The `agent:` block of a scenario: an outside agent process run as the
+//! system under test against the run's mock server (a black box). Its
+//! placeholders expand per run, and its workspace files may not leave the
+//! workspace.
+
+use std::collections::BTreeMap;
+use std::path::{Component, Path};
+
+use reloop_agent::WireFormat;
+use schemars::JsonSchema;
+use serde::Deserialize;
+
+/// An agent command line and how to launch it.
+#[derive(Debug, Clone, PartialEq, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct AgentSpec {
+    /// The argv; `{task}`, `{workspace}`, `{scenario_dir}`, `{base_url}` and
+    /// `{port}` expand.
+    #[schemars(length(min = 1))]
+    pub command: Vec<String>,
+    /// The API the agent speaks (overrides the scenario's `wire`).
+    #[serde(default)]
+    pub wire: Option<WireFormat>,
+    /// Extra environment variables; values expand as in `command`.
+    #[serde(default)]
+    pub env: BTreeMap<String, String>,
+    /// Files written into the fresh workspace before the start, by
+    /// relative path; contents expand as in `command`.
+    #[serde(default)]
+    pub files: BTreeMap<String, String>,
+    /// Real seconds the agent may run before its process group is killed
+    /// (outcome `agent_timeout`).
+    #[serde(default = "default_timeout_s")]
+    pub timeout_s: u64,
+}
+
+fn default_timeout_s() -> u64 {
+    120
+}
+
+/// The values the placeholders of one run expand to.
+#[derive(Debug, Clone)]
+pub struct Placeholders<'a> {
+    /// The scenario's task.
+    pub task: &'a str,
+    /// The run's workspace directory.
+    pub workspace: &'a str,
+    /// The directory of the scenario file, for scripts kept beside it.
+    pub scenario_dir: &'a str,
+    /// The mock's OpenAI base URL for the run (up to `/v1`).
+    pub base_url: &'a str,
+    /// The mock's port.
+    pub port: u16,
+}
+
+impl Placeholders<'_> {
+    /// `text` with every placeholder replaced, in one pass (an expanded
+    /// value is never expanded again: a task may contain `{workspace}`).
+    pub fn expand(&self, text: &str) -> String {
+        let mut out = String::with_capacity(text.len());
+        let mut rest = text;
+        while let Some(open) = rest.find('{') {
+            out.push_str(&rest[..open]);
+            let tail = &rest[open..];
+            let port = self.port.to_string();
+            let found = [
+                ("{task}", self.task),
+                ("{workspace}", self.workspace),
+                ("{scenario_dir}", self.scenario_dir),
+                ("{base_url}", self.base_url),
+                ("{port}", &port),
+            ]
+            .into_iter()
+                .find(|(key, _)| tail.starts_with(key));
+            match found {
+                Some((key, value)) => {
+                    out.push_str(value);
+                    rest = &tail[key.len()..];
+                }
+                None => {
+                    out.push('{');
+                    rest = &tail[1..];
+                }
+            }
+        }
+        out.push_str(rest);
+        out
+    }
+}
+
+/// Why a workspace file path is refused, if it is: it must be relative and
+/// stay inside the workspace.
+pub fn check_file_path(path: &str) -> Result<(), &'static str> {
+    let path = Path::new(path);
+    if path.as_os_str().is_empty() {
+        return Err("is empty");
+    }
+    if path.components().all(|c| matches!(c, Component::Normal(_) | Component::CurDir)) {
+        Ok(())
+    } else {
+        Err("must be a relative path inside the workspace (no `..`, no leading `/`)")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn placeholders() -> Placeholders<'static> {
+        Placeholders { task: "fix {workspace}", workspace: "/tmp/w", scenario_dir: "/s", base_url: "http://127.0.0.1:9/v1", port: 9 }
+    }
+
+    #[test]
+    fn placeholders_expand_once_and_unknown_braces_stay() {
+        let p = placeholders();
+        assert_eq!(
+            p.expand("{task} at {base_url} port {port} in {workspace} from {scenario_dir}"),
+            "fix {workspace} at http://127.0.0.1:9/v1 port 9 in /tmp/w from /s"
+        );
+        assert_eq!(p.expand("{ \"json\": {other}} {"), "{ \"json\": {other}} {");
+    }
+
+    #[test]
+    fn workspace_files_cannot_escape() {
+        assert!(check_file_path(".codex/config.toml").is_ok());
+        for bad in ["", "/etc/passwd", "../x", "a/../../x"] {
+            assert!(check_file_path(bad).is_err(), "{bad}");
+        }
+    }
+}
