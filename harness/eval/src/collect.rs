@@ -8,7 +8,7 @@ use reloop_mock::{RequestRecord, Session};
 use reloop_wire::format::through;
 
 use crate::expect::{RunFacts, check};
-use crate::result::{EventRow, RunMetrics, RunReport, StepRow};
+use crate::result::{CostSource, EventRow, RunMetrics, RunReport, StepRow};
 use crate::scenario::Scenario;
 
 /// Everything a finished run left behind.
@@ -116,6 +116,7 @@ fn step_rows(scenario: &Scenario, state: &LoopState, log: &[RequestRecord], sess
                 estimated_input_tokens: record.estimated_input_tokens,
                 output_tokens: server.filter(|_| answered).map(|s| s.output_tokens),
                 cache_read_tokens: server.filter(|_| answered).map(|s| s.cached_tokens),
+                usage_recorded: server.filter(|_| answered).and_then(|s| s.recorded_usage),
                 cache_break_simulated: server.is_some_and(|s| s.cache_break),
                 cache_break_detected: record.cache_break.is_some(),
                 cache_break_causes: record.cache_break.as_ref().map(|causes| causes.join(",")),
@@ -141,6 +142,11 @@ fn run_metrics(scenario: &Scenario, state: &LoopState, steps: &[StepRow], log: &
         output_tokens: output_tokens_total,
         cache_read_tokens,
         cache_write_tokens: 0,
+    };
+    let usage_recorded = recorded_total(&answered);
+    let (cost_source, priced) = match &usage_recorded {
+        Some(recorded) => (CostSource::Recorded, recorded),
+        None => (CostSource::Simulated, &usage),
     };
     RunMetrics {
         steps_used,
@@ -174,7 +180,9 @@ fn run_metrics(scenario: &Scenario, state: &LoopState, steps: &[StepRow], log: &
         cache_write_tokens: 0,
         cache_hit_ratio: ratio(cache_read_tokens, input_tokens_total),
         output_tokens_total,
-        estimated_cost_usd: reloop_agent::price_table::estimated_cost_usd(&scenario.spec.model, &usage),
+        estimated_cost_usd: reloop_agent::price_table::estimated_cost_usd(&scenario.spec.model, priced),
+        cost_source,
+        usage_recorded,
         estimator_mape: mape(&answered),
         llm_calls: log.len() as u64,
         llm_retries: u64::from(state.llm_retries),
@@ -183,6 +191,19 @@ fn run_metrics(scenario: &Scenario, state: &LoopState, steps: &[StepRow], log: &
         max_parallel_tools: u64::from(state.max_parallel_tools),
         ..RunMetrics::default()
     }
+}
+
+/// The recorded usage of the answered calls, summed; `None` unless every
+/// one has it (a partial sum would price part of the run).
+fn recorded_total(answered: &[&StepRow]) -> Option<reloop_wire::Usage> {
+    let all: Option<Vec<reloop_wire::Usage>> = answered.iter().map(|s| s.usage_recorded).collect();
+    let all = all.filter(|all| !all.is_empty())?;
+    Some(all.iter().fold(reloop_wire::Usage::default(), |sum, u| reloop_wire::Usage {
+        input_tokens: sum.input_tokens.saturating_add(u.input_tokens),
+        output_tokens: sum.output_tokens.saturating_add(u.output_tokens),
+        cache_read_tokens: sum.cache_read_tokens.saturating_add(u.cache_read_tokens),
+        cache_write_tokens: sum.cache_write_tokens.saturating_add(u.cache_write_tokens),
+    }))
 }
 
 /// Of the calls where `claimed` holds, the share where `confirmed` holds

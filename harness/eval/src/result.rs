@@ -21,6 +21,8 @@ pub struct RunReport {
     pub wire: String,
     /// The model requested.
     pub model: String,
+    /// Where the scenario came from (`format:file` of an imported session).
+    pub source: Option<String>,
     /// How it ended.
     pub outcome: Outcome,
     /// Every expectation held.
@@ -51,6 +53,7 @@ impl RunReport {
             strategy: scenario.loop_settings.strategy.as_str().to_owned(),
             wire: scenario.wire.as_str().to_owned(),
             model: scenario.spec.model.clone(),
+            source: scenario.spec.source.clone(),
             outcome,
             passed: false,
             failed_expectations: Vec::new(),
@@ -105,6 +108,11 @@ pub struct RunMetrics {
     pub cache_hit_ratio: f64,
     pub output_tokens_total: u64,
     pub estimated_cost_usd: Option<f64>,
+    /// What `estimated_cost_usd` priced: `recorded` (every answered call's
+    /// recording kept the provider's usage) or `simulated` (the server's counts).
+    pub cost_source: CostSource,
+    /// The recorded usage summed over the answered calls; `None` unless every one had it.
+    pub usage_recorded: Option<reloop_wire::Usage>,
     pub estimator_mape: Option<f64>,
     pub llm_calls: u64,
     pub llm_retries: u64,
@@ -115,6 +123,26 @@ pub struct RunMetrics {
     pub wall_ms: u64,
     pub divergences: u64,
     pub first_divergence: Option<String>,
+}
+
+/// Which usage a run's cost was priced from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum CostSource {
+    /// reloop's own counts (the server's tokenizer and cache simulation).
+    #[default]
+    Simulated,
+    /// The usage the provider reported when the recording was made.
+    Recorded,
+}
+
+impl CostSource {
+    /// The column value.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Simulated => "simulated",
+            Self::Recorded => "recorded",
+        }
+    }
 }
 
 /// One model call: the loop's view joined with the server's.
@@ -133,6 +161,8 @@ pub struct StepRow {
     pub estimated_input_tokens: u64,
     pub output_tokens: Option<u64>,
     pub cache_read_tokens: Option<u64>,
+    /// The usage the provider reported when the answer was recorded.
+    pub usage_recorded: Option<reloop_wire::Usage>,
     pub cache_break_simulated: bool,
     pub cache_break_detected: bool,
     /// The detector's causes, comma-separated (`tools,system,model,history`).

@@ -132,6 +132,7 @@ fn imported_sessions_replay_their_calls_and_stay_step_aligned_under_every_strate
         // Step alignment: every main exchange answered a main request, none a summary request.
         assert_eq!(run["steps_used"], exchanges.to_string(), "{} under {}", run["scenario"], run["variant"]);
         assert_eq!(run["tool_calls"], calls.len().to_string(), "{run:?}");
+        assert!(run["source"].contains(':') && run["source"] != "null", "source names format:file: {run:?}");
     }
     assert!(recorded.values().any(|(exchanges, _)| *exchanges >= 20), "the suite holds sessions of at least 20 steps");
     // The calls the loop started are the recorded ones, with the recorded arguments, in order.

@@ -14,6 +14,7 @@ mod hostile_input;
 mod html_report;
 mod import;
 mod nothing_lost;
+mod recorded_usage;
 mod run_suite;
 mod schema;
 mod sdk_async_openai;

@@ -158,18 +158,15 @@ pub fn is_recording(path: &Path) -> bool {
 }
 
 /// Finds the scenario files under `paths`: files as given; directories
-/// searched for `*.yaml`/`*.yml`, sorted for a stable order, skipping
+/// searched recursively for `*.yaml`/`*.yml` (so `scenarios/` holds its
+/// `long/` and `imported/` suites), sorted for a stable order, skipping
 /// recordings kept beside the scenarios (they declare their `format`).
 pub fn discover(paths: &[PathBuf]) -> Result<Vec<PathBuf>, InputError> {
     let mut files = Vec::new();
     for path in paths {
         if path.is_dir() {
-            let entries = std::fs::read_dir(path).map_err(|e| InputError::file(path, format!("cannot list: {e}")))?;
-            let mut found: Vec<PathBuf> = entries
-                .filter_map(|entry| entry.ok().map(|e| e.path()))
-                .filter(|p| p.extension().is_some_and(|ext| ext == "yaml" || ext == "yml"))
-                .filter(|p| !is_recording(p))
-                .collect();
+            let mut found = Vec::new();
+            scenario_files_below(path, &mut found)?;
             found.sort();
             files.extend(found);
         } else if path.is_file() {
@@ -181,4 +178,17 @@ pub fn discover(paths: &[PathBuf]) -> Result<Vec<PathBuf>, InputError> {
         }
     }
     Ok(files)
+}
+
+/// Every scenario file below `dir`, at any depth.
+fn scenario_files_below(dir: &Path, found: &mut Vec<PathBuf>) -> Result<(), InputError> {
+    let entries = std::fs::read_dir(dir).map_err(|e| InputError::file(dir, format!("cannot list: {e}")))?;
+    for path in entries.filter_map(|entry| entry.ok().map(|e| e.path())) {
+        if path.is_dir() {
+            scenario_files_below(&path, found)?;
+        } else if path.extension().is_some_and(|ext| ext == "yaml" || ext == "yml") && !is_recording(&path) {
+            found.push(path);
+        }
+    }
+    Ok(())
 }
