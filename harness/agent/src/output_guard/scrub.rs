@@ -3,10 +3,11 @@
 //! is never sent to the provider (nor kept in its cache or the reports).
 //!
 //! The pattern set (documented in docs/output-guards.md):
-//! - `key=value`, `key: value`, `"key": "value"` where the key contains
+//! - `key=value`, `key: value`, `"key": "value"` where the key ends in
 //!   `token`, `api_key`/`api-key`/`apikey`, `password`/`passwd`, `secret`,
 //!   `user_key`, `bearer` or `credential` (any case) and the value is at least
-//!   8 characters (ZeroClaw's rule);
+//!   8 characters (ZeroClaw's rule), unless the value is called like a
+//!   function (`token = readToken()` is code);
 //! - an `Authorization: Bearer|Token|Basic <value>` header;
 //! - well-known key shapes anywhere: OpenAI/Anthropic `sk-…`, GitHub
 //!   `ghp_`/`gho_`/`ghs_`/`github_pat_…`, AWS access key ids `AKIA…`, Slack
@@ -24,7 +25,7 @@ pub const REDACTED: &str = "*[REDACTED]";
 
 static KEY_VALUE: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(
-        r#"(?i)([A-Za-z0-9_.-]*(?:token|api[_-]?key|passw(?:or)?d|secret|user[_-]?key|bearer|credential)[A-Za-z0-9_.-]*)(["']?\s*[:=]\s*)(?:"([^"\s]{8,})"|'([^'\s]{8,})'|([A-Za-z0-9_\-./+=]{8,}))"#,
+        r#"(?i)([A-Za-z0-9_.-]*(?:token|api[_-]?key|passw(?:or)?d|secret|user[_-]?key|bearer|credential))(["']?\s*[:=]\s*)(?:"([^"\s]{8,})"|'([^'\s]{8,})'|([A-Za-z0-9_\-./+=]{8,}))"#,
     )
     .expect("a valid pattern")
 });
@@ -50,8 +51,13 @@ pub fn scrub_credentials(text: &str) -> (String, usize) {
     };
     let text = KNOWN_SHAPES.replace_all(text, |caps: &Captures| mask(&caps[0])).into_owned();
     let text = AUTHORIZATION.replace_all(&text, |caps: &Captures| format!("{}{}", &caps[1], mask(&caps[2]))).into_owned();
+    let source = text.clone();
     let text = KEY_VALUE
-        .replace_all(&text, |caps: &Captures| {
+        .replace_all(&source, |caps: &Captures| {
+            // `token = readToken(...)` is code, not a secret.
+            if source[caps.get(0).map_or(0, |m| m.end())..].starts_with('(') {
+                return caps[0].to_owned();
+            }
             let (quote, value) = match (caps.get(3), caps.get(4), caps.get(5)) {
                 (Some(v), _, _) => ("\"", v.as_str()),
                 (_, Some(v), _) => ("'", v.as_str()),
@@ -85,7 +91,8 @@ mod tests {
 
     #[test]
     fn ordinary_text_is_left_alone() {
-        for text in ["token count: 42", "the password is short", "passwords: see the vault", "max_tokens=4096"] {
+        let code = ["token = readTokenFromStorage()", "CancelTokenJSONRequestBody = TokenInput"];
+        for text in ["token count: 42", "the password is short", "passwords: see the vault", "max_tokens=4096", code[0], code[1]] {
             assert_eq!(scrub_credentials(text), (text.to_owned(), 0), "{text}");
         }
     }
