@@ -110,20 +110,6 @@ pub mod pseudo {
     }
 }
 
-/// Everything the loop declares, in order: the runtime's tools, the task
-/// tools and the pseudo-tools (each when enabled). One list, for the loop's
-/// requests and for pricing their uncompacted counterparts.
-pub fn declared_tools(runtime: &dyn ToolRuntime, settings: &crate::LoopSettings) -> Vec<ToolSpec> {
-    let mut specs = runtime.specs();
-    if settings.task_tools {
-        specs.extend(crate::task_store::task_tool_specs());
-    }
-    if settings.pseudo_tools {
-        specs.extend(pseudo_tool_specs());
-    }
-    specs
-}
-
 /// The declarations of the pseudo-tools, appended after the runtime's tools.
 pub fn pseudo_tool_specs() -> Vec<ToolSpec> {
     let one_string = |field: &str, what: &str| {

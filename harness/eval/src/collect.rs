@@ -3,7 +3,7 @@
 //! counted by the same reference tokenizer.
 
 use reloop_agent::price_table::{self, PricedUsage};
-use reloop_agent::tools::declared_tools;
+use reloop_agent::tool_set::declared_tools;
 use reloop_agent::{CallPurpose, DoomLoopKind, LlmRequest, LoopEvent, LoopState, Outcome, TimedEvent, ToolRuntime, ToolSpec, client::to_prompt};
 use reloop_mock::{RequestRecord, Session};
 use reloop_wire::format::through;

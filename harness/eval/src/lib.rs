@@ -21,6 +21,7 @@ pub mod input_file;
 pub mod report;
 pub mod result;
 pub mod run_summary;
+pub mod run_mock;
 pub mod runner;
 pub mod scenario;
 pub mod script;

@@ -15,8 +15,7 @@ use reloop_agent::{
     AgentLoop, Clock, LoopDeps, Outcome, ProviderClient, ProviderConfig, SharedClock, SystemPromptSource, TokenMeter,
     VirtualClock,
 };
-use reloop_mock::pacing::PaceFuture;
-use reloop_mock::{MockServer, Pacer, Registry, Session, SessionConfig};
+use reloop_mock::Session;
 
 use crate::collect::{Finished, collect};
 use crate::fixture_tools::FixtureTools;
@@ -158,29 +157,10 @@ pub fn run_cancellable(scenario: &Scenario, cancel: &AtomicBool) -> RunReport {
     harness_error(scenario, error, wall)
 }
 
-/// The run's mock server on an ephemeral loopback port, with one session
-/// `run` replaying the scenario's recording with its faults, paced by the
-/// run's clock.
-pub(crate) async fn start_mock(scenario: &Scenario, clock: &SharedClock) -> Result<(MockServer, Arc<Session>), String> {
-    let registry = Arc::new(Registry::default());
-    let server = MockServer::start(0, Arc::clone(&registry)).await.map_err(|e| format!("cannot bind loopback: {e}"))?;
-    let session = Arc::new(
-        Session::new(SessionConfig {
-            recording: Arc::clone(&scenario.recording),
-            context_window: Some(scenario.spec.context_window),
-            pacer: Arc::new(ClockPacer(Arc::clone(clock))),
-            faults: scenario.spec.faults.clone(),
-        })
-        .map_err(|e| format!("invalid fault: {e}"))?,
-    );
-    registry.insert("run", Arc::clone(&session));
-    Ok((server, session))
-}
-
 async fn replay(scenario: &Scenario, wall: Instant) -> Result<RunReport, String> {
     let clock = VirtualClock::new();
     let shared: SharedClock = Arc::new(clock.clone());
-    let (server, session) = start_mock(scenario, &shared).await?;
+    let (server, session) = crate::run_mock::start_mock(scenario, &shared).await?;
 
     let client = ProviderClient::new(
         ProviderConfig {
@@ -255,20 +235,6 @@ struct SessionMeter<'a> {
 impl TokenMeter for SessionMeter<'_> {
     fn count(&self, prompt: &reloop_wire::Prompt) -> u64 {
         self.session.counter().count_prompt(&reloop_wire::format::through(self.wire, prompt)).total
-    }
-}
-
-/// The run's clock, as the mock server's pacer: streamed latency advances
-/// the same virtual time the loop's timeouts are judged by.
-#[derive(Debug)]
-struct ClockPacer(SharedClock);
-
-impl Pacer for ClockPacer {
-    fn now_ms(&self) -> u64 {
-        self.0.now_ms()
-    }
-    fn wait(&self, duration: Duration) -> PaceFuture {
-        self.0.sleep(duration)
     }
 }
 

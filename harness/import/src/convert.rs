@@ -54,7 +54,7 @@ pub struct Converted {
 /// Converts a session.
 pub fn convert(mut session: ImportedSession, options: ConvertOptions) -> Converted {
     let turns = join_answerless_turns(&mut session);
-    let mut report = ImportReport::new(&session, &options);
+    let mut report = ImportReport::new(&session, &options.name, &options.source);
     let mut builder = Builder::default();
     for item in &session.items {
         builder.item(item, &mut report);

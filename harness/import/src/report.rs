@@ -5,7 +5,6 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
-use crate::convert::ConvertOptions;
 use crate::session::{ImportedSession, LineAccount, RecordedUsage};
 
 /// One session's import report.
@@ -52,9 +51,9 @@ pub struct ImportReport {
 }
 
 impl ImportReport {
-    /// An empty report for `session`.
-    pub fn new(session: &ImportedSession, options: &ConvertOptions) -> Self {
-        Self { name: options.name.clone(), source: options.source.clone(), format: session.format.to_owned(), model: session.model.clone(), ..Default::default() }
+    /// An empty report for `session`, imported as scenario `name` from `source`.
+    pub fn new(session: &ImportedSession, name: &str, source: &str) -> Self {
+        Self { name: name.to_owned(), source: source.to_owned(), format: session.format.to_owned(), model: session.model.clone(), ..Default::default() }
     }
 
     /// Adds one exchange's recorded usage and cost.

@@ -8,15 +8,8 @@ use super::{DoomCall, DoomLoop, DoomLoopKind};
 /// `threshold` identical calls. Fires at `threshold` and again each further
 /// `threshold` repeats, so a warned model that keeps going is warned again.
 pub fn check(threshold: usize, history: &[DoomCall]) -> Option<DoomLoop> {
-    let last = history.last()?;
     let run = 1 + history.windows(2).rev().take_while(|pair| pair[1].repeats(&pair[0])).count();
-    run.is_multiple_of(threshold.max(2)).then(|| DoomLoop {
-        kind: DoomLoopKind::IdenticalCalls,
-        tool: last.tool.clone(),
-        repeats: run,
-        period: 1,
-        started_at: history.len() - run,
-    })
+    DoomLoop::of_run(DoomLoopKind::IdenticalCalls, history, run).filter(|_| run.is_multiple_of(threshold.max(2)))
 }
 
 #[cfg(test)]

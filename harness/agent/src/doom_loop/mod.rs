@@ -131,6 +131,15 @@ pub struct DoomLoop {
     pub started_at: usize,
 }
 
+impl DoomLoop {
+    /// A loop of the newest `run` calls of `history`, each its own pattern
+    /// (identical calls, no progress).
+    pub fn of_run(kind: DoomLoopKind, history: &[DoomCall], run: usize) -> Option<Self> {
+        let last = history.last()?;
+        Some(Self { kind, tool: last.tool.clone(), repeats: run, period: 1, started_at: history.len() - run })
+    }
+}
+
 /// The loop's history of calls and the detectors run over it.
 #[derive(Debug)]
 pub struct DoomLoopDetectors {

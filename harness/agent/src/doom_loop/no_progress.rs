@@ -35,13 +35,7 @@ pub fn check(config: &NoProgressConfig, history: &[DoomCall]) -> Option<DoomLoop
     }
     let tail = &history[history.len() - window..];
     let all_distinct = tail.iter().enumerate().all(|(i, call)| tail[..i].iter().all(|earlier| !earlier.same_call(call)));
-    all_distinct.then(|| DoomLoop {
-        kind: DoomLoopKind::NoProgress,
-        tool: last.tool.clone(),
-        repeats: run,
-        period: 1,
-        started_at: history.len() - run,
-    })
+    DoomLoop::of_run(DoomLoopKind::NoProgress, history, run).filter(|_| all_distinct)
 }
 
 #[cfg(test)]

@@ -9,7 +9,8 @@ use crate::estimate::{prompt_tokens, text_tokens};
 use crate::event::LoopEvent;
 use crate::message::Message;
 use crate::state::LoopState;
-use crate::tools::{ToolSpec, declared_tools};
+use crate::tool_set::declared_tools;
+use crate::tools::ToolSpec;
 
 /// The request material of one step.
 pub(super) struct Prepared {

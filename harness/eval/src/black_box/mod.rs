@@ -15,7 +15,7 @@ use reloop_agent::{Clock, Outcome, SharedClock, VirtualClock};
 
 use crate::expect::{RunFacts, check};
 use crate::result::{EventRow, RunReport};
-use crate::runner::start_mock;
+use crate::run_mock::start_mock;
 use crate::scenario::Scenario;
 use crate::scenario::agent::{AgentSpec, Placeholders};
 use process::{Ending, Launch};

@@ -129,6 +129,27 @@ pub(crate) fn str_of<'v>(value: &'v Value, key: &str) -> &'v str {
 }
 
 /// A count field of `value`, or 0.
+/// Where an OpenAI API keeps its usage figures: Chat names them
+/// `prompt`/`completion`, Responses `input`/`output`.
+pub(crate) struct UsageFields {
+    pub input: &'static str,
+    pub output: &'static str,
+    pub cached: &'static str,
+    pub reasoning: &'static str,
+}
+
+/// An OpenAI usage object as recorded (OpenAI reports no cache writes).
+pub(crate) fn openai_usage(wire: &Value, fields: &UsageFields) -> super::RecordedUsage {
+    super::RecordedUsage {
+        input_tokens: count(wire, fields.input),
+        output_tokens: count(wire, fields.output),
+        cache_read_tokens: count(wire, fields.cached),
+        cache_write_tokens: 0,
+        reasoning_tokens: wire.pointer(fields.reasoning).and_then(Value::as_u64),
+        wire: Some(wire.clone()),
+    }
+}
+
 pub(crate) fn count(value: &Value, pointer: &str) -> u64 {
     value.pointer(pointer).and_then(Value::as_u64).unwrap_or_default()
 }

@@ -4,7 +4,7 @@
 use reloop_wire::FinishReason;
 use serde_json::{Map, Value, json};
 
-use super::{Chunks, FromWireError, count, opt_str};
+use super::{Chunks, FromWireError, UsageFields, openai_usage, opt_str};
 use crate::recording::{Arguments, Exchange, Part, RecordedUsage, ResponseIds, ToolCallPart};
 
 /// Accumulates the chunks into the completion they describe, then reads that.
@@ -106,13 +106,7 @@ pub fn from_body(completion: &Value, chunks: &Chunks) -> Result<Exchange, FromWi
 }
 
 fn usage(wire: &Value) -> RecordedUsage {
-    RecordedUsage {
-        input_tokens: count(wire, "/prompt_tokens"),
-        output_tokens: count(wire, "/completion_tokens"),
-        cache_read_tokens: count(wire, "/prompt_tokens_details/cached_tokens"),
-        cache_write_tokens: 0,
-        reasoning_tokens: wire.pointer("/completion_tokens_details/reasoning_tokens").and_then(Value::as_u64),
-        wire: Some(wire.clone()),
-    }
+    let fields = UsageFields { input: "/prompt_tokens", output: "/completion_tokens", cached: "/prompt_tokens_details/cached_tokens", reasoning: "/completion_tokens_details/reasoning_tokens" };
+    openai_usage(wire, &fields)
 }
 

@@ -6,7 +6,7 @@
 use reloop_wire::FinishReason;
 use serde_json::Value;
 
-use super::{Chunks, FromWireError, count, opt_str, str_of};
+use super::{Chunks, FromWireError, UsageFields, openai_usage, opt_str, str_of};
 use crate::recording::{Arguments, Exchange, Part, RecordedUsage, ResponseIds, ToolCallPart};
 
 /// Accumulates a stream into the response it describes, then reads that.
@@ -112,12 +112,6 @@ fn finish_reason(response: &Value, calls: bool) -> FinishReason {
 }
 
 fn usage(wire: &Value) -> RecordedUsage {
-    RecordedUsage {
-        input_tokens: count(wire, "/input_tokens"),
-        output_tokens: count(wire, "/output_tokens"),
-        cache_read_tokens: count(wire, "/input_tokens_details/cached_tokens"),
-        cache_write_tokens: 0,
-        reasoning_tokens: wire.pointer("/output_tokens_details/reasoning_tokens").and_then(Value::as_u64),
-        wire: Some(wire.clone()),
-    }
+    let fields = UsageFields { input: "/input_tokens", output: "/output_tokens", cached: "/input_tokens_details/cached_tokens", reasoning: "/output_tokens_details/reasoning_tokens" };
+    openai_usage(wire, &fields)
 }
