@@ -11,6 +11,7 @@ use reloop_wire::format::through;
 use crate::expect::{RunFacts, check};
 use crate::result::{CostSource, EventRow, RunMetrics, RunReport, StepRow};
 use crate::scenario::Scenario;
+use crate::token_fit;
 
 /// Everything a finished run left behind.
 pub struct Finished<'a> {
@@ -189,6 +190,9 @@ fn run_metrics(scenario: &Scenario, state: &LoopState, steps: &[StepRow], log: &
         estimated_cost_usd: price_table::active().cost(&scenario.spec.model, &priced),
         cost_source,
         usage_recorded,
+        provider_token_fit: token_fit::fit(
+            &answered.iter().filter_map(|s| Some((s.input_tokens?, s.usage_recorded?.input_tokens))).collect::<Vec<_>>(),
+        ),
         estimator_mape: mape(&answered),
         llm_calls: log.len() as u64,
         llm_retries: u64::from(state.llm_retries),

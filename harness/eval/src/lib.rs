@@ -26,6 +26,7 @@ pub mod runner;
 pub mod scenario;
 pub mod script;
 pub mod sweep;
+pub mod token_fit;
 pub mod validate_settings;
 pub mod yaml;
 mod yaml_locate;

@@ -129,6 +129,9 @@ pub struct RunMetrics {
     pub cost_source: CostSource,
     /// The recorded usage summed over the answered calls; `None` unless every one had it.
     pub usage_recorded: Option<reloop_wire::Usage>,
+    /// Recorded input tokens against the server's o200k count, per call
+    /// (`token_fit`); `None` without recorded usage.
+    pub provider_token_fit: Option<crate::token_fit::TokenFit>,
     pub estimator_mape: Option<f64>,
     pub llm_calls: u64,
     pub llm_retries: u64,

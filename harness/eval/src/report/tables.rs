@@ -69,6 +69,8 @@ pub fn runs_batch(runs: &[RunReport]) -> Result<RecordBatch, ArrowError> {
         .int_opt("output_tokens_recorded_total", runs.iter().map(|r| r.metrics.usage_recorded.map(|u| u.output_tokens)))
         .int_opt("cache_read_tokens_recorded", runs.iter().map(|r| r.metrics.usage_recorded.map(|u| u.cache_read_tokens)))
         .int_opt("cache_write_tokens_recorded", runs.iter().map(|r| r.metrics.usage_recorded.map(|u| u.cache_write_tokens)))
+        .float_opt("provider_tokens_per_o200k", runs.iter().map(|r| r.metrics.provider_token_fit.map(|f| f.slope)))
+        .float_opt("provider_hidden_tokens_per_call", runs.iter().map(|r| r.metrics.provider_token_fit.map(|f| f.intercept)))
         .float_opt("estimator_mape", runs.iter().map(|r| r.metrics.estimator_mape))
         .int("llm_calls", m(|r| r.metrics.llm_calls))
         .int("llm_retries", m(|r| r.metrics.llm_retries))
