@@ -15,9 +15,9 @@ pub struct TokenFit {
     pub intercept: f64,
 }
 
-/// The least-squares line through `(counted, recorded)` points; through
-/// the origin when every call counted the same (no spread to fit a slope
-/// and an intercept apart), `None` without a point or a counted token.
+/// The least-squares line through `(counted, recorded)` points; `None`
+/// unless the calls counted at least two different sizes: one call (or
+/// calls all of one size) cannot tell a tokenizer ratio from hidden tokens.
 pub fn fit(points: &[(u64, u64)]) -> Option<TokenFit> {
     let n = points.len() as f64;
     let mean = |value: fn(&(u64, u64)) -> u64| points.iter().map(|p| value(p) as f64).sum::<f64>() / n;
@@ -28,7 +28,7 @@ pub fn fit(points: &[(u64, u64)]) -> Option<TokenFit> {
     let sxx: f64 = points.iter().map(|&(x, _)| (x as f64 - mean_x).powi(2)).sum();
     let sxy: f64 = points.iter().map(|&(x, y)| (x as f64 - mean_x) * (y as f64 - mean_y)).sum();
     if sxx == 0.0 {
-        return Some(TokenFit { slope: mean_y / mean_x, intercept: 0.0 });
+        return None;
     }
     let slope = sxy / sxx;
     Some(TokenFit { slope, intercept: mean_y - slope * mean_x })
@@ -47,8 +47,9 @@ mod tests {
     }
 
     #[test]
-    fn no_spread_fits_through_the_origin_and_no_data_fits_nothing() {
-        assert_eq!(fit(&[(100, 130), (100, 130)]), Some(TokenFit { slope: 1.3, intercept: 0.0 }));
+    fn one_size_of_call_or_no_data_fits_nothing() {
+        assert_eq!(fit(&[(100, 130), (100, 130)]), None);
+        assert_eq!(fit(&[(100, 130)]), None);
         assert_eq!(fit(&[]), None);
         assert_eq!(fit(&[(0, 50)]), None);
     }
