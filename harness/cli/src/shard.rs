@@ -5,6 +5,8 @@
 use std::path::Path;
 use std::str::FromStr;
 
+use reloop_agent::cache_break::fnv1a;
+
 /// Shard `index` (1-based) of `count`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Shard {
@@ -31,12 +33,6 @@ impl Shard {
     pub fn contains(self, path: &Path) -> bool {
         fnv1a(path.to_string_lossy().replace('\\', "/").as_bytes()) % self.count == self.index - 1
     }
-}
-
-/// FNV-1a, 64 bits: stable across runs, platforms and Rust versions
-/// (unlike `std`'s `DefaultHasher`).
-fn fnv1a(bytes: &[u8]) -> u64 {
-    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |hash, &byte| (hash ^ u64::from(byte)).wrapping_mul(0x0000_0100_0000_01b3))
 }
 
 #[cfg(test)]

@@ -229,7 +229,7 @@ fn signed(value: u64) -> i64 {
 }
 
 /// `part / whole`, 0 when `whole` is 0 (and 1 when both are).
-fn ratio(part: u64, whole: u64) -> f64 {
+pub(crate) fn ratio(part: u64, whole: u64) -> f64 {
     if whole == 0 { if part == 0 { 1.0 } else { 0.0 } } else { part as f64 / whole as f64 }
 }
 

@@ -5,9 +5,11 @@
 
 use reloop_agent::Outcome;
 use reloop_agent::doom_loop::{DoomCall, DoomLoopDetectors, DoomLoopKind, canonical_arguments};
+use reloop_agent::price_table::{self, PricedUsage};
 use reloop_mock::{RequestRecord, Session};
 use reloop_wire::ModelTurn;
 
+use crate::collect::ratio;
 use crate::result::{RunMetrics, StepRow};
 use crate::scenario::Scenario;
 
@@ -58,6 +60,7 @@ pub fn server_view(scenario: &Scenario, session: &Session) -> ServerView {
     let cache_read_tokens: u64 = answered.iter().map(|r| r.cached_tokens).sum();
     let output_tokens_total: u64 = answered.iter().map(|r| r.output_tokens).sum();
     let cache_write_tokens: u64 = answered.iter().map(|r| r.cache_write_tokens).sum();
+    let cache_write_1h_tokens: u64 = answered.iter().map(|r| r.cache_write_1h_tokens).sum();
     let usage = reloop_wire::Usage { input_tokens: input_tokens_total, output_tokens: output_tokens_total, cache_read_tokens, cache_write_tokens };
     let step_budget = u64::from(scenario.loop_settings.step_budget);
     view.metrics = RunMetrics {
@@ -77,7 +80,7 @@ pub fn server_view(scenario: &Scenario, session: &Session) -> ServerView {
         cache_write_tokens,
         cache_hit_ratio: ratio(cache_read_tokens, input_tokens_total),
         output_tokens_total,
-        estimated_cost_usd: reloop_agent::price_table::estimated_cost_usd(&scenario.spec.model, &usage),
+        estimated_cost_usd: price_table::active().cost(&scenario.spec.model, &PricedUsage { usage, cache_write_1h_tokens }),
         llm_calls: log.len() as u64,
         llm_retries: retries(&log),
         tool_calls: view.tool_calls.len() as u64,
@@ -141,8 +144,4 @@ pub fn outcome(ending: &super::process::Ending, divergences: usize, view: &Serve
         Ending::Exited(Some(0)) => Outcome::LlmError,
         Ending::Exited(_) => Outcome::AgentError,
     }
-}
-
-fn ratio(part: u64, whole: u64) -> f64 {
-    if whole == 0 { if part == 0 { 1.0 } else { 0.0 } } else { part as f64 / whole as f64 }
 }
