@@ -3,11 +3,9 @@
 //! counted by the same reference tokenizer.
 
 use reloop_agent::price_table::{self, PricedUsage};
-use reloop_agent::tool_schema::FrozenToolSchema;
-use reloop_agent::tool_set::declared_tools;
-use reloop_agent::{CallPurpose, DoomLoopKind, LlmRequest, LoopEvent, LoopState, Outcome, TimedEvent, ToolRuntime, client::to_prompt};
+use reloop_agent::{CallPurpose, DoomLoopKind, LoopEvent, LoopState, Outcome, TimedEvent};
+use reloop_mock::tokens::REPLY_PRIMING_TOKENS;
 use reloop_mock::{RequestRecord, Session};
-use reloop_wire::format::through;
 
 use crate::expect::{RunFacts, check};
 use crate::result::{CostSource, EventRow, RunMetrics, RunReport, StepRow};
@@ -24,8 +22,6 @@ pub struct Finished<'a> {
     pub events: Vec<TimedEvent>,
     /// The server session.
     pub session: &'a Session,
-    /// The tools the loop declared.
-    pub tools: &'a dyn ToolRuntime,
     /// The run's clock at the end, ms.
     pub virtual_ms: u64,
     /// Real time taken, ms.
@@ -34,7 +30,7 @@ pub struct Finished<'a> {
 
 /// Builds the report of a finished run.
 pub fn collect(finished: Finished<'_>) -> RunReport {
-    let Finished { scenario, state, events, session, tools, virtual_ms, wall_ms } = finished;
+    let Finished { scenario, state, events, session, virtual_ms, wall_ms } = finished;
     let log = session.log();
     let divergences = session.divergences();
     let outcome = if divergences.is_empty() {
@@ -42,7 +38,7 @@ pub fn collect(finished: Finished<'_>) -> RunReport {
     } else {
         Outcome::Divergence
     };
-    let steps = step_rows(scenario, &state, &log, session, tools);
+    let steps = step_rows(scenario, &state, &log, session);
     let mut metrics = run_metrics(scenario, &state, &steps, &log, &events);
     metrics.virtual_ms = virtual_ms;
     metrics.wall_ms = wall_ms;
@@ -85,8 +81,8 @@ pub fn collect(finished: Finished<'_>) -> RunReport {
     }
 }
 
-fn step_rows(scenario: &Scenario, state: &LoopState, log: &[RequestRecord], session: &Session, tools: &dyn ToolRuntime) -> Vec<StepRow> {
-    let declared = FrozenToolSchema::freeze(declared_tools(tools, &scenario.loop_settings), scenario.wire, &Default::default());
+fn step_rows(scenario: &Scenario, state: &LoopState, log: &[RequestRecord], session: &Session) -> Vec<StepRow> {
+    let uncompacted = UncompactedCounts::new(scenario, state, session);
     state
         .calls
         .iter()
@@ -95,17 +91,7 @@ fn step_rows(scenario: &Scenario, state: &LoopState, log: &[RequestRecord], sess
             let server = log.get(call_index);
             let answered = server.is_some_and(|s| s.status == 200);
             let main = record.purpose != CallPurpose::Compaction;
-            let uncompacted = (answered && main).then(|| {
-                let request = LlmRequest {
-                    system: &state.system_prompts[record.system_prompt],
-                    messages: &state.transcript[..record.transcript_len],
-                    tools: &declared,
-                    forbid_tools: record.purpose == CallPurpose::FinalTurn,
-                    max_output_tokens: scenario.spec.loop_settings.max_output_tokens,
-                    stream: true,
-                };
-                session.counter().count_prompt(&through(scenario.wire, &to_prompt(&scenario.spec.model, &request))).total
-            });
+            let uncompacted = server.filter(|_| answered && main).map(|server| uncompacted.tokens(server, record.transcript_len));
             StepRow {
                 step: u64::from(record.step),
                 call_index: call_index as u64,
@@ -132,6 +118,32 @@ fn step_rows(scenario: &Scenario, state: &LoopState, log: &[RequestRecord], sess
             }
         })
         .collect()
+}
+
+/// The server's count of each call's uncompacted counterfactual: the
+/// transcript the call's view was made from, under the system prompt and
+/// tools the server logged for the call. The transcript's messages are
+/// counted once each, by the session's own counter (memo hits for all it
+/// already saw), and summed as prefixes.
+struct UncompactedCounts {
+    /// `prefix[n]`: the tokens of the first `n` transcript messages.
+    prefix: Vec<u64>,
+}
+
+impl UncompactedCounts {
+    fn new(scenario: &Scenario, state: &LoopState, session: &Session) -> Self {
+        let main = state.calls.iter().filter(|call| call.purpose != CallPurpose::Compaction);
+        let needed = main.map(|call| call.transcript_len).max().unwrap_or(0);
+        let counts = session.counter().count_messages(scenario.wire, &state.transcript[..needed]);
+        let prefix = std::iter::once(0).chain(counts.iter().scan(0, |sum, count| { *sum += count; Some(*sum) })).collect();
+        Self { prefix }
+    }
+
+    /// The counterfactual of the call `server` logged, whose view was made
+    /// from the first `transcript_len` messages.
+    fn tokens(&self, server: &RequestRecord, transcript_len: usize) -> u64 {
+        server.system_tokens + server.tools_tokens + self.prefix[transcript_len] + REPLY_PRIMING_TOKENS
+    }
 }
 
 fn run_metrics(scenario: &Scenario, state: &LoopState, steps: &[StepRow], log: &[RequestRecord], events: &[TimedEvent]) -> RunMetrics {

@@ -45,6 +45,12 @@ pub struct RequestRecord {
     pub messages: usize,
     /// Prompt tokens, counted with the reference tokenizer.
     pub input_tokens: u64,
+    /// Of those, the system prompt's (framing included; 0 without one).
+    pub system_tokens: u64,
+    /// Of those, the tool declarations'. With `system_tokens` and the
+    /// counter's per-message counts, a harness prices another conversation
+    /// under the same system prompt and tools without building a request.
+    pub tools_tokens: u64,
     /// Completion tokens of the reply, counted the same way.
     pub output_tokens: u64,
     /// Prompt tokens the simulated cache served.
@@ -169,6 +175,8 @@ impl Session {
             stream: request.stream,
             messages: count.messages.len(),
             input_tokens: count.total,
+            system_tokens: if request.system.is_some() { count.messages[0] } else { 0 },
+            tools_tokens: count.tools,
             output_tokens: 0,
             cached_tokens: 0,
             cache_write_tokens: 0,

@@ -21,7 +21,8 @@ use std::collections::HashMap;
 use std::hash::{DefaultHasher, Hash, Hasher};
 use std::sync::Mutex;
 
-use reloop_wire::{Message, Prompt};
+use reloop_wire::format::message_through;
+use reloop_wire::{Format, Message, Prompt};
 
 /// Framing tokens per message.
 pub const TOKENS_PER_MESSAGE: u64 = 3;
@@ -89,6 +90,15 @@ impl TokenCounter {
             parts.iter().zip(&message_hashes).map(|(part, hash)| *memo.entry(*hash).or_insert_with(|| count_part(part))).collect();
         let total = tools + messages.iter().sum::<u64>() + REPLY_PRIMING_TOKENS;
         PromptCount { tools, tools_json, messages, message_hashes, total }
+    }
+
+    /// Counts each of `messages` as it arrives in `format`
+    /// ([`message_through`]), framing included. With a logged request's
+    /// system and tool figures, this prices another conversation under the
+    /// same system prompt and tools (the uncompacted counterfactual) without
+    /// assembling a request; messages the session already saw are memo hits.
+    pub fn count_messages(&self, format: Format, messages: &[Message]) -> Vec<u64> {
+        messages.iter().map(|message| message_through(format, message).iter().map(|m| self.count_message(m)).sum()).collect()
     }
 
     /// Counts one message, framing included.

@@ -4,7 +4,7 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::Prompt;
+use crate::{Message, Prompt};
 use crate::StreamDecoder;
 use crate::anthropic::AnthropicStreamDecoder;
 use crate::openai_chat::ChatStreamAccumulator;
@@ -55,6 +55,26 @@ pub fn through(format: Format, prompt: &Prompt) -> Prompt {
         Format::OpenaiResponses => crate::openai_responses::ResponsesRequest::from_prompt(prompt).to_prompt(),
         Format::Anthropic => crate::anthropic::MessagesRequest::from_prompt(prompt).to_prompt(),
     }
+}
+
+/// What `message` becomes after crossing the wire in `format` on its own (as
+/// [`through`] does to a whole prompt): usually itself, with tool inputs
+/// normalized where the format carries them as JSON objects, and a tool
+/// result's name kept (as a whole prompt gives it from the call). Lets a harness
+/// count a transcript's messages as a server would see them, one by one,
+/// without assembling a request.
+pub fn message_through(format: Format, message: &Message) -> Vec<Message> {
+    let alone = Prompt { messages: vec![message.clone()], ..Prompt::default() };
+    let mut crossed = through(format, &alone).messages;
+    // Alone, a tool result has no earlier call to take its name from.
+    if let Message::ToolResult { tool_name, .. } = message {
+        for result in &mut crossed {
+            if let Message::ToolResult { tool_name: crossed_name, .. } = result {
+                crossed_name.clone_from(tool_name);
+            }
+        }
+    }
+    crossed
 }
 
 /// A fresh decoder for one streamed response in `format`.
@@ -214,6 +234,18 @@ mod tests {
             }
             Format::Anthropic => anthropic::MessagesRequest::from_prompt(prompt).to_prompt(),
         }
+    }
+
+    #[test]
+    fn a_lone_message_crosses_as_in_a_whole_prompt() {
+        let prompt = rich_prompt();
+        for format in Format::ALL {
+            let one_by_one: Vec<Message> = prompt.messages.iter().flat_map(|m| message_through(format, m)).collect();
+            assert_eq!(one_by_one, super::through(format, &prompt).messages, "{}", format.as_str());
+        }
+        let spaced = Message::assistant("", vec![ToolCall { id: "c".into(), name: "f".into(), arguments: r#"{"a": 1}"#.into() }]);
+        let Message::Assistant { tool_calls, .. } = &message_through(Format::Anthropic, &spaced)[0] else { unreachable!() };
+        assert_eq!(tool_calls[0].arguments, r#"{"a":1}"#, "Anthropic carries inputs as objects");
     }
 
     #[test]
