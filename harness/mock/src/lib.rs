@@ -24,6 +24,7 @@ pub mod session;
 pub mod stages;
 pub mod stream_plan;
 pub mod tokens;
+pub mod tool_results;
 
 pub use divergence::Divergence;
 pub use fault::{Fault, FaultSpec};

@@ -15,6 +15,7 @@ pub use crate::stages::Reply;
 use crate::stages::{self, AccountInput, Caches, Rejection};
 pub use crate::stages::Caching;
 use crate::tokens::{PromptCount, TokenCounter, content_hash};
+use crate::tool_results::{ToolResultSeen, new_tool_results};
 
 /// How a session is set up.
 #[derive(Debug, Clone)]
@@ -68,6 +69,8 @@ pub struct RequestRecord {
     pub retry: bool,
     /// The pacer's clock when the request arrived, ms.
     pub at_ms: u64,
+    /// The tool results it sent back for the previous turn's calls.
+    pub tool_results: Vec<ToolResultSeen>,
 }
 
 #[derive(Debug, Default)]
@@ -179,6 +182,7 @@ impl Session {
             result: "ok",
             retry,
             at_ms: self.config.pacer.now_ms(),
+            tool_results: new_tool_results(request),
         };
         let reply = match self.serve(&mut state, (request, caching), &count, fingerprint, &mut record) {
             Ok(reply) => reply,

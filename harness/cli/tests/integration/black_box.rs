@@ -63,10 +63,16 @@ fn the_official_openai_sdk_agent_runs_as_a_black_box_with_its_expectations_check
         [
             ("sdk-agent", "python3", "final_answer", "0", "1", "0", "false"),
             ("sdk-agent-doom-loop", "python3", "final_answer", "0", "3", "0", "true"),
+            ("sdk-agent-no-progress", "python3", "final_answer", "0", "4", "0", "true"),
             ("sdk-agent-rate-limit", "python3", "final_answer", "0", "1", "1", "false"),
         ]
     );
-    assert!(rows.iter().all(|r| r["passed"] == "true" && r["final_answer"].contains("8080")), "{rows:#?}");
+    assert!(rows.iter().all(|r| r["passed"] == "true"), "{rows:#?}");
+    assert!(rows.iter().filter(|r| r["scenario"] != "sdk-agent-no-progress").all(|r| r["final_answer"].contains("8080")), "{rows:#?}");
+    // The results the agent sent back reach the detectors: four different
+    // calls with one result are no progress, first seen at the fourth (step 3).
+    let no_progress = rows.iter().find(|r| r["scenario"] == "sdk-agent-no-progress").unwrap();
+    assert_eq!((no_progress["doom_loop_kind"].as_str(), no_progress["doom_loop_first_step_no_progress"].as_str()), ("no_progress", "3"));
     let steps = read_rows(&out.path().join("steps.parquet"));
     let rate_limited: Vec<&str> =
         steps.iter().filter(|s| s["scenario"] == "sdk-agent-rate-limit").map(|s| s["server_result"].as_str()).collect();
