@@ -15,6 +15,7 @@ pub mod cache_sim;
 pub mod connections;
 pub mod divergence;
 pub mod fault;
+pub mod json_log;
 pub mod pacing;
 pub mod raw_reply;
 pub mod recording;

@@ -87,6 +87,8 @@ struct SessionState {
     /// The Responses item ids of the calls last answered on the main
     /// purpose, as rendered: a result may name a call by them.
     main_call_item_ids: Vec<String>,
+    /// Answers of the `auxiliary:` list without `when` given so far.
+    auxiliary_used: usize,
 }
 
 /// Account: the server's usage of a turn given its prompt, the cache
@@ -208,7 +210,7 @@ impl Session {
         stages::admit_breakpoints(caching)?;
         stages::admit(self.config.context_window, count.total)?;
         let next = self.next_exchange(state, self.purpose_of(request)).map(|i| &self.config.recording.exchanges[i]);
-        if !record.retry && auxiliary::is_auxiliary(request, next) {
+        if !record.retry && auxiliary::is_auxiliary(request, next, &self.config.recording.auxiliary) {
             return Ok(self.auxiliary_reply(state, (request, caching), count, record));
         }
         let (purpose, exchange_index) = self.match_exchange(state, record, request)?;
@@ -241,7 +243,7 @@ impl Session {
         count: &PromptCount,
         record: &mut RequestRecord,
     ) -> Reply {
-        let turn = auxiliary::auxiliary_turn();
+        let turn = auxiliary::auxiliary_turn(request, &self.config.recording.auxiliary, &mut state.auxiliary_used);
         let usage = account(state, (request, caching), count, &turn, record);
         record.result = auxiliary::AUXILIARY_RESULT;
         let turn = ModelTurn { usage: Some(usage), ..turn };

@@ -201,7 +201,7 @@ fn a_preset_recording_calling_a_tool_the_agent_lacks_is_bad_input_naming_the_cal
     let output = reloop(dir.path(), &["validate", file.to_str().unwrap()]);
     assert_eq!(output.status.code(), Some(2), "{}{}", stdout(&output), stderr(&output));
     let text = format!("{}{}", stdout(&output), stderr(&output));
-    assert!(text.contains("calls.recording.yaml") && text.contains("exchanges[0].tool_calls[0]"), "{text}");
+    assert!(text.contains("calls.recording.yaml:3:") && text.contains("exchanges[0].tool_calls[0].name"), "{text}");
     assert!(text.contains("codex declares no tool `shell` (its tools: exec_command,"), "{text}");
     let missing = preset_scenario(dir.path(), "pi", "read", "{ offset: 1 }");
     let output = reloop(dir.path(), &["run", missing.to_str().unwrap(), "--out", "out"]);
