@@ -85,7 +85,7 @@ pub fn import_cassette(text: &str, replay: ReplayMode) -> Result<ImportedCassett
         exchanges.push(exchange);
     }
     let skeleton = skeleton.ok_or("the cassette has no interactions")?;
-    Ok(ImportedCassette { recording: Recording { format: FormatTag, model: None, redacted: Vec::new(), exchanges }, skeleton })
+    Ok(ImportedCassette { recording: Recording { format: FormatTag, model: None, redacted: Vec::new(), exchanges, auxiliary: Vec::new() }, skeleton })
 }
 
 /// Whether `text` looks like a vcrpy cassette.

@@ -44,6 +44,10 @@ pub struct Recording {
     pub redacted: Vec<String>,
     /// The exchanges, answered in order.
     pub exchanges: Vec<Exchange>,
+    /// Answers for auxiliary requests (tool-less title or summary
+    /// prompts), which never consume an exchange ([`crate::auxiliary`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub auxiliary: Vec<crate::auxiliary::AuxiliaryAnswer>,
 }
 
 /// The format tag, checked while parsing; always written as [`FORMAT_V2`].
