@@ -292,6 +292,11 @@ pub struct ServeArgs {
     /// if each said `replay: raw` (a client of another API still gets the parts).
     #[arg(long)]
     pub raw: bool,
+    /// Neutral replies report each exchange's recorded usage (its provider
+    /// object as is) instead of the server's count, as if the recording said
+    /// `reply_usage: recorded`.
+    #[arg(long)]
+    pub recorded_usage: bool,
     /// Drop a connection that has not sent its request headers within this many seconds.
     #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u64).range(1..=3600))]
     pub header_timeout_secs: u64,

@@ -13,7 +13,7 @@ use reloop_mock::{
     scenario_factory,
 };
 
-use reloop_mock::recording::{Exchange, ReplayMode};
+use reloop_mock::recording::{Exchange, ReplayMode, ReplyUsage};
 
 use crate::app::ServeArgs;
 use crate::exit_code;
@@ -25,7 +25,11 @@ pub fn run(args: ServeArgs) -> anyhow::Result<i32> {
         (Some(file), _) => match reloop_eval::ScenarioFile::load(file) {
             Ok(scenario) => {
                 let window = args.context_window.or(Some(scenario.spec.context_window));
-                let recording = if args.raw { Arc::new(replay_raw((*scenario.recording).clone())) } else { Arc::clone(&scenario.recording) };
+                let recording = if args.raw || args.recorded_usage {
+                    Arc::new(as_asked(&args, (*scenario.recording).clone()))
+                } else {
+                    Arc::clone(&scenario.recording)
+                };
                 let factory = scenario_factory(recording, scenario.spec.faults.clone(), pacer, window);
                 (file.clone(), vec![scenario.name.clone()], factory)
             }
@@ -38,7 +42,7 @@ pub fn run(args: ServeArgs) -> anyhow::Result<i32> {
             Ok(recordings) => {
                 let recordings: HashMap<String, Arc<Recording>> = recordings
                     .into_iter()
-                    .map(|(name, recording)| (name, Arc::new(if args.raw { replay_raw(recording) } else { recording })))
+                    .map(|(name, recording)| (name, Arc::new(as_asked(&args, recording))))
                     .collect();
                 let mut names: Vec<String> = recordings.keys().cloned().collect();
                 names.sort();
@@ -80,6 +84,13 @@ pub fn run(args: ServeArgs) -> anyhow::Result<i32> {
         tokio::signal::ctrl_c().await?;
         Ok(exit_code::SUCCESS)
     })
+}
+
+/// The recording as the flags ask: `--raw` replays recorded bytes,
+/// `--recorded-usage` reports recorded usage.
+fn as_asked(args: &ServeArgs, recording: Recording) -> Recording {
+    let recording = if args.raw { replay_raw(recording) } else { recording };
+    if args.recorded_usage { Recording { reply_usage: ReplyUsage::Recorded, ..recording } } else { recording }
 }
 
 /// `--raw`: every exchange with recorded bytes replays them.

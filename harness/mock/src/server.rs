@@ -402,13 +402,13 @@ fn respond(render: &dyn Render, reply: Reply, prompt: &Prompt, format: Format, p
             };
             raw_reply::with_recorded_head(response, &raw)
         }
-        Reply::Turn { turn, fault, timing, model, request_index, .. } => {
+        Reply::Turn { answer, fault, timing, model, request_index, .. } => {
             let meta = ReplyMeta { request_index, model, include_usage: prompt.include_usage, tools: prompt.tools.clone() };
             if prompt.stream {
-                let plan = StreamPlan::new(render.stream(&turn, &meta), timing, fault.as_ref(), render);
+                let plan = StreamPlan::new(render.stream(&answer, &meta), timing, fault.as_ref(), render);
                 stream_response(plan, pacer)
             } else {
-                json_response(StatusCode::OK, render.complete(&turn, &meta))
+                json_response(StatusCode::OK, render.complete(&answer, &meta))
             }
         }
     }
