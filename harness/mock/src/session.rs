@@ -225,7 +225,8 @@ impl Session {
         state.previous = Some((fingerprint, purpose, exchange_index));
         record.result = effect.result;
         record.recorded_usage = exchange.usage.as_ref().map(RecordedUsage::tokens);
-        let model = self.config.recording.model.clone().unwrap_or_else(|| request.model.clone());
+        let recorded_model = self.config.recording.model.clone().or_else(|| exchange.model.clone());
+        let model = recorded_model.unwrap_or_else(|| request.model.clone());
         let raw = exchange.raw.clone().filter(|_| exchange.replay == ReplayMode::Raw).map(Box::new);
         Ok(Reply::Turn { answer: Box::new(answer), fault: effect.stream_fault, timing: exchange.timing, model, request_index: record.index, raw })
     }
