@@ -15,7 +15,11 @@ use reloop_mock::{
 
 use reloop_mock::recording::{Exchange, ReplayMode, ReplyUsage};
 
+use reloop_mock::record::RecordProxy;
+
 use crate::app::ServeArgs;
+use crate::capture_writer::{CaptureWriter, Target};
+use crate::record_cmd::record_until_ctrl_c;
 use crate::exit_code;
 
 /// Runs the command; returns the exit code.
@@ -67,21 +71,45 @@ pub fn run(args: ServeArgs) -> anyhow::Result<i32> {
     };
     let registry = Arc::new(Registry::serving(factory, sessions));
     let runtime = tokio::runtime::Builder::new_current_thread().enable_io().enable_time().build()?;
+    let capture = match args.capture.clone().map(|dir| CaptureWriter::new(Target::PerSession(dir), &args.redact)).transpose() {
+        Ok(capture) => capture,
+        Err(error) => {
+            eprintln!("error: {error}");
+            return Ok(exit_code::BAD_INPUT);
+        }
+    };
     runtime.block_on(async {
-        let server = MockServer::start_with(args.port, registry, connections).await?;
-        println!("reloop serve: {} on http://{}", source.display(), server.addr());
+        // With --capture, clients talk to a recording proxy on the port asked
+        // for, and the server listens behind it on a free one.
+        let server = MockServer::start_with(if capture.is_some() { 0 } else { args.port }, registry, connections).await?;
+        let captured = match capture {
+            Some(writer) => {
+                let (sink, observed) = tokio::sync::mpsc::unbounded_channel();
+                let proxy = RecordProxy::start(args.port, &format!("http://{}", server.addr()), sink).await?;
+                Some((proxy, observed, writer))
+            }
+            None => None,
+        };
+        let addr = captured.as_ref().map_or(server.addr(), |(proxy, _, _)| proxy.addr());
+        println!("reloop serve: {} on http://{addr}", source.display());
         if names.len() == 1 {
-            print_base_urls(&server, DEFAULT_SESSION);
+            print_base_urls(addr, DEFAULT_SESSION);
         }
         for name in &names {
             println!("session `{name}` (a fresh replay per distinct path /s/{name}/r/<run>/v1):");
-            print_base_urls(&server, name);
+            print_base_urls(addr, name);
+        }
+        if let (Some(dir), Some(_)) = (&args.capture, &captured) {
+            println!("capturing every session's exchanges to {}/NAME.recording.yaml (and NAME.yaml)", dir.display());
         }
         if args.scenario.is_some() {
             println!("with --scenario, every session name replays the scenario's recording afresh, with its faults");
         }
         println!("any API key is accepted; one log line per request on stderr; Ctrl-C stops");
-        tokio::signal::ctrl_c().await?;
+        match captured {
+            Some((_proxy, observed, mut writer)) => record_until_ctrl_c(observed, &mut writer).await?,
+            None => tokio::signal::ctrl_c().await?,
+        }
         Ok(exit_code::SUCCESS)
     })
 }
@@ -106,8 +134,8 @@ fn replay_raw(recording: Recording) -> Recording {
     Recording { exchanges, ..recording }
 }
 
-fn print_base_urls(server: &MockServer, session: &str) {
-    let base = server.session_base_url(session);
+fn print_base_urls(addr: std::net::SocketAddr, session: &str) {
+    let base = MockServer::base_url_at(addr, session);
     println!("  OpenAI base URL:    {base}   (chat/completions, responses, models)");
     println!("  Anthropic base URL: {}", base.trim_end_matches("/v1"));
 }

@@ -17,6 +17,7 @@ pub mod divergence;
 pub mod fault;
 pub mod pacing;
 pub mod raw_reply;
+pub mod record;
 pub mod recording;
 pub mod render;
 pub mod server;

@@ -178,10 +178,16 @@ impl MockServer {
 
     /// The base URL (up to `/v1`) of session `name`.
     pub fn session_base_url(&self, name: &str) -> String {
+        Self::base_url_at(self.addr, name)
+    }
+
+    /// The OpenAI base URL of session `name` on a server (or a proxy in
+    /// front of one, as `serve --capture` puts) at `addr`.
+    pub fn base_url_at(addr: SocketAddr, name: &str) -> String {
         if name == DEFAULT_SESSION {
-            format!("http://{}/v1", self.addr)
+            format!("http://{addr}/v1")
         } else {
-            format!("http://{}/s/{name}/v1", self.addr)
+            format!("http://{addr}/s/{name}/v1")
         }
     }
 }
