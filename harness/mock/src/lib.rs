@@ -18,6 +18,7 @@ pub mod fault;
 pub mod json_log;
 pub mod pacing;
 pub mod raw_reply;
+pub mod record;
 pub mod recording;
 pub mod render;
 pub mod server;

@@ -186,10 +186,16 @@ impl MockServer {
 
     /// The base URL (up to `/v1`) of session `name`.
     pub fn session_base_url(&self, name: &str) -> String {
+        Self::base_url_at(self.addr, name)
+    }
+
+    /// The OpenAI base URL of session `name` on a server (or a proxy in
+    /// front of one, as `serve --capture` puts) at `addr`.
+    pub fn base_url_at(addr: SocketAddr, name: &str) -> String {
         if name == DEFAULT_SESSION {
-            format!("http://{}/v1", self.addr)
+            format!("http://{addr}/v1")
         } else {
-            format!("http://{}/s/{name}/v1", self.addr)
+            format!("http://{addr}/s/{name}/v1")
         }
     }
 }
@@ -418,13 +424,13 @@ fn respond(render: &dyn Render, reply: Reply, prompt: &Prompt, format: Format, p
             };
             raw_reply::with_recorded_head(response, &raw)
         }
-        Reply::Turn { turn, fault, timing, model, request_index, .. } => {
+        Reply::Turn { answer, fault, timing, model, request_index, .. } => {
             let meta = ReplyMeta { request_index, model, include_usage: prompt.include_usage, tools: prompt.tools.clone() };
             if prompt.stream {
-                let plan = StreamPlan::new(render.stream(&turn, &meta), timing, fault.as_ref(), render);
+                let plan = StreamPlan::new(render.stream(&answer, &meta), timing, fault.as_ref(), render);
                 stream_response(plan, pacer)
             } else {
-                json_response(StatusCode::OK, render.complete(&turn, &meta))
+                json_response(StatusCode::OK, render.complete(&answer, &meta))
             }
         }
     }

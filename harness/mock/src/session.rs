@@ -10,7 +10,8 @@ use crate::divergence::{Divergence, ExpectedCall, check_expectations, check_tool
 use crate::fault::FaultPlan;
 use crate::pacing::Pacer;
 use crate::auxiliary;
-use crate::recording::{Exchange, Purpose, RecordedUsage, Recording, ReplayMode, Timing};
+use crate::recording::{Exchange, Purpose, RecordedUsage, Recording, ReplayMode, ReplyUsage, Timing};
+use crate::render::Answer;
 pub use crate::stages::Reply;
 use crate::stages::{self, AccountInput, Caches, Rejection};
 pub use crate::stages::Caching;
@@ -217,21 +218,23 @@ impl Session {
         record.exchange = Some(exchange_index);
         let exchange = &self.config.recording.exchanges[exchange_index];
         let mut turn = stages::render(exchange, exchange_index);
-        if purpose == Purpose::Main {
-            state.main_call_item_ids = crate::render::responses_call_item_ids(&turn, record.index);
-        }
         let fault = state.faults.next_attempt(exchange_index);
         let effect = stages::apply_fault(fault, &mut turn, self.config.context_window, count.total)?;
         turn.usage = Some(account(state, (request, caching), count, &turn, record));
+        let answer = Answer::new(&turn, Some(exchange), self.config.recording.reply_usage == ReplyUsage::Recorded);
+        if purpose == Purpose::Main {
+            state.main_call_item_ids = crate::render::responses_call_item_ids(&answer, record.index);
+        }
         if !record.retry {
             state.next[purpose.index()] += 1;
         }
         state.previous = Some((fingerprint, purpose, exchange_index));
         record.result = effect.result;
         record.recorded_usage = exchange.usage.as_ref().map(RecordedUsage::tokens);
-        let model = self.config.recording.model.clone().unwrap_or_else(|| request.model.clone());
+        let recorded_model = self.config.recording.model.clone().or_else(|| exchange.model.clone());
+        let model = recorded_model.unwrap_or_else(|| request.model.clone());
         let raw = exchange.raw.clone().filter(|_| exchange.replay == ReplayMode::Raw).map(Box::new);
-        Ok(Reply::Turn { turn, fault: effect.stream_fault, timing: exchange.timing, model, request_index: record.index, raw })
+        Ok(Reply::Turn { answer: Box::new(answer), fault: effect.stream_fault, timing: exchange.timing, model, request_index: record.index, raw })
     }
 
     /// A short text for an auxiliary request, accounted like any turn; no
@@ -248,7 +251,7 @@ impl Session {
         record.result = auxiliary::AUXILIARY_RESULT;
         let turn = ModelTurn { usage: Some(usage), ..turn };
         let model = self.config.recording.model.clone().unwrap_or_else(|| request.model.clone());
-        Reply::Turn { turn, fault: None, timing: Timing::default(), model, request_index: record.index, raw: None }
+        Reply::Turn { answer: Box::new(Answer::new(&turn, None, false)), fault: None, timing: Timing::default(), model, request_index: record.index, raw: None }
     }
 
     /// Match: an identical repeat of a request that was answered is its
