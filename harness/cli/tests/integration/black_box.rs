@@ -208,3 +208,71 @@ fn a_preset_recording_calling_a_tool_the_agent_lacks_is_bad_input_naming_the_cal
     assert_eq!(output.status.code(), Some(2));
     assert!(stderr(&output).contains("pi's `read` requires path"), "{}", stderr(&output));
 }
+
+/// Every process below `pid` (children, their children, ...), from /proc.
+fn descendants(pid: u32) -> Vec<u32> {
+    let parents: Vec<(u32, u32)> = std::fs::read_dir("/proc")
+        .unwrap()
+        .filter_map(|entry| entry.ok()?.file_name().to_str()?.parse::<u32>().ok())
+        .filter_map(|child| {
+            let stat = std::fs::read_to_string(format!("/proc/{child}/stat")).ok()?;
+            let parent = stat.rsplit_once(')')?.1.split_whitespace().nth(1)?.parse().ok()?;
+            Some((child, parent))
+        })
+        .collect();
+    let mut found = vec![pid];
+    let mut i = 0;
+    while i < found.len() {
+        let parent = found[i];
+        found.extend(parents.iter().filter(|(_, p)| *p == parent).map(|(child, _)| *child));
+        i += 1;
+    }
+    found.split_off(1)
+}
+
+/// The folder holding the real agents' programs (`node_modules/.bin` of
+/// the pinned install, docs/black-box.md), or `None`: the test then says
+/// it was skipped. CI sets it after installing them; there a missing
+/// `opencode` fails the test.
+fn agents_bin(program: &str) -> Option<PathBuf> {
+    let dir = std::env::var_os("RELOOP_AGENTS_BIN").map(PathBuf::from);
+    let found = dir.filter(|dir| dir.join(program).is_file());
+    if found.is_none() {
+        assert!(std::env::var_os("RELOOP_AGENTS_BIN").is_none(), "RELOOP_AGENTS_BIN has no `{program}`");
+        eprintln!("skipped: set RELOOP_AGENTS_BIN to the folder of the installed agents (docs/black-box.md)");
+    }
+    found
+}
+
+#[test]
+fn interrupting_reloop_run_during_a_real_opencode_run_leaves_none_of_its_processes_behind() {
+    let Some(bin) = agents_bin("opencode") else { return };
+    let out = tempfile::tempdir().unwrap();
+    let path = std::env::join_paths(std::iter::once(bin).chain(std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default()))).unwrap();
+    let scenario = crate::util::repo().join("scenarios/agents/opencode-doom-loop.yaml");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_reloop"))
+        .args(["run", scenario.to_str().unwrap(), "--out", out.path().to_str().unwrap()])
+        .env("PATH", path)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    // Once opencode runs, give it time to start what it starts (its package
+    // installs, its tools), then take every process below reloop.
+    let start = Instant::now();
+    while descendants(child.id()).is_empty() {
+        assert!(start.elapsed() < Duration::from_secs(60), "opencode never started under reloop");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    std::thread::sleep(Duration::from_secs(3));
+    let agents = descendants(child.id());
+    assert!(!agents.is_empty(), "opencode ended within 3 s; the interrupt would find nothing to kill");
+    let interrupt = Command::new("kill").args(["-INT", &child.id().to_string()]).status().unwrap();
+    assert!(interrupt.success());
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(130), "reloop's exit after an interrupt");
+    for pid in agents {
+        assert!(gone(pid), "opencode process {pid} outlived the interrupted run");
+    }
+    assert_eq!(runs(out.path())[0]["outcome"], "cancelled");
+}
