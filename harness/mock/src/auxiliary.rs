@@ -7,7 +7,7 @@
 //! placeholder) and never consumes an exchange: the recorded turn waits
 //! for the request it was made for.
 
-use reloop_wire::{FinishReason, ModelTurn, Prompt, PromptMessage};
+use reloop_wire::{FinishReason, Message, ModelTurn, Prompt};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -58,7 +58,7 @@ pub fn auxiliary_turn(request: &Prompt, answers: &[AuxiliaryAnswer], used: &mut 
             None => AUXILIARY_TEXT.to_owned(),
         },
     };
-    ModelTurn { text, tool_calls: Vec::new(), finish_reason: FinishReason::Stop, usage: None }
+    ModelTurn { text, finish_reason: FinishReason::Stop, ..ModelTurn::default() }
 }
 
 /// The first answer whose `when` occurs in the request's text.
@@ -70,8 +70,8 @@ fn matching<'a>(request: &Prompt, answers: &'a [AuxiliaryAnswer]) -> Option<&'a 
         .as_deref()
         .into_iter()
         .chain(request.messages.iter().map(|message| match message {
-            PromptMessage::User { text } | PromptMessage::Assistant { text, .. } => text.as_str(),
-            PromptMessage::ToolResult { content, .. } => content.as_str(),
+            Message::User { text } | Message::Assistant { text, .. } => text.as_str(),
+            Message::ToolResult { content, .. } => content.as_str(),
         }))
         .collect();
     patterned.find(|answer| answer.when.as_deref().is_some_and(|when| texts.iter().any(|text| text.contains(when))))

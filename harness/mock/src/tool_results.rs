@@ -5,7 +5,7 @@
 //! results do not"). Each result is kept once, with the request that first
 //! sent it, not with every later request that repeats the history.
 
-use reloop_wire::{Prompt, PromptMessage};
+use reloop_wire::{Message, Prompt};
 use serde::Serialize;
 
 /// One tool result in a request.
@@ -22,11 +22,11 @@ pub struct ToolResultSeen {
 /// The results `request` sends for the model's latest turn: those after
 /// its last assistant message (earlier ones were seen with earlier requests).
 pub fn new_tool_results(request: &Prompt) -> Vec<ToolResultSeen> {
-    let start = request.messages.iter().rposition(|m| matches!(m, PromptMessage::Assistant { .. })).map_or(0, |i| i + 1);
+    let start = request.messages.iter().rposition(|m| matches!(m, Message::Assistant { .. })).map_or(0, |i| i + 1);
     request.messages[start..]
         .iter()
         .filter_map(|message| match message {
-            PromptMessage::ToolResult { call_id, content, is_error } => {
+            Message::ToolResult { call_id, content, is_error, .. } => {
                 Some(ToolResultSeen { call_id: call_id.clone(), content: content.clone(), is_error: *is_error })
             }
             _ => None,
