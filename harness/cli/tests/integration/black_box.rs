@@ -154,21 +154,27 @@ fn interrupting_reloop_run_leaves_no_agent_process_behind() {
     let pids = dir.path().join("pids");
     let file = shell_scenario(dir.path(), "interrupted", &lingering_agent(&pids), 300, "{}");
     let out = dir.path().join("out");
-    let mut child = Command::new(env!("CARGO_BIN_EXE_reloop"))
+    let child = Command::new(env!("CARGO_BIN_EXE_reloop"))
         .args(["run", file.to_str().unwrap(), "--out", out.to_str().unwrap()])
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
     let agents = wait_for_pids(&pids, 2);
-    let interrupt = Command::new("kill").args(["-INT", &child.id().to_string()]).status().unwrap();
+    interrupt_and_check_none_survive(child, &agents, &out);
+}
+
+/// Sends SIGINT to a running `reloop run`, then checks its exit (130), that
+/// none of `agents` survived it, and that its report says `cancelled`.
+fn interrupt_and_check_none_survive(mut reloop: std::process::Child, agents: &[u32], out: &Path) {
+    let interrupt = Command::new("kill").args(["-INT", &reloop.id().to_string()]).status().unwrap();
     assert!(interrupt.success());
-    let status = child.wait().unwrap();
+    let status = reloop.wait().unwrap();
     assert_eq!(status.code(), Some(130), "reloop's exit after an interrupt");
     for pid in agents {
-        assert!(gone(pid), "agent process {pid} outlived the interrupted run");
+        assert!(gone(*pid), "agent process {pid} outlived the interrupted run");
     }
-    assert_eq!(runs(&out)[0]["outcome"], "cancelled");
+    assert_eq!(runs(out)[0]["outcome"], "cancelled");
 }
 
 /// A scenario of `preset` in `dir` over a recording that calls `tool` with `arguments`.
@@ -182,7 +188,7 @@ fn a_preset_agent_that_is_not_installed_is_skipped_without_failing_the_run() {
     let dir = tempfile::tempdir().unwrap();
     let file = preset_scenario(dir.path(), "opencode", "read", "{ filePath: a }");
     let output = Command::new(env!("CARGO_BIN_EXE_reloop"))
-        .args(["run", file.to_str().unwrap(), "--out", dir.path().join("out").to_str().unwrap()])
+        .args(["run", file.to_str().unwrap(), "--out", dir.path().join("out").to_str().unwrap(), "--junit", dir.path().join("junit.xml").to_str().unwrap()])
         .env("PATH", dir.path())
         .env("NO_COLOR", "1")
         .output()
@@ -192,6 +198,9 @@ fn a_preset_agent_that_is_not_installed_is_skipped_without_failing_the_run() {
     let row = &runs(&dir.path().join("out"))[0];
     assert_eq!((row["outcome"].as_str(), row["system_under_test"].as_str(), row["wire"].as_str()), ("skipped", "opencode", "openai-chat"));
     assert!(row["error"].contains("`opencode` is not installed"), "{row:#?}");
+    let junit = std::fs::read_to_string(dir.path().join("junit.xml")).unwrap();
+    assert!(junit.contains("<testcase name=\"preset\"") && junit.contains("<skipped message=\"agent not installed"), "{junit}");
+    assert!(junit.contains("failures=\"0\""), "{junit}");
 }
 
 #[test]
@@ -250,7 +259,7 @@ fn interrupting_reloop_run_during_a_real_opencode_run_leaves_none_of_its_process
     let out = tempfile::tempdir().unwrap();
     let path = std::env::join_paths(std::iter::once(bin).chain(std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default()))).unwrap();
     let scenario = crate::util::repo().join("scenarios/agents/opencode-doom-loop.yaml");
-    let mut child = Command::new(env!("CARGO_BIN_EXE_reloop"))
+    let child = Command::new(env!("CARGO_BIN_EXE_reloop"))
         .args(["run", scenario.to_str().unwrap(), "--out", out.path().to_str().unwrap()])
         .env("PATH", path)
         .stdout(Stdio::null())
@@ -267,12 +276,5 @@ fn interrupting_reloop_run_during_a_real_opencode_run_leaves_none_of_its_process
     std::thread::sleep(Duration::from_secs(3));
     let agents = descendants(child.id());
     assert!(!agents.is_empty(), "opencode ended within 3 s; the interrupt would find nothing to kill");
-    let interrupt = Command::new("kill").args(["-INT", &child.id().to_string()]).status().unwrap();
-    assert!(interrupt.success());
-    let status = child.wait().unwrap();
-    assert_eq!(status.code(), Some(130), "reloop's exit after an interrupt");
-    for pid in agents {
-        assert!(gone(pid), "opencode process {pid} outlived the interrupted run");
-    }
-    assert_eq!(runs(out.path())[0]["outcome"], "cancelled");
+    interrupt_and_check_none_survive(child, &agents, out.path());
 }
