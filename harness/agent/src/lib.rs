@@ -31,6 +31,7 @@ mod runtime_loop;
 pub mod shell;
 pub mod state;
 pub mod task_store;
+pub mod tool_schema;
 pub mod tool_set;
 pub mod tools;
 

@@ -348,6 +348,10 @@ pub struct ServeArgs {
     /// Live sessions at most; a new session beyond it gets 503.
     #[arg(long, default_value_t = 4096, value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
     pub max_sessions: u64,
+    /// Also log every request as one JSON line into DIR/<session>.jsonl
+    /// (status, exchange, tokens, retry, divergence reason); DIR is created.
+    #[arg(long, value_name = "DIR")]
+    pub log_json: Option<PathBuf>,
 }
 
 /// `reloop estimate`.

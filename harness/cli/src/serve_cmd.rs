@@ -13,6 +13,7 @@ use reloop_mock::{
     scenario_factory,
 };
 
+use reloop_mock::json_log::JsonLog;
 use reloop_mock::recording::{Exchange, ReplayMode, ReplyUsage};
 
 use reloop_mock::record::RecordProxy;
@@ -69,7 +70,15 @@ pub fn run(args: ServeArgs) -> anyhow::Result<i32> {
         header_read_timeout: Duration::from_secs(args.header_timeout_secs),
         max_connections: usize::try_from(args.max_connections).unwrap_or(usize::MAX),
     };
-    let registry = Arc::new(Registry::serving(factory, sessions));
+    let mut registry = Registry::serving(factory, sessions);
+    if let Some(dir) = &args.log_json {
+        if let Err(e) = std::fs::create_dir_all(dir) {
+            eprintln!("error: {}: cannot create the --log-json folder: {e}", dir.display());
+            return Ok(exit_code::BAD_INPUT);
+        }
+        registry = registry.with_json_log(JsonLog::new(dir));
+    }
+    let registry = Arc::new(registry);
     let runtime = tokio::runtime::Builder::new_current_thread().enable_io().enable_time().build()?;
     let capture = match args.capture.clone().map(|dir| CaptureWriter::new(Target::PerSession(dir), &args.redact)).transpose() {
         Ok(capture) => capture,
@@ -106,6 +115,9 @@ pub fn run(args: ServeArgs) -> anyhow::Result<i32> {
             println!("with --scenario, every session name replays the scenario's recording afresh, with its faults");
         }
         println!("any API key is accepted; one log line per request on stderr; Ctrl-C stops");
+        if let Some(dir) = &args.log_json {
+            println!("JSON log: one file per session in {}", dir.display());
+        }
         match captured {
             Some((_proxy, observed, mut writer)) => record_until_ctrl_c(observed, &mut writer).await?,
             None => tokio::signal::ctrl_c().await?,

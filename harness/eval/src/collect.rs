@@ -3,8 +3,9 @@
 //! counted by the same reference tokenizer.
 
 use reloop_agent::price_table::{self, PricedUsage};
+use reloop_agent::tool_schema::FrozenToolSchema;
 use reloop_agent::tool_set::declared_tools;
-use reloop_agent::{CallPurpose, DoomLoopKind, LlmRequest, LoopEvent, LoopState, Outcome, TimedEvent, ToolRuntime, ToolSpec, client::to_prompt};
+use reloop_agent::{CallPurpose, DoomLoopKind, LlmRequest, LoopEvent, LoopState, Outcome, TimedEvent, ToolRuntime, client::to_prompt};
 use reloop_mock::{RequestRecord, Session};
 use reloop_wire::format::through;
 
@@ -85,7 +86,7 @@ pub fn collect(finished: Finished<'_>) -> RunReport {
 }
 
 fn step_rows(scenario: &Scenario, state: &LoopState, log: &[RequestRecord], session: &Session, tools: &dyn ToolRuntime) -> Vec<StepRow> {
-    let declared: Vec<ToolSpec> = declared_tools(tools, &scenario.loop_settings);
+    let declared = FrozenToolSchema::freeze(declared_tools(tools, &scenario.loop_settings), scenario.wire, &Default::default());
     state
         .calls
         .iter()

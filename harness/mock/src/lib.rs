@@ -15,6 +15,7 @@ pub mod cache_sim;
 pub mod connections;
 pub mod divergence;
 pub mod fault;
+pub mod json_log;
 pub mod pacing;
 pub mod raw_reply;
 pub mod record;
@@ -25,6 +26,7 @@ pub mod session;
 pub mod stages;
 pub mod stream_plan;
 pub mod tokens;
+pub mod tool_results;
 
 pub use divergence::Divergence;
 pub use fault::{Fault, FaultSpec};

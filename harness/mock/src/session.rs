@@ -16,6 +16,7 @@ pub use crate::stages::Reply;
 use crate::stages::{self, AccountInput, Caches, Rejection};
 pub use crate::stages::Caching;
 use crate::tokens::{PromptCount, TokenCounter, content_hash};
+use crate::tool_results::{ToolResultSeen, new_tool_results};
 
 /// How a session is set up.
 #[derive(Debug, Clone)]
@@ -69,6 +70,8 @@ pub struct RequestRecord {
     pub retry: bool,
     /// The pacer's clock when the request arrived, ms.
     pub at_ms: u64,
+    /// The tool results it sent back for the previous turn's calls.
+    pub tool_results: Vec<ToolResultSeen>,
 }
 
 #[derive(Debug, Default)]
@@ -85,6 +88,8 @@ struct SessionState {
     /// The Responses item ids of the calls last answered on the main
     /// purpose, as rendered: a result may name a call by them.
     main_call_item_ids: Vec<String>,
+    /// Answers of the `auxiliary:` list without `when` given so far.
+    auxiliary_used: usize,
 }
 
 /// Account: the server's usage of a turn given its prompt, the cache
@@ -180,6 +185,7 @@ impl Session {
             result: "ok",
             retry,
             at_ms: self.config.pacer.now_ms(),
+            tool_results: new_tool_results(request),
         };
         let reply = match self.serve(&mut state, (request, caching), &count, fingerprint, &mut record) {
             Ok(reply) => reply,
@@ -205,7 +211,7 @@ impl Session {
         stages::admit_breakpoints(caching)?;
         stages::admit(self.config.context_window, count.total)?;
         let next = self.next_exchange(state, self.purpose_of(request)).map(|i| &self.config.recording.exchanges[i]);
-        if !record.retry && auxiliary::is_auxiliary(request, next) {
+        if !record.retry && auxiliary::is_auxiliary(request, next, &self.config.recording.auxiliary) {
             return Ok(self.auxiliary_reply(state, (request, caching), count, record));
         }
         let (purpose, exchange_index) = self.match_exchange(state, record, request, caching)?;
@@ -240,7 +246,7 @@ impl Session {
         count: &PromptCount,
         record: &mut RequestRecord,
     ) -> Reply {
-        let turn = auxiliary::auxiliary_turn();
+        let turn = auxiliary::auxiliary_turn(request, &self.config.recording.auxiliary, &mut state.auxiliary_used);
         let usage = account(state, (request, caching), count, &turn, record);
         record.result = auxiliary::AUXILIARY_RESULT;
         let turn = ModelTurn { usage: Some(usage), ..turn };

@@ -131,7 +131,7 @@ impl AgentLoop<'_> {
         };
         let sent = SentRequest {
             system: request.system,
-            tools: request.tools,
+            tools_hash: request.tools.hash(),
             model: self.deps.client.model(),
             history: meta.history,
             estimated_tokens: meta.estimated_input_tokens,

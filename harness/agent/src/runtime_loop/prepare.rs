@@ -1,16 +1,17 @@
-//! Phase 1: the context for this step. Freeze the tool schema, let the
+//! Phase 1: the context for this step. Take the frozen tool schema, let the
 //! compaction strategy edit the view, rebuild the system prompt, check the
 //! cache fingerprint, render the view.
 
+use std::sync::Arc;
+
 use super::AgentLoop;
-use crate::cache_break::FrozenToolSchema;
 use crate::prompts::MAX_STEPS_MESSAGE;
 use crate::estimate::{prompt_tokens, text_tokens};
 use crate::event::LoopEvent;
 use crate::message::Message;
 use crate::state::LoopState;
+use crate::tool_schema::FrozenToolSchema;
 use crate::tool_set::declared_tools;
-use crate::tools::ToolSpec;
 
 /// The request material of one step.
 pub(super) struct Prepared {
@@ -19,7 +20,7 @@ pub(super) struct Prepared {
     pub view: Vec<Message>,
     /// The view's prefix hashes, for the cache-break detector.
     pub history: Vec<u64>,
-    pub tools: Vec<ToolSpec>,
+    pub tools: Arc<FrozenToolSchema>,
     pub final_turn: bool,
     /// The estimate before calibration, which calibration learns from.
     pub raw_estimated_input_tokens: u64,
@@ -31,7 +32,7 @@ pub(super) struct Prepared {
 
 impl AgentLoop<'_> {
     pub(super) async fn prepare(&mut self, state: &mut LoopState) -> Prepared {
-        let tools = self.visible_tools();
+        let tools = self.tools.current(|| declared_tools(self.deps.tools, &self.deps.settings));
         let final_turn = state.remaining_step_budget <= 1;
         if final_turn {
             state.transcript.push(Message::user(MAX_STEPS_MESSAGE));
@@ -75,26 +76,14 @@ impl AgentLoop<'_> {
     /// a sum of figures kept beside the system prompt, the frozen schema and
     /// each view item, never a scan of the prompt.
     pub(super) fn raw_estimate(&self) -> u64 {
-        let tools = self.schema.as_ref().map_or(0.0, |schema| schema.text_tokens());
+        let tools = self.tools.frozen().map_or(0.0, FrozenToolSchema::text_tokens);
         prompt_tokens(self.view.items().len(), self.system_estimate.1 + tools + self.view.text_tokens())
     }
 
     /// The same for the uncompacted counterfactual: the whole transcript
     /// with nothing masked or replaced.
     pub(super) fn raw_uncompacted_estimate(&self) -> u64 {
-        let tools = self.schema.as_ref().map_or(0.0, |schema| schema.text_tokens());
+        let tools = self.tools.frozen().map_or(0.0, FrozenToolSchema::text_tokens);
         prompt_tokens(self.view.synced(), self.system_estimate.1 + tools + self.view.uncompacted_text_tokens())
-    }
-
-    /// The tools to declare, frozen to byte-identical JSON across steps.
-    fn visible_tools(&mut self) -> Vec<ToolSpec> {
-        let specs = declared_tools(self.deps.tools, &self.deps.settings);
-        let frozen = match self.schema.take() {
-            Some(previous) => previous.freeze_or_reuse(specs),
-            None => FrozenToolSchema::freeze(specs),
-        };
-        let specs = frozen.specs().to_vec();
-        self.schema = Some(frozen);
-        specs
     }
 }

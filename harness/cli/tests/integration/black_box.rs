@@ -63,10 +63,16 @@ fn the_official_openai_sdk_agent_runs_as_a_black_box_with_its_expectations_check
         [
             ("sdk-agent", "python3", "final_answer", "0", "1", "0", "false"),
             ("sdk-agent-doom-loop", "python3", "final_answer", "0", "3", "0", "true"),
+            ("sdk-agent-no-progress", "python3", "final_answer", "0", "4", "0", "true"),
             ("sdk-agent-rate-limit", "python3", "final_answer", "0", "1", "1", "false"),
         ]
     );
-    assert!(rows.iter().all(|r| r["passed"] == "true" && r["final_answer"].contains("8080")), "{rows:#?}");
+    assert!(rows.iter().all(|r| r["passed"] == "true"), "{rows:#?}");
+    assert!(rows.iter().filter(|r| r["scenario"] != "sdk-agent-no-progress").all(|r| r["final_answer"].contains("8080")), "{rows:#?}");
+    // The results the agent sent back reach the detectors: four different
+    // calls with one result are no progress, first seen at the fourth (step 3).
+    let no_progress = rows.iter().find(|r| r["scenario"] == "sdk-agent-no-progress").unwrap();
+    assert_eq!((no_progress["doom_loop_kind"].as_str(), no_progress["doom_loop_first_step_no_progress"].as_str()), ("no_progress", "3"));
     let steps = read_rows(&out.path().join("steps.parquet"));
     let rate_limited: Vec<&str> =
         steps.iter().filter(|s| s["scenario"] == "sdk-agent-rate-limit").map(|s| s["server_result"].as_str()).collect();
@@ -148,21 +154,27 @@ fn interrupting_reloop_run_leaves_no_agent_process_behind() {
     let pids = dir.path().join("pids");
     let file = shell_scenario(dir.path(), "interrupted", &lingering_agent(&pids), 300, "{}");
     let out = dir.path().join("out");
-    let mut child = Command::new(env!("CARGO_BIN_EXE_reloop"))
+    let child = Command::new(env!("CARGO_BIN_EXE_reloop"))
         .args(["run", file.to_str().unwrap(), "--out", out.to_str().unwrap()])
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
     let agents = wait_for_pids(&pids, 2);
-    let interrupt = Command::new("kill").args(["-INT", &child.id().to_string()]).status().unwrap();
+    interrupt_and_check_none_survive(child, &agents, &out);
+}
+
+/// Sends SIGINT to a running `reloop run`, then checks its exit (130), that
+/// none of `agents` survived it, and that its report says `cancelled`.
+fn interrupt_and_check_none_survive(mut reloop: std::process::Child, agents: &[u32], out: &Path) {
+    let interrupt = Command::new("kill").args(["-INT", &reloop.id().to_string()]).status().unwrap();
     assert!(interrupt.success());
-    let status = child.wait().unwrap();
+    let status = reloop.wait().unwrap();
     assert_eq!(status.code(), Some(130), "reloop's exit after an interrupt");
     for pid in agents {
-        assert!(gone(pid), "agent process {pid} outlived the interrupted run");
+        assert!(gone(*pid), "agent process {pid} outlived the interrupted run");
     }
-    assert_eq!(runs(&out)[0]["outcome"], "cancelled");
+    assert_eq!(runs(out)[0]["outcome"], "cancelled");
 }
 
 /// A scenario of `preset` in `dir` over a recording that calls `tool` with `arguments`.
@@ -176,7 +188,7 @@ fn a_preset_agent_that_is_not_installed_is_skipped_without_failing_the_run() {
     let dir = tempfile::tempdir().unwrap();
     let file = preset_scenario(dir.path(), "opencode", "read", "{ filePath: a }");
     let output = Command::new(env!("CARGO_BIN_EXE_reloop"))
-        .args(["run", file.to_str().unwrap(), "--out", dir.path().join("out").to_str().unwrap()])
+        .args(["run", file.to_str().unwrap(), "--out", dir.path().join("out").to_str().unwrap(), "--junit", dir.path().join("junit.xml").to_str().unwrap()])
         .env("PATH", dir.path())
         .env("NO_COLOR", "1")
         .output()
@@ -186,6 +198,9 @@ fn a_preset_agent_that_is_not_installed_is_skipped_without_failing_the_run() {
     let row = &runs(&dir.path().join("out"))[0];
     assert_eq!((row["outcome"].as_str(), row["system_under_test"].as_str(), row["wire"].as_str()), ("skipped", "opencode", "openai-chat"));
     assert!(row["error"].contains("`opencode` is not installed"), "{row:#?}");
+    let junit = std::fs::read_to_string(dir.path().join("junit.xml")).unwrap();
+    assert!(junit.contains("<testcase name=\"preset\"") && junit.contains("<skipped message=\"agent not installed"), "{junit}");
+    assert!(junit.contains("failures=\"0\""), "{junit}");
 }
 
 #[test]
@@ -195,10 +210,71 @@ fn a_preset_recording_calling_a_tool_the_agent_lacks_is_bad_input_naming_the_cal
     let output = reloop(dir.path(), &["validate", file.to_str().unwrap()]);
     assert_eq!(output.status.code(), Some(2), "{}{}", stdout(&output), stderr(&output));
     let text = format!("{}{}", stdout(&output), stderr(&output));
-    assert!(text.contains("calls.recording.yaml") && text.contains("exchanges[0].tool_calls[0]"), "{text}");
+    assert!(text.contains("calls.recording.yaml:3:") && text.contains("exchanges[0].tool_calls[0].name"), "{text}");
     assert!(text.contains("codex declares no tool `shell` (its tools: exec_command,"), "{text}");
     let missing = preset_scenario(dir.path(), "pi", "read", "{ offset: 1 }");
     let output = reloop(dir.path(), &["run", missing.to_str().unwrap(), "--out", "out"]);
     assert_eq!(output.status.code(), Some(2));
     assert!(stderr(&output).contains("pi's `read` requires path"), "{}", stderr(&output));
+}
+
+/// Every process below `pid` (children, their children, ...), from /proc.
+fn descendants(pid: u32) -> Vec<u32> {
+    let parents: Vec<(u32, u32)> = std::fs::read_dir("/proc")
+        .unwrap()
+        .filter_map(|entry| entry.ok()?.file_name().to_str()?.parse::<u32>().ok())
+        .filter_map(|child| {
+            let stat = std::fs::read_to_string(format!("/proc/{child}/stat")).ok()?;
+            let parent = stat.rsplit_once(')')?.1.split_whitespace().nth(1)?.parse().ok()?;
+            Some((child, parent))
+        })
+        .collect();
+    let mut found = vec![pid];
+    let mut i = 0;
+    while i < found.len() {
+        let parent = found[i];
+        found.extend(parents.iter().filter(|(_, p)| *p == parent).map(|(child, _)| *child));
+        i += 1;
+    }
+    found.split_off(1)
+}
+
+/// The folder holding the real agents' programs (`node_modules/.bin` of
+/// the pinned install, docs/black-box.md), or `None`: the test then says
+/// it was skipped. CI sets it after installing them; there a missing
+/// `opencode` fails the test.
+fn agents_bin(program: &str) -> Option<PathBuf> {
+    let dir = std::env::var_os("RELOOP_AGENTS_BIN").map(PathBuf::from);
+    let found = dir.filter(|dir| dir.join(program).is_file());
+    if found.is_none() {
+        assert!(std::env::var_os("RELOOP_AGENTS_BIN").is_none(), "RELOOP_AGENTS_BIN has no `{program}`");
+        eprintln!("skipped: set RELOOP_AGENTS_BIN to the folder of the installed agents (docs/black-box.md)");
+    }
+    found
+}
+
+#[test]
+fn interrupting_reloop_run_during_a_real_opencode_run_leaves_none_of_its_processes_behind() {
+    let Some(bin) = agents_bin("opencode") else { return };
+    let out = tempfile::tempdir().unwrap();
+    let path = std::env::join_paths(std::iter::once(bin).chain(std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default()))).unwrap();
+    let scenario = crate::util::repo().join("scenarios/agents/opencode-doom-loop.yaml");
+    let child = Command::new(env!("CARGO_BIN_EXE_reloop"))
+        .args(["run", scenario.to_str().unwrap(), "--out", out.path().to_str().unwrap()])
+        .env("PATH", path)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    // Once opencode runs, give it time to start what it starts (its package
+    // installs, its tools), then take every process below reloop.
+    let start = Instant::now();
+    while descendants(child.id()).is_empty() {
+        assert!(start.elapsed() < Duration::from_secs(60), "opencode never started under reloop");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    std::thread::sleep(Duration::from_secs(3));
+    let agents = descendants(child.id());
+    assert!(!agents.is_empty(), "opencode ended within 3 s; the interrupt would find nothing to kill");
+    interrupt_and_check_none_survive(child, &agents, out.path());
 }

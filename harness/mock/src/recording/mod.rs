@@ -48,6 +48,10 @@ pub struct Recording {
     pub reply_usage: ReplyUsage,
     /// The exchanges, answered in order.
     pub exchanges: Vec<Exchange>,
+    /// Answers for auxiliary requests (tool-less title or summary
+    /// prompts), which never consume an exchange ([`crate::auxiliary`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub auxiliary: Vec<crate::auxiliary::AuxiliaryAnswer>,
 }
 
 /// The usage a neutral reply reports to the client.
