@@ -393,7 +393,7 @@ impl ChatStreamAccumulator {
         }
         let finish_reason = self.finish_reason.ok_or(WireError::MissingFinish)?;
         // Chat-compatible providers' `reasoning_content`; it is not sent back (see the request).
-        let reasoning = (!self.reasoning.is_empty()).then(|| Reasoning::ReasoningContent { text: self.reasoning });
+        let reasoning = (!self.reasoning.is_empty()).then_some(Reasoning::ReasoningContent { text: self.reasoning });
         Ok(ModelTurn {
             text: self.text,
             tool_calls: self.tool_calls.into_values().collect(),
