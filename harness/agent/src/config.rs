@@ -48,6 +48,9 @@ pub struct LoopSettings {
     pub task_tools: bool,
     /// Credential scrubbing and truncation of tool output.
     pub output_guards: crate::output_guard::OutputGuards,
+    /// Native tool calls, or tools described in the prompt and calls read
+    /// from the text (`text`, for models without native tools).
+    pub tool_calling: crate::text_tools::ToolCalling,
 }
 
 /// How a batch of tool calls is scheduled.
@@ -81,6 +84,7 @@ impl Default for LoopSettings {
             cache_breakpoints: crate::client::cache_breakpoints::CacheBreakpointSettings::default(),
             task_tools: false,
             output_guards: crate::output_guard::OutputGuards::default(),
+            tool_calling: crate::text_tools::ToolCalling::Native,
         }
     }
 }
@@ -89,5 +93,10 @@ impl LoopSettings {
     /// The stream idle timeout as a duration.
     pub fn stream_idle_timeout(&self) -> Duration {
         Duration::from_secs(self.stream_idle_timeout_secs)
+    }
+
+    /// Whether tools are described in the prompt and calls read from text.
+    pub fn text_tool_calling(&self) -> bool {
+        self.tool_calling == crate::text_tools::ToolCalling::Text
     }
 }

@@ -73,6 +73,9 @@ pub enum LoopEvent {
     FollowUpQueued { message: String },
     /// The loop ended.
     LoopFinished { outcome: crate::Outcome },
+    /// A tool call written in the text (`tool_calling: text`) could not be
+    /// read; the model gets the reason as a tool error.
+    TextToolCallMalformed { call_id: String, reason: String },
 }
 
 /// A compaction as the report tabulates it.
@@ -133,6 +136,7 @@ impl LoopEvent {
             Self::SteeringQueued { .. } => "steering_queued",
             Self::FollowUpQueued { .. } => "follow_up_queued",
             Self::LoopFinished { .. } => "loop_finished",
+            Self::TextToolCallMalformed { .. } => "text_tool_call_malformed",
         }
     }
 }

@@ -31,6 +31,7 @@ mod runtime_loop;
 pub mod shell;
 pub mod state;
 pub mod task_store;
+pub mod text_tools;
 pub mod tool_set;
 pub mod tools;
 

@@ -85,7 +85,9 @@ pub fn collect(finished: Finished<'_>) -> RunReport {
 }
 
 fn step_rows(scenario: &Scenario, state: &LoopState, log: &[RequestRecord], session: &Session, tools: &dyn ToolRuntime) -> Vec<StepRow> {
-    let declared: Vec<ToolSpec> = declared_tools(tools, &scenario.loop_settings);
+    // Text tool calling declares no tools and sends the transcript as text.
+    let text_tools = scenario.loop_settings.text_tool_calling();
+    let declared: Vec<ToolSpec> = if text_tools { Vec::new() } else { declared_tools(tools, &scenario.loop_settings) };
     state
         .calls
         .iter()
@@ -95,11 +97,13 @@ fn step_rows(scenario: &Scenario, state: &LoopState, log: &[RequestRecord], sess
             let answered = server.is_some_and(|s| s.status == 200);
             let main = record.purpose != CallPurpose::Compaction;
             let uncompacted = (answered && main).then(|| {
+                let transcript = &state.transcript[..record.transcript_len];
+                let rendered = text_tools.then(|| reloop_agent::text_tools::render_view(transcript.to_vec()));
                 let request = LlmRequest {
                     system: &state.system_prompts[record.system_prompt],
-                    messages: &state.transcript[..record.transcript_len],
+                    messages: rendered.as_deref().unwrap_or(transcript),
                     tools: &declared,
-                    forbid_tools: record.purpose == CallPurpose::FinalTurn,
+                    forbid_tools: record.purpose == CallPurpose::FinalTurn && !text_tools,
                     max_output_tokens: scenario.spec.loop_settings.max_output_tokens,
                     stream: true,
                 };

@@ -12,13 +12,17 @@ use crate::message::Message;
 use crate::outcome::Outcome;
 use crate::state::{LoopState, LoopStatus};
 use crate::task_store::is_task_tool;
+use crate::text_tools::{self, MALFORMED_TOOL_CALL};
 use crate::tools::{ToolOutput, pseudo};
 
 /// The result given to calls skipped by a steering message (pi-mono's text).
 pub const SKIPPED_FOR_STEERING: &str = "Skipped due to queued user message.";
 
 impl AgentLoop<'_> {
-    pub(super) async fn act(&mut self, state: &mut LoopState, turn: ModelTurn, final_turn: bool) {
+    pub(super) async fn act(&mut self, state: &mut LoopState, mut turn: ModelTurn, final_turn: bool) {
+        if self.deps.settings.text_tool_calling() && turn.tool_calls.is_empty() {
+            turn.tool_calls = text_tools::tool_calls_in_text(&turn.text, state.step_index);
+        }
         state.transcript.push(Message::Assistant { text: turn.text.clone(), tool_calls: turn.tool_calls.clone() });
         if turn.tool_calls.is_empty() {
             state.final_answer = Some(turn.text);
@@ -66,7 +70,14 @@ impl AgentLoop<'_> {
                 rest = &rest[1..];
                 continue;
             }
-            let loop_answers = |name: &str| pseudo::is_pseudo(name) || (self.deps.settings.task_tools && is_task_tool(name));
+            if first.name == MALFORMED_TOOL_CALL && self.deps.settings.text_tool_calling() {
+                self.answer_malformed(state, first);
+                rest = &rest[1..];
+                continue;
+            }
+            let loop_answers = |name: &str| {
+                pseudo::is_pseudo(name) || (self.deps.settings.task_tools && is_task_tool(name)) || name == MALFORMED_TOOL_CALL
+            };
             let real = rest.iter().take_while(|call| !loop_answers(&call.name)).count();
             let (batch, after) = rest.split_at(real);
             rest = after;
@@ -108,6 +119,15 @@ impl AgentLoop<'_> {
             content: output.content,
             is_error: output.is_error,
         });
+    }
+
+    /// Answers a text tool call that could not be read with the reason, as
+    /// a tool error the model sees.
+    fn answer_malformed(&mut self, state: &mut LoopState, call: &ToolCall) {
+        self.emit(state, LoopEvent::TextToolCallMalformed { call_id: call.id.clone(), reason: call.arguments.clone() });
+        state.tool_calls += 1;
+        state.tool_errors += 1;
+        self.push_result(state, call, ToolOutput::error(text_tools::malformed_message(&call.arguments)));
     }
 
     /// Handles a pseudo-tool; `Some` is the tool result when the run goes on.

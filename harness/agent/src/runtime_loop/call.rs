@@ -202,7 +202,8 @@ fn main_request(prepared: &Prepared, max_output_tokens: u32) -> LlmRequest<'_> {
         system: &prepared.system,
         messages: &prepared.view,
         tools: &prepared.tools,
-        forbid_tools: prepared.final_turn,
+        // With no tools declared (text tool calling) there is nothing to forbid.
+        forbid_tools: prepared.final_turn && !prepared.tools.is_empty(),
         max_output_tokens,
         stream: true,
     }

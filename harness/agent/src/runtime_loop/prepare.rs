@@ -9,6 +9,7 @@ use crate::estimate::{prompt_tokens, text_tokens};
 use crate::event::LoopEvent;
 use crate::message::Message;
 use crate::state::LoopState;
+use crate::text_tools;
 use crate::tool_set::declared_tools;
 use crate::tools::ToolSpec;
 
@@ -35,7 +36,13 @@ impl AgentLoop<'_> {
             state.transcript.push(Message::user(MAX_STEPS_MESSAGE));
             self.emit(state, LoopEvent::StepBudgetFinalTurn { step_budget: self.deps.settings.step_budget });
         }
-        let system = self.deps.system_prompt.system_prompt(state.step_index);
+        let mut system = self.deps.system_prompt.system_prompt(state.step_index);
+        let tools = if self.deps.settings.text_tool_calling() {
+            system = text_tools::system_with_protocol(&system, &tools);
+            Vec::new()
+        } else {
+            tools
+        };
         let system_index = state.intern_system_prompt(system.clone());
         if self.system_estimate.0 != system_index {
             self.system_estimate = (system_index, text_tokens(&system));
@@ -61,6 +68,9 @@ impl AgentLoop<'_> {
     /// raw and calibrated.
     pub(super) fn render(&self, state: &LoopState, prepared: &mut Prepared) {
         prepared.view = self.view.render(&state.transcript);
+        if self.deps.settings.text_tool_calling() {
+            prepared.view = text_tools::render_view(std::mem::take(&mut prepared.view));
+        }
         prepared.raw_estimated_input_tokens = self.raw_estimate();
         prepared.estimated_input_tokens = self.calibration.apply(prepared.raw_estimated_input_tokens);
         prepared.raw_uncompacted_input_tokens = self.raw_uncompacted_estimate();
@@ -70,15 +80,22 @@ impl AgentLoop<'_> {
     /// a sum of figures kept beside the system prompt, the frozen schema and
     /// each view item, never a scan of the prompt.
     pub(super) fn raw_estimate(&self) -> u64 {
-        let tools = self.schema.as_ref().map_or(0.0, |schema| schema.text_tokens());
-        prompt_tokens(self.view.items().len(), self.system_estimate.1 + tools + self.view.text_tokens())
+        prompt_tokens(self.view.items().len(), self.system_estimate.1 + self.schema_estimate() + self.view.text_tokens())
+    }
+
+    /// The estimate of the declared schema: none when the tools are
+    /// described in the system prompt instead (its estimate has them).
+    fn schema_estimate(&self) -> f64 {
+        match &self.schema {
+            Some(schema) if !self.deps.settings.text_tool_calling() => schema.text_tokens(),
+            _ => 0.0,
+        }
     }
 
     /// The same for the uncompacted counterfactual: the whole transcript
     /// with nothing masked or replaced.
     pub(super) fn raw_uncompacted_estimate(&self) -> u64 {
-        let tools = self.schema.as_ref().map_or(0.0, |schema| schema.text_tokens());
-        prompt_tokens(self.view.synced(), self.system_estimate.1 + tools + self.view.uncompacted_text_tokens())
+        prompt_tokens(self.view.synced(), self.system_estimate.1 + self.schema_estimate() + self.view.uncompacted_text_tokens())
     }
 
     /// The tools to declare, frozen to byte-identical JSON across steps.
