@@ -76,6 +76,11 @@ pub enum LoopEvent {
     /// A tool call written in the text (`tool_calling: text`) could not be
     /// read; the model gets the reason as a tool error.
     TextToolCallMalformed { call_id: String, reason: String },
+    /// An `Agent` call started a sub-agent with this step budget; its
+    /// events follow, stamped with the parent's step.
+    SubAgentStarted { call_id: String, task: String, step_budget: u32 },
+    /// The sub-agent ended (`outcome` null when it timed out).
+    SubAgentFinished { call_id: String, outcome: Option<crate::Outcome>, steps: u32, timed_out: bool, elapsed_ms: u64 },
 }
 
 /// A compaction as the report tabulates it.
@@ -137,6 +142,8 @@ impl LoopEvent {
             Self::FollowUpQueued { .. } => "follow_up_queued",
             Self::LoopFinished { .. } => "loop_finished",
             Self::TextToolCallMalformed { .. } => "text_tool_call_malformed",
+            Self::SubAgentStarted { .. } => "sub_agent_started",
+            Self::SubAgentFinished { .. } => "sub_agent_finished",
         }
     }
 }

@@ -75,6 +75,19 @@ pub struct CallRecord {
     pub started_ms: u64,
     /// Clock when the response was complete, ms.
     pub finished_ms: u64,
+    /// Set when a sub-agent made the call: which one, for which parent call.
+    pub sub_agent: Option<SubAgentLink>,
+}
+
+/// Where a sub-agent's call sits in its parent's run.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SubAgentLink {
+    /// Index of the child's state in [`LoopState::sub_agents`].
+    pub child: usize,
+    /// The parent's step whose `Agent` call started the child.
+    pub parent_step: u32,
+    /// The id of that `Agent` call.
+    pub parent_call_id: String,
 }
 
 /// A doom loop as first detected.
@@ -125,6 +138,9 @@ pub struct LoopState {
     pub max_parallel_tools: u32,
     /// The task tools' checklist.
     pub tasks: crate::task_store::TaskStore,
+    /// The sub-agents' own states (their transcripts and system prompts),
+    /// in the order they ran; their calls are moved into [`Self::calls`].
+    pub sub_agents: Vec<LoopState>,
 }
 
 impl LoopState {
@@ -149,6 +165,7 @@ impl LoopState {
             cache_breaks: 0,
             max_parallel_tools: 0,
             tasks: crate::task_store::TaskStore::default(),
+            sub_agents: Vec::new(),
         }
     }
 
@@ -190,8 +207,20 @@ impl LoopState {
     /// Main-loop decisions the model made (failed calls, retries and
     /// escalations excluded): ARCHITECTURE's `steps_used`.
     pub fn steps_used(&self) -> u32 {
-        let decided = self.calls.iter().filter(|c| c.error.is_none() && matches!(c.purpose, CallPurpose::Main | CallPurpose::FinalTurn));
+        let decided = self
+            .calls
+            .iter()
+            .filter(|c| c.error.is_none() && c.sub_agent.is_none() && matches!(c.purpose, CallPurpose::Main | CallPurpose::FinalTurn));
         decided.count() as u32
+    }
+
+    /// The transcript and system prompts a call was made from: the run's,
+    /// or its sub-agent's.
+    pub fn context_of(&self, call: &CallRecord) -> (&[Message], &[String]) {
+        match &call.sub_agent {
+            Some(link) => (&self.sub_agents[link.child].transcript, &self.sub_agents[link.child].system_prompts),
+            None => (&self.transcript, &self.system_prompts),
+        }
     }
 
     /// Adds provider usage to the totals.

@@ -87,7 +87,9 @@ pub fn collect(finished: Finished<'_>) -> RunReport {
 fn step_rows(scenario: &Scenario, state: &LoopState, log: &[RequestRecord], session: &Session, tools: &dyn ToolRuntime) -> Vec<StepRow> {
     // Text tool calling declares no tools and sends the transcript as text.
     let text_tools = scenario.loop_settings.text_tool_calling();
-    let declared: Vec<ToolSpec> = if text_tools { Vec::new() } else { declared_tools(tools, &scenario.loop_settings) };
+    let declared_by = |settings: &reloop_agent::LoopSettings| if text_tools { Vec::new() } else { declared_tools(tools, settings) };
+    let declared: Vec<ToolSpec> = declared_by(&scenario.loop_settings);
+    let declared_by_sub_agents: Vec<ToolSpec> = declared_by(&scenario.loop_settings.sub_agent_settings());
     state
         .calls
         .iter()
@@ -97,12 +99,13 @@ fn step_rows(scenario: &Scenario, state: &LoopState, log: &[RequestRecord], sess
             let answered = server.is_some_and(|s| s.status == 200);
             let main = record.purpose != CallPurpose::Compaction;
             let uncompacted = (answered && main).then(|| {
-                let transcript = &state.transcript[..record.transcript_len];
+                let (transcript, system_prompts) = state.context_of(record);
+                let transcript = &transcript[..record.transcript_len];
                 let rendered = text_tools.then(|| reloop_agent::text_tools::render_view(transcript.to_vec()));
                 let request = LlmRequest {
-                    system: &state.system_prompts[record.system_prompt],
+                    system: &system_prompts[record.system_prompt],
                     messages: rendered.as_deref().unwrap_or(transcript),
-                    tools: &declared,
+                    tools: if record.sub_agent.is_some() { &declared_by_sub_agents } else { &declared },
                     forbid_tools: record.purpose == CallPurpose::FinalTurn && !text_tools,
                     max_output_tokens: scenario.spec.loop_settings.max_output_tokens,
                     stream: true,
@@ -132,6 +135,9 @@ fn step_rows(scenario: &Scenario, state: &LoopState, log: &[RequestRecord], sess
                 tool_calls: record.tool_calls.clone(),
                 started_ms: record.started_ms,
                 finished_ms: record.finished_ms,
+                agent_depth: u64::from(record.sub_agent.is_some()),
+                parent_step: record.sub_agent.as_ref().map(|link| u64::from(link.parent_step)),
+                parent_call_id: record.sub_agent.as_ref().map(|link| link.parent_call_id.clone()),
             }
         })
         .collect()

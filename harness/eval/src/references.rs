@@ -6,6 +6,7 @@
 
 use std::path::Path;
 
+use reloop_agent::sub_agent::AGENT_TOOL;
 use reloop_agent::task_store::is_task_tool;
 use reloop_agent::tools::pseudo;
 use reloop_mock::recording::{Exchange, Part, ToolCallPart};
@@ -21,7 +22,10 @@ pub fn check(scenario: &Scenario) -> Vec<InputError> {
     let recording_text = std::fs::read_to_string(&recording_file).unwrap_or_default();
     for (i, exchange) in scenario.recording.exchanges.iter().enumerate() {
         for (j, (part, call)) in tool_call_parts(exchange).enumerate() {
-            let loop_answers = pseudo::is_pseudo(&call.name) || (scenario.spec.loop_settings.task_tools && is_task_tool(&call.name));
+            let settings = &scenario.spec.loop_settings;
+            let loop_answers = pseudo::is_pseudo(&call.name)
+                || (settings.task_tools && is_task_tool(&call.name))
+                || (settings.sub_agent.enabled && call.name == AGENT_TOOL);
             if !loop_answers && !scenario.spec.tools.contains_key(&call.name) {
                 // Written as v2 parts or as v1's `tool_calls` shorthand.
                 let written = [format!("exchanges[{i}].parts[{part}].name"), format!("exchanges[{i}].tool_calls[{j}].name")];

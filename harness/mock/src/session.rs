@@ -286,7 +286,7 @@ impl Session {
             return Err(recording_exhausted(index, purpose, list.len(), request));
         };
         if purpose == Purpose::Main
-            && let Some(previous) = position.checked_sub(1).map(|p| list[p]) {
+            && let Some(previous) = previous_in_conversation(exchanges, list, position) {
                 let expected = expected_calls(&exchanges[previous], previous, &state.main_call_item_ids);
                 if let Some(divergence) = check_tool_results(index, &expected, request) {
                     return Err(divergence);
@@ -297,6 +297,25 @@ impl Session {
             None => Ok((purpose, exchange)),
         }
     }
+}
+
+/// The exchange whose calls the request taking `list[position]` must
+/// answer: the one before it in the same conversation. A sub-agent's
+/// exchanges sit between their parent's; a sub-agent's first request
+/// answers nothing, and the parent's next request answers the parent's
+/// last exchange.
+fn previous_in_conversation(exchanges: &[Exchange], list: &[usize], position: usize) -> Option<usize> {
+    let Some(&next) = list.get(position) else { return position.checked_sub(1).map(|p| list[p]) };
+    let sub_agent = exchanges[next].sub_agent;
+    for &earlier in list[..position].iter().rev() {
+        match (exchanges[earlier].sub_agent, sub_agent) {
+            (a, b) if a == b => return Some(earlier),
+            // The parent's exchange before a delegation's first one.
+            (false, true) => return None,
+            _ => {}
+        }
+    }
+    None
 }
 
 /// The calls of `exchange` (at `index`) a request must answer, each also by

@@ -11,6 +11,7 @@ use crate::event::LoopEvent;
 use crate::message::Message;
 use crate::outcome::Outcome;
 use crate::state::{LoopState, LoopStatus};
+use crate::sub_agent::AGENT_TOOL;
 use crate::task_store::is_task_tool;
 use crate::text_tools::{self, MALFORMED_TOOL_CALL};
 use crate::tools::{ToolOutput, pseudo};
@@ -75,8 +76,14 @@ impl AgentLoop<'_> {
                 rest = &rest[1..];
                 continue;
             }
+            if self.delegates(&first.name) {
+                self.run_agent_call(state, first).await;
+                rest = &rest[1..];
+                continue;
+            }
+            let (task_tools, agent) = (self.deps.settings.task_tools, self.delegates(AGENT_TOOL));
             let loop_answers = |name: &str| {
-                pseudo::is_pseudo(name) || (self.deps.settings.task_tools && is_task_tool(name)) || name == MALFORMED_TOOL_CALL
+                pseudo::is_pseudo(name) || (task_tools && is_task_tool(name)) || name == MALFORMED_TOOL_CALL || (agent && name == AGENT_TOOL)
             };
             let real = rest.iter().take_while(|call| !loop_answers(&call.name)).count();
             let (batch, after) = rest.split_at(real);
@@ -119,6 +126,30 @@ impl AgentLoop<'_> {
             content: output.content,
             is_error: output.is_error,
         });
+    }
+
+    /// Whether a call of `name` is the loop's `Agent` tool: declared here,
+    /// or called by a sub-agent (which gets the depth-limit error).
+    fn delegates(&self, name: &str) -> bool {
+        name == AGENT_TOOL && (self.deps.settings.sub_agent.enabled || self.depth > 0)
+    }
+
+    /// Runs an `Agent` call as a tool call of the run: its start and end
+    /// events around the sub-agent's own, counted with the other calls.
+    async fn run_agent_call(&mut self, state: &mut LoopState, call: &ToolCall) {
+        self.emit(state, LoopEvent::ToolStart { call_id: call.id.clone(), tool: call.name.clone(), arguments: call.arguments.clone() });
+        let started_ms = self.deps.clock.now_ms();
+        let output = self.delegate(state, call).await;
+        state.tool_calls += 1;
+        state.tool_errors += u32::from(output.is_error);
+        self.emit(state, LoopEvent::ToolEnd {
+            call_id: call.id.clone(),
+            tool: call.name.clone(),
+            is_error: output.is_error,
+            elapsed_ms: self.deps.clock.now_ms() - started_ms,
+            result_summary: output.content.chars().take(120).collect(),
+        });
+        self.push_result(state, call, output);
     }
 
     /// Answers a text tool call that could not be read with the reason, as

@@ -156,6 +156,7 @@ impl AgentLoop<'_> {
             cache_break,
             started_ms,
             finished_ms: started_ms,
+            sub_agent: None,
         });
         let result =
             self.deps.client.stream_turn(request, self.deps.settings.stream_idle_timeout(), &mut on_text).await;

@@ -8,6 +8,7 @@ mod http_streaming;
 mod loop_behaviour;
 mod prompt_cache;
 mod reports;
+mod sub_agents;
 mod wires;
 
 use std::path::{Path, PathBuf};
