@@ -46,7 +46,7 @@ fn tool_round(step: u32) -> [Message; 2] {
     let arguments = format!("{{\"path\":\"src/module_{step}.rs\"}}");
     let content = "pub fn handle(request: &Request) -> Result<Response, Error> {\n    let user = authenticate(request)?;\n    Ok(Response::ok(render(&user)))\n}\n".repeat(4);
     [
-        Message::Assistant { text: String::new(), tool_calls: vec![ToolCall { id: id.clone(), name: "read_file".into(), arguments }] },
+        Message::assistant(String::new(), vec![ToolCall { id: id.clone(), name: "read_file".into(), arguments }]),
         Message::ToolResult { call_id: id, tool_name: "read_file".into(), content, is_error: false },
     ]
 }

@@ -35,6 +35,7 @@ pub fn turn() -> impl Strategy<Value = ModelTurn> {
                 .enumerate()
                 .map(|(i, (name, arguments))| ToolCall { id: format!("call_{i}"), name, arguments })
                 .collect(),
+            reasoning: Vec::new(),
             finish_reason,
             usage: usage.map(|(input_tokens, output_tokens, cache_read_tokens, cache_write_tokens)| Usage {
                 input_tokens,

@@ -25,7 +25,7 @@ pub fn is_auxiliary(request: &Prompt, next: Option<&Exchange>) -> bool {
 
 /// The short text turn an auxiliary request gets.
 pub fn auxiliary_turn() -> ModelTurn {
-    ModelTurn { text: AUXILIARY_TEXT.to_owned(), tool_calls: Vec::new(), finish_reason: FinishReason::Stop, usage: None }
+    ModelTurn { text: AUXILIARY_TEXT.to_owned(), finish_reason: FinishReason::Stop, ..ModelTurn::default() }
 }
 
 #[cfg(test)]

@@ -24,7 +24,7 @@ pub struct ReplyMeta {
     /// Whether the client asked for usage in a chat stream.
     pub include_usage: bool,
     /// The request's tools, which the Responses API echoes.
-    pub tools: Vec<reloop_wire::ToolDecl>,
+    pub tools: Vec<reloop_wire::ToolSpec>,
 }
 
 /// One wire format's rendering.

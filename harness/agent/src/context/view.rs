@@ -255,9 +255,9 @@ mod tests {
         let call = ToolCall { id: "c1".into(), name: "read".into(), arguments: "{}".into() };
         vec![
             Message::user("task"),
-            Message::Assistant { text: String::new(), tool_calls: vec![call] },
+            Message::assistant(String::new(), vec![call]),
             Message::ToolResult { call_id: "c1".into(), tool_name: "read".into(), content: "long output".into(), is_error: false },
-            Message::Assistant { text: "done".into(), tool_calls: vec![] },
+            Message::assistant("done", vec![]),
         ]
     }
 

@@ -24,7 +24,11 @@ impl AgentLoop<'_> {
         if self.deps.settings.text_tool_calling() && turn.tool_calls.is_empty() {
             turn.tool_calls = text_tools::tool_calls_in_text(&turn.text, state.step_index);
         }
-        state.transcript.push(Message::Assistant { text: turn.text.clone(), tool_calls: turn.tool_calls.clone() });
+        state.transcript.push(Message::Assistant {
+            text: turn.text.clone(),
+            tool_calls: turn.tool_calls.clone(),
+            reasoning: turn.reasoning.clone(),
+        });
         if turn.tool_calls.is_empty() {
             state.final_answer = Some(turn.text);
             if let Some(message) = self.finish_with_answer(state) {

@@ -51,7 +51,7 @@ pub fn render_view(view: Vec<Message>) -> Vec<Message> {
                     rendered.push(Message::user(text));
                 }
                 rendered.push(match other {
-                    Message::Assistant { text, .. } => Message::Assistant { text, tool_calls: Vec::new() },
+                    Message::Assistant { text, reasoning, .. } => Message::Assistant { text, tool_calls: Vec::new(), reasoning },
                     kept => kept,
                 });
             }
@@ -78,14 +78,14 @@ mod tests {
         let call = ToolCall { id: "c".into(), name: "read".into(), arguments: "{}".into() };
         let view = vec![
             Message::user("task"),
-            Message::Assistant { text: "<tool_call>…</tool_call>".into(), tool_calls: vec![call] },
+            Message::assistant("<tool_call>…</tool_call>", vec![call]),
             result("read", "fn main() {}", false),
             result("grep", "no such file", true),
             Message::user("steer"),
         ];
         let rendered = render_view(view);
         assert_eq!(rendered.len(), 4);
-        assert_eq!(rendered[1], Message::Assistant { text: "<tool_call>…</tool_call>".into(), tool_calls: Vec::new() });
+        assert_eq!(rendered[1], Message::assistant("<tool_call>…</tool_call>", Vec::new()));
         assert_eq!(
             rendered[2],
             Message::user(

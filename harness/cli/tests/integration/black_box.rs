@@ -164,3 +164,41 @@ fn interrupting_reloop_run_leaves_no_agent_process_behind() {
     }
     assert_eq!(runs(&out)[0]["outcome"], "cancelled");
 }
+
+/// A scenario of `preset` in `dir` over a recording that calls `tool` with `arguments`.
+fn preset_scenario(dir: &Path, preset: &str, tool: &str, arguments: &str) -> PathBuf {
+    write(dir, "calls.recording.yaml", &format!("format: reloop.recording/v1\nexchanges:\n  - tool_calls: [{{ name: {tool}, arguments: {arguments} }}]\n  - text: done\n"));
+    write(dir, "preset.yaml", &format!("name: preset\nmodel: gpt-4.1\ntask: t\nrecording: calls.recording.yaml\nagent: {{ preset: {preset} }}\nexpect: {{ outcome: final_answer }}\n"))
+}
+
+#[test]
+fn a_preset_agent_that_is_not_installed_is_skipped_without_failing_the_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = preset_scenario(dir.path(), "opencode", "read", "{ filePath: a }");
+    let output = Command::new(env!("CARGO_BIN_EXE_reloop"))
+        .args(["run", file.to_str().unwrap(), "--out", dir.path().join("out").to_str().unwrap()])
+        .env("PATH", dir.path())
+        .env("NO_COLOR", "1")
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(0), "{}{}", stdout(&output), stderr(&output));
+    assert!(stdout(&output).contains("1 skipped (agent not installed, see docs/black-box.md): preset"), "{}", stdout(&output));
+    let row = &runs(&dir.path().join("out"))[0];
+    assert_eq!((row["outcome"].as_str(), row["system_under_test"].as_str(), row["wire"].as_str()), ("skipped", "opencode", "openai-chat"));
+    assert!(row["error"].contains("`opencode` is not installed"), "{row:#?}");
+}
+
+#[test]
+fn a_preset_recording_calling_a_tool_the_agent_lacks_is_bad_input_naming_the_call() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = preset_scenario(dir.path(), "codex", "shell", "{ command: [ls] }");
+    let output = reloop(dir.path(), &["validate", file.to_str().unwrap()]);
+    assert_eq!(output.status.code(), Some(2), "{}{}", stdout(&output), stderr(&output));
+    let text = format!("{}{}", stdout(&output), stderr(&output));
+    assert!(text.contains("calls.recording.yaml") && text.contains("exchanges[0].tool_calls[0]"), "{text}");
+    assert!(text.contains("codex declares no tool `shell` (its tools: exec_command,"), "{text}");
+    let missing = preset_scenario(dir.path(), "pi", "read", "{ offset: 1 }");
+    let output = reloop(dir.path(), &["run", missing.to_str().unwrap(), "--out", "out"]);
+    assert_eq!(output.status.code(), Some(2));
+    assert!(stderr(&output).contains("pi's `read` requires path"), "{}", stderr(&output));
+}

@@ -226,7 +226,7 @@ impl Exchange {
         } else {
             FinishReason::ToolCalls
         });
-        ModelTurn { text: self.text(), tool_calls, finish_reason, usage: None }
+        ModelTurn { text: self.text(), tool_calls, finish_reason, ..ModelTurn::default() }
     }
 }
 
