@@ -54,6 +54,9 @@ pub struct LoopSettings {
     /// Roku's `Agent` sub-agents: whether the tool is declared, and the
     /// child's budget, timeout and result size.
     pub sub_agent: crate::sub_agent::SubAgentSettings,
+    /// Roku's deferred tools: above a schema size, only core tools and
+    /// `tool_search` are declared.
+    pub deferred_tools: crate::deferred_tools::DeferredToolSettings,
 }
 
 /// How a batch of tool calls is scheduled.
@@ -89,6 +92,7 @@ impl Default for LoopSettings {
             output_guards: crate::output_guard::OutputGuards::default(),
             tool_calling: crate::text_tools::ToolCalling::Native,
             sub_agent: crate::sub_agent::SubAgentSettings::default(),
+            deferred_tools: crate::deferred_tools::DeferredToolSettings::default(),
         }
     }
 }

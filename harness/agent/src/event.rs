@@ -81,6 +81,8 @@ pub enum LoopEvent {
     SubAgentStarted { call_id: String, task: String, step_budget: u32 },
     /// The sub-agent ended (`outcome` null when it timed out).
     SubAgentFinished { call_id: String, outcome: Option<crate::Outcome>, steps: u32, timed_out: bool, elapsed_ms: u64 },
+    /// `tool_search` made deferred tools visible from the next request on.
+    ToolsDiscovered { call_id: String, query: String, tools: Vec<String> },
 }
 
 /// A compaction as the report tabulates it.
@@ -144,6 +146,7 @@ impl LoopEvent {
             Self::TextToolCallMalformed { .. } => "text_tool_call_malformed",
             Self::SubAgentStarted { .. } => "sub_agent_started",
             Self::SubAgentFinished { .. } => "sub_agent_finished",
+            Self::ToolsDiscovered { .. } => "tools_discovered",
         }
     }
 }

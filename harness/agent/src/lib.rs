@@ -17,6 +17,7 @@ pub mod client;
 pub mod clock;
 pub mod config;
 pub mod context;
+pub mod deferred_tools;
 pub mod doom_loop;
 pub mod estimate;
 pub mod event;

@@ -57,6 +57,8 @@ pub struct CallRecord {
     pub transcript_len: usize,
     /// Index into [`LoopState::system_prompts`] of the prompt sent.
     pub system_prompt: usize,
+    /// Index into [`LoopState::tool_sets`] of the tools declared.
+    pub tool_set: usize,
     /// The loop's estimate of the prompt it sent.
     pub estimated_input_tokens: u64,
     /// The loop's estimate (uncalibrated) of the same call with nothing
@@ -114,6 +116,9 @@ pub struct LoopState {
     pub calls: Vec<CallRecord>,
     /// Distinct system prompts in the order they were first used.
     pub system_prompts: Vec<String>,
+    /// The tool sets declared, each kept once while it lasts (a set changes
+    /// with discovered deferred tools; summaries declare none).
+    pub tool_sets: Vec<Vec<crate::tools::ToolSpec>>,
     /// Summed provider usage.
     pub usage: Usage,
     /// The answer, when the run ended with one.
@@ -141,6 +146,8 @@ pub struct LoopState {
     /// The sub-agents' own states (their transcripts and system prompts),
     /// in the order they ran; their calls are moved into [`Self::calls`].
     pub sub_agents: Vec<LoopState>,
+    /// Deferred tools `tool_search` made visible, in the order found.
+    pub discovered_tools: Vec<String>,
 }
 
 impl LoopState {
@@ -153,6 +160,7 @@ impl LoopState {
             transcript: vec![Message::user(task)],
             calls: Vec::new(),
             system_prompts: Vec::new(),
+            tool_sets: Vec::new(),
             usage: Usage::default(),
             final_answer: None,
             pending_question: None,
@@ -166,6 +174,7 @@ impl LoopState {
             max_parallel_tools: 0,
             tasks: crate::task_store::TaskStore::default(),
             sub_agents: Vec::new(),
+            discovered_tools: Vec::new(),
         }
     }
 
@@ -214,13 +223,20 @@ impl LoopState {
         decided.count() as u32
     }
 
-    /// The transcript and system prompts a call was made from: the run's,
-    /// or its sub-agent's.
-    pub fn context_of(&self, call: &CallRecord) -> (&[Message], &[String]) {
-        match &call.sub_agent {
-            Some(link) => (&self.sub_agents[link.child].transcript, &self.sub_agents[link.child].system_prompts),
-            None => (&self.transcript, &self.system_prompts),
+    /// The transcript, system prompt and tools a call was made from: the
+    /// run's, or its sub-agent's.
+    pub fn context_of(&self, call: &CallRecord) -> (&[Message], &str, &[crate::tools::ToolSpec]) {
+        let owner = call.sub_agent.as_ref().map_or(self, |link| &self.sub_agents[link.child]);
+        (&owner.transcript, &owner.system_prompts[call.system_prompt], &owner.tool_sets[call.tool_set])
+    }
+
+    /// Index of `tools` in `tool_sets`: the last set when it is the same
+    /// (the usual case, a comparison without a copy), else a new entry.
+    pub fn intern_tool_set(&mut self, tools: &[crate::tools::ToolSpec]) -> usize {
+        if self.tool_sets.last().is_none_or(|last| last.as_slice() != tools) {
+            self.tool_sets.push(tools.to_vec());
         }
+        self.tool_sets.len() - 1
     }
 
     /// Adds provider usage to the totals.

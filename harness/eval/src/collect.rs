@@ -3,8 +3,7 @@
 //! counted by the same reference tokenizer.
 
 use reloop_agent::price_table::{self, PricedUsage};
-use reloop_agent::tool_set::declared_tools;
-use reloop_agent::{CallPurpose, DoomLoopKind, LlmRequest, LoopEvent, LoopState, Outcome, TimedEvent, ToolRuntime, ToolSpec, client::to_prompt};
+use reloop_agent::{CallPurpose, DoomLoopKind, LlmRequest, LoopEvent, LoopState, Outcome, TimedEvent, client::to_prompt};
 use reloop_mock::{RequestRecord, Session};
 use reloop_wire::format::through;
 
@@ -23,8 +22,6 @@ pub struct Finished<'a> {
     pub events: Vec<TimedEvent>,
     /// The server session.
     pub session: &'a Session,
-    /// The tools the loop declared.
-    pub tools: &'a dyn ToolRuntime,
     /// The run's clock at the end, ms.
     pub virtual_ms: u64,
     /// Real time taken, ms.
@@ -33,7 +30,7 @@ pub struct Finished<'a> {
 
 /// Builds the report of a finished run.
 pub fn collect(finished: Finished<'_>) -> RunReport {
-    let Finished { scenario, state, events, session, tools, virtual_ms, wall_ms } = finished;
+    let Finished { scenario, state, events, session, virtual_ms, wall_ms } = finished;
     let log = session.log();
     let divergences = session.divergences();
     let outcome = if divergences.is_empty() {
@@ -41,7 +38,7 @@ pub fn collect(finished: Finished<'_>) -> RunReport {
     } else {
         Outcome::Divergence
     };
-    let steps = step_rows(scenario, &state, &log, session, tools);
+    let steps = step_rows(scenario, &state, &log, session);
     let mut metrics = run_metrics(scenario, &state, &steps, &log, &events);
     metrics.virtual_ms = virtual_ms;
     metrics.wall_ms = wall_ms;
@@ -84,12 +81,9 @@ pub fn collect(finished: Finished<'_>) -> RunReport {
     }
 }
 
-fn step_rows(scenario: &Scenario, state: &LoopState, log: &[RequestRecord], session: &Session, tools: &dyn ToolRuntime) -> Vec<StepRow> {
-    // Text tool calling declares no tools and sends the transcript as text.
+fn step_rows(scenario: &Scenario, state: &LoopState, log: &[RequestRecord], session: &Session) -> Vec<StepRow> {
+    // Text tool calling sends the transcript as text.
     let text_tools = scenario.loop_settings.text_tool_calling();
-    let declared_by = |settings: &reloop_agent::LoopSettings| if text_tools { Vec::new() } else { declared_tools(tools, settings) };
-    let declared: Vec<ToolSpec> = declared_by(&scenario.loop_settings);
-    let declared_by_sub_agents: Vec<ToolSpec> = declared_by(&scenario.loop_settings.sub_agent_settings());
     state
         .calls
         .iter()
@@ -99,14 +93,14 @@ fn step_rows(scenario: &Scenario, state: &LoopState, log: &[RequestRecord], sess
             let answered = server.is_some_and(|s| s.status == 200);
             let main = record.purpose != CallPurpose::Compaction;
             let uncompacted = (answered && main).then(|| {
-                let (transcript, system_prompts) = state.context_of(record);
+                let (transcript, system, declared) = state.context_of(record);
                 let transcript = &transcript[..record.transcript_len];
                 let rendered = text_tools.then(|| reloop_agent::text_tools::render_view(transcript.to_vec()));
                 let request = LlmRequest {
-                    system: &system_prompts[record.system_prompt],
+                    system,
                     messages: rendered.as_deref().unwrap_or(transcript),
-                    tools: if record.sub_agent.is_some() { &declared_by_sub_agents } else { &declared },
-                    forbid_tools: record.purpose == CallPurpose::FinalTurn && !text_tools,
+                    tools: declared,
+                    forbid_tools: record.purpose == CallPurpose::FinalTurn && !declared.is_empty(),
                     max_output_tokens: scenario.spec.loop_settings.max_output_tokens,
                     stream: true,
                 };

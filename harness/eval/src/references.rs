@@ -6,6 +6,7 @@
 
 use std::path::Path;
 
+use reloop_agent::deferred_tools::TOOL_SEARCH;
 use reloop_agent::sub_agent::AGENT_TOOL;
 use reloop_agent::task_store::is_task_tool;
 use reloop_agent::tools::pseudo;
@@ -25,7 +26,8 @@ pub fn check(scenario: &Scenario) -> Vec<InputError> {
             let settings = &scenario.spec.loop_settings;
             let loop_answers = pseudo::is_pseudo(&call.name)
                 || (settings.task_tools && is_task_tool(&call.name))
-                || (settings.sub_agent.enabled && call.name == AGENT_TOOL);
+                || (settings.sub_agent.enabled && call.name == AGENT_TOOL)
+                || (settings.deferred_tools.threshold_tokens.is_some() && call.name == TOOL_SEARCH);
             if !loop_answers && !scenario.spec.tools.contains_key(&call.name) {
                 // Written as v2 parts or as v1's `tool_calls` shorthand.
                 let written = [format!("exchanges[{i}].parts[{part}].name"), format!("exchanges[{i}].tool_calls[{j}].name")];

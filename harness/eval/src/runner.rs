@@ -201,7 +201,6 @@ async fn replay(scenario: &Scenario, wall: Instant) -> Result<RunReport, String>
         state,
         events,
         session: &session,
-        tools: &tools,
         virtual_ms: clock.now_ms(),
         wall_ms: elapsed_ms(wall),
     }))

@@ -11,7 +11,9 @@ use crate::event::LoopEvent;
 use crate::message::Message;
 use crate::outcome::Outcome;
 use crate::state::{LoopState, LoopStatus};
+use crate::deferred_tools::{self, TOOL_SEARCH};
 use crate::sub_agent::AGENT_TOOL;
+use crate::tool_set::{hidden_tools, searches_tools};
 use crate::task_store::is_task_tool;
 use crate::text_tools::{self, MALFORMED_TOOL_CALL};
 use crate::tools::{ToolOutput, pseudo};
@@ -80,14 +82,24 @@ impl AgentLoop<'_> {
                 rest = &rest[1..];
                 continue;
             }
+            if self.searches(&first.name) {
+                let output = self.search_tools(state, first);
+                self.push_result(state, first, output);
+                rest = &rest[1..];
+                continue;
+            }
             if self.delegates(&first.name) {
                 self.run_agent_call(state, first).await;
                 rest = &rest[1..];
                 continue;
             }
-            let (task_tools, agent) = (self.deps.settings.task_tools, self.delegates(AGENT_TOOL));
+            let (task_tools, agent, search) = (self.deps.settings.task_tools, self.delegates(AGENT_TOOL), self.searches(TOOL_SEARCH));
             let loop_answers = |name: &str| {
-                pseudo::is_pseudo(name) || (task_tools && is_task_tool(name)) || name == MALFORMED_TOOL_CALL || (agent && name == AGENT_TOOL)
+                pseudo::is_pseudo(name)
+                    || (task_tools && is_task_tool(name))
+                    || name == MALFORMED_TOOL_CALL
+                    || (agent && name == AGENT_TOOL)
+                    || (search && name == TOOL_SEARCH)
             };
             let real = rest.iter().take_while(|call| !loop_answers(&call.name)).count();
             let (batch, after) = rest.split_at(real);
@@ -130,6 +142,30 @@ impl AgentLoop<'_> {
             content: output.content,
             is_error: output.is_error,
         });
+    }
+
+    /// Whether a call of `name` is `tool_search`, declared because the
+    /// runtime's schema is deferred.
+    fn searches(&self, name: &str) -> bool {
+        name == TOOL_SEARCH && searches_tools(self.deps.tools, &self.deps.settings)
+    }
+
+    /// Answers `tool_search`: the schemas of the hidden tools that match,
+    /// which become visible from the next request on.
+    fn search_tools(&mut self, state: &mut LoopState, call: &ToolCall) -> ToolOutput {
+        let query = serde_json::from_str::<serde_json::Value>(&call.arguments)
+            .ok()
+            .and_then(|arguments| arguments.get("query")?.as_str().map(str::to_owned))
+            .unwrap_or_default();
+        let hidden = hidden_tools(self.deps.tools, &self.deps.settings, &state.discovered_tools);
+        let found = deferred_tools::search(&hidden, &query);
+        let output = deferred_tools::search_result(&found, &hidden);
+        let names: Vec<String> = found.iter().map(|spec| spec.name.clone()).collect();
+        if !names.is_empty() {
+            state.discovered_tools.extend(names.iter().cloned());
+            self.emit(state, LoopEvent::ToolsDiscovered { call_id: call.id.clone(), query, tools: names });
+        }
+        output
     }
 
     /// Whether a call of `name` is the loop's `Agent` tool: declared here,

@@ -141,6 +141,7 @@ impl AgentLoop<'_> {
         // Recorded before the call, as abandoned: if a deadline drops this
         // future mid-flight, the request still happened and stays counted.
         let index = state.calls.len();
+        let tool_set = state.intern_tool_set(request.tools);
         state.calls.push(CallRecord {
             step,
             purpose,
@@ -148,6 +149,7 @@ impl AgentLoop<'_> {
             error: Some(ABANDONED),
             transcript_len: state.transcript.len(),
             system_prompt: meta.system_index,
+            tool_set,
             estimated_input_tokens: meta.estimated_input_tokens,
             estimated_uncompacted_input_tokens: meta.estimated_uncompacted_input_tokens,
             usage: None,

@@ -10,7 +10,7 @@ use crate::event::LoopEvent;
 use crate::message::Message;
 use crate::state::LoopState;
 use crate::text_tools;
-use crate::tool_set::declared_tools;
+use crate::tool_set::visible_tools;
 use crate::tools::ToolSpec;
 
 /// The request material of one step.
@@ -30,7 +30,7 @@ pub(super) struct Prepared {
 
 impl AgentLoop<'_> {
     pub(super) async fn prepare(&mut self, state: &mut LoopState) -> Prepared {
-        let tools = self.visible_tools();
+        let tools = self.visible_tools(state);
         let final_turn = state.remaining_step_budget <= 1;
         if final_turn {
             state.transcript.push(Message::user(MAX_STEPS_MESSAGE));
@@ -99,8 +99,9 @@ impl AgentLoop<'_> {
     }
 
     /// The tools to declare, frozen to byte-identical JSON across steps.
-    fn visible_tools(&mut self) -> Vec<ToolSpec> {
-        let specs = declared_tools(self.deps.tools, &self.deps.settings);
+    /// The set changes only when `tool_search` discovers tools.
+    fn visible_tools(&mut self, state: &LoopState) -> Vec<ToolSpec> {
+        let specs = visible_tools(self.deps.tools, &self.deps.settings, &state.discovered_tools);
         let frozen = match self.schema.take() {
             Some(previous) => previous.freeze_or_reuse(specs),
             None => FrozenToolSchema::freeze(specs),

@@ -3,6 +3,7 @@
 
 mod determinism;
 mod compaction;
+mod deferred_tools;
 mod faults;
 mod http_streaming;
 mod loop_behaviour;
