@@ -8,6 +8,7 @@ mod faults;
 mod http_streaming;
 mod loop_behaviour;
 mod prompt_cache;
+mod recorded_cost;
 mod reports;
 mod sub_agents;
 mod wires;
