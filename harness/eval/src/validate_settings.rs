@@ -53,6 +53,11 @@ fn bounds(field: &str, bounds: Option<Bounds>) -> Checked {
 /// Checks the scenario's settings, then its faults against `recording`.
 pub fn check_scenario(spec: &ScenarioSpec, recording: &Recording) -> Checked {
     at_least("context_window", spec.context_window, 1)?;
+    if let Some(provider) = spec.provider_tokens
+        && !(provider.per_o200k.is_finite() && provider.per_o200k > 0.0 && provider.per_o200k <= 100.0)
+    {
+        return fail("provider_tokens.per_o200k", "must be above 0 and at most 100");
+    }
     check_loop(&spec.loop_settings)?;
     for (name, tool) in &spec.tools {
         millis(&format!("tools.{name}.latency_ms"), tool.latency_ms)?;

@@ -16,6 +16,7 @@ pub mod connections;
 pub mod divergence;
 pub mod fault;
 pub mod pacing;
+pub mod provider_tokens;
 pub mod raw_reply;
 pub mod recording;
 pub mod render;

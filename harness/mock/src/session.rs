@@ -9,6 +9,7 @@ use serde::Serialize;
 use crate::divergence::{Divergence, ExpectedCall, check_expectations, check_tool_results, recording_exhausted};
 use crate::fault::FaultPlan;
 use crate::pacing::Pacer;
+use crate::provider_tokens::ProviderTokens;
 use crate::auxiliary;
 use crate::recording::{Exchange, Purpose, RecordedUsage, Recording, ReplayMode, Timing};
 pub use crate::stages::Reply;
@@ -28,6 +29,8 @@ pub struct SessionConfig {
     pub pacer: Arc<dyn Pacer>,
     /// Faults to inject.
     pub faults: Vec<crate::fault::FaultSpec>,
+    /// Count in a provider's tokens instead of o200k's.
+    pub provider_tokens: Option<crate::provider_tokens::ProviderTokens>,
 }
 
 /// What happened to one request, as the server saw it.
@@ -88,9 +91,18 @@ struct SessionState {
 
 /// Account: the server's usage of a turn given its prompt, the cache
 /// simulation advanced, and the figures noted in the request's log line.
-fn account(state: &mut SessionState, (request, caching): (&Prompt, &Caching), count: &PromptCount, turn: &ModelTurn, record: &mut RequestRecord) -> Usage {
+fn account(
+    state: &mut SessionState,
+    (request, caching): (&Prompt, &Caching),
+    (count, provider_tokens): (&PromptCount, Option<&ProviderTokens>),
+    turn: &ModelTurn,
+    record: &mut RequestRecord,
+) -> Usage {
     let input = AccountInput { caching, model: &request.model, has_system: request.system.is_some(), now_ms: record.at_ms };
-    let accounted = stages::account(&mut state.cache, count, turn, input);
+    let mut accounted = stages::account(&mut state.cache, count, turn, input);
+    if let Some(provider) = provider_tokens {
+        accounted.usage.output_tokens = provider.tokens(accounted.usage.output_tokens);
+    }
     record.output_tokens = accounted.usage.output_tokens;
     record.cached_tokens = accounted.cache.cached_tokens;
     record.cache_write_tokens = accounted.usage.cache_write_tokens;
@@ -158,6 +170,10 @@ impl Session {
     /// request's wire format implies.
     pub fn handle_cached(&self, request: &Prompt, caching: &Caching) -> Reply {
         let count = self.counter.count_prompt(request);
+        let count = match &self.config.provider_tokens {
+            Some(provider) => provider.scale(&count),
+            None => count,
+        };
         let fingerprint = fingerprint(request, &count);
         let mut state = self.lock();
         let index = state.log.len();
@@ -216,7 +232,7 @@ impl Session {
         }
         let fault = state.faults.next_attempt(exchange_index);
         let effect = stages::apply_fault(fault, &mut turn, self.config.context_window, count.total)?;
-        turn.usage = Some(account(state, (request, caching), count, &turn, record));
+        turn.usage = Some(account(state, (request, caching), (count, self.config.provider_tokens.as_ref()), &turn, record));
         if !record.retry {
             state.next[purpose.index()] += 1;
         }
@@ -238,7 +254,7 @@ impl Session {
         record: &mut RequestRecord,
     ) -> Reply {
         let turn = auxiliary::auxiliary_turn();
-        let usage = account(state, (request, caching), count, &turn, record);
+        let usage = account(state, (request, caching), (count, self.config.provider_tokens.as_ref()), &turn, record);
         record.result = auxiliary::AUXILIARY_RESULT;
         let turn = ModelTurn { usage: Some(usage), ..turn };
         let model = self.config.recording.model.clone().unwrap_or_else(|| request.model.clone());
