@@ -18,6 +18,8 @@ pub(super) struct Prepared {
     pub system: String,
     pub system_index: usize,
     pub view: Vec<Message>,
+    /// The view's prefix hashes, for the cache-break detector.
+    pub history: Vec<u64>,
     pub tools: Vec<ToolSpec>,
     pub final_turn: bool,
     /// The estimate before calibration, which calibration learns from.
@@ -54,6 +56,7 @@ impl AgentLoop<'_> {
             system,
             system_index,
             view: Vec::new(),
+            history: Vec::new(),
             tools,
             final_turn,
             raw_estimated_input_tokens: 0,
@@ -71,6 +74,8 @@ impl AgentLoop<'_> {
         if self.deps.settings.text_tool_calling() {
             prepared.view = text_tools::render_view(std::mem::take(&mut prepared.view));
         }
+        prepared.history.clear();
+        prepared.history.extend_from_slice(self.view.prefix_hashes());
         prepared.raw_estimated_input_tokens = self.raw_estimate();
         prepared.estimated_input_tokens = self.calibration.apply(prepared.raw_estimated_input_tokens);
         prepared.raw_uncompacted_input_tokens = self.raw_uncompacted_estimate();

@@ -37,6 +37,9 @@ pub struct PresetLaunch {
     pub files: &'static [(&'static str, &'static str)],
     /// The tool preset (`reloop_import::preset`) of this version.
     pub tools: &'static str,
+    /// Prefixes of the lines the agent adds to a tool's result that change
+    /// every time (ids, timings), left out when results are compared.
+    pub volatile_result_lines: &'static [&'static str],
 }
 
 /// Codex: a custom Responses provider in `$CODEX_HOME/config.toml`; the
@@ -50,6 +53,7 @@ const CODEX: PresetLaunch = PresetLaunch {
         "model = \"{model}\"\nmodel_provider = \"reloop\"\n\n[model_providers.reloop]\nname = \"reloop\"\nbase_url = \"{base_url}\"\nenv_key = \"OPENAI_API_KEY\"\nwire_api = \"responses\"\n",
     )],
     tools: "codex-cli",
+    volatile_result_lines: &["Chunk ID: ", "Wall time: "],
 };
 
 /// pi: a custom Anthropic provider in `$PI_CODING_AGENT_DIR/models.json`;
@@ -64,6 +68,7 @@ const PI: PresetLaunch = PresetLaunch {
 "#,
     )],
     tools: "pi-0.73",
+    volatile_result_lines: &[],
 };
 
 /// opencode: an OpenAI-compatible provider in the project's
@@ -85,6 +90,7 @@ const OPENCODE: PresetLaunch = PresetLaunch {
 "#,
     )],
     tools: "opencode",
+    volatile_result_lines: &[],
 };
 
 impl AgentPreset {
