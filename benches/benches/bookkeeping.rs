@@ -15,7 +15,8 @@ use std::hint::black_box;
 use std::time::{Duration, Instant};
 
 use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
-use reloop_agent::cache_break::{CacheBreakDetector, FrozenToolSchema, SentRequest};
+use reloop_agent::cache_break::{CacheBreakDetector, SentRequest};
+use reloop_agent::tool_schema::FrozenToolSchema;
 use reloop_agent::context::{self, ContextStrategy, ContextView, Edit, StrategyContext, StrategyName, StrategyTuning};
 use reloop_agent::estimate::{Calibration, prompt_tokens, text_tokens};
 use reloop_agent::{LoopEvent, Message, TimedEvent, ToolSpec};
@@ -62,7 +63,7 @@ impl Loop {
             transcript: vec![Message::user("Read every module.")],
             view: ContextView::new(),
             strategy: context::build(StrategyName::Roku, &StrategyTuning::default()),
-            schema: FrozenToolSchema::freeze(vec![spec]),
+            schema: FrozenToolSchema::freeze(vec![spec], reloop_wire::Format::OpenaiChat, &Default::default()),
             system_tokens: text_tokens(SYSTEM),
             calibration: Calibration::new(),
             detector: CacheBreakDetector::default(),
@@ -102,7 +103,7 @@ impl Loop {
         let estimate = self.calibration.apply(self.raw_estimate());
         // What the loop sends is the view: Layer 0's masking rewrites it, and
         // the detector sees that from the view's prefix hashes in one lookup.
-        let sent = SentRequest { system: SYSTEM, tools: self.schema.specs(), model: MODEL, history: self.view.prefix_hashes(), estimated_tokens: estimate };
+        let sent = SentRequest { system: SYSTEM, tools_hash: self.schema.hash(), model: MODEL, history: self.view.prefix_hashes(), estimated_tokens: estimate };
         black_box(self.detector.observe(sent));
         let event = LoopEvent::StepComplete { remaining_step_budget: u32::MAX - self.step };
         let _ = self.events.send(TimedEvent { step: self.step, at_ms: 0, event });

@@ -12,7 +12,6 @@ use std::hash::{Hash, Hasher};
 use serde::Serialize;
 
 use crate::message::Message;
-use crate::tools::ToolSpec;
 
 /// 64-bit FNV-1a: stable across Rust versions and platforms, which std's
 /// `DefaultHasher` does not promise; collisions only blur a report.
@@ -20,55 +19,6 @@ pub fn fnv1a(bytes: &[u8]) -> u64 {
     bytes.iter().fold(0xcbf2_9ce4_8422_2325, |hash, byte| {
         (hash ^ u64::from(*byte)).wrapping_mul(0x0100_0000_01b3)
     })
-}
-
-/// The tool declarations serialized once to byte-identical JSON.
-///
-/// Re-serializing every step risks reordering (a map, a `HashMap` upstream)
-/// and so a silent cache miss; a frozen snapshot is reused until the tool set
-/// really changes. Checking for a change compares the declarations, never
-/// serializes them again; the loop's estimate of the JSON is taken once too.
-#[derive(Debug, Clone, PartialEq)]
-pub struct FrozenToolSchema {
-    specs: Vec<ToolSpec>,
-    json: String,
-    hash: u64,
-    text_tokens: f64,
-}
-
-impl FrozenToolSchema {
-    /// Freezes `specs` in their given order.
-    pub fn freeze(specs: Vec<ToolSpec>) -> Self {
-        let json = serde_json::to_string(&specs).expect("tool specs are plain JSON");
-        let hash = fnv1a(json.as_bytes());
-        let text_tokens = crate::estimate::text_tokens(&json);
-        Self { specs, json, hash, text_tokens }
-    }
-
-    /// Reuses `self` when `specs` are the declarations it froze.
-    pub fn freeze_or_reuse(self, specs: Vec<ToolSpec>) -> Self {
-        if specs == self.specs { self } else { Self::freeze(specs) }
-    }
-
-    /// The schema's hash, part of the cache fingerprint.
-    pub fn hash(&self) -> u64 {
-        self.hash
-    }
-
-    /// The frozen declarations as JSON (what the loop's estimate charges).
-    pub fn json(&self) -> &str {
-        &self.json
-    }
-
-    /// The loop's estimate of [`Self::json`], unrounded.
-    pub fn text_tokens(&self) -> f64 {
-        self.text_tokens
-    }
-
-    /// The frozen declarations (what the provider client sends).
-    pub fn specs(&self) -> &[ToolSpec] {
-        &self.specs
-    }
 }
 
 /// A message's content hash, for telling a grown history from a rewritten
@@ -109,8 +59,8 @@ pub const MIN_CACHEABLE_TOKENS: u64 = 1_024;
 pub struct SentRequest<'a> {
     /// The system prompt.
     pub system: &'a str,
-    /// The declared tools.
-    pub tools: &'a [ToolSpec],
+    /// The declared tools' [`crate::tool_schema::FrozenToolSchema::hash`].
+    pub tools_hash: u64,
     /// The model.
     pub model: &'a str,
     /// The messages, as their [`prefix_hashes`]: one per message, so a
@@ -135,7 +85,7 @@ pub struct CacheBreak {
 #[derive(Debug)]
 struct Fingerprint {
     system_hash: u64,
-    tools: Vec<ToolSpec>,
+    tools_hash: u64,
     model_hash: u64,
     history_len: usize,
     history_hash: u64,
@@ -166,10 +116,9 @@ impl CacheBreakDetector {
     pub fn observe(&mut self, sent: SentRequest<'_>) -> Option<CacheBreak> {
         let system_hash = fnv1a(sent.system.as_bytes());
         let model_hash = fnv1a(sent.model.as_bytes());
-        let previous = self.previous.take();
-        let change = previous.as_ref().filter(|p| p.cacheable).and_then(|p| {
+        let change = self.previous.as_ref().filter(|p| p.cacheable).and_then(|p| {
             let changed: Vec<&'static str> = [
-                ("tools", p.tools.as_slice() != sent.tools),
+                ("tools", p.tools_hash != sent.tools_hash),
                 ("system", p.system_hash != system_hash),
                 ("model", p.model_hash != model_hash),
                 ("history", !p.is_prefix_of(sent.history)),
@@ -179,23 +128,14 @@ impl CacheBreakDetector {
             .collect();
             (!changed.is_empty()).then_some(CacheBreak { changed })
         });
-        let mut reused = previous.unwrap_or(Fingerprint {
+        self.previous = Some(Fingerprint {
             system_hash,
-            tools: Vec::new(),
+            tools_hash: sent.tools_hash,
             model_hash,
-            history_len: 0,
-            history_hash: 0,
-            cacheable: false,
+            history_len: sent.history.len(),
+            history_hash: sent.history.last().copied().unwrap_or(0),
+            cacheable: sent.estimated_tokens >= MIN_CACHEABLE_TOKENS,
         });
-        if reused.tools.as_slice() != sent.tools {
-            reused.tools = sent.tools.to_vec();
-        }
-        reused.history_len = sent.history.len();
-        reused.history_hash = sent.history.last().copied().unwrap_or(0);
-        reused.system_hash = system_hash;
-        reused.model_hash = model_hash;
-        reused.cacheable = sent.estimated_tokens >= MIN_CACHEABLE_TOKENS;
-        self.previous = Some(reused);
         change
     }
 }
@@ -204,67 +144,55 @@ impl CacheBreakDetector {
 mod tests {
     use super::*;
 
-    fn spec(name: &str) -> ToolSpec {
-        ToolSpec { name: name.into(), description: "d".into(), parameters: serde_json::json!({}) }
-    }
-
-    fn sent<'a>(system: &'a str, tools: &'a [ToolSpec], history: &'a [u64]) -> SentRequest<'a> {
-        SentRequest { system, tools, model: "m", history, estimated_tokens: 2_000 }
+    fn sent<'a>(system: &'a str, tools_hash: u64, history: &'a [u64]) -> SentRequest<'a> {
+        SentRequest { system, tools_hash, model: "m", history, estimated_tokens: 2_000 }
     }
 
     #[test]
     fn a_growing_history_never_breaks() {
-        let tools = [spec("a")];
+        let tools = 1;
         let history = prefix_hashes(&[Message::user("one"), Message::user("two")]);
         let mut detector = CacheBreakDetector::default();
-        assert_eq!(detector.observe(sent("s", &tools, &history[..1])), None);
-        assert_eq!(detector.observe(sent("s", &tools, &history[..1])), None, "a retry");
-        assert_eq!(detector.observe(sent("s", &tools, &history)), None);
+        assert_eq!(detector.observe(sent("s", tools, &history[..1])), None);
+        assert_eq!(detector.observe(sent("s", tools, &history[..1])), None, "a retry");
+        assert_eq!(detector.observe(sent("s", tools, &history)), None);
     }
 
     #[test]
     fn each_cause_is_named() {
-        let (tools, other_tools) = ([spec("a")], [spec("b")]);
+        let (tools, other_tools) = (1, 2);
         let history = prefix_hashes(&[Message::user("one"), Message::user("two")]);
         let rewritten = prefix_hashes(&[Message::user("summary"), Message::user("two")]);
         let mut detector = CacheBreakDetector::default();
-        detector.observe(sent("s", &tools, &history));
-        let change = detector.observe(sent("s2", &other_tools, &history));
+        detector.observe(sent("s", tools, &history));
+        let change = detector.observe(sent("s2", other_tools, &history));
         assert_eq!(change, Some(CacheBreak { changed: vec!["tools", "system"] }));
-        let change = detector.observe(sent("s2", &other_tools, &rewritten));
+        let change = detector.observe(sent("s2", other_tools, &rewritten));
         assert_eq!(change, Some(CacheBreak { changed: vec!["history"] }));
-        let change = detector.observe(SentRequest { model: "m2", ..sent("s2", &other_tools, &rewritten) });
+        let change = detector.observe(SentRequest { model: "m2", ..sent("s2", other_tools, &rewritten) });
         assert_eq!(change, Some(CacheBreak { changed: vec!["model"] }));
     }
 
     #[test]
     fn a_prompt_too_short_to_cache_breaks_nothing() {
-        let tools = [spec("a")];
+        let tools = 1;
         let mut detector = CacheBreakDetector::default();
-        detector.observe(SentRequest { estimated_tokens: 500, ..sent("s", &tools, &[]) });
-        assert_eq!(detector.observe(sent("other", &tools, &[])), None);
-        assert!(detector.observe(sent("third", &tools, &[])).is_some());
+        detector.observe(SentRequest { estimated_tokens: 500, ..sent("s", tools, &[]) });
+        assert_eq!(detector.observe(sent("other", tools, &[])), None);
+        assert!(detector.observe(sent("third", tools, &[])).is_some());
     }
 
     #[test]
     fn a_rewritten_or_dropped_message_breaks_even_when_the_history_grows() {
-        let tools = [spec("a")];
+        let tools = 1;
         let history = [Message::user("one"), Message::user("two")];
         let rewritten = [Message::user("one"), Message::user("TWO"), Message::user("three")];
         let mut detector = CacheBreakDetector::default();
-        detector.observe(sent("s", &tools, &prefix_hashes(&history)));
-        let change = detector.observe(sent("s", &tools, &prefix_hashes(&rewritten)));
+        detector.observe(sent("s", tools, &prefix_hashes(&history)));
+        let change = detector.observe(sent("s", tools, &prefix_hashes(&rewritten)));
         assert_eq!(change, Some(CacheBreak { changed: vec!["history"] }));
-        let dropped = detector.observe(sent("s", &tools, &prefix_hashes(&rewritten[..1])));
+        let dropped = detector.observe(sent("s", tools, &prefix_hashes(&rewritten[..1])));
         assert_eq!(dropped, Some(CacheBreak { changed: vec!["history"] }));
         assert_eq!(prefix_hashes(&rewritten)[..1], prefix_hashes(&history)[..1]);
-    }
-
-    #[test]
-    fn frozen_schema_is_reused_when_bytes_match() {
-        let frozen = FrozenToolSchema::freeze(vec![spec("a")]);
-        let again = frozen.clone().freeze_or_reuse(vec![spec("a")]);
-        assert_eq!(frozen, again);
-        assert_ne!(again.clone().freeze_or_reuse(vec![spec("b")]).hash(), again.hash());
     }
 }

@@ -34,6 +34,7 @@ pub mod state;
 pub mod sub_agent;
 pub mod task_store;
 pub mod text_tools;
+pub mod tool_schema;
 pub mod tool_set;
 pub mod tools;
 

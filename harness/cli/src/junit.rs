@@ -34,6 +34,10 @@ pub fn render(runs: &[RunSummary], gates: &[GateResult]) -> String {
                 escape(&run.scenario_file),
                 seconds(run.metrics.virtual_ms)
             );
+            if run.outcome == reloop_agent::Outcome::Skipped {
+                xml.push_str(">\n      <skipped message=\"agent not installed (docs/black-box.md)\"/>\n    </testcase>\n");
+                continue;
+            }
             let failure = (!run.passed).then(|| (format!("outcome {}", run.outcome), run.failed_expectations.join("\n")));
             close_case(&mut xml, failure);
         }

@@ -3,6 +3,7 @@
 //! counted by the same reference tokenizer.
 
 use reloop_agent::price_table::{self, PricedUsage};
+use reloop_agent::tool_schema::FrozenToolSchema;
 use reloop_agent::{CallPurpose, DoomLoopKind, LlmRequest, LoopEvent, LoopState, Outcome, TimedEvent, client::to_prompt};
 use reloop_mock::{RequestRecord, Session};
 use reloop_wire::format::through;
@@ -96,10 +97,11 @@ fn step_rows(scenario: &Scenario, state: &LoopState, log: &[RequestRecord], sess
                 let (transcript, system, declared) = state.context_of(record);
                 let transcript = &transcript[..record.transcript_len];
                 let rendered = text_tools.then(|| reloop_agent::text_tools::render_view(transcript.to_vec()));
+                let frozen = FrozenToolSchema::freeze(declared.to_vec(), scenario.wire, &Default::default());
                 let request = LlmRequest {
                     system,
                     messages: rendered.as_deref().unwrap_or(transcript),
-                    tools: declared,
+                    tools: &frozen,
                     forbid_tools: record.purpose == CallPurpose::FinalTurn && !declared.is_empty(),
                     max_output_tokens: scenario.spec.loop_settings.max_output_tokens,
                     stream: true,

@@ -2,7 +2,7 @@
 //! never falls back to another answer; it refuses with a clear error and
 //! logs what it expected against what came, for the report.
 
-use reloop_wire::{Message, Prompt};
+use reloop_wire::{Message, Prompt, Reasoning};
 use serde::Serialize;
 
 use crate::recording::{Purpose, RequestExpectations};
@@ -17,8 +17,8 @@ pub struct Divergence {
     /// 0-based index of the request in the session.
     pub request_index: usize,
     /// Which check failed: `recording_exhausted`, `tool_results`,
-    /// `expect.model`, `expect.tools`, `expect.message_contains`,
-    /// `expect.tool_result_contains`.
+    /// `reasoning.thinking_missing`, `expect.model`, `expect.tools`,
+    /// `expect.message_contains`, `expect.tool_result_contains`.
     pub check: &'static str,
     /// What the recording expected.
     pub expected: String,
@@ -81,6 +81,29 @@ pub fn check_tool_results(request_index: usize, expected: &[ExpectedCall], reque
     })
 }
 
+/// Anthropic, extended thinking with tool use: the assistant turn that made
+/// the calls `call_ids` must come back with its thinking and redacted
+/// thinking blocks, signatures intact (the API refuses the request
+/// otherwise). `thinking` is what that turn produced.
+pub fn check_thinking_returned(request_index: usize, thinking: &[Reasoning], call_ids: &[String], request: &Prompt) -> Option<Divergence> {
+    let required: Vec<&Reasoning> = thinking.iter().filter(|r| matches!(r, Reasoning::Thinking { .. } | Reasoning::RedactedThinking { .. })).collect();
+    let first_call = call_ids.first()?;
+    if required.is_empty() {
+        return None;
+    }
+    let sent = request.messages.iter().find_map(|message| match message {
+        Message::Assistant { tool_calls, reasoning, .. } if tool_calls.iter().any(|call| &call.id == first_call) => Some(reasoning),
+        _ => None,
+    })?;
+    let missing = required.iter().filter(|block| !sent.contains(block)).count();
+    (missing > 0).then(|| Divergence {
+        request_index,
+        check: "reasoning.thinking_missing",
+        expected: format!("the assistant turn calling `{first_call}` sent back with its {} thinking block(s), signatures intact", required.len()),
+        actual: format!("{missing} of them missing or altered ({} sent)", sent.len()),
+    })
+}
+
 /// Checks an exchange's own expectations, in a fixed order; the first
 /// failure is reported.
 pub fn check_expectations(request_index: usize, expect: &RequestExpectations, request: &Prompt) -> Option<Divergence> {
@@ -137,4 +160,32 @@ fn describe_last_message(request: &Prompt) -> String {
     };
     let preview: String = text.chars().take(120).collect();
     format!("a request ending with {role}: {preview:?}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use reloop_wire::ToolCall;
+
+    fn request(reasoning: Vec<Reasoning>) -> Prompt {
+        let call = ToolCall { id: "toolu_1".into(), name: "read".into(), arguments: "{}".into() };
+        let assistant = Message::Assistant { text: String::new(), tool_calls: vec![call], reasoning };
+        Prompt { messages: vec![Message::User { text: "go".into() }, assistant], ..Prompt::default() }
+    }
+
+    #[test]
+    fn thinking_that_does_not_come_back_is_a_divergence() {
+        let thinking = vec![
+            Reasoning::Thinking { thinking: "t".into(), signature: Some("sig".into()) },
+            Reasoning::RedactedThinking { data: "d".into() },
+            Reasoning::ReasoningContent { text: "not required".into() },
+        ];
+        let ids = ["toolu_1".to_owned()];
+        assert_eq!(check_thinking_returned(3, &thinking, &ids, &request(thinking[..2].to_vec())), None);
+        let missing = check_thinking_returned(3, &thinking, &ids, &request(Vec::new())).unwrap();
+        assert_eq!((missing.check, missing.request_index), ("reasoning.thinking_missing", 3));
+        let altered = vec![Reasoning::Thinking { thinking: "t".into(), signature: Some("other".into()) }, thinking[1].clone()];
+        assert!(check_thinking_returned(3, &thinking, &ids, &request(altered)).is_some(), "a changed signature is not the block");
+        assert_eq!(check_thinking_returned(3, &[], &ids, &request(Vec::new())), None, "no thinking, nothing to send back");
+    }
 }

@@ -6,7 +6,7 @@ use std::sync::{Arc, Mutex};
 use reloop_wire::{ModelTurn, Prompt, Usage};
 use serde::Serialize;
 
-use crate::divergence::{Divergence, ExpectedCall, check_expectations, check_tool_results, recording_exhausted};
+use crate::divergence::{Divergence, ExpectedCall, check_expectations, check_thinking_returned, check_tool_results, recording_exhausted};
 use crate::fault::FaultPlan;
 use crate::pacing::Pacer;
 use crate::provider_tokens::ProviderTokens;
@@ -230,7 +230,7 @@ impl Session {
         if !record.retry && auxiliary::is_auxiliary(request, next, &self.config.recording.auxiliary) {
             return Ok(self.auxiliary_reply(state, (request, caching), count, record));
         }
-        let (purpose, exchange_index) = self.match_exchange(state, record, request)?;
+        let (purpose, exchange_index) = self.match_exchange(state, record, request, caching)?;
         record.exchange = Some(exchange_index);
         let exchange = &self.config.recording.exchanges[exchange_index];
         let mut turn = stages::render(exchange, exchange_index);
@@ -273,11 +273,11 @@ impl Session {
     /// Match: an identical repeat of a request that was answered is its
     /// retry and gets the same exchange; otherwise the next of its purpose,
     /// or a divergence (kept for the report).
-    fn match_exchange(&self, state: &mut SessionState, record: &RequestRecord, request: &Prompt) -> Result<(Purpose, usize), Rejection> {
+    fn match_exchange(&self, state: &mut SessionState, record: &RequestRecord, request: &Prompt, caching: &Caching) -> Result<(Purpose, usize), Rejection> {
         if let Some((_, purpose, exchange)) = state.previous.filter(|_| record.retry) {
             return Ok((purpose, exchange));
         }
-        self.check(state, record.index, request).map_err(|divergence| {
+        self.check(state, record.index, request, matches!(caching, Caching::Breakpoints(_))).map_err(|divergence| {
             state.divergences.push(divergence.clone());
             Rejection { status: 400, result: "divergence", reply: Box::new(Reply::Divergence(divergence)) }
         })
@@ -302,7 +302,7 @@ impl Session {
     }
 
     /// The exchange a new (not retried) request gets, or why it gets none.
-    fn check(&self, state: &SessionState, index: usize, request: &Prompt) -> Result<(Purpose, usize), Divergence> {
+    fn check(&self, state: &SessionState, index: usize, request: &Prompt, anthropic: bool) -> Result<(Purpose, usize), Divergence> {
         let exchanges = &self.config.recording.exchanges;
         let purpose = self.purpose_of(request);
         let list = &self.by_purpose[purpose.index()];
@@ -314,6 +314,11 @@ impl Session {
             && let Some(previous) = previous_in_conversation(exchanges, list, position) {
                 let expected = expected_calls(&exchanges[previous], previous, &state.main_call_item_ids);
                 if let Some(divergence) = check_tool_results(index, &expected, request) {
+                    return Err(divergence);
+                }
+                let call_ids: Vec<String> = expected.into_iter().map(|call| call.id).collect();
+                let thinking = exchanges[previous].reasoning();
+                if let Some(divergence) = check_thinking_returned(index, &thinking, &call_ids, request).filter(|_| anthropic) {
                     return Err(divergence);
                 }
             }

@@ -144,6 +144,17 @@ pub fn render(exchange: &Exchange, index: usize) -> ModelTurn {
     exchange.to_turn(index)
 }
 
+/// The output tokens of one piece of reasoning: its readable text (opaque
+/// signatures, encrypted and redacted content are not text the model wrote).
+fn reasoning_tokens(reasoning: &reloop_wire::Reasoning) -> u64 {
+    match reasoning {
+        reloop_wire::Reasoning::Thinking { thinking, .. } => count_text(thinking),
+        reloop_wire::Reasoning::ResponsesItem { summary, .. } => summary.iter().map(|text| count_text(text)).sum(),
+        reloop_wire::Reasoning::ReasoningContent { text } => count_text(text),
+        reloop_wire::Reasoning::RedactedThinking { .. } => 0,
+    }
+}
+
 /// What accounting found for an answered request.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Accounted {
@@ -183,8 +194,9 @@ pub struct AccountInput<'a> {
 /// request through the session's prompt cache. OpenAI reports reads only
 /// (writes cost nothing extra there); Anthropic reports reads and writes.
 pub fn account(caches: &mut Caches, count: &PromptCount, turn: &ModelTurn, input: AccountInput<'_>) -> Accounted {
-    let output_tokens =
-        count_text(&turn.text) + turn.tool_calls.iter().map(|c| count_text(&c.name) + count_text(&c.arguments)).sum::<u64>();
+    let output_tokens = count_text(&turn.text)
+        + turn.tool_calls.iter().map(|c| count_text(&c.name) + count_text(&c.arguments)).sum::<u64>()
+        + turn.reasoning.iter().map(reasoning_tokens).sum::<u64>();
     let usage = Usage { input_tokens: count.total, output_tokens, cache_read_tokens: 0, cache_write_tokens: 0 };
     match input.caching {
         Caching::Automatic => {

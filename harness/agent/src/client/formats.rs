@@ -4,19 +4,23 @@
 
 use std::time::Duration;
 
-use reloop_wire::anthropic::{AnthropicErrorBody, Message, MessagesRequest};
+use reloop_wire::anthropic::{AnthropicErrorBody, CachePoint, Message, MessagesRequest};
 use reloop_wire::openai_chat::{ApiErrorBody, ChatCompletion, ChatRequest};
 use reloop_wire::openai_responses::{Response, ResponsesRequest};
-use reloop_wire::{Format, ModelTurn, Prompt};
+use reloop_wire::{Format, ModelTurn, Prompt, ToolSpec};
 
 use super::cache_breakpoints::CacheBreakpointSettings;
 use super::{LlmError, wire_error};
+use crate::tool_schema::FrozenToolSchema;
 
 /// The `anthropic-version` header the client sends.
 pub const ANTHROPIC_VERSION: &str = "2023-06-01";
 
-/// The serialized request body; Anthropic's carries the cache breakpoints.
-pub(super) fn body(format: Format, prompt: &Prompt, cache: &CacheBreakpointSettings) -> Result<Vec<u8>, LlmError> {
+/// The serialized request body of `prompt` (whose own tools are not
+/// rendered) declaring the frozen `tools`: their bytes are spliced in as the
+/// body's last member, never serialized again. Anthropic's body carries the
+/// cache breakpoints; the tools' own is in the frozen bytes.
+pub(super) fn body(format: Format, prompt: &Prompt, tools: &FrozenToolSchema, cache: &CacheBreakpointSettings) -> Result<Vec<u8>, LlmError> {
     let json = match format {
         Format::OpenaiChat => serde_json::to_vec(&ChatRequest::from_prompt(prompt)),
         Format::OpenaiResponses => serde_json::to_vec(&ResponsesRequest::from_prompt(prompt)),
@@ -26,7 +30,35 @@ pub(super) fn body(format: Format, prompt: &Prompt, cache: &CacheBreakpointSetti
             serde_json::to_vec(&request)
         }
     };
-    json.map_err(|e| LlmError::Protocol(e.to_string()))
+    let body = json.map_err(|e| LlmError::Protocol(e.to_string()))?;
+    Ok(if tools.specs().is_empty() { body } else { with_tools(body, tools.wire_json()) })
+}
+
+/// `body`, a JSON object, with `"tools": tools` added as its last member.
+fn with_tools(mut body: Vec<u8>, tools: &[u8]) -> Vec<u8> {
+    debug_assert_eq!(body.last(), Some(&b'}'), "a request body is an object with a model");
+    body.pop();
+    body.extend_from_slice(b",\"tools\":");
+    body.extend_from_slice(tools);
+    body.push(b'}');
+    body
+}
+
+/// `specs` as `format`'s `tools` array, rendered by the format's own request
+/// type; Anthropic's last tool carries the breakpoint `cache` places there.
+pub(crate) fn tools_json(format: Format, specs: &[ToolSpec], cache: &CacheBreakpointSettings) -> Vec<u8> {
+    let prompt = Prompt { tools: specs.to_vec(), ..Prompt::default() };
+    let json = match format {
+        Format::OpenaiChat => serde_json::to_vec(&ChatRequest::from_prompt(&prompt).tools),
+        Format::OpenaiResponses => serde_json::to_vec(&ResponsesRequest::from_prompt(&prompt).tools),
+        Format::Anthropic => {
+            let mut request = MessagesRequest::from_prompt(&prompt);
+            let tools_only = cache.breakpoints(&prompt).into_iter().filter(|b| b.at == CachePoint::Tools).collect::<Vec<_>>();
+            request.place_cache_breakpoints(&tools_only);
+            serde_json::to_vec(&request.tools)
+        }
+    };
+    json.expect("tool declarations are plain JSON")
 }
 
 /// Adds the format's authentication headers.
@@ -81,6 +113,31 @@ mod tests {
         let anthropic = br#"{"type":"error","error":{"type":"invalid_request_error","message":"prompt is too long: 201234 tokens > 200000 maximum"}}"#;
         for (format, body) in [(Format::OpenaiChat, &openai[..]), (Format::OpenaiResponses, openai), (Format::Anthropic, anthropic)] {
             assert!(matches!(classify_error(format, 400, body, None), LlmError::ContextWindowExceeded { .. }), "{format:?}");
+        }
+    }
+
+    /// The body with the frozen tools spliced in is the request the format
+    /// renders from the whole prompt, and carries the frozen bytes verbatim.
+    #[test]
+    fn frozen_tools_splice_into_the_body_every_format_renders() {
+        let spec = ToolSpec { name: "read".into(), description: "Read".into(), parameters: serde_json::json!({"type": "object"}) };
+        let cache = CacheBreakpointSettings::default();
+        let full = Prompt {
+            model: "m".into(),
+            system: Some("s".into()),
+            messages: vec![reloop_wire::Message::user("go")],
+            tools: vec![spec.clone()],
+            ..Prompt::default()
+        };
+        let without_tools = Prompt { tools: Vec::new(), ..full.clone() };
+        for format in Format::ALL {
+            let frozen = FrozenToolSchema::freeze(vec![spec.clone()], format, &cache);
+            let spliced = body(format, &without_tools, &frozen, &cache).unwrap();
+            let whole = body(format, &full, &FrozenToolSchema::none(), &cache).unwrap();
+            let tail = [&b",\"tools\":"[..], frozen.wire_json(), b"}"].concat();
+            assert!(spliced.ends_with(&tail), "{format:?}: the frozen bytes, verbatim");
+            let parse = |bytes: &[u8]| serde_json::from_slice::<serde_json::Value>(bytes).unwrap();
+            assert_eq!(parse(&spliced), parse(&whole), "{format:?}");
         }
     }
 

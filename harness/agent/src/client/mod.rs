@@ -10,6 +10,7 @@ mod retry;
 
 pub use error::LlmError;
 pub use formats::ANTHROPIC_VERSION;
+pub(crate) use formats::tools_json;
 pub use retry::{RetryPolicy, parse_retry_after};
 
 use std::time::Duration;
@@ -20,7 +21,7 @@ use reloop_wire::{ModelTurn, Prompt, SseDecoder, SseFrame, StreamDelta, ToolChoi
 
 use crate::clock::{Clock, SharedClock, with_timeout};
 use crate::message::Message;
-use crate::tools::ToolSpec;
+use crate::tool_schema::{Freezer, FrozenToolSchema};
 
 /// Which provider API the client speaks: the wire crate's formats.
 pub use reloop_wire::Format as WireFormat;
@@ -47,8 +48,8 @@ pub struct LlmRequest<'a> {
     pub system: &'a str,
     /// The view of the transcript to send (already compacted).
     pub messages: &'a [Message],
-    /// The frozen tool declarations.
-    pub tools: &'a [ToolSpec],
+    /// The frozen tool declarations, sent as their frozen bytes.
+    pub tools: &'a FrozenToolSchema,
     /// Ask the model not to call tools (the step budget's last turn). The
     /// tools stay declared so the cached prefix survives.
     pub forbid_tools: bool,
@@ -62,11 +63,16 @@ pub struct LlmRequest<'a> {
 /// Public so the harness can price a counterfactual view with exactly what
 /// the loop would have sent.
 pub fn to_prompt(model: &str, request: &LlmRequest<'_>) -> Prompt {
+    Prompt { tools: request.tools.specs().to_vec(), ..prompt_without_tools(model, request) }
+}
+
+/// [`to_prompt`] without the tools, which the body carries as frozen bytes.
+fn prompt_without_tools(model: &str, request: &LlmRequest<'_>) -> Prompt {
     Prompt {
         model: model.to_owned(),
         system: Some(request.system.to_owned()),
         messages: request.messages.to_vec(),
-        tools: request.tools.to_vec(),
+        tools: Vec::new(),
         tool_choice: if request.forbid_tools { ToolChoice::None } else { ToolChoice::Auto },
         max_output_tokens: Some(request.max_output_tokens),
         stream: request.stream,
@@ -99,6 +105,12 @@ impl ProviderClient {
         &self.config.model
     }
 
+    /// A freezer of tool schemas in the format and with the breakpoints
+    /// this client sends.
+    pub fn tool_freezer(&self) -> Freezer {
+        Freezer::new(self.config.wire, self.config.cache_breakpoints.clone())
+    }
+
     /// Whether the provider honours a client-set output slot (Roku's
     /// `supports_output_slot_cap`).
     pub fn supports_output_slot_cap(&self) -> bool {
@@ -116,7 +128,8 @@ impl ProviderClient {
     ) -> Result<ModelTurn, LlmError> {
         let clock = self.clock.as_ref();
         let format = self.config.wire;
-        let body = formats::body(format, &to_prompt(&self.config.model, request), &self.config.cache_breakpoints)?;
+        let prompt = prompt_without_tools(&self.config.model, request);
+        let body = formats::body(format, &prompt, request.tools, &self.config.cache_breakpoints)?;
         let post = self.http.post(format!("{}{}", self.config.base_url, format.path()));
         let send = formats::authenticate(format, post, &self.config.api_key)
             .header("content-type", "application/json")
@@ -205,7 +218,8 @@ mod tests {
 
     #[test]
     fn the_last_turn_keeps_tools_but_forbids_them() {
-        let tools = [ToolSpec { name: "read".into(), description: "r".into(), parameters: serde_json::json!({"type": "object"}) }];
+        let spec = reloop_wire::ToolSpec { name: "read".into(), description: "r".into(), parameters: serde_json::json!({"type": "object"}) };
+        let tools = FrozenToolSchema::freeze(vec![spec], WireFormat::OpenaiChat, &Default::default());
         let request = LlmRequest { system: "s", messages: &[], tools: &tools, forbid_tools: true, max_output_tokens: 10, stream: true };
         let prompt = to_prompt("m", &request);
         assert_eq!(prompt.tools.len(), 1);

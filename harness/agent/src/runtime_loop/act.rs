@@ -163,6 +163,7 @@ impl AgentLoop<'_> {
         let names: Vec<String> = found.iter().map(|spec| spec.name.clone()).collect();
         if !names.is_empty() {
             state.discovered_tools.extend(names.iter().cloned());
+            self.tools.visible_tools_changed();
             self.emit(state, LoopEvent::ToolsDiscovered { call_id: call.id.clone(), query, tools: names });
         }
         output

@@ -131,7 +131,7 @@ impl AgentLoop<'_> {
         };
         let sent = SentRequest {
             system: request.system,
-            tools: request.tools,
+            tools_hash: request.tools.hash(),
             model: self.deps.client.model(),
             history: meta.history,
             estimated_tokens: meta.estimated_input_tokens,
@@ -144,7 +144,7 @@ impl AgentLoop<'_> {
         // Recorded before the call, as abandoned: if a deadline drops this
         // future mid-flight, the request still happened and stays counted.
         let index = state.calls.len();
-        let tool_set = state.intern_tool_set(request.tools);
+        let tool_set = state.intern_tool_set(request.tools.specs());
         state.calls.push(CallRecord {
             step,
             purpose,
@@ -209,7 +209,7 @@ fn main_request(prepared: &Prepared, max_output_tokens: u32) -> LlmRequest<'_> {
         messages: &prepared.view,
         tools: &prepared.tools,
         // With no tools declared (text tool calling) there is nothing to forbid.
-        forbid_tools: prepared.final_turn && !prepared.tools.is_empty(),
+        forbid_tools: prepared.final_turn && !prepared.tools.specs().is_empty(),
         max_output_tokens,
         stream: true,
     }

@@ -14,7 +14,7 @@ use crate::estimate::{Calibration, estimate_prompt};
 use crate::event::LoopEvent;
 use crate::message::Message;
 use crate::state::{CallPurpose, LoopState};
-use crate::tools::ToolSpec;
+use crate::tool_schema::FrozenToolSchema;
 use crate::client::{LlmRequest, to_prompt};
 
 /// Consecutive failed summaries that trip the breaker.
@@ -47,7 +47,7 @@ impl CircuitBreaker {
 
 impl AgentLoop<'_> {
     /// Applies the strategy's planned edits until it has none.
-    pub(super) async fn compact_planned(&mut self, state: &mut LoopState, system: &str, tools: &[ToolSpec]) {
+    pub(super) async fn compact_planned(&mut self, state: &mut LoopState, system: &str, tools: &FrozenToolSchema) {
         for _ in 0..MAX_EDITS_PER_STEP {
             let raw = self.raw_estimate();
             let context = strategy_context(&self.view, &self.deps.settings, &self.calibration, state, raw);
@@ -57,7 +57,7 @@ impl AgentLoop<'_> {
     }
 
     /// Applies the strategy's reactive edit (Layer 4); `false` when it had none.
-    pub(super) async fn compact_reactive(&mut self, state: &mut LoopState, system: &str, tools: &[ToolSpec]) -> bool {
+    pub(super) async fn compact_reactive(&mut self, state: &mut LoopState, system: &str, tools: &FrozenToolSchema) -> bool {
         let tokens_before = self.measure(state, system, tools);
         self.emit(state, LoopEvent::ReactiveCompactTriggered { strategy: self.strategy.name(), tokens_before });
         let raw = self.raw_estimate();
@@ -69,7 +69,7 @@ impl AgentLoop<'_> {
 
     /// Request tokens of the view as it stands: the reference count when a
     /// meter is given, else the loop's estimate.
-    fn measure(&self, state: &LoopState, system: &str, tools: &[ToolSpec]) -> u64 {
+    fn measure(&self, state: &LoopState, system: &str, tools: &FrozenToolSchema) -> u64 {
         match self.deps.meter {
             Some(meter) => {
                 let messages = self.view.render(&state.transcript);
@@ -80,7 +80,7 @@ impl AgentLoop<'_> {
         }
     }
 
-    async fn apply(&mut self, state: &mut LoopState, edit: Edit, system: &str, tools: &[ToolSpec]) {
+    async fn apply(&mut self, state: &mut LoopState, edit: Edit, system: &str, tools: &FrozenToolSchema) {
         let strategy = self.strategy.name();
         let tokens_before = self.measure(state, system, tools);
         let event = match edit {
@@ -132,10 +132,11 @@ impl AgentLoop<'_> {
             return None;
         }
         let request_messages = [Message::user(notes::summary_request(messages))];
+        let no_tools = FrozenToolSchema::none();
         let request = LlmRequest {
             system: notes::SUMMARY_SYSTEM_PROMPT,
             messages: &request_messages,
-            tools: &[],
+            tools: &no_tools,
             forbid_tools: false,
             max_output_tokens: SUMMARY_MAX_OUTPUT_TOKENS,
             stream: true,

@@ -17,7 +17,7 @@ use std::time::Duration;
 
 use reloop_wire::Usage;
 
-use crate::cache_break::{CacheBreakDetector, FrozenToolSchema};
+use crate::cache_break::CacheBreakDetector;
 use crate::client::ProviderClient;
 use crate::clock::SharedClock;
 use crate::config::LoopSettings;
@@ -28,6 +28,7 @@ use crate::context::{ContextStrategy, ContextView};
 use crate::price_table::estimated_cost_usd;
 use crate::risk::ApprovalGate;
 use crate::state::{LoopState, LoopStatus};
+use crate::tool_schema::Freezer;
 use crate::tools::ToolRuntime;
 
 /// The user's side of a run: replies, steering, follow-ups, interrupts
@@ -94,7 +95,9 @@ pub trait TokenMeter: Send + Sync {
 /// One run of the agent loop.
 pub struct AgentLoop<'a> {
     deps: LoopDeps<'a>,
-    schema: Option<FrozenToolSchema>,
+    /// The frozen tool schema. Code that changes the visible tool set
+    /// (deferred tools, plan mode) calls its `visible_tools_changed`.
+    tools: Freezer,
     cache: CacheBreakDetector,
     doom: DoomLoopDetectors,
     view: ContextView,
@@ -116,9 +119,10 @@ impl<'a> AgentLoop<'a> {
     pub fn new(deps: LoopDeps<'a>) -> Self {
         let doom = DoomLoopDetectors::new(deps.settings.doom_loop.clone());
         let strategy = crate::context::build(deps.settings.strategy, &deps.settings.strategies);
+        let tools = deps.client.tool_freezer();
         Self {
             deps,
-            schema: None,
+            tools,
             cache: CacheBreakDetector::default(),
             doom,
             view: ContextView::new(),

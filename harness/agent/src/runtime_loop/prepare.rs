@@ -1,17 +1,18 @@
-//! Phase 1: the context for this step. Freeze the tool schema, let the
+//! Phase 1: the context for this step. Take the frozen tool schema, let the
 //! compaction strategy edit the view, rebuild the system prompt, check the
 //! cache fingerprint, render the view.
 
+use std::sync::Arc;
+
 use super::AgentLoop;
-use crate::cache_break::FrozenToolSchema;
 use crate::prompts::MAX_STEPS_MESSAGE;
 use crate::estimate::{prompt_tokens, text_tokens};
 use crate::event::LoopEvent;
 use crate::message::Message;
 use crate::state::LoopState;
 use crate::text_tools;
+use crate::tool_schema::FrozenToolSchema;
 use crate::tool_set::visible_tools;
-use crate::tools::ToolSpec;
 
 /// The request material of one step.
 pub(super) struct Prepared {
@@ -20,7 +21,7 @@ pub(super) struct Prepared {
     pub view: Vec<Message>,
     /// The view's prefix hashes, for the cache-break detector.
     pub history: Vec<u64>,
-    pub tools: Vec<ToolSpec>,
+    pub tools: Arc<FrozenToolSchema>,
     pub final_turn: bool,
     /// The estimate before calibration, which calibration learns from.
     pub raw_estimated_input_tokens: u64,
@@ -32,7 +33,7 @@ pub(super) struct Prepared {
 
 impl AgentLoop<'_> {
     pub(super) async fn prepare(&mut self, state: &mut LoopState) -> Prepared {
-        let tools = self.visible_tools(state);
+        let tools = self.tools.current(|| visible_tools(self.deps.tools, &self.deps.settings, &state.discovered_tools));
         let final_turn = state.remaining_step_budget <= 1;
         if final_turn {
             state.transcript.push(Message::user(MAX_STEPS_MESSAGE));
@@ -40,8 +41,8 @@ impl AgentLoop<'_> {
         }
         let mut system = self.deps.system_prompt.system_prompt(state.step_index);
         let tools = if self.deps.settings.text_tool_calling() {
-            system = text_tools::system_with_protocol(&system, &tools);
-            Vec::new()
+            system = text_tools::system_with_protocol(&system, tools.specs());
+            Arc::new(FrozenToolSchema::none())
         } else {
             tools
         };
@@ -91,7 +92,7 @@ impl AgentLoop<'_> {
     /// The estimate of the declared schema: none when the tools are
     /// described in the system prompt instead (its estimate has them).
     fn schema_estimate(&self) -> f64 {
-        match &self.schema {
+        match self.tools.frozen() {
             Some(schema) if !self.deps.settings.text_tool_calling() => schema.text_tokens(),
             _ => 0.0,
         }
@@ -101,18 +102,5 @@ impl AgentLoop<'_> {
     /// with nothing masked or replaced.
     pub(super) fn raw_uncompacted_estimate(&self) -> u64 {
         prompt_tokens(self.view.synced(), self.system_estimate.1 + self.schema_estimate() + self.view.uncompacted_text_tokens())
-    }
-
-    /// The tools to declare, frozen to byte-identical JSON across steps.
-    /// The set changes only when `tool_search` discovers tools.
-    fn visible_tools(&mut self, state: &LoopState) -> Vec<ToolSpec> {
-        let specs = visible_tools(self.deps.tools, &self.deps.settings, &state.discovered_tools);
-        let frozen = match self.schema.take() {
-            Some(previous) => previous.freeze_or_reuse(specs),
-            None => FrozenToolSchema::freeze(specs),
-        };
-        let specs = frozen.specs().to_vec();
-        self.schema = Some(frozen);
-        specs
     }
 }

@@ -154,21 +154,27 @@ fn interrupting_reloop_run_leaves_no_agent_process_behind() {
     let pids = dir.path().join("pids");
     let file = shell_scenario(dir.path(), "interrupted", &lingering_agent(&pids), 300, "{}");
     let out = dir.path().join("out");
-    let mut child = Command::new(env!("CARGO_BIN_EXE_reloop"))
+    let child = Command::new(env!("CARGO_BIN_EXE_reloop"))
         .args(["run", file.to_str().unwrap(), "--out", out.to_str().unwrap()])
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
     let agents = wait_for_pids(&pids, 2);
-    let interrupt = Command::new("kill").args(["-INT", &child.id().to_string()]).status().unwrap();
+    interrupt_and_check_none_survive(child, &agents, &out);
+}
+
+/// Sends SIGINT to a running `reloop run`, then checks its exit (130), that
+/// none of `agents` survived it, and that its report says `cancelled`.
+fn interrupt_and_check_none_survive(mut reloop: std::process::Child, agents: &[u32], out: &Path) {
+    let interrupt = Command::new("kill").args(["-INT", &reloop.id().to_string()]).status().unwrap();
     assert!(interrupt.success());
-    let status = child.wait().unwrap();
+    let status = reloop.wait().unwrap();
     assert_eq!(status.code(), Some(130), "reloop's exit after an interrupt");
     for pid in agents {
-        assert!(gone(pid), "agent process {pid} outlived the interrupted run");
+        assert!(gone(*pid), "agent process {pid} outlived the interrupted run");
     }
-    assert_eq!(runs(&out)[0]["outcome"], "cancelled");
+    assert_eq!(runs(out)[0]["outcome"], "cancelled");
 }
 
 /// A scenario of `preset` in `dir` over a recording that calls `tool` with `arguments`.
@@ -182,7 +188,7 @@ fn a_preset_agent_that_is_not_installed_is_skipped_without_failing_the_run() {
     let dir = tempfile::tempdir().unwrap();
     let file = preset_scenario(dir.path(), "opencode", "read", "{ filePath: a }");
     let output = Command::new(env!("CARGO_BIN_EXE_reloop"))
-        .args(["run", file.to_str().unwrap(), "--out", dir.path().join("out").to_str().unwrap()])
+        .args(["run", file.to_str().unwrap(), "--out", dir.path().join("out").to_str().unwrap(), "--junit", dir.path().join("junit.xml").to_str().unwrap()])
         .env("PATH", dir.path())
         .env("NO_COLOR", "1")
         .output()
@@ -192,6 +198,9 @@ fn a_preset_agent_that_is_not_installed_is_skipped_without_failing_the_run() {
     let row = &runs(&dir.path().join("out"))[0];
     assert_eq!((row["outcome"].as_str(), row["system_under_test"].as_str(), row["wire"].as_str()), ("skipped", "opencode", "openai-chat"));
     assert!(row["error"].contains("`opencode` is not installed"), "{row:#?}");
+    let junit = std::fs::read_to_string(dir.path().join("junit.xml")).unwrap();
+    assert!(junit.contains("<testcase name=\"preset\"") && junit.contains("<skipped message=\"agent not installed"), "{junit}");
+    assert!(junit.contains("failures=\"0\""), "{junit}");
 }
 
 #[test]
@@ -207,4 +216,65 @@ fn a_preset_recording_calling_a_tool_the_agent_lacks_is_bad_input_naming_the_cal
     let output = reloop(dir.path(), &["run", missing.to_str().unwrap(), "--out", "out"]);
     assert_eq!(output.status.code(), Some(2));
     assert!(stderr(&output).contains("pi's `read` requires path"), "{}", stderr(&output));
+}
+
+/// Every process below `pid` (children, their children, ...), from /proc.
+fn descendants(pid: u32) -> Vec<u32> {
+    let parents: Vec<(u32, u32)> = std::fs::read_dir("/proc")
+        .unwrap()
+        .filter_map(|entry| entry.ok()?.file_name().to_str()?.parse::<u32>().ok())
+        .filter_map(|child| {
+            let stat = std::fs::read_to_string(format!("/proc/{child}/stat")).ok()?;
+            let parent = stat.rsplit_once(')')?.1.split_whitespace().nth(1)?.parse().ok()?;
+            Some((child, parent))
+        })
+        .collect();
+    let mut found = vec![pid];
+    let mut i = 0;
+    while i < found.len() {
+        let parent = found[i];
+        found.extend(parents.iter().filter(|(_, p)| *p == parent).map(|(child, _)| *child));
+        i += 1;
+    }
+    found.split_off(1)
+}
+
+/// The folder holding the real agents' programs (`node_modules/.bin` of
+/// the pinned install, docs/black-box.md), or `None`: the test then says
+/// it was skipped. CI sets it after installing them; there a missing
+/// `opencode` fails the test.
+fn agents_bin(program: &str) -> Option<PathBuf> {
+    let dir = std::env::var_os("RELOOP_AGENTS_BIN").map(PathBuf::from);
+    let found = dir.filter(|dir| dir.join(program).is_file());
+    if found.is_none() {
+        assert!(std::env::var_os("RELOOP_AGENTS_BIN").is_none(), "RELOOP_AGENTS_BIN has no `{program}`");
+        eprintln!("skipped: set RELOOP_AGENTS_BIN to the folder of the installed agents (docs/black-box.md)");
+    }
+    found
+}
+
+#[test]
+fn interrupting_reloop_run_during_a_real_opencode_run_leaves_none_of_its_processes_behind() {
+    let Some(bin) = agents_bin("opencode") else { return };
+    let out = tempfile::tempdir().unwrap();
+    let path = std::env::join_paths(std::iter::once(bin).chain(std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default()))).unwrap();
+    let scenario = crate::util::repo().join("scenarios/agents/opencode-doom-loop.yaml");
+    let child = Command::new(env!("CARGO_BIN_EXE_reloop"))
+        .args(["run", scenario.to_str().unwrap(), "--out", out.path().to_str().unwrap()])
+        .env("PATH", path)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    // Once opencode runs, give it time to start what it starts (its package
+    // installs, its tools), then take every process below reloop.
+    let start = Instant::now();
+    while descendants(child.id()).is_empty() {
+        assert!(start.elapsed() < Duration::from_secs(60), "opencode never started under reloop");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    std::thread::sleep(Duration::from_secs(3));
+    let agents = descendants(child.id());
+    assert!(!agents.is_empty(), "opencode ended within 3 s; the interrupt would find nothing to kill");
+    interrupt_and_check_none_survive(child, &agents, out.path());
 }

@@ -16,7 +16,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 use crate::tables::{Row, read_rows};
-use crate::util::{reloop, repo, stderr, stdout};
+use crate::util::{repo, stderr, stdout};
 
 /// Columns that measure real time, which no two runs share.
 const TIMING_COLUMNS: [&str; 1] = ["wall_ms"];
@@ -40,7 +40,15 @@ fn check_against_golden(name: &str, args: &[&str]) {
     let out_dir = out.path().join(name);
     let mut args = args.to_vec();
     args.extend(["--out", out_dir.to_str().unwrap()]);
-    let output = reloop(&repo(), &args);
+    // An empty PATH: the black-box agents of `scenarios/agents/` are then
+    // `skipped` on every machine, whatever it has installed.
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_reloop"))
+        .current_dir(repo())
+        .args(&args)
+        .env("NO_COLOR", "1")
+        .env("PATH", "")
+        .output()
+        .expect("the reloop binary runs");
     assert_eq!(output.status.code(), Some(0), "{}\n{}", stdout(&output), stderr(&output));
     let golden = repo().join("harness/cli/tests/data/golden").join(name);
     if std::env::var_os("RELOOP_BLESS").is_some() {

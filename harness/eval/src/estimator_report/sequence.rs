@@ -10,9 +10,10 @@ use std::path::{Path, PathBuf};
 
 use reloop_agent::estimate::{Calibration, estimate_prompt};
 use reloop_agent::context::microcompact::{CLEARED_PLACEHOLDER, RETAIN_RECENT};
+use reloop_agent::tool_schema::FrozenToolSchema;
 use reloop_agent::{LlmRequest, Message, ToolSpec, client::to_prompt};
 use reloop_mock::TokenCounter;
-use reloop_wire::ToolCall;
+use reloop_wire::{Format, ToolCall};
 
 use super::{mean, relative_error};
 
@@ -41,8 +42,8 @@ pub struct CalibrationRun {
 /// Replays one read per file of `texts` (path, content).
 pub fn replay_calibration(texts: &[(PathBuf, String)]) -> CalibrationRun {
     let order = interleave(texts);
-    let tools = [read_file_spec()];
-    let tools_json = serde_json::to_string(&tools).expect("tool specs are plain JSON");
+    let tools = FrozenToolSchema::freeze(vec![read_file_spec()], Format::OpenaiChat, &Default::default());
+    let tools_json = serde_json::to_string(tools.specs()).expect("tool specs are plain JSON");
     let counter = TokenCounter::new();
     let mut calibration = Calibration::new();
     let (mut raw_errors, mut calibrated_errors) = (Vec::new(), Vec::new());

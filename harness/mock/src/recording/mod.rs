@@ -11,7 +11,7 @@ pub mod recorded;
 
 use std::collections::BTreeMap;
 
-use reloop_wire::{FinishReason, ModelTurn, ToolCall};
+use reloop_wire::{FinishReason, ModelTurn, Reasoning, ToolCall};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -246,7 +246,24 @@ impl Exchange {
         } else {
             FinishReason::ToolCalls
         });
-        ModelTurn { text: self.text(), tool_calls, finish_reason, ..ModelTurn::default() }
+        ModelTurn { text: self.text(), tool_calls, reasoning: self.reasoning(), finish_reason, ..ModelTurn::default() }
+    }
+
+    /// The reasoning parts as the loop keeps them: thinking (with its
+    /// signature), redacted thinking, Responses items, Chat-compatible text.
+    pub fn reasoning(&self) -> Vec<Reasoning> {
+        self.parts
+            .iter()
+            .filter_map(|part| match part {
+                Part::Thinking { thinking, signature, .. } => Some(Reasoning::Thinking { thinking: thinking.clone(), signature: signature.clone() }),
+                Part::RedactedThinking { data } => Some(Reasoning::RedactedThinking { data: data.clone() }),
+                Part::Reasoning { text, id: None, encrypted_content: None, .. } if !text.is_empty() => Some(Reasoning::ReasoningContent { text: text.clone() }),
+                Part::Reasoning { id, summary, encrypted_content, .. } => {
+                    Some(Reasoning::ResponsesItem { id: id.clone(), summary: summary.clone(), encrypted_content: encrypted_content.clone() })
+                }
+                _ => None,
+            })
+            .collect()
     }
 }
 

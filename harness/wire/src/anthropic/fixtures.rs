@@ -216,9 +216,14 @@ fn max_tokens_leaves_the_input_unfinished() {
 }
 
 #[test]
-fn thinking_is_not_text() {
+fn thinking_is_not_text_but_reasoning_with_its_signature() {
+    let clear = turn(CLEAR_THINKING);
+    let Some(crate::Reasoning::Thinking { thinking, signature }) = clear.reasoning.first() else {
+        panic!("the thinking block is kept: {clear:?}")
+    };
+    assert!(thinking.starts_with("The previous result was 925") && signature.as_deref().is_some_and(|s| s.starts_with("EvQB")));
     assert_eq!(
-        turn(CLEAR_THINKING),
+        ModelTurn { reasoning: Vec::new(), ..clear },
         text_turn("925 ÷ 5 = 185", FinishReason::Stop, usage(69, 53))
     );
     let sonnet = turn(SONNET_5_REASONING);

@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 
 use crate::ToolCall;
-use crate::message::{Message, name_tool_results};
+use crate::message::{Message, Reasoning, name_tool_results};
 use crate::prompt::{Prompt, ToolChoice, ToolSpec, join_system};
 use crate::tagged::tagged_union;
 
@@ -228,9 +228,11 @@ impl MessagesRequest {
                     }),
                 },
                 Message::Assistant {
-                    text, tool_calls, ..
+                    text,
+                    tool_calls,
+                    reasoning,
                 } => {
-                    messages.push(assistant_message(text, tool_calls));
+                    messages.push(assistant_message(text, tool_calls, reasoning));
                 }
                 Message::ToolResult {
                     call_id,
@@ -333,14 +335,18 @@ fn open_tool_results(messages: &mut [AnthropicMessage]) -> Option<&mut Vec<Conte
 }
 
 /// An assistant message: string content, or blocks when it called tools.
-fn assistant_message(text: &str, tool_calls: &[ToolCall]) -> AnthropicMessage {
-    let content = if tool_calls.is_empty() {
+fn assistant_message(text: &str, tool_calls: &[ToolCall], reasoning: &[Reasoning]) -> AnthropicMessage {
+    let thinking: Vec<ContentBlock> = reasoning.iter().filter_map(reasoning_block).collect();
+    let content = if tool_calls.is_empty() && thinking.is_empty() {
         AnthropicContent::Text(text.to_owned())
     } else {
+        // The API requires the turn's thinking, signatures intact, ahead of its tool_use.
         let text = (!text.is_empty()).then(|| ContentBlock::text(text));
         let calls = tool_calls.iter().map(ToolUseBlock::from_tool_call);
         AnthropicContent::Blocks(
-            text.into_iter()
+            thinking
+                .into_iter()
+                .chain(text)
                 .chain(calls.map(ContentBlock::ToolUse))
                 .collect(),
         )
@@ -394,17 +400,54 @@ pub(super) fn push_user_messages(content: &AnthropicContent, messages: &mut Vec<
 
 /// The neutral form of an assistant message: its text blocks concatenated and its tool calls.
 fn assistant_prompt_message(content: &AnthropicContent) -> Message {
-    let tool_calls = match content {
-        AnthropicContent::Text(_) => Vec::new(),
-        AnthropicContent::Blocks(blocks) => blocks
-            .iter()
-            .filter_map(|block| match block {
-                ContentBlock::ToolUse(call) => Some(call.to_tool_call()),
-                _ => None,
-            })
-            .collect(),
+    let blocks: &[ContentBlock] = match content {
+        AnthropicContent::Text(_) => &[],
+        AnthropicContent::Blocks(blocks) => blocks,
     };
-    Message::assistant(content.to_text(), tool_calls)
+    let tool_calls = blocks
+        .iter()
+        .filter_map(|block| match block {
+            ContentBlock::ToolUse(call) => Some(call.to_tool_call()),
+            _ => None,
+        })
+        .collect();
+    Message::Assistant {
+        text: content.to_text(),
+        tool_calls,
+        reasoning: blocks.iter().filter_map(block_reasoning).collect(),
+    }
+}
+
+/// The block an Anthropic assistant message carries for `reasoning`: thinking with its
+/// signature, or redacted thinking; other APIs' reasoning has no Anthropic form.
+pub(super) fn reasoning_block(reasoning: &Reasoning) -> Option<ContentBlock> {
+    match reasoning {
+        Reasoning::Thinking { thinking, signature } => Some(ContentBlock::Thinking(ThinkingBlock {
+            thinking: thinking.clone(),
+            signature: signature.clone().unwrap_or_default(),
+            extra: Map::new(),
+        })),
+        Reasoning::RedactedThinking { data } => {
+            Some(ContentBlock::Other(json!({"type": "redacted_thinking", "data": data})))
+        }
+        Reasoning::ResponsesItem { .. } | Reasoning::ReasoningContent { .. } => None,
+    }
+}
+
+/// The reasoning a block carries: thinking (with its signature) or redacted thinking.
+pub(super) fn block_reasoning(block: &ContentBlock) -> Option<Reasoning> {
+    match block {
+        ContentBlock::Thinking(block) => Some(Reasoning::Thinking {
+            thinking: block.thinking.clone(),
+            signature: Some(block.signature.clone()).filter(|s| !s.is_empty()),
+        }),
+        ContentBlock::Other(value) if value.get("type").and_then(Value::as_str) == Some("redacted_thinking") => {
+            Some(Reasoning::RedactedThinking {
+                data: value.get("data").and_then(Value::as_str).unwrap_or_default().to_owned(),
+            })
+        }
+        _ => None,
+    }
 }
 
 /// The neutral tool choice of an Anthropic `tool_choice`; unknown types count as auto.
@@ -583,7 +626,7 @@ mod tests {
                             ),
                             call("toolu_01B", "get_time", "{}"),
                         ],
-                        reasoning: Vec::new(),
+                        reasoning: vec![Reasoning::Thinking { thinking: "Looks like Paris.".into(), signature: Some("EqQBCgIYAhIM".into()) }],
                     },
                     Message::ToolResult {
                         call_id: "toolu_01A09q90qw90lq917835lq9".into(),

@@ -131,11 +131,14 @@ impl MessageMeta {
     }
 }
 
-/// The blocks of a turn: its text (if any), then one `tool_use` per tool call.
+/// The blocks of a turn: its thinking (if any), its text (if any), then one `tool_use` per
+/// tool call.
 fn turn_blocks(turn: &ModelTurn) -> Vec<ContentBlock> {
+    let thinking = turn.reasoning.iter().filter_map(super::request::reasoning_block);
     let text = (!turn.text.is_empty()).then(|| ContentBlock::text(&turn.text));
     let calls = turn.tool_calls.iter().map(ToolUseBlock::from_tool_call);
-    text.into_iter()
+    thinking
+        .chain(text)
         .chain(calls.map(ContentBlock::ToolUse))
         .collect()
 }
@@ -172,7 +175,7 @@ impl Message {
         Ok(ModelTurn {
             text: blocks_text(&self.content),
             tool_calls,
-            reasoning: Vec::new(),
+            reasoning: self.content.iter().filter_map(super::request::block_reasoning).collect(),
             finish_reason: FinishReason::from_anthropic_str(stop_reason),
             usage: Some(self.usage.to_usage()),
         })

@@ -13,12 +13,12 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 
 use super::error_body::AnthropicError;
-use super::request::{ContentBlock, ToolUseBlock, tool_arguments};
+use super::request::{ContentBlock, ToolUseBlock, block_reasoning, tool_arguments};
 use super::response::{AnthropicUsage, Message, MessageMeta};
 use crate::split::{split_argument_fragments, split_text_pieces};
 use crate::tagged::tagged_union;
 use crate::{
-    FinishReason, ModelTurn, SseFrame, StreamDecoder, StreamDelta, ToolCall, WireError, sse,
+    FinishReason, ModelTurn, Reasoning, SseFrame, StreamDecoder, StreamDelta, ToolCall, WireError, sse,
 };
 
 /// One event of a streamed message, tagged by its `type`. A known type that does not parse is
@@ -206,9 +206,10 @@ pub fn encode_stream(turn: &ModelTurn, meta: &MessageMeta) -> Vec<String> {
         }),
         AnthropicEvent::Ping(EmptyEvent::default()),
     ];
+    let thinking = turn.reasoning.iter().filter_map(thinking_block);
     let text = (!turn.text.is_empty()).then(|| text_block(&turn.text));
-    let blocks = text
-        .into_iter()
+    let blocks = thinking
+        .chain(text)
         .chain(turn.tool_calls.iter().map(tool_use_block));
     for (index, (start, deltas)) in (0..).zip(blocks) {
         events.extend(block_events(index, start, deltas));
@@ -233,6 +234,21 @@ pub fn encode_stream(turn: &ModelTurn, meta: &MessageMeta) -> Vec<String> {
             sse::encode_typed_frame(&value)
         })
         .collect()
+}
+
+/// The start of a thinking block (empty) and its deltas, the signature last; a redacted
+/// thinking block starts whole.
+fn thinking_block(reasoning: &Reasoning) -> Option<(ContentBlock, Vec<BlockDelta>)> {
+    match reasoning {
+        Reasoning::Thinking { thinking, signature } => {
+            let pieces = split_text_pieces(thinking).into_iter().map(|piece| json!({"type": "thinking_delta", "thinking": piece}));
+            let signature = signature.iter().map(|signature| json!({"type": "signature_delta", "signature": signature}));
+            let start = json!({"type": "thinking", "thinking": "", "signature": ""});
+            let start = serde_json::from_value(start).expect("a thinking block");
+            Some((start, pieces.chain(signature).map(BlockDelta::Other).collect()))
+        }
+        other => super::request::reasoning_block(other).map(|block| (block, Vec::new())),
+    }
 }
 
 /// The start of a text block and its deltas.
@@ -297,7 +313,9 @@ enum BlockState {
     /// A `tool_use` block: its position among the turn's tool calls and its starting input
     /// (used as the arguments if no input JSON streams).
     ToolUse(u32, Value),
-    /// Any other block (thinking, server tools, ...), ignored.
+    /// A thinking or redacted-thinking block, at this position in the turn's reasoning.
+    Reasoning(usize),
+    /// Any other block (server tools, ...), ignored.
     Ignored,
 }
 
@@ -316,6 +334,8 @@ pub struct AnthropicStreamDecoder {
     text: String,
     /// Tool calls so far, in block order.
     tool_calls: Vec<ToolCall>,
+    /// Thinking and redacted thinking so far, in block order, signatures included.
+    reasoning: Vec<Reasoning>,
     /// Content blocks seen so far.
     blocks: BTreeMap<u32, BlockState>,
     /// The stop reason, from `message_delta`.
@@ -365,7 +385,13 @@ impl AnthropicStreamDecoder {
                 });
                 BlockState::ToolUse(index, call.input)
             }
-            _ => BlockState::Ignored,
+            block => match block_reasoning(&block) {
+                Some(reasoning) => {
+                    self.reasoning.push(reasoning);
+                    BlockState::Reasoning(self.reasoning.len() - 1)
+                }
+                None => BlockState::Ignored,
+            },
         };
         self.blocks.insert(event.index, state);
         Ok(())
@@ -414,9 +440,22 @@ impl AnthropicStreamDecoder {
                     event.index
                 )));
             }
-            (BlockState::Ignored, _) | (_, BlockDelta::Other(_)) => {}
+            (&BlockState::Reasoning(at), BlockDelta::Other(delta)) => self.push_thinking(at, &delta),
+            (BlockState::Ignored | BlockState::Reasoning(_), _) | (_, BlockDelta::Other(_)) => {}
         }
         Ok(())
+    }
+
+    /// Appends a `thinking_delta` or `signature_delta` to reasoning block `at`.
+    fn push_thinking(&mut self, at: usize, delta: &Value) {
+        let piece = |field| delta.get(field).and_then(Value::as_str).unwrap_or_default();
+        if let Some(Reasoning::Thinking { thinking, signature }) = self.reasoning.get_mut(at) {
+            match delta.get("type").and_then(Value::as_str) {
+                Some("thinking_delta") => thinking.push_str(piece("thinking")),
+                Some("signature_delta") => signature.get_or_insert_default().push_str(piece("signature")),
+                _ => {}
+            }
+        }
     }
 
     /// Applies a `content_block_stop`: a tool call whose input never streamed gets its start
@@ -505,7 +544,7 @@ impl StreamDecoder for AnthropicStreamDecoder {
         Ok(ModelTurn {
             text: decoder.text,
             tool_calls: decoder.tool_calls,
-            reasoning: Vec::new(),
+            reasoning: decoder.reasoning,
             finish_reason: decoder.finish_reason.ok_or(WireError::MissingFinish)?,
             usage: decoder.usage.as_ref().map(AnthropicUsage::to_usage),
         })

@@ -15,7 +15,7 @@ use serde_json::{Map, Value};
 
 use crate::split::{split_argument_fragments, split_text_pieces};
 use crate::{
-    FinishReason, ModelTurn, SseFrame, StreamDecoder, StreamDelta, ToolCall, Usage, WireError, sse,
+    FinishReason, ModelTurn, Reasoning, SseFrame, StreamDecoder, StreamDelta, ToolCall, Usage, WireError, sse,
 };
 
 /// One `data:` payload of a streamed response.
@@ -317,6 +317,8 @@ pub struct ChatStreamAccumulator {
     text: String,
     /// Refusal text so far (kept out of `text`).
     refusal: String,
+    /// Chat-compatible `reasoning_content` received so far.
+    reasoning: String,
     /// Tool calls by their `index`, so they come out in index order.
     tool_calls: BTreeMap<u32, ToolCall>,
     /// The finish reason of choice 0, once seen.
@@ -390,10 +392,12 @@ impl ChatStreamAccumulator {
             return Err(WireError::StreamEndedEarly);
         }
         let finish_reason = self.finish_reason.ok_or(WireError::MissingFinish)?;
+        // Chat-compatible providers' `reasoning_content`; it is not sent back (see the request).
+        let reasoning = (!self.reasoning.is_empty()).then(|| Reasoning::ReasoningContent { text: self.reasoning });
         Ok(ModelTurn {
             text: self.text,
             tool_calls: self.tool_calls.into_values().collect(),
-            reasoning: Vec::new(),
+            reasoning: reasoning.into_iter().collect(),
             finish_reason,
             usage: self.usage,
         })
@@ -414,6 +418,9 @@ impl ChatStreamAccumulator {
         }
         if let Some(Some(refusal)) = delta.refusal {
             self.refusal.push_str(&refusal);
+        }
+        if let Some(reasoning) = delta.extra.get("reasoning_content").and_then(Value::as_str) {
+            self.reasoning.push_str(reasoning);
         }
         for piece in delta.tool_calls.into_iter().flatten() {
             self.apply_tool_call(piece, deltas)?;

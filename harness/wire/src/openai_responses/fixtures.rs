@@ -155,9 +155,15 @@ fn gpt_5_1_tool_call() {
 }
 
 #[test]
-fn reasoning_item_is_skipped_and_the_call_keeps_position_zero() {
+fn reasoning_item_is_kept_and_the_call_keeps_position_zero() {
+    let decoded = turn(REASONING_TOOL_CALL);
+    let Some(crate::Reasoning::ResponsesItem { id, encrypted_content, .. }) = decoded.reasoning.first() else {
+        panic!("the reasoning item is kept: {decoded:?}")
+    };
+    assert_eq!(id.as_deref(), Some("rs_0039ff4ed0aeca1e016ac948b4e4c887d2bbf14d31fdc26ccd"));
+    assert!(encrypted_content.as_deref().is_some_and(|c| c.starts_with("gAAAAABqyUi1")));
     assert_eq!(
-        turn(REASONING_TOOL_CALL),
+        ModelTurn { reasoning: Vec::new(), ..decoded },
         ModelTurn {
             text: String::new(),
             tool_calls: vec![call("call_LUBOONF2cY8HDQdBwiEQ9fk1", "lookupCode", "{}")],

@@ -12,7 +12,7 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::{Map, Value};
 
 use crate::ToolCall;
-use crate::message::{Message, name_tool_results};
+use crate::message::{Message, Reasoning, name_tool_results};
 use crate::openai_chat::MessageContent;
 use crate::prompt::{Prompt, ToolChoice, ToolSpec, join_system, push_tool_call};
 use crate::tagged::{payload, serialize_tagged};
@@ -198,7 +198,21 @@ impl ResponsesRequest {
                     match message.role {
                         Role::System | Role::Developer => system.push(text),
                         Role::User => messages.push(Message::User { text }),
-                        Role::Assistant => messages.push(Message::assistant(text, Vec::new())),
+                        Role::Assistant => match reasoning_only(&mut messages) {
+                            Some(open) => *open = text,
+                            None => messages.push(Message::assistant(text, Vec::new())),
+                        },
+                    }
+                }
+                InputItem::Other(item) if item_reasoning(item).is_some() => {
+                    let reasoning = item_reasoning(item).into_iter();
+                    match reasoning_only(&mut messages) {
+                        Some(_) => {
+                            if let Some(Message::Assistant { reasoning: open, .. }) = messages.last_mut() {
+                                open.extend(reasoning);
+                            }
+                        }
+                        None => messages.push(Message::Assistant { text: String::new(), tool_calls: Vec::new(), reasoning: reasoning.collect() }),
                     }
                 }
                 InputItem::FunctionCall(call) => push_tool_call(&mut messages, call.to_tool_call()),
@@ -232,19 +246,63 @@ impl ResponsesRequest {
     }
 }
 
+/// The text of the last message when it is an assistant message holding only reasoning so
+/// far: the message and calls after a reasoning item belong to the same turn.
+fn reasoning_only(messages: &mut [Message]) -> Option<&mut String> {
+    match messages.last_mut()? {
+        Message::Assistant { text, tool_calls, reasoning } if text.is_empty() && tool_calls.is_empty() && !reasoning.is_empty() => Some(text),
+        _ => None,
+    }
+}
+
+/// The `reasoning` input item of `reasoning`; reasoning of other APIs has no Responses form.
+pub(super) fn reasoning_item(reasoning: &Reasoning) -> Option<InputItem> {
+    let Reasoning::ResponsesItem { id, summary, encrypted_content } = reasoning else { return None };
+    let mut item = Map::new();
+    item.insert("type".into(), "reasoning".into());
+    if let Some(id) = id {
+        item.insert("id".into(), id.clone().into());
+    }
+    let summary: Vec<Value> = summary.iter().map(|text| serde_json::json!({"type": "summary_text", "text": text})).collect();
+    item.insert("summary".into(), summary.into());
+    if let Some(encrypted) = encrypted_content {
+        item.insert("encrypted_content".into(), encrypted.clone().into());
+    }
+    Some(InputItem::Other(Value::Object(item)))
+}
+
+/// The reasoning a `reasoning` item (input or output) carries.
+pub(super) fn item_reasoning(item: &Value) -> Option<Reasoning> {
+    (item.get("type").and_then(Value::as_str) == Some("reasoning")).then(|| Reasoning::ResponsesItem {
+        id: item.get("id").and_then(Value::as_str).map(str::to_owned),
+        summary: item
+            .get("summary")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter_map(|part| part.get("text").and_then(Value::as_str).map(str::to_owned))
+            .collect(),
+        encrypted_content: item.get("encrypted_content").and_then(Value::as_str).map(str::to_owned),
+    })
+}
+
 /// The items of one neutral message (see [`ResponsesRequest::from_prompt`]).
 fn prompt_items(message: &Message) -> Vec<InputItem> {
     match message {
         Message::User { text } => vec![InputItem::message(Role::User, text)],
         Message::Assistant {
-            text, tool_calls, ..
+            text,
+            tool_calls,
+            reasoning,
         } => {
+            // Reasoning items go back first, by id and with their encrypted content.
+            let reasoning = reasoning.iter().filter_map(reasoning_item);
             let text = (!text.is_empty() || tool_calls.is_empty())
                 .then(|| InputItem::message(Role::Assistant, text));
             let calls = tool_calls.iter().map(|call| {
                 InputItem::FunctionCall(FunctionCallItem::from_tool_call(call, None, None))
             });
-            text.into_iter().chain(calls).collect()
+            reasoning.chain(text).chain(calls).collect()
         }
         Message::ToolResult {
             call_id, content, ..
@@ -451,7 +509,7 @@ mod tests {
                             name: "get_weather".into(),
                             arguments: r#"{"location":"Paris, France"}"#.into(),
                         }],
-                        reasoning: Vec::new(),
+                        reasoning: vec![Reasoning::ResponsesItem { id: Some("rs_123".into()), summary: Vec::new(), encrypted_content: Some("gAAAAA...".into()) }],
                     },
                     Message::ToolResult {
                         call_id: "call_12345xyz".into(),

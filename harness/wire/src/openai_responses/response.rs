@@ -232,13 +232,14 @@ impl ResponseMeta {
     /// The finished output items of `turn`: an assistant message if it has text, then one
     /// function call per tool call.
     pub(super) fn output_items(&self, turn: &ModelTurn) -> Vec<InputItem> {
+        let reasoning = turn.reasoning.iter().filter_map(super::request::reasoning_item);
         let message = (!turn.text.is_empty())
             .then(|| self.message_item(0, vec![output_text(&turn.text)], COMPLETED));
         let first_call = usize::from(message.is_some());
         let calls = turn.tool_calls.iter().enumerate().map(|(n, call)| {
             self.function_call_item(first_call + n, call, &call.arguments, COMPLETED)
         });
-        message.into_iter().chain(calls).collect()
+        reasoning.chain(message).chain(calls).collect()
     }
 
     /// A response with this id, model and time, the given status and output, no error.
@@ -376,11 +377,13 @@ impl Response {
     pub fn to_turn(&self) -> Result<ModelTurn, WireError> {
         let mut text = String::new();
         let mut tool_calls = Vec::new();
+        let mut reasoning = Vec::new();
         for item in self.output.iter().flatten() {
             match item {
                 InputItem::Message(message) => text.extend(assistant_text(message)),
                 InputItem::FunctionCall(call) => tool_calls.push(call.to_tool_call()),
-                InputItem::FunctionCallOutput(_) | InputItem::Other(_) => {}
+                InputItem::Other(item) => reasoning.extend(super::request::item_reasoning(item)),
+                InputItem::FunctionCallOutput(_) => {}
             }
         }
         let finish_reason = match self.status.as_deref() {
@@ -399,7 +402,7 @@ impl Response {
         Ok(ModelTurn {
             text,
             tool_calls,
-            reasoning: Vec::new(),
+            reasoning,
             finish_reason,
             usage: self
                 .usage

@@ -413,6 +413,8 @@ pub struct ResponsesStreamDecoder {
     text: String,
     /// Tool calls so far, in output order.
     tool_calls: Vec<ToolCall>,
+    /// Reasoning items so far, in output order (from their `output_item.done`).
+    reasoning: Vec<crate::Reasoning>,
     /// Output items seen so far.
     items: BTreeMap<u32, ItemState>,
     /// The finish reason, from the terminal event.
@@ -560,7 +562,11 @@ impl ResponsesStreamDecoder {
                     _ => Ok(()),
                 }
             }
-            InputItem::FunctionCallOutput(_) | InputItem::Other(_) => Ok(()),
+            InputItem::Other(item) => {
+                self.reasoning.extend(super::request::item_reasoning(item));
+                Ok(())
+            }
+            InputItem::FunctionCallOutput(_) => Ok(()),
         }
     }
 
@@ -668,7 +674,7 @@ impl StreamDecoder for ResponsesStreamDecoder {
         Ok(ModelTurn {
             text: decoder.text,
             tool_calls: decoder.tool_calls,
-            reasoning: Vec::new(),
+            reasoning: decoder.reasoning,
             finish_reason: decoder.finish_reason.ok_or(WireError::MissingFinish)?,
             usage: decoder.usage,
         })
