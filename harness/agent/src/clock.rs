@@ -205,12 +205,18 @@ impl Clock for VirtualClock {
         });
         self.inner.deadlines.lock().expect("deadlines poisoned").push(Arc::clone(&deadline));
         let registration = Registration { clock: Arc::clone(&self.inner), deadline: Arc::clone(&deadline) };
+        let at_ms = deadline.at_ms;
         Box::pin(async move {
+            let clock = Arc::clone(&registration.clock);
             let _registration = registration;
             // The expiry is polled first: once a deadline has passed, the
             // work under it must not take even one more step.
             match futures_util::future::select(Expiry(deadline), future).await {
-                futures_util::future::Either::Left(_) => false,
+                futures_util::future::Either::Left(_) => {
+                    // A fork may have crossed it: this clock reads the deadline too.
+                    clock.now_ms.fetch_max(at_ms, Ordering::SeqCst);
+                    false
+                }
                 futures_util::future::Either::Right(_) => true,
             }
         })
@@ -218,8 +224,14 @@ impl Clock for VirtualClock {
     fn unix_ms(&self) -> u64 {
         VIRTUAL_EPOCH_UNIX_MS + self.now_ms()
     }
+    /// The fork inherits the deadlines active now: work forked under a
+    /// deadline (a sub-agent's tools) is still bounded by it. Deadlines set
+    /// on the fork stay its own.
     fn fork(&self) -> SharedClock {
-        Arc::new(Self::at(self.now_ms()))
+        let fork = Self::at(self.now_ms());
+        let inherited = self.inner.deadlines.lock().expect("deadlines poisoned").clone();
+        *fork.inner.deadlines.lock().expect("deadlines poisoned") = inherited;
+        Arc::new(fork)
     }
     fn join(&self, forks: &[SharedClock]) {
         let latest = forks.iter().map(|fork| fork.now_ms()).max().unwrap_or(0);
@@ -286,6 +298,26 @@ mod tests {
         })
         .await;
         assert_eq!(outer, Some((None, 60_000)));
+    }
+
+    #[tokio::test]
+    async fn a_fork_is_bounded_by_the_deadline_it_was_forked_under() {
+        // Regression: a sub-agent's tool ran on a fork that did not know the
+        // sub-agent's timeout, so the child went on past it.
+        let clock = VirtualClock::new();
+        let inner = clock.clone();
+        let result = with_timeout(&clock, Duration::from_secs(120), async move {
+            let forks = [inner.fork()];
+            forks[0].sleep(Duration::from_secs(150)).await;
+            inner.join(&forks);
+            7
+        })
+        .await;
+        assert_eq!(result, None);
+        assert_eq!(clock.now_ms(), 120_000);
+        let fork = clock.fork();
+        fork.sleep(Duration::from_secs(10)).await;
+        assert_eq!(fork.now_ms(), 130_000, "an expired deadline bounds no later fork");
     }
 
     #[tokio::test]

@@ -48,6 +48,15 @@ pub struct LoopSettings {
     pub task_tools: bool,
     /// Credential scrubbing and truncation of tool output.
     pub output_guards: crate::output_guard::OutputGuards,
+    /// Native tool calls, or tools described in the prompt and calls read
+    /// from the text (`text`, for models without native tools).
+    pub tool_calling: crate::text_tools::ToolCalling,
+    /// Roku's `Agent` sub-agents: whether the tool is declared, and the
+    /// child's budget, timeout and result size.
+    pub sub_agent: crate::sub_agent::SubAgentSettings,
+    /// Roku's deferred tools: above a schema size, only core tools and
+    /// `tool_search` are declared.
+    pub deferred_tools: crate::deferred_tools::DeferredToolSettings,
 }
 
 /// How a batch of tool calls is scheduled.
@@ -81,6 +90,9 @@ impl Default for LoopSettings {
             cache_breakpoints: crate::client::cache_breakpoints::CacheBreakpointSettings::default(),
             task_tools: false,
             output_guards: crate::output_guard::OutputGuards::default(),
+            tool_calling: crate::text_tools::ToolCalling::Native,
+            sub_agent: crate::sub_agent::SubAgentSettings::default(),
+            deferred_tools: crate::deferred_tools::DeferredToolSettings::default(),
         }
     }
 }
@@ -89,5 +101,17 @@ impl LoopSettings {
     /// The stream idle timeout as a duration.
     pub fn stream_idle_timeout(&self) -> Duration {
         Duration::from_secs(self.stream_idle_timeout_secs)
+    }
+
+    /// A sub-agent's settings: these, with the child's step budget and
+    /// without the `Agent` tool (depth 1).
+    pub fn sub_agent_settings(&self) -> Self {
+        let sub_agent = crate::sub_agent::SubAgentSettings { enabled: false, ..self.sub_agent };
+        Self { step_budget: self.sub_agent.step_budget, sub_agent, ..self.clone() }
+    }
+
+    /// Whether tools are described in the prompt and calls read from text.
+    pub fn text_tool_calling(&self) -> bool {
+        self.tool_calling == crate::text_tools::ToolCalling::Text
     }
 }

@@ -73,6 +73,16 @@ pub enum LoopEvent {
     FollowUpQueued { message: String },
     /// The loop ended.
     LoopFinished { outcome: crate::Outcome },
+    /// A tool call written in the text (`tool_calling: text`) could not be
+    /// read; the model gets the reason as a tool error.
+    TextToolCallMalformed { call_id: String, reason: String },
+    /// An `Agent` call started a sub-agent with this step budget; its
+    /// events follow, stamped with the parent's step.
+    SubAgentStarted { call_id: String, task: String, step_budget: u32 },
+    /// The sub-agent ended (`outcome` null when it timed out).
+    SubAgentFinished { call_id: String, outcome: Option<crate::Outcome>, steps: u32, timed_out: bool, elapsed_ms: u64 },
+    /// `tool_search` made deferred tools visible from the next request on.
+    ToolsDiscovered { call_id: String, query: String, tools: Vec<String> },
 }
 
 /// A compaction as the report tabulates it.
@@ -133,6 +143,10 @@ impl LoopEvent {
             Self::SteeringQueued { .. } => "steering_queued",
             Self::FollowUpQueued { .. } => "follow_up_queued",
             Self::LoopFinished { .. } => "loop_finished",
+            Self::TextToolCallMalformed { .. } => "text_tool_call_malformed",
+            Self::SubAgentStarted { .. } => "sub_agent_started",
+            Self::SubAgentFinished { .. } => "sub_agent_finished",
+            Self::ToolsDiscovered { .. } => "tools_discovered",
         }
     }
 }

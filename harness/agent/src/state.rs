@@ -57,6 +57,8 @@ pub struct CallRecord {
     pub transcript_len: usize,
     /// Index into [`LoopState::system_prompts`] of the prompt sent.
     pub system_prompt: usize,
+    /// Index into [`LoopState::tool_sets`] of the tools declared.
+    pub tool_set: usize,
     /// The loop's estimate of the prompt it sent.
     pub estimated_input_tokens: u64,
     /// The loop's estimate (uncalibrated) of the same call with nothing
@@ -75,6 +77,19 @@ pub struct CallRecord {
     pub started_ms: u64,
     /// Clock when the response was complete, ms.
     pub finished_ms: u64,
+    /// Set when a sub-agent made the call: which one, for which parent call.
+    pub sub_agent: Option<SubAgentLink>,
+}
+
+/// Where a sub-agent's call sits in its parent's run.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SubAgentLink {
+    /// Index of the child's state in [`LoopState::sub_agents`].
+    pub child: usize,
+    /// The parent's step whose `Agent` call started the child.
+    pub parent_step: u32,
+    /// The id of that `Agent` call.
+    pub parent_call_id: String,
 }
 
 /// A doom loop as first detected.
@@ -101,6 +116,9 @@ pub struct LoopState {
     pub calls: Vec<CallRecord>,
     /// Distinct system prompts in the order they were first used.
     pub system_prompts: Vec<String>,
+    /// The tool sets declared, each kept once while it lasts (a set changes
+    /// with discovered deferred tools; summaries declare none).
+    pub tool_sets: Vec<Vec<crate::tools::ToolSpec>>,
     /// Summed provider usage.
     pub usage: Usage,
     /// The answer, when the run ended with one.
@@ -125,6 +143,11 @@ pub struct LoopState {
     pub max_parallel_tools: u32,
     /// The task tools' checklist.
     pub tasks: crate::task_store::TaskStore,
+    /// The sub-agents' own states (their transcripts and system prompts),
+    /// in the order they ran; their calls are moved into [`Self::calls`].
+    pub sub_agents: Vec<LoopState>,
+    /// Deferred tools `tool_search` made visible, in the order found.
+    pub discovered_tools: Vec<String>,
 }
 
 impl LoopState {
@@ -137,6 +160,7 @@ impl LoopState {
             transcript: vec![Message::user(task)],
             calls: Vec::new(),
             system_prompts: Vec::new(),
+            tool_sets: Vec::new(),
             usage: Usage::default(),
             final_answer: None,
             pending_question: None,
@@ -149,6 +173,8 @@ impl LoopState {
             cache_breaks: 0,
             max_parallel_tools: 0,
             tasks: crate::task_store::TaskStore::default(),
+            sub_agents: Vec::new(),
+            discovered_tools: Vec::new(),
         }
     }
 
@@ -190,8 +216,27 @@ impl LoopState {
     /// Main-loop decisions the model made (failed calls, retries and
     /// escalations excluded): ARCHITECTURE's `steps_used`.
     pub fn steps_used(&self) -> u32 {
-        let decided = self.calls.iter().filter(|c| c.error.is_none() && matches!(c.purpose, CallPurpose::Main | CallPurpose::FinalTurn));
+        let decided = self
+            .calls
+            .iter()
+            .filter(|c| c.error.is_none() && c.sub_agent.is_none() && matches!(c.purpose, CallPurpose::Main | CallPurpose::FinalTurn));
         decided.count() as u32
+    }
+
+    /// The transcript, system prompt and tools a call was made from: the
+    /// run's, or its sub-agent's.
+    pub fn context_of(&self, call: &CallRecord) -> (&[Message], &str, &[crate::tools::ToolSpec]) {
+        let owner = call.sub_agent.as_ref().map_or(self, |link| &self.sub_agents[link.child]);
+        (&owner.transcript, &owner.system_prompts[call.system_prompt], &owner.tool_sets[call.tool_set])
+    }
+
+    /// Index of `tools` in `tool_sets`: the last set when it is the same
+    /// (the usual case, a comparison without a copy), else a new entry.
+    pub fn intern_tool_set(&mut self, tools: &[crate::tools::ToolSpec]) -> usize {
+        if self.tool_sets.last().is_none_or(|last| last.as_slice() != tools) {
+            self.tool_sets.push(tools.to_vec());
+        }
+        self.tool_sets.len() - 1
     }
 
     /// Adds provider usage to the totals.

@@ -3,7 +3,7 @@
 //! counted by the same reference tokenizer.
 
 use reloop_agent::price_table::{self, PricedUsage};
-use reloop_agent::{CallPurpose, DoomLoopKind, LoopEvent, LoopState, Outcome, TimedEvent};
+use reloop_agent::{CallPurpose, CallRecord, DoomLoopKind, LoopEvent, LoopState, Message, Outcome, TimedEvent};
 use reloop_mock::tokens::REPLY_PRIMING_TOKENS;
 use reloop_mock::{RequestRecord, Session};
 
@@ -91,7 +91,7 @@ fn step_rows(scenario: &Scenario, state: &LoopState, log: &[RequestRecord], sess
             let server = log.get(call_index);
             let answered = server.is_some_and(|s| s.status == 200);
             let main = record.purpose != CallPurpose::Compaction;
-            let uncompacted = server.filter(|_| answered && main).map(|server| uncompacted.tokens(server, record.transcript_len));
+            let uncompacted = server.filter(|_| answered && main).map(|server| uncompacted.tokens(server, record));
             StepRow {
                 step: u64::from(record.step),
                 call_index: call_index as u64,
@@ -115,35 +115,65 @@ fn step_rows(scenario: &Scenario, state: &LoopState, log: &[RequestRecord], sess
                 tool_calls: record.tool_calls.clone(),
                 started_ms: record.started_ms,
                 finished_ms: record.finished_ms,
+                agent_depth: u64::from(record.sub_agent.is_some()),
+                parent_step: record.sub_agent.as_ref().map(|link| u64::from(link.parent_step)),
+                parent_call_id: record.sub_agent.as_ref().map(|link| link.parent_call_id.clone()),
             }
         })
         .collect()
 }
 
 /// The server's count of each call's uncompacted counterfactual: the
-/// transcript the call's view was made from, under the system prompt and
-/// tools the server logged for the call. The transcript's messages are
-/// counted once each, by the session's own counter (memo hits for all it
-/// already saw), and summed as prefixes.
-struct UncompactedCounts {
-    /// `prefix[n]`: the tokens of the first `n` transcript messages.
-    prefix: Vec<u64>,
+/// transcript the call's view was made from (the run's, or its sub-agent's),
+/// under the system prompt and tools the server logged for the call. Each
+/// transcript's messages are counted once, by the session's own counter
+/// (memo hits for all it already saw), and summed as prefixes.
+struct UncompactedCounts<'a> {
+    /// `prefix[k][n]`: the tokens of the first `n` messages of context `k`'s
+    /// transcript (0: the run, `1 + i`: sub-agent `i`).
+    prefix: Vec<Vec<u64>>,
+    /// Text tool calling sends a rendered transcript (tool calls and results
+    /// as text, results merged into user turns), which is no prefix of the
+    /// transcript's messages: each call's rendering is counted on its own.
+    text_tools: Option<(&'a LoopState, &'a Scenario, &'a Session)>,
 }
 
-impl UncompactedCounts {
-    fn new(scenario: &Scenario, state: &LoopState, session: &Session) -> Self {
-        let main = state.calls.iter().filter(|call| call.purpose != CallPurpose::Compaction);
-        let needed = main.map(|call| call.transcript_len).max().unwrap_or(0);
-        let counts = session.counter().count_messages(scenario.wire, &state.transcript[..needed]);
-        let prefix = std::iter::once(0).chain(counts.iter().scan(0, |sum, count| { *sum += count; Some(*sum) })).collect();
-        Self { prefix }
+impl<'a> UncompactedCounts<'a> {
+    fn new(scenario: &'a Scenario, state: &'a LoopState, session: &'a Session) -> Self {
+        if scenario.loop_settings.text_tool_calling() {
+            return Self { prefix: Vec::new(), text_tools: Some((state, scenario, session)) };
+        }
+        let contexts = std::iter::once(state).chain(&state.sub_agents);
+        let prefix = contexts
+            .enumerate()
+            .map(|(context, owner)| {
+                let main = state.calls.iter().filter(|call| call.purpose != CallPurpose::Compaction && context_index(call) == context);
+                let needed = main.map(|call| call.transcript_len).max().unwrap_or(0);
+                let counts = session.counter().count_messages(scenario.wire, &owner.transcript[..needed]);
+                std::iter::once(0).chain(counts.iter().scan(0, |sum, count| { *sum += count; Some(*sum) })).collect()
+            })
+            .collect();
+        Self { prefix, text_tools: None }
     }
 
-    /// The counterfactual of the call `server` logged, whose view was made
-    /// from the first `transcript_len` messages.
-    fn tokens(&self, server: &RequestRecord, transcript_len: usize) -> u64 {
-        server.system_tokens + server.tools_tokens + self.prefix[transcript_len] + REPLY_PRIMING_TOKENS
+    /// The counterfactual of `call`, which `server` logged.
+    fn tokens(&self, server: &RequestRecord, call: &CallRecord) -> u64 {
+        let messages = match self.text_tools {
+            Some((state, scenario, session)) => {
+                let (transcript, _, _) = state.context_of(call);
+                let rendered: Vec<Message> = reloop_agent::text_tools::render_view(transcript[..call.transcript_len].to_vec());
+                session.counter().count_messages(scenario.wire, &rendered).iter().sum()
+            }
+            None => self.prefix[context_index(call)][call.transcript_len],
+        };
+        server.system_tokens + server.tools_tokens + messages + REPLY_PRIMING_TOKENS
     }
+}
+
+/// Which context's transcript `call` was made from: 0 for the run, `1 + i`
+/// for sub-agent `i`.
+fn context_index(call: &CallRecord) -> usize {
+    call.sub_agent.as_ref().map_or(0, |link| 1 + link.child)
 }
 
 fn run_metrics(scenario: &Scenario, state: &LoopState, steps: &[StepRow], log: &[RequestRecord], events: &[TimedEvent]) -> RunMetrics {

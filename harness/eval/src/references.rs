@@ -7,6 +7,8 @@
 
 use std::path::Path;
 
+use reloop_agent::deferred_tools::TOOL_SEARCH;
+use reloop_agent::sub_agent::AGENT_TOOL;
 use reloop_agent::task_store::is_task_tool;
 use reloop_agent::tools::pseudo;
 use reloop_mock::recording::{Exchange, Part, ToolCallPart};
@@ -25,7 +27,11 @@ pub fn check(scenario: &Scenario) -> Vec<InputError> {
     let recording_text = std::fs::read_to_string(&recording_file).unwrap_or_default();
     for (i, exchange) in scenario.recording.exchanges.iter().enumerate() {
         for (j, (part, call)) in tool_call_parts(exchange).enumerate() {
-            let loop_answers = pseudo::is_pseudo(&call.name) || (scenario.spec.loop_settings.task_tools && is_task_tool(&call.name));
+            let settings = &scenario.spec.loop_settings;
+            let loop_answers = pseudo::is_pseudo(&call.name)
+                || (settings.task_tools && is_task_tool(&call.name))
+                || (settings.sub_agent.enabled && call.name == AGENT_TOOL)
+                || (settings.deferred_tools.threshold_tokens.is_some() && call.name == TOOL_SEARCH);
             if !loop_answers && !scenario.spec.tools.contains_key(&call.name) {
                 let message = format!("calls tool `{}`, which {} declares no fixture for", call.name, scenario.file.display());
                 errors.push(call_error(&recording_file, &recording_text, (i, part, j), message));

@@ -192,6 +192,11 @@ pub struct StepRow {
     pub tool_calls: Vec<String>,
     pub started_ms: u64,
     pub finished_ms: u64,
+    /// 0 for the main loop's calls, 1 for a sub-agent's.
+    pub agent_depth: u64,
+    /// For a sub-agent's call: the parent's step and `Agent` call id.
+    pub parent_step: Option<u64>,
+    pub parent_call_id: Option<String>,
 }
 
 /// One loop event.

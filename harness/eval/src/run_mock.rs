@@ -23,6 +23,7 @@ pub async fn start_mock(scenario: &Scenario, clock: &SharedClock) -> Result<(Moc
             context_window: Some(scenario.spec.context_window),
             pacer: Arc::new(ClockPacer(Arc::clone(clock))),
             faults: scenario.spec.faults.clone(),
+            provider_tokens: scenario.spec.provider_tokens,
         })
         .map_err(|e| format!("invalid fault: {e}"))?,
     );

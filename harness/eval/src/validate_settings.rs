@@ -53,6 +53,11 @@ fn bounds(field: &str, bounds: Option<Bounds>) -> Checked {
 /// Checks the scenario's settings, then its faults against `recording`.
 pub fn check_scenario(spec: &ScenarioSpec, recording: &Recording) -> Checked {
     at_least("context_window", spec.context_window, 1)?;
+    if let Some(provider) = spec.provider_tokens
+        && !(provider.per_o200k.is_finite() && provider.per_o200k > 0.0 && provider.per_o200k <= 100.0)
+    {
+        return fail("provider_tokens.per_o200k", "must be above 0 and at most 100");
+    }
     check_loop(&spec.loop_settings)?;
     for (name, tool) in &spec.tools {
         millis(&format!("tools.{name}.latency_ms"), tool.latency_ms)?;
@@ -86,6 +91,9 @@ pub fn check_loop(settings: &LoopSettings) -> Checked {
     at_least("loop.max_output_tokens", settings.max_output_tokens.into(), 1)?;
     seconds("loop.summary_timeout_secs", settings.summary_timeout_secs, 1)?;
     seconds("loop.stream_idle_timeout_secs", settings.stream_idle_timeout_secs, 1)?;
+    at_least("loop.sub_agent.step_budget", settings.sub_agent.step_budget.into(), 1)?;
+    seconds("loop.sub_agent.timeout_secs", settings.sub_agent.timeout_secs, 1)?;
+    at_least("loop.sub_agent.result_max_chars", settings.sub_agent.result_max_chars as u64, 1)?;
     let doom = &settings.doom_loop;
     at_least("loop.doom_loop.threshold", doom.threshold as u64, 2)?;
     at_least("loop.doom_loop.cycle.max_period", doom.cycle.max_period as u64, 2)?;
@@ -151,7 +159,7 @@ mod tests {
     #[test]
     fn each_loop_setting_has_a_range() {
         type Spoil = fn(&mut LoopSettings);
-        let cases: [(&str, Spoil); 17] = [
+        let cases: [(&str, Spoil); 20] = [
             ("loop.step_budget", |s| s.step_budget = 0),
             ("loop.max_output_tokens", |s| s.max_output_tokens = 0),
             ("loop.summary_timeout_secs", |s| s.summary_timeout_secs = 0),
@@ -169,6 +177,9 @@ mod tests {
             ("loop.strategies.codex.auto_compact_ratio", |s| s.strategies.codex.auto_compact_ratio = f64::NAN),
             ("loop.strategies.codex.user_message_max_tokens", |s| s.strategies.codex.user_message_max_tokens = 0),
             ("loop.strategies.masking.batch", |s| s.strategies.masking.batch = 0),
+            ("loop.sub_agent.step_budget", |s| s.sub_agent.step_budget = 0),
+            ("loop.sub_agent.timeout_secs", |s| s.sub_agent.timeout_secs = 0),
+            ("loop.sub_agent.result_max_chars", |s| s.sub_agent.result_max_chars = 0),
         ];
         for (expected, spoil) in cases {
             let mut settings = LoopSettings::default();

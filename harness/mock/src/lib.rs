@@ -17,6 +17,7 @@ pub mod divergence;
 pub mod fault;
 pub mod json_log;
 pub mod pacing;
+pub mod provider_tokens;
 pub mod raw_reply;
 pub mod record;
 pub mod recording;

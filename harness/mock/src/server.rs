@@ -488,7 +488,7 @@ pub fn recording_factory(
             None if stem == DEFAULT_SESSION && recordings.len() == 1 => recordings.values().next()?,
             None => return None,
         };
-        Some(SessionConfig { recording: Arc::clone(recording), context_window, pacer: Arc::clone(&pacer), faults: Vec::new() })
+        Some(SessionConfig { recording: Arc::clone(recording), context_window, pacer: Arc::clone(&pacer), faults: Vec::new(), provider_tokens: None })
     })
 }
 
@@ -497,6 +497,6 @@ pub fn recording_factory(
 /// scenario's faults, so each client run meets the same faults afresh.
 pub fn scenario_factory(recording: Arc<Recording>, faults: Vec<crate::fault::FaultSpec>, pacer: Arc<dyn Pacer>, context_window: Option<u64>) -> SessionFactory {
     Box::new(move |_name: &str| {
-        Some(SessionConfig { recording: Arc::clone(&recording), context_window, pacer: Arc::clone(&pacer), faults: faults.clone() })
+        Some(SessionConfig { recording: Arc::clone(&recording), context_window, pacer: Arc::clone(&pacer), faults: faults.clone(), provider_tokens: None })
     })
 }

@@ -9,6 +9,7 @@ use serde::Serialize;
 use crate::divergence::{Divergence, ExpectedCall, check_expectations, check_thinking_returned, check_tool_results, recording_exhausted};
 use crate::fault::FaultPlan;
 use crate::pacing::Pacer;
+use crate::provider_tokens::ProviderTokens;
 use crate::auxiliary;
 use crate::recording::{Exchange, Purpose, RecordedUsage, Recording, ReplayMode, ReplyUsage, Timing};
 use crate::render::Answer;
@@ -30,6 +31,8 @@ pub struct SessionConfig {
     pub pacer: Arc<dyn Pacer>,
     /// Faults to inject.
     pub faults: Vec<crate::fault::FaultSpec>,
+    /// Count in a provider's tokens instead of o200k's.
+    pub provider_tokens: Option<crate::provider_tokens::ProviderTokens>,
 }
 
 /// What happened to one request, as the server saw it.
@@ -100,9 +103,18 @@ struct SessionState {
 
 /// Account: the server's usage of a turn given its prompt, the cache
 /// simulation advanced, and the figures noted in the request's log line.
-fn account(state: &mut SessionState, (request, caching): (&Prompt, &Caching), count: &PromptCount, turn: &ModelTurn, record: &mut RequestRecord) -> Usage {
+fn account(
+    state: &mut SessionState,
+    (request, caching): (&Prompt, &Caching),
+    (count, provider_tokens): (&PromptCount, Option<&ProviderTokens>),
+    turn: &ModelTurn,
+    record: &mut RequestRecord,
+) -> Usage {
     let input = AccountInput { caching, model: &request.model, has_system: request.system.is_some(), now_ms: record.at_ms };
-    let accounted = stages::account(&mut state.cache, count, turn, input);
+    let mut accounted = stages::account(&mut state.cache, count, turn, input);
+    if let Some(provider) = provider_tokens {
+        accounted.usage.output_tokens = provider.tokens(accounted.usage.output_tokens);
+    }
     record.output_tokens = accounted.usage.output_tokens;
     record.cached_tokens = accounted.cache.cached_tokens;
     record.cache_write_tokens = accounted.usage.cache_write_tokens;
@@ -170,6 +182,10 @@ impl Session {
     /// request's wire format implies.
     pub fn handle_cached(&self, request: &Prompt, caching: &Caching) -> Reply {
         let count = self.counter.count_prompt(request);
+        let count = match &self.config.provider_tokens {
+            Some(provider) => provider.scale(&count),
+            None => count,
+        };
         let fingerprint = fingerprint(request, &count);
         let mut state = self.lock();
         let index = state.log.len();
@@ -228,7 +244,7 @@ impl Session {
         let mut turn = stages::render(exchange, exchange_index);
         let fault = state.faults.next_attempt(exchange_index);
         let effect = stages::apply_fault(fault, &mut turn, self.config.context_window, count.total)?;
-        turn.usage = Some(account(state, (request, caching), count, &turn, record));
+        turn.usage = Some(account(state, (request, caching), (count, self.config.provider_tokens.as_ref()), &turn, record));
         let answer = Answer::new(&turn, Some(exchange), self.config.recording.reply_usage == ReplyUsage::Recorded);
         if purpose == Purpose::Main {
             state.main_call_item_ids = crate::render::responses_call_item_ids(&answer, record.index);
@@ -255,7 +271,7 @@ impl Session {
         record: &mut RequestRecord,
     ) -> Reply {
         let turn = auxiliary::auxiliary_turn(request, &self.config.recording.auxiliary, &mut state.auxiliary_used);
-        let usage = account(state, (request, caching), count, &turn, record);
+        let usage = account(state, (request, caching), (count, self.config.provider_tokens.as_ref()), &turn, record);
         record.result = auxiliary::AUXILIARY_RESULT;
         let turn = ModelTurn { usage: Some(usage), ..turn };
         let model = self.config.recording.model.clone().unwrap_or_else(|| request.model.clone());
@@ -303,7 +319,7 @@ impl Session {
             return Err(recording_exhausted(index, purpose, list.len(), request));
         };
         if purpose == Purpose::Main
-            && let Some(previous) = position.checked_sub(1).map(|p| list[p]) {
+            && let Some(previous) = previous_in_conversation(exchanges, list, position) {
                 let expected = expected_calls(&exchanges[previous], previous, &state.main_call_item_ids);
                 if let Some(divergence) = check_tool_results(index, &expected, request) {
                     return Err(divergence);
@@ -319,6 +335,25 @@ impl Session {
             None => Ok((purpose, exchange)),
         }
     }
+}
+
+/// The exchange whose calls the request taking `list[position]` must
+/// answer: the one before it in the same conversation. A sub-agent's
+/// exchanges sit between their parent's; a sub-agent's first request
+/// answers nothing, and the parent's next request answers the parent's
+/// last exchange.
+fn previous_in_conversation(exchanges: &[Exchange], list: &[usize], position: usize) -> Option<usize> {
+    let Some(&next) = list.get(position) else { return position.checked_sub(1).map(|p| list[p]) };
+    let sub_agent = exchanges[next].sub_agent;
+    for &earlier in list[..position].iter().rev() {
+        match (exchanges[earlier].sub_agent, sub_agent) {
+            (a, b) if a == b => return Some(earlier),
+            // The parent's exchange before a delegation's first one.
+            (false, true) => return None,
+            _ => {}
+        }
+    }
+    None
 }
 
 /// The calls of `exchange` (at `index`) a request must answer, each also by

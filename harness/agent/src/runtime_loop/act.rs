@@ -11,14 +11,21 @@ use crate::event::LoopEvent;
 use crate::message::Message;
 use crate::outcome::Outcome;
 use crate::state::{LoopState, LoopStatus};
+use crate::deferred_tools::{self, TOOL_SEARCH};
+use crate::sub_agent::AGENT_TOOL;
+use crate::tool_set::{hidden_tools, searches_tools};
 use crate::task_store::is_task_tool;
+use crate::text_tools::{self, MALFORMED_TOOL_CALL};
 use crate::tools::{ToolOutput, pseudo};
 
 /// The result given to calls skipped by a steering message (pi-mono's text).
 pub const SKIPPED_FOR_STEERING: &str = "Skipped due to queued user message.";
 
 impl AgentLoop<'_> {
-    pub(super) async fn act(&mut self, state: &mut LoopState, turn: ModelTurn, final_turn: bool) {
+    pub(super) async fn act(&mut self, state: &mut LoopState, mut turn: ModelTurn, final_turn: bool) {
+        if self.deps.settings.text_tool_calling() && turn.tool_calls.is_empty() {
+            turn.tool_calls = text_tools::tool_calls_in_text(&turn.text, state.step_index);
+        }
         state.transcript.push(Message::Assistant {
             text: turn.text.clone(),
             tool_calls: turn.tool_calls.clone(),
@@ -70,7 +77,30 @@ impl AgentLoop<'_> {
                 rest = &rest[1..];
                 continue;
             }
-            let loop_answers = |name: &str| pseudo::is_pseudo(name) || (self.deps.settings.task_tools && is_task_tool(name));
+            if first.name == MALFORMED_TOOL_CALL && self.deps.settings.text_tool_calling() {
+                self.answer_malformed(state, first);
+                rest = &rest[1..];
+                continue;
+            }
+            if self.searches(&first.name) {
+                let output = self.search_tools(state, first);
+                self.push_result(state, first, output);
+                rest = &rest[1..];
+                continue;
+            }
+            if self.delegates(&first.name) {
+                self.run_agent_call(state, first).await;
+                rest = &rest[1..];
+                continue;
+            }
+            let (task_tools, agent, search) = (self.deps.settings.task_tools, self.delegates(AGENT_TOOL), self.searches(TOOL_SEARCH));
+            let loop_answers = |name: &str| {
+                pseudo::is_pseudo(name)
+                    || (task_tools && is_task_tool(name))
+                    || name == MALFORMED_TOOL_CALL
+                    || (agent && name == AGENT_TOOL)
+                    || (search && name == TOOL_SEARCH)
+            };
             let real = rest.iter().take_while(|call| !loop_answers(&call.name)).count();
             let (batch, after) = rest.split_at(real);
             rest = after;
@@ -112,6 +142,64 @@ impl AgentLoop<'_> {
             content: output.content,
             is_error: output.is_error,
         });
+    }
+
+    /// Whether a call of `name` is `tool_search`, declared because the
+    /// runtime's schema is deferred.
+    fn searches(&self, name: &str) -> bool {
+        name == TOOL_SEARCH && searches_tools(self.deps.tools, &self.deps.settings)
+    }
+
+    /// Answers `tool_search`: the schemas of the hidden tools that match,
+    /// which become visible from the next request on.
+    fn search_tools(&mut self, state: &mut LoopState, call: &ToolCall) -> ToolOutput {
+        let query = serde_json::from_str::<serde_json::Value>(&call.arguments)
+            .ok()
+            .and_then(|arguments| arguments.get("query")?.as_str().map(str::to_owned))
+            .unwrap_or_default();
+        let hidden = hidden_tools(self.deps.tools, &self.deps.settings, &state.discovered_tools);
+        let found = deferred_tools::search(&hidden, &query);
+        let output = deferred_tools::search_result(&found, &hidden);
+        let names: Vec<String> = found.iter().map(|spec| spec.name.clone()).collect();
+        if !names.is_empty() {
+            state.discovered_tools.extend(names.iter().cloned());
+            self.tools.visible_tools_changed();
+            self.emit(state, LoopEvent::ToolsDiscovered { call_id: call.id.clone(), query, tools: names });
+        }
+        output
+    }
+
+    /// Whether a call of `name` is the loop's `Agent` tool: declared here,
+    /// or called by a sub-agent (which gets the depth-limit error).
+    fn delegates(&self, name: &str) -> bool {
+        name == AGENT_TOOL && (self.deps.settings.sub_agent.enabled || self.depth > 0)
+    }
+
+    /// Runs an `Agent` call as a tool call of the run: its start and end
+    /// events around the sub-agent's own, counted with the other calls.
+    async fn run_agent_call(&mut self, state: &mut LoopState, call: &ToolCall) {
+        self.emit(state, LoopEvent::ToolStart { call_id: call.id.clone(), tool: call.name.clone(), arguments: call.arguments.clone() });
+        let started_ms = self.deps.clock.now_ms();
+        let output = self.delegate(state, call).await;
+        state.tool_calls += 1;
+        state.tool_errors += u32::from(output.is_error);
+        self.emit(state, LoopEvent::ToolEnd {
+            call_id: call.id.clone(),
+            tool: call.name.clone(),
+            is_error: output.is_error,
+            elapsed_ms: self.deps.clock.now_ms() - started_ms,
+            result_summary: output.content.chars().take(120).collect(),
+        });
+        self.push_result(state, call, output);
+    }
+
+    /// Answers a text tool call that could not be read with the reason, as
+    /// a tool error the model sees.
+    fn answer_malformed(&mut self, state: &mut LoopState, call: &ToolCall) {
+        self.emit(state, LoopEvent::TextToolCallMalformed { call_id: call.id.clone(), reason: call.arguments.clone() });
+        state.tool_calls += 1;
+        state.tool_errors += 1;
+        self.push_result(state, call, ToolOutput::error(text_tools::malformed_message(&call.arguments)));
     }
 
     /// Handles a pseudo-tool; `Some` is the tool result when the run goes on.

@@ -144,6 +144,7 @@ impl AgentLoop<'_> {
         // Recorded before the call, as abandoned: if a deadline drops this
         // future mid-flight, the request still happened and stays counted.
         let index = state.calls.len();
+        let tool_set = state.intern_tool_set(request.tools.specs());
         state.calls.push(CallRecord {
             step,
             purpose,
@@ -151,6 +152,7 @@ impl AgentLoop<'_> {
             error: Some(ABANDONED),
             transcript_len: state.transcript.len(),
             system_prompt: meta.system_index,
+            tool_set,
             estimated_input_tokens: meta.estimated_input_tokens,
             estimated_uncompacted_input_tokens: meta.estimated_uncompacted_input_tokens,
             usage: None,
@@ -159,6 +161,7 @@ impl AgentLoop<'_> {
             cache_break,
             started_ms,
             finished_ms: started_ms,
+            sub_agent: None,
         });
         let result =
             self.deps.client.stream_turn(request, self.deps.settings.stream_idle_timeout(), &mut on_text).await;
@@ -205,7 +208,8 @@ fn main_request(prepared: &Prepared, max_output_tokens: u32) -> LlmRequest<'_> {
         system: &prepared.system,
         messages: &prepared.view,
         tools: &prepared.tools,
-        forbid_tools: prepared.final_turn,
+        // With no tools declared (text tool calling) there is nothing to forbid.
+        forbid_tools: prepared.final_turn && !prepared.tools.specs().is_empty(),
         max_output_tokens,
         stream: true,
     }

@@ -6,6 +6,7 @@
 mod act;
 mod call;
 mod compact;
+mod delegate;
 mod execute;
 mod prepare;
 
@@ -109,6 +110,8 @@ pub struct AgentLoop<'a> {
     system_estimate: (usize, f64),
     /// Doom-loop warnings to append to the results of these call ids.
     pending_warnings: HashMap<String, String>,
+    /// 0 for the main loop, 1 for a sub-agent (which cannot delegate).
+    depth: u8,
 }
 
 impl<'a> AgentLoop<'a> {
@@ -128,15 +131,14 @@ impl<'a> AgentLoop<'a> {
             calibration: Calibration::new(),
             system_estimate: (usize::MAX, 0.0),
             pending_warnings: HashMap::new(),
+            depth: 0,
         }
     }
 
     /// Runs `task` to the end and returns the final state.
     pub async fn run(mut self, task: &str) -> LoopState {
         let mut state = LoopState::new(task, self.deps.settings.step_budget);
-        while state.status == LoopStatus::Running {
-            self.step(&mut state).await;
-        }
+        self.drive(&mut state).await;
         let usage: Usage = state.usage;
         self.emit(&state, LoopEvent::TokenUsage {
             input_tokens: usage.input_tokens,
@@ -149,6 +151,14 @@ impl<'a> AgentLoop<'a> {
             self.emit(&state, LoopEvent::LoopFinished { outcome });
         }
         state
+    }
+
+    /// Steps until the run ends. `state` is the caller's, so a run cut off
+    /// by a deadline (a sub-agent's timeout) leaves its records behind.
+    async fn drive(&mut self, state: &mut LoopState) {
+        while state.status == LoopStatus::Running {
+            self.step(state).await;
+        }
     }
 
     async fn step(&mut self, state: &mut LoopState) {

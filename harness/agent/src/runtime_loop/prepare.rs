@@ -10,8 +10,9 @@ use crate::estimate::{prompt_tokens, text_tokens};
 use crate::event::LoopEvent;
 use crate::message::Message;
 use crate::state::LoopState;
+use crate::text_tools;
 use crate::tool_schema::FrozenToolSchema;
-use crate::tool_set::declared_tools;
+use crate::tool_set::visible_tools;
 
 /// The request material of one step.
 pub(super) struct Prepared {
@@ -32,13 +33,19 @@ pub(super) struct Prepared {
 
 impl AgentLoop<'_> {
     pub(super) async fn prepare(&mut self, state: &mut LoopState) -> Prepared {
-        let tools = self.tools.current(|| declared_tools(self.deps.tools, &self.deps.settings));
+        let tools = self.tools.current(|| visible_tools(self.deps.tools, &self.deps.settings, &state.discovered_tools));
         let final_turn = state.remaining_step_budget <= 1;
         if final_turn {
             state.transcript.push(Message::user(MAX_STEPS_MESSAGE));
             self.emit(state, LoopEvent::StepBudgetFinalTurn { step_budget: self.deps.settings.step_budget });
         }
-        let system = self.deps.system_prompt.system_prompt(state.step_index);
+        let mut system = self.deps.system_prompt.system_prompt(state.step_index);
+        let tools = if self.deps.settings.text_tool_calling() {
+            system = text_tools::system_with_protocol(&system, tools.specs());
+            Arc::new(FrozenToolSchema::none())
+        } else {
+            tools
+        };
         let system_index = state.intern_system_prompt(system.clone());
         if self.system_estimate.0 != system_index {
             self.system_estimate = (system_index, text_tokens(&system));
@@ -65,6 +72,9 @@ impl AgentLoop<'_> {
     /// raw and calibrated.
     pub(super) fn render(&self, state: &LoopState, prepared: &mut Prepared) {
         prepared.view = self.view.render(&state.transcript);
+        if self.deps.settings.text_tool_calling() {
+            prepared.view = text_tools::render_view(std::mem::take(&mut prepared.view));
+        }
         prepared.history.clear();
         prepared.history.extend_from_slice(self.view.prefix_hashes());
         prepared.raw_estimated_input_tokens = self.raw_estimate();
@@ -76,14 +86,21 @@ impl AgentLoop<'_> {
     /// a sum of figures kept beside the system prompt, the frozen schema and
     /// each view item, never a scan of the prompt.
     pub(super) fn raw_estimate(&self) -> u64 {
-        let tools = self.tools.frozen().map_or(0.0, FrozenToolSchema::text_tokens);
-        prompt_tokens(self.view.items().len(), self.system_estimate.1 + tools + self.view.text_tokens())
+        prompt_tokens(self.view.items().len(), self.system_estimate.1 + self.schema_estimate() + self.view.text_tokens())
+    }
+
+    /// The estimate of the declared schema: none when the tools are
+    /// described in the system prompt instead (its estimate has them).
+    fn schema_estimate(&self) -> f64 {
+        match self.tools.frozen() {
+            Some(schema) if !self.deps.settings.text_tool_calling() => schema.text_tokens(),
+            _ => 0.0,
+        }
     }
 
     /// The same for the uncompacted counterfactual: the whole transcript
     /// with nothing masked or replaced.
     pub(super) fn raw_uncompacted_estimate(&self) -> u64 {
-        let tools = self.tools.frozen().map_or(0.0, FrozenToolSchema::text_tokens);
-        prompt_tokens(self.view.synced(), self.system_estimate.1 + tools + self.view.uncompacted_text_tokens())
+        prompt_tokens(self.view.synced(), self.system_estimate.1 + self.schema_estimate() + self.view.uncompacted_text_tokens())
     }
 }

@@ -148,6 +148,8 @@ fn step_row(record: &RequestRecord, turn: Option<&ModelTurn>, step: u64) -> Step
         tool_calls: turn.map(|t| t.tool_calls.iter().map(|c| c.name.clone()).collect()).unwrap_or_default(),
         started_ms: record.at_ms,
         finished_ms: record.at_ms,
+        // A black-box agent's sub-agents are out of sight too.
+        ..StepRow::default()
     }
 }
 

@@ -118,7 +118,10 @@ pub fn steps_batch(runs: &[RunReport]) -> Result<RecordBatch, ArrowError> {
         .text_opt("finish_reason", rows.iter().map(|(_, s)| s.finish_reason.as_deref()))
         .text_list("tool_calls", rows.iter().map(|(_, s)| s.tool_calls.iter().map(String::as_str)))
         .int("started_ms", rows.iter().map(|(_, s)| s.started_ms))
-        .int("finished_ms", rows.iter().map(|(_, s)| s.finished_ms));
+        .int("finished_ms", rows.iter().map(|(_, s)| s.finished_ms))
+        .int("agent_depth", rows.iter().map(|(_, s)| s.agent_depth))
+        .int_opt("parent_step", rows.iter().map(|(_, s)| s.parent_step))
+        .text_opt("parent_call_id", rows.iter().map(|(_, s)| s.parent_call_id.as_deref()));
     t.finish(metadata("steps"))
 }
 

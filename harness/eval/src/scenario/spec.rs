@@ -32,6 +32,11 @@ pub struct ScenarioSpec {
     /// context-length error.
     #[serde(default = "default_context_window")]
     pub context_window: u64,
+    /// Count in the provider's tokens: `per_o200k` × the server's o200k
+    /// count + `hidden_per_call` (the provider-token fit of a replayed
+    /// recording; docs/import.md). Absent: o200k.
+    #[serde(default)]
+    pub provider_tokens: Option<reloop_mock::provider_tokens::ProviderTokens>,
     /// The system prompt (unused by an `agent:` scenario, which brings its own).
     #[serde(default)]
     pub system: String,

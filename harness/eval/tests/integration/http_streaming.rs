@@ -42,7 +42,7 @@ async fn chunks_leave_the_server_one_by_one() {
         "format: reloop.recording/v1\nexchanges:\n  - text: one two three four\n    timing: { first_byte_ms: 1, chunk_ms: 1 }\n",
     );
     let pacer: Arc<dyn Pacer> = Arc::new(Gate(Arc::clone(&gate)));
-    registry.insert("s", Arc::new(Session::new(SessionConfig { recording: rec, context_window: None, pacer, faults: vec![] }).unwrap()));
+    registry.insert("s", Arc::new(Session::new(SessionConfig { recording: rec, context_window: None, pacer, faults: vec![], provider_tokens: None }).unwrap()));
 
     let body = r#"{"model":"m","stream":true,"messages":[{"role":"user","content":"go"}]}"#;
     let response = reqwest::Client::builder()
@@ -106,7 +106,7 @@ async fn the_loop_streams_from_the_server_over_loopback() {
     let rec = recording(
         "format: reloop.recording/v1\nexchanges:\n  - tool_calls: [{ name: noop, arguments: {} }]\n  - text: All done, nothing was needed.\n",
     );
-    let session = Arc::new(Session::new(SessionConfig { recording: rec, context_window: None, pacer: Arc::new(NoPacer), faults: vec![] }).unwrap());
+    let session = Arc::new(Session::new(SessionConfig { recording: rec, context_window: None, pacer: Arc::new(NoPacer), faults: vec![], provider_tokens: None }).unwrap());
     registry.insert("run", Arc::clone(&session));
     let clock: SharedClock = Arc::new(VirtualClock::new());
     let client = ProviderClient::new(
@@ -157,7 +157,7 @@ async fn a_cut_raw_stream_sends_the_recorded_events_it_got_to() {
     let registry = Arc::new(Registry::default());
     let server = MockServer::start(0, Arc::clone(&registry)).await.unwrap();
     let faults = vec![serde_json::from_value(serde_json::json!({ "exchange": 0, "cut_after_events": 2 })).unwrap()];
-    let config = SessionConfig { recording: recording(&yaml), context_window: None, pacer: Arc::new(NoPacer), faults };
+    let config = SessionConfig { recording: recording(&yaml), context_window: None, pacer: Arc::new(NoPacer), faults, provider_tokens: None };
     registry.insert("s", Arc::new(Session::new(config).unwrap()));
     let url = format!("{}/messages", server.session_base_url("s"));
     let body = r#"{"model":"m","max_tokens":10,"stream":true,"messages":[{"role":"user","content":"go"}]}"#;
@@ -179,7 +179,7 @@ async fn a_responses_result_may_name_the_call_by_its_item_id() {
     let yaml = "format: reloop.recording/v2\nexchanges:\n  - tool_calls: [{ name: noop }]\n  - text: Done.\n";
     let registry = Arc::new(Registry::default());
     let server = MockServer::start(0, Arc::clone(&registry)).await.unwrap();
-    let config = SessionConfig { recording: recording(yaml), context_window: None, pacer: Arc::new(NoPacer), faults: vec![] };
+    let config = SessionConfig { recording: recording(yaml), context_window: None, pacer: Arc::new(NoPacer), faults: vec![], provider_tokens: None };
     registry.insert("s", Arc::new(Session::new(config).unwrap()));
     let url = format!("{}/responses", server.session_base_url("s"));
     let client = reqwest::Client::builder().no_proxy().build().unwrap();

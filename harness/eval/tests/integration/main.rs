@@ -3,11 +3,14 @@
 
 mod determinism;
 mod compaction;
+mod deferred_tools;
 mod faults;
 mod http_streaming;
 mod loop_behaviour;
 mod prompt_cache;
+mod recorded_cost;
 mod reports;
+mod sub_agents;
 mod wires;
 
 use std::path::{Path, PathBuf};

@@ -26,6 +26,11 @@ pub struct ExchangeFile {
     /// they compact, while the main trajectory stays the same).
     #[serde(default)]
     reusable: bool,
+    /// It answers a sub-agent's request (depth 1): the request answers the
+    /// calls of the previous sub-agent exchange of the same delegation, and
+    /// the parent's next request those of the parent's last exchange.
+    #[serde(default)]
+    sub_agent: bool,
     /// What the request must carry for this answer to apply.
     #[serde(default)]
     expect: RequestExpectations,
@@ -88,6 +93,7 @@ impl TryFrom<ExchangeFile> for Exchange {
         Ok(Self {
             purpose: file.purpose,
             reusable: file.reusable,
+            sub_agent: file.sub_agent,
             expect: file.expect,
             parts,
             finish_reason: file.finish_reason,

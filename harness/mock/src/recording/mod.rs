@@ -114,6 +114,9 @@ pub struct Exchange {
     /// request once the others are used up.
     #[serde(skip_serializing_if = "is_default")]
     pub reusable: bool,
+    /// It answers a sub-agent's request (depth 1), not the main loop's.
+    #[serde(skip_serializing_if = "is_default")]
+    pub sub_agent: bool,
     /// What the request must carry for this answer to apply.
     #[serde(skip_serializing_if = "is_default")]
     pub expect: RequestExpectations,
