@@ -11,11 +11,8 @@ use crate::exit_code;
 
 /// Runs the command; returns the exit code.
 pub fn run(args: RecordArgs) -> anyhow::Result<i32> {
-    if !args.upstream.starts_with("http://") {
-        eprintln!(
-            "error: --upstream `{}`: this build speaks plain http:// only (no TLS client); put a TLS-terminating forwarder in front of an https provider",
-            args.upstream
-        );
+    if !(args.upstream.starts_with("http://") || args.upstream.starts_with("https://")) {
+        eprintln!("error: --upstream `{}`: expected an http:// or https:// URL", args.upstream);
         return Ok(exit_code::BAD_INPUT);
     }
     let mut writer = match CaptureWriter::new(Target::Prefix(args.out.clone()), &args.redact) {

@@ -7,11 +7,13 @@ mod error;
 pub mod cache_breakpoints;
 mod formats;
 mod retry;
+mod tls;
 
 pub use error::LlmError;
 pub use formats::ANTHROPIC_VERSION;
 pub(crate) use formats::tools_json;
 pub use retry::{RetryPolicy, parse_retry_after};
+pub use tls::ensure_crypto_provider;
 
 use std::time::Duration;
 
@@ -93,6 +95,7 @@ impl ProviderClient {
     pub fn new(config: ProviderConfig, clock: SharedClock) -> Result<Self, LlmError> {
         // Never route through an environment proxy: the harness talks to
         // loopback, and a proxy would see API keys.
+        ensure_crypto_provider();
         let http = reqwest::Client::builder()
             .no_proxy()
             .build()

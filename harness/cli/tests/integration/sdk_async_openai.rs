@@ -38,6 +38,9 @@ fn serve() -> Serve {
 }
 
 fn client(server: &Serve, session: &str) -> Client<OpenAIConfig> {
+    // async-openai builds its own reqwest client, which needs the process's
+    // TLS provider like every reqwest client here.
+    reloop_agent::client::ensure_crypto_provider();
     Client::with_config(OpenAIConfig::new().with_api_base(server.openai_base(session)).with_api_key("sk-async-openai"))
 }
 

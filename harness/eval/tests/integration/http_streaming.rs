@@ -45,6 +45,7 @@ async fn chunks_leave_the_server_one_by_one() {
     registry.insert("s", Arc::new(Session::new(SessionConfig { recording: rec, context_window: None, pacer, faults: vec![], provider_tokens: None }).unwrap()));
 
     let body = r#"{"model":"m","stream":true,"messages":[{"role":"user","content":"go"}]}"#;
+    reloop_agent::client::ensure_crypto_provider();
     let response = reqwest::Client::builder()
         .no_proxy()
         .build()
@@ -161,6 +162,7 @@ async fn a_cut_raw_stream_sends_the_recorded_events_it_got_to() {
     registry.insert("s", Arc::new(Session::new(config).unwrap()));
     let url = format!("{}/messages", server.session_base_url("s"));
     let body = r#"{"model":"m","max_tokens":10,"stream":true,"messages":[{"role":"user","content":"go"}]}"#;
+    reloop_agent::client::ensure_crypto_provider();
     let client = reqwest::Client::builder().no_proxy().build().unwrap();
     let mut received = Vec::new();
     let mut stream = client.post(&url).body(body).send().await.unwrap().bytes_stream();
@@ -182,6 +184,7 @@ async fn a_responses_result_may_name_the_call_by_its_item_id() {
     let config = SessionConfig { recording: recording(yaml), context_window: None, pacer: Arc::new(NoPacer), faults: vec![], provider_tokens: None };
     registry.insert("s", Arc::new(Session::new(config).unwrap()));
     let url = format!("{}/responses", server.session_base_url("s"));
+    reloop_agent::client::ensure_crypto_provider();
     let client = reqwest::Client::builder().no_proxy().build().unwrap();
     let tools = serde_json::json!([{ "type": "function", "name": "noop", "parameters": { "type": "object" } }]);
     let post = |body: serde_json::Value| client.post(&url).body(body.to_string()).send();

@@ -56,11 +56,15 @@ pub struct RecordProxy {
 
 impl RecordProxy {
     /// Listens on loopback `port` (0: any) and forwards to `upstream`
-    /// (`http://host:port`, optionally with a path prefix); each complete
+    /// (`http://` or `https://` host and port, optionally with a path
+    /// prefix); each complete
     /// exchange goes to `sink`.
     pub async fn start(port: u16, upstream: &str, sink: mpsc::UnboundedSender<Observed>) -> std::io::Result<Self> {
         let listener = tokio::net::TcpListener::bind((Ipv4Addr::LOCALHOST, port)).await?;
         let addr = listener.local_addr()?;
+        // reqwest's rustls has no provider of its own: ring is installed
+        // (kept if one is there already) so https upstreams work.
+        let _ = rustls::crypto::ring::default_provider().install_default();
         let state = Upstream { base: upstream.trim_end_matches('/').to_owned(), client: reqwest::Client::new(), sink };
         let app = Router::new().fallback(forward).with_state(state);
         let task = tokio::spawn(async move {
@@ -143,4 +147,32 @@ async fn tee(answer: reqwest::Response, mut observed: Observed, chunks: mpsc::Se
         }
     }
     let _ = sink.send(observed);
+}
+
+#[cfg(test)]
+mod tests {
+    use tokio::io::AsyncReadExt;
+
+    use super::*;
+
+    #[test]
+    fn an_https_upstream_is_spoken_to_in_tls() {
+        let runtime = tokio::runtime::Builder::new_current_thread().enable_io().enable_time().build().unwrap();
+        runtime.block_on(async {
+            let upstream = tokio::net::TcpListener::bind((Ipv4Addr::LOCALHOST, 0)).await.unwrap();
+            let port = upstream.local_addr().unwrap().port();
+            let (sink, _observed) = mpsc::unbounded_channel();
+            let proxy = RecordProxy::start(0, &format!("https://127.0.0.1:{port}"), sink).await.unwrap();
+            let url = format!("http://{}/v1/chat/completions", proxy.addr());
+            let client = tokio::spawn(async move { reqwest::Client::new().post(url).body("{}").send().await });
+            let accepted = tokio::time::timeout(std::time::Duration::from_secs(10), upstream.accept()).await;
+            let (mut socket, _) = accepted.expect("the proxy never connected to the https upstream").unwrap();
+            let mut hello = [0u8; 3];
+            socket.read_exact(&mut hello).await.unwrap();
+            assert_eq!(hello[..2], [0x16, 0x03], "a TLS handshake record opens the connection, not {hello:?}");
+            drop(socket);
+            let _ = client.await;
+            drop(proxy);
+        });
+    }
 }
