@@ -18,7 +18,7 @@ const RUNS: [u32; 2] = [250, 1_000];
 /// Writes a `steps`-step scenario and its recording into `dir` (the floor
 /// bench's workload, one scenario of it); returns the scenario.
 fn generate(dir: &Path, steps: u32) -> Scenario {
-    let files = Workload { scenarios: 1, steps, result_chars: 1_000 }.write(dir).expect("the workload is written");
+    let files = Workload { scenarios: 1, steps, result_chars: 1_000, context_window: Workload::UNBOUNDED }.write(dir).expect("the workload is written");
     Scenario::load(&files[0]).expect("the generated scenario loads")
 }
 

@@ -67,7 +67,7 @@ pub fn run(workload: &Workload, jobs: usize) -> Duration {
     let start = Instant::now();
     pool.install(|| {
         (0..workload.scenarios).into_par_iter().for_each(|_| {
-            let runtime = tokio::runtime::Builder::new_current_thread().enable_io().build().expect("a runtime starts");
+            let runtime = tokio::runtime::Builder::new_current_thread().enable_io().enable_time().build().expect("a runtime starts");
             let steps = runtime.block_on(conversation(workload.steps, &output));
             assert_eq!(steps, workload.steps, "the floor conversation ran every step");
         });
@@ -183,7 +183,7 @@ mod tests {
 
     #[test]
     fn the_floor_runs_every_step_of_every_conversation() {
-        let workload = Workload { scenarios: 3, steps: 4, result_chars: 100 };
+        let workload = Workload { scenarios: 3, steps: 4, result_chars: 100, context_window: Workload::UNBOUNDED };
         // `run` asserts each conversation's step count itself.
         assert!(run(&workload, 2) > Duration::ZERO);
     }

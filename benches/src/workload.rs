@@ -24,9 +24,15 @@ pub struct Workload {
     pub steps: u32,
     /// Characters of every tool result.
     pub result_chars: usize,
+    /// The scenarios' context window in tokens: [`Workload::UNBOUNDED`]
+    /// for the floor comparison, small enough to compact for a sweep.
+    pub context_window: u64,
 }
 
 impl Workload {
+    /// A window no generated conversation reaches: nothing is compacted.
+    pub const UNBOUNDED: u64 = 100_000_000;
+
     /// The arguments of the tool call at `step` (1-based): a new path each
     /// step, so that no doom-loop detector fires.
     pub fn arguments(step: u32) -> String {
@@ -52,13 +58,14 @@ impl Workload {
         (0..self.scenarios)
             .map(|index| {
                 let scenario = format!(
-                    "name: floor-{index:04}\nwire: openai-chat\nmodel: gpt-4o\ncontext_window: 100000000\nsystem: {SYSTEM}\ntask: {TASK}\n\
+                    "name: generated-{index:05}\nwire: openai-chat\nmodel: gpt-4o\ncontext_window: {window}\nsystem: {SYSTEM}\ntask: {TASK}\n\
                      recording: recording.yaml\nloop: {{ step_budget: {budget}, strategy: none }}\n\
                      tools:\n  {TOOL}:\n    description: Read a file\n    results: [ {{ output: {output} }} ]\n\
                      expect: {{ outcome: final_answer }}\n",
                     budget = self.steps + 1,
+                    window = self.context_window,
                 );
-                let path = dir.join(format!("floor-{index:04}.yaml"));
+                let path = dir.join(format!("generated-{index:05}.yaml"));
                 std::fs::write(&path, scenario)?;
                 Ok(path)
             })
@@ -78,7 +85,7 @@ mod tests {
     #[test]
     fn every_generated_scenario_replays_to_its_answer_in_its_steps() {
         let dir = tempfile::tempdir().unwrap();
-        let workload = Workload { scenarios: 3, steps: 4, result_chars: 300 };
+        let workload = Workload { scenarios: 3, steps: 4, result_chars: 300, context_window: Workload::UNBOUNDED };
         assert_eq!(workload.tool_output().chars().count(), 300);
         assert_eq!(workload.write(dir.path()).unwrap().len(), 3);
         let variants = vec![RunVariant::Swept(Variant::of_strategy(StrategyName::None))];
