@@ -2,7 +2,7 @@
 // console errors or exceptions, the runs table is there (and sorts), and
 // every SVG renders with a non-empty box and drawn children.
 // usage: node .ci/html_check.mjs REPORT.html   (NODE_PATH must reach puppeteer-core)
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { createRequire } from 'node:module';
@@ -10,11 +10,12 @@ import { createRequire } from 'node:module';
 const require = createRequire(join(resolve(process.env.NODE_PATH || 'node_modules'), 'noop.js'));
 const puppeteer = require('puppeteer-core');
 const file = resolve(process.argv[2]);
+const profile = mkdtempSync(join(tmpdir(), 'reloop-chromium-'));
 const browser = await puppeteer.launch({
   executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
   headless: true,
   args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
-         '--disable-component-update', '--disable-sync', `--user-data-dir=${mkdtempSync(join(tmpdir(), 'reloop-chromium-'))}`],
+         '--disable-component-update', '--disable-sync', `--user-data-dir=${profile}`],
 });
 const problems = [];
 try {
@@ -39,5 +40,6 @@ try {
   console.log(`html check: ${facts.tables} tables, ${facts.runs} runs, ${facts.boxes.length} SVGs rendered`);
 } finally {
   await browser.close();
+  rmSync(profile, { recursive: true, force: true });
 }
 if (problems.length) { console.error(problems.join('\n')); process.exit(1); }

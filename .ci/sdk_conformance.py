@@ -102,15 +102,16 @@ def reloop_bin() -> pathlib.Path:
 
 
 @contextlib.contextmanager
-def serving(*flags: str):
-    """`reloop serve FLAGS` on an ephemeral port: yields `http://127.0.0.1:PORT`;
-    killed at the end, however the tests end, and its log printed."""
+def serving(*flags: str, recording: pathlib.Path = RECORDINGS):
+    """`reloop serve --recording RECORDING FLAGS` on an ephemeral port: yields
+    `http://127.0.0.1:PORT`; killed at the end, however the tests end, and
+    its log printed."""
     binary = reloop_bin()
     if not binary.is_file():
         raise RuntimeError(f"{binary} is missing: build it first (cargo build --release -p reloop) or set RELOOP_BIN")
     log = tempfile.TemporaryFile(mode="w+")
     process = subprocess.Popen(
-        [str(binary), "serve", "--recording", str(RECORDINGS), "--port", "0", *flags],
+        [str(binary), "serve", "--recording", str(recording), "--port", "0", *flags],
         stdin=subprocess.DEVNULL,
         stdout=subprocess.PIPE,
         stderr=log,

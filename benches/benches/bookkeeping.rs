@@ -3,10 +3,9 @@
 //! estimated once), the Roku strategy plans (Layer 0 masks the result that
 //! fell out of the newest three), the prompt estimate is taken and
 //! calibrated, the cache-break detector compares the request with the one
-//! before (a comparison of the message prefix, linear in the history but a
-//! memcmp), and the step's event is sent. Everything else keeps running
-//! figures, so a step should cost about the same whatever the history's
-//! length.
+//! before (one lookup in the view's prefix hashes), and the step's event is
+//! sent. Everything keeps running figures, so a step should cost about the
+//! same whatever the history's length.
 //!
 //! Steps are timed in runs of [`STEPS_PER_HISTORY`] on a history built
 //! untimed, as the loop grows it (cloning a history instead would hand every
@@ -46,7 +45,7 @@ fn tool_round(step: u32) -> [Message; 2] {
     let arguments = format!("{{\"path\":\"src/module_{step}.rs\"}}");
     let content = "pub fn handle(request: &Request) -> Result<Response, Error> {\n    let user = authenticate(request)?;\n    Ok(Response::ok(render(&user)))\n}\n".repeat(4);
     [
-        Message::Assistant { text: String::new(), tool_calls: vec![ToolCall { id: id.clone(), name: "read_file".into(), arguments }] },
+        Message::assistant(String::new(), vec![ToolCall { id: id.clone(), name: "read_file".into(), arguments }]),
         Message::ToolResult { call_id: id, tool_name: "read_file".into(), content, is_error: false },
     ]
 }
@@ -101,10 +100,10 @@ impl Loop {
             }
         }
         let estimate = self.calibration.apply(self.raw_estimate());
-        let sent = SentRequest { system: SYSTEM, tools: self.schema.specs(), model: MODEL, messages: &self.transcript, estimated_tokens: estimate };
-        // The transcript only grew: never a break (Layer 0 rewrites the view
-        // the loop sends, not the transcript held here).
-        assert!(self.detector.observe(sent).is_none());
+        // What the loop sends is the view: Layer 0's masking rewrites it, and
+        // the detector sees that from the view's prefix hashes in one lookup.
+        let sent = SentRequest { system: SYSTEM, tools: self.schema.specs(), model: MODEL, history: self.view.prefix_hashes(), estimated_tokens: estimate };
+        black_box(self.detector.observe(sent));
         let event = LoopEvent::StepComplete { remaining_step_budget: u32::MAX - self.step };
         let _ = self.events.send(TimedEvent { step: self.step, at_ms: 0, event });
         self.step += 1;

@@ -7,6 +7,8 @@
 //! history (compaction, masking of old results): Roku fingerprints the first
 //! three only, and so reports no break where compaction broke the cache.
 
+use std::hash::{Hash, Hasher};
+
 use serde::Serialize;
 
 use crate::message::Message;
@@ -69,6 +71,35 @@ impl FrozenToolSchema {
     }
 }
 
+/// A message's content hash, for telling a grown history from a rewritten
+/// one without keeping or comparing the messages. Only compared within one
+/// process, so std's hasher (fast on long texts) will do.
+pub fn message_hash(message: &Message) -> u64 {
+    let mut hasher = std::hash::DefaultHasher::new();
+    message.hash(&mut hasher);
+    hasher.finish()
+}
+
+/// The hash of a message prefix extended by one message whose
+/// [`message_hash`] is `item`; `prefix` is `0` before the first message.
+pub fn chain_hash(prefix: u64, item: u64) -> u64 {
+    (prefix.rotate_left(23) ^ item).wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ item.rotate_right(17)
+}
+
+/// `result[i]`: the chained hash of `messages[..=i]`. The context view keeps
+/// this array for what it shows, redone only from the first item an edit
+/// touches; other requests (summaries) compute it here.
+pub fn prefix_hashes(messages: &[Message]) -> Vec<u64> {
+    let mut prefix = 0;
+    messages
+        .iter()
+        .map(|message| {
+            prefix = chain_hash(prefix, message_hash(message));
+            prefix
+        })
+        .collect()
+}
+
 /// Prompts shorter than this are not cached at all (OpenAI's minimum), so a
 /// change after one breaks nothing.
 pub const MIN_CACHEABLE_TOKENS: u64 = 1_024;
@@ -82,8 +113,9 @@ pub struct SentRequest<'a> {
     pub tools: &'a [ToolSpec],
     /// The model.
     pub model: &'a str,
-    /// The messages.
-    pub messages: &'a [Message],
+    /// The messages, as their [`prefix_hashes`]: one per message, so a
+    /// prefix is compared in one lookup whatever the history's length.
+    pub history: &'a [u64],
     /// The loop's estimate of the request, for the minimum cacheable length.
     pub estimated_tokens: u64,
 }
@@ -97,15 +129,27 @@ pub struct CacheBreak {
 }
 
 /// The previous request's cache fingerprint: the system prompt, tool schema
-/// and model hashed (Roku's), plus the message prefix kept whole, so a
-/// rewritten history is caught (Roku's fingerprint misses compaction).
+/// and model hashed (Roku's), plus the length and chained hash of its
+/// messages, so a rewritten history is caught (Roku's fingerprint misses
+/// compaction).
 #[derive(Debug)]
 struct Fingerprint {
     system_hash: u64,
     tools: Vec<ToolSpec>,
     model_hash: u64,
-    messages: Vec<Message>,
+    history_len: usize,
+    history_hash: u64,
     cacheable: bool,
+}
+
+impl Fingerprint {
+    /// Whether `history` (prefix hashes) starts with this request's messages.
+    fn is_prefix_of(&self, history: &[u64]) -> bool {
+        match self.history_len.checked_sub(1) {
+            None => true,
+            Some(last) => history.get(last) == Some(&self.history_hash),
+        }
+    }
 }
 
 /// Compares each request with the one sent before it (every request of the
@@ -128,21 +172,26 @@ impl CacheBreakDetector {
                 ("tools", p.tools.as_slice() != sent.tools),
                 ("system", p.system_hash != system_hash),
                 ("model", p.model_hash != model_hash),
-                ("history", !sent.messages.starts_with(&p.messages)),
+                ("history", !p.is_prefix_of(sent.history)),
             ]
             .into_iter()
             .filter_map(|(part, differs)| differs.then_some(part))
             .collect();
             (!changed.is_empty()).then_some(CacheBreak { changed })
         });
-        let mut reused = previous.unwrap_or(Fingerprint { system_hash, tools: Vec::new(), model_hash, messages: Vec::new(), cacheable: false });
+        let mut reused = previous.unwrap_or(Fingerprint {
+            system_hash,
+            tools: Vec::new(),
+            model_hash,
+            history_len: 0,
+            history_hash: 0,
+            cacheable: false,
+        });
         if reused.tools.as_slice() != sent.tools {
             reused.tools = sent.tools.to_vec();
         }
-        // Only the new tail is copied when the history grew.
-        let common = if sent.messages.starts_with(&reused.messages) { reused.messages.len() } else { 0 };
-        reused.messages.truncate(common);
-        reused.messages.extend_from_slice(&sent.messages[common..]);
+        reused.history_len = sent.history.len();
+        reused.history_hash = sent.history.last().copied().unwrap_or(0);
         reused.system_hash = system_hash;
         reused.model_hash = model_hash;
         reused.cacheable = sent.estimated_tokens >= MIN_CACHEABLE_TOKENS;
@@ -159,14 +208,14 @@ mod tests {
         ToolSpec { name: name.into(), description: "d".into(), parameters: serde_json::json!({}) }
     }
 
-    fn sent<'a>(system: &'a str, tools: &'a [ToolSpec], messages: &'a [Message]) -> SentRequest<'a> {
-        SentRequest { system, tools, model: "m", messages, estimated_tokens: 2_000 }
+    fn sent<'a>(system: &'a str, tools: &'a [ToolSpec], history: &'a [u64]) -> SentRequest<'a> {
+        SentRequest { system, tools, model: "m", history, estimated_tokens: 2_000 }
     }
 
     #[test]
     fn a_growing_history_never_breaks() {
         let tools = [spec("a")];
-        let history = [Message::user("one"), Message::user("two")];
+        let history = prefix_hashes(&[Message::user("one"), Message::user("two")]);
         let mut detector = CacheBreakDetector::default();
         assert_eq!(detector.observe(sent("s", &tools, &history[..1])), None);
         assert_eq!(detector.observe(sent("s", &tools, &history[..1])), None, "a retry");
@@ -176,8 +225,8 @@ mod tests {
     #[test]
     fn each_cause_is_named() {
         let (tools, other_tools) = ([spec("a")], [spec("b")]);
-        let history = [Message::user("one"), Message::user("two")];
-        let rewritten = [Message::user("summary"), Message::user("two")];
+        let history = prefix_hashes(&[Message::user("one"), Message::user("two")]);
+        let rewritten = prefix_hashes(&[Message::user("summary"), Message::user("two")]);
         let mut detector = CacheBreakDetector::default();
         detector.observe(sent("s", &tools, &history));
         let change = detector.observe(sent("s2", &other_tools, &history));
@@ -195,6 +244,20 @@ mod tests {
         detector.observe(SentRequest { estimated_tokens: 500, ..sent("s", &tools, &[]) });
         assert_eq!(detector.observe(sent("other", &tools, &[])), None);
         assert!(detector.observe(sent("third", &tools, &[])).is_some());
+    }
+
+    #[test]
+    fn a_rewritten_or_dropped_message_breaks_even_when_the_history_grows() {
+        let tools = [spec("a")];
+        let history = [Message::user("one"), Message::user("two")];
+        let rewritten = [Message::user("one"), Message::user("TWO"), Message::user("three")];
+        let mut detector = CacheBreakDetector::default();
+        detector.observe(sent("s", &tools, &prefix_hashes(&history)));
+        let change = detector.observe(sent("s", &tools, &prefix_hashes(&rewritten)));
+        assert_eq!(change, Some(CacheBreak { changed: vec!["history"] }));
+        let dropped = detector.observe(sent("s", &tools, &prefix_hashes(&rewritten[..1])));
+        assert_eq!(dropped, Some(CacheBreak { changed: vec!["history"] }));
+        assert_eq!(prefix_hashes(&rewritten)[..1], prefix_hashes(&history)[..1]);
     }
 
     #[test]

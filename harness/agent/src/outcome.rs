@@ -31,11 +31,16 @@ pub enum Outcome {
     AgentError,
     /// A black-box agent process ran past its timeout and was killed.
     AgentTimeout,
+    /// A black-box agent's program is not installed here: nothing ran, and
+    /// no expectation was checked, so the run does not fail (a suite of
+    /// real agents does not fail a machine without them); `reloop run`
+    /// names every skipped run.
+    Skipped,
 }
 
 impl Outcome {
     /// Every outcome, in report order.
-    pub const ALL: [Outcome; 12] = [
+    pub const ALL: [Outcome; 13] = [
         Self::FinalAnswer,
         Self::AskUser,
         Self::Fail,
@@ -48,6 +53,7 @@ impl Outcome {
         Self::HarnessError,
         Self::AgentError,
         Self::AgentTimeout,
+        Self::Skipped,
     ];
 
     /// The snake-case name used in scenarios and reports.
@@ -65,6 +71,7 @@ impl Outcome {
             Self::HarnessError => "harness_error",
             Self::AgentError => "agent_error",
             Self::AgentTimeout => "agent_timeout",
+            Self::Skipped => "skipped",
         }
     }
 }

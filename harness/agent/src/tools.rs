@@ -6,16 +6,9 @@ use serde::{Deserialize, Serialize};
 
 use crate::clock::{BoxFuture, SharedClock};
 
-/// A tool the model may call.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct ToolSpec {
-    /// The name the model uses.
-    pub name: String,
-    /// What the tool does, shown to the model.
-    pub description: String,
-    /// JSON Schema of the arguments object.
-    pub parameters: serde_json::Value,
-}
+/// A tool the model may call: the wire crate's declaration, so the frozen
+/// schema is sent without conversion.
+pub use reloop_wire::ToolSpec;
 
 /// What a tool returned.
 #[derive(Debug, Clone, PartialEq, Eq)]

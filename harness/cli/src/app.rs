@@ -40,6 +40,38 @@ pub enum Command {
     Schema(SchemaArgs),
     /// Turn real agent sessions (pi, Codex, Claude Code, SWE-agent, OpenHands) and vcrpy cassettes into scenarios and recordings.
     Import(ImportArgs),
+    /// A loopback proxy in front of a provider: streams its answers back unchanged and records each exchange (v2, secrets stripped) with a scenario skeleton.
+    Record(RecordArgs),
+}
+
+/// What `record` and `serve --capture` strip before anything is written,
+/// besides the credentials always stripped.
+#[derive(Debug, Args, Default)]
+pub struct RedactArgs {
+    /// Also strip this header from the recording (repeatable).
+    #[arg(long = "redact-header", value_name = "NAME")]
+    pub redact_header: Vec<String>,
+    /// Replace every match of this regex in recorded bodies with `[REDACTED]` (repeatable).
+    #[arg(long = "redact-body", value_name = "REGEX")]
+    pub redact_body: Vec<String>,
+}
+
+/// `reloop record`.
+#[derive(Debug, Args)]
+pub struct RecordArgs {
+    /// The provider (or any OpenAI- or Anthropic-compatible server) to forward to:
+    /// `http://host:port`, the request path is appended.
+    #[arg(long)]
+    pub upstream: String,
+    /// Where to write: `OUT.recording.yaml` and the scenario skeleton `OUT.yaml`.
+    #[arg(long, default_value = "recordings/recorded")]
+    pub out: PathBuf,
+    /// Port on 127.0.0.1 (0 picks a free one).
+    #[arg(long, default_value_t = 0)]
+    pub port: u16,
+    /// Secrets to strip beyond the default ones.
+    #[command(flatten)]
+    pub redact: RedactArgs,
 }
 
 /// `reloop import`.
@@ -292,6 +324,18 @@ pub struct ServeArgs {
     /// if each said `replay: raw` (a client of another API still gets the parts).
     #[arg(long)]
     pub raw: bool,
+    /// Neutral replies report each exchange's recorded usage (its provider
+    /// object as is) instead of the server's count, as if the recording said
+    /// `reply_usage: recorded`.
+    #[arg(long)]
+    pub recorded_usage: bool,
+    /// Record what clients send and get, one v2 recording and scenario
+    /// skeleton per session in this directory (as `reloop record` does).
+    #[arg(long, value_name = "DIR")]
+    pub capture: Option<PathBuf>,
+    /// With `--capture`: secrets to strip beyond the default ones.
+    #[command(flatten)]
+    pub redact: RedactArgs,
     /// Drop a connection that has not sent its request headers within this many seconds.
     #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u64).range(1..=3600))]
     pub header_timeout_secs: u64,
@@ -304,6 +348,10 @@ pub struct ServeArgs {
     /// Live sessions at most; a new session beyond it gets 503.
     #[arg(long, default_value_t = 4096, value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
     pub max_sessions: u64,
+    /// Also log every request as one JSON line into DIR/<session>.jsonl
+    /// (status, exchange, tokens, retry, divergence reason); DIR is created.
+    #[arg(long, value_name = "DIR")]
+    pub log_json: Option<PathBuf>,
 }
 
 /// `reloop estimate`.

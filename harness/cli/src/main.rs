@@ -3,6 +3,7 @@
 
 mod app;
 mod batch;
+mod capture_writer;
 mod compare_cmd;
 mod detectors_cmd;
 mod estimate_cmd;
@@ -10,6 +11,7 @@ mod import_cmd;
 mod exit_code;
 mod junit;
 mod merge_cmd;
+mod record_cmd;
 mod report_cmd;
 mod run_cmd;
 mod schema_cmd;
@@ -52,6 +54,7 @@ fn main() {
         Command::Validate(args) => validate_cmd::run(args),
         Command::Schema(args) => schema_cmd::run(&args),
         Command::Import(args) => import_cmd::run(&args),
+        Command::Record(args) => record_cmd::run(args),
     };
     let code = result.unwrap_or_else(|error| {
         eprintln!("error: {error:#}");

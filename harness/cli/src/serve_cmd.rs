@@ -13,9 +13,14 @@ use reloop_mock::{
     scenario_factory,
 };
 
-use reloop_mock::recording::{Exchange, ReplayMode};
+use reloop_mock::json_log::JsonLog;
+use reloop_mock::recording::{Exchange, ReplayMode, ReplyUsage};
+
+use reloop_mock::record::RecordProxy;
 
 use crate::app::ServeArgs;
+use crate::capture_writer::{CaptureWriter, Target};
+use crate::record_cmd::record_until_ctrl_c;
 use crate::exit_code;
 
 /// Runs the command; returns the exit code.
@@ -25,7 +30,11 @@ pub fn run(args: ServeArgs) -> anyhow::Result<i32> {
         (Some(file), _) => match reloop_eval::ScenarioFile::load(file) {
             Ok(scenario) => {
                 let window = args.context_window.or(Some(scenario.spec.context_window));
-                let recording = if args.raw { Arc::new(replay_raw((*scenario.recording).clone())) } else { Arc::clone(&scenario.recording) };
+                let recording = if args.raw || args.recorded_usage {
+                    Arc::new(as_asked(&args, (*scenario.recording).clone()))
+                } else {
+                    Arc::clone(&scenario.recording)
+                };
                 let factory = scenario_factory(recording, scenario.spec.faults.clone(), pacer, window);
                 (file.clone(), vec![scenario.name.clone()], factory)
             }
@@ -38,7 +47,7 @@ pub fn run(args: ServeArgs) -> anyhow::Result<i32> {
             Ok(recordings) => {
                 let recordings: HashMap<String, Arc<Recording>> = recordings
                     .into_iter()
-                    .map(|(name, recording)| (name, Arc::new(if args.raw { replay_raw(recording) } else { recording })))
+                    .map(|(name, recording)| (name, Arc::new(as_asked(&args, recording))))
                     .collect();
                 let mut names: Vec<String> = recordings.keys().cloned().collect();
                 names.sort();
@@ -61,25 +70,67 @@ pub fn run(args: ServeArgs) -> anyhow::Result<i32> {
         header_read_timeout: Duration::from_secs(args.header_timeout_secs),
         max_connections: usize::try_from(args.max_connections).unwrap_or(usize::MAX),
     };
-    let registry = Arc::new(Registry::serving(factory, sessions));
+    let mut registry = Registry::serving(factory, sessions);
+    if let Some(dir) = &args.log_json {
+        if let Err(e) = std::fs::create_dir_all(dir) {
+            eprintln!("error: {}: cannot create the --log-json folder: {e}", dir.display());
+            return Ok(exit_code::BAD_INPUT);
+        }
+        registry = registry.with_json_log(JsonLog::new(dir));
+    }
+    let registry = Arc::new(registry);
     let runtime = tokio::runtime::Builder::new_current_thread().enable_io().enable_time().build()?;
+    let capture = match args.capture.clone().map(|dir| CaptureWriter::new(Target::PerSession(dir), &args.redact)).transpose() {
+        Ok(capture) => capture,
+        Err(error) => {
+            eprintln!("error: {error}");
+            return Ok(exit_code::BAD_INPUT);
+        }
+    };
     runtime.block_on(async {
-        let server = MockServer::start_with(args.port, registry, connections).await?;
-        println!("reloop serve: {} on http://{}", source.display(), server.addr());
+        // With --capture, clients talk to a recording proxy on the port asked
+        // for, and the server listens behind it on a free one.
+        let server = MockServer::start_with(if capture.is_some() { 0 } else { args.port }, registry, connections).await?;
+        let captured = match capture {
+            Some(writer) => {
+                let (sink, observed) = tokio::sync::mpsc::unbounded_channel();
+                let proxy = RecordProxy::start(args.port, &format!("http://{}", server.addr()), sink).await?;
+                Some((proxy, observed, writer))
+            }
+            None => None,
+        };
+        let addr = captured.as_ref().map_or(server.addr(), |(proxy, _, _)| proxy.addr());
+        println!("reloop serve: {} on http://{addr}", source.display());
         if names.len() == 1 {
-            print_base_urls(&server, DEFAULT_SESSION);
+            print_base_urls(addr, DEFAULT_SESSION);
         }
         for name in &names {
             println!("session `{name}` (a fresh replay per distinct path /s/{name}/r/<run>/v1):");
-            print_base_urls(&server, name);
+            print_base_urls(addr, name);
+        }
+        if let (Some(dir), Some(_)) = (&args.capture, &captured) {
+            println!("capturing every session's exchanges to {}/NAME.recording.yaml (and NAME.yaml)", dir.display());
         }
         if args.scenario.is_some() {
             println!("with --scenario, every session name replays the scenario's recording afresh, with its faults");
         }
         println!("any API key is accepted; one log line per request on stderr; Ctrl-C stops");
-        tokio::signal::ctrl_c().await?;
+        if let Some(dir) = &args.log_json {
+            println!("JSON log: one file per session in {}", dir.display());
+        }
+        match captured {
+            Some((_proxy, observed, mut writer)) => record_until_ctrl_c(observed, &mut writer).await?,
+            None => tokio::signal::ctrl_c().await?,
+        }
         Ok(exit_code::SUCCESS)
     })
+}
+
+/// The recording as the flags ask: `--raw` replays recorded bytes,
+/// `--recorded-usage` reports recorded usage.
+fn as_asked(args: &ServeArgs, recording: Recording) -> Recording {
+    let recording = if args.raw { replay_raw(recording) } else { recording };
+    if args.recorded_usage { Recording { reply_usage: ReplyUsage::Recorded, ..recording } } else { recording }
 }
 
 /// `--raw`: every exchange with recorded bytes replays them.
@@ -95,8 +146,8 @@ fn replay_raw(recording: Recording) -> Recording {
     Recording { exchanges, ..recording }
 }
 
-fn print_base_urls(server: &MockServer, session: &str) {
-    let base = server.session_base_url(session);
+fn print_base_urls(addr: std::net::SocketAddr, session: &str) {
+    let base = MockServer::base_url_at(addr, session);
     println!("  OpenAI base URL:    {base}   (chat/completions, responses, models)");
     println!("  Anthropic base URL: {}", base.trim_end_matches("/v1"));
 }

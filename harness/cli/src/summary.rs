@@ -28,12 +28,24 @@ pub fn render(runs: &[RunSummary]) -> String {
             Cell::new(m.input_tokens_total),
             Cell::new(m.output_tokens_total),
             Cell::new(savings(m.tokens_saved_total, m.compaction_savings_ratio)),
-            Cell::new(if run.passed { "ok" } else { "FAIL" }),
+            Cell::new(match (run.passed, run.outcome) {
+                (_, reloop_agent::Outcome::Skipped) => "skip",
+                (true, _) => "ok",
+                (false, _) => "FAIL",
+            }),
         ]);
     }
-    let passed = runs.iter().filter(|r| r.passed).count();
+    let skipped: Vec<&str> = runs.iter().filter(|r| r.outcome == reloop_agent::Outcome::Skipped).map(|r| r.scenario.as_str()).collect();
+    let passed = runs.iter().filter(|r| r.passed).count() - skipped.len();
     let mut text = table.to_string();
-    text.push_str(&format!("\n{passed} passed, {} failed\n", runs.len() - passed));
+    text.push_str(&format!("\n{passed} passed, {} failed\n", runs.len() - passed - skipped.len()));
+    if !skipped.is_empty() {
+        text.push_str(&format!(
+            "{} skipped (agent not installed, see docs/black-box.md): {}\n",
+            skipped.len(),
+            skipped.join(", ")
+        ));
+    }
     for run in runs.iter().filter(|r| !r.passed) {
         text.push_str(&format!("\n{} ({}):\n", run.scenario, run.scenario_file));
         for failure in &run.failed_expectations {

@@ -127,6 +127,11 @@ pub fn check_recording(recording: &Recording) -> Checked {
             return fail(format!("exchanges[{i}].raw.body.base64"), message);
         }
     }
+    for (i, answer) in recording.auxiliary.iter().enumerate() {
+        if answer.when.as_deref() == Some("") {
+            return fail(format!("auxiliary[{i}].when"), "is empty (it would match every tool-less request); leave it out for an answer in order");
+        }
+    }
     Ok(())
 }
 

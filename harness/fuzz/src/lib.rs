@@ -12,7 +12,7 @@
 //! named test beside the code it broke.
 
 use proptest::prelude::*;
-use reloop_mock::render::{ReplyMeta, renderer};
+use reloop_mock::render::{Answer, ReplyMeta, renderer};
 use reloop_wire::{FinishReason, Format, ModelTurn, ToolCall, Usage};
 
 /// Numbers that break careless arithmetic.
@@ -35,6 +35,7 @@ pub fn turn() -> impl Strategy<Value = ModelTurn> {
                 .enumerate()
                 .map(|(i, (name, arguments))| ToolCall { id: format!("call_{i}"), name, arguments })
                 .collect(),
+            reasoning: Vec::new(),
             finish_reason,
             usage: usage.map(|(input_tokens, output_tokens, cache_read_tokens, cache_write_tokens)| Usage {
                 input_tokens,
@@ -51,12 +52,12 @@ fn meta() -> ReplyMeta {
 
 /// The SSE frames the mock sends for `turn` in `format`.
 pub fn stream_frames(format: Format, turn: &ModelTurn) -> Vec<String> {
-    renderer(format).stream(turn, &meta())
+    renderer(format).stream(&Answer::new(turn, None, false), &meta())
 }
 
 /// The whole (non-streamed) response body for `turn` in `format`.
 pub fn complete_body(format: Format, turn: &ModelTurn) -> String {
-    renderer(format).complete(turn, &meta())
+    renderer(format).complete(&Answer::new(turn, None, false), &meta())
 }
 
 /// One way to damage a text.

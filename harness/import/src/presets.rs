@@ -31,14 +31,24 @@ pub struct Preset {
     pub agent: String,
     /// The upstream source the schemas were taken from.
     pub source: String,
+    /// Another preset this one revises: its tools, each replaced by the
+    /// tool of the same name here (so an unchanged schema has one copy).
+    #[serde(default)]
+    pub base: Option<String>,
     /// The tools, in the agent's order.
     pub tools: Vec<PresetTool>,
 }
 
-/// The embedded preset files, by agent name.
-const PRESET_FILES: [(&str, &str); 3] = [
+/// The embedded preset files, by agent name. `pi` and `codex` are the
+/// versions of the bundled imported sessions; `pi-0.73`, `codex-cli` and
+/// `opencode` the versions the black-box presets launch (captured from
+/// their requests to `reloop serve`).
+const PRESET_FILES: [(&str, &str); 6] = [
     ("pi", include_str!("../presets/tools/pi.json")),
+    ("pi-0.73", include_str!("../presets/tools/pi-0.73.json")),
     ("codex", include_str!("../presets/tools/codex.json")),
+    ("codex-cli", include_str!("../presets/tools/codex-cli.json")),
+    ("opencode", include_str!("../presets/tools/opencode.json")),
     ("claude-code", include_str!("../presets/tools/claude-code.json")),
 ];
 
@@ -47,10 +57,19 @@ pub fn preset_names() -> impl Iterator<Item = &'static str> {
     PRESET_FILES.iter().map(|(name, _)| *name)
 }
 
-/// The preset of `agent`, or `None` when there is none.
+/// The preset of `agent`, or `None` when there is none; a revision holds
+/// its base's tools with its own replacing those of the same name.
 pub fn preset(agent: &str) -> Option<Preset> {
     let (_, text) = PRESET_FILES.iter().find(|(name, _)| *name == agent)?;
-    Some(serde_json::from_str(text).expect("embedded presets are checked by the unit tests"))
+    let revision: Preset = serde_json::from_str(text).expect("embedded presets are checked by the unit tests");
+    let Some(base) = revision.base.as_deref() else { return Some(revision) };
+    let mut tools = preset(base).expect("a preset's base is embedded (unit tests)").tools;
+    for tool in &mut tools {
+        if let Some(revised) = revision.tools.iter().find(|t| t.name == tool.name) {
+            *tool = revised.clone();
+        }
+    }
+    Some(Preset { tools, ..revision })
 }
 
 #[cfg(test)]
@@ -59,9 +78,12 @@ mod tests {
 
     #[test]
     fn every_preset_parses_with_object_schemas_and_its_agents_tools() {
-        let expected: [(&str, &[&str]); 3] = [
+        let expected: [(&str, &[&str]); 6] = [
             ("pi", &["read", "bash", "edit", "write"]),
+            ("pi-0.73", &["read", "bash", "edit", "write"]),
             ("codex", &["shell", "apply_patch", "update_plan"]),
+            ("codex-cli", &["exec_command", "write_stdin", "request_user_input", "view_image", "get_goal", "create_goal", "update_goal"]),
+            ("opencode", &["bash", "edit", "glob", "grep", "read", "skill", "task", "todowrite", "webfetch", "write"]),
             ("claude-code", &["Bash", "Read", "Edit", "Write", "Glob", "Grep", "WebFetch", "WebSearch", "Task", "TodoWrite"]),
         ];
         for (agent, tools) in expected {
@@ -74,7 +96,15 @@ mod tests {
                 assert!(tool.parameters["required"].is_array(), "{agent}/{}", tool.name);
             }
         }
-        assert_eq!(preset_names().count(), 3);
+        assert_eq!(preset_names().count(), 6);
         assert!(preset("aider").is_none());
+    }
+
+    #[test]
+    fn a_revision_replaces_only_its_own_tools_of_the_base() {
+        let (base, revised) = (preset("pi").unwrap(), preset("pi-0.73").unwrap());
+        assert_eq!(revised.tools[0], base.tools[0]);
+        assert_ne!(revised.tools[2], base.tools[2]);
+        assert_eq!(revised.tools[2].parameters["required"], serde_json::json!(["path", "edits"]));
     }
 }

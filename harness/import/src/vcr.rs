@@ -9,7 +9,7 @@ use std::io::Read as _;
 
 use base64::Engine as _;
 use reloop_mock::recording::from_wire::{WireResponse, exchange_from_wire};
-use reloop_mock::recording::{Exchange, FormatTag, RecordedRequest, Recording, ReplayMode};
+use reloop_mock::recording::{Exchange, RecordedRequest, Recording, ReplayMode};
 use reloop_wire::Format;
 use serde::Deserialize;
 use serde_json::Value;
@@ -85,7 +85,7 @@ pub fn import_cassette(text: &str, replay: ReplayMode) -> Result<ImportedCassett
         exchanges.push(exchange);
     }
     let skeleton = skeleton.ok_or("the cassette has no interactions")?;
-    Ok(ImportedCassette { recording: Recording { format: FormatTag, model: None, redacted: Vec::new(), exchanges }, skeleton })
+    Ok(ImportedCassette { recording: Recording { exchanges, ..Recording::default() }, skeleton })
 }
 
 /// Whether `text` looks like a vcrpy cassette.

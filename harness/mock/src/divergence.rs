@@ -2,7 +2,7 @@
 //! never falls back to another answer; it refuses with a clear error and
 //! logs what it expected against what came, for the report.
 
-use reloop_wire::{Prompt, PromptMessage};
+use reloop_wire::{Message, Prompt};
 use serde::Serialize;
 
 use crate::recording::{Purpose, RequestExpectations};
@@ -110,16 +110,16 @@ fn tool_results(request: &Prompt) -> Vec<(&str, &str)> {
         .messages
         .iter()
         .filter_map(|m| match m {
-            PromptMessage::ToolResult { call_id, content, .. } => Some((call_id.as_str(), content.as_str())),
+            Message::ToolResult { call_id, content, .. } => Some((call_id.as_str(), content.as_str())),
             _ => None,
         })
         .collect()
 }
 
-fn message_text(message: &PromptMessage) -> &str {
+fn message_text(message: &Message) -> &str {
     match message {
-        PromptMessage::User { text } | PromptMessage::Assistant { text, .. } => text,
-        PromptMessage::ToolResult { content, .. } => content,
+        Message::User { text } | Message::Assistant { text, .. } => text,
+        Message::ToolResult { content, .. } => content,
     }
 }
 
@@ -131,9 +131,9 @@ fn quoted<'a>(ids: impl Iterator<Item = &'a String>) -> String {
 fn describe_last_message(request: &Prompt) -> String {
     let Some(last) = request.messages.last() else { return "a request with no messages".into() };
     let (role, text) = match last {
-        PromptMessage::User { text } => ("user", text.clone()),
-        PromptMessage::Assistant { text, .. } => ("assistant", text.clone()),
-        PromptMessage::ToolResult { call_id, content, .. } => ("tool", format!("[{call_id}] {content}")),
+        Message::User { text } => ("user", text.clone()),
+        Message::Assistant { text, .. } => ("assistant", text.clone()),
+        Message::ToolResult { call_id, content, .. } => ("tool", format!("[{call_id}] {content}")),
     };
     let preview: String = text.chars().take(120).collect();
     format!("a request ending with {role}: {preview:?}")

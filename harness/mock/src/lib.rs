@@ -15,8 +15,10 @@ pub mod cache_sim;
 pub mod connections;
 pub mod divergence;
 pub mod fault;
+pub mod json_log;
 pub mod pacing;
 pub mod raw_reply;
+pub mod record;
 pub mod recording;
 pub mod render;
 pub mod server;
@@ -24,6 +26,7 @@ pub mod session;
 pub mod stages;
 pub mod stream_plan;
 pub mod tokens;
+pub mod tool_results;
 
 pub use divergence::Divergence;
 pub use fault::{Fault, FaultSpec};

@@ -16,8 +16,14 @@ const HOP_BY_HOP: [&str; 5] = ["connection", "content-length", "keep-alive", "tr
 /// Whether `raw` can answer a request in `format` (streamed or not): the
 /// bytes speak one API in one mode, anything else is rendered from the parts.
 pub fn fits(raw: &RawResponse, format: Format, stream: bool) -> bool {
-    let recorded_stream = !raw.events.is_empty();
-    raw.api == api_name(format) && if stream { recorded_stream } else { raw.body.is_some() }
+    raw.api == api_name(format) && stream == is_stream(raw)
+}
+
+/// Whether the bytes are a stream: split into events, or kept whole as an
+/// encoded (gzip) event stream, which is sent whole, still encoded.
+fn is_stream(raw: &RawResponse) -> bool {
+    let event_stream = raw.headers.iter().any(|(name, value)| name.eq_ignore_ascii_case("content-type") && value.starts_with("text/event-stream"));
+    !raw.events.is_empty() || event_stream
 }
 
 /// Gives `response` the recorded status and headers (hop-by-hop ones aside).
@@ -60,9 +66,19 @@ mod tests {
         assert!(fits(&stream, Format::Anthropic, true));
         assert!(!fits(&stream, Format::Anthropic, false));
         assert!(!fits(&stream, Format::OpenaiChat, true));
-        let whole = raw(Vec::new(), Some(RawBody::Text("{}".into())));
+        let mut whole = raw(Vec::new(), Some(RawBody::Text("{}".into())));
+        whole.headers.retain(|(name, _)| name != "Content-Type");
         assert!(fits(&whole, Format::Anthropic, false));
         assert!(!fits(&whole, Format::Anthropic, true));
+    }
+
+    /// A gzip-encoded stream is kept as one base64 body; it was rendered
+    /// from its parts instead of sent as recorded.
+    #[test]
+    fn an_encoded_stream_kept_whole_fits_a_stream() {
+        let gzip = raw(Vec::new(), Some(RawBody::Base64 { base64: "H4sI".into() }));
+        assert!(fits(&gzip, Format::Anthropic, true));
+        assert!(!fits(&gzip, Format::Anthropic, false));
     }
 
     #[test]

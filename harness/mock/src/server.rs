@@ -29,6 +29,7 @@ use reloop_wire::{Format, Prompt};
 
 use crate::api_errors::{self, ErrorShape, escape_control};
 use crate::connections::{self, ConnectionLimits};
+use crate::json_log::JsonLog;
 use crate::pacing::Pacer;
 use crate::raw_reply;
 use crate::recording::Recording;
@@ -84,6 +85,8 @@ pub struct Registry {
     /// Limits on factory-made sessions; `None` keeps every session (runs).
     limits: Option<SessionLimits>,
     log_requests: bool,
+    /// `serve --log-json`: a JSON-lines file per session besides stderr.
+    json_log: Option<JsonLog>,
 }
 
 impl std::fmt::Debug for Registry {
@@ -96,7 +99,12 @@ impl Registry {
     /// A registry that creates unknown sessions with `factory` and logs
     /// every request to standard error.
     pub fn serving(factory: SessionFactory, limits: SessionLimits) -> Self {
-        Self { sessions: Mutex::default(), factory: Some(factory), limits: Some(limits), log_requests: true }
+        Self { sessions: Mutex::default(), factory: Some(factory), limits: Some(limits), log_requests: true, json_log: None }
+    }
+
+    /// This registry, also logging each session's requests as JSON lines.
+    pub fn with_json_log(self, log: JsonLog) -> Self {
+        Self { json_log: Some(log), ..self }
     }
 
     /// Adds or replaces a session.
@@ -178,10 +186,16 @@ impl MockServer {
 
     /// The base URL (up to `/v1`) of session `name`.
     pub fn session_base_url(&self, name: &str) -> String {
+        Self::base_url_at(self.addr, name)
+    }
+
+    /// The OpenAI base URL of session `name` on a server (or a proxy in
+    /// front of one, as `serve --capture` puts) at `addr`.
+    pub fn base_url_at(addr: SocketAddr, name: &str) -> String {
         if name == DEFAULT_SESSION {
-            format!("http://{}/v1", self.addr)
+            format!("http://{addr}/v1")
         } else {
-            format!("http://{}/s/{name}/v1", self.addr)
+            format!("http://{addr}/s/{name}/v1")
         }
     }
 }
@@ -267,6 +281,9 @@ fn count_tokens(registry: &Registry, name: &str, body: &[u8]) -> Response {
     if registry.log_requests {
         eprintln!("[{}] count_tokens 200 in={tokens}", escape_control(name));
     }
+    if let Some(log) = &registry.json_log {
+        log.count_tokens(name, tokens);
+    }
     json_response(StatusCode::OK, serde_json::json!({ "input_tokens": tokens }).to_string())
 }
 
@@ -339,9 +356,14 @@ fn answer(registry: &Registry, name: &str, format: Format, body: Result<Bytes, B
     };
     let reply = session.handle_cached(&prompt, &caching);
     let record = session.last_record();
-    if let Some(record) = record.as_ref().filter(|_| registry.log_requests) {
+    if let Some(record) = record.as_ref().filter(|_| registry.log_requests || registry.json_log.is_some()) {
         let reason = (record.result == "divergence").then(|| session.divergences().last().map(|d| d.render())).flatten();
-        eprintln!("{}", log_line(name, format, record, reason.as_deref()));
+        if registry.log_requests {
+            eprintln!("{}", log_line(name, format, record, reason.as_deref()));
+        }
+        if let Some(log) = &registry.json_log {
+            log.request(name, format, record, reason.as_deref());
+        }
     }
     let mut response = respond(render, reply, &prompt, format, session.pacer());
     // Both SDKs surface these as the request id; deterministic per session
@@ -402,13 +424,13 @@ fn respond(render: &dyn Render, reply: Reply, prompt: &Prompt, format: Format, p
             };
             raw_reply::with_recorded_head(response, &raw)
         }
-        Reply::Turn { turn, fault, timing, model, request_index, .. } => {
+        Reply::Turn { answer, fault, timing, model, request_index, .. } => {
             let meta = ReplyMeta { request_index, model, include_usage: prompt.include_usage, tools: prompt.tools.clone() };
             if prompt.stream {
-                let plan = StreamPlan::new(render.stream(&turn, &meta), timing, fault.as_ref(), render);
+                let plan = StreamPlan::new(render.stream(&answer, &meta), timing, fault.as_ref(), render);
                 stream_response(plan, pacer)
             } else {
-                json_response(StatusCode::OK, render.complete(&turn, &meta))
+                json_response(StatusCode::OK, render.complete(&answer, &meta))
             }
         }
     }

@@ -10,11 +10,13 @@ use crate::divergence::{Divergence, ExpectedCall, check_expectations, check_tool
 use crate::fault::FaultPlan;
 use crate::pacing::Pacer;
 use crate::auxiliary;
-use crate::recording::{Exchange, Purpose, RecordedUsage, Recording, ReplayMode, Timing};
+use crate::recording::{Exchange, Purpose, RecordedUsage, Recording, ReplayMode, ReplyUsage, Timing};
+use crate::render::Answer;
 pub use crate::stages::Reply;
 use crate::stages::{self, AccountInput, Caches, Rejection};
 pub use crate::stages::Caching;
 use crate::tokens::{PromptCount, TokenCounter, content_hash};
+use crate::tool_results::{ToolResultSeen, new_tool_results};
 
 /// How a session is set up.
 #[derive(Debug, Clone)]
@@ -68,6 +70,8 @@ pub struct RequestRecord {
     pub retry: bool,
     /// The pacer's clock when the request arrived, ms.
     pub at_ms: u64,
+    /// The tool results it sent back for the previous turn's calls.
+    pub tool_results: Vec<ToolResultSeen>,
 }
 
 #[derive(Debug, Default)]
@@ -84,6 +88,8 @@ struct SessionState {
     /// The Responses item ids of the calls last answered on the main
     /// purpose, as rendered: a result may name a call by them.
     main_call_item_ids: Vec<String>,
+    /// Answers of the `auxiliary:` list without `when` given so far.
+    auxiliary_used: usize,
 }
 
 /// Account: the server's usage of a turn given its prompt, the cache
@@ -179,6 +185,7 @@ impl Session {
             result: "ok",
             retry,
             at_ms: self.config.pacer.now_ms(),
+            tool_results: new_tool_results(request),
         };
         let reply = match self.serve(&mut state, (request, caching), &count, fingerprint, &mut record) {
             Ok(reply) => reply,
@@ -204,28 +211,30 @@ impl Session {
         stages::admit_breakpoints(caching)?;
         stages::admit(self.config.context_window, count.total)?;
         let next = self.next_exchange(state, self.purpose_of(request)).map(|i| &self.config.recording.exchanges[i]);
-        if !record.retry && auxiliary::is_auxiliary(request, next) {
+        if !record.retry && auxiliary::is_auxiliary(request, next, &self.config.recording.auxiliary) {
             return Ok(self.auxiliary_reply(state, (request, caching), count, record));
         }
         let (purpose, exchange_index) = self.match_exchange(state, record, request)?;
         record.exchange = Some(exchange_index);
         let exchange = &self.config.recording.exchanges[exchange_index];
         let mut turn = stages::render(exchange, exchange_index);
-        if purpose == Purpose::Main {
-            state.main_call_item_ids = crate::render::responses_call_item_ids(&turn, record.index);
-        }
         let fault = state.faults.next_attempt(exchange_index);
         let effect = stages::apply_fault(fault, &mut turn, self.config.context_window, count.total)?;
         turn.usage = Some(account(state, (request, caching), count, &turn, record));
+        let answer = Answer::new(&turn, Some(exchange), self.config.recording.reply_usage == ReplyUsage::Recorded);
+        if purpose == Purpose::Main {
+            state.main_call_item_ids = crate::render::responses_call_item_ids(&answer, record.index);
+        }
         if !record.retry {
             state.next[purpose.index()] += 1;
         }
         state.previous = Some((fingerprint, purpose, exchange_index));
         record.result = effect.result;
         record.recorded_usage = exchange.usage.as_ref().map(RecordedUsage::tokens);
-        let model = self.config.recording.model.clone().unwrap_or_else(|| request.model.clone());
+        let recorded_model = self.config.recording.model.clone().or_else(|| exchange.model.clone());
+        let model = recorded_model.unwrap_or_else(|| request.model.clone());
         let raw = exchange.raw.clone().filter(|_| exchange.replay == ReplayMode::Raw).map(Box::new);
-        Ok(Reply::Turn { turn, fault: effect.stream_fault, timing: exchange.timing, model, request_index: record.index, raw })
+        Ok(Reply::Turn { answer: Box::new(answer), fault: effect.stream_fault, timing: exchange.timing, model, request_index: record.index, raw })
     }
 
     /// A short text for an auxiliary request, accounted like any turn; no
@@ -237,12 +246,12 @@ impl Session {
         count: &PromptCount,
         record: &mut RequestRecord,
     ) -> Reply {
-        let turn = auxiliary::auxiliary_turn();
+        let turn = auxiliary::auxiliary_turn(request, &self.config.recording.auxiliary, &mut state.auxiliary_used);
         let usage = account(state, (request, caching), count, &turn, record);
         record.result = auxiliary::AUXILIARY_RESULT;
         let turn = ModelTurn { usage: Some(usage), ..turn };
         let model = self.config.recording.model.clone().unwrap_or_else(|| request.model.clone());
-        Reply::Turn { turn, fault: None, timing: Timing::default(), model, request_index: record.index, raw: None }
+        Reply::Turn { answer: Box::new(Answer::new(&turn, None, false)), fault: None, timing: Timing::default(), model, request_index: record.index, raw: None }
     }
 
     /// Match: an identical repeat of a request that was answered is its

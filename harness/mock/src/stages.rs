@@ -21,8 +21,8 @@ use crate::tokens::{PromptCount, content_hash, count_text};
 pub enum Reply {
     /// A recorded turn (usage filled in) with its latency.
     Turn {
-        /// The turn to render.
-        turn: ModelTurn,
+        /// What to render: the recorded parts (usage filled in).
+        answer: Box<crate::render::Answer>,
         /// A fault to apply to the stream, if any.
         fault: Option<Fault>,
         /// Its simulated latency.

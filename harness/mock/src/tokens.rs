@@ -23,7 +23,7 @@ use std::collections::HashMap;
 use std::hash::{BuildHasher, Hash};
 use std::sync::Mutex;
 
-use reloop_wire::{Prompt, PromptMessage};
+use reloop_wire::{Message, Prompt};
 
 /// Framing tokens per message.
 pub const TOKENS_PER_MESSAGE: u64 = 3;
@@ -63,7 +63,7 @@ pub struct PromptCount {
 #[derive(Hash)]
 enum Part<'a> {
     System(&'a str),
-    Message(&'a PromptMessage),
+    Message(&'a Message),
 }
 
 /// A stable-within-the-process hash of `value`: equal contents, equal keys.
@@ -92,7 +92,7 @@ impl TokenCounter {
     }
 
     /// Counts one message, framing included.
-    pub fn count_message(&self, message: &PromptMessage) -> u64 {
+    pub fn count_message(&self, message: &Message) -> u64 {
         let part = Part::Message(message);
         *self.memo.lock().expect("token memo poisoned").entry(content_hash(&part)).or_insert_with(|| count_part(&part))
     }
@@ -101,13 +101,13 @@ impl TokenCounter {
 fn count_part(part: &Part<'_>) -> u64 {
     match part {
         Part::System(text) => count_fields("system", &[text]),
-        Part::Message(PromptMessage::User { text }) => count_fields("user", &[text]),
-        Part::Message(PromptMessage::Assistant { text, tool_calls }) => {
+        Part::Message(Message::User { text }) => count_fields("user", &[text]),
+        Part::Message(Message::Assistant { text, tool_calls, .. }) => {
             let calls: Vec<String> = tool_calls.iter().map(|c| format!("{}{}", c.name, c.arguments)).collect();
             let fields: Vec<&str> = std::iter::once(text.as_str()).chain(calls.iter().map(String::as_str)).collect();
             count_fields("assistant", &fields)
         }
-        Part::Message(PromptMessage::ToolResult { call_id, content, .. }) => count_fields("tool", &[call_id, content]),
+        Part::Message(Message::ToolResult { call_id, content, .. }) => count_fields("tool", &[call_id, content]),
     }
 }
 
@@ -133,8 +133,8 @@ mod tests {
         let prompt = |content: &str| Prompt {
             system: Some(content.to_owned()),
             messages: vec![
-                PromptMessage::User { text: content.to_owned() },
-                PromptMessage::ToolResult { call_id: "c".into(), content: content.to_owned(), is_error: false },
+                Message::User { text: content.to_owned() },
+                Message::ToolResult { call_id: "c".into(), tool_name: String::new(), content: content.to_owned(), is_error: false },
             ],
             ..Prompt::default()
         };
@@ -147,6 +147,6 @@ mod tests {
         assert_eq!(first.message_hashes.iter().collect::<std::collections::HashSet<_>>().len(), 3);
         let short = counter.count_prompt(&prompt("hi"));
         assert_eq!(short.messages[1], TOKENS_PER_MESSAGE + count_text("user") + count_text("hi"));
-        assert_eq!(counter.count_message(&PromptMessage::User { text: "hi".into() }), short.messages[1]);
+        assert_eq!(counter.count_message(&Message::User { text: "hi".into() }), short.messages[1]);
     }
 }

@@ -106,6 +106,7 @@ mod tests {
                 call("call_a", "read_file", r#"{"path":"a.rs"}"#),
                 call("call_b", "read_file", r#"{"path":"b/ü.rs","limit":300}"#),
             ],
+            reasoning: Vec::new(),
             finish_reason: FinishReason::ToolCalls,
             usage: Some(Usage {
                 input_tokens: 1200,

@@ -9,6 +9,8 @@
 //! - [`delta`]: the streaming deltas and the [`StreamDecoder`] trait every format implements.
 //! - [`split`]: how encoders cut text and tool arguments into streamed pieces.
 //! - [`turn`]: the provider-neutral result of one model call.
+//! - [`message`]: one message of a conversation, shared by the loop's transcript and every
+//!   request.
 //! - [`prompt`]: the provider-neutral request, the pivot every format's request converts through.
 //! - [`openai_chat`]: the OpenAI Chat Completions API (requests, streamed chunks, non-streamed
 //!   responses, error bodies).
@@ -23,6 +25,7 @@ pub mod anthropic;
 pub mod delta;
 pub mod error;
 pub mod format;
+pub mod message;
 pub mod openai_chat;
 pub mod openai_responses;
 pub mod prompt;
@@ -38,6 +41,7 @@ mod testing;
 pub use delta::{StreamDecoder, StreamDelta};
 pub use error::WireError;
 pub use format::{Format, decoder_for};
-pub use prompt::{Prompt, PromptMessage, ToolChoice, ToolDecl};
+pub use message::{Message, Reasoning};
+pub use prompt::{Prompt, ToolChoice, ToolSpec};
 pub use sse::{SseDecoder, SseFrame};
 pub use turn::{FinishReason, ModelTurn, ToolCall, Usage};

@@ -9,7 +9,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::ToolCall;
+use crate::{Message, ToolCall};
 
 /// One model call's request, provider-neutral.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
@@ -20,9 +20,9 @@ pub struct Prompt {
     /// has none.
     pub system: Option<String>,
     /// The conversation so far.
-    pub messages: Vec<PromptMessage>,
+    pub messages: Vec<Message>,
     /// Tools the model may call.
-    pub tools: Vec<ToolDecl>,
+    pub tools: Vec<ToolSpec>,
     /// Whether and which tools the model must call.
     pub tool_choice: ToolChoice,
     /// Output-token limit.
@@ -35,37 +35,9 @@ pub struct Prompt {
     pub include_usage: bool,
 }
 
-/// One message of a [`Prompt`]'s conversation. `Hash` lets the mock key
-/// per-message figures by content.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(tag = "role", rename_all = "snake_case")]
-pub enum PromptMessage {
-    /// A user turn.
-    User {
-        /// What the user said.
-        text: String,
-    },
-    /// An earlier model turn.
-    Assistant {
-        /// The model's text (empty when it only called tools).
-        text: String,
-        /// The tool calls it made, in order.
-        tool_calls: Vec<ToolCall>,
-    },
-    /// The answer to one tool call.
-    ToolResult {
-        /// The id of the call this answers.
-        call_id: String,
-        /// What the tool returned, or its error text.
-        content: String,
-        /// Whether the tool failed.
-        is_error: bool,
-    },
-}
-
 /// A tool the model may call.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct ToolDecl {
+pub struct ToolSpec {
     /// Tool name.
     pub name: String,
     /// What the tool does, for the model.
@@ -129,14 +101,11 @@ pub(crate) fn join_system(parts: Vec<String>) -> Option<String> {
 /// Appends a tool call to the conversation: to the assistant message it ends with, or to a new
 /// assistant message without text. Formats that send tool calls as items or blocks separate from
 /// the assistant's text use this to fold them back into one message.
-pub(crate) fn push_tool_call(messages: &mut Vec<PromptMessage>, call: ToolCall) {
-    if let Some(PromptMessage::Assistant { tool_calls, .. }) = messages.last_mut() {
+pub(crate) fn push_tool_call(messages: &mut Vec<Message>, call: ToolCall) {
+    if let Some(Message::Assistant { tool_calls, .. }) = messages.last_mut() {
         tool_calls.push(call);
     } else {
-        messages.push(PromptMessage::Assistant {
-            text: String::new(),
-            tool_calls: vec![call],
-        });
+        messages.push(Message::assistant(String::new(), vec![call]));
     }
 }
 
@@ -158,37 +127,39 @@ pub(crate) mod tests {
             model: "test-model".into(),
             system: Some("You are a coding agent.\n\nBe brief.".into()),
             messages: vec![
-                PromptMessage::User {
+                Message::User {
                     text: "What is in src/?".into(),
                 },
-                PromptMessage::Assistant {
-                    text: "Let me look.".into(),
-                    tool_calls: vec![
+                Message::assistant(
+                    "Let me look.",
+                    vec![
                         call("call_1", "list_dir", r#"{"path":"src"}"#),
                         call("call_2", "read_file", r#"{"path":"src/lib.rs","limit":40}"#),
                     ],
-                },
-                PromptMessage::ToolResult {
+                ),
+                Message::ToolResult {
                     call_id: "call_1".into(),
+                    tool_name: "list_dir".into(),
                     content: "lib.rs\nmain.rs".into(),
                     is_error: false,
                 },
-                PromptMessage::ToolResult {
+                Message::ToolResult {
                     call_id: "call_2".into(),
+                    tool_name: "read_file".into(),
                     content: "error: permission denied".into(),
                     is_error: true,
                 },
-                PromptMessage::User {
+                Message::User {
                     text: "Try again with sudo.".into(),
                 },
             ],
             tools: vec![
-                ToolDecl {
+                ToolSpec {
                     name: "list_dir".into(),
                     description: "List a directory".into(),
                     parameters: json!({"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]}),
                 },
-                ToolDecl {
+                ToolSpec {
                     name: "read_file".into(),
                     description: "Read a file".into(),
                     parameters: json!({"type": "object", "properties": {"path": {"type": "string"}, "limit": {"type": "integer"}}}),
@@ -204,7 +175,7 @@ pub(crate) mod tests {
     /// `prompt` with every tool result's `is_error` cleared, for formats that cannot carry it.
     pub(crate) fn without_error_flags(mut prompt: Prompt) -> Prompt {
         for message in &mut prompt.messages {
-            if let PromptMessage::ToolResult { is_error, .. } = message {
+            if let Message::ToolResult { is_error, .. } = message {
                 *is_error = false;
             }
         }
@@ -270,15 +241,12 @@ pub(crate) mod tests {
             name: "f".into(),
             arguments: "{}".into(),
         };
-        let mut messages = vec![PromptMessage::User { text: "u".into() }];
+        let mut messages = vec![Message::User { text: "u".into() }];
         push_tool_call(&mut messages, call.clone());
         push_tool_call(&mut messages, call.clone());
         assert_eq!(
             messages[1],
-            PromptMessage::Assistant {
-                text: String::new(),
-                tool_calls: vec![call.clone(), call]
-            }
+            Message::assistant(String::new(), vec![call.clone(), call])
         );
         assert_eq!(messages.len(), 2);
     }

@@ -134,6 +134,7 @@ pub(crate) fn text_turn(
     ModelTurn {
         text: text.to_owned(),
         tool_calls: Vec::new(),
+        reasoning: Vec::new(),
         finish_reason,
         usage,
     }
@@ -154,6 +155,7 @@ pub(crate) fn small_tool_turn(call_id: &str, usage: Usage) -> ModelTurn {
     ModelTurn {
         text: "Hi there".to_owned(),
         tool_calls: vec![call(call_id, "get_weather", r#"{"city":"Paris","units":"c"}"#)],
+        reasoning: Vec::new(),
         finish_reason: FinishReason::ToolCalls,
         usage: Some(usage),
     }

@@ -108,6 +108,10 @@ pub struct ModelTurn {
     pub text: String,
     /// Requested tool calls, in the order the provider numbered them.
     pub tool_calls: Vec<ToolCall>,
+    /// The model's reasoning, in the order it came; the loop keeps it on the assistant
+    /// [`crate::Message`] to send it back.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub reasoning: Vec<crate::Reasoning>,
     /// Why generation stopped.
     pub finish_reason: FinishReason,
     /// Token counts, if the provider reported them.

@@ -5,7 +5,7 @@
 //! OpenAI caches automatically and ignores these settings.
 
 use reloop_wire::anthropic::{CacheBreakpoint, CachePoint, CacheTtl};
-use reloop_wire::{Prompt, PromptMessage};
+use reloop_wire::{Prompt, Message};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -60,7 +60,7 @@ fn point(place: BreakpointPlace, prompt: &Prompt) -> Option<CachePoint> {
         BreakpointPlace::PreviousTurn => prompt
             .messages
             .iter()
-            .rposition(|m| matches!(m, PromptMessage::Assistant { .. }))
+            .rposition(|m| matches!(m, Message::Assistant { .. }))
             .and_then(|assistant| assistant.checked_sub(1))
             .map(CachePoint::Message),
     }
@@ -69,21 +69,21 @@ fn point(place: BreakpointPlace, prompt: &Prompt) -> Option<CachePoint> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use reloop_wire::ToolDecl;
+    use reloop_wire::ToolSpec;
 
-    fn prompt(messages: Vec<PromptMessage>) -> Prompt {
+    fn prompt(messages: Vec<Message>) -> Prompt {
         Prompt {
             system: Some("s".into()),
             messages,
-            tools: vec![ToolDecl { name: "t".into(), description: String::new(), parameters: serde_json::json!({}) }],
+            tools: vec![ToolSpec { name: "t".into(), description: String::new(), parameters: serde_json::json!({}) }],
             ..Prompt::default()
         }
     }
 
     #[test]
     fn the_default_marks_tools_system_and_the_last_message() {
-        let user = |text: &str| PromptMessage::User { text: text.into() };
-        let assistant = PromptMessage::Assistant { text: "a".into(), tool_calls: Vec::new() };
+        let user = |text: &str| Message::User { text: text.into() };
+        let assistant = Message::assistant("a", Vec::new());
         let p = prompt(vec![user("1"), assistant, user("2")]);
         let at = |s: &CacheBreakpointSettings| s.breakpoints(&p).iter().map(|b| b.at).collect::<Vec<_>>();
         let default = CacheBreakpointSettings::default();

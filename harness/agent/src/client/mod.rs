@@ -16,7 +16,7 @@ use std::time::Duration;
 
 use futures_util::StreamExt;
 use reloop_wire::format::decoder_for;
-use reloop_wire::{ModelTurn, Prompt, PromptMessage, SseDecoder, SseFrame, StreamDelta, ToolChoice, ToolDecl, WireError};
+use reloop_wire::{ModelTurn, Prompt, SseDecoder, SseFrame, StreamDelta, ToolChoice, WireError};
 
 use crate::clock::{Clock, SharedClock, with_timeout};
 use crate::message::Message;
@@ -65,26 +65,12 @@ pub fn to_prompt(model: &str, request: &LlmRequest<'_>) -> Prompt {
     Prompt {
         model: model.to_owned(),
         system: Some(request.system.to_owned()),
-        messages: request.messages.iter().map(to_prompt_message).collect(),
-        tools: request
-            .tools
-            .iter()
-            .map(|spec| ToolDecl { name: spec.name.clone(), description: spec.description.clone(), parameters: spec.parameters.clone() })
-            .collect(),
+        messages: request.messages.to_vec(),
+        tools: request.tools.to_vec(),
         tool_choice: if request.forbid_tools { ToolChoice::None } else { ToolChoice::Auto },
         max_output_tokens: Some(request.max_output_tokens),
         stream: request.stream,
         include_usage: request.stream,
-    }
-}
-
-fn to_prompt_message(message: &Message) -> PromptMessage {
-    match message {
-        Message::User { text } => PromptMessage::User { text: text.clone() },
-        Message::Assistant { text, tool_calls } => PromptMessage::Assistant { text: text.clone(), tool_calls: tool_calls.clone() },
-        Message::ToolResult { call_id, content, is_error, .. } => {
-            PromptMessage::ToolResult { call_id: call_id.clone(), content: content.clone(), is_error: *is_error }
-        }
     }
 }
 

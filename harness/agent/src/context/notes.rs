@@ -22,7 +22,7 @@ pub fn collapsed_round(messages: &[Message]) -> String {
     let mut lines = vec!["[Collapsed tool round]".to_owned()];
     for message in messages {
         match message {
-            Message::Assistant { text, tool_calls } => {
+            Message::Assistant { text, tool_calls, .. } => {
                 if !text.trim().is_empty() {
                     lines.push(format!("assistant: {}", excerpt(text)));
                 }
@@ -48,7 +48,7 @@ pub fn session_memory(messages: &[Message]) -> String {
     let mut statements = Vec::new();
     for message in messages {
         match message {
-            Message::Assistant { text, tool_calls } => {
+            Message::Assistant { text, tool_calls, .. } => {
                 if !text.trim().is_empty() {
                     statements.push(excerpt(text));
                 }
@@ -94,7 +94,7 @@ pub fn summary_request(messages: &[Message]) -> String {
     for message in messages {
         match message {
             Message::User { text: said } => text.push_str(&format!("USER: {said}\n\n")),
-            Message::Assistant { text: said, tool_calls } => {
+            Message::Assistant { text: said, tool_calls, .. } => {
                 if !said.is_empty() {
                     text.push_str(&format!("ASSISTANT: {said}\n"));
                 }
@@ -141,11 +141,13 @@ mod tests {
             Message::Assistant {
                 text: "Reading the config.".into(),
                 tool_calls: vec![ToolCall { id: "1".into(), name: "read_file".into(), arguments: r#"{"path":"app.toml"}"#.into() }],
+                reasoning: Vec::new(),
             },
             Message::ToolResult { call_id: "1".into(), tool_name: "read_file".into(), content: "[server]\nport = 80\n".into(), is_error: false },
             Message::Assistant {
                 text: String::new(),
                 tool_calls: vec![ToolCall { id: "2".into(), name: "run".into(), arguments: r#"{"command":"make"}"#.into() }],
+                reasoning: Vec::new(),
             },
             Message::ToolResult { call_id: "2".into(), tool_name: "run".into(), content: "make: *** No rule\n".into(), is_error: true },
         ]

@@ -56,7 +56,7 @@ mod tests {
 
     fn round(id: &str) -> [Message; 2] {
         [
-            Message::Assistant { text: String::new(), tool_calls: vec![ToolCall { id: id.into(), name: "t".into(), arguments: "{}".into() }] },
+            Message::assistant(String::new(), vec![ToolCall { id: id.into(), name: "t".into(), arguments: "{}".into() }]),
             Message::ToolResult { call_id: id.into(), tool_name: "t".into(), content: "x".into(), is_error: false },
         ]
     }

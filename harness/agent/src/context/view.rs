@@ -13,12 +13,15 @@
 //! total is a running sum that edits adjust. Only what an edit rewrites is
 //! estimated again, so a step's estimate costs the same at 100 messages as
 //! at 10,000. A second running sum over the whole transcript prices the
-//! uncompacted counterfactual.
+//! uncompacted counterfactual. The same way, the view keeps each item's
+//! content hash and their chained prefix hashes, so the cache-break detector
+//! tells a grown history from a rewritten one in one lookup.
 
 use std::collections::HashMap;
 use std::ops::Range;
 
-use crate::estimate::{framed_message_tokens, message_text_tokens, text_tokens};
+use crate::cache_break::{chain_hash, message_hash};
+use crate::estimate::{framed_message_tokens, message_text_tokens};
 use crate::message::Message;
 
 /// One entry of the view.
@@ -43,19 +46,24 @@ pub struct ContextView {
 }
 
 /// Per-item estimates and their running sums (unrounded text tokens,
-/// framing excluded, as [`message_text_tokens`] gives them). The view's sum
-/// is kept as prefix sums added in item order, exactly as a fresh scan adds
-/// them, so the rounded estimate never differs from a rescan; an edit
-/// recomputes the prefix sums from the first item it touched (Layer 0 edits
-/// the newest few items only).
+/// framing excluded, as [`message_text_tokens`] gives them), and per-item
+/// content hashes and their chained prefixes. The view's sum is kept as
+/// prefix sums added in item order, exactly as a fresh scan adds them, so
+/// the rounded estimate never differs from a rescan; an edit recomputes the
+/// prefix sums and hashes from the first item it touched (Layer 0 edits the
+/// newest few items only).
 #[derive(Debug, Clone, Default)]
 struct ViewFigures {
-    /// Each transcript message unmasked.
-    message: Vec<f64>,
+    /// Each transcript message unmasked: its estimate and its hash.
+    message: Vec<(f64, u64)>,
     /// Each item as shown (placeholder when masked), in view order.
     item: Vec<f64>,
     /// `prefix[i]`: the sum of `item[..=i]`, added in order.
     prefix: Vec<f64>,
+    /// Each item's [`message_hash`] as shown, in view order.
+    item_hash: Vec<u64>,
+    /// `prefix_hash[i]`: the chained hash of `item_hash[..=i]`.
+    prefix_hash: Vec<u64>,
     /// Each transcript message's position in the view, if shown.
     position: Vec<Option<usize>>,
     /// Sum over the whole transcript, unmasked.
@@ -63,13 +71,18 @@ struct ViewFigures {
 }
 
 impl ViewFigures {
-    /// Recomputes the prefix sums from item `from` on.
+    /// Recomputes the prefix sums and hashes from item `from` on.
     fn resum_from(&mut self, from: usize) {
         self.prefix.truncate(from);
-        let mut total = from.checked_sub(1).map_or(0.0, |last| self.prefix[last]);
-        for cost in &self.item[from..] {
+        self.prefix_hash.truncate(from);
+        let before = from.checked_sub(1);
+        let mut total = before.map_or(0.0, |last| self.prefix[last]);
+        let mut chained = before.map_or(0, |last| self.prefix_hash[last]);
+        for (cost, hash) in self.item[from..].iter().zip(&self.item_hash[from..]) {
             total += cost;
+            chained = chain_hash(chained, *hash);
             self.prefix.push(total);
+            self.prefix_hash.push(chained);
         }
     }
 }
@@ -86,9 +99,11 @@ impl ContextView {
         let figures = &mut self.figures;
         for message in &transcript[self.synced..] {
             let tokens = message_text_tokens(message);
-            figures.message.push(tokens);
+            let hash = message_hash(message);
+            figures.message.push((tokens, hash));
             figures.position.push(Some(self.items.len()));
             figures.item.push(tokens);
+            figures.item_hash.push(hash);
             figures.transcript_total += tokens;
             self.items.push(ViewItem::Message(self.synced));
             self.synced += 1;
@@ -120,8 +135,8 @@ impl ContextView {
             newly += 1;
             self.masked.insert(*index, placeholder.clone());
             if let Some(position) = self.figures.position[*index] {
-                let shown = masked_result(&transcript[*index], placeholder).map_or(0.0, |m| message_text_tokens(&m));
-                self.figures.item[position] = shown;
+                (self.figures.item[position], self.figures.item_hash[position]) =
+                    self.shown_figures(&ViewItem::Message(*index), transcript);
                 first_touched = first_touched.min(position);
             }
         }
@@ -136,9 +151,10 @@ impl ContextView {
 
     /// Replaces the items in `range` by `items`.
     pub fn replace(&mut self, range: Range<usize>, items: Vec<ViewItem>, transcript: &[Message]) {
-        let costs: Vec<f64> = items.iter().map(|item| self.shown_tokens(item, transcript)).collect();
+        let (costs, hashes): (Vec<f64>, Vec<u64>) = items.iter().map(|item| self.shown_figures(item, transcript)).unzip();
         let start = range.start;
         self.figures.item.splice(range.clone(), costs);
+        self.figures.item_hash.splice(range.clone(), hashes);
         for removed in self.items.splice(range, items) {
             if let ViewItem::Message(index) = removed {
                 self.figures.position[index] = None;
@@ -152,21 +168,29 @@ impl ContextView {
         self.figures.resum_from(start);
     }
 
-    /// The text tokens of `item` as the view would show it.
-    fn shown_tokens(&self, item: &ViewItem, transcript: &[Message]) -> f64 {
-        match item {
+    /// The text tokens and the [`message_hash`] of `item` as the view
+    /// would show it.
+    fn shown_figures(&self, item: &ViewItem, transcript: &[Message]) -> (f64, u64) {
+        let shown = match item {
             ViewItem::Message(index) => match self.masked.get(index) {
-                Some(placeholder) => masked_result(&transcript[*index], placeholder).map_or(0.0, |m| message_text_tokens(&m)),
-                None => self.figures.message[*index],
+                Some(placeholder) => masked_result(&transcript[*index], placeholder),
+                None => return self.figures.message[*index],
             },
-            ViewItem::Note(text) => text_tokens(text),
-        }
+            ViewItem::Note(text) => Some(Message::user(text.clone())),
+        };
+        shown.map_or((0.0, 0), |message| (message_text_tokens(&message), message_hash(&message)))
     }
 
     /// The estimated text tokens of everything the view shows, unrounded
     /// and without framing (see [`crate::estimate::prompt_tokens`]).
     pub fn text_tokens(&self) -> f64 {
         self.figures.prefix.last().copied().unwrap_or(0.0)
+    }
+
+    /// The [`crate::cache_break::prefix_hashes`] of the rendered view, kept
+    /// up to date by every edit: what the cache-break detector compares.
+    pub fn prefix_hashes(&self) -> &[u64] {
+        &self.figures.prefix_hash
     }
 
     /// The same over the whole transcript synced so far, nothing masked or
@@ -255,9 +279,9 @@ mod tests {
         let call = ToolCall { id: "c1".into(), name: "read".into(), arguments: "{}".into() };
         vec![
             Message::user("task"),
-            Message::Assistant { text: String::new(), tool_calls: vec![call] },
+            Message::assistant(String::new(), vec![call]),
             Message::ToolResult { call_id: "c1".into(), tool_name: "read".into(), content: "long output".into(), is_error: false },
-            Message::Assistant { text: "done".into(), tool_calls: vec![] },
+            Message::assistant("done", vec![]),
         ]
     }
 
@@ -284,14 +308,18 @@ mod tests {
         assert_eq!(view.boundaries(&t), vec![0, 1, 3]);
     }
 
-    /// The running sums equal a fresh estimate of the rendered view after
-    /// every kind of edit.
+    /// The running sums and prefix hashes equal a fresh scan of the
+    /// rendered view after every kind of edit.
     #[test]
     fn running_sums_match_a_full_rescan() {
+        use crate::cache_break::prefix_hashes;
         use crate::estimate::{estimate_prompt, prompt_tokens};
         let t = transcript();
         let mut view = ContextView::new();
-        let rescan = |view: &ContextView| estimate_prompt("", &view.render(&t), "");
+        let rescan = |view: &ContextView| {
+            assert_eq!(view.prefix_hashes(), prefix_hashes(&view.render(&t)), "hashes kept as a rescan gives them");
+            estimate_prompt("", &view.render(&t), "")
+        };
         let running = |view: &ContextView| prompt_tokens(view.items().len(), view.text_tokens());
         let exact = |view: &ContextView| {
             let rendered: f64 = view.render(&t).iter().map(message_text_tokens).sum();

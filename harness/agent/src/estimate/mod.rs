@@ -106,7 +106,7 @@ pub fn framed_message_tokens(text_tokens: f64) -> u64 {
 pub fn message_text_tokens(message: &Message) -> f64 {
     match message {
         Message::User { text } => text_tokens(text),
-        Message::Assistant { text, tool_calls } => {
+        Message::Assistant { text, tool_calls, .. } => {
             text_tokens(text) + tool_calls.iter().map(|c| text_tokens(&c.name) + text_tokens(&c.arguments)).sum::<f64>()
         }
         Message::ToolResult { call_id, content, .. } => text_tokens(call_id) + text_tokens(content),

@@ -19,7 +19,11 @@ pub const SKIPPED_FOR_STEERING: &str = "Skipped due to queued user message.";
 
 impl AgentLoop<'_> {
     pub(super) async fn act(&mut self, state: &mut LoopState, turn: ModelTurn, final_turn: bool) {
-        state.transcript.push(Message::Assistant { text: turn.text.clone(), tool_calls: turn.tool_calls.clone() });
+        state.transcript.push(Message::Assistant {
+            text: turn.text.clone(),
+            tool_calls: turn.tool_calls.clone(),
+            reasoning: turn.reasoning.clone(),
+        });
         if turn.tool_calls.is_empty() {
             state.final_answer = Some(turn.text);
             if let Some(message) = self.finish_with_answer(state) {

@@ -18,7 +18,9 @@ use crate::state::{CallPurpose, CallRecord, LoopState};
 pub(super) const ABANDONED: &str = "abandoned";
 
 /// What a call record needs to know of the request.
-pub(super) struct CallMeta {
+pub(super) struct CallMeta<'a> {
+    /// The request's messages as prefix hashes, for the cache-break detector.
+    pub history: &'a [u64],
     /// Index of the system prompt in the state (`usize::MAX`: not the loop's).
     pub system_index: usize,
     /// The loop's estimate of the request, as it acts on it.
@@ -30,9 +32,10 @@ pub(super) struct CallMeta {
     pub raw_estimated_input_tokens: Option<u64>,
 }
 
-impl CallMeta {
-    fn of(prepared: &Prepared) -> Self {
+impl<'a> CallMeta<'a> {
+    fn of(prepared: &'a Prepared) -> Self {
         Self {
+            history: &prepared.history,
             system_index: prepared.system_index,
             estimated_input_tokens: prepared.estimated_input_tokens,
             estimated_uncompacted_input_tokens: prepared.raw_uncompacted_input_tokens,
@@ -91,7 +94,7 @@ impl AgentLoop<'_> {
     pub(super) async fn call_with_retries(
         &mut self,
         state: &mut LoopState,
-        meta: &CallMeta,
+        meta: &CallMeta<'_>,
         request: &LlmRequest<'_>,
         purpose: CallPurpose,
     ) -> Result<ModelTurn, LlmError> {
@@ -114,7 +117,7 @@ impl AgentLoop<'_> {
     async fn call_once(
         &mut self,
         state: &mut LoopState,
-        meta: &CallMeta,
+        meta: &CallMeta<'_>,
         request: &LlmRequest<'_>,
         purpose: CallPurpose,
         attempt: u32,
@@ -130,7 +133,7 @@ impl AgentLoop<'_> {
             system: request.system,
             tools: request.tools,
             model: self.deps.client.model(),
-            messages: request.messages,
+            history: meta.history,
             estimated_tokens: meta.estimated_input_tokens,
         };
         let cache_break = self.cache.observe(sent).map(|change| change.changed);

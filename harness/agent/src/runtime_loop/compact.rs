@@ -6,6 +6,7 @@
 use std::time::Duration;
 
 use super::AgentLoop;
+use crate::cache_break::prefix_hashes;
 use crate::clock::with_timeout;
 use crate::config::LoopSettings;
 use crate::context::{ContextView, Edit, StrategyContext, ViewItem, notes};
@@ -139,7 +140,9 @@ impl AgentLoop<'_> {
             max_output_tokens: SUMMARY_MAX_OUTPUT_TOKENS,
             stream: true,
         };
+        let history = prefix_hashes(&request_messages);
         let meta = super::call::CallMeta {
+            history: &history,
             system_index: usize::MAX,
             estimated_input_tokens: estimate_prompt(notes::SUMMARY_SYSTEM_PROMPT, &request_messages, ""),
             estimated_uncompacted_input_tokens: 0,

@@ -17,6 +17,8 @@ pub(super) struct Prepared {
     pub system: String,
     pub system_index: usize,
     pub view: Vec<Message>,
+    /// The view's prefix hashes, for the cache-break detector.
+    pub history: Vec<u64>,
     pub tools: Vec<ToolSpec>,
     pub final_turn: bool,
     /// The estimate before calibration, which calibration learns from.
@@ -47,6 +49,7 @@ impl AgentLoop<'_> {
             system,
             system_index,
             view: Vec::new(),
+            history: Vec::new(),
             tools,
             final_turn,
             raw_estimated_input_tokens: 0,
@@ -61,6 +64,8 @@ impl AgentLoop<'_> {
     /// raw and calibrated.
     pub(super) fn render(&self, state: &LoopState, prepared: &mut Prepared) {
         prepared.view = self.view.render(&state.transcript);
+        prepared.history.clear();
+        prepared.history.extend_from_slice(self.view.prefix_hashes());
         prepared.raw_estimated_input_tokens = self.raw_estimate();
         prepared.estimated_input_tokens = self.calibration.apply(prepared.raw_estimated_input_tokens);
         prepared.raw_uncompacted_input_tokens = self.raw_uncompacted_estimate();

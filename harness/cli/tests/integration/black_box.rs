@@ -63,10 +63,16 @@ fn the_official_openai_sdk_agent_runs_as_a_black_box_with_its_expectations_check
         [
             ("sdk-agent", "python3", "final_answer", "0", "1", "0", "false"),
             ("sdk-agent-doom-loop", "python3", "final_answer", "0", "3", "0", "true"),
+            ("sdk-agent-no-progress", "python3", "final_answer", "0", "4", "0", "true"),
             ("sdk-agent-rate-limit", "python3", "final_answer", "0", "1", "1", "false"),
         ]
     );
-    assert!(rows.iter().all(|r| r["passed"] == "true" && r["final_answer"].contains("8080")), "{rows:#?}");
+    assert!(rows.iter().all(|r| r["passed"] == "true"), "{rows:#?}");
+    assert!(rows.iter().filter(|r| r["scenario"] != "sdk-agent-no-progress").all(|r| r["final_answer"].contains("8080")), "{rows:#?}");
+    // The results the agent sent back reach the detectors: four different
+    // calls with one result are no progress, first seen at the fourth (step 3).
+    let no_progress = rows.iter().find(|r| r["scenario"] == "sdk-agent-no-progress").unwrap();
+    assert_eq!((no_progress["doom_loop_kind"].as_str(), no_progress["doom_loop_first_step_no_progress"].as_str()), ("no_progress", "3"));
     let steps = read_rows(&out.path().join("steps.parquet"));
     let rate_limited: Vec<&str> =
         steps.iter().filter(|s| s["scenario"] == "sdk-agent-rate-limit").map(|s| s["server_result"].as_str()).collect();
@@ -163,4 +169,42 @@ fn interrupting_reloop_run_leaves_no_agent_process_behind() {
         assert!(gone(pid), "agent process {pid} outlived the interrupted run");
     }
     assert_eq!(runs(&out)[0]["outcome"], "cancelled");
+}
+
+/// A scenario of `preset` in `dir` over a recording that calls `tool` with `arguments`.
+fn preset_scenario(dir: &Path, preset: &str, tool: &str, arguments: &str) -> PathBuf {
+    write(dir, "calls.recording.yaml", &format!("format: reloop.recording/v1\nexchanges:\n  - tool_calls: [{{ name: {tool}, arguments: {arguments} }}]\n  - text: done\n"));
+    write(dir, "preset.yaml", &format!("name: preset\nmodel: gpt-4.1\ntask: t\nrecording: calls.recording.yaml\nagent: {{ preset: {preset} }}\nexpect: {{ outcome: final_answer }}\n"))
+}
+
+#[test]
+fn a_preset_agent_that_is_not_installed_is_skipped_without_failing_the_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = preset_scenario(dir.path(), "opencode", "read", "{ filePath: a }");
+    let output = Command::new(env!("CARGO_BIN_EXE_reloop"))
+        .args(["run", file.to_str().unwrap(), "--out", dir.path().join("out").to_str().unwrap()])
+        .env("PATH", dir.path())
+        .env("NO_COLOR", "1")
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(0), "{}{}", stdout(&output), stderr(&output));
+    assert!(stdout(&output).contains("1 skipped (agent not installed, see docs/black-box.md): preset"), "{}", stdout(&output));
+    let row = &runs(&dir.path().join("out"))[0];
+    assert_eq!((row["outcome"].as_str(), row["system_under_test"].as_str(), row["wire"].as_str()), ("skipped", "opencode", "openai-chat"));
+    assert!(row["error"].contains("`opencode` is not installed"), "{row:#?}");
+}
+
+#[test]
+fn a_preset_recording_calling_a_tool_the_agent_lacks_is_bad_input_naming_the_call() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = preset_scenario(dir.path(), "codex", "shell", "{ command: [ls] }");
+    let output = reloop(dir.path(), &["validate", file.to_str().unwrap()]);
+    assert_eq!(output.status.code(), Some(2), "{}{}", stdout(&output), stderr(&output));
+    let text = format!("{}{}", stdout(&output), stderr(&output));
+    assert!(text.contains("calls.recording.yaml:3:") && text.contains("exchanges[0].tool_calls[0].name"), "{text}");
+    assert!(text.contains("codex declares no tool `shell` (its tools: exec_command,"), "{text}");
+    let missing = preset_scenario(dir.path(), "pi", "read", "{ offset: 1 }");
+    let output = reloop(dir.path(), &["run", missing.to_str().unwrap(), "--out", "out"]);
+    assert_eq!(output.status.code(), Some(2));
+    assert!(stderr(&output).contains("pi's `read` requires path"), "{}", stderr(&output));
 }

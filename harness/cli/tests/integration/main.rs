@@ -13,6 +13,7 @@ mod estimate;
 mod golden_reports;
 mod hostile_input;
 mod prices;
+mod record;
 mod html_report;
 mod import;
 mod nothing_lost;

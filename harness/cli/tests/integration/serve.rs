@@ -103,6 +103,52 @@ mod sessions_and_log {
         assert!(log.contains("[gpt-4.1-answer/r/title] #0 openai-chat 200 exchange - auxiliary"), "{log}");
     }
 
+    fn content(body: &str) -> String {
+        let json: serde_json::Value = serde_json::from_str(body).unwrap_or_else(|e| panic!("{e}: {body}"));
+        json["choices"][0]["message"]["content"].as_str().unwrap_or_default().to_owned()
+    }
+
+    #[test]
+    fn the_auxiliary_list_answers_title_requests_by_pattern_without_consuming_a_text_exchange_and_log_json_has_every_request() {
+        let dir = tempfile::tempdir().unwrap();
+        let recordings = dir.path().join("recordings");
+        let recording = "format: reloop.recording/v1\nexchanges:\n  - text: The answer.\nauxiliary:\n  - { when: title generator, text: Port lookup }\n  - { text: First summary }\n";
+        write(&recordings, "titled.yaml", recording);
+        let logs = dir.path().join("logs");
+        let server = Serve::start_with(&recordings, &["--log-json", logs.to_str().unwrap()], Stdio::null());
+        let path = "/s/titled/r/1/v1/chat/completions";
+        let title = r#"{"model":"gpt-4.1","messages":[{"role":"system","content":"You are a title generator."},{"role":"user","content":"go"}]}"#;
+        let answers: Vec<String> = [title, title, &chat(TOOL, "go"), &chat(TOOL, "go"), &chat("[]", "summarize")]
+            .iter()
+            .map(|body| content(&exchange(&server.addr, &request("POST", path, "", body)).2))
+            .collect();
+        // The title twice by its pattern (the next turn is text, yet it waits;
+        // an auxiliary request is answered anew, not as a retry), the main
+        // turn and its retry, then a tool-less request facing an
+        // exhausted recording: a divergence, as before.
+        assert_eq!(answers, ["Port lookup", "Port lookup", "The answer.", "The answer.", ""]);
+        drop(server);
+        let log = std::fs::read_to_string(logs.join("titled%2Fr%2F1.jsonl")).unwrap();
+        let lines: Vec<serde_json::Value> = log.lines().map(|line| serde_json::from_str(line).unwrap()).collect();
+        let fields: Vec<(&str, serde_json::Value, bool, u64)> = lines
+            .iter()
+            .map(|l| (l["result"].as_str().unwrap(), l["exchange"].clone(), l["retry"].as_bool().unwrap(), l["status"].as_u64().unwrap()))
+            .collect();
+        use serde_json::Value::Null;
+        assert_eq!(
+            fields,
+            [
+                ("auxiliary", Null, false, 200),
+                ("auxiliary", Null, false, 200),
+                ("ok", serde_json::json!(0), false, 200),
+                ("ok", serde_json::json!(0), true, 200),
+                ("divergence", Null, false, 400)
+            ]
+        );
+        assert!(lines.iter().all(|l| l["session"] == "titled/r/1" && l["input_tokens"].as_u64() > Some(0)), "{log}");
+        assert!(lines[4]["divergence_reason"].as_str().unwrap().contains("recording_exhausted"), "{log}");
+    }
+
     #[test]
     fn the_log_gives_divergence_reasons_404s_and_count_tokens_which_is_answered() {
         let dir = tempfile::tempdir().unwrap();

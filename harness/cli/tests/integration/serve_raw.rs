@@ -3,15 +3,13 @@
 //! byte for byte; a client of another API gets the same exchange rendered
 //! from its parts.
 
-use std::io::{Read, Write};
-use std::net::TcpStream;
 use std::path::Path;
 
 use reloop_mock::Recording;
 use reloop_mock::recording::from_wire::{WireResponse, exchange_from_wire};
 use reloop_wire::Format;
 
-use crate::util::{Serve, repo};
+use crate::util::{Serve, post, repo};
 
 const CAPTURE: &str = "harness/wire/tests/data/anthropic-messages/anthropic-sdk-python-tool-use-response.sse";
 
@@ -27,18 +25,6 @@ fn recorded(dir: &Path) -> std::path::PathBuf {
     path
 }
 
-/// POSTs `body` over HTTP/1.0 (no chunked framing, so the body bytes are
-/// the payload itself); returns the head and the body.
-fn post(addr: &str, path: &str, body: &str) -> (String, Vec<u8>) {
-    let authority = addr.strip_prefix("http://").unwrap();
-    let mut stream = TcpStream::connect(authority).unwrap();
-    write!(stream, "POST {path} HTTP/1.0\r\nHost: {authority}\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}", body.len()).unwrap();
-    let mut response = Vec::new();
-    stream.read_to_end(&mut response).unwrap();
-    let split = response.windows(4).position(|w| w == b"\r\n\r\n").expect("a head") + 4;
-    (String::from_utf8_lossy(&response[..split]).into_owned(), response[split..].to_vec())
-}
-
 #[test]
 fn raw_replay_is_byte_identical_and_other_apis_get_the_parts() {
     let dir = tempfile::tempdir().unwrap();
@@ -48,13 +34,13 @@ fn raw_replay_is_byte_identical_and_other_apis_get_the_parts() {
     let server = Serve::start_with(&recording, &["--raw"], std::process::Stdio::null());
 
     let anthropic = r#"{"model":"claude-x","max_tokens":100,"stream":true,"messages":[{"role":"user","content":"weather?"}]}"#;
-    let (head, body) = post(&server.addr, "/s/r.a/v1/messages", anthropic);
+    let (head, body) = post(&server.addr, "/s/r.a/v1/messages", "", anthropic);
     assert!(head.starts_with("HTTP/1.0 200") || head.starts_with("HTTP/1.1 200"), "{head}");
     assert_eq!(String::from_utf8(body).unwrap(), std::fs::read_to_string(repo().join(CAPTURE)).unwrap(), "byte for byte");
     assert!(head.to_ascii_lowercase().contains("request-id: req_recorded"), "the recorded headers: {head}");
 
     let chat = r#"{"model":"gpt-4o","stream":true,"messages":[{"role":"user","content":"weather?"}]}"#;
-    let (_, body) = post(&server.addr, "/s/r.b/v1/chat/completions", chat);
+    let (_, body) = post(&server.addr, "/s/r.b/v1/chat/completions", "", chat);
     let body = String::from_utf8(body).unwrap();
     assert!(body.contains("\"name\":\"get_weather\"") && body.contains("toolu_01NRLabsLyVHZPKxbKvkfSMn"), "rendered from the parts: {body}");
 }

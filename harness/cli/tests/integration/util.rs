@@ -1,6 +1,7 @@
 //! Helpers: where the repository is, and how to run the binary.
 
-use std::io::{BufRead, BufReader, Lines};
+use std::io::{BufRead, BufReader, Lines, Read, Write};
+use std::net::TcpStream;
 use std::path::{Path, PathBuf};
 use std::process::{ChildStdout, Command, Output, Stdio};
 
@@ -45,9 +46,14 @@ impl Serve {
     /// `reloop serve --port 0` with `flags` (which name what to serve), its
     /// log (stderr) sent to `log`.
     pub fn start_with_flags(flags: &[&str], log: Stdio) -> Self {
+        Self::spawn(&[&["serve", "--port", "0"], flags].concat(), log)
+    }
+
+    /// `reloop ARGS` for a command that serves on loopback and prints
+    /// `… on http://127.0.0.1:PORT` first (`serve`, `record`).
+    pub fn spawn(args: &[&str], log: Stdio) -> Self {
         let mut child = Command::new(env!("CARGO_BIN_EXE_reloop"))
-            .args(["serve", "--port", "0"])
-            .args(flags)
+            .args(args)
             .stdin(Stdio::null())
             .stderr(log)
             .stdout(Stdio::piped())
@@ -112,3 +118,16 @@ expect:
   outcome: final_answer
   final_answer_contains: [\"42\"]
 ";
+
+/// POSTs `body` over HTTP/1.0 (no chunked framing, so the body bytes are
+/// the payload itself) with `headers` (`Name: value\r\n` each); returns the
+/// head and the body.
+pub fn post(addr: &str, path: &str, headers: &str, body: &str) -> (String, Vec<u8>) {
+    let authority = addr.strip_prefix("http://").unwrap();
+    let mut stream = TcpStream::connect(authority).unwrap();
+    write!(stream, "POST {path} HTTP/1.0\r\nHost: {authority}\r\nContent-Type: application/json\r\n{headers}Content-Length: {}\r\n\r\n{body}", body.len()).unwrap();
+    let mut response = Vec::new();
+    stream.read_to_end(&mut response).unwrap();
+    let split = response.windows(4).position(|w| w == b"\r\n\r\n").expect("a head") + 4;
+    (String::from_utf8_lossy(&response[..split]).into_owned(), response[split..].to_vec())
+}

@@ -4,6 +4,7 @@
 //! environment and a fresh workspace; the report is built from what the
 //! server saw ([`server_view`]) plus the process's exit code and output.
 
+pub mod presets;
 pub mod process;
 pub mod server_view;
 
@@ -44,12 +45,17 @@ pub async fn run(scenario: &Scenario, agent: &AgentSpec, cancel: &AtomicBool, wa
         scenario_dir: &scenario_dir,
         base_url: &base_url,
         port: server.addr().port(),
+        model: &scenario.spec.model,
     };
     write_files(&workspace, agent, &placeholders)?;
     let argv: Vec<String> = agent.command.iter().map(|arg| placeholders.expand(arg)).collect();
+    let env = environment(agent, &placeholders);
+    if let Some(missing) = process::missing_program(&argv, &env) {
+        return Ok(skipped(scenario, &missing));
+    }
     let launch = Launch {
         argv: &argv,
-        env: environment(agent, &placeholders),
+        env,
         workspace: &workspace,
         output_dir: scratch.path(),
         timeout: Duration::from_secs(agent.timeout_s),
@@ -102,11 +108,24 @@ pub async fn run(scenario: &Scenario, agent: &AgentSpec, cancel: &AtomicBool, wa
     })
 }
 
+/// The report of a run whose program is not installed: `skipped`, with
+/// what is missing and where to read how to install it.
+fn skipped(scenario: &Scenario, program: &str) -> RunReport {
+    RunReport {
+        passed: true,
+        error: Some(format!("skipped: `{program}` is not installed here (not on PATH); docs/black-box.md says how to install it")),
+        ..RunReport::of(scenario, Outcome::Skipped)
+    }
+}
+
 /// reloop's environment plus the base URLs and dummy keys, then the
-/// scenario's own variables (which win).
+/// scenario's own variables (which win). `PWD` is the workspace: a program
+/// started without a shell inherits reloop's, and some agents (opencode)
+/// take their project directory from it rather than from the real one.
 fn environment(agent: &AgentSpec, placeholders: &Placeholders<'_>) -> Vec<(String, String)> {
-    let anthropic_base = placeholders.base_url.trim_end_matches("/v1").to_owned();
+    let anthropic_base = placeholders.anthropic_base_url().to_owned();
     let mut env = vec![
+        ("PWD".to_owned(), placeholders.workspace.to_owned()),
         ("RELOOP_BASE_URL".to_owned(), placeholders.base_url.to_owned()),
         ("OPENAI_BASE_URL".to_owned(), placeholders.base_url.to_owned()),
         ("OPENAI_API_KEY".to_owned(), DUMMY_API_KEY.to_owned()),
@@ -148,4 +167,23 @@ fn tail(text: &str) -> String {
     let start = text.len().saturating_sub(LIMIT);
     let start = (start..=text.len()).find(|i| text.is_char_boundary(*i)).unwrap_or(text.len());
     text[start..].trim().to_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Regression: opencode took reloop's inherited `PWD` as its project
+    /// directory and failed ("Unexpected server error") outside the workspace.
+    #[test]
+    fn the_agent_environment_sets_pwd_to_the_workspace_and_the_block_wins() {
+        let agent: AgentSpec = serde_json::from_value(serde_json::json!({ "command": ["a"], "env": { "OPENAI_API_KEY": "mine" } })).unwrap();
+        let placeholders =
+            Placeholders { task: "t", workspace: "/tmp/w", scenario_dir: "/s", base_url: "http://127.0.0.1:9/s/run/v1", port: 9, model: "m" };
+        let env = environment(&agent, &placeholders);
+        let last = |key: &str| env.iter().rev().find(|(k, _)| k == key).map(|(_, v)| v.as_str());
+        assert_eq!(last("PWD"), Some("/tmp/w"));
+        assert_eq!(last("ANTHROPIC_BASE_URL"), Some("http://127.0.0.1:9/s/run"));
+        assert_eq!(last("OPENAI_API_KEY"), Some("mine"));
+    }
 }

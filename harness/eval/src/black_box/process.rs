@@ -60,6 +60,19 @@ pub struct Finished {
     pub stderr: String,
 }
 
+/// The program of `argv` when it is a bare name found on no directory of
+/// the agent's `PATH` (its `env:` value, else reloop's): the agent is not
+/// installed. A path (with a `/`) is left to the start to judge.
+pub fn missing_program(argv: &[String], env: &[(String, String)]) -> Option<String> {
+    let program = argv.first()?;
+    if program.contains('/') {
+        return None;
+    }
+    let path = env.iter().rev().find(|(key, _)| key == "PATH").map(|(_, value)| value.into()).or_else(|| std::env::var_os("PATH"))?;
+    let found = std::env::split_paths(&path).any(|dir| dir.join(program).is_file());
+    (!found).then(|| program.clone())
+}
+
 /// Starts the agent; `Err` says why it could not start.
 pub fn spawn(launch: &Launch<'_>) -> Result<Running, String> {
     let (program, args) = launch.argv.split_first().ok_or("the agent command is empty")?;
@@ -145,4 +158,20 @@ fn kill_group(group: u32) {
 fn read_limited(path: &Path) -> String {
     let bytes = std::fs::read(path).unwrap_or_default();
     String::from_utf8_lossy(&bytes[..bytes.len().min(OUTPUT_LIMIT)]).into_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_bare_program_on_no_path_directory_is_missing_and_a_path_is_left_to_the_start() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("agent"), "").unwrap();
+        let env = vec![("PATH".to_owned(), dir.path().display().to_string())];
+        let argv = |program: &str| vec![program.to_owned(), "task".to_owned()];
+        assert_eq!(missing_program(&argv("agent"), &env), None);
+        assert_eq!(missing_program(&argv("codex"), &env).as_deref(), Some("codex"));
+        assert_eq!(missing_program(&argv("./codex"), &env), None);
+    }
 }

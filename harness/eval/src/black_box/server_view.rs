@@ -1,10 +1,13 @@
 //! A black-box run's report, from the server's side only: what the agent
 //! asked for and what the recording answered. Steps are the answered main
 //! requests; tool calls, the final answer and doom loops are read from the
-//! turns served, since the agent's own state is out of sight.
+//! turns served, and each call's result from the request that sent it back,
+//! since the agent's own state is out of sight.
+
+use std::collections::HashMap;
 
 use reloop_agent::Outcome;
-use reloop_agent::doom_loop::{DoomCall, DoomLoopDetectors, DoomLoopKind, canonical_arguments};
+use reloop_agent::doom_loop::{DoomCall, DoomLoopDetectors, DoomLoopKind, canonical_arguments, result_hash};
 use reloop_agent::price_table::{self, PricedUsage};
 use reloop_mock::{RequestRecord, Session};
 use reloop_wire::ModelTurn;
@@ -31,8 +34,10 @@ pub struct ServerView {
 /// Reads `session`'s log into the report's rows and figures.
 pub fn server_view(scenario: &Scenario, session: &Session) -> ServerView {
     let log = session.log();
-    // The step of each call served, and the call as the detectors see it
-    // (results stay unknown: the agent's tool runs are out of sight).
+    let volatile = scenario.spec.agent.as_ref().and_then(|a| a.preset).map_or(&[][..], |preset| preset.launch().volatile_result_lines);
+    let results = results_sent_back(&log, volatile);
+    // The step of each call served, and the call as the detectors see it,
+    // with the result the agent sent back for it (unknown if it never did).
     let mut calls: Vec<(u64, DoomCall)> = Vec::new();
     let mut view = ServerView::default();
     let mut steps_used = 0u64;
@@ -43,7 +48,8 @@ pub fn server_view(scenario: &Scenario, session: &Session) -> ServerView {
             steps_used += 1;
             for call in &turn.tool_calls {
                 view.tool_calls.push(call.name.clone());
-                let doom_call = DoomCall { tool: call.name.clone(), arguments: canonical_arguments(&call.arguments), result_hash: None };
+                let result_hash = results.get(call.id.as_str()).copied();
+                let doom_call = DoomCall { tool: call.name.clone(), arguments: canonical_arguments(&call.arguments), result_hash };
                 calls.push((steps_used - 1, doom_call));
             }
             view.final_answer = (turn.tool_calls.is_empty() && !turn.text.is_empty()).then(|| turn.text.clone());
@@ -87,6 +93,19 @@ pub fn server_view(scenario: &Scenario, session: &Session) -> ServerView {
         ..RunMetrics::default()
     };
     view
+}
+
+/// The [`result_hash`] of each tool result the agent sent back, by the
+/// call id it answers, with the agent's volatile lines left out (Codex
+/// wraps every command's output in a fresh chunk id and wall time, which
+/// would make no two results of one command equal).
+fn results_sent_back<'a>(log: &'a [RequestRecord], volatile: &[&str]) -> HashMap<&'a str, u64> {
+    let mut results = HashMap::new();
+    for seen in log.iter().flat_map(|record| &record.tool_results) {
+        let stable: Vec<&str> = seen.content.lines().filter(|line| !volatile.iter().any(|prefix| line.starts_with(prefix))).collect();
+        results.entry(seen.call_id.as_str()).or_insert_with(|| result_hash(seen.is_error, &stable.join("\n")));
+    }
+    results
 }
 
 /// Requests that retried: an identical repeat of an answered request, or

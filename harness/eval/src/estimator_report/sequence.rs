@@ -98,7 +98,7 @@ fn view(files: &[Read<'_>]) -> Vec<Message> {
         let call_id = format!("call_{index:03}");
         let arguments = serde_json::json!({ "path": path.display().to_string() }).to_string();
         let call = ToolCall { id: call_id.clone(), name: "read_file".to_owned(), arguments };
-        messages.push(Message::Assistant { text: String::new(), tool_calls: vec![call] });
+        messages.push(Message::assistant(String::new(), vec![call]));
         let cleared = index + RETAIN_RECENT < files.len() && text.len() > CLEARED_PLACEHOLDER.len();
         let content = if cleared { CLEARED_PLACEHOLDER } else { text };
         messages.push(Message::ToolResult { call_id, tool_name: "read_file".to_owned(), content: content.to_owned(), is_error: false });

@@ -1,12 +1,15 @@
 //! The `agent:` block of a scenario: an outside agent process run as the
 //! system under test against the run's mock server (a black box). Its
 //! placeholders expand per run, and its workspace files may not leave the
-//! workspace.
+//! workspace. `preset:` fills the block from a known agent's launch
+//! ([`crate::black_box::presets`]); what the block says itself wins.
 
 use std::collections::BTreeMap;
 use std::path::{Component, Path};
 
 use reloop_agent::WireFormat;
+
+pub use crate::black_box::presets::{AgentPreset, misfit};
 use schemars::JsonSchema;
 use serde::Deserialize;
 
@@ -14,9 +17,14 @@ use serde::Deserialize;
 #[derive(Debug, Clone, PartialEq, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct AgentSpec {
-    /// The argv; `{task}`, `{workspace}`, `{scenario_dir}`, `{base_url}` and
-    /// `{port}` expand.
-    #[schemars(length(min = 1))]
+    /// A known agent (`codex`, `pi`, `opencode`): its command line, base-URL
+    /// wiring, config file and wire; the fields below add to it or replace it.
+    #[serde(default)]
+    pub preset: Option<AgentPreset>,
+    /// The argv; `{task}`, `{workspace}`, `{scenario_dir}`, `{base_url}`,
+    /// `{anthropic_base_url}`, `{port}` and `{model}` expand. Required
+    /// without a preset.
+    #[serde(default)]
     pub command: Vec<String>,
     /// The API the agent speaks (overrides the scenario's `wire`).
     #[serde(default)]
@@ -38,6 +46,28 @@ fn default_timeout_s() -> u64 {
     120
 }
 
+impl AgentSpec {
+    /// The spec with its preset's launch filled in: the preset's command
+    /// and wire unless given, its variables and files unless overridden.
+    pub fn resolved(&self) -> AgentSpec {
+        let Some(preset) = self.preset else { return self.clone() };
+        let launch = preset.launch();
+        let owned = |pairs: &[(&str, &str)]| pairs.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())).collect::<BTreeMap<_, _>>();
+        let mut env = owned(launch.env);
+        env.extend(self.env.clone());
+        let mut files = owned(launch.files);
+        files.extend(self.files.clone());
+        AgentSpec {
+            preset: self.preset,
+            command: if self.command.is_empty() { launch.command.iter().map(|arg| (*arg).to_owned()).collect() } else { self.command.clone() },
+            wire: self.wire.or(Some(launch.wire)),
+            env,
+            files,
+            timeout_s: self.timeout_s,
+        }
+    }
+}
+
 /// The values the placeholders of one run expand to.
 #[derive(Debug, Clone)]
 pub struct Placeholders<'a> {
@@ -51,9 +81,16 @@ pub struct Placeholders<'a> {
     pub base_url: &'a str,
     /// The mock's port.
     pub port: u16,
+    /// The scenario's model.
+    pub model: &'a str,
 }
 
 impl Placeholders<'_> {
+    /// The Anthropic base URL: the OpenAI one without its `/v1`.
+    pub fn anthropic_base_url(&self) -> &str {
+        self.base_url.trim_end_matches("/v1")
+    }
+
     /// `text` with every placeholder replaced, in one pass (an expanded
     /// value is never expanded again: a task may contain `{workspace}`).
     pub fn expand(&self, text: &str) -> String {
@@ -68,7 +105,9 @@ impl Placeholders<'_> {
                 ("{workspace}", self.workspace),
                 ("{scenario_dir}", self.scenario_dir),
                 ("{base_url}", self.base_url),
+                ("{anthropic_base_url}", self.anthropic_base_url()),
                 ("{port}", &port),
+                ("{model}", self.model),
             ]
             .into_iter()
                 .find(|(key, _)| tail.starts_with(key));
@@ -107,7 +146,7 @@ mod tests {
     use super::*;
 
     fn placeholders() -> Placeholders<'static> {
-        Placeholders { task: "fix {workspace}", workspace: "/tmp/w", scenario_dir: "/s", base_url: "http://127.0.0.1:9/v1", port: 9 }
+        Placeholders { task: "fix {workspace}", workspace: "/tmp/w", scenario_dir: "/s", base_url: "http://127.0.0.1:9/v1", port: 9, model: "m" }
     }
 
     #[test]
@@ -117,7 +156,25 @@ mod tests {
             p.expand("{task} at {base_url} port {port} in {workspace} from {scenario_dir}"),
             "fix {workspace} at http://127.0.0.1:9/v1 port 9 in /tmp/w from /s"
         );
+        assert_eq!(p.expand("{model} at {anthropic_base_url}"), "m at http://127.0.0.1:9");
         assert_eq!(p.expand("{ \"json\": {other}} {"), "{ \"json\": {other}} {");
+    }
+
+    #[test]
+    fn a_preset_fills_what_the_block_leaves_out_and_the_block_wins() {
+        let spec: AgentSpec = serde_json::from_value(serde_json::json!({
+            "preset": "pi", "env": { "PI_CODING_AGENT_DIR": "/elsewhere", "EXTRA": "1" }, "timeout_s": 9
+        }))
+        .unwrap();
+        let resolved = spec.resolved();
+        assert_eq!(resolved.command.first().map(String::as_str), Some("pi"));
+        assert_eq!(resolved.wire, Some(WireFormat::Anthropic));
+        assert_eq!(resolved.env["PI_CODING_AGENT_DIR"], "/elsewhere");
+        assert_eq!(resolved.env["EXTRA"], "1");
+        assert!(resolved.files.contains_key(".pi/models.json"));
+        assert_eq!(resolved.timeout_s, 9);
+        let own: AgentSpec = serde_json::from_value(serde_json::json!({ "preset": "codex", "command": ["my-codex", "{task}"], "wire": "openai-chat" })).unwrap();
+        assert_eq!((own.resolved().command[0].as_str(), own.resolved().wire), ("my-codex", Some(WireFormat::OpenaiChat)));
     }
 
     #[test]

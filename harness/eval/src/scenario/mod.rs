@@ -87,6 +87,7 @@ impl ScenarioFile {
     pub fn load(file: &Path) -> Result<Self, InputError> {
         let text = input_file::read_text(file, input_file::max_input_bytes())?;
         let mut spec: ScenarioSpec = yaml::parse(file, &text)?;
+        spec.agent = spec.agent.as_ref().map(agent::AgentSpec::resolved);
         validate(file, &spec)?;
         if matches!(&spec.wire, WireChoice::Many(wires) if wires.is_empty()) {
             return Err(InputError::field(file, "wire", "names no wire format"));
@@ -94,6 +95,9 @@ impl ScenarioFile {
         let recording_path = file.parent().unwrap_or(Path::new(".")).join(&spec.recording);
         let recording: Recording = yaml::load_checked(&recording_path, validate_settings::check_recording)?;
         validate_settings::check_scenario(&spec, &recording).map_err(|e| yaml::range_error(file, &text, e))?;
+        if let Some(preset) = spec.agent.as_ref().and_then(|a| a.preset) {
+            check_calls_fit(&recording_path, preset, &recording)?;
+        }
         spec.loop_settings.context_window = spec.context_window;
         let name = spec.name.clone().unwrap_or_else(|| {
             file.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default()
@@ -134,7 +138,7 @@ impl ScenarioFile {
 fn validate(file: &Path, spec: &ScenarioSpec) -> Result<(), InputError> {
     if let Some(agent) = &spec.agent {
         if agent.command.is_empty() {
-            return Err(InputError::field(file, "agent.command", "names no program"));
+            return Err(InputError::field(file, "agent.command", "names no program (give a command, or a `preset`)"));
         }
         for path in agent.files.keys() {
             agent::check_file_path(path).map_err(|e| InputError::field(file, format!("agent.files.{path}"), e))?;
@@ -151,6 +155,25 @@ fn validate(file: &Path, spec: &ScenarioSpec) -> Result<(), InputError> {
                     format!("tools.{tool}.results[{i}]"),
                     "needs exactly one of `output` or `error`",
                 ));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// A preset agent's recording may only call the agent's own tools, with
+/// their required arguments: the agent would otherwise fail the call or
+/// never make it, and the run would measure the recording's mistake.
+fn check_calls_fit(recording_path: &Path, preset: agent::AgentPreset, recording: &Recording) -> Result<(), InputError> {
+    for (i, exchange) in recording.exchanges.iter().enumerate() {
+        for (j, (part, call)) in crate::references::tool_call_parts(exchange).enumerate() {
+            let arguments = match &call.arguments {
+                reloop_mock::recording::Arguments::Json(value) => value.clone(),
+                reloop_mock::recording::Arguments::Raw(text) => serde_json::from_str(text).unwrap_or_default(),
+            };
+            if let Some(why) = agent::misfit(preset, &call.name, &arguments) {
+                let text = std::fs::read_to_string(recording_path).unwrap_or_default();
+                return Err(crate::references::call_error(recording_path, &text, (i, part, j), why));
             }
         }
     }

@@ -29,7 +29,7 @@ pub(crate) fn is_default<T: Default + PartialEq>(value: &T) -> bool {
 }
 
 /// A whole recording.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Recording {
     /// [`FORMAT_V2`] (or [`FORMAT_V1`], read into the same model).
@@ -42,8 +42,28 @@ pub struct Recording {
     /// body patterns), so a reader knows the file is incomplete there.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub redacted: Vec<String>,
+    /// Which usage neutral replies report: the server's own count (default)
+    /// or, where an exchange recorded it, the provider's usage as recorded.
+    #[serde(default, skip_serializing_if = "is_default")]
+    pub reply_usage: ReplyUsage,
     /// The exchanges, answered in order.
     pub exchanges: Vec<Exchange>,
+    /// Answers for auxiliary requests (tool-less title or summary
+    /// prompts), which never consume an exchange ([`crate::auxiliary`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub auxiliary: Vec<crate::auxiliary::AuxiliaryAnswer>,
+}
+
+/// The usage a neutral reply reports to the client.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ReplyUsage {
+    /// The server's own count (reference tokenizer, simulated cache).
+    #[default]
+    Counted,
+    /// The usage the provider reported when the exchange was recorded, its
+    /// wire object sent as is to a client of the same API.
+    Recorded,
 }
 
 /// The format tag, checked while parsing; always written as [`FORMAT_V2`].
@@ -223,7 +243,7 @@ impl Exchange {
         } else {
             FinishReason::ToolCalls
         });
-        ModelTurn { text: self.text(), tool_calls, finish_reason, usage: None }
+        ModelTurn { text: self.text(), tool_calls, finish_reason, ..ModelTurn::default() }
     }
 }
 

@@ -71,9 +71,12 @@ pub enum Part {
         id: Option<String>,
         /// The server tool's name.
         name: String,
-        /// Its input.
-        #[serde(default)]
-        input: serde_json::Value,
+        /// Its input: a mapping, or the JSON text exactly as streamed.
+        #[serde(default, skip_serializing_if = "is_default")]
+        input: Arguments,
+        /// Recorded delta sizes of the input JSON in characters; empty: one delta.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        chunks: Vec<usize>,
     },
     /// The provider-side result of a server tool (e.g. `web_search_tool_result`).
     ServerToolResult {

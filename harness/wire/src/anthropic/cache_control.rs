@@ -97,7 +97,7 @@ impl MessagesRequest {
             match message.role {
                 Role::User => push_user_messages(&message.content, &mut scratch),
                 // An assistant message is one prompt message; its content does not matter here.
-                Role::Assistant => scratch.push(crate::PromptMessage::User { text: String::new() }),
+                Role::Assistant => scratch.push(crate::Message::User { text: String::new() }),
             }
             let Some(last) = scratch.len().checked_sub(1) else { continue };
             if let AnthropicContent::Blocks(blocks) = &message.content {
@@ -143,7 +143,7 @@ impl MessagesRequest {
             .map(|message| {
                 match message.role {
                     Role::User => push_user_messages(&message.content, &mut scratch),
-                    Role::Assistant => scratch.push(crate::PromptMessage::User { text: String::new() }),
+                    Role::Assistant => scratch.push(crate::Message::User { text: String::new() }),
                 }
                 scratch.len()
             })
@@ -207,7 +207,7 @@ fn mark_last_block(content: &mut AnthropicContent, control: Value) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{Prompt, PromptMessage, ToolCall, ToolDecl};
+    use crate::{Prompt, Message, ToolCall, ToolSpec};
 
     fn prompt() -> Prompt {
         let call = ToolCall { id: "c1".into(), name: "read".into(), arguments: "{}".into() };
@@ -215,12 +215,12 @@ mod tests {
             model: "claude-sonnet-4-5".into(),
             system: Some("be careful".into()),
             messages: vec![
-                PromptMessage::User { text: "task".into() },
-                PromptMessage::Assistant { text: String::new(), tool_calls: vec![call] },
-                PromptMessage::ToolResult { call_id: "c1".into(), content: "file".into(), is_error: false },
-                PromptMessage::User { text: "steer".into() },
+                Message::User { text: "task".into() },
+                Message::assistant(String::new(), vec![call]),
+                Message::ToolResult { call_id: "c1".into(), tool_name: "read".into(), content: "file".into(), is_error: false },
+                Message::User { text: "steer".into() },
             ],
-            tools: vec![ToolDecl { name: "read".into(), description: "Read".into(), parameters: json!({"type": "object"}) }],
+            tools: vec![ToolSpec { name: "read".into(), description: "Read".into(), parameters: json!({"type": "object"}) }],
             ..Prompt::default()
         }
     }

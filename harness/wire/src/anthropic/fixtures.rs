@@ -156,6 +156,7 @@ fn tool_use_input_is_the_streamed_json() {
                 "get_weather",
                 r#"{"location": "Paris"}"#
             )],
+            reasoning: Vec::new(),
             finish_reason: FinishReason::ToolCalls,
             usage: usage(377, 65),
         }
@@ -169,6 +170,7 @@ fn tool_use_input_is_the_streamed_json() {
                 "json",
                 r#"{"elements": [{"location": "San Francisco", "temperature": 58, "condition": "sunny"}]}"#
             )],
+            reasoning: Vec::new(),
             finish_reason: FinishReason::ToolCalls,
             usage: usage(849, 47),
         }
@@ -186,6 +188,7 @@ fn a_tool_without_arguments_gets_its_start_input() {
                 "updateIssueList",
                 "{}"
             )],
+            reasoning: Vec::new(),
             finish_reason: FinishReason::ToolCalls,
             usage: usage(565, 48),
         }

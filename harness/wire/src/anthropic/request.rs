@@ -11,7 +11,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 
 use crate::ToolCall;
-use crate::prompt::{Prompt, PromptMessage, ToolChoice, ToolDecl, join_system};
+use crate::message::{Message, name_tool_results};
+use crate::prompt::{Prompt, ToolChoice, ToolSpec, join_system};
 use crate::tagged::tagged_union;
 
 /// A Messages request body.
@@ -219,20 +220,23 @@ impl MessagesRequest {
         let mut messages: Vec<AnthropicMessage> = Vec::new();
         for message in &prompt.messages {
             match message {
-                PromptMessage::User { text } => match open_tool_results(&mut messages) {
+                Message::User { text } => match open_tool_results(&mut messages) {
                     Some(blocks) => blocks.push(ContentBlock::text(text)),
                     None => messages.push(AnthropicMessage {
                         role: Role::User,
                         content: AnthropicContent::Text(text.clone()),
                     }),
                 },
-                PromptMessage::Assistant { text, tool_calls } => {
+                Message::Assistant {
+                    text, tool_calls, ..
+                } => {
                     messages.push(assistant_message(text, tool_calls));
                 }
-                PromptMessage::ToolResult {
+                Message::ToolResult {
                     call_id,
                     content,
                     is_error,
+                    ..
                 } => {
                     let block = ContentBlock::ToolResult(ToolResultBlock {
                         tool_use_id: call_id.clone(),
@@ -254,7 +258,7 @@ impl MessagesRequest {
             model: prompt.model.clone(),
             system: prompt.system.clone().map(SystemPrompt::Text),
             messages,
-            tools: prompt.tools.iter().map(AnthropicTool::from_decl).collect(),
+            tools: prompt.tools.iter().map(AnthropicTool::from_spec).collect(),
             tool_choice: match &prompt.tool_choice {
                 ToolChoice::Auto => None,
                 ToolChoice::None => Some(json!({"type": "none"})),
@@ -294,6 +298,7 @@ impl MessagesRequest {
                 Role::Assistant => messages.push(assistant_prompt_message(&message.content)),
             }
         }
+        name_tool_results(&mut messages);
         Prompt {
             model: self.model.clone(),
             system: join_system(system),
@@ -302,7 +307,7 @@ impl MessagesRequest {
                 .tools
                 .iter()
                 .filter(|tool| matches!(tool.kind.as_deref(), None | Some("custom")))
-                .map(AnthropicTool::to_decl)
+                .map(AnthropicTool::to_spec)
                 .collect(),
             tool_choice: self
                 .tool_choice
@@ -349,10 +354,10 @@ fn assistant_message(text: &str, tool_calls: &[ToolCall]) -> AnthropicMessage {
 /// The neutral messages of one user message: its tool results, and its text (blocks
 /// concatenated) wherever it stood among them. A message with neither (e.g. only an image)
 /// becomes an empty user message, so the turn is not lost.
-pub(super) fn push_user_messages(content: &AnthropicContent, messages: &mut Vec<PromptMessage>) {
+pub(super) fn push_user_messages(content: &AnthropicContent, messages: &mut Vec<Message>) {
     let blocks = match content {
         AnthropicContent::Text(text) => {
-            messages.push(PromptMessage::User { text: text.clone() });
+            messages.push(Message::User { text: text.clone() });
             return;
         }
         AnthropicContent::Blocks(blocks) => blocks,
@@ -364,10 +369,11 @@ pub(super) fn push_user_messages(content: &AnthropicContent, messages: &mut Vec<
             ContentBlock::Text(block) => text.get_or_insert_default().push_str(&block.text),
             ContentBlock::ToolResult(result) => {
                 if let Some(text) = text.take() {
-                    messages.push(PromptMessage::User { text });
+                    messages.push(Message::User { text });
                 }
-                messages.push(PromptMessage::ToolResult {
+                messages.push(Message::ToolResult {
                     call_id: result.tool_use_id.clone(),
+                    tool_name: String::new(),
                     content: result
                         .content
                         .as_ref()
@@ -380,14 +386,14 @@ pub(super) fn push_user_messages(content: &AnthropicContent, messages: &mut Vec<
         }
     }
     if text.is_some() || messages.len() == first {
-        messages.push(PromptMessage::User {
+        messages.push(Message::User {
             text: text.unwrap_or_default(),
         });
     }
 }
 
 /// The neutral form of an assistant message: its text blocks concatenated and its tool calls.
-fn assistant_prompt_message(content: &AnthropicContent) -> PromptMessage {
+fn assistant_prompt_message(content: &AnthropicContent) -> Message {
     let tool_calls = match content {
         AnthropicContent::Text(_) => Vec::new(),
         AnthropicContent::Blocks(blocks) => blocks
@@ -398,10 +404,7 @@ fn assistant_prompt_message(content: &AnthropicContent) -> PromptMessage {
             })
             .collect(),
     };
-    PromptMessage::Assistant {
-        text: content.to_text(),
-        tool_calls,
-    }
+    Message::assistant(content.to_text(), tool_calls)
 }
 
 /// The neutral tool choice of an Anthropic `tool_choice`; unknown types count as auto.
@@ -470,20 +473,20 @@ impl ToolUseBlock {
 
 impl AnthropicTool {
     /// The client tool for a neutral declaration.
-    fn from_decl(decl: &ToolDecl) -> Self {
+    fn from_spec(spec: &ToolSpec) -> Self {
         Self {
             kind: None,
-            name: decl.name.clone(),
-            description: Some(decl.description.clone()),
-            input_schema: decl.parameters.clone(),
+            name: spec.name.clone(),
+            description: Some(spec.description.clone()),
+            input_schema: spec.parameters.clone(),
             cache_control: None,
             extra: Map::new(),
         }
     }
 
     /// The neutral form (a missing description becomes empty; cache control is dropped).
-    fn to_decl(&self) -> ToolDecl {
-        ToolDecl {
+    fn to_spec(&self) -> ToolSpec {
+        ToolSpec {
             name: self.name.clone(),
             description: self.description.clone().unwrap_or_default(),
             parameters: self.input_schema.clone(),
@@ -567,10 +570,10 @@ mod tests {
                 model: "claude-sonnet-4-5".into(),
                 system: Some("You are a travel assistant.\n\nToday is Monday.".into()),
                 messages: vec![
-                    PromptMessage::User {
+                    Message::User {
                         text: "Where is this, and what's the weather there?".into()
                     },
-                    PromptMessage::Assistant {
+                    Message::Assistant {
                         text: "That is Paris. Let me check.".into(),
                         tool_calls: vec![
                             call(
@@ -580,28 +583,31 @@ mod tests {
                             ),
                             call("toolu_01B", "get_time", "{}"),
                         ],
+                        reasoning: Vec::new(),
                     },
-                    PromptMessage::ToolResult {
+                    Message::ToolResult {
                         call_id: "toolu_01A09q90qw90lq917835lq9".into(),
+                        tool_name: "get_weather".into(),
                         content: "15 degrees".into(),
                         is_error: false,
                     },
-                    PromptMessage::ToolResult {
+                    Message::ToolResult {
                         call_id: "toolu_01B".into(),
+                        tool_name: "get_time".into(),
                         content: "clock unavailable".into(),
                         is_error: true,
                     },
-                    PromptMessage::User {
+                    Message::User {
                         text: "Thanks!".into()
                     },
                 ],
                 tools: vec![
-                    ToolDecl {
+                    ToolSpec {
                         name: "get_weather".into(),
                         description: "Get the current weather in a given location".into(),
                         parameters: json!({"type": "object", "properties": {"location": {"type": "string"}}, "required": ["location"]}),
                     },
-                    ToolDecl {
+                    ToolSpec {
                         name: "get_time".into(),
                         description: "Get the current time".into(),
                         parameters: json!({"type": "object", "properties": {}}),
@@ -654,12 +660,13 @@ mod tests {
 
     #[test]
     fn tool_results_after_user_text_start_a_new_message() {
-        let result = |id: &str| PromptMessage::ToolResult {
+        let result = |id: &str| Message::ToolResult {
             call_id: id.into(),
+            tool_name: String::new(),
             content: "ok".into(),
             is_error: false,
         };
-        let user = |text: &str| PromptMessage::User { text: text.into() };
+        let user = |text: &str| Message::User { text: text.into() };
         let prompt = Prompt {
             messages: vec![result("a"), user("x"), result("b"), user("y"), user("z")],
             ..Prompt::default()
@@ -720,7 +727,7 @@ mod tests {
         .unwrap();
         assert_eq!(
             request.to_prompt().messages,
-            [PromptMessage::User {
+            [Message::User {
                 text: String::new()
             }]
         );

@@ -172,6 +172,7 @@ impl Message {
         Ok(ModelTurn {
             text: blocks_text(&self.content),
             tool_calls,
+            reasoning: Vec::new(),
             finish_reason: FinishReason::from_anthropic_str(stop_reason),
             usage: Some(self.usage.to_usage()),
         })
@@ -215,6 +216,7 @@ mod tests {
                 name: "get_weather".into(),
                 arguments: r#"{"city":"Paris"}"#.into(),
             }],
+            reasoning: Vec::new(),
             finish_reason: FinishReason::ToolCalls,
             usage: Some(Usage {
                 input_tokens: 100,
@@ -284,6 +286,7 @@ mod tests {
             ModelTurn {
                 text: "Hi! My name is Claude.".into(),
                 tool_calls: Vec::new(),
+                reasoning: Vec::new(),
                 finish_reason: FinishReason::Stop,
                 usage: Some(Usage {
                     input_tokens: 2095 + 2051,

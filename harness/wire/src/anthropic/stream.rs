@@ -505,6 +505,7 @@ impl StreamDecoder for AnthropicStreamDecoder {
         Ok(ModelTurn {
             text: decoder.text,
             tool_calls: decoder.tool_calls,
+            reasoning: Vec::new(),
             finish_reason: decoder.finish_reason.ok_or(WireError::MissingFinish)?,
             usage: decoder.usage.as_ref().map(AnthropicUsage::to_usage),
         })
@@ -582,6 +583,7 @@ mod tests {
                 name: "f".into(),
                 arguments: r#"{"a": 1, "#.into(),
             }],
+            reasoning: Vec::new(),
             finish_reason: FinishReason::Length,
             usage: None,
         };

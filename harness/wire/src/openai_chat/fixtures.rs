@@ -111,6 +111,7 @@ fn parallel_tool_calls() {
                     r#"{"ticker": "AAPL", "exchange": "NASDAQ"}"#
                 ),
             ],
+            reasoning: Vec::new(),
             finish_reason: FinishReason::ToolCalls,
             usage: usage(149, 60),
         }
@@ -128,6 +129,7 @@ fn strict_tool_call_started_in_the_role_chunk() {
                 "get_weather",
                 r#"{"city":"San Francisco","state":"CA"}"#
             )],
+            reasoning: Vec::new(),
             finish_reason: FinishReason::ToolCalls,
             usage: usage(48, 19),
         }

@@ -9,7 +9,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use crate::ToolCall;
-use crate::prompt::{Prompt, PromptMessage, ToolChoice, ToolDecl, join_system};
+use crate::message::{Message, name_tool_results};
+use crate::prompt::{Prompt, ToolChoice, ToolSpec, join_system};
 
 /// A Chat Completions request body.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -56,7 +57,7 @@ impl ChatRequest {
             messages: system
                 .chain(prompt.messages.iter().map(ChatMessage::from_prompt_message))
                 .collect(),
-            tools: prompt.tools.iter().map(ChatTool::from_decl).collect(),
+            tools: prompt.tools.iter().map(ChatTool::from_spec).collect(),
             tool_choice: chat_tool_choice(&prompt.tool_choice),
             stream: prompt.stream,
             stream_options: prompt.stream.then_some(StreamOptions {
@@ -82,35 +83,37 @@ impl ChatRequest {
                 ChatMessage::System { content, .. } | ChatMessage::Developer { content, .. } => {
                     system.push(content.to_text());
                 }
-                ChatMessage::User { content, .. } => messages.push(PromptMessage::User {
+                ChatMessage::User { content, .. } => messages.push(Message::User {
                     text: content.to_text(),
                 }),
                 ChatMessage::Assistant {
                     content,
                     tool_calls,
                     ..
-                } => messages.push(PromptMessage::Assistant {
-                    text: content
+                } => messages.push(Message::assistant(
+                    content
                         .as_ref()
                         .map(MessageContent::to_text)
                         .unwrap_or_default(),
-                    tool_calls: tool_calls.iter().map(ChatToolCall::to_tool_call).collect(),
-                }),
+                    tool_calls.iter().map(ChatToolCall::to_tool_call).collect(),
+                )),
                 ChatMessage::Tool {
                     tool_call_id,
                     content,
-                } => messages.push(PromptMessage::ToolResult {
+                } => messages.push(Message::ToolResult {
                     call_id: tool_call_id.clone(),
+                    tool_name: String::new(),
                     content: content.to_text(),
                     is_error: false,
                 }),
             }
         }
+        name_tool_results(&mut messages);
         Prompt {
             model: self.model.clone(),
             system: join_system(system),
             messages,
-            tools: self.tools.iter().map(ChatTool::to_decl).collect(),
+            tools: self.tools.iter().map(ChatTool::to_spec).collect(),
             tool_choice: ToolChoice::from_openai_value(self.tool_choice.as_ref(), "/function/name"),
             max_output_tokens: self.max_completion_tokens.or(self.max_tokens),
             stream: self.stream,
@@ -195,13 +198,15 @@ pub enum ChatMessage {
 
 impl ChatMessage {
     /// The wire form of a neutral message (see [`ChatRequest::from_prompt`]).
-    fn from_prompt_message(message: &PromptMessage) -> Self {
+    fn from_prompt_message(message: &Message) -> Self {
         match message {
-            PromptMessage::User { text } => Self::User {
+            Message::User { text } => Self::User {
                 content: MessageContent::Text(text.clone()),
                 name: None,
             },
-            PromptMessage::Assistant { text, tool_calls } => Self::Assistant {
+            Message::Assistant {
+                text, tool_calls, ..
+            } => Self::Assistant {
                 content: (!text.is_empty() || tool_calls.is_empty())
                     .then(|| MessageContent::Text(text.clone())),
                 tool_calls: tool_calls
@@ -211,7 +216,7 @@ impl ChatMessage {
                 refusal: None,
                 name: None,
             },
-            PromptMessage::ToolResult {
+            Message::ToolResult {
                 call_id, content, ..
             } => Self::Tool {
                 tool_call_id: call_id.clone(),
@@ -270,21 +275,21 @@ pub struct ChatTool {
 
 impl ChatTool {
     /// The wire form of a neutral tool declaration (always with its description, never strict).
-    fn from_decl(decl: &ToolDecl) -> Self {
+    fn from_spec(spec: &ToolSpec) -> Self {
         Self {
             kind: "function".to_owned(),
             function: FunctionDef {
-                name: decl.name.clone(),
-                description: Some(decl.description.clone()),
-                parameters: decl.parameters.clone(),
+                name: spec.name.clone(),
+                description: Some(spec.description.clone()),
+                parameters: spec.parameters.clone(),
                 strict: None,
             },
         }
     }
 
     /// The neutral form (a missing description becomes empty; `strict` is dropped).
-    fn to_decl(&self) -> ToolDecl {
-        ToolDecl {
+    fn to_spec(&self) -> ToolSpec {
+        ToolSpec {
             name: self.function.name.clone(),
             description: self.function.description.clone().unwrap_or_default(),
             parameters: self.function.parameters.clone(),
@@ -456,26 +461,29 @@ mod tests {
             model: "m".into(),
             system: Some("s".into()),
             messages: vec![
-                PromptMessage::User { text: "go".into() },
-                PromptMessage::Assistant {
+                Message::User { text: "go".into() },
+                Message::Assistant {
                     text: String::new(),
                     tool_calls: vec![ToolCall {
                         id: "call_1".into(),
                         name: "read".into(),
                         arguments: "{}".into(),
                     }],
+                    reasoning: Vec::new(),
                 },
-                PromptMessage::ToolResult {
+                Message::ToolResult {
                     call_id: "call_1".into(),
+                    tool_name: "read".into(),
                     content: "ok".into(),
                     is_error: true,
                 },
-                PromptMessage::Assistant {
+                Message::Assistant {
                     text: String::new(),
                     tool_calls: Vec::new(),
+                    reasoning: Vec::new(),
                 },
             ],
-            tools: vec![ToolDecl {
+            tools: vec![ToolSpec {
                 name: "read".into(),
                 description: "r".into(),
                 parameters: json!({"type": "object"}),
@@ -533,30 +541,32 @@ mod tests {
                 model: "gpt-4o-2024-08-06".into(),
                 system: Some("You are a coding agent.\n\nAnswer briefly.".into()),
                 messages: vec![
-                    PromptMessage::User {
+                    Message::User {
                         text: "What's in README.md?".into()
                     },
-                    PromptMessage::Assistant {
+                    Message::Assistant {
                         text: String::new(),
                         tool_calls: vec![ToolCall {
                             id: "call_1".into(),
                             name: "read_file".into(),
                             arguments: r#"{"path":"README.md"}"#.into(),
                         }],
+                        reasoning: Vec::new(),
                     },
-                    PromptMessage::ToolResult {
+                    Message::ToolResult {
                         call_id: "call_1".into(),
+                        tool_name: "read_file".into(),
                         content: "# reloop".into(),
                         is_error: false,
                     },
                 ],
                 tools: vec![
-                    ToolDecl {
+                    ToolSpec {
                         name: "read_file".into(),
                         description: "Read a file".into(),
                         parameters: json!({"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]}),
                     },
-                    ToolDecl {
+                    ToolSpec {
                         name: "list_dir".into(),
                         description: String::new(),
                         parameters: Value::Null,

@@ -104,6 +104,7 @@ impl ChatCompletion {
                 .iter()
                 .map(ChatToolCall::to_tool_call)
                 .collect(),
+            reasoning: Vec::new(),
             finish_reason: FinishReason::from_openai_str(&choice.finish_reason),
             usage: self.usage.as_ref().map(ChatUsage::to_usage),
         })
@@ -133,6 +134,7 @@ mod tests {
                 name: "ls".into(),
                 arguments: "{}".into(),
             }],
+            reasoning: Vec::new(),
             finish_reason: FinishReason::ToolCalls,
             usage: Some(Usage {
                 input_tokens: 20,

@@ -393,6 +393,7 @@ impl ChatStreamAccumulator {
         Ok(ModelTurn {
             text: self.text,
             tool_calls: self.tool_calls.into_values().collect(),
+            reasoning: Vec::new(),
             finish_reason,
             usage: self.usage,
         })

@@ -138,6 +138,7 @@ fn gpt_5_1_tool_call() {
                 "get_weather",
                 r#"{"city":"Beijing"}"#
             )],
+            reasoning: Vec::new(),
             finish_reason: FinishReason::ToolCalls,
             usage: usage(45, 25),
         }
@@ -160,6 +161,7 @@ fn reasoning_item_is_skipped_and_the_call_keeps_position_zero() {
         ModelTurn {
             text: String::new(),
             tool_calls: vec![call("call_LUBOONF2cY8HDQdBwiEQ9fk1", "lookupCode", "{}")],
+            reasoning: Vec::new(),
             finish_reason: FinishReason::ToolCalls,
             usage: usage(55, 25),
         }
@@ -186,6 +188,7 @@ fn parallel_wrapper_is_one_call_named_parallel() {
         ModelTurn {
             text: String::new(),
             tool_calls: vec![call("call_parallel", "parallel", arguments)],
+            reasoning: Vec::new(),
             finish_reason: FinishReason::ToolCalls,
             usage: usage(34, 28),
         }

@@ -12,8 +12,9 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::{Map, Value};
 
 use crate::ToolCall;
+use crate::message::{Message, name_tool_results};
 use crate::openai_chat::MessageContent;
-use crate::prompt::{Prompt, PromptMessage, ToolChoice, ToolDecl, join_system, push_tool_call};
+use crate::prompt::{Prompt, ToolChoice, ToolSpec, join_system, push_tool_call};
 use crate::tagged::{payload, serialize_tagged};
 
 /// A Responses request body.
@@ -164,7 +165,7 @@ impl ResponsesRequest {
             model: prompt.model.clone(),
             instructions: prompt.system.clone(),
             input: prompt.messages.iter().flat_map(prompt_items).collect(),
-            tools: prompt.tools.iter().map(ResponsesTool::from_decl).collect(),
+            tools: prompt.tools.iter().map(ResponsesTool::from_spec).collect(),
             tool_choice: match &prompt.tool_choice {
                 ToolChoice::Auto => None,
                 ToolChoice::Named(name) => {
@@ -196,17 +197,15 @@ impl ResponsesRequest {
                     let text = message.content.to_text();
                     match message.role {
                         Role::System | Role::Developer => system.push(text),
-                        Role::User => messages.push(PromptMessage::User { text }),
-                        Role::Assistant => messages.push(PromptMessage::Assistant {
-                            text,
-                            tool_calls: Vec::new(),
-                        }),
+                        Role::User => messages.push(Message::User { text }),
+                        Role::Assistant => messages.push(Message::assistant(text, Vec::new())),
                     }
                 }
                 InputItem::FunctionCall(call) => push_tool_call(&mut messages, call.to_tool_call()),
                 InputItem::FunctionCallOutput(output) => {
-                    messages.push(PromptMessage::ToolResult {
+                    messages.push(Message::ToolResult {
                         call_id: output.call_id.clone(),
+                        tool_name: String::new(),
                         content: output.output.to_text(),
                         is_error: false,
                     });
@@ -214,6 +213,7 @@ impl ResponsesRequest {
                 InputItem::Other(_) => {}
             }
         }
+        name_tool_results(&mut messages);
         Prompt {
             model: self.model.clone(),
             system: join_system(system),
@@ -222,7 +222,7 @@ impl ResponsesRequest {
                 .tools
                 .iter()
                 .filter(|tool| tool.kind == "function")
-                .map(ResponsesTool::to_decl)
+                .map(ResponsesTool::to_spec)
                 .collect(),
             tool_choice: ToolChoice::from_openai_value(self.tool_choice.as_ref(), "/name"),
             max_output_tokens: self.max_output_tokens,
@@ -233,10 +233,12 @@ impl ResponsesRequest {
 }
 
 /// The items of one neutral message (see [`ResponsesRequest::from_prompt`]).
-fn prompt_items(message: &PromptMessage) -> Vec<InputItem> {
+fn prompt_items(message: &Message) -> Vec<InputItem> {
     match message {
-        PromptMessage::User { text } => vec![InputItem::message(Role::User, text)],
-        PromptMessage::Assistant { text, tool_calls } => {
+        Message::User { text } => vec![InputItem::message(Role::User, text)],
+        Message::Assistant {
+            text, tool_calls, ..
+        } => {
             let text = (!text.is_empty() || tool_calls.is_empty())
                 .then(|| InputItem::message(Role::Assistant, text));
             let calls = tool_calls.iter().map(|call| {
@@ -244,7 +246,7 @@ fn prompt_items(message: &PromptMessage) -> Vec<InputItem> {
             });
             text.into_iter().chain(calls).collect()
         }
-        PromptMessage::ToolResult {
+        Message::ToolResult {
             call_id, content, ..
         } => vec![InputItem::FunctionCallOutput(FunctionCallOutputItem {
             call_id: call_id.clone(),
@@ -294,20 +296,20 @@ impl FunctionCallItem {
 
 impl ResponsesTool {
     /// The function tool for a neutral declaration (with its description, not strict).
-    fn from_decl(decl: &ToolDecl) -> Self {
+    fn from_spec(spec: &ToolSpec) -> Self {
         Self {
             kind: "function".to_owned(),
-            name: decl.name.clone(),
-            description: Some(decl.description.clone()),
-            parameters: decl.parameters.clone(),
+            name: spec.name.clone(),
+            description: Some(spec.description.clone()),
+            parameters: spec.parameters.clone(),
             strict: None,
             extra: Map::new(),
         }
     }
 
     /// The neutral form (a missing description becomes empty; `strict` is dropped).
-    fn to_decl(&self) -> ToolDecl {
-        ToolDecl {
+    fn to_spec(&self) -> ToolSpec {
+        ToolSpec {
             name: self.name.clone(),
             description: self.description.clone().unwrap_or_default(),
             parameters: self.parameters.clone(),
@@ -439,31 +441,34 @@ mod tests {
                 model: "gpt-5.1".into(),
                 system: Some("You are a helpful assistant.\n\nAnswer in Celsius.".into()),
                 messages: vec![
-                    PromptMessage::User {
+                    Message::User {
                         text: "What's the weather like in Paris today?".into()
                     },
-                    PromptMessage::Assistant {
+                    Message::Assistant {
                         text: String::new(),
                         tool_calls: vec![ToolCall {
                             id: "call_12345xyz".into(),
                             name: "get_weather".into(),
                             arguments: r#"{"location":"Paris, France"}"#.into(),
                         }],
+                        reasoning: Vec::new(),
                     },
-                    PromptMessage::ToolResult {
+                    Message::ToolResult {
                         call_id: "call_12345xyz".into(),
+                        tool_name: "get_weather".into(),
                         content: r#"{"temperature": 14}"#.into(),
                         is_error: false,
                     },
-                    PromptMessage::Assistant {
+                    Message::Assistant {
                         text: "It is 14°C in Paris.".into(),
                         tool_calls: Vec::new(),
+                        reasoning: Vec::new(),
                     },
-                    PromptMessage::User {
+                    Message::User {
                         text: "And tomorrow?".into()
                     },
                 ],
-                tools: vec![ToolDecl {
+                tools: vec![ToolSpec {
                     name: "get_weather".into(),
                     description: "Get current temperature for a given location.".into(),
                     parameters: json!({"type": "object", "properties": {"location": {"type": "string"}}, "required": ["location"], "additionalProperties": false}),
@@ -484,7 +489,7 @@ mod tests {
         .unwrap();
         assert_eq!(
             request.to_prompt().messages,
-            [PromptMessage::User {
+            [Message::User {
                 text: "Tell me a three sentence bedtime story about a unicorn.".into()
             }]
         );

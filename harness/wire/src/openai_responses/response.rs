@@ -399,6 +399,7 @@ impl Response {
         Ok(ModelTurn {
             text,
             tool_calls,
+            reasoning: Vec::new(),
             finish_reason,
             usage: self
                 .usage
@@ -440,6 +441,7 @@ mod tests {
                 name: "get_weather".into(),
                 arguments: r#"{"city":"Paris"}"#.into(),
             }],
+            reasoning: Vec::new(),
             finish_reason: FinishReason::ToolCalls,
             usage: Some(Usage {
                 input_tokens: 40,
@@ -538,6 +540,7 @@ mod tests {
             ModelTurn {
                 text: "The image depicts a scenic landscape.".into(),
                 tool_calls: Vec::new(),
+                reasoning: Vec::new(),
                 finish_reason: FinishReason::Stop,
                 usage: Some(Usage {
                     input_tokens: 328,

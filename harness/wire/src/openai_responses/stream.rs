@@ -668,6 +668,7 @@ impl StreamDecoder for ResponsesStreamDecoder {
         Ok(ModelTurn {
             text: decoder.text,
             tool_calls: decoder.tool_calls,
+            reasoning: Vec::new(),
             finish_reason: decoder.finish_reason.ok_or(WireError::MissingFinish)?,
             usage: decoder.usage,
         })

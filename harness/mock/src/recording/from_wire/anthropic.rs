@@ -105,7 +105,8 @@ fn part(block: &Value, chunks: Vec<usize>) -> Result<Part, FromWireError> {
         "server_tool_use" => Part::ServerToolUse {
             id: opt_str(block, "id"),
             name: str_of(block, "name").into(),
-            input: block.get("input").cloned().unwrap_or_else(|| Value::Object(Map::new())),
+            input: arguments(block),
+            chunks,
         },
         kind if kind.ends_with("_tool_result") => Part::ServerToolResult {
             tool_use_id: opt_str(block, "tool_use_id"),

@@ -30,7 +30,11 @@ pub fn from_events(events: &[Value]) -> Result<Exchange, FromWireError> {
         let delta = choice.get("delta").cloned().unwrap_or_default();
         for field in ["content", "reasoning_content", "refusal"] {
             if let Some(piece) = delta.get(field).and_then(Value::as_str) {
-                chunks.entry(field.into()).or_default().push(piece.chars().count());
+                // The role chunk's empty `content` opens the message; it is not a delta.
+                let opening = piece.is_empty() && delta.get("role").is_some();
+                if !opening {
+                    chunks.entry(field.into()).or_default().push(piece.chars().count());
+                }
                 append(&mut message, field, piece);
             }
         }
@@ -48,7 +52,10 @@ pub fn from_events(events: &[Value]) -> Result<Exchange, FromWireError> {
                 append(function, "name", name);
             }
             if let Some(piece) = call.pointer("/function/arguments").and_then(Value::as_str) {
-                chunks.entry(format!("tool:{index}")).or_default().push(piece.chars().count());
+                // Like the role chunk's content, a call's opening `""` is not a delta.
+                if !(piece.is_empty() && call.get("id").is_some_and(Value::is_string)) {
+                    chunks.entry(format!("tool:{index}")).or_default().push(piece.chars().count());
+                }
                 append(function, "arguments", piece);
             }
         }

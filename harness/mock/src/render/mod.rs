@@ -1,11 +1,19 @@
-//! Rendering replies in a wire format: a recorded turn as a stream or a
-//! whole response, the frames a fault needs, and every error body. One
-//! implementation per format; the server picks it by route.
+//! Rendering replies in a wire format: a neutral [`Answer`] (the recorded
+//! parts, in order) as a stream or a whole response, the frames a fault
+//! needs, and every error body. One implementation per format; the server
+//! picks it by route.
 
-use reloop_wire::anthropic::{AnthropicErrorBody, Message, MessageMeta};
-use reloop_wire::openai_chat::{ApiError, ApiErrorBody, ChatCompletion, ChunkMeta};
-use reloop_wire::openai_responses::{Response, ResponseMeta, ResponsesRequest};
-use reloop_wire::{Format, ModelTurn, Prompt, anthropic, openai_chat, openai_responses};
+mod answer;
+mod anthropic_parts;
+mod chat_parts;
+mod responses_parts;
+
+pub use answer::{Answer, IdShape, argument_pieces, text_pieces};
+pub use responses_parts::call_item_ids as responses_call_item_ids;
+
+use reloop_wire::Format;
+use reloop_wire::anthropic::AnthropicErrorBody;
+use reloop_wire::openai_chat::{ApiError, ApiErrorBody};
 
 use crate::divergence::{DIVERGENCE_ERROR_TYPE, Divergence};
 use crate::fault::StreamErrorKind;
@@ -24,15 +32,15 @@ pub struct ReplyMeta {
     /// Whether the client asked for usage in a chat stream.
     pub include_usage: bool,
     /// The request's tools, which the Responses API echoes.
-    pub tools: Vec<reloop_wire::ToolDecl>,
+    pub tools: Vec<reloop_wire::ToolSpec>,
 }
 
 /// One wire format's rendering.
 pub trait Render: FaultFrames + Send + Sync {
-    /// The turn as SSE frames.
-    fn stream(&self, turn: &ModelTurn, meta: &ReplyMeta) -> Vec<String>;
-    /// The turn as one JSON response body.
-    fn complete(&self, turn: &ModelTurn, meta: &ReplyMeta) -> String;
+    /// The answer as SSE frames, each part in the API's event order.
+    fn stream(&self, answer: &Answer, meta: &ReplyMeta) -> Vec<String>;
+    /// The answer as one JSON response body.
+    fn complete(&self, answer: &Answer, meta: &ReplyMeta) -> String;
     /// The provider's error bodies.
     fn errors(&self) -> &'static dyn ErrorBodies;
 }
@@ -103,23 +111,12 @@ fn openai_stream_error(kind: StreamErrorKind) -> (&'static str, &'static str) {
 #[derive(Debug, Default)]
 pub struct OpenaiChat;
 
-impl OpenaiChat {
-    fn meta(meta: &ReplyMeta) -> ChunkMeta {
-        ChunkMeta {
-            id: format!("chatcmpl-reloop{:05}", meta.request_index),
-            model: meta.model.clone(),
-            created: CREATED,
-            include_usage: meta.include_usage,
-        }
-    }
-}
-
 impl Render for OpenaiChat {
-    fn stream(&self, turn: &ModelTurn, meta: &ReplyMeta) -> Vec<String> {
-        openai_chat::encode_stream(turn, &Self::meta(meta))
+    fn stream(&self, answer: &Answer, meta: &ReplyMeta) -> Vec<String> {
+        chat_parts::stream(answer, meta)
     }
-    fn complete(&self, turn: &ModelTurn, meta: &ReplyMeta) -> String {
-        json(&ChatCompletion::from_turn(turn, &Self::meta(meta)))
+    fn complete(&self, answer: &Answer, meta: &ReplyMeta) -> String {
+        chat_parts::completion(answer, meta).to_string()
     }
     fn errors(&self) -> &'static dyn ErrorBodies {
         &OpenaiErrors
@@ -140,29 +137,12 @@ impl FaultFrames for OpenaiChat {
 #[derive(Debug, Default)]
 pub struct OpenaiResponses;
 
-impl OpenaiResponses {
-    fn meta(meta: &ReplyMeta) -> ResponseMeta {
-        let declared = Prompt { tools: meta.tools.clone(), ..Prompt::default() };
-        let tools = ResponsesRequest::from_prompt(&declared).tools.iter().filter_map(|t| serde_json::to_value(t).ok()).collect();
-        ResponseMeta { id: format!("resp_reloop{:05}", meta.request_index), model: meta.model.clone(), created_at: CREATED, tools }
-    }
-}
-
-/// The `fc_` item ids a Responses client gets for `turn`'s calls, in call
-/// order: some clients name those, not the `call_` ids, in their results.
-pub fn responses_call_item_ids(turn: &ModelTurn, request_index: usize) -> Vec<String> {
-    let meta = ReplyMeta { request_index, model: String::new(), include_usage: false, tools: Vec::new() };
-    let response = Response::from_turn(turn, &OpenaiResponses::meta(&meta));
-    let items = response.output.into_iter().flatten();
-    items.filter_map(|item| if let openai_responses::InputItem::FunctionCall(call) = item { call.id } else { None }).collect()
-}
-
 impl Render for OpenaiResponses {
-    fn stream(&self, turn: &ModelTurn, meta: &ReplyMeta) -> Vec<String> {
-        openai_responses::encode_stream(turn, &Self::meta(meta))
+    fn stream(&self, answer: &Answer, meta: &ReplyMeta) -> Vec<String> {
+        responses_parts::stream(answer, meta)
     }
-    fn complete(&self, turn: &ModelTurn, meta: &ReplyMeta) -> String {
-        json(&Response::from_turn(turn, &Self::meta(meta)))
+    fn complete(&self, answer: &Answer, meta: &ReplyMeta) -> String {
+        responses_parts::response(answer, meta).to_string()
     }
     fn errors(&self) -> &'static dyn ErrorBodies {
         &OpenaiErrors
@@ -184,18 +164,12 @@ impl FaultFrames for OpenaiResponses {
 #[derive(Debug, Default)]
 pub struct Anthropic;
 
-impl Anthropic {
-    fn meta(meta: &ReplyMeta) -> MessageMeta {
-        MessageMeta { id: format!("msg_reloop{:05}", meta.request_index), model: meta.model.clone() }
-    }
-}
-
 impl Render for Anthropic {
-    fn stream(&self, turn: &ModelTurn, meta: &ReplyMeta) -> Vec<String> {
-        anthropic::encode_stream(turn, &Self::meta(meta))
+    fn stream(&self, answer: &Answer, meta: &ReplyMeta) -> Vec<String> {
+        anthropic_parts::stream(answer, meta)
     }
-    fn complete(&self, turn: &ModelTurn, meta: &ReplyMeta) -> String {
-        json(&Message::from_turn(turn, &Self::meta(meta)))
+    fn complete(&self, answer: &Answer, meta: &ReplyMeta) -> String {
+        anthropic_parts::message(answer, meta).to_string()
     }
     fn errors(&self) -> &'static dyn ErrorBodies {
         &AnthropicErrors
@@ -239,3 +213,6 @@ impl FaultFrames for Anthropic {
         format!("event: error\ndata: {}\n\n", json(&AnthropicErrorBody::new(kind, message)))
     }
 }
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,220 @@
+"""SDK equality on the vcr cassettes (issue 10): for every cassette in
+`harness/import/tests/fixtures/sessions/vcr-cassettes/`, `reloop import`
+writes a neutral v2 recording and a raw one; each is served by
+`reloop serve`, and
+
+- raw mode is byte-identical on the wire: every interaction's recorded body
+  (a gzip body included) comes back byte for byte, with its status;
+- the official SDK (openai, anthropic) accumulates the same final object
+  from the neutral replay (`--recorded-usage`) as from the recorded bytes
+  (served raw, proven identical above): text, thinking, signatures,
+  reasoning items, tool calls, ids, stop reason and usage, streamed through
+  the SDKs' own stream helpers and not.
+
+The fields a neutral replay cannot reproduce are listed in `NOT_RENDERED`,
+each with the reason; everything else must be equal.
+
+    python .ci/sdk_cassettes.py [path/to/reloop]   # or RELOOP_BIN=...; default target/release/reloop
+"""
+
+import os
+import pathlib
+import sys
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+
+if __name__ == "__main__":
+    import pytest
+
+    if len(sys.argv) > 1:
+        os.environ["RELOOP_BIN"] = sys.argv[1]
+    sys.exit(pytest.main([__file__, "-v", "-rxX", "-p", "no:cacheprovider", "-o", "console_output_style=classic"]))
+
+import inspect
+import json
+import subprocess
+import urllib.request
+
+import anthropic
+import openai
+import pytest
+import yaml
+
+import sdk_conformance as conformance
+
+CASSETTES = sorted((conformance.ROOT / "harness/import/tests/fixtures/sessions/vcr-cassettes").glob("*/*.yaml"))
+
+# Fields of the final objects that a neutral replay does not reproduce, by
+# API, as paths into `model_dump()`; `*` stands for every list element.
+NOT_RENDERED = {
+    # The Responses envelope echoes the request's and the account's settings
+    # (sampling, truncation, service tier, the tools as the server normalised
+    # them, prompt-cache retention, ...), which a recording does not keep;
+    # reloop sends its own defaults. The output items, ids, status, model,
+    # created_at and usage are compared.
+    "responses": [
+        "background", "billing", "completed_at", "frequency_penalty", "instructions", "max_output_tokens", "max_tool_calls",
+        "metadata", "moderation", "parallel_tool_calls", "presence_penalty", "previous_response_id", "prompt_cache_key",
+        "prompt_cache_retention", "reasoning", "safety_identifier", "service_tier", "store", "temperature", "text",
+        "tool_choice", "tools", "top_logprobs", "top_p", "truncation", "user", "conversation", "prompt", "error",
+        # `phase` on message items (newer responses) is not kept in a text part.
+        "output.*.phase",
+    ],
+    # Chat chunks carry `service_tier` and per-chunk `obfuscation`, and
+    # choices their `logprobs`; none is kept in a recording.
+    "chat": ["service_tier", "choices.*.logprobs"],
+    # Anthropic's `stop_details`, `container` and `context_management` are
+    # not kept; `usage.service_tier` and the cache-creation breakdown are in
+    # the recorded usage object and compared.
+    # `caller` on `tool_use` blocks (newer responses: who called the tool)
+    # is not kept in a tool-call part.
+    "anthropic": ["stop_details", "container", "context_management", "content.*.caller"],
+}
+
+
+def api_of(path: str) -> str:
+    if path.endswith("/chat/completions"):
+        return "chat"
+    if path.endswith("/responses"):
+        return "responses"
+    return "anthropic"
+
+
+def interactions(cassette: pathlib.Path) -> list:
+    """(API path, request body, recorded status, recorded body bytes) per interaction."""
+    out = []
+    for interaction in yaml.safe_load(cassette.read_text())["interactions"]:
+        request, response = interaction["request"], interaction["response"]
+        body = response["body"]["string"]
+        body = body if isinstance(body, bytes) else body.encode()
+        path = "/v1/" + request["uri"].split("/v1/", 1)[1].split("?", 1)[0]
+        out.append((path, json.loads(request["body"]), response["status"]["code"], body))
+    return out
+
+
+@pytest.fixture(scope="module")
+def imported(tmp_path_factory):
+    """Each cassette imported once: cassette -> (neutral recording, raw recording)."""
+    recordings = {}
+    for cassette in CASSETTES:
+        out = tmp_path_factory.mktemp(cassette.stem.replace(".", "-"))
+        subprocess.run([str(conformance.reloop_bin()), "import", str(cassette), "--out", str(out)], check=True, capture_output=True)
+        raw = next(out.glob("*.raw.recording.yaml"))
+        neutral = next(p for p in out.glob("*.recording.yaml") if p != raw)
+        recordings[cassette] = (neutral, raw)
+    return recordings
+
+
+def session_of(recording: pathlib.Path) -> str:
+    return recording.name.removesuffix(".yaml")
+
+
+def post_raw(base: str, path: str, body: dict) -> tuple:
+    """The status and the undecoded body bytes of a plain POST."""
+    headers = {"content-type": "application/json", "anthropic-version": "2023-06-01", "x-api-key": "sk-cassette"}
+    request = urllib.request.Request(base + path, data=json.dumps(body).encode(), headers=headers, method="POST")
+    try:
+        with urllib.request.urlopen(request, timeout=30) as response:
+            return response.status, response.read()
+    except urllib.error.HTTPError as error:
+        return error.code, error.read()
+
+
+@pytest.mark.parametrize("cassette", CASSETTES, ids=lambda p: p.stem)
+def test_raw_replay_is_byte_identical(imported, cassette):
+    _, raw = imported[cassette]
+    with conformance.serving("--raw", recording=raw) as server:
+        base = f"{server}/s/{session_of(raw)}/r/bytes"
+        previous = None
+        for index, (path, body, status, recorded) in enumerate(interactions(cassette)):
+            # A request identical to the one before is its retry and gets the
+            # same exchange again (docs/recording-format.md, Retries).
+            expected = previous[1:] if previous and previous[0] == body else (status, recorded)
+            assert post_raw(base, path, body) == expected, f"interaction {index} ({path}): not byte for byte"
+            previous = (body, *expected)
+
+
+def call(method, body: dict):
+    """`method(**body)`, fields its signature lacks passed as `extra_body`."""
+    known = inspect.signature(method).parameters
+    kwargs = {key: value for key, value in body.items() if key in known}
+    extra = {key: value for key, value in body.items() if key not in known}
+    return method(**kwargs, extra_body=extra or None)
+
+
+def final_object(api: str, base: str, body: dict) -> dict:
+    """What the SDK accumulates for `body`: its stream helper's final object, or the whole response."""
+    stream = body.get("stream", False)
+    kwargs = {key: value for key, value in body.items() if key != "stream"}
+    if api == "anthropic":
+        client = anthropic.Anthropic(base_url=base, api_key="sk-ant-cassette", max_retries=0, timeout=30)
+        if stream:
+            with call(client.messages.stream, kwargs) as events:
+                return events.get_final_message().model_dump(mode="json")
+        return call(client.messages.create, body).model_dump(mode="json")
+    client = openai.OpenAI(base_url=base + "/v1", api_key="sk-cassette", max_retries=0, timeout=30)
+    if api == "chat":
+        if stream:
+            with call(client.chat.completions.stream, kwargs) as events:
+                return events.get_final_completion().model_dump(mode="json")
+        return call(client.chat.completions.create, body).model_dump(mode="json")
+    if stream:
+        with call(client.responses.stream, kwargs) as events:
+            return events.get_final_response().model_dump(mode="json")
+    return call(client.responses.create, body).model_dump(mode="json")
+
+
+def without(value, path: list):
+    """`value` with the field at `path` (`*`: every element) removed."""
+    if not path:
+        return value
+    head, rest = path[0], path[1:]
+    if head == "*" and isinstance(value, list):
+        return [without(item, rest) for item in value]
+    if isinstance(value, dict) and head in value:
+        value = dict(value)
+        if rest:
+            value[head] = without(value[head], rest)
+        else:
+            del value[head]
+    return value
+
+
+def differences(left, right, at: str = "") -> list:
+    """The paths where `left` and `right` differ, with both values."""
+    if isinstance(left, dict) and isinstance(right, dict):
+        return [d for key in sorted(set(left) | set(right)) for d in differences(left.get(key), right.get(key), f"{at}.{key}")]
+    if isinstance(left, list) and isinstance(right, list) and len(left) == len(right):
+        return [d for i, (l, r) in enumerate(zip(left, right)) for d in differences(l, r, f"{at}[{i}]")]
+    return [] if left == right else [f"{at or '.'}: {left!r:.120} != {right!r:.120}"]
+
+
+def comparable(api: str, final: dict) -> dict:
+    for field in NOT_RENDERED[api]:
+        final = without(final, field.split("."))
+    return final
+
+
+# The one cassette spliced from OpenRouter (Novita) repeats `role` and the
+# call's `id` in every chunk; the SDK concatenates them ('assistantassistant…',
+# id '00'), takes no finish reason, and keeps the provider's own fields. A
+# neutral replay sends each once, as OpenAI does, so the objects differ.
+NOT_EQUAL = {"simonw-llm__test_tools_streaming_variant_a": "OpenRouter repeats role and id per chunk; the SDK concatenates them"}
+
+
+def neutral_cases():
+    for cassette in CASSETTES:
+        reason = NOT_EQUAL.get(cassette.stem)
+        marks = [pytest.mark.xfail(reason=reason, strict=True)] if reason else []
+        yield pytest.param(cassette, id=cassette.stem, marks=marks)
+
+
+@pytest.mark.parametrize("cassette", neutral_cases())
+def test_neutral_replay_gives_the_sdk_the_recorded_objects(imported, cassette):
+    neutral, raw = imported[cassette]
+    with conformance.serving("--raw", recording=raw) as recorded_server, conformance.serving("--recorded-usage", recording=neutral) as neutral_server:
+        for index, (path, body, _, _) in enumerate(interactions(cassette)):
+            api = api_of(path)
+            recorded = comparable(api, final_object(api, f"{recorded_server}/s/{session_of(raw)}/r/sdk", body))
+            replayed = comparable(api, final_object(api, f"{neutral_server}/s/{session_of(neutral)}/r/sdk", body))
+            assert replayed == recorded, f"interaction {index} ({path}) differs at {differences(replayed, recorded)}"

@@ -1,0 +1,134 @@
+//! `reloop record` in front of a second `reloop serve` acting as the
+//! provider: a streamed tool-calling session on each API passes through
+//! unchanged, is recorded, and replays (neutral and raw) to the same bytes;
+//! no credential reaches the file. `serve --capture`, then `run` on what it
+//! captured, reproduces the session.
+
+use std::path::Path;
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+use crate::util::{Serve, post, reloop, stdout, write};
+
+/// The provider's side: a tool call, then the answer.
+const UPSTREAM: &str = r#"format: reloop.recording/v2
+exchanges:
+  - parts:
+      - { type: text, text: "Let me check." }
+      - { type: tool_call, id: call_w1, name: get_weather, arguments: { city: Paris } }
+  - parts:
+      - { type: text, text: "It will rain in Paris tomorrow." }
+"#;
+
+/// Planted secrets: in headers (always stripped) and in the body (stripped by `--redact-body`).
+const AUTH_SECRET: &str = "sk-planted-1111";
+const KEY_SECRET: &str = "sk-planted-2222";
+const BODY_SECRET: &str = "sk-planted-3333";
+
+/// The two requests of the session in `api`, and its path.
+fn session(api: &str) -> (&'static str, [String; 2]) {
+    let task = format!("Will it rain in Paris? (my key is {BODY_SECRET})");
+    match api {
+        "chat" => {
+            let tools = r#"[{"type":"function","function":{"name":"get_weather","description":"Weather.","parameters":{"type":"object","properties":{"city":{"type":"string"}}}}}]"#;
+            let first = format!(r#"{{"model":"gpt-4o","stream":true,"stream_options":{{"include_usage":true}},"messages":[{{"role":"system","content":"Be brief."}},{{"role":"user","content":"{task}"}}],"tools":{tools}}}"#);
+            let call = r#"{"role":"assistant","content":"Let me check.","tool_calls":[{"id":"call_w1","type":"function","function":{"name":"get_weather","arguments":"{\"city\":\"Paris\"}"}}]},{"role":"tool","tool_call_id":"call_w1","content":"rain"}"#;
+            let second = first.replace(&format!(r#"{task}"}}]"#), &format!(r#"{task}"}},{call}]"#));
+            ("/v1/chat/completions", [first, second])
+        }
+        "responses" => {
+            let tools = r#"[{"type":"function","name":"get_weather","description":"Weather.","parameters":{"type":"object","properties":{"city":{"type":"string"}}}}]"#;
+            let first = format!(r#"{{"model":"gpt-5","stream":true,"instructions":"Be brief.","input":[{{"role":"user","content":"{task}"}}],"tools":{tools}}}"#);
+            let call = r#"{"type":"function_call","call_id":"call_w1","name":"get_weather","arguments":"{\"city\":\"Paris\"}"},{"type":"function_call_output","call_id":"call_w1","output":"rain"}"#;
+            let second = first.replace(&format!(r#"{task}"}}]"#), &format!(r#"{task}"}},{call}]"#));
+            ("/v1/responses", [first, second])
+        }
+        _ => {
+            let tools = r#"[{"name":"get_weather","description":"Weather.","input_schema":{"type":"object","properties":{"city":{"type":"string"}}}}]"#;
+            let first = format!(r#"{{"model":"claude-sonnet-4-5","max_tokens":512,"stream":true,"system":"Be brief.","messages":[{{"role":"user","content":"{task}"}}],"tools":{tools}}}"#);
+            let call = r#"{"role":"assistant","content":[{"type":"text","text":"Let me check."},{"type":"tool_use","id":"call_w1","name":"get_weather","input":{"city":"Paris"}}]},{"role":"user","content":[{"type":"tool_result","tool_use_id":"call_w1","content":"rain"}]}"#;
+            let second = first.replace(&format!(r#"{task}"}}]"#), &format!(r#"{task}"}},{call}]"#));
+            ("/v1/messages", [first, second])
+        }
+    }
+}
+
+fn headers(api: &str) -> String {
+    let version = if api == "anthropic" { "anthropic-version: 2023-06-01\r\n" } else { "" };
+    format!("Authorization: Bearer {AUTH_SECRET}\r\nx-api-key: {KEY_SECRET}\r\nCookie: session={AUTH_SECRET}\r\n{version}")
+}
+
+/// The bodies of the session's two answers from `addr`, on session `name`.
+fn run_session(addr: &str, name: &str, api: &str) -> Vec<Vec<u8>> {
+    let (path, requests) = session(api);
+    requests
+        .iter()
+        .map(|body| {
+            let (head, answer) = post(addr, &format!("/s/{name}{path}"), &headers(api), body);
+            assert!(head.starts_with("HTTP/1.0 200") || head.starts_with("HTTP/1.1 200"), "{api}: {head}\n{}", String::from_utf8_lossy(&answer));
+            answer
+        })
+        .collect()
+}
+
+/// Waits until `path` holds `exchanges` exchanges (files are rewritten as each completes).
+fn wait_for(path: &Path, exchanges: usize) -> String {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        let text = std::fs::read_to_string(path).unwrap_or_default();
+        if text.matches("\n- parts:").count() >= exchanges || Instant::now() > deadline {
+            return text;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+#[test]
+fn record_passes_answers_through_and_replays_them_without_secrets() {
+    let dir = tempfile::tempdir().unwrap();
+    let upstream = Serve::start_with(&write(dir.path(), "upstream.yaml", UPSTREAM), &[], Stdio::null());
+    for api in ["chat", "responses", "anthropic"] {
+        let out = dir.path().join(format!("rec-{api}"));
+        let args = ["record", "--upstream", &upstream.addr, "--out", out.to_str().unwrap(), "--port", "0", "--redact-body", "sk-planted-[0-9]+"];
+        let proxy = Serve::spawn(&args, Stdio::null());
+        let direct = run_session(&upstream.addr, &format!("upstream.direct-{api}"), api);
+        let through = run_session(&proxy.addr, &format!("upstream.proxied-{api}"), api);
+        assert_eq!(through, direct, "{api}: the proxy passes the answers through unchanged");
+
+        let recording = out.with_extension("recording.yaml");
+        let text = wait_for(&recording, 2);
+        for secret in [AUTH_SECRET, KEY_SECRET, BODY_SECRET] {
+            assert!(!text.contains(secret), "{api}: {secret} reached the file:\n{text}");
+        }
+        assert!(!text.to_ascii_lowercase().contains("bearer"), "{api}: an Authorization value reached the file");
+        assert!(text.contains("header:authorization") && text.contains("header:x-api-key"), "{api}: the redaction is written into the file");
+        let skeleton = std::fs::read_to_string(out.with_extension("yaml")).unwrap();
+        assert!(skeleton.contains("get_weather") && skeleton.contains("system: Be brief."), "{api}: {skeleton}");
+
+        for flags in [&[][..], &["--raw"][..]] {
+            let replay = Serve::start_with(&recording, flags, Stdio::null());
+            let name = recording.file_stem().unwrap().to_str().unwrap().to_owned();
+            let replayed = run_session(&replay.addr, &format!("{name}.replay"), api);
+            assert_eq!(replayed, direct, "{api} {flags:?}: the replay sends what the provider sent");
+        }
+    }
+}
+
+#[test]
+fn captured_sessions_run_again_without_edits() {
+    let dir = tempfile::tempdir().unwrap();
+    let captured = dir.path().join("captured");
+    let upstream = write(dir.path(), "upstream.yaml", UPSTREAM);
+    let flags = ["--recording", upstream.to_str().unwrap(), "--capture", captured.to_str().unwrap()];
+    let server = Serve::start_with_flags(&flags, Stdio::null());
+    run_session(&server.addr, "upstream.cap", "anthropic");
+    let text = wait_for(&captured.join("upstream.cap.recording.yaml"), 2);
+    assert!(!text.contains(AUTH_SECRET) && !text.contains(KEY_SECRET), "{text}");
+    drop(server);
+
+    let scenario = captured.join("upstream.cap.yaml");
+    let output = reloop(dir.path(), &["run", scenario.to_str().unwrap(), "--out", dir.path().join("report").to_str().unwrap()]);
+    let table = stdout(&output);
+    assert_eq!(output.status.code(), Some(0), "{table}\n{}", String::from_utf8_lossy(&output.stderr));
+    assert!(table.contains("upstream.cap") && !table.contains("divergence"), "{table}");
+}

@@ -1,0 +1,96 @@
+//! An observed request and response turned into a v2 exchange: the neutral
+//! parts and raw bytes through [`from_wire`](crate::recording::from_wire),
+//! plus the request for divergence matching and the scenario skeleton,
+//! everything redacted before it is kept.
+
+use std::collections::BTreeMap;
+
+use reloop_wire::Format;
+use serde_json::Value;
+
+use super::proxy::Observed;
+use super::redact::Redaction;
+use crate::recording::from_wire::{FromWireError, WireResponse, exchange_from_wire};
+use crate::recording::{Exchange, RecordedRequest};
+
+/// Request headers kept in a recording (all others are left out, whatever
+/// they are: an unknown header may be a credential).
+const KEPT_REQUEST_HEADERS: [&str; 5] = ["content-type", "anthropic-version", "anthropic-beta", "openai-beta", "user-agent"];
+
+/// The API a request path speaks, if it is a model call.
+pub fn api_of(path: &str) -> Option<Format> {
+    let path = path.split('?').next().unwrap_or_default();
+    if path.ends_with("/chat/completions") {
+        Some(Format::OpenaiChat)
+    } else if path.ends_with("/responses") {
+        Some(Format::OpenaiResponses)
+    } else if path.ends_with("/messages") {
+        Some(Format::Anthropic)
+    } else {
+        None
+    }
+}
+
+/// The reloop session a path names (`/s/NAME/…`), `None` for the default one.
+pub fn session_of(path: &str) -> Option<&str> {
+    path.strip_prefix("/s/").and_then(|rest| rest.split('/').next()).filter(|name| !name.is_empty())
+}
+
+/// The exchange of a model call answered with success, redacted; `None`
+/// for other requests (model lists, token counts) and error answers.
+pub fn exchange_of(observed: &Observed, redaction: &Redaction) -> Result<Option<Exchange>, FromWireError> {
+    let Some(api) = api_of(&observed.path).filter(|_| (200..300).contains(&observed.status)) else { return Ok(None) };
+    let body = redaction.bytes(&observed.response_body);
+    let headers = redaction.headers(&observed.response_headers);
+    let mut exchange = exchange_from_wire(api, WireResponse { status: observed.status, headers: &headers, body: &body }, &body)?;
+    let request_body = redaction.text(&String::from_utf8_lossy(&observed.request_body));
+    let request_headers: BTreeMap<String, String> = observed
+        .request_headers
+        .iter()
+        .filter(|(name, _)| KEPT_REQUEST_HEADERS.iter().any(|kept| kept.eq_ignore_ascii_case(name)) && !redaction.strips_header(name))
+        .map(|(name, value)| (name.to_ascii_lowercase(), redaction.text(value)))
+        .collect();
+    let path = observed.path.split('?').next().unwrap_or_default().to_owned();
+    let body = serde_json::from_str(&request_body).unwrap_or(Value::String(request_body));
+    exchange.request = Some(RecordedRequest { path, headers: request_headers, body });
+    Ok(Some(exchange))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn observed(path: &str, status: u16) -> Observed {
+        let body = "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"id\":\"msg_1\",\"model\":\"m\",\"content\":[],\"usage\":{\"input_tokens\":3,\"output_tokens\":1}}}\n\nevent: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":\"text\",\"text\":\"\"}}\n\nevent: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\"key sk-live1\"}}\n\nevent: message_delta\ndata: {\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"end_turn\"},\"usage\":{\"output_tokens\":2}}\n\n";
+        Observed {
+            path: path.into(),
+            request_headers: vec![("x-api-key".into(), "sk-ant-secret".into()), ("anthropic-version".into(), "2023-06-01".into()), ("x-trace".into(), "t".into())],
+            request_body: br#"{"model":"m","messages":[{"role":"user","content":"use sk-live1"}]}"#.to_vec().into(),
+            status,
+            response_headers: vec![("content-type".into(), "text/event-stream".into()), ("anthropic-organization-id".into(), "org".into())],
+            response_body: body.as_bytes().to_vec(),
+        }
+    }
+
+    #[test]
+    fn a_model_call_becomes_a_redacted_exchange() {
+        let redaction = Redaction::new(&[], &["sk-live[0-9]+".into()]).unwrap();
+        let exchange = exchange_of(&observed("/s/a/v1/messages", 200), &redaction).unwrap().unwrap();
+        assert_eq!(exchange.text(), "key [REDACTED]");
+        let request = exchange.request.as_ref().unwrap();
+        assert_eq!(request.path, "/s/a/v1/messages");
+        assert_eq!(request.headers.keys().collect::<Vec<_>>(), ["anthropic-version"]);
+        let written = serde_json::to_string(&exchange).unwrap();
+        for secret in ["sk-ant-secret", "sk-live1", "anthropic-organization-id"] {
+            assert!(!written.contains(secret), "{secret} kept");
+        }
+    }
+
+    #[test]
+    fn other_requests_and_errors_are_not_exchanges() {
+        let redaction = Redaction::new(&[], &[]).unwrap();
+        assert!(exchange_of(&observed("/v1/models", 200), &redaction).unwrap().is_none());
+        assert!(exchange_of(&observed("/v1/messages", 429), &redaction).unwrap().is_none());
+        assert_eq!((session_of("/s/run.1/v1/messages"), session_of("/v1/messages")), (Some("run.1"), None));
+    }
+}

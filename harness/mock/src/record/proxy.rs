@@ -1,0 +1,146 @@
+//! The recording proxy: a loopback server that forwards every request to
+//! the upstream (path and query appended to its URL) and streams the answer
+//! back chunk by chunk as it arrives, unchanged, keeping a copy; once the
+//! answer is complete, the request and response go to the sink as one
+//! [`Observed`]. Nothing is redacted here: what the client and upstream
+//! exchange is theirs; [`super::capture`] redacts what is kept.
+
+use std::net::{Ipv4Addr, SocketAddr};
+
+use axum::Router;
+use axum::body::{Body, Bytes};
+use axum::extract::{Request, State};
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::Response;
+use futures_util::StreamExt;
+use tokio::sync::mpsc;
+
+/// The largest request body forwarded (long agent contexts are large).
+const MAX_REQUEST_BYTES: usize = 64 * 1024 * 1024;
+
+/// Headers of one connection, not of the message; and `accept-encoding`,
+/// dropped so upstreams answer unencoded and the copy can be read.
+const NOT_FORWARDED: [&str; 10] =
+    ["connection", "keep-alive", "proxy-connection", "transfer-encoding", "te", "trailer", "upgrade", "host", "content-length", "accept-encoding"];
+
+/// One request and its complete answer, as they passed (not redacted).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Observed {
+    /// The request's path and query.
+    pub path: String,
+    /// The request headers, in order.
+    pub request_headers: Vec<(String, String)>,
+    /// The request body.
+    pub request_body: Bytes,
+    /// The upstream's status.
+    pub status: u16,
+    /// The upstream's headers, in order.
+    pub response_headers: Vec<(String, String)>,
+    /// The upstream's body, every chunk joined.
+    pub response_body: Vec<u8>,
+}
+
+#[derive(Clone)]
+struct Upstream {
+    base: String,
+    client: reqwest::Client,
+    sink: mpsc::UnboundedSender<Observed>,
+}
+
+/// A running proxy; stops when dropped.
+#[derive(Debug)]
+pub struct RecordProxy {
+    addr: SocketAddr,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl RecordProxy {
+    /// Listens on loopback `port` (0: any) and forwards to `upstream`
+    /// (`http://host:port`, optionally with a path prefix); each complete
+    /// exchange goes to `sink`.
+    pub async fn start(port: u16, upstream: &str, sink: mpsc::UnboundedSender<Observed>) -> std::io::Result<Self> {
+        let listener = tokio::net::TcpListener::bind((Ipv4Addr::LOCALHOST, port)).await?;
+        let addr = listener.local_addr()?;
+        let state = Upstream { base: upstream.trim_end_matches('/').to_owned(), client: reqwest::Client::new(), sink };
+        let app = Router::new().fallback(forward).with_state(state);
+        let task = tokio::spawn(async move {
+            // Serving ends with the proxy; errors are per connection.
+            let _ = axum::serve(listener, app).await;
+        });
+        Ok(Self { addr, task })
+    }
+
+    /// Where it listens.
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+}
+
+impl Drop for RecordProxy {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+fn pairs(headers: &HeaderMap) -> Vec<(String, String)> {
+    headers.iter().map(|(name, value)| (name.as_str().to_owned(), String::from_utf8_lossy(value.as_bytes()).into_owned())).collect()
+}
+
+fn plain(status: StatusCode, message: String) -> Response {
+    let mut response = Response::new(Body::from(serde_json::json!({ "error": { "type": "reloop_record", "message": message } }).to_string()));
+    *response.status_mut() = status;
+    response
+}
+
+async fn forward(State(upstream): State<Upstream>, request: Request) -> Response {
+    let (parts, body) = request.into_parts();
+    let Ok(body) = axum::body::to_bytes(body, MAX_REQUEST_BYTES).await else {
+        return plain(StatusCode::PAYLOAD_TOO_LARGE, format!("reloop record: request body over {MAX_REQUEST_BYTES} bytes"));
+    };
+    let path = parts.uri.path_and_query().map_or("/", |p| p.as_str()).to_owned();
+    let url = format!("{}{path}", upstream.base);
+    let mut outgoing = upstream.client.request(parts.method.clone(), &url).body(body.clone());
+    for (name, value) in &parts.headers {
+        if !NOT_FORWARDED.contains(&name.as_str()) {
+            outgoing = outgoing.header(name, value);
+        }
+    }
+    let answer = match outgoing.send().await {
+        Ok(answer) => answer,
+        Err(error) => return plain(StatusCode::BAD_GATEWAY, format!("reloop record: upstream {url}: {error}")),
+    };
+    let status = answer.status();
+    let headers = answer.headers().clone();
+    let observed = Observed { path, request_headers: pairs(&parts.headers), request_body: body, status: status.as_u16(), response_headers: pairs(&headers), response_body: Vec::new() };
+    let (chunks, receiver) = mpsc::channel::<Result<Bytes, std::io::Error>>(64);
+    tokio::spawn(tee(answer, observed, chunks, upstream.sink));
+    let body = futures_util::stream::unfold(receiver, |mut receiver| async move { receiver.recv().await.map(|chunk| (chunk, receiver)) });
+    let mut response = Response::new(Body::from_stream(body));
+    *response.status_mut() = status;
+    for (name, value) in &headers {
+        if !NOT_FORWARDED.contains(&name.as_str()) {
+            response.headers_mut().append(name, value.clone());
+        }
+    }
+    response
+}
+
+/// Passes each chunk on as it arrives and keeps it; a complete answer goes
+/// to the sink (one the upstream broke off is not kept). A client that
+/// left does not stop the copy.
+async fn tee(answer: reqwest::Response, mut observed: Observed, chunks: mpsc::Sender<Result<Bytes, std::io::Error>>, sink: mpsc::UnboundedSender<Observed>) {
+    let mut stream = answer.bytes_stream();
+    while let Some(chunk) = stream.next().await {
+        match chunk {
+            Ok(bytes) => {
+                observed.response_body.extend_from_slice(&bytes);
+                let _ = chunks.send(Ok(bytes)).await;
+            }
+            Err(error) => {
+                let _ = chunks.send(Err(std::io::Error::other(error))).await;
+                return;
+            }
+        }
+    }
+    let _ = sink.send(observed);
+}

@@ -1,0 +1,141 @@
+//! Anthropic Messages from the neutral parts: one content block per part,
+//! in order, each streamed as the API streams that block type
+//! (`docs/recording-format.md` gives the rule for parts Anthropic lacks).
+
+use reloop_wire::anthropic::{Message, MessageMeta};
+use reloop_wire::{Format, ModelTurn, sse};
+use serde_json::{Value, json};
+
+use super::ReplyMeta;
+use super::answer::{Answer, IdShape, argument_pieces, text_pieces};
+use crate::recording::Part;
+
+/// One content block: as it starts streaming, its deltas, and whole.
+struct Block {
+    start: Value,
+    deltas: Vec<Value>,
+    whole: Value,
+}
+
+/// The whole `message` body.
+pub fn message(answer: &Answer, meta: &ReplyMeta) -> Value {
+    let mut message = envelope(answer, meta);
+    message["content"] = blocks(answer, meta.request_index).into_iter().map(|block| block.whole).collect();
+    message
+}
+
+/// The stream: `message_start`, a `ping`, each block's start, deltas and
+/// stop, `message_delta` (stop reason and usage), `message_stop`.
+pub fn stream(answer: &Answer, meta: &ReplyMeta) -> Vec<String> {
+    let mut start = envelope(answer, meta);
+    start["content"] = json!([]);
+    start["stop_reason"] = Value::Null;
+    let counted = answer.wire_usage_in(Format::Anthropic).is_none();
+    if counted {
+        start["usage"]["output_tokens"] = json!(1);
+    }
+    let mut events = vec![json!({ "type": "message_start", "message": start }), json!({ "type": "ping" })];
+    for (index, block) in blocks(answer, meta.request_index).into_iter().enumerate() {
+        events.push(json!({ "type": "content_block_start", "index": index, "content_block": block.start }));
+        events.extend(block.deltas.into_iter().map(|delta| json!({ "type": "content_block_delta", "index": index, "delta": delta })));
+        events.push(json!({ "type": "content_block_stop", "index": index }));
+    }
+    let whole = envelope(answer, meta);
+    let usage = if counted { json!({ "output_tokens": whole["usage"]["output_tokens"] }) } else { whole["usage"].clone() };
+    events.push(json!({ "type": "message_delta", "delta": { "stop_reason": whole["stop_reason"], "stop_sequence": null }, "usage": usage }));
+    events.push(json!({ "type": "message_stop" }));
+    events.iter().map(sse::encode_typed_frame).collect()
+}
+
+/// The message without content: id, model, stop reason and usage.
+fn envelope(answer: &Answer, meta: &ReplyMeta) -> Value {
+    let id = answer.ids.response.clone().unwrap_or_else(|| IdShape::Message.id(meta.request_index, 0));
+    let turn = ModelTurn { finish_reason: answer.finish_reason.clone(), usage: Some(answer.usage), ..ModelTurn::default() };
+    let mut message = serde_json::to_value(Message::from_turn(&turn, &MessageMeta { id, model: meta.model.clone() })).expect("plain JSON");
+    if let Some(wire) = answer.wire_usage_in(Format::Anthropic) {
+        message["usage"] = wire.clone();
+    }
+    message
+}
+
+fn blocks(answer: &Answer, request_index: usize) -> Vec<Block> {
+    answer.parts.iter().enumerate().map(|(slot, part)| block(part, request_index, slot)).collect()
+}
+
+fn text_deltas(kind: &str, field: &str, text: &str, chunks: &[usize]) -> Vec<Value> {
+    text_pieces(text, chunks).into_iter().map(|piece| json!({ "type": kind, field: piece })).collect()
+}
+
+/// Input JSON deltas: as recorded, else an empty one first (as the API
+/// starts) and then 16-byte fragments.
+fn json_deltas(arguments: &str, chunks: &[usize]) -> Vec<Value> {
+    let opening = chunks.is_empty().then_some("");
+    opening.into_iter().chain(argument_pieces(arguments, chunks)).map(|piece| json!({ "type": "input_json_delta", "partial_json": piece })).collect()
+}
+
+/// A block that arrives whole in its start event.
+fn atomic(whole: Value) -> Block {
+    Block { start: whole.clone(), deltas: Vec::new(), whole }
+}
+
+fn block(part: &Part, request_index: usize, slot: usize) -> Block {
+    match part {
+        Part::Text { text, annotations, chunks, .. } => {
+            let (mut start, mut whole) = (json!({ "type": "text", "text": "" }), json!({ "type": "text", "text": text }));
+            let mut deltas = Vec::new();
+            if !annotations.is_empty() {
+                start["citations"] = json!([]);
+                whole["citations"] = json!(annotations);
+                deltas.extend(annotations.iter().map(|citation| json!({ "type": "citations_delta", "citation": citation })));
+            }
+            deltas.extend(text_deltas("text_delta", "text", text, chunks));
+            Block { start, deltas, whole }
+        }
+        Part::Refusal { refusal } => Block {
+            start: json!({ "type": "text", "text": "" }),
+            deltas: text_deltas("text_delta", "text", refusal, &[]),
+            whole: json!({ "type": "text", "text": refusal }),
+        },
+        Part::Thinking { thinking, signature, chunks } => thinking_block(thinking, signature.as_deref(), chunks),
+        Part::Reasoning { summary, text, chunks, .. } => {
+            let thinking = if text.is_empty() { summary.join("\n\n") } else { text.clone() };
+            thinking_block(&thinking, None, chunks)
+        }
+        Part::RedactedThinking { data } => atomic(json!({ "type": "redacted_thinking", "data": data })),
+        Part::ToolCall(call) => {
+            let arguments = call.arguments.to_wire();
+            let input = input_object(&arguments);
+            let id = call.id.clone().unwrap_or_default();
+            Block {
+                start: json!({ "type": "tool_use", "id": id, "name": call.name, "input": {} }),
+                deltas: json_deltas(&arguments, &call.chunks),
+                whole: json!({ "type": "tool_use", "id": id, "name": call.name, "input": input }),
+            }
+        }
+        Part::ServerToolUse { id, name, input, chunks } => {
+            let id = id.clone().unwrap_or_else(|| IdShape::ServerToolUse.id(request_index, slot));
+            Block {
+                start: json!({ "type": "server_tool_use", "id": id, "name": name, "input": {} }),
+                deltas: json_deltas(&input.to_wire(), chunks),
+                whole: json!({ "type": "server_tool_use", "id": id, "name": name, "input": input_object(&input.to_wire()) }),
+            }
+        }
+        Part::ServerToolResult { tool_use_id, kind, content } => atomic(json!({ "type": kind, "tool_use_id": tool_use_id, "content": content })),
+    }
+}
+
+fn thinking_block(thinking: &str, signature: Option<&str>, chunks: &[usize]) -> Block {
+    let mut deltas = text_deltas("thinking_delta", "thinking", thinking, chunks);
+    deltas.extend(signature.map(|signature| json!({ "type": "signature_delta", "signature": signature })));
+    Block {
+        start: json!({ "type": "thinking", "thinking": "", "signature": "" }),
+        deltas,
+        whole: json!({ "type": "thinking", "thinking": thinking, "signature": signature.unwrap_or_default() }),
+    }
+}
+
+/// A `tool_use` input as the whole message carries it: the arguments'
+/// mapping, or `{}` when they are not one (as a cut stream leaves them).
+pub(super) fn input_object(arguments: &str) -> Value {
+    serde_json::from_str(arguments).ok().filter(Value::is_object).unwrap_or_else(|| json!({}))
+}
