@@ -72,12 +72,14 @@ fn fit(samples: &[Sample]) -> [f64; 11] {
         a.swap(col, pivot);
         b.swap(col, pivot);
         assert!(a[col][col].abs() > 1e-12, "{} is never charged in the corpus", NAMES[col]);
-        for row in col + 1..N {
-            let factor = a[row][col] / a[col][col];
-            for k in col..N {
-                a[row][k] -= factor * a[col][k];
+        let (upper, lower) = a.split_at_mut(col + 1);
+        let pivot_row = &upper[col];
+        for (offset, row) in lower.iter_mut().enumerate() {
+            let factor = row[col] / pivot_row[col];
+            for (x, p) in row[col..].iter_mut().zip(&pivot_row[col..]) {
+                *x -= factor * p;
             }
-            b[row] -= factor * b[col];
+            b[col + 1 + offset] -= factor * b[col];
         }
     }
     let mut x = [0.0; N];
