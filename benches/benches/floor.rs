@@ -85,6 +85,25 @@ fn timed(work: impl FnOnce()) -> (Duration, Duration) {
     (wall.elapsed(), cpu_time().saturating_sub(cpu))
 }
 
+/// The speedup the machine gives two threads right now: a fixed amount of
+/// pure arithmetic on one thread, then the same amount on each of two. On
+/// a shared machine this, not 2, is what a 2-job speedup can reach.
+fn machine_two_thread_speedup() -> f64 {
+    fn spin() -> u64 {
+        (0..200_000_000u64).fold(0u64, |h, i| std::hint::black_box(h.rotate_left(5) ^ i).wrapping_mul(0x9e37_79b9_7f4a_7c15))
+    }
+    let one = Instant::now();
+    std::hint::black_box(spin());
+    let one = one.elapsed();
+    let two = Instant::now();
+    std::thread::scope(|scope| {
+        let other = scope.spawn(spin);
+        std::hint::black_box(spin());
+        std::hint::black_box(other.join().expect("the spin ends"));
+    });
+    2.0 * one.as_secs_f64() / two.elapsed().as_secs_f64()
+}
+
 fn median(mut times: Vec<Duration>) -> Duration {
     times.sort();
     times[times.len() / 2]
@@ -155,6 +174,7 @@ fn main() {
         }
         return;
     }
+    let machine_before = machine_two_thread_speedup();
     let rows: Vec<Row> = settings
         .steps
         .iter()
@@ -164,6 +184,8 @@ fn main() {
         "\n{} scenarios × K steps, {}-character tool results, strategy none; medians of {} repeats\n",
         settings.scenarios, settings.result_chars, settings.repeats
     );
+    let machine_after = machine_two_thread_speedup();
+    println!("machine: two threads of pure arithmetic run {machine_before:.2}x faster than one before the bench, {machine_after:.2}x after\n");
     println!("| K | jobs | floor | reloop | reloop ÷ floor | floor 2-job speedup | reloop 2-job speedup | floor CPU | reloop CPU |");
     println!("|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
     let secs = |d: Duration| d.as_secs_f64();

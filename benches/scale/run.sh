@@ -45,7 +45,7 @@ copy() {
   done
 }
 
-printf '%-8s %6s %8s %14s %10s %12s %10s %10s\n' suite N runs "peak RSS MiB" "wall s" "ms per run" "RSS ×" "ms/run ×"
+printf '%-8s %6s %8s %14s %10s %8s %12s %10s %10s\n' suite N runs "peak RSS MiB" "wall s" "CPU s" "ms per run" "RSS ×" "ms/run ×"
 for suite in $suites; do
   case $suite in
     bundled) source=scenarios ;;
@@ -69,11 +69,13 @@ for suite in $suites; do
     runs=$(grep -o '[0-9]*/[0-9]* *│$' "$dir/stdout.txt" | awk -F'[/ ]' '{ s += $2 } END { print s }')
     rss_kib=$(awk -F': ' '/Maximum resident set size/ { print $2 }' "$dir/time.txt")
     wall=$(awk -F': ' '/Elapsed \(wall clock\)/ { print $2 }' "$dir/time.txt" | awk -F: '{ s = 0; for (i = 1; i <= NF; i++) s = s * 60 + $i; print s }')
+    # CPU: user + system, what the sweep costs whatever else shares the cores.
+    cpu=$(awk -F': ' '/User time|System time/ { s += $2 } END { printf "%.1f", s }' "$dir/time.txt")
     rss=$(awk -v k="$rss_kib" 'BEGIN { printf "%.0f", k / 1024 }')
     per_run=$(awk -v w="$wall" -v r="$runs" 'BEGIN { printf "%.3f", w * 1000 / r }')
     base_rss=${base_rss:-$rss}
     base_per_run=${base_per_run:-$per_run}
-    printf '%-8s %6s %8s %14s %10s %12s %10s %10s\n' "$suite" "$n" "$runs" "$rss" "$wall" "$per_run" \
+    printf '%-8s %6s %8s %14s %10s %8s %12s %10s %10s\n' "$suite" "$n" "$runs" "$rss" "$wall" "$cpu" "$per_run" \
       "$(awk -v a="$rss" -v b="$base_rss" 'BEGIN { printf "%.2f", a / b }')" \
       "$(awk -v a="$per_run" -v b="$base_per_run" 'BEGIN { printf "%.2f", a / b }')"
     rm -rf "$dir"
