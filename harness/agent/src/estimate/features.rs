@@ -39,12 +39,17 @@ pub(super) struct Features {
     pub indented_lines: usize,
     /// Line ends.
     pub line_ends: usize,
+    /// ASCII punctuation and blanks past a line's indentation from the
+    /// fourth byte of a run of one byte on (`=====`, `-----`, alignment
+    /// spaces): o200k holds a run of up to 64 such bytes as one token, while
+    /// two or three (`==`, `));`) cost as much as other punctuation.
+    pub repeats: usize,
 }
 
 impl Features {
     /// Bytes charged at the class ratio: everything not charged per piece.
     pub fn plain_bytes(&self) -> usize {
-        self.bytes - self.cjk_bytes - self.symbol_bytes - self.digits - self.indent
+        self.bytes - self.cjk_bytes - self.symbol_bytes - self.digits - self.indent - self.repeats
     }
 
     /// Bytes that are not whitespace (at least 1, to divide by).
@@ -95,6 +100,8 @@ struct Counter {
     in_indent: bool,
     after_digit: bool,
     after_punct: bool,
+    /// The bytes of the block before that repeated the byte before them.
+    repeated: u64,
     /// Digits of a run still open at the block's end.
     digit_run: u32,
     /// The last non-ASCII character, and where it ended in the chunk.
@@ -110,6 +117,7 @@ impl Default for Counter {
             in_indent: false,
             after_digit: false,
             after_punct: false,
+            repeated: 0,
             digit_run: 0,
             last_char: '\n',
             last_char_end: usize::MAX,
@@ -138,8 +146,16 @@ impl Counter {
         let line_starts = m.line_end << 1 | u64::from(self.after_line_end);
         let run_starts = m.blank & (line_starts | u64::from(self.in_indent));
         let (carried, run_goes_on) = m.blank.overflowing_add(run_starts);
-        f.indent += count(m.blank & !carried);
+        let indent = m.blank & !carried;
+        f.indent += count(indent);
         f.indented_lines += count(m.blank & line_starts);
+        // A byte is the fourth of a run or later when it and the two bytes
+        // before it each repeat the byte before them.
+        let bytes = chunk.as_bytes();
+        let repeated = m.repeat | u64::from(offset > 0 && bytes[offset] == bytes[offset - 1]);
+        let fourth_on = repeated & (repeated << 1 | self.repeated >> 63) & (repeated << 2 | self.repeated >> 62);
+        f.repeats += count(fourth_on & (punct | m.blank) & !indent);
+        self.repeated = repeated;
 
         let cjk = count(m.cjk_start);
         (f.cjk_chars, f.cjk_bytes) = (f.cjk_chars + cjk, f.cjk_bytes + 3 * cjk);
@@ -252,6 +268,9 @@ mod tests {
             let line = &chars[..i].iter().rposition(|&p| p == '\n').map_or(&chars[..i], |at| &chars[at + 1..i]);
             let in_leading_blank = line.iter().all(|&p| matches!(p, ' ' | '\t' | '\r'));
             let digit_run = chars[..i].iter().rev().take_while(|p| p.is_ascii_digit()).count();
+            let fourth_on = i >= 3 && chars[i - 3..i].iter().all(|&p| p == c);
+            let repeats = fourth_on && (is_punct(c) || (matches!(c, ' ' | '\t' | '\r') && !in_leading_blank));
+            f.repeats += usize::from(repeats);
             match c {
                 '\n' => (f.blank, f.line_ends) = (f.blank + 1, f.line_ends + 1),
                 ' ' | '\t' | '\r' => {
@@ -283,6 +302,7 @@ mod tests {
             "数据备份 ──── é\n  键: 值 1234 ok\n",
             "한국어 테스트 ꀀ힣 ＡＢ！ 。「」 ─ ─── ̀é\n",
             "\n\n   \n 12345678901 v2 128k ((;;)) <a href=\"x\">[1]</a>\r\n",
+            "==== FAILURES ====\n  a    b\t\tc ---- __ ..\n",
             "",
         ];
         for text in texts {
@@ -292,6 +312,9 @@ mod tests {
         // unless they are emptied in time.
         let long = "{\"k\": [1, 2, 3]}, ".repeat(200);
         assert_eq!(chunk_features(&long), oracle(&long));
+        // Runs across lane and block boundaries.
+        let rules = format!("{}\n  x{}y\n", "=".repeat(150), " ".repeat(70));
+        assert_eq!(chunk_features(&rules), oracle(&rules));
     }
 
     #[test]

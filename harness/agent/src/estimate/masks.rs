@@ -27,6 +27,9 @@ pub(super) struct ByteMasks {
     pub markup: u64,
     /// Punctuation typical of code calls: `();`.
     pub call: u64,
+    /// Bytes equal to the byte before them in the block (bit 0, whose byte
+    /// before is in another block, is left clear for the caller).
+    pub repeat: u64,
 }
 
 impl ByteMasks {
@@ -45,6 +48,7 @@ impl ByteMasks {
             letter: all.letter & valid,
             markup: all.markup & valid,
             call: all.call & valid,
+            repeat: all.repeat & valid,
         }
     }
 
@@ -75,6 +79,12 @@ fn compute(block: &[u8; BLOCK]) -> ByteMasks {
         m.letter |= l[6] << shift;
         m.markup |= l[7] << shift;
         m.call |= l[8] << shift;
+        m.repeat |= l[9] << shift;
+    }
+    // Each lane compared its first byte with nothing; the lanes after the
+    // first have their byte before in the block.
+    for lane_start in [16, 32, 48] {
+        m.repeat |= u64::from(block[lane_start] == block[lane_start - 1]) << lane_start;
     }
     m
 }
@@ -86,6 +96,9 @@ fn compute_bytewise(block: &[u8; BLOCK]) -> ByteMasks {
     let mut m = ByteMasks { valid: u64::MAX, ..ByteMasks::default() };
     for (i, &b) in block.iter().enumerate() {
         let bit = 1u64 << i;
+        if i > 0 && block[i - 1] == b {
+            m.repeat |= bit;
+        }
         let mask = match b {
             b'\n' => &mut m.line_end,
             b' ' | b'\t' | b'\r' => &mut m.blank,
@@ -119,12 +132,13 @@ fn compute(block: &[u8; BLOCK]) -> ByteMasks {
 mod sse2 {
     use std::arch::x86_64::{
         __m128i, _mm_and_si128, _mm_cmpeq_epi8, _mm_cmpgt_epi8, _mm_cmplt_epi8, _mm_loadu_si128, _mm_movemask_epi8,
-        _mm_or_si128, _mm_set1_epi8,
+        _mm_or_si128, _mm_set1_epi8, _mm_slli_si128,
     };
 
-    /// The masks of 16 bytes, in the order of `ByteMasks`' fields.
+    /// The masks of 16 bytes, in the order of `ByteMasks`' fields (`valid`
+    /// apart); the repeat of the lane's first byte is left clear.
     #[target_feature(enable = "sse2")]
-    pub(super) fn lane_masks(lane: &[u8; 16]) -> [u64; 9] {
+    pub(super) fn lane_masks(lane: &[u8; 16]) -> [u64; 10] {
         #[allow(unsafe_code, reason = "a vector load from memory has no safe form")]
         // SAFETY: `lane` is 16 readable bytes, and the load is unaligned.
         let v = unsafe { _mm_loadu_si128(lane.as_ptr().cast::<__m128i>()) };
@@ -148,6 +162,8 @@ mod sse2 {
             _mm_or_si128(eq(folded, b'{'), eq(folded, b'}')),
         );
         let call = _mm_or_si128(within(v, b'(', b')'), eq(v, b';'));
+        // Each byte against the one before it (the lane shifted one byte up).
+        let repeat = bits(_mm_cmpeq_epi8(v, _mm_slli_si128::<1>(v))) & !1;
         [
             non_ascii,
             char_start,
@@ -158,6 +174,7 @@ mod sse2 {
             bits(within(folded, b'a', b'z')),
             bits(markup),
             bits(call),
+            repeat,
         ]
     }
 }
@@ -173,5 +190,8 @@ mod tests {
             let block: [u8; BLOCK] = std::array::from_fn(|i| (i as u8).wrapping_mul(4).wrapping_add(offset));
             assert_eq!(compute(&block), compute_bytewise(&block), "offset {offset}");
         }
+        // Repeated bytes, within lanes and across their boundaries.
+        let block: [u8; BLOCK] = std::array::from_fn(|i| b"==  --ab"[(i / 3) % 8]);
+        assert_eq!(compute(&block), compute_bytewise(&block));
     }
 }

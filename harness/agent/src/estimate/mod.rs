@@ -23,7 +23,7 @@ use crate::message::Message;
 use features::{Features, scan};
 use ratios::{
     DOMINANT_SHARE, TOKENS_PER_CJK_CHAR, TOKENS_PER_ID_PIECE, TOKENS_PER_INDENT, TOKENS_PER_NUMBER_GROUP,
-    TOKENS_PER_PUNCT_RUN, TOKENS_PER_SYMBOL, bytes_per_token,
+    TOKENS_PER_PUNCT_RUN, TOKENS_PER_REPEAT, TOKENS_PER_SYMBOL, bytes_per_token,
 };
 
 /// Framing tokens per message, as in OpenAI's counting guide ("every message
@@ -119,18 +119,99 @@ pub fn text_tokens(text: &str) -> f64 {
 }
 
 fn chunk_tokens(f: &Features, class: TextClass) -> f64 {
-    f.plain_bytes() as f64 / bytes_per_token(class)
-        + f.cjk_chars as f64 * TOKENS_PER_CJK_CHAR
-        + f.symbols as f64 * TOKENS_PER_SYMBOL
-        + f.number_groups as f64 * TOKENS_PER_NUMBER_GROUP
-        + f.id_pieces as f64 * TOKENS_PER_ID_PIECE
-        + f.punct_runs as f64 * TOKENS_PER_PUNCT_RUN
-        + f.indented_lines as f64 * TOKENS_PER_INDENT
+    let mut charged = Charged::default();
+    charged.add(f, class);
+    charged.tokens()
+}
+
+/// What the estimate charges in a text: the plain bytes of each class and
+/// the pieces, one figure per constant of [`ratios`]. The estimate is their
+/// sum weighted by those constants, so fitting the constants to a
+/// tokenizer's counts needs these figures alone
+/// (`benches/examples/fit_estimator.rs`).
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct Charged {
+    /// Plain bytes in chunks of each class, by [`TextClass::index`].
+    pub plain_bytes: [usize; 4],
+    /// CJK characters.
+    pub cjk_chars: usize,
+    /// Other non-ASCII characters (runs of one counted once).
+    pub symbols: usize,
+    /// Groups of at most three digits.
+    pub number_groups: usize,
+    /// Letter runs right after a digit.
+    pub id_pieces: usize,
+    /// Runs of ASCII punctuation.
+    pub punct_runs: usize,
+    /// Indented lines.
+    pub indented_lines: usize,
+    /// Punctuation and blank bytes from the fourth of a run of one byte on.
+    pub repeats: usize,
+}
+
+impl Charged {
+    /// The figures as a row, in the order of [`Charged::constants`].
+    pub fn row(&self) -> [f64; 11] {
+        let [code, prose, json, cjk] = self.plain_bytes.map(|b| b as f64);
+        let pieces = [self.cjk_chars, self.symbols, self.number_groups, self.id_pieces, self.punct_runs, self.indented_lines, self.repeats];
+        let [a, b, c, d, e, f, g] = pieces.map(|n| n as f64);
+        [code, prose, json, cjk, a, b, c, d, e, f, g]
+    }
+
+    /// The tokens one of each figure costs: the inverse class ratios, then
+    /// the per-piece constants.
+    pub fn constants() -> [f64; 11] {
+        let per_byte = TextClass::ALL.map(|class| 1.0 / bytes_per_token(class));
+        [
+            per_byte[0],
+            per_byte[1],
+            per_byte[2],
+            per_byte[3],
+            TOKENS_PER_CJK_CHAR,
+            TOKENS_PER_SYMBOL,
+            TOKENS_PER_NUMBER_GROUP,
+            TOKENS_PER_ID_PIECE,
+            TOKENS_PER_PUNCT_RUN,
+            TOKENS_PER_INDENT,
+            TOKENS_PER_REPEAT,
+        ]
+    }
+
+    /// Estimated tokens: the figures weighted by the constants.
+    pub fn tokens(&self) -> f64 {
+        self.row().iter().zip(Self::constants()).map(|(n, cost)| n * cost).sum()
+    }
+
+    fn add(&mut self, f: &Features, class: TextClass) {
+        self.plain_bytes[class.index()] += f.plain_bytes();
+        self.cjk_chars += f.cjk_chars;
+        self.symbols += f.symbols;
+        self.number_groups += f.number_groups;
+        self.id_pieces += f.id_pieces;
+        self.punct_runs += f.punct_runs;
+        self.indented_lines += f.indented_lines;
+        self.repeats += f.repeats;
+    }
+}
+
+/// The figures the estimate charges in `text`, chunk by chunk.
+pub fn charged(text: &str) -> Charged {
+    let mut charged = Charged::default();
+    scan(text, |chunk| charged.add(chunk, classify::classify(chunk)));
+    charged
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_charged_figures_give_the_estimate() {
+        let text = "## Results\n====\n  n: 1234, id: 4f0c ─ 数据备份\n";
+        assert!((charged(text).tokens() - analyze(text).tokens).abs() < 1e-9);
+        // The fourth `=`.
+        assert_eq!(charged(text).repeats, 1);
+    }
 
     #[test]
     fn empty_text_costs_nothing() {

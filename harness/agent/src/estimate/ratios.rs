@@ -45,6 +45,9 @@ pub const TOKENS_PER_ID_PIECE: f64 = 1.3;
 pub const TOKENS_PER_PUNCT_RUN: f64 = 0.7;
 /// Tokens per indented line (the indentation itself).
 pub const TOKENS_PER_INDENT: f64 = 1.15;
+/// Tokens per repeated punctuation or blank byte (the rest of a `=====`
+/// rule or of alignment spaces, whose first byte is charged as plain).
+pub const TOKENS_PER_REPEAT: f64 = 0.12;
 
 /// Texts are cut at the first line end past this many bytes, and each chunk
 /// is classified on its own, so that a tool output mixing logs, JSON and
