@@ -8,9 +8,9 @@
 use std::io::Read as _;
 
 use base64::Engine as _;
+use reloop_mock::record::capture::api_of;
 use reloop_mock::recording::from_wire::{WireResponse, exchange_from_wire};
 use reloop_mock::recording::{Exchange, RecordedRequest, Recording, ReplayMode};
-use reloop_wire::Format;
 use serde::Deserialize;
 use serde_json::Value;
 
@@ -97,18 +97,6 @@ fn uri_path(uri: &str) -> String {
     let after_scheme = uri.split_once("://").map_or(uri, |(_, rest)| rest);
     let path = after_scheme.find('/').map_or("/", |at| &after_scheme[at..]);
     path.split('?').next().unwrap_or(path).to_owned()
-}
-
-fn api_of(path: &str) -> Option<Format> {
-    if path.ends_with("/chat/completions") {
-        Some(Format::OpenaiChat)
-    } else if path.ends_with("/responses") {
-        Some(Format::OpenaiResponses)
-    } else if path.ends_with("/messages") {
-        Some(Format::Anthropic)
-    } else {
-        None
-    }
 }
 
 fn body_bytes(text: &str) -> Result<Vec<u8>, String> {

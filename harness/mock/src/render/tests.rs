@@ -9,24 +9,7 @@ use serde_json::Value;
 use super::*;
 use crate::recording::Exchange;
 use crate::recording::from_wire::{WireResponse, exchange_from_wire, split_events};
-
-macro_rules! capture {
-    ($path:literal) => {
-        include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/../wire/tests/data/", $path))
-    };
-}
-
-/// A vercel `*.chunks.jsonl` capture framed as the wire sends it.
-fn framed(jsonl: &str, named: bool) -> String {
-    jsonl
-        .lines()
-        .filter(|line| !line.trim().is_empty())
-        .map(|line| {
-            let kind = serde_json::from_str::<Value>(line).unwrap()["type"].as_str().unwrap_or_default().to_owned();
-            if named { format!("event: {kind}\ndata: {line}\n\n") } else { format!("data: {line}\n\n") }
-        })
-        .collect()
-}
+use crate::recording::from_wire::tests::{capture, framed};
 
 fn read(api: Format, body: &str) -> Exchange {
     let headers = [("content-type".to_owned(), "text/event-stream".to_owned())];

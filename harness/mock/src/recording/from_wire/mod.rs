@@ -160,4 +160,4 @@ pub(crate) fn opt_str(value: &Value, key: &str) -> Option<String> {
 }
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;

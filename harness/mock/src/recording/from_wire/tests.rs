@@ -7,15 +7,17 @@ use reloop_wire::{FinishReason, Format};
 use super::*;
 use crate::recording::{Arguments, Part, ToolCallPart};
 
+/// A real capture's text, by its path under `harness/wire/tests/data/`.
 macro_rules! capture {
     ($path:literal) => {
         include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/../wire/tests/data/", $path))
     };
 }
+pub(crate) use capture;
 
 /// A vercel `*.chunks.jsonl` capture framed as the wire sends it (`event:`
 /// named after each event's type where the API names its events).
-fn framed(jsonl: &str, named: bool) -> String {
+pub(crate) fn framed(jsonl: &str, named: bool) -> String {
     jsonl
         .lines()
         .filter(|line| !line.trim().is_empty())
