@@ -151,3 +151,136 @@ fn signed(value: u64) -> i64 {
 fn unsigned(value: i64) -> u64 {
     u64::try_from(value).unwrap_or(0)
 }
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use reloop_agent::LoopEvent;
+    use reloop_mock::{NoPacer, SessionConfig};
+    use reloop_wire::{Prompt, ToolCall};
+
+    use super::*;
+
+    const WIRE: WireFormat = WireFormat::Anthropic;
+    const SYSTEM: &str = "You are a careful engineer.";
+
+    fn session() -> Session {
+        let recording = "format: reloop.recording/v1\nexchanges:\n  - text: one\n  - text: two\n";
+        let recording = Arc::new(crate::yaml::parse(std::path::Path::new("r.yaml"), recording).unwrap());
+        Session::new(SessionConfig { recording, context_window: None, pacer: Arc::new(NoPacer), faults: vec![], provider_tokens: None }).unwrap()
+    }
+
+    /// A run whose transcript holds two tool rounds with long results.
+    fn state() -> LoopState {
+        let mut state = LoopState::new("Find the failing invariant.", 10);
+        for (id, body) in [("c1", "fn a() {}\n"), ("c2", "let x = [1, 2, 3];\n")] {
+            let call = ToolCall { id: id.into(), name: "read".into(), arguments: format!("{{\"path\":\"{id}.rs\"}}") };
+            state.transcript.push(Message::assistant("Reading the next file.", vec![call]));
+            state.transcript.push(Message::ToolResult { call_id: id.into(), tool_name: "read".into(), content: body.repeat(40), is_error: false });
+        }
+        state
+    }
+
+    fn masked(state: &LoopState, index: usize) -> Message {
+        let Message::ToolResult { call_id, tool_name, is_error, .. } = &state.transcript[index] else { unreachable!() };
+        Message::ToolResult { call_id: call_id.clone(), tool_name: tool_name.clone(), content: "[cleared]".into(), is_error: *is_error }
+    }
+
+    /// What the server counts for `messages` under the system prompt: the
+    /// whole request, as the meter once priced it.
+    fn request_tokens(session: &Session, messages: &[Message]) -> u64 {
+        let prompt = Prompt { system: Some(SYSTEM.into()), messages: messages.to_vec(), ..Prompt::default() };
+        session.counter().count_prompt(&reloop_wire::format::through(WIRE, &prompt)).total
+    }
+
+    /// Sends `messages` as the loop's call, logged by the server.
+    fn send(state: &mut LoopState, session: &Session, messages: &[Message]) {
+        session.handle(&Prompt { system: Some(SYSTEM.into()), messages: messages.to_vec(), model: "m".into(), ..Prompt::default() });
+        state.calls.push(CallRecord {
+            step: state.calls.len() as u32,
+            purpose: CallPurpose::Main,
+            attempt: 0,
+            error: None,
+            transcript_len: messages.len(),
+            system_prompt: 0,
+            tool_set: 0,
+            estimated_input_tokens: 0,
+            estimated_uncompacted_input_tokens: 0,
+            usage: None,
+            finish_reason: None,
+            tool_calls: Vec::new(),
+            cache_break: None,
+            started_ms: 0,
+            finished_ms: 0,
+            sub_agent: None,
+        });
+    }
+
+    fn event(change: ViewChange, layer: u8) -> TimedEvent {
+        let event = LoopEvent::CompactComplete { strategy: "roku", layer, tokens_before: 1, tokens_after: 1, used_fallback: false, change };
+        TimedEvent { step: 1, at_ms: 0, event }
+    }
+
+    /// Two edits before the second call: the first result masked, then the
+    /// first round (call and masked result) replaced by a note.
+    fn edits(state: &LoopState, note: &Message) -> Vec<TimedEvent> {
+        let change = |removed, added| ViewChange { sub_agent: None, calls_before: 1, transcript_len: 5, removed, added };
+        vec![
+            event(change(vec![ShownItem::Transcript(2)], vec![ShownItem::Rewritten(masked(state, 2))]), 0),
+            event(
+                change(vec![ShownItem::Transcript(1), ShownItem::Rewritten(masked(state, 2))], vec![ShownItem::Rewritten(note.clone())]),
+                2,
+            ),
+        ]
+    }
+
+    fn figures(events: &[TimedEvent]) -> Vec<(u64, u64)> {
+        events.iter().map(|e| e.event.compaction().map(|f| (f.tokens_before, f.tokens_after)).unwrap()).collect()
+    }
+
+    /// The three views of the chain, as whole requests.
+    fn expected(state: &LoopState, session: &Session, note: &Message) -> Vec<(u64, u64)> {
+        let t = &state.transcript;
+        let whole = request_tokens(session, t);
+        let masked_view = [t[0].clone(), t[1].clone(), masked(state, 2), t[3].clone(), t[4].clone()];
+        let noted_view = [t[0].clone(), note.clone(), t[3].clone(), t[4].clone()];
+        let (masked_tokens, noted_tokens) = (request_tokens(session, &masked_view), request_tokens(session, &noted_view));
+        assert!(whole > masked_tokens && masked_tokens > noted_tokens, "{whole} {masked_tokens} {noted_tokens}");
+        vec![(whole, masked_tokens), (masked_tokens, noted_tokens)]
+    }
+
+    #[test]
+    fn a_chain_of_edits_is_priced_back_from_the_request_that_sent_it() {
+        let (session, mut state) = (session(), state());
+        let note = Message::user("[Session memory] read c1.rs: a stub.");
+        let first = state.transcript[..3].to_vec();
+        send(&mut state, &session, &first);
+        let sent = [state.transcript[0].clone(), note.clone(), state.transcript[3].clone(), state.transcript[4].clone()];
+        send(&mut state, &session, &sent);
+        let mut events = edits(&state, &note);
+        price_compactions(&mut events, &state, &session.log(), &session, WIRE);
+        assert_eq!(figures(&events), expected(&state, &session, &note));
+        assert_eq!(figures(&events)[1].1, session.log()[1].input_tokens, "the last side is the server's own count");
+    }
+
+    #[test]
+    fn with_no_request_after_the_chain_runs_forward_from_the_last_one_before() {
+        let (session, mut state) = (session(), state());
+        let note = Message::user("[Session memory] read c1.rs: a stub.");
+        let first = state.transcript[..3].to_vec();
+        send(&mut state, &session, &first);
+        let mut events = edits(&state, &note);
+        price_compactions(&mut events, &state, &session.log(), &session, WIRE);
+        assert_eq!(figures(&events), expected(&state, &session, &note));
+    }
+
+    #[test]
+    fn with_no_request_logged_the_loops_estimates_stay() {
+        let (session, state) = (session(), state());
+        let note = Message::user("note");
+        let mut events = edits(&state, &note);
+        price_compactions(&mut events, &state, &session.log(), &session, WIRE);
+        assert_eq!(figures(&events), [(1, 1), (1, 1)]);
+    }
+}
