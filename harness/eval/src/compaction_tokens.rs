@@ -87,10 +87,11 @@ struct Pricer<'a> {
 
 impl Pricer<'_> {
     /// `(tokens_before, tokens_after)` of each edit of one chain, in order;
-    /// `None` when no request around it was logged.
+    /// `None` when no request around it was logged, or the records do not
+    /// fit together (an item or a request its context does not hold).
     fn chain(&self, anchor: Anchor, changes: &[&ViewChange]) -> Option<Vec<(u64, u64)>> {
         let transcript = self.transcript(anchor.context);
-        let deltas: Vec<i64> = changes.iter().map(|change| self.delta(transcript, change)).collect();
+        let deltas: Vec<i64> = changes.iter().map(|change| self.delta(transcript, change)).collect::<Option<_>>()?;
         if let Some(sent) = anchor.after.and_then(|index| self.log.get(index)) {
             let mut after = signed(sent.input_tokens);
             let mut figures: Vec<(u64, u64)> = deltas
@@ -123,10 +124,20 @@ impl Pricer<'_> {
         )
     }
 
-    /// How many tokens `change` added to the view (negative: took away).
-    fn delta(&self, transcript: &[Message], change: &ViewChange) -> i64 {
-        let shown = |items: &[ShownItem]| self.count(items.iter().map(|item| item.message(transcript)));
-        shown(&change.added) - shown(&change.removed)
+    /// How many tokens `change` added to the view (negative: took away);
+    /// `None` when it names a message its transcript does not hold.
+    fn delta(&self, transcript: &[Message], change: &ViewChange) -> Option<i64> {
+        let shown = |items: &[ShownItem]| -> Option<i64> {
+            let messages: Option<Vec<&Message>> = items
+                .iter()
+                .map(|item| match item {
+                    ShownItem::Transcript(index) => transcript.get(*index),
+                    ShownItem::Rewritten(message) => Some(message),
+                })
+                .collect();
+            Some(self.count(messages?.into_iter()))
+        };
+        Some(shown(&change.added)? - shown(&change.removed)?)
     }
 
     /// The server's count of `messages`, framing included, as they cross the wire.

@@ -45,16 +45,6 @@ pub enum ShownItem {
     Rewritten(Message),
 }
 
-impl ShownItem {
-    /// The message shown, taken from `transcript` when it is one of its own.
-    pub fn message<'m>(&'m self, transcript: &'m [Message]) -> &'m Message {
-        match self {
-            Self::Transcript(index) => &transcript[*index],
-            Self::Rewritten(message) => message,
-        }
-    }
-}
-
 /// What the provider sees, as edits over the transcript.
 #[derive(Debug, Clone, Default)]
 pub struct ContextView {
