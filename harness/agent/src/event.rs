@@ -158,30 +158,30 @@ pub struct ViewChange {
     pub added: Vec<ShownItem>,
 }
 
+/// The `change` of a compaction event, borrowed as the event is.
+macro_rules! change_of {
+    ($event:expr) => {
+        match $event {
+            LoopEvent::MicrocompactRan { change, .. }
+            | LoopEvent::MidCompactLayer1Ran { change, .. }
+            | LoopEvent::MidCompactLayer2Ran { change, .. }
+            | LoopEvent::CompactComplete { change, .. }
+            | LoopEvent::ReactiveCompactTriggered { change, .. } => Some(change),
+            _ => None,
+        }
+    };
+}
+
 impl LoopEvent {
     /// The view change of a compaction event (the figures' events and
     /// [`LoopEvent::ReactiveCompactTriggered`], whose change is empty).
     pub fn view_change(&self) -> Option<&ViewChange> {
-        match self {
-            Self::MicrocompactRan { change, .. }
-            | Self::MidCompactLayer1Ran { change, .. }
-            | Self::MidCompactLayer2Ran { change, .. }
-            | Self::CompactComplete { change, .. }
-            | Self::ReactiveCompactTriggered { change, .. } => Some(change),
-            _ => None,
-        }
+        change_of!(self)
     }
 
     /// The same, to edit (a parent names the sub-agent its events came from).
     pub fn view_change_mut(&mut self) -> Option<&mut ViewChange> {
-        match self {
-            Self::MicrocompactRan { change, .. }
-            | Self::MidCompactLayer1Ran { change, .. }
-            | Self::MidCompactLayer2Ran { change, .. }
-            | Self::CompactComplete { change, .. }
-            | Self::ReactiveCompactTriggered { change, .. } => Some(change),
-            _ => None,
-        }
+        change_of!(self)
     }
 
     /// Puts a report's counts of the view before and after a compaction in

@@ -228,6 +228,9 @@ mod tests {
         });
     }
 
+    /// `(tokens_before, tokens_after)`.
+    type Sides = (u64, u64);
+
     fn event(change: ViewChange, layer: u8) -> TimedEvent {
         let event = LoopEvent::CompactComplete { strategy: "roku", layer, tokens_before: 1, tokens_after: 1, used_fallback: false, change };
         TimedEvent { step: 1, at_ms: 0, event }
@@ -246,12 +249,12 @@ mod tests {
         ]
     }
 
-    fn figures(events: &[TimedEvent]) -> Vec<(u64, u64)> {
+    fn figures(events: &[TimedEvent]) -> Vec<Sides> {
         events.iter().map(|e| e.event.compaction().map(|f| (f.tokens_before, f.tokens_after)).unwrap()).collect()
     }
 
     /// The three views of the chain, as whole requests.
-    fn expected(state: &LoopState, session: &Session, note: &Message) -> Vec<(u64, u64)> {
+    fn expected(state: &LoopState, session: &Session, note: &Message) -> Vec<Sides> {
         let t = &state.transcript;
         let whole = request_tokens(session, t);
         let masked_view = [t[0].clone(), t[1].clone(), masked(state, 2), t[3].clone(), t[4].clone()];
@@ -261,29 +264,36 @@ mod tests {
         vec![(whole, masked_tokens), (masked_tokens, noted_tokens)]
     }
 
-    #[test]
-    fn a_chain_of_edits_is_priced_back_from_the_request_that_sent_it() {
+    /// A run that sent its first round, grew by a second and made the two
+    /// edits; with `sent_after`, the request that sends their result too.
+    /// Returns the priced figures, the expected ones and the server's log.
+    fn priced_run(sent_after: bool) -> (Vec<Sides>, Vec<Sides>, Vec<RequestRecord>) {
         let (session, mut state) = (session(), state());
         let note = Message::user("[Session memory] read c1.rs: a stub.");
         let first = state.transcript[..3].to_vec();
         send(&mut state, &session, &first);
-        let sent = [state.transcript[0].clone(), note.clone(), state.transcript[3].clone(), state.transcript[4].clone()];
-        send(&mut state, &session, &sent);
+        if sent_after {
+            let t = &state.transcript;
+            let sent = [t[0].clone(), note.clone(), t[3].clone(), t[4].clone()];
+            send(&mut state, &session, &sent);
+        }
         let mut events = edits(&state, &note);
         price_compactions(&mut events, &state, &session.log(), &session, WIRE);
-        assert_eq!(figures(&events), expected(&state, &session, &note));
-        assert_eq!(figures(&events)[1].1, session.log()[1].input_tokens, "the last side is the server's own count");
+        (figures(&events), expected(&state, &session, &note), session.log())
+    }
+
+    #[test]
+    fn a_chain_of_edits_is_priced_back_from_the_request_that_sent_it() {
+        let (priced, expected, log) = priced_run(true);
+        assert_eq!(priced, expected);
+        assert_eq!(priced[1].1, log[1].input_tokens, "the last side is the server's own count");
     }
 
     #[test]
     fn with_no_request_after_the_chain_runs_forward_from_the_last_one_before() {
-        let (session, mut state) = (session(), state());
-        let note = Message::user("[Session memory] read c1.rs: a stub.");
-        let first = state.transcript[..3].to_vec();
-        send(&mut state, &session, &first);
-        let mut events = edits(&state, &note);
-        price_compactions(&mut events, &state, &session.log(), &session, WIRE);
-        assert_eq!(figures(&events), expected(&state, &session, &note));
+        let (priced, expected, log) = priced_run(false);
+        assert_eq!(priced, expected);
+        assert_eq!(log.len(), 1);
     }
 
     #[test]
