@@ -1,6 +1,7 @@
-//! Carrying out the strategy's edits: measuring each, asking the model for
-//! summaries (with the mechanical fallback), and the circuit breaker that
-//! stops asking after repeated failures (Roku's
+//! Carrying out the strategy's edits: reporting each with the loop's own
+//! estimates and the [`ViewChange`] a report prices with the server's counts,
+//! asking the model for summaries (with the mechanical fallback), and the
+//! circuit breaker that stops asking after repeated failures (Roku's
 //! `MAX_CONSECUTIVE_AUTOCOMPACT_FAILURES`).
 
 use std::collections::BTreeSet;
