@@ -144,12 +144,14 @@ fn fenced_calls(text: &str) -> ParsedText {
     ParsedText { prose: join_prose(&prose), calls }
 }
 
+/// A call object found in text: its value and the offset where it ends, or
+/// why an object meant as a call does not parse.
+type FoundCall = Result<(Value, usize), String>;
+
 /// The first JSON object in `text` written as a call, as opposed to JSON
-/// the model merely shows (a `package.json` whose first key is `name`): its
-/// offset, and the value with the offset where it ends, or why an object
-/// that was meant as a call does not parse. Objects inside a shown one are
-/// not searched.
-fn find_call(text: &str) -> Option<(usize, Result<(Value, usize), String>)> {
+/// the model merely shows (a `package.json` whose first key is `name`), and
+/// its offset. Objects inside a shown one are not searched.
+fn find_call(text: &str) -> Option<(usize, FoundCall)> {
     let mut searched_to = 0;
     for (at, _) in text.match_indices('{') {
         let after = text[at + 1..].trim_start();
