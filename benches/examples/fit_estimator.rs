@@ -12,13 +12,13 @@
 
 use std::path::{Path, PathBuf};
 
-use reloop_agent::estimate::{Charged, charged};
+use reloop_agent::estimate::{Charged, FIGURES, charged};
 
 /// The tuning corpus's class directories.
 const CLASSES: [&str; 5] = ["code", "prose", "json", "cjk", "mixed"];
 
 /// The constants' names, in the order of `Charged::row`.
-const NAMES: [&str; 11] = [
+const NAMES: [&str; FIGURES] = [
     "1 / bytes_per_token(Code)",
     "1 / bytes_per_token(Prose)",
     "1 / bytes_per_token(Json)",
@@ -30,12 +30,14 @@ const NAMES: [&str; 11] = [
     "TOKENS_PER_PUNCT_RUN",
     "TOKENS_PER_INDENT",
     "TOKENS_PER_REPEAT",
+    "TOKENS_PER_TRADITIONAL_HAN",
+    "TOKENS_PER_JOINED_PUNCT",
 ];
 
 /// One tuning file: its class directory, charged figures and o200k count.
 struct Sample {
     class: &'static str,
-    row: [f64; 11],
+    row: [f64; FIGURES],
     tokens: f64,
 }
 
@@ -54,8 +56,8 @@ fn samples(corpus: &Path) -> Vec<Sample> {
 }
 
 /// Solves the weighted normal equations by Gaussian elimination.
-fn fit(samples: &[Sample]) -> [f64; 11] {
-    const N: usize = 11;
+fn fit(samples: &[Sample]) -> [f64; FIGURES] {
+    const N: usize = FIGURES;
     let mut a = [[0.0; N]; N];
     let mut b = [0.0; N];
     for sample in samples {
@@ -92,7 +94,7 @@ fn fit(samples: &[Sample]) -> [f64; 11] {
 /// Each constant refitted alone, the others kept at `current`: a change
 /// that one new feature or one new text asks for, without refitting (and
 /// overfitting) everything.
-fn fit_alone(samples: &[Sample], current: &[f64; 11]) -> [f64; 11] {
+fn fit_alone(samples: &[Sample], current: &[f64; FIGURES]) -> [f64; FIGURES] {
     std::array::from_fn(|k| {
         let (mut num, mut den) = (0.0, 0.0);
         for s in samples {
@@ -106,7 +108,7 @@ fn fit_alone(samples: &[Sample], current: &[f64; 11]) -> [f64; 11] {
 }
 
 /// Mean absolute percentage error per class directory under `constants`.
-fn mape(samples: &[Sample], constants: &[f64; 11]) -> Vec<(&'static str, f64)> {
+fn mape(samples: &[Sample], constants: &[f64; FIGURES]) -> Vec<(&'static str, f64)> {
     CLASSES
         .iter()
         .map(|class| {
