@@ -179,7 +179,8 @@ impl Counter {
 
         let cjk = count(m.cjk_start);
         (f.cjk_chars, f.cjk_bytes) = (f.cjk_chars + cjk, f.cjk_bytes + 3 * cjk);
-        self.add_han(m.cjk_start, chunk.as_bytes(), offset);
+        f.han_chars += count(m.han_start);
+        self.add_lone_han(m.han_start, chunk.as_bytes(), offset);
         self.add_digit_groups(m.digit);
         // The other characters one by one. A symbol right after a CJK
         // character counted here differs from it anyway.
@@ -189,20 +190,17 @@ impl Counter {
         (self.after_digit, self.after_punct) = (last(m.digit), last(punct));
     }
 
-    /// Counts the Han ideographs among the CJK characters that start in the
-    /// block, and looks each up in the table of lone characters. Their
-    /// leading bytes are 0xe4 to 0xe9, so only those are decoded.
-    fn add_han(&mut self, mut starts: u64, bytes: &[u8], offset: usize) {
+    /// Looks up each Han ideograph that starts in the block in the table
+    /// of lone characters.
+    fn add_lone_han(&mut self, mut starts: u64, bytes: &[u8], offset: usize) {
         while starts != 0 {
             let at = offset + starts.trailing_zeros() as usize;
             starts &= starts - 1;
-            if let [lead @ 0xe4..=0xe9, second, third, ..] = bytes[at..] {
-                let code = u32::from(lead & 0x0f) << 12 | u32::from(second & 0x3f) << 6 | u32::from(third & 0x3f);
-                debug_assert!((HAN_FIRST..=HAN_LAST).contains(&code));
-                let bit = (code - HAN_FIRST) as usize;
-                self.f.han_chars += 1;
-                self.f.lone_han += (LONE_HAN[bit / 64] >> (bit % 64) & 1) as usize;
-            }
+            // A leading byte of 0xe4 to 0xe9 starts a three-byte character.
+            let [lead, second, third] = [bytes[at], bytes[at + 1], bytes[at + 2]];
+            let code = u32::from(lead & 0x0f) << 12 | u32::from(second & 0x3f) << 6 | u32::from(third & 0x3f);
+            let bit = (code - HAN_FIRST) as usize;
+            self.f.lone_han += (LONE_HAN[bit / 64] >> (bit % 64) & 1) as usize;
         }
     }
 
