@@ -9,8 +9,13 @@ use serde::Serialize;
 
 use reloop_wire::FinishReason;
 
+use crate::context::ShownItem;
+
 /// One loop event. Field names carry their meaning; token counts are the
-/// loop's own (estimates, or the provider's usage where named so).
+/// loop's own (estimates, or the provider's usage where named so). A
+/// compaction's `tokens_before`/`tokens_after` are the loop's estimates; its
+/// [`ViewChange`] (not serialized) lets a report price both sides with the
+/// server's counts instead ([`LoopEvent::set_tokens`]).
 #[allow(missing_docs)]
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
@@ -28,17 +33,51 @@ pub enum LoopEvent {
     /// Usage totals at the end of the run.
     TokenUsage { input_tokens: u64, output_tokens: u64, cache_read_tokens: u64, cache_write_tokens: u64, estimated_cost_usd: Option<f64> },
     /// Layer 0 masked old tool results.
-    MicrocompactRan { strategy: &'static str, cleared: usize, tokens_before: u64, tokens_after: u64 },
+    MicrocompactRan {
+        strategy: &'static str,
+        cleared: usize,
+        tokens_before: u64,
+        tokens_after: u64,
+        #[serde(skip)]
+        change: ViewChange,
+    },
     /// Layer 1 collapsed old tool rounds.
-    MidCompactLayer1Ran { strategy: &'static str, rounds: usize, tokens_before: u64, tokens_after: u64 },
+    MidCompactLayer1Ran {
+        strategy: &'static str,
+        rounds: usize,
+        tokens_before: u64,
+        tokens_after: u64,
+        #[serde(skip)]
+        change: ViewChange,
+    },
     /// Layer 2 replaced older history by the session memory.
-    MidCompactLayer2Ran { strategy: &'static str, messages: usize, tokens_before: u64, tokens_after: u64 },
+    MidCompactLayer2Ran {
+        strategy: &'static str,
+        messages: usize,
+        tokens_before: u64,
+        tokens_after: u64,
+        #[serde(skip)]
+        change: ViewChange,
+    },
     /// A model-written summary (Layer 3, or 4 when reactive) starts.
     CompactTriggered { strategy: &'static str, layer: u8, estimated_tokens: u64, window: u64 },
     /// A summary (or its mechanical fallback) replaced older history.
-    CompactComplete { strategy: &'static str, layer: u8, tokens_before: u64, tokens_after: u64, used_fallback: bool },
+    CompactComplete {
+        strategy: &'static str,
+        layer: u8,
+        tokens_before: u64,
+        tokens_after: u64,
+        used_fallback: bool,
+        #[serde(skip)]
+        change: ViewChange,
+    },
     /// The provider rejected the context; Layer 4 compacts and retries once.
-    ReactiveCompactTriggered { strategy: &'static str, tokens_before: u64 },
+    ReactiveCompactTriggered {
+        strategy: &'static str,
+        tokens_before: u64,
+        #[serde(skip)]
+        change: ViewChange,
+    },
     /// The prompt-cache fingerprint changed.
     CacheBreakDetected { changed: Vec<&'static str> },
     /// The output slot was raised after a `length` finish.
@@ -98,7 +137,67 @@ pub struct CompactionFigures {
     pub tokens_after: u64,
 }
 
+/// Where a compaction sat among its loop's requests and what it rewrote:
+/// what a report needs to price the view before and after it from the
+/// requests the server logged, without the loop calling a tokenizer or the
+/// report rebuilding a request.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct ViewChange {
+    /// The sub-agent whose view it edited (its index among the run's
+    /// sub-agents); `None` for the run's own. Set when a sub-agent's events
+    /// are handed to its parent.
+    pub sub_agent: Option<usize>,
+    /// Calls its loop had made when it ran: the request the edited view is
+    /// sent in is the first one from this index on that is not a summary.
+    pub calls_before: usize,
+    /// Transcript messages the view held when it ran.
+    pub transcript_len: usize,
+    /// The items it took out, as they were shown.
+    pub removed: Vec<ShownItem>,
+    /// The items it put in, as they are shown.
+    pub added: Vec<ShownItem>,
+}
+
+/// The `change` of a compaction event, borrowed as the event is.
+macro_rules! change_of {
+    ($event:expr) => {
+        match $event {
+            LoopEvent::MicrocompactRan { change, .. }
+            | LoopEvent::MidCompactLayer1Ran { change, .. }
+            | LoopEvent::MidCompactLayer2Ran { change, .. }
+            | LoopEvent::CompactComplete { change, .. }
+            | LoopEvent::ReactiveCompactTriggered { change, .. } => Some(change),
+            _ => None,
+        }
+    };
+}
+
 impl LoopEvent {
+    /// The view change of a compaction event (the figures' events and
+    /// [`LoopEvent::ReactiveCompactTriggered`], whose change is empty).
+    pub fn view_change(&self) -> Option<&ViewChange> {
+        change_of!(self)
+    }
+
+    /// The same, to edit (a parent names the sub-agent its events came from).
+    pub fn view_change_mut(&mut self) -> Option<&mut ViewChange> {
+        change_of!(self)
+    }
+
+    /// Puts a report's counts of the view before and after a compaction in
+    /// place of the loop's estimates (`after` is unused by the reactive
+    /// trigger, which has no after).
+    pub fn set_tokens(&mut self, before: u64, after: u64) {
+        match self {
+            Self::MicrocompactRan { tokens_before, tokens_after, .. }
+            | Self::MidCompactLayer1Ran { tokens_before, tokens_after, .. }
+            | Self::MidCompactLayer2Ran { tokens_before, tokens_after, .. }
+            | Self::CompactComplete { tokens_before, tokens_after, .. } => (*tokens_before, *tokens_after) = (before, after),
+            Self::ReactiveCompactTriggered { tokens_before, .. } => *tokens_before = before,
+            _ => {}
+        }
+    }
+
     /// The figures of a completed compaction; `None` for other events.
     pub fn compaction(&self) -> Option<CompactionFigures> {
         let (layer, strategy, tokens_before, tokens_after) = match *self {

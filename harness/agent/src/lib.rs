@@ -42,10 +42,10 @@ pub use client::{LlmError, LlmRequest, ProviderClient, ProviderConfig, RetryPoli
 pub use clock::{Clock, RealClock, SharedClock, VirtualClock};
 pub use config::{LoopSettings, ToolExecution};
 pub use doom_loop::{DoomLoopConfig, DoomLoopKind, DoomLoopReaction};
-pub use event::{LoopEvent, LoopEventSender, TimedEvent};
+pub use event::{LoopEvent, LoopEventSender, TimedEvent, ViewChange};
 pub use message::Message;
 pub use outcome::Outcome;
 pub use risk::{Approval, ApprovalGate, AutoApprove};
-pub use runtime_loop::{AgentLoop, LoopDeps, SKIPPED_FOR_STEERING, SystemPromptSource, TokenMeter, UserChannel};
+pub use runtime_loop::{AgentLoop, LoopDeps, SKIPPED_FOR_STEERING, SystemPromptSource, UserChannel};
 pub use state::{CallPurpose, CallRecord, LoopState, LoopStatus, SubAgentLink};
 pub use tools::{DeclaredRisk, ToolContext, ToolInvocation, ToolOutput, ToolRuntime, ToolSpec, ToolTraits};

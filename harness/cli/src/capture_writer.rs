@@ -61,7 +61,7 @@ impl CaptureWriter {
         let recording_path = dir.join(recording_file_name(&name));
         reloop_eval::recording_file::write_recording(&recording_path, recording)?;
         let first = recording.exchanges[0].request.as_ref().map(|request| skeleton_of_request(&request.path, &request.body)).unwrap_or_default();
-        let scenario = skeleton_scenario(&first, &name, &recording_file_name(&name), recording.exchanges.len());
+        let scenario = skeleton_scenario(&first, &name, &recording_file_name(&name), recording);
         write_yaml(&dir.join(format!("{name}.yaml")), &scenario)?;
         Ok(Some(format!("{}: exchange {} recorded to {}", observed.path, recording.exchanges.len(), recording_path.display())))
     }

@@ -78,7 +78,7 @@ fn cassette(file: &Path, out: &Path) -> Result<String, ImportError> {
     let exchanges = neutral.recording.exchanges.len();
     write_yaml(&out.join(recording_file_name(&name)), &neutral.recording)?;
     write_yaml(&out.join(format!("{name}.raw.recording.yaml")), &raw.recording)?;
-    write_yaml(&out.join(format!("{name}.yaml")), &skeleton_scenario(&neutral.skeleton, &name, &recording_file_name(&name), exchanges))?;
+    write_yaml(&out.join(format!("{name}.yaml")), &skeleton_scenario(&neutral.skeleton, &name, &recording_file_name(&name), &neutral.recording))?;
     Ok(format!("{name} (vcr:{}): {exchanges} exchanges over {}, neutral and raw recordings and a scenario skeleton written to {}\n", file.display(), neutral.skeleton.wire, out.display()))
 }
 

@@ -1,12 +1,13 @@
 //! Turning a finished run into a [`RunReport`]: the loop's state and events
-//! joined with what the server saw, plus the uncompacted counterfactual
-//! counted by the same reference tokenizer.
+//! joined with what the server saw, plus the uncompacted counterfactual and
+//! the compactions' figures counted by the same reference tokenizer.
 
 use reloop_agent::price_table::{self, PricedUsage};
 use reloop_agent::{CallPurpose, CallRecord, DoomLoopKind, LoopEvent, LoopState, Message, Outcome, TimedEvent};
 use reloop_mock::tokens::REPLY_PRIMING_TOKENS;
 use reloop_mock::{RequestRecord, Session};
 
+use crate::compaction_tokens::{context_index, price_compactions};
 use crate::expect::{RunFacts, check};
 use crate::result::{CostSource, EventRow, RunMetrics, RunReport, StepRow};
 use crate::scenario::Scenario;
@@ -30,8 +31,9 @@ pub struct Finished<'a> {
 
 /// Builds the report of a finished run.
 pub fn collect(finished: Finished<'_>) -> RunReport {
-    let Finished { scenario, state, events, session, virtual_ms, wall_ms } = finished;
+    let Finished { scenario, state, mut events, session, virtual_ms, wall_ms } = finished;
     let log = session.log();
+    price_compactions(&mut events, &state, &log, session, scenario.wire);
     let divergences = session.divergences();
     let outcome = if divergences.is_empty() {
         state.outcome().unwrap_or(Outcome::HarnessError)
@@ -168,12 +170,6 @@ impl<'a> UncompactedCounts<'a> {
         };
         server.system_tokens + server.tools_tokens + messages + REPLY_PRIMING_TOKENS
     }
-}
-
-/// Which context's transcript `call` was made from: 0 for the run, `1 + i`
-/// for sub-agent `i`.
-fn context_index(call: &CallRecord) -> usize {
-    call.sub_agent.as_ref().map_or(0, |link| 1 + link.child)
 }
 
 fn run_metrics(scenario: &Scenario, state: &LoopState, steps: &[StepRow], log: &[RequestRecord], events: &[TimedEvent]) -> RunMetrics {

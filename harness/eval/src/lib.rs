@@ -10,6 +10,7 @@
 
 pub mod black_box;
 mod collect;
+mod compaction_tokens;
 pub mod estimator_report;
 pub mod expect;
 pub mod fixture_tools;

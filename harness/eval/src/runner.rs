@@ -12,10 +12,9 @@ use std::time::{Duration, Instant};
 
 use rayon::prelude::*;
 use reloop_agent::{
-    AgentLoop, Clock, LoopDeps, Outcome, ProviderClient, ProviderConfig, SharedClock, SystemPromptSource, TokenMeter,
+    AgentLoop, Clock, LoopDeps, Outcome, ProviderClient, ProviderConfig, SharedClock, SystemPromptSource,
     VirtualClock,
 };
-use reloop_mock::Session;
 
 use crate::collect::{Finished, collect};
 use crate::fixture_tools::FixtureTools;
@@ -187,7 +186,6 @@ async fn replay(scenario: &Scenario, wall: Instant) -> Result<RunReport, String>
         approvals: &mut approvals,
         clock: Arc::clone(&shared),
         events: events_tx,
-        meter: Some(&SessionMeter { session: &session, wire: scenario.wire }),
     })
     .run(&scenario.spec.task)
     .await;
@@ -221,19 +219,6 @@ fn harness_error(scenario: &Scenario, error: String, wall: Instant) -> RunReport
 impl SystemPromptSource for Scenario {
     fn system_prompt(&self, step: u32) -> String {
         self.system_prompt_at(step).to_owned()
-    }
-}
-
-/// The session's reference tokenizer, for the loop's compaction reports:
-/// a prompt is priced as the server will see it after crossing the wire.
-struct SessionMeter<'a> {
-    session: &'a Session,
-    wire: reloop_agent::WireFormat,
-}
-
-impl TokenMeter for SessionMeter<'_> {
-    fn count(&self, prompt: &reloop_wire::Prompt) -> u64 {
-        self.session.counter().count_prompt(&reloop_wire::format::through(self.wire, prompt)).total
     }
 }
 

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 
 use serde_json::Value;
 
-use crate::output::{CallOut, ExchangeOut, ExpectOut, LoopOut, RecordingFile, ResultOut, ScenarioFile, SteeringOut, ToolOut};
+use crate::output::{CallOut, ExchangeOut, ExpectOut, LoopOut, RecordingFile, ScenarioFile, SteeringOut, ToolOut};
 use crate::presets::{PresetTool, preset};
 use crate::report::ImportReport;
 use crate::session::{Arguments, AssistantTurn, ImportedSession, Item, ToolCall};
@@ -19,9 +19,6 @@ pub const SESSION_END_TEXT: &str = "[reloop import] The recorded session ends he
 /// Prefix of the summary written when the session never compacted: strategies
 /// that ask for a summary get it, and no main exchange is consumed.
 pub const MECHANICAL_SUMMARY_PREFIX: &str = "[reloop import: mechanical summary]";
-
-/// The error of a fixture call the session has no result for.
-const NO_RESULT: &str = "no result was recorded for this call (the session ended or was interrupted)";
 
 /// Choices the user makes on the command line.
 #[derive(Debug, Clone, Default)]
@@ -277,17 +274,11 @@ fn tool_fixtures(session: &ImportedSession, options: &ConvertOptions, calls: &[C
             report.generated_tools.push(record.call.name.clone());
             ToolOut { description: format!("{} (declaration generated from the recorded calls)", record.call.name), parameters: generated_schema(&record.call.name, calls), parallel_safe: false, risk: None, results: Vec::new() }
         });
-        let Arguments::Json(Value::Object(arguments)) = &record.call.arguments else { continue };
-        let (output, error) = match &record.result {
-            Some((text, false)) => (Some(text.clone()), None),
-            Some((text, true)) => (None, Some(text.clone())),
-            None => (None, Some(NO_RESULT.to_owned())),
-        };
-        tool.results.push(ResultOut { when: Some(arguments.clone()), output, error, once: true });
+        if let Arguments::Json(arguments) = &record.call.arguments {
+            tool.push_recorded(arguments, record.result.clone());
+        }
     }
-    for tool in tools.values_mut() {
-        tool.results.push(ResultOut { when: None, output: None, error: Some("no recorded result matches these arguments".into()), once: false });
-    }
+    tools.values_mut().for_each(ToolOut::push_unmatched);
     tools
 }
 

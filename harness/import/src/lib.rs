@@ -13,6 +13,7 @@ pub mod formats;
 pub mod jsonl;
 pub mod output;
 pub mod presets;
+pub mod recorded_calls;
 pub mod report;
 pub mod session;
 pub mod vcr;

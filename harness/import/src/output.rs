@@ -73,6 +73,32 @@ pub struct ToolOut {
     pub results: Vec<ResultOut>,
 }
 
+impl ToolOut {
+    /// Adds the recorded answer to one call: matched by its exact
+    /// arguments and used once, so a repeated call gets the next recorded
+    /// answer. `result` is the output or error text (`true`: an error);
+    /// `None` when nothing answered the call. Arguments that are not a JSON
+    /// object cannot be matched, and add nothing.
+    pub fn push_recorded(&mut self, arguments: &serde_json::Value, result: Option<(String, bool)>) {
+        let serde_json::Value::Object(arguments) = arguments else { return };
+        let (output, error) = match result {
+            Some((text, false)) => (Some(text), None),
+            Some((text, true)) => (None, Some(text)),
+            None => (None, Some(NO_RESULT.to_owned())),
+        };
+        self.results.push(ResultOut { when: Some(arguments.clone()), output, error, once: true });
+    }
+
+    /// Closes the fixture list: a call that matches no recorded answer gets
+    /// an error, not a made-up result.
+    pub fn push_unmatched(&mut self) {
+        self.results.push(ResultOut { when: None, output: None, error: Some("no recorded result matches these arguments".into()), once: false });
+    }
+}
+
+/// The error of a call that the session never answered.
+const NO_RESULT: &str = "no result was recorded for this call (the session ended or was interrupted)";
+
 /// One fixture answer.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ResultOut {

@@ -1,16 +1,19 @@
 //! The scenario skeleton of a captured session: the tools from the first
 //! request's declarations, the task from its first user message, the system
-//! prompt from the request. `reloop record`, `serve --capture` and the
-//! cassette import write it beside the recording they produce; any of the
-//! three APIs' request bodies is read.
+//! prompt from the request, the tools' fixtures from the recorded results.
+//! `reloop record`, `serve --capture` and the cassette import write it
+//! beside the recording they produce; any of the three APIs' request bodies
+//! is read.
 
 use std::collections::BTreeMap;
 
+use reloop_mock::recording::Recording;
 use serde_json::Value;
 
 use crate::formats::{content_text, str_at};
-use crate::output::{LoopOut, ResultOut, ScenarioFile, ToolOut};
+use crate::output::{LoopOut, ScenarioFile, ToolOut};
 use crate::presets::PresetTool;
+use crate::recorded_calls::recorded_calls;
 
 /// What a request tells about its session.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -48,20 +51,35 @@ pub fn skeleton_of_request(path: &str, body: &Value) -> Skeleton {
     Skeleton { wire, model, system, task, tools }
 }
 
-/// A scenario for `skeleton` replaying `recording` (relative to the scenario).
-/// Each tool answers every call with an error until fixtures are added.
-pub fn skeleton_scenario(skeleton: &Skeleton, name: &str, recording: &str, exchanges: usize) -> ScenarioFile {
-    let tools: BTreeMap<String, ToolOut> = skeleton
+/// A scenario for `skeleton` replaying `recording`, written as
+/// `recording_file` (relative to the scenario). Each tool answers the
+/// recorded calls with the recorded results (by exact arguments, in order;
+/// `recorded_calls`), and any other call with an error. A tool the model
+/// called without the first request declaring it gets a permissive
+/// declaration.
+pub fn skeleton_scenario(skeleton: &Skeleton, name: &str, recording_file: &str, recording: &Recording) -> ScenarioFile {
+    let mut tools: BTreeMap<String, ToolOut> = skeleton
         .tools
         .iter()
         .map(|tool| {
-            let results = vec![ResultOut { when: None, output: None, error: Some("no fixture recorded for this tool yet".into()), once: false }];
-            (tool.name.clone(), ToolOut { description: tool.description.clone(), parameters: tool.parameters.clone(), parallel_safe: false, risk: None, results })
+            let out = ToolOut { description: tool.description.clone(), parameters: tool.parameters.clone(), parallel_safe: false, risk: None, results: Vec::new() };
+            (tool.name.clone(), out)
         })
         .collect();
+    for call in recorded_calls(recording) {
+        let tool = tools.entry(call.name.clone()).or_insert_with(|| ToolOut {
+            description: format!("{} (declaration generated from the recorded calls)", call.name),
+            parameters: serde_json::json!({ "type": "object" }),
+            parallel_safe: false,
+            risk: None,
+            results: Vec::new(),
+        });
+        tool.push_recorded(&call.arguments, call.result);
+    }
+    tools.values_mut().for_each(ToolOut::push_unmatched);
     ScenarioFile {
         name: name.to_owned(),
-        description: "Skeleton written from a captured session: add tool fixtures and expectations.".into(),
+        description: "Skeleton written from a captured session: tools answer with the recorded results; add expectations.".into(),
         wire: skeleton.wire,
         model: skeleton.model.clone().unwrap_or_else(|| "gpt-4o".into()),
         context_window: 200_000,
@@ -69,8 +87,8 @@ pub fn skeleton_scenario(skeleton: &Skeleton, name: &str, recording: &str, excha
         workspace_root: None,
         system: skeleton.system.clone(),
         task: skeleton.task.clone(),
-        recording: recording.to_owned(),
-        loop_settings: LoopOut { step_budget: exchanges as u64 + 1 },
+        recording: recording_file.to_owned(),
+        loop_settings: LoopOut { step_budget: recording.exchanges.len() as u64 + 1 },
         tools,
         follow_ups: Vec::new(),
         steering: Vec::new(),
@@ -121,11 +139,31 @@ mod tests {
             assert_eq!((skeleton.wire, skeleton.system.as_str(), skeleton.task.as_str()), (wire, "S", "T"), "{path}");
             assert_eq!(skeleton.tools[0].name, "read");
             assert_eq!(skeleton.tools[0].parameters, json!({"type": "object"}));
-            let scenario = skeleton_scenario(&skeleton, "n", "n.recording.yaml", 2);
-            assert_eq!(scenario.loop_settings.step_budget, 3);
+            let scenario = skeleton_scenario(&skeleton, "n", "n.recording.yaml", &Recording::default());
+            assert_eq!(scenario.loop_settings.step_budget, 1);
             assert!(scenario.tools["read"].results[0].error.is_some());
         }
         let plain = skeleton_of_request("/v1/responses", &json!({"input": "just text"}));
         assert_eq!(plain.task, "just text");
+    }
+
+    #[test]
+    fn tools_answer_the_recorded_calls_with_the_recorded_results() {
+        let recording: Recording = serde_json::from_value(json!({ "format": "reloop.recording/v2", "exchanges": [
+            { "parts": [{ "type": "tool_call", "id": "c1", "name": "read", "arguments": { "path": "a" } },
+                        { "type": "tool_call", "id": "c2", "name": "grep", "arguments": { "q": "x" } }] },
+            { "parts": [{ "type": "text", "text": "done" }], "request": { "path": "/v1/chat/completions", "body": { "model": "m", "messages": [
+                { "role": "tool", "tool_call_id": "c1", "content": "alpha" }, { "role": "tool", "tool_call_id": "c2", "content": "x:1" } ] } } },
+        ] }))
+        .unwrap();
+        let declared = json!({ "tools": [{ "type": "function", "function": { "name": "read", "parameters": { "type": "object" } } }] });
+        let scenario = skeleton_scenario(&skeleton_of_request("/v1/chat/completions", &declared), "n", "n.recording.yaml", &recording);
+        assert_eq!(scenario.loop_settings.step_budget, 3);
+        let read = &scenario.tools["read"].results;
+        assert_eq!((read[0].when.as_ref().unwrap()["path"].as_str(), read[0].output.as_deref(), read[0].once), (Some("a"), Some("alpha"), true));
+        assert!(read[1].when.is_none() && read[1].error.is_some(), "any other call gets an error");
+        let grep = &scenario.tools["grep"];
+        assert!(grep.description.contains("generated"), "an undeclared tool gets a declaration");
+        assert_eq!(grep.results[0].output.as_deref(), Some("x:1"));
     }
 }

@@ -27,7 +27,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 pub use rounds::Rounds;
-pub use view::{ContextView, ViewItem};
+pub use view::{ContextView, ShownItem, ViewItem};
 
 use crate::message::Message;
 

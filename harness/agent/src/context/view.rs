@@ -33,6 +33,18 @@ pub enum ViewItem {
     Note(String),
 }
 
+/// An item as the provider sees it, for reports that price a compaction
+/// with the server's counts: a transcript message shown whole is named by
+/// its index (the transcript has its text), anything rewritten (a masked
+/// result, a note) is carried as the message shown.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ShownItem {
+    /// The transcript message at this index, shown whole.
+    Transcript(usize),
+    /// A message the view shows in place of transcript messages.
+    Rewritten(Message),
+}
+
 /// What the provider sees, as edits over the transcript.
 #[derive(Debug, Clone, Default)]
 pub struct ContextView {
@@ -144,6 +156,22 @@ impl ContextView {
         newly
     }
 
+    /// Whether the transcript message at `index` is in the view.
+    pub fn shows(&self, index: usize) -> bool {
+        self.figures.position.get(index).is_some_and(Option::is_some)
+    }
+
+    /// `item` as the provider would see it in this view.
+    pub fn shown(&self, item: &ViewItem, transcript: &[Message]) -> ShownItem {
+        match item {
+            ViewItem::Note(text) => ShownItem::Rewritten(Message::user(text.clone())),
+            ViewItem::Message(index) => match self.masked.get(index).and_then(|p| masked_result(&transcript[*index], p)) {
+                Some(masked) => ShownItem::Rewritten(masked),
+                None => ShownItem::Transcript(*index),
+            },
+        }
+    }
+
     /// Whether the tool result at `index` is masked.
     pub fn is_masked(&self, index: usize) -> bool {
         self.masked.contains_key(&index)
@@ -171,14 +199,10 @@ impl ContextView {
     /// The text tokens and the [`message_hash`] of `item` as the view
     /// would show it.
     fn shown_figures(&self, item: &ViewItem, transcript: &[Message]) -> (f64, u64) {
-        let shown = match item {
-            ViewItem::Message(index) => match self.masked.get(index) {
-                Some(placeholder) => masked_result(&transcript[*index], placeholder),
-                None => return self.figures.message[*index],
-            },
-            ViewItem::Note(text) => Some(Message::user(text.clone())),
-        };
-        shown.map_or((0.0, 0), |message| (message_text_tokens(&message), message_hash(&message)))
+        match self.shown(item, transcript) {
+            ShownItem::Transcript(index) => self.figures.message[index],
+            ShownItem::Rewritten(message) => (message_text_tokens(&message), message_hash(&message)),
+        }
     }
 
     /// The estimated text tokens of everything the view shows, unrounded
@@ -245,12 +269,9 @@ impl ContextView {
     pub fn render_range(&self, transcript: &[Message], range: Range<usize>) -> Vec<Message> {
         self.items[range]
             .iter()
-            .map(|item| match item {
-                ViewItem::Note(text) => Message::user(text.clone()),
-                ViewItem::Message(index) => match self.masked.get(index).and_then(|p| masked_result(&transcript[*index], p)) {
-                    Some(masked) => masked,
-                    None => transcript[*index].clone(),
-                },
+            .map(|item| match self.shown(item, transcript) {
+                ShownItem::Transcript(index) => transcript[index].clone(),
+                ShownItem::Rewritten(message) => message,
             })
             .collect()
     }

@@ -57,7 +57,7 @@ impl AgentLoop<'_> {
             match self.call_with_retries(state, &meta, &request, purpose).await {
                 Ok(turn) => break turn,
                 Err(LlmError::ContextWindowExceeded { .. })
-                    if !reacted && self.compact_reactive(state, &prepared.system, &prepared.tools).await =>
+                    if !reacted && self.compact_reactive(state).await =>
                 {
                     reacted = true;
                     self.render(state, prepared);

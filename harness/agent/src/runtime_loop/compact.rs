@@ -1,21 +1,24 @@
-//! Carrying out the strategy's edits: measuring each, asking the model for
-//! summaries (with the mechanical fallback), and the circuit breaker that
-//! stops asking after repeated failures (Roku's
+//! Carrying out the strategy's edits: reporting each with the loop's own
+//! estimates and the [`ViewChange`] a report prices with the server's counts,
+//! asking the model for summaries (with the mechanical fallback), and the
+//! circuit breaker that stops asking after repeated failures (Roku's
 //! `MAX_CONSECUTIVE_AUTOCOMPACT_FAILURES`).
 
+use std::collections::BTreeSet;
+use std::ops::Range;
 use std::time::Duration;
 
 use super::AgentLoop;
 use crate::cache_break::prefix_hashes;
 use crate::clock::with_timeout;
 use crate::config::LoopSettings;
-use crate::context::{ContextView, Edit, StrategyContext, ViewItem, notes};
+use crate::context::{ContextView, Edit, ShownItem, StrategyContext, ViewItem, notes};
 use crate::estimate::{Calibration, estimate_prompt};
-use crate::event::LoopEvent;
+use crate::event::{LoopEvent, ViewChange};
 use crate::message::Message;
 use crate::state::{CallPurpose, LoopState};
 use crate::tool_schema::FrozenToolSchema;
-use crate::client::{LlmRequest, to_prompt};
+use crate::client::LlmRequest;
 
 /// Consecutive failed summaries that trip the breaker.
 pub const MAX_CONSECUTIVE_COMPACT_FAILURES: u32 = 3;
@@ -47,65 +50,57 @@ impl CircuitBreaker {
 
 impl AgentLoop<'_> {
     /// Applies the strategy's planned edits until it has none.
-    pub(super) async fn compact_planned(&mut self, state: &mut LoopState, system: &str, tools: &FrozenToolSchema) {
+    pub(super) async fn compact_planned(&mut self, state: &mut LoopState) {
         for _ in 0..MAX_EDITS_PER_STEP {
             let raw = self.raw_estimate();
             let context = strategy_context(&self.view, &self.deps.settings, &self.calibration, state, raw);
             let Some(edit) = self.strategy.plan(&context) else { return };
-            self.apply(state, edit, system, tools).await;
+            self.apply(state, edit).await;
         }
     }
 
     /// Applies the strategy's reactive edit (Layer 4); `false` when it had none.
-    pub(super) async fn compact_reactive(&mut self, state: &mut LoopState, system: &str, tools: &FrozenToolSchema) -> bool {
-        let tokens_before = self.measure(state, system, tools);
-        self.emit(state, LoopEvent::ReactiveCompactTriggered { strategy: self.strategy.name(), tokens_before });
+    pub(super) async fn compact_reactive(&mut self, state: &mut LoopState) -> bool {
+        let (tokens_before, change) = (self.raw_estimate(), self.view_change(state));
+        self.emit(state, LoopEvent::ReactiveCompactTriggered { strategy: self.strategy.name(), tokens_before, change });
         let raw = self.raw_estimate();
         let context = strategy_context(&self.view, &self.deps.settings, &self.calibration, state, raw);
         let Some(edit) = self.strategy.plan_reactive(&context) else { return false };
-        self.apply(state, edit, system, tools).await;
+        self.apply(state, edit).await;
         true
     }
 
-    /// Request tokens of the view as it stands: the reference count when a
-    /// meter is given, else the loop's estimate.
-    fn measure(&self, state: &LoopState, system: &str, tools: &FrozenToolSchema) -> u64 {
-        match self.deps.meter {
-            Some(meter) => {
-                let messages = self.view.render(&state.transcript);
-                let request = LlmRequest { system, messages: &messages, tools, forbid_tools: false, max_output_tokens: self.deps.settings.max_output_tokens, stream: true };
-                meter.count(&to_prompt(self.deps.client.model(), &request))
-            }
-            None => self.raw_estimate(),
-        }
-    }
-
-    async fn apply(&mut self, state: &mut LoopState, edit: Edit, system: &str, tools: &FrozenToolSchema) {
+    /// Carries out `edit` and reports it with the loop's estimates before
+    /// and after, and the [`ViewChange`] a report prices them from.
+    async fn apply(&mut self, state: &mut LoopState, edit: Edit) {
         let strategy = self.strategy.name();
-        let tokens_before = self.measure(state, system, tools);
+        let tokens_before = self.raw_estimate();
+        let mut change = self.view_change(state);
         let event = match edit {
             Edit::Mask { layer, results } => {
+                let newly: BTreeSet<usize> =
+                    results.iter().map(|(index, _)| *index).filter(|&i| self.view.shows(i) && !self.view.is_masked(i)).collect();
+                change.removed = self.shown(state, newly.iter().map(|&i| ViewItem::Message(i)));
                 let cleared = self.view.mask_all(&state.transcript, &results);
-                let tokens_after = self.measure(state, system, tools);
+                change.added = self.shown(state, newly.iter().map(|&i| ViewItem::Message(i)));
+                let tokens_after = self.raw_estimate();
                 if layer == 0 {
-                    LoopEvent::MicrocompactRan { strategy, cleared, tokens_before, tokens_after }
+                    LoopEvent::MicrocompactRan { strategy, cleared, tokens_before, tokens_after, change }
                 } else {
-                    LoopEvent::CompactComplete { strategy, layer, tokens_before, tokens_after, used_fallback: false }
+                    LoopEvent::CompactComplete { strategy, layer, tokens_before, tokens_after, used_fallback: false, change }
                 }
             }
             Edit::Collapse { rounds } => {
                 for range in rounds.iter().rev() {
                     let messages = self.view.render_range(&state.transcript, range.clone());
-                    self.view.replace(range.clone(), vec![ViewItem::Note(notes::collapsed_round(&messages))], &state.transcript);
+                    self.replace(state, range.clone(), vec![ViewItem::Note(notes::collapsed_round(&messages))], &mut change);
                 }
-                let tokens_after = self.measure(state, system, tools);
-                LoopEvent::MidCompactLayer1Ran { strategy, rounds: rounds.len(), tokens_before, tokens_after }
+                LoopEvent::MidCompactLayer1Ran { strategy, rounds: rounds.len(), tokens_before, tokens_after: self.raw_estimate(), change }
             }
             Edit::Memory { range } => {
                 let messages = self.view.render_range(&state.transcript, range.clone());
-                self.view.replace(range, vec![ViewItem::Note(notes::session_memory(&messages))], &state.transcript);
-                let tokens_after = self.measure(state, system, tools);
-                LoopEvent::MidCompactLayer2Ran { strategy, messages: messages.len(), tokens_before, tokens_after }
+                self.replace(state, range, vec![ViewItem::Note(notes::session_memory(&messages))], &mut change);
+                LoopEvent::MidCompactLayer2Ran { strategy, messages: messages.len(), tokens_before, tokens_after: self.raw_estimate(), change }
             }
             Edit::Summarize { layer, range, keep_users } => {
                 let estimated_tokens = self.calibration.apply(self.raw_estimate());
@@ -117,12 +112,28 @@ impl AgentLoop<'_> {
                 let note = summary.map_or_else(|| notes::session_memory(&messages), |s| notes::summary_note(&s));
                 let mut replacement: Vec<ViewItem> = keep_users.into_iter().map(ViewItem::Message).collect();
                 replacement.push(ViewItem::Note(note));
-                self.view.replace(range, replacement, &state.transcript);
-                let tokens_after = self.measure(state, system, tools);
-                LoopEvent::CompactComplete { strategy, layer, tokens_before, tokens_after, used_fallback }
+                self.replace(state, range, replacement, &mut change);
+                LoopEvent::CompactComplete { strategy, layer, tokens_before, tokens_after: self.raw_estimate(), used_fallback, change }
             }
         };
         self.emit(state, event);
+    }
+
+    /// Replaces the view's items `range` by `replacement`, noting both in `change`.
+    fn replace(&mut self, state: &LoopState, range: Range<usize>, replacement: Vec<ViewItem>, change: &mut ViewChange) {
+        change.removed.extend(self.shown(state, self.view.items()[range.clone()].iter().cloned()));
+        change.added.extend(self.shown(state, replacement.iter().cloned()));
+        self.view.replace(range, replacement, &state.transcript);
+    }
+
+    /// `items` as the view shows them now.
+    fn shown(&self, state: &LoopState, items: impl IntoIterator<Item = ViewItem>) -> Vec<ShownItem> {
+        items.into_iter().map(|item| self.view.shown(&item, &state.transcript)).collect()
+    }
+
+    /// A change, yet empty, of the view as it stands after the calls made so far.
+    fn view_change(&self, state: &LoopState) -> ViewChange {
+        ViewChange { sub_agent: None, calls_before: state.calls.len(), transcript_len: self.view.synced(), removed: Vec::new(), added: Vec::new() }
     }
 
     /// Asks the model to summarize `messages` through the same provider;

@@ -42,7 +42,6 @@ impl AgentLoop<'_> {
                     approvals: &mut *self.deps.approvals,
                     clock: self.deps.clock.clone(),
                     events,
-                    meter: self.deps.meter,
                 });
                 child.depth = 1;
                 let timeout = Duration::from_secs(settings.timeout_secs);
@@ -50,6 +49,9 @@ impl AgentLoop<'_> {
             };
             while let Ok(mut event) = received.try_recv() {
                 event.step = state.step_index;
+                if let Some(change) = event.event.view_change_mut() {
+                    change.sub_agent = Some(state.sub_agents.len());
+                }
                 let _ = self.deps.events.send(event);
             }
             let output = if finished { child_result(&child_state, settings.result_max_chars) } else { timeout_result(settings.timeout_secs) };

@@ -80,16 +80,6 @@ pub struct LoopDeps<'a> {
     pub clock: SharedClock,
     /// Where events go.
     pub events: LoopEventSender,
-    /// Counts request tokens for compaction reports with a reference
-    /// tokenizer; without one the loop reports its own estimates.
-    pub meter: Option<&'a dyn TokenMeter>,
-}
-
-/// A reference token counter for reports (never for decisions: the loop
-/// decides on its own estimates, as a real agent must).
-pub trait TokenMeter: Send + Sync {
-    /// Prompt tokens of `prompt`.
-    fn count(&self, prompt: &reloop_wire::Prompt) -> u64;
 }
 
 /// One run of the agent loop.

@@ -51,7 +51,7 @@ impl AgentLoop<'_> {
             self.system_estimate = (system_index, text_tokens(&system));
         }
         self.view.sync(&state.transcript);
-        self.compact_planned(state, &system, &tools).await;
+        self.compact_planned(state).await;
 
         let mut prepared = Prepared {
             system,

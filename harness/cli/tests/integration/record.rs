@@ -131,4 +131,8 @@ fn captured_sessions_run_again_without_edits() {
     let table = stdout(&output);
     assert_eq!(output.status.code(), Some(0), "{table}\n{}", String::from_utf8_lossy(&output.stderr));
     assert!(table.contains("upstream.cap") && !table.contains("divergence"), "{table}");
+    let skeleton = std::fs::read_to_string(&scenario).unwrap();
+    assert!(skeleton.contains("output: rain"), "the tool answers with the recorded result:\n{skeleton}");
+    let runs = crate::tables::read_rows(&dir.path().join("report/runs.parquet"));
+    assert_eq!(runs[0]["tool_errors"], "0", "the loop saw the recorded result, not a missing fixture");
 }

@@ -144,3 +144,30 @@ fn opencode_prunes_beyond_its_protected_tokens() {
     let strict = run("  strategy: opencode", 8, "");
     assert_eq!(strict.metrics.compactions, [0; 5], "default protection: nothing to prune in a short session");
 }
+
+/// The main request of `step` (summaries aside): its server count.
+fn sent_at(report: &RunReport, step: u64) -> Option<u64> {
+    report.steps.iter().find(|s| s.step == step && s.purpose != "compaction").and_then(|s| s.input_tokens)
+}
+
+#[test]
+fn a_compactions_figures_are_the_server_counts_of_the_requests_around_it() {
+    // The first mask: before it, the view is what a run without compaction
+    // sends at that step; after it, what this run sends.
+    let masked = run("  strategy: masking\n  strategies: { masking: { keep: 3 } }", 8, "");
+    let plain = run("  strategy: none", 8, "");
+    let first = masked.events.iter().find(|e| e.kind == "microcompact_ran").unwrap();
+    let same_step: Vec<_> = masked.events.iter().filter(|e| e.step == first.step && e.tokens_after.is_some()).collect();
+    assert_eq!(first.tokens_before, sent_at(&plain, first.step));
+    assert_eq!(same_step.last().unwrap().tokens_after, sent_at(&masked, first.step));
+    assert!(first.tokens_after < first.tokens_before);
+
+    // Reactive: before is the request the server rejected, after its retry.
+    let reactive = run("  strategy: roku\nfaults:\n  - { exchange: 6, context_length_exceeded: true }", 8, SUMMARY);
+    let rejected = reactive.steps.iter().find(|s| s.server_result.as_deref() == Some("fault:context_length_exceeded")).unwrap();
+    let retry = reactive.steps.iter().find(|s| s.call_index > rejected.call_index && s.purpose != "compaction").unwrap();
+    let triggered = reactive.events.iter().find(|e| e.kind == "reactive_compact_triggered").unwrap();
+    assert!(triggered.payload.contains(&format!("\"tokens_before\":{}}}", rejected.input_tokens.unwrap())), "{}", triggered.payload);
+    let complete = reactive.events.iter().find(|e| e.kind == "compact_complete" && e.layer == Some(4)).unwrap();
+    assert_eq!((complete.tokens_before, complete.tokens_after), (rejected.input_tokens, retry.input_tokens));
+}

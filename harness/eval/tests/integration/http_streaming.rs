@@ -125,7 +125,6 @@ async fn the_loop_streams_from_the_server_over_loopback() {
         approvals: &mut AutoApprove,
         clock,
         events,
-        meter: None,
     })
     .run("do nothing")
     .await;

@@ -45,3 +45,25 @@ fn a_sub_agent_cannot_start_another() {
     let report = run_inline(scenario, exchanges);
     assert_eq!(report.outcome, Outcome::FinalAnswer, "{:?} {:?}", report.failed_expectations, report.metrics.first_divergence);
 }
+
+#[test]
+fn a_sub_agents_compactions_are_priced_from_its_own_requests() {
+    let body = "pub fn check(v: &[u32]) -> bool { v.windows(2).all(|w| w[0] <= w[1]) }\n".repeat(28);
+    let scenario = format!(
+        "loop: {{ sub_agent: {{ enabled: true }}, strategy: masking, strategies: {{ masking: {{ keep: 1 }} }} }}\n\
+         tools:\n  read_file:\n    description: read\n    results: [ {{ output: {body:?} }} ]\n"
+    );
+    let reads: String =
+        (0..4).map(|i| format!("  - {{ sub_agent: true, tool_calls: [ {{ name: read_file, arguments: {{ path: src/m{i}.rs }} }} ] }}\n")).collect();
+    let exchanges = format!(
+        "  - tool_calls: [ {{ name: Agent, arguments: {{ prompt: read them all }} }} ]\n{reads}  - {{ sub_agent: true, text: all consistent }}\n  - text: done\n"
+    );
+    let report = run_inline(&scenario, &exchanges);
+    assert_eq!(report.outcome, Outcome::FinalAnswer, "{:?} {:?}", report.failed_expectations, report.metrics.first_divergence);
+    // Before the child's first mask its view is its whole transcript: the
+    // call that follows, uncompacted; after it, that call as sent.
+    let first = report.events.iter().find(|e| e.kind == "microcompact_ran").expect("the child masks");
+    let masked_call = report.steps.iter().find(|s| s.input_tokens != s.input_tokens_uncompacted).unwrap();
+    assert_eq!(masked_call.agent_depth, 1);
+    assert_eq!((first.tokens_before, first.tokens_after), (masked_call.input_tokens_uncompacted, masked_call.input_tokens));
+}
