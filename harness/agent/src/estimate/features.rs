@@ -199,6 +199,7 @@ impl Counter {
             // A leading byte of 0xe4 to 0xe9 starts a three-byte character.
             let [lead, second, third] = [bytes[at], bytes[at + 1], bytes[at + 2]];
             let code = u32::from(lead & 0x0f) << 12 | u32::from(second & 0x3f) << 6 | u32::from(third & 0x3f);
+            debug_assert!((HAN_FIRST..=HAN_LAST).contains(&code), "the mask holds Han leading bytes only");
             let bit = (code - HAN_FIRST) as usize;
             self.f.lone_han += (LONE_HAN[bit / 64] >> (bit % 64) & 1) as usize;
         }
