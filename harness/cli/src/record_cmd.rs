@@ -17,7 +17,7 @@ pub fn run(args: RecordArgs) -> anyhow::Result<i32> {
         eprintln!("error: --upstream `{}`: expected an http:// or https:// URL", args.upstream);
         return Ok(exit_code::BAD_INPUT);
     }
-    let mut writer = match CaptureWriter::new(Target::Prefix(args.out.clone()), &args.redact, args.force) {
+    let writer = match CaptureWriter::new(Target::Prefix(args.out.clone()), &args.redact, args.force) {
         Ok(writer) => writer,
         Err(error) => {
             eprintln!("error: {error}");
@@ -32,7 +32,7 @@ pub fn run(args: RecordArgs) -> anyhow::Result<i32> {
         println!("  OpenAI base URL:    http://{}/v1", proxy.addr());
         println!("  Anthropic base URL: http://{}", proxy.addr());
         println!("recording to {}.recording.yaml (and the scenario skeleton {}.yaml); Ctrl-C stops", args.out.display(), args.out.display());
-        record_until_ctrl_c(proxy, observed, &mut writer).await?;
+        record_until_ctrl_c(proxy, observed, writer).await?;
         Ok(exit_code::SUCCESS)
     })
 }
@@ -42,17 +42,17 @@ pub fn run(args: RecordArgs) -> anyhow::Result<i32> {
 /// not hold the exit).
 const GRACE_AFTER_CTRL_C: Duration = Duration::from_secs(2);
 
-/// Writes each observed exchange as it completes, until Ctrl-C; then stops
-/// accepting connections, writes what is queued and what completes within
-/// [`GRACE_AFTER_CTRL_C`], and returns.
-pub async fn record_until_ctrl_c(proxy: RecordProxy, mut observed: mpsc::UnboundedReceiver<Observed>, writer: &mut CaptureWriter) -> anyhow::Result<()> {
+/// Hands each observed exchange to the writer as it completes, until
+/// Ctrl-C; then stops accepting connections, hands over what is queued and
+/// what completes within [`GRACE_AFTER_CTRL_C`], and waits for the writes.
+pub async fn record_until_ctrl_c(proxy: RecordProxy, mut observed: mpsc::UnboundedReceiver<Observed>, writer: CaptureWriter) -> anyhow::Result<()> {
     let ctrl_c = tokio::signal::ctrl_c();
     tokio::pin!(ctrl_c);
     loop {
         tokio::select! {
             next = observed.recv() => match next {
-                Some(exchange) => write(writer, &exchange)?,
-                None => return Ok(()),
+                Some(exchange) => writer.add(exchange),
+                None => return writer.finish(),
             },
             _ = &mut ctrl_c => break,
         }
@@ -61,14 +61,7 @@ pub async fn record_until_ctrl_c(proxy: RecordProxy, mut observed: mpsc::Unbound
     drop(proxy);
     let deadline = tokio::time::Instant::now() + GRACE_AFTER_CTRL_C;
     while let Ok(Some(exchange)) = tokio::time::timeout_at(deadline, observed.recv()).await {
-        write(writer, &exchange)?;
+        writer.add(exchange);
     }
-    Ok(())
-}
-
-fn write(writer: &mut CaptureWriter, exchange: &Observed) -> anyhow::Result<()> {
-    if let Some(line) = writer.add(exchange)? {
-        eprintln!("{line}");
-    }
-    Ok(())
+    writer.finish()
 }

@@ -119,7 +119,7 @@ pub fn run(args: ServeArgs) -> anyhow::Result<i32> {
             println!("JSON log: one file per session in {}", dir.display());
         }
         match captured {
-            Some((proxy, observed, mut writer)) => record_until_ctrl_c(proxy, observed, &mut writer).await?,
+            Some((proxy, observed, writer)) => record_until_ctrl_c(proxy, observed, writer).await?,
             None => tokio::signal::ctrl_c().await?,
         }
         Ok(exit_code::SUCCESS)
