@@ -69,6 +69,9 @@ pub struct RecordArgs {
     /// Port on 127.0.0.1 (0 picks a free one).
     #[arg(long, default_value_t = 0)]
     pub port: u16,
+    /// Overwrite `OUT.recording.yaml` and `OUT.yaml` if they exist (without it, record refuses to start).
+    #[arg(long)]
+    pub force: bool,
     /// Secrets to strip beyond the default ones.
     #[command(flatten)]
     pub redact: RedactArgs,
@@ -333,6 +336,10 @@ pub struct ServeArgs {
     /// skeleton per session in this directory (as `reloop record` does).
     #[arg(long, value_name = "DIR")]
     pub capture: Option<PathBuf>,
+    /// With `--capture`: overwrite the files of an earlier capture in DIR
+    /// (without it, serve refuses to start when DIR holds a `*.yaml` file).
+    #[arg(long, requires = "capture")]
+    pub force: bool,
     /// With `--capture`: secrets to strip beyond the default ones.
     #[command(flatten)]
     pub redact: RedactArgs,

@@ -31,9 +31,17 @@ pub fn api_of(path: &str) -> Option<Format> {
     }
 }
 
-/// The reloop session a path names (`/s/NAME/…`), `None` for the default one.
+/// The reloop session a path names, `None` for the default one: `NAME` for
+/// `/s/NAME/…`, `NAME/r/RUN` for `/s/NAME/r/RUN/…` (each run a fresh replay,
+/// so each its own recording).
 pub fn session_of(path: &str) -> Option<&str> {
-    path.strip_prefix("/s/").and_then(|rest| rest.split('/').next()).filter(|name| !name.is_empty())
+    let rest = path.strip_prefix("/s/")?;
+    let mut segments = rest.split('/');
+    let name = segments.next().filter(|name| !name.is_empty())?;
+    match (segments.next(), segments.next()) {
+        (Some("r"), Some(run)) if !run.is_empty() => Some(&rest[..name.len() + crate::server::RUN_SEPARATOR.len() + run.len()]),
+        _ => Some(name),
+    }
 }
 
 /// The exchange of a model call answered with success, redacted; `None`
@@ -92,5 +100,12 @@ mod tests {
         assert!(exchange_of(&observed("/v1/models", 200), &redaction).unwrap().is_none());
         assert!(exchange_of(&observed("/v1/messages", 429), &redaction).unwrap().is_none());
         assert_eq!((session_of("/s/run.1/v1/messages"), session_of("/v1/messages")), (Some("run.1"), None));
+    }
+
+    #[test]
+    fn each_run_of_a_session_is_its_own_session() {
+        assert_eq!(session_of("/s/a/r/1/v1/messages"), Some("a/r/1"));
+        assert_eq!(session_of("/s/a/r/22/v1/chat/completions?x=1"), Some("a/r/22"));
+        assert_eq!(session_of("/s/a/v1/responses"), Some("a"));
     }
 }
