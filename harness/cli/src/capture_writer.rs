@@ -9,7 +9,7 @@ use std::path::PathBuf;
 
 use reloop_import::{recording_file_name, skeleton_of_request, skeleton_scenario, write_yaml};
 use reloop_mock::Recording;
-use reloop_mock::record::{Observed, Redaction, exchange_of, session_of};
+use reloop_mock::record::{Observed, Redaction, exchange_of, path_shown, session_of};
 
 use crate::app::RedactArgs;
 
@@ -44,7 +44,7 @@ impl CaptureWriter {
         let exchange = match exchange_of(observed, &self.redaction) {
             Ok(Some(exchange)) => exchange,
             Ok(None) => return Ok(None),
-            Err(error) => return Ok(Some(format!("{}: not recorded: {error}", observed.path))),
+            Err(error) => return Ok(Some(format!("{}: not recorded: {error}", path_shown(&observed.path)))),
         };
         let (dir, name) = match &self.target {
             Target::Prefix(prefix) => {
@@ -54,7 +54,11 @@ impl CaptureWriter {
             Target::PerSession(dir) => (dir.clone(), session_of(&observed.path).unwrap_or(reloop_mock::DEFAULT_SESSION).replace(['/', '\\'], "_")),
         };
         let recording = self.recordings.entry(name.clone()).or_insert_with(|| Recording { redacted: self.redaction.describe(), ..Recording::default() });
+        let raw_dropped = exchange.raw.is_none();
         recording.exchanges.push(exchange);
+        if let Some(refused) = refuse_a_match(&self.redaction, recording, raw_dropped) {
+            return Ok(Some(format!("{}: {refused}", path_shown(&observed.path))));
+        }
         if !dir.as_os_str().is_empty() {
             std::fs::create_dir_all(&dir)?;
         }
@@ -63,6 +67,25 @@ impl CaptureWriter {
         let first = recording.exchanges[0].request.as_ref().map(|request| skeleton_of_request(&request.path, &request.body)).unwrap_or_default();
         let scenario = skeleton_scenario(&first, &name, &recording_file_name(&name), recording);
         write_yaml(&dir.join(format!("{name}.yaml")), &scenario)?;
-        Ok(Some(format!("{}: exchange {} recorded to {}", observed.path, recording.exchanges.len(), recording_path.display())))
+        Ok(Some(format!("{}: exchange {} recorded to {}", path_shown(&observed.path), recording.exchanges.len(), recording_path.display())))
     }
+}
+
+/// The last line before the recording with its newest exchange is written:
+/// notes in `redacted:` when that exchange lost its raw bytes (a secret
+/// only its joined parts showed), and takes the exchange back out, saying
+/// so, if a body pattern still matches anywhere in the text to be written.
+fn refuse_a_match(redaction: &Redaction, recording: &mut Recording, raw_dropped: bool) -> Option<String> {
+    let number = recording.exchanges.len();
+    if raw_dropped {
+        recording.redacted.push(format!("raw:exchange-{number}"));
+    }
+    if !redaction.finds(&reloop_eval::recording_file::to_yaml(recording)) {
+        return None;
+    }
+    recording.exchanges.pop();
+    if raw_dropped {
+        recording.redacted.pop();
+    }
+    Some("not recorded: a --redact-body pattern still matched the text to be written".into())
 }
