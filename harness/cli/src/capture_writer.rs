@@ -78,7 +78,7 @@ impl CaptureWriter {
 fn refuse_a_match(redaction: &Redaction, recording: &mut Recording, raw_dropped: bool) -> Option<String> {
     let number = recording.exchanges.len();
     if raw_dropped {
-        recording.redacted.push(format!("raw:exchange-{number}"));
+        recording.redacted.push(Redaction::raw_dropped(number));
     }
     if !redaction.finds(&reloop_eval::recording_file::to_yaml(recording)) {
         return None;

@@ -36,24 +36,13 @@ pub fn session_of(path: &str) -> Option<&str> {
     path.strip_prefix("/s/").and_then(|rest| rest.split('/').next()).filter(|name| !name.is_empty())
 }
 
-/// The exchange of a model call answered with success, redacted; `None`
-/// for other requests (model lists, token counts) and error answers. Its
-/// `raw` is `None` when a body pattern matched the joined parts
-/// ([`Redaction::exchange`]) or the output of a stream: a stream cuts its
-/// output into deltas that patterns run per event cannot see whole, so its
-/// bytes cannot be redacted faithfully.
+/// The exchange of a model call answered with success, redacted
+/// ([`redacted_exchange`]); `None` for other requests (model lists, token
+/// counts) and error answers.
 pub fn exchange_of(observed: &Observed, redaction: &Redaction) -> Result<Option<Exchange>, FromWireError> {
     let Some(api) = api_of(&observed.path).filter(|_| (200..300).contains(&observed.status)) else { return Ok(None) };
-    let body = redaction.bytes(&observed.response_body);
-    let headers = redaction.headers(&observed.response_headers);
-    let exchange = exchange_from_wire(api, WireResponse { status: observed.status, headers: &headers, body: &body }, &body)?;
-    let mut exchange = redaction.exchange(exchange);
-    if exchange.raw.as_ref().is_some_and(|raw| !raw.events.is_empty()) && redaction.redacts_bodies() {
-        let original = WireResponse { status: observed.status, headers: &headers, body: &observed.response_body };
-        if redaction.finds_in_parts(&exchange_from_wire(api, original, &observed.response_body)?) {
-            exchange.raw = None;
-        }
-    }
+    let response = WireResponse { status: observed.status, headers: &observed.response_headers, body: &observed.response_body };
+    let mut exchange = redacted_exchange(api, response, &observed.response_body, redaction)?;
     let request_body = redaction.text(&String::from_utf8_lossy(&observed.request_body));
     let request_headers: BTreeMap<String, String> = observed
         .request_headers
@@ -65,6 +54,27 @@ pub fn exchange_of(observed: &Observed, redaction: &Redaction) -> Result<Option<
     let body = serde_json::from_str(&request_body).unwrap_or(Value::String(request_body));
     exchange.request = Some(RecordedRequest { path, headers: request_headers, body });
     Ok(Some(exchange))
+}
+
+/// The exchange of `response` (an answer of `api`, `decoded` its body
+/// after any `Content-Encoding`) with the stripped headers gone and every
+/// body-pattern match redacted, in the bytes and in the parts joined from
+/// them ([`Redaction::exchange`]). Its `raw` is `None` when the bytes
+/// cannot be redacted faithfully: an encoded body that matched, or a
+/// stream whose output matched (a stream cuts its output into deltas that
+/// patterns run per event cannot see whole).
+pub fn redacted_exchange(api: Format, response: WireResponse<'_>, decoded: &[u8], redaction: &Redaction) -> Result<Exchange, FromWireError> {
+    let headers = redaction.headers(response.headers);
+    let redacted = redaction.bytes(decoded);
+    let encoded = response.body != decoded;
+    let sent = WireResponse { status: response.status, headers: &headers, body: if encoded { response.body } else { &redacted } };
+    let mut exchange = redaction.exchange(exchange_from_wire(api, sent, &redacted)?);
+    let streamed = exchange.raw.as_ref().is_some_and(|raw| !raw.events.is_empty());
+    let unfaithful = (encoded && redacted != decoded) || (streamed && redaction.redacts_bodies() && redaction.finds_in_parts(&exchange_from_wire(api, WireResponse { headers: &headers, ..response }, decoded)?));
+    if unfaithful {
+        exchange.raw = None;
+    }
+    Ok(exchange)
 }
 
 #[cfg(test)]

@@ -10,7 +10,7 @@ pub mod proxy;
 pub mod redact;
 pub mod shown;
 
-pub use capture::{exchange_of, session_of};
+pub use capture::{exchange_of, redacted_exchange, session_of};
 pub use proxy::{Observed, RecordProxy};
 pub use redact::Redaction;
 pub use shown::{path_shown, url_shown};

@@ -119,6 +119,12 @@ impl Redaction {
         }
     }
 
+    /// What a recording lists under `redacted:` for its exchange `number`
+    /// (from 1) that lost its raw bytes to a secret ([`Self::exchange`]).
+    pub fn raw_dropped(number: usize) -> String {
+        format!("raw:exchange-{number}")
+    }
+
     /// What a recording lists under `redacted:`: `header:NAME` per header,
     /// `body:#N:HASH` per pattern (its position and a short hash: a pattern
     /// may be a literal key, so its text is never written).
