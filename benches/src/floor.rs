@@ -84,7 +84,9 @@ async fn conversation(steps: u32, output: &str) -> u32 {
     // reqwest's rustls has no provider of its own and panics without one;
     // the same ring provider reloop installs (an installed one is kept).
     let _ = rustls::crypto::ring::default_provider().install_default();
-    let client = reqwest::Client::new();
+    // No TLS roots, as reloop's client for a plain-http endpoint: loading
+    // the system's certificates is no part of replaying over loopback.
+    let client = reqwest::Client::builder().tls_certs_only([]).build().expect("a client builds");
     let tools = vec![json!({ "type": "function", "function": { "name": TOOL, "description": "Read a file", "parameters": { "type": "object" } } })];
     let mut request = ChatRequest {
         model: "gpt-4o".to_owned(),

@@ -321,7 +321,7 @@ async fn models(headers: HeaderMap) -> Response {
 /// automatic caching, or the Anthropic request's own breakpoints.
 fn parse(format: Format, body: &[u8]) -> Result<(Prompt, Caching), serde_json::Error> {
     Ok(match format {
-        Format::OpenaiChat => (serde_json::from_slice::<ChatRequest>(body)?.to_prompt(), Caching::Automatic),
+        Format::OpenaiChat => (serde_json::from_slice::<ChatRequest>(body)?.into_prompt(), Caching::Automatic),
         Format::OpenaiResponses => (serde_json::from_slice::<ResponsesRequest>(body)?.to_prompt(), Caching::Automatic),
         Format::Anthropic => {
             let request = serde_json::from_slice::<MessagesRequest>(body)?;

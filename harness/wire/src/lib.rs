@@ -37,6 +37,7 @@ mod nullable;
 mod tagged;
 #[cfg(test)]
 mod testing;
+mod text_or_list;
 
 pub use delta::{StreamDecoder, StreamDelta};
 pub use error::WireError;

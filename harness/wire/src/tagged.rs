@@ -113,10 +113,24 @@ mod tests {
             "{error}"
         );
 
+        // `type` after the payload reads the same; errors name the tag wherever it is.
+        let late: Shape = serde_json::from_str(r#"{"x": 1, "label": "a", "type": "point"}"#).unwrap();
+        assert_eq!(late, parsed);
+        for wrong in [r#"{"x": "1", "type": "point"}"#, r#"{"type": "point", "x": "1"}"#] {
+            let error = serde_json::from_str::<Shape>(wrong).unwrap_err();
+            assert!(error.to_string().starts_with("point: invalid type"), "{error}");
+        }
+        // A truncated object is a syntax error, not the tag's (reports quote it).
+        let error = serde_json::from_str::<Shape>(r#"{"type": "point", "x": "1"#).unwrap_err();
+        assert!(error.to_string().starts_with("EOF while parsing"), "{error}");
+
         for other in [
             json!({"type": "circle", "r": 2}),
+            json!({"r": 2, "type": "circle"}),
+            json!({"type": 5, "x": 1}),
             json!({"x": 1}),
             json!([1]),
+            json!(null),
         ] {
             let parsed: Shape = serde_json::from_value(other.clone()).unwrap();
             assert_eq!(parsed, Shape::Other(other.clone()));

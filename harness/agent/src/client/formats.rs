@@ -19,14 +19,15 @@ pub const ANTHROPIC_VERSION: &str = "2023-06-01";
 /// The serialized request body of `prompt` (whose own tools are not
 /// rendered) declaring the frozen `tools`: their bytes are spliced in as the
 /// body's last member, never serialized again. Anthropic's body carries the
-/// cache breakpoints; the tools' own is in the frozen bytes.
-pub(super) fn body(format: Format, prompt: &Prompt, tools: &FrozenToolSchema, cache: &CacheBreakpointSettings) -> Result<Vec<u8>, LlmError> {
+/// cache breakpoints; the tools' own is in the frozen bytes. The prompt is
+/// moved into the Chat Completions request, whose texts are not copied.
+pub(super) fn body(format: Format, prompt: Prompt, tools: &FrozenToolSchema, cache: &CacheBreakpointSettings) -> Result<Vec<u8>, LlmError> {
     let json = match format {
-        Format::OpenaiChat => serde_json::to_vec(&ChatRequest::from_prompt(prompt)),
-        Format::OpenaiResponses => serde_json::to_vec(&ResponsesRequest::from_prompt(prompt)),
+        Format::OpenaiChat => serde_json::to_vec(&ChatRequest::from_owned_prompt(prompt)),
+        Format::OpenaiResponses => serde_json::to_vec(&ResponsesRequest::from_prompt(&prompt)),
         Format::Anthropic => {
-            let mut request = MessagesRequest::from_prompt(prompt);
-            request.place_cache_breakpoints(&cache.breakpoints(prompt));
+            let mut request = MessagesRequest::from_prompt(&prompt);
+            request.place_cache_breakpoints(&cache.breakpoints(&prompt));
             serde_json::to_vec(&request)
         }
     };
@@ -132,8 +133,8 @@ mod tests {
         let without_tools = Prompt { tools: Vec::new(), ..full.clone() };
         for format in Format::ALL {
             let frozen = FrozenToolSchema::freeze(vec![spec.clone()], format, &cache);
-            let spliced = body(format, &without_tools, &frozen, &cache).unwrap();
-            let whole = body(format, &full, &FrozenToolSchema::none(), &cache).unwrap();
+            let spliced = body(format, without_tools.clone(), &frozen, &cache).unwrap();
+            let whole = body(format, full.clone(), &FrozenToolSchema::none(), &cache).unwrap();
             let tail = [&b",\"tools\":"[..], frozen.wire_json(), b"}"].concat();
             assert!(spliced.ends_with(&tail), "{format:?}: the frozen bytes, verbatim");
             let parse = |bytes: &[u8]| serde_json::from_slice::<serde_json::Value>(bytes).unwrap();

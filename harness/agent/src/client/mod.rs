@@ -96,8 +96,7 @@ impl ProviderClient {
         // Never route through an environment proxy: the harness talks to
         // loopback, and a proxy would see API keys.
         ensure_crypto_provider();
-        let http = reqwest::Client::builder()
-            .no_proxy()
+        let http = tls::roots_for(reqwest::Client::builder().no_proxy(), &config.base_url)
             .build()
             .map_err(|e| LlmError::Transport(e.to_string()))?;
         Ok(Self { http, config, clock })
@@ -132,7 +131,7 @@ impl ProviderClient {
         let clock = self.clock.as_ref();
         let format = self.config.wire;
         let prompt = prompt_without_tools(&self.config.model, request);
-        let body = formats::body(format, &prompt, request.tools, &self.config.cache_breakpoints)?;
+        let body = formats::body(format, prompt, request.tools, &self.config.cache_breakpoints)?;
         let post = self.http.post(format!("{}{}", self.config.base_url, format.path()));
         let send = formats::authenticate(format, post, &self.config.api_key)
             .header("content-type", "application/json")

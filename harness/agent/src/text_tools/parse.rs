@@ -98,26 +98,19 @@ fn find_close_tag(text: &str) -> Option<(usize, usize)> {
 }
 
 /// JSON in text: fenced blocks first, then the first top-level JSON object
-/// that names a call. Text with neither holds no call.
+/// written as a call. Text with neither holds no call.
 fn parse_json_in_text(text: &str) -> ParsedText {
     let fenced = fenced_calls(text);
     if !fenced.calls.is_empty() {
         return fenced;
     }
-    let Some(start) = find_call_object(text) else {
-        return ParsedText { prose: text.trim().to_owned(), calls: Vec::new() };
-    };
-    let mut stream = serde_json::Deserializer::from_str(&text[start..]).into_iter::<Value>();
-    match stream.next() {
-        Some(Ok(value)) => {
-            let end = start + stream.byte_offset();
-            ParsedText { prose: join_prose(&[&text[..start], &text[end..]]), calls: calls_of_value(&value) }
-        }
-        Some(Err(error)) => ParsedText {
+    match find_call(text) {
+        None => ParsedText { prose: text.trim().to_owned(), calls: Vec::new() },
+        Some((start, Ok((value, end)))) => ParsedText { prose: join_prose(&[&text[..start], &text[end..]]), calls: calls_of_value(&value) },
+        Some((start, Err(error))) => ParsedText {
             prose: text[..start].trim().to_owned(),
             calls: vec![TextCall::Malformed(format!("the tool call's JSON does not parse ({error})"))],
         },
-        None => ParsedText { prose: text.trim().to_owned(), calls: Vec::new() },
     }
 }
 
@@ -135,7 +128,7 @@ fn fenced_calls(text: &str) -> ParsedText {
         let Some(close) = after_ticks[body_start..].find("```") else { break };
         let body = after_ticks[body_start..body_start + close].trim();
         let block_end = open + 3 + body_start + close + 3;
-        let names_a_call = language == "tool_call" || (FENCE_LANGUAGES.contains(&language.as_str()) && find_call_object(body) == Some(0));
+        let names_a_call = language == "tool_call" || (FENCE_LANGUAGES.contains(&language.as_str()) && matches!(find_call(body), Some((0, _))));
         if names_a_call {
             prose.push(&rest[..open]);
             calls.extend(match serde_json::from_str::<Value>(body) {
@@ -151,14 +144,45 @@ fn fenced_calls(text: &str) -> ParsedText {
     ParsedText { prose: join_prose(&prose), calls }
 }
 
-/// The offset of the first `{` that opens an object whose first key is
-/// `tool_calls` or `name`: a call written as JSON, as opposed to JSON the
-/// model merely shows.
-fn find_call_object(text: &str) -> Option<usize> {
-    text.match_indices('{').map(|(at, _)| at).find(|&at| {
+/// A call object found in text: its value and the offset where it ends, or
+/// why an object meant as a call does not parse.
+type FoundCall = Result<(Value, usize), String>;
+
+/// The first JSON object in `text` written as a call, as opposed to JSON
+/// the model merely shows (a `package.json` whose first key is `name`), and
+/// its offset. Objects inside a shown one are not searched.
+fn find_call(text: &str) -> Option<(usize, FoundCall)> {
+    let mut searched_to = 0;
+    for (at, _) in text.match_indices('{') {
         let after = text[at + 1..].trim_start();
-        after.starts_with("\"tool_calls\"") || after.starts_with("\"name\"") || after.starts_with("\"function\"")
-    })
+        let first_key_names_a_call = ["\"tool_calls\"", "\"name\"", "\"function\""].iter().any(|key| after.starts_with(key));
+        if at < searched_to || !first_key_names_a_call {
+            continue;
+        }
+        let mut stream = serde_json::Deserializer::from_str(&text[at..]).into_iter::<Value>();
+        match stream.next() {
+            Some(Ok(value)) if is_written_as_call(&value) => return Some((at, Ok((value, at + stream.byte_offset())))),
+            Some(Ok(_)) => searched_to = at + stream.byte_offset(),
+            Some(Err(error)) if meant_as_call(after) => return Some((at, Err(error.to_string()))),
+            _ => {}
+        }
+    }
+    None
+}
+
+/// A call has `tool_calls`, OpenAI's `function` object, or a `name` beside
+/// its `arguments` (or `parameters`, as ZeroClaw accepts).
+fn is_written_as_call(value: &Value) -> bool {
+    let Value::Object(object) = value else { return false };
+    object.contains_key("tool_calls")
+        || object.get("function").is_some_and(Value::is_object)
+        || (object.contains_key("name") && (object.contains_key("arguments") || object.contains_key("parameters")))
+}
+
+/// Whether JSON that does not parse was meant as a call: it opens with
+/// `tool_calls` or `function`, or names arguments.
+fn meant_as_call(after_brace: &str) -> bool {
+    after_brace.starts_with("\"tool_calls\"") || after_brace.starts_with("\"function\"") || after_brace.contains("\"arguments\"") || after_brace.contains("\"parameters\"")
 }
 
 /// The calls a JSON value holds: an object with `tool_calls`, an array of
@@ -251,6 +275,23 @@ mod tests {
         assert_eq!(parsed.prose, "Here:\n```rust\nfn main() {}\n```");
         let plain = "```json\n{\"version\": 2}\n```";
         assert!(parse_text_tool_calls(plain).calls.is_empty(), "JSON that names no call is just text");
+    }
+
+    #[test]
+    fn json_the_model_shows_is_not_a_call() {
+        let package = "{\"name\": \"my-app\", \"version\": \"1.0.0\", \"scripts\": {\"name\": \"x\"}}";
+        for text in [
+            format!("Here is package.json:\n```json\n{package}\n```"),
+            format!("Here is package.json: {package}"),
+            "The config is {\"function\": \"add\"}.".to_owned(),
+            "Just {\"name\": \"ls\"} as data.".to_owned(),
+        ] {
+            let parsed = parse_text_tool_calls(&text);
+            assert!(parsed.calls.is_empty(), "{text:?}: {parsed:?}");
+            assert_eq!(parsed.prose, text.trim());
+        }
+        let after_shown = format!("Shown: {package} then {{\"name\": \"ls\", \"arguments\": {{}}}}");
+        assert_eq!(parse_text_tool_calls(&after_shown).calls, vec![call("ls", "{}")], "a call after shown JSON is still found");
     }
 
     #[test]

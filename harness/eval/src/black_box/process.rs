@@ -60,16 +60,21 @@ pub struct Finished {
     pub stderr: String,
 }
 
-/// The program of `argv` when it is a bare name found on no directory of
-/// the agent's `PATH` (its `env:` value, else reloop's): the agent is not
-/// installed. A path (with a `/`) is left to the start to judge.
+/// The program of `argv` when it is a bare name found as an executable
+/// file on no absolute directory of the agent's `PATH` (its `env:` value,
+/// else reloop's): the agent is not installed. Empty and relative entries
+/// are not searched, so a stray file in reloop's working directory does not
+/// count as an installed agent. A path (with a `/`) is left to the start to
+/// judge.
 pub fn missing_program(argv: &[String], env: &[(String, String)]) -> Option<String> {
+    use std::os::unix::fs::PermissionsExt as _;
     let program = argv.first()?;
     if program.contains('/') {
         return None;
     }
     let path = env.iter().rev().find(|(key, _)| key == "PATH").map(|(_, value)| value.into()).or_else(|| std::env::var_os("PATH"))?;
-    let found = std::env::split_paths(&path).any(|dir| dir.join(program).is_file());
+    let executable = |file: std::path::PathBuf| file.metadata().is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0);
+    let found = std::env::split_paths(&path).filter(|dir| dir.is_absolute()).any(|dir| executable(dir.join(program)));
     (!found).then(|| program.clone())
 }
 
@@ -166,12 +171,27 @@ mod tests {
 
     #[test]
     fn a_bare_program_on_no_path_directory_is_missing_and_a_path_is_left_to_the_start() {
+        use std::os::unix::fs::PermissionsExt as _;
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(dir.path().join("agent"), "").unwrap();
+        std::fs::set_permissions(dir.path().join("agent"), std::fs::Permissions::from_mode(0o755)).unwrap();
         let env = vec![("PATH".to_owned(), dir.path().display().to_string())];
         let argv = |program: &str| vec![program.to_owned(), "task".to_owned()];
         assert_eq!(missing_program(&argv("agent"), &env), None);
         assert_eq!(missing_program(&argv("codex"), &env).as_deref(), Some("codex"));
         assert_eq!(missing_program(&argv("./codex"), &env), None);
+    }
+
+    #[test]
+    fn a_file_that_cannot_run_or_sits_on_a_relative_path_entry_is_not_an_installed_agent() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("notes"), "").unwrap();
+        let argv = |program: &str| vec![program.to_owned()];
+        let env = vec![("PATH".to_owned(), dir.path().display().to_string())];
+        assert_eq!(missing_program(&argv("notes"), &env).as_deref(), Some("notes"), "not executable");
+        // An empty `PATH` names the working directory to some shells; the
+        // crate's own sources are there, none of them an agent.
+        let cwd_relative = vec![("PATH".to_owned(), String::new())];
+        assert_eq!(missing_program(&argv("Cargo.toml"), &cwd_relative).as_deref(), Some("Cargo.toml"));
     }
 }

@@ -7,13 +7,14 @@
 //! in `extra`, and block types this crate does not know are kept whole in
 //! [`ContentBlock::Other`], so a request survives a parse/serialize round trip.
 
-use serde::{Deserialize, Serialize};
+use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::{Map, Value, json};
 
 use crate::ToolCall;
 use crate::message::{Message, Reasoning, name_tool_results};
 use crate::prompt::{Prompt, ToolChoice, ToolSpec, join_system};
 use crate::tagged::tagged_union;
+use crate::text_or_list::{TextOrList, text_or_list};
 
 /// A Messages request body.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -41,8 +42,8 @@ pub struct MessagesRequest {
     pub extra: Map<String, Value>,
 }
 
-/// The `system` field.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+/// The `system` field (read in one pass, `text_or_list`).
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(untagged)]
 pub enum SystemPrompt {
     /// Plain text.
@@ -70,14 +71,33 @@ pub enum Role {
     Assistant,
 }
 
-/// Message (or tool result) content: a plain string or a list of blocks.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+/// Message (or tool result) content: a plain string or a list of blocks (read in one pass,
+/// `text_or_list`).
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(untagged)]
 pub enum AnthropicContent {
     /// Plain text.
     Text(String),
     /// Typed blocks.
     Blocks(Vec<ContentBlock>),
+}
+
+impl<'de> Deserialize<'de> for SystemPrompt {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        Ok(match text_or_list(deserializer, "a string or a list of text blocks")? {
+            TextOrList::Text(text) => Self::Text(text),
+            TextOrList::List(blocks) => Self::Blocks(blocks),
+        })
+    }
+}
+
+impl<'de> Deserialize<'de> for AnthropicContent {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        Ok(match text_or_list(deserializer, "a string or a list of content blocks")? {
+            TextOrList::Text(text) => Self::Text(text),
+            TextOrList::List(blocks) => Self::Blocks(blocks),
+        })
+    }
 }
 
 impl AnthropicContent {

@@ -2,6 +2,7 @@
 //! comes back streamed or whole, and the error envelope.
 
 pub mod error_body;
+mod read_message;
 pub mod request;
 pub mod response;
 pub mod stream;

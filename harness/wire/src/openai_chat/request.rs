@@ -48,16 +48,23 @@ impl ChatRequest {
     /// `tool_choice` only when not auto (`"none"`, `"required"` or a named function),
     /// `stream_options.include_usage` when streaming, and the limit as `max_completion_tokens`.
     pub fn from_prompt(prompt: &Prompt) -> Self {
-        let system = prompt.system.iter().map(|system| ChatMessage::System {
-            content: MessageContent::Text(system.clone()),
+        Self::from_owned_prompt(prompt.clone())
+    }
+
+    /// [`Self::from_prompt`], moving the texts instead of copying them (the agent's send path,
+    /// which builds the prompt only to send it).
+    pub fn from_owned_prompt(prompt: Prompt) -> Self {
+        let system = prompt.system.map(|system| ChatMessage::System {
+            content: MessageContent::Text(system),
             name: None,
         });
         Self {
-            model: prompt.model.clone(),
+            model: prompt.model,
             messages: system
-                .chain(prompt.messages.iter().map(ChatMessage::from_prompt_message))
+                .into_iter()
+                .chain(prompt.messages.into_iter().map(ChatMessage::from_prompt_message))
                 .collect(),
-            tools: prompt.tools.iter().map(ChatTool::from_spec).collect(),
+            tools: prompt.tools.into_iter().map(ChatTool::from_spec).collect(),
             tool_choice: chat_tool_choice(&prompt.tool_choice),
             stream: prompt.stream,
             stream_options: prompt.stream.then_some(StreamOptions {
@@ -76,44 +83,50 @@ impl ChatRequest {
     /// is absent; a `tool_choice` other than a mode or a named function counts as auto; and
     /// every field kept in `extra` is dropped.
     pub fn to_prompt(&self) -> Prompt {
+        self.clone().into_prompt()
+    }
+
+    /// [`Self::to_prompt`], moving the texts instead of copying them (the mock server's
+    /// request path).
+    pub fn into_prompt(self) -> Prompt {
         let mut system = Vec::new();
         let mut messages = Vec::new();
-        for message in &self.messages {
+        for message in self.messages {
             match message {
                 ChatMessage::System { content, .. } | ChatMessage::Developer { content, .. } => {
-                    system.push(content.to_text());
+                    system.push(content.into_text());
                 }
                 ChatMessage::User { content, .. } => messages.push(Message::User {
-                    text: content.to_text(),
+                    text: content.into_text(),
                 }),
                 ChatMessage::Assistant {
                     content,
                     tool_calls,
                     ..
                 } => messages.push(Message::assistant(
-                    content
-                        .as_ref()
-                        .map(MessageContent::to_text)
-                        .unwrap_or_default(),
-                    tool_calls.iter().map(ChatToolCall::to_tool_call).collect(),
+                    content.map(MessageContent::into_text).unwrap_or_default(),
+                    tool_calls
+                        .into_iter()
+                        .map(ChatToolCall::into_tool_call)
+                        .collect(),
                 )),
                 ChatMessage::Tool {
                     tool_call_id,
                     content,
                 } => messages.push(Message::ToolResult {
-                    call_id: tool_call_id.clone(),
+                    call_id: tool_call_id,
                     tool_name: String::new(),
-                    content: content.to_text(),
+                    content: content.into_text(),
                     is_error: false,
                 }),
             }
         }
         name_tool_results(&mut messages);
         Prompt {
-            model: self.model.clone(),
+            model: self.model,
             system: join_system(system),
             messages,
-            tools: self.tools.iter().map(ChatTool::to_spec).collect(),
+            tools: self.tools.into_iter().map(ChatTool::into_spec).collect(),
             tool_choice: ToolChoice::from_openai_value(self.tool_choice.as_ref(), "/function/name"),
             max_output_tokens: self.max_completion_tokens.or(self.max_tokens),
             stream: self.stream,
@@ -144,8 +157,9 @@ pub struct StreamOptions {
     pub include_usage: bool,
 }
 
-/// One conversation message, tagged by its `role`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+/// One conversation message, tagged by its `role`. Read in one pass when `role` comes first
+/// (`read_message`).
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "role", rename_all = "snake_case")]
 pub enum ChatMessage {
     /// System instructions.
@@ -198,20 +212,20 @@ pub enum ChatMessage {
 
 impl ChatMessage {
     /// The wire form of a neutral message (see [`ChatRequest::from_prompt`]).
-    fn from_prompt_message(message: &Message) -> Self {
+    fn from_prompt_message(message: Message) -> Self {
         match message {
             Message::User { text } => Self::User {
-                content: MessageContent::Text(text.clone()),
+                content: MessageContent::Text(text),
                 name: None,
             },
             Message::Assistant {
                 text, tool_calls, ..
             } => Self::Assistant {
                 content: (!text.is_empty() || tool_calls.is_empty())
-                    .then(|| MessageContent::Text(text.clone())),
+                    .then_some(MessageContent::Text(text)),
                 tool_calls: tool_calls
-                    .iter()
-                    .map(ChatToolCall::from_tool_call)
+                    .into_iter()
+                    .map(ChatToolCall::from_owned_tool_call)
                     .collect(),
                 refusal: None,
                 name: None,
@@ -219,15 +233,15 @@ impl ChatMessage {
             Message::ToolResult {
                 call_id, content, ..
             } => Self::Tool {
-                tool_call_id: call_id.clone(),
-                content: MessageContent::Text(content.clone()),
+                tool_call_id: call_id,
+                content: MessageContent::Text(content),
             },
         }
     }
 }
 
-/// Message content: a plain string or a list of typed parts.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+/// Message content: a plain string or a list of typed parts (read in one pass, `read_message`).
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(untagged)]
 pub enum MessageContent {
     /// Plain text.
@@ -245,6 +259,14 @@ impl MessageContent {
                 .iter()
                 .filter_map(|part| part.text.as_deref())
                 .collect(),
+        }
+    }
+
+    /// [`Self::to_text`], moving a plain string instead of copying it.
+    pub fn into_text(self) -> String {
+        match self {
+            Self::Text(text) => text,
+            parts @ Self::Parts(_) => parts.to_text(),
         }
     }
 }
@@ -275,24 +297,24 @@ pub struct ChatTool {
 
 impl ChatTool {
     /// The wire form of a neutral tool declaration (always with its description, never strict).
-    fn from_spec(spec: &ToolSpec) -> Self {
+    fn from_spec(spec: ToolSpec) -> Self {
         Self {
             kind: "function".to_owned(),
             function: FunctionDef {
-                name: spec.name.clone(),
-                description: Some(spec.description.clone()),
-                parameters: spec.parameters.clone(),
+                name: spec.name,
+                description: Some(spec.description),
+                parameters: spec.parameters,
                 strict: None,
             },
         }
     }
 
     /// The neutral form (a missing description becomes empty; `strict` is dropped).
-    fn to_spec(&self) -> ToolSpec {
+    fn into_spec(self) -> ToolSpec {
         ToolSpec {
-            name: self.function.name.clone(),
-            description: self.function.description.clone().unwrap_or_default(),
-            parameters: self.function.parameters.clone(),
+            name: self.function.name,
+            description: self.function.description.unwrap_or_default(),
+            parameters: self.function.parameters,
         }
     }
 }
@@ -337,22 +359,32 @@ pub struct FunctionCall {
 impl ChatToolCall {
     /// The wire form of a neutral tool call (type `"function"`).
     pub fn from_tool_call(c: &ToolCall) -> Self {
+        Self::from_owned_tool_call(c.clone())
+    }
+
+    /// [`Self::from_tool_call`], moving the strings.
+    pub fn from_owned_tool_call(c: ToolCall) -> Self {
         Self {
-            id: c.id.clone(),
+            id: c.id,
             kind: "function".to_owned(),
             function: FunctionCall {
-                name: c.name.clone(),
-                arguments: c.arguments.clone(),
+                name: c.name,
+                arguments: c.arguments,
             },
         }
     }
 
     /// The neutral form of this tool call.
     pub fn to_tool_call(&self) -> ToolCall {
+        self.clone().into_tool_call()
+    }
+
+    /// [`Self::to_tool_call`], moving the strings.
+    pub fn into_tool_call(self) -> ToolCall {
         ToolCall {
-            id: self.id.clone(),
-            name: self.function.name.clone(),
-            arguments: self.function.arguments.clone(),
+            id: self.id,
+            name: self.function.name,
+            arguments: self.function.arguments,
         }
     }
 }

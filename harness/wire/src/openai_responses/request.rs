@@ -16,6 +16,7 @@ use crate::message::{Message, Reasoning, name_tool_results};
 use crate::openai_chat::MessageContent;
 use crate::prompt::{Prompt, ToolChoice, ToolSpec, join_system, push_tool_call};
 use crate::tagged::{payload, serialize_tagged};
+use crate::text_or_list::{TextOrList, text_or_list};
 
 /// A Responses request body.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -377,14 +378,8 @@ impl ResponsesTool {
 
 /// Reads `input`: a list of items, or a string meaning one user message.
 fn input_items<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Vec<InputItem>, D::Error> {
-    #[derive(Deserialize)]
-    #[serde(untagged)]
-    enum Input {
-        Text(String),
-        Items(Vec<InputItem>),
-    }
-    Ok(match Input::deserialize(deserializer)? {
-        Input::Text(text) => vec![InputItem::Message(MessageItem {
+    Ok(match text_or_list(deserializer, "a string or a list of input items")? {
+        TextOrList::Text(text) => vec![InputItem::Message(MessageItem {
             kind: None,
             id: None,
             role: Role::User,
@@ -392,7 +387,7 @@ fn input_items<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Vec<InputIt
             status: None,
             extra: Map::new(),
         })],
-        Input::Items(items) => items,
+        TextOrList::List(items) => items,
     })
 }
 
