@@ -156,10 +156,13 @@ mod tests {
 
     use super::*;
 
+    fn runtime() -> tokio::runtime::Runtime {
+        tokio::runtime::Builder::new_current_thread().enable_io().enable_time().build().unwrap()
+    }
+
     #[test]
     fn an_https_upstream_is_spoken_to_in_tls() {
-        let runtime = tokio::runtime::Builder::new_current_thread().enable_io().enable_time().build().unwrap();
-        runtime.block_on(async {
+        runtime().block_on(async {
             let upstream = tokio::net::TcpListener::bind((Ipv4Addr::LOCALHOST, 0)).await.unwrap();
             let port = upstream.local_addr().unwrap().port();
             let (sink, _observed) = mpsc::unbounded_channel();
@@ -179,8 +182,7 @@ mod tests {
 
     #[test]
     fn an_unreachable_upstream_is_named_without_its_credentials_or_query() {
-        let runtime = tokio::runtime::Builder::new_current_thread().enable_io().enable_time().build().unwrap();
-        runtime.block_on(async {
+        runtime().block_on(async {
             let closed = tokio::net::TcpListener::bind((Ipv4Addr::LOCALHOST, 0)).await.unwrap();
             let port = closed.local_addr().unwrap().port();
             drop(closed);
