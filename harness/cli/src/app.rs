@@ -44,7 +44,7 @@ pub enum Command {
     Record(RecordArgs),
 }
 
-/// What `record` and `serve --capture` strip before anything is written,
+/// What `record`, `serve --capture` and `import` of cassettes strip before anything is written,
 /// besides the credentials always stripped.
 #[derive(Debug, Args, Default)]
 pub struct RedactArgs {
@@ -98,6 +98,9 @@ pub struct ImportArgs {
     /// The directory the session worked in (default: the deepest one holding its cwd and every absolute path).
     #[arg(long)]
     pub workspace_root: Option<String>,
+    /// Vcr cassettes: secrets to strip beyond the default ones.
+    #[command(flatten)]
+    pub redact: RedactArgs,
 }
 
 /// The formats `reloop import` reads.

@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use reloop_import::{recording_file_name, skeleton_of_request, skeleton_scenario, write_yaml};
 use reloop_mock::Recording;
 use reloop_mock::json_log::file_stem_of;
-use reloop_mock::record::{Observed, Redaction, exchange_of, session_of};
+use reloop_mock::record::{Observed, Redaction, exchange_of, path_shown, session_of};
 
 use crate::app::RedactArgs;
 
@@ -105,7 +105,7 @@ impl SessionFiles {
             }
             for (path, name, number) in &recorded {
                 if let Some(file) = written.get(name) {
-                    eprintln!("{path}: exchange {number} recorded to {}", file.display());
+                    eprintln!("{}: exchange {number} recorded to {}", path_shown(path), file.display());
                 }
             }
         }
@@ -119,14 +119,18 @@ impl SessionFiles {
         let exchange = match exchange_of(observed, &self.redaction) {
             Ok(Some(exchange)) => exchange,
             Ok(None) => return Err(None),
-            Err(error) => return Err(Some(format!("{}: not recorded: {error}", observed.path))),
+            Err(error) => return Err(Some(format!("{}: not recorded: {error}", path_shown(&observed.path)))),
         };
         let name = match &self.target {
             Target::Prefix(prefix) => split_prefix(prefix).1,
             Target::PerSession(_) => file_stem_of(session_of(&observed.path).unwrap_or(reloop_mock::DEFAULT_SESSION)),
         };
         let recording = self.recordings.entry(name.clone()).or_insert_with(|| Recording { redacted: self.redaction.describe(), ..Recording::default() });
+        let raw_dropped = exchange.raw.is_none();
         recording.exchanges.push(exchange);
+        if let Some(refused) = refuse_a_match(&self.redaction, recording, raw_dropped) {
+            return Err(Some(format!("{}: {refused}", path_shown(&observed.path))));
+        }
         Ok(name)
     }
 
@@ -171,6 +175,25 @@ fn existing_file(target: &Target) -> Option<PathBuf> {
 fn split_prefix(prefix: &Path) -> (PathBuf, String) {
     let name = prefix.file_name().map_or_else(|| "recorded".into(), |n| n.to_string_lossy().into_owned());
     (prefix.parent().map(PathBuf::from).unwrap_or_default(), name)
+}
+
+/// The last line before the recording with its newest exchange is written:
+/// notes in `redacted:` when that exchange lost its raw bytes (a secret
+/// only its joined parts showed), and takes the exchange back out, saying
+/// so, if a body pattern still matches anywhere in the text to be written.
+fn refuse_a_match(redaction: &Redaction, recording: &mut Recording, raw_dropped: bool) -> Option<String> {
+    let number = recording.exchanges.len();
+    if raw_dropped {
+        recording.redacted.push(Redaction::raw_dropped(number));
+    }
+    if !redaction.finds(&reloop_eval::recording_file::to_yaml(recording)) {
+        return None;
+    }
+    recording.exchanges.pop();
+    if raw_dropped {
+        recording.redacted.pop();
+    }
+    Some("not recorded: a --redact-body pattern still matched the text to be written".into())
 }
 
 #[cfg(test)]

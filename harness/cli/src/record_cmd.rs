@@ -4,7 +4,7 @@
 
 use std::time::Duration;
 
-use reloop_mock::record::{Observed, RecordProxy};
+use reloop_mock::record::{Observed, RecordProxy, url_shown};
 use tokio::sync::mpsc;
 
 use crate::app::RecordArgs;
@@ -14,7 +14,7 @@ use crate::exit_code;
 /// Runs the command; returns the exit code.
 pub fn run(args: RecordArgs) -> anyhow::Result<i32> {
     if !(args.upstream.starts_with("http://") || args.upstream.starts_with("https://")) {
-        eprintln!("error: --upstream `{}`: expected an http:// or https:// URL", args.upstream);
+        eprintln!("error: --upstream `{}`: expected an http:// or https:// URL", url_shown(&args.upstream));
         return Ok(exit_code::BAD_INPUT);
     }
     let writer = match CaptureWriter::new(Target::Prefix(args.out.clone()), &args.redact, args.force) {
@@ -28,7 +28,7 @@ pub fn run(args: RecordArgs) -> anyhow::Result<i32> {
     runtime.block_on(async {
         let (sink, observed) = mpsc::unbounded_channel();
         let proxy = RecordProxy::start(args.port, &args.upstream, sink).await?;
-        println!("reloop record: {} on http://{}", args.upstream, proxy.addr());
+        println!("reloop record: {} on http://{}", url_shown(&args.upstream), proxy.addr());
         println!("  OpenAI base URL:    http://{}/v1", proxy.addr());
         println!("  Anthropic base URL: http://{}", proxy.addr());
         println!("recording to {}.recording.yaml (and the scenario skeleton {}.yaml); Ctrl-C stops", args.out.display(), args.out.display());

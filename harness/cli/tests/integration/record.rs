@@ -104,6 +104,7 @@ fn record_passes_answers_through_and_replays_them_without_secrets() {
         }
         assert!(!text.to_ascii_lowercase().contains("bearer"), "{api}: an Authorization value reached the file");
         assert!(text.contains("header:authorization") && text.contains("header:x-api-key"), "{api}: the redaction is written into the file");
+        assert!(text.contains("body:#1:") && !text.contains("sk-planted-[0-9]+"), "{api}: the body pattern is listed without its text:\n{text}");
         let skeleton = std::fs::read_to_string(out.with_extension("yaml")).unwrap();
         assert!(skeleton.contains("get_weather") && skeleton.contains("system: Be brief."), "{api}: {skeleton}");
 
@@ -113,6 +114,33 @@ fn record_passes_answers_through_and_replays_them_without_secrets() {
             let replayed = run_session(&replay.addr, &format!("{name}.replay"), api);
             assert_eq!(replayed, direct, "{api} {flags:?}: the replay sends what the provider sent");
         }
+    }
+}
+
+/// The provider's side: `sk-live1234` split over three deltas, in the text
+/// and in the tool arguments.
+const SPLIT_SECRET: &str = r#"format: reloop.recording/v2
+exchanges:
+  - parts:
+      - { type: text, text: "my key is sk-live1234", chunks: [13, 4, 4] }
+      - { type: tool_call, id: call_k1, name: save, arguments: '{"key": "sk-live1234"}', chunks: [12, 4, 6] }
+"#;
+
+#[test]
+fn a_secret_split_across_deltas_never_reaches_the_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let upstream = Serve::start_with(&write(dir.path(), "upstream.yaml", SPLIT_SECRET), &[], Stdio::null());
+    for api in ["chat", "responses", "anthropic"] {
+        let out = dir.path().join(format!("split-{api}"));
+        let args = ["record", "--upstream", &upstream.addr, "--out", out.to_str().unwrap(), "--port", "0", "--redact-body", "sk-live[0-9]+"];
+        let proxy = Serve::spawn(&args, Stdio::null());
+        let (path, [request, _]) = session(api);
+        let (head, answer) = post(&proxy.addr, &format!("/s/upstream.split-{api}{path}"), &headers(api), &request);
+        assert!(head.contains(" 200"), "{api}: {head}");
+        assert!(String::from_utf8_lossy(&answer).contains("sk-"), "{api}: the client gets the answer unchanged");
+        let text = wait_for(&out.with_extension("recording.yaml"), 1);
+        assert!(text.contains("[REDACTED]") && !text.contains("sk-live1234"), "{api}: the joined secret reached the file:\n{text}");
+        assert!(text.contains("raw:exchange-1") && !text.contains("events:"), "{api}: the raw bytes, which hold the split secret, are dropped and noted:\n{text}");
     }
 }
 
