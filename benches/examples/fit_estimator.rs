@@ -3,7 +3,8 @@
 //! charged figures (`estimate::charged`) to its o200k count, weighted by
 //! 1 / count so that it minimizes relative error. Prints the fitted
 //! constants beside the current ones, and each class's mean absolute error
-//! under both, on the tuning corpus and on `corpus/heldout/`, which the fit
+//! under both, on the tuning corpus and on `corpus/heldout/` and
+//! `corpus/heldout2/`, which the fit
 //! never sees: that set only checks the result.
 //!
 //! ```sh
@@ -12,13 +13,13 @@
 
 use std::path::{Path, PathBuf};
 
-use reloop_agent::estimate::{Charged, charged};
+use reloop_agent::estimate::{Charged, FIGURES, charged};
 
 /// The tuning corpus's class directories.
 const CLASSES: [&str; 5] = ["code", "prose", "json", "cjk", "mixed"];
 
 /// The constants' names, in the order of `Charged::row`.
-const NAMES: [&str; 11] = [
+const NAMES: [&str; FIGURES] = [
     "1 / bytes_per_token(Code)",
     "1 / bytes_per_token(Prose)",
     "1 / bytes_per_token(Json)",
@@ -30,12 +31,14 @@ const NAMES: [&str; 11] = [
     "TOKENS_PER_PUNCT_RUN",
     "TOKENS_PER_INDENT",
     "TOKENS_PER_REPEAT",
+    "TOKENS_PER_TRADITIONAL_HAN",
+    "TOKENS_PER_JOINED_PUNCT",
 ];
 
 /// One tuning file: its class directory, charged figures and o200k count.
 struct Sample {
     class: &'static str,
-    row: [f64; 11],
+    row: [f64; FIGURES],
     tokens: f64,
 }
 
@@ -54,8 +57,8 @@ fn samples(corpus: &Path) -> Vec<Sample> {
 }
 
 /// Solves the weighted normal equations by Gaussian elimination.
-fn fit(samples: &[Sample]) -> [f64; 11] {
-    const N: usize = 11;
+fn fit(samples: &[Sample]) -> [f64; FIGURES] {
+    const N: usize = FIGURES;
     let mut a = [[0.0; N]; N];
     let mut b = [0.0; N];
     for sample in samples {
@@ -92,7 +95,7 @@ fn fit(samples: &[Sample]) -> [f64; 11] {
 /// Each constant refitted alone, the others kept at `current`: a change
 /// that one new feature or one new text asks for, without refitting (and
 /// overfitting) everything.
-fn fit_alone(samples: &[Sample], current: &[f64; 11]) -> [f64; 11] {
+fn fit_alone(samples: &[Sample], current: &[f64; FIGURES]) -> [f64; FIGURES] {
     std::array::from_fn(|k| {
         let (mut num, mut den) = (0.0, 0.0);
         for s in samples {
@@ -106,7 +109,7 @@ fn fit_alone(samples: &[Sample], current: &[f64; 11]) -> [f64; 11] {
 }
 
 /// Mean absolute percentage error per class directory under `constants`.
-fn mape(samples: &[Sample], constants: &[f64; 11]) -> Vec<(&'static str, f64)> {
+fn mape(samples: &[Sample], constants: &[f64; FIGURES]) -> Vec<(&'static str, f64)> {
     CLASSES
         .iter()
         .map(|class| {
@@ -123,6 +126,7 @@ fn mape(samples: &[Sample], constants: &[f64; 11]) -> Vec<(&'static str, f64)> {
 fn main() {
     let corpus = Path::new(env!("CARGO_MANIFEST_DIR")).join("../corpus");
     let heldout = samples(&corpus.join("heldout"));
+    let heldout2 = samples(&corpus.join("heldout2"));
     let samples = samples(&corpus);
     let current = Charged::constants();
     let fitted = fit(&samples);
@@ -132,10 +136,19 @@ fn main() {
         let shown = |x: f64| if i < 4 { format!("{:.3} (1 / {:.2})", x, 1.0 / x) } else { format!("{x:.3}") };
         println!("| {name} | {} | {} | {} |", shown(current[i]), shown(fitted[i]), shown(alone[i]));
     }
-    println!("\n| class | tuning, current | tuning, fitted | held-out, current | held-out, fitted |\n|---|---:|---:|---:|---:|");
-    let columns = [mape(&samples, &current), mape(&samples, &fitted), mape(&heldout, &current), mape(&heldout, &fitted)];
+    println!(
+        "\n| class | tuning, current | tuning, fitted | held-out, current | held-out, fitted | held-out 2, current | held-out 2, fitted |\n|---|---:|---:|---:|---:|---:|---:|"
+    );
+    let columns = [
+        mape(&samples, &current),
+        mape(&samples, &fitted),
+        mape(&heldout, &current),
+        mape(&heldout, &fitted),
+        mape(&heldout2, &current),
+        mape(&heldout2, &fitted),
+    ];
     for (i, class) in CLASSES.iter().enumerate() {
-        let [a, b, c, d] = columns.each_ref().map(|column| column[i].1);
-        println!("| {class} | {a:.1} % | {b:.1} % | {c:.1} % | {d:.1} % |");
+        let [a, b, c, d, e, f] = columns.each_ref().map(|column| column[i].1);
+        println!("| {class} | {a:.1} % | {b:.1} % | {c:.1} % | {d:.1} % | {e:.1} % | {f:.1} % |");
     }
 }

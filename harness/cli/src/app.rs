@@ -44,7 +44,7 @@ pub enum Command {
     Record(RecordArgs),
 }
 
-/// What `record` and `serve --capture` strip before anything is written,
+/// What `record`, `serve --capture` and `import` of cassettes strip before anything is written,
 /// besides the credentials always stripped.
 #[derive(Debug, Args, Default)]
 pub struct RedactArgs {
@@ -69,6 +69,9 @@ pub struct RecordArgs {
     /// Port on 127.0.0.1 (0 picks a free one).
     #[arg(long, default_value_t = 0)]
     pub port: u16,
+    /// Overwrite `OUT.recording.yaml` and `OUT.yaml` if they exist (without it, record refuses to start).
+    #[arg(long)]
+    pub force: bool,
     /// Secrets to strip beyond the default ones.
     #[command(flatten)]
     pub redact: RedactArgs,
@@ -95,6 +98,9 @@ pub struct ImportArgs {
     /// The directory the session worked in (default: the deepest one holding its cwd and every absolute path).
     #[arg(long)]
     pub workspace_root: Option<String>,
+    /// Vcr cassettes: secrets to strip beyond the default ones.
+    #[command(flatten)]
+    pub redact: RedactArgs,
 }
 
 /// The formats `reloop import` reads.
@@ -333,6 +339,10 @@ pub struct ServeArgs {
     /// skeleton per session in this directory (as `reloop record` does).
     #[arg(long, value_name = "DIR")]
     pub capture: Option<PathBuf>,
+    /// With `--capture`: overwrite the files of an earlier capture in DIR
+    /// (without it, serve refuses to start when DIR holds a `*.yaml` file).
+    #[arg(long, requires = "capture")]
+    pub force: bool,
     /// With `--capture`: secrets to strip beyond the default ones.
     #[command(flatten)]
     pub redact: RedactArgs,

@@ -1,15 +1,16 @@
 //! The files `reloop record` and `serve --capture` keep up to date while
 //! traffic passes: per session, the v2 recording (`NAME.recording.yaml`,
-//! rewritten atomically after every exchange, so an interrupted capture
-//! still leaves a readable file) and the scenario skeleton `NAME.yaml`
+//! rewritten atomically by a thread of its own as exchanges complete, so an
+//! interrupted capture still leaves a readable file) and the scenario skeleton `NAME.yaml`
 //! (tools, system prompt and task from the first request).
 
-use std::collections::BTreeMap;
-use std::path::PathBuf;
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
 
 use reloop_import::{recording_file_name, skeleton_of_request, skeleton_scenario, write_yaml};
 use reloop_mock::Recording;
-use reloop_mock::record::{Observed, Redaction, exchange_of, session_of};
+use reloop_mock::json_log::file_stem_of;
+use reloop_mock::record::{Observed, Redaction, exchange_of, path_shown, session_of};
 
 use crate::app::RedactArgs;
 
@@ -22,47 +23,216 @@ pub enum Target {
     PerSession(PathBuf),
 }
 
-/// The recordings captured so far, by file name.
+/// Takes observed exchanges from the proxy and has a thread of its own
+/// write them, so no redaction, serialization or fsync runs on the proxy's
+/// runtime while streams pass. The thread takes everything queued at once
+/// and rewrites each session touched once (the newest state wins), so a
+/// burst costs one write per session, and each file stays a valid recording
+/// of every exchange complete when it was written.
 #[derive(Debug)]
 pub struct CaptureWriter {
+    queue: std::sync::mpsc::Sender<Observed>,
+    thread: std::thread::JoinHandle<anyhow::Result<()>>,
+}
+
+impl CaptureWriter {
+    /// A writer for `target`; `Err` names a redaction pattern that is not a
+    /// regex, or, unless `force`, a file of an earlier capture it would
+    /// overwrite (it starts empty, so its first write would replace it).
+    pub fn new(target: Target, redact: &RedactArgs, force: bool) -> Result<Self, String> {
+        let redaction = Redaction::new(&redact.redact_header, &redact.redact_body)?;
+        if let Some(existing) = existing_file(&target).filter(|_| !force) {
+            return Err(format!("{}: exists already (an earlier capture?); give --force to overwrite it", existing.display()));
+        }
+        let files = SessionFiles { target, redaction, recordings: BTreeMap::new() };
+        let (queue, observed) = std::sync::mpsc::channel();
+        let thread = std::thread::Builder::new().name("capture-writer".into()).spawn(move || files.write_as_they_come(&observed)).map_err(|e| format!("cannot start the capture writer: {e}"))?;
+        Ok(Self { queue, thread })
+    }
+
+    /// Queues one observed exchange (model calls answered with success are
+    /// recorded, others pass) and returns at once.
+    pub fn add(&self, observed: Observed) {
+        // The thread ends only when the queue does, or on a panic that
+        // `finish` reports.
+        let _ = self.queue.send(observed);
+    }
+
+    /// Waits until everything queued is written; `Err` is the first write
+    /// that failed (each is also logged as it fails).
+    pub fn finish(self) -> anyhow::Result<()> {
+        drop(self.queue);
+        self.thread.join().map_err(|_| anyhow::anyhow!("the capture writer panicked"))?
+    }
+}
+
+/// The recordings captured so far, by file name, and where they go: the
+/// writer thread's own state.
+struct SessionFiles {
     target: Target,
     redaction: Redaction,
     recordings: BTreeMap<String, Recording>,
 }
 
-impl CaptureWriter {
-    /// A writer for `target`; `Err` names a redaction pattern that is not a regex.
-    pub fn new(target: Target, redact: &RedactArgs) -> Result<Self, String> {
-        let redaction = Redaction::new(&redact.redact_header, &redact.redact_body)?;
-        Ok(Self { target, redaction, recordings: BTreeMap::new() })
+impl SessionFiles {
+    /// Records what arrives until the queue closes, a batch at a time.
+    fn write_as_they_come(mut self, observed: &std::sync::mpsc::Receiver<Observed>) -> anyhow::Result<()> {
+        let mut first_error = None;
+        while let Ok(first) = observed.recv() {
+            let mut recorded = Vec::new();
+            for exchange in std::iter::once(first).chain(observed.try_iter()) {
+                match self.add(&exchange) {
+                    Ok(name) => {
+                        let number = self.recordings[&name].exchanges.len();
+                        recorded.push((exchange.path, name, number));
+                    }
+                    Err(Some(line)) => eprintln!("{line}"),
+                    Err(None) => {}
+                }
+            }
+            let touched: BTreeSet<&String> = recorded.iter().map(|(_, name, _)| name).collect();
+            let mut written = BTreeMap::new();
+            for name in touched {
+                match self.write(name) {
+                    Ok(path) => {
+                        written.insert(name.clone(), path);
+                    }
+                    Err(error) => {
+                        eprintln!("error: {error:#}");
+                        first_error.get_or_insert(error);
+                    }
+                }
+            }
+            for (path, name, number) in &recorded {
+                if let Some(file) = written.get(name) {
+                    eprintln!("{}: exchange {number} recorded to {}", path_shown(path), file.display());
+                }
+            }
+        }
+        first_error.map_or(Ok(()), Err)
     }
 
-    /// Records one observed exchange (model calls answered with success;
-    /// others pass unrecorded) and rewrites its session's files. Returns
-    /// what to log.
-    pub fn add(&mut self, observed: &Observed) -> anyhow::Result<Option<String>> {
+    /// Adds one observed exchange to its session's recording; returns the
+    /// session's file name, or what to log instead (`None`: nothing, a
+    /// request that is not a model call answered with success).
+    fn add(&mut self, observed: &Observed) -> Result<String, Option<String>> {
         let exchange = match exchange_of(observed, &self.redaction) {
             Ok(Some(exchange)) => exchange,
-            Ok(None) => return Ok(None),
-            Err(error) => return Ok(Some(format!("{}: not recorded: {error}", observed.path))),
+            Ok(None) => return Err(None),
+            Err(error) => return Err(Some(format!("{}: not recorded: {error}", path_shown(&observed.path)))),
         };
-        let (dir, name) = match &self.target {
-            Target::Prefix(prefix) => {
-                let name = prefix.file_name().map_or_else(|| "recorded".into(), |n| n.to_string_lossy().into_owned());
-                (prefix.parent().map(PathBuf::from).unwrap_or_default(), name)
-            }
-            Target::PerSession(dir) => (dir.clone(), session_of(&observed.path).unwrap_or(reloop_mock::DEFAULT_SESSION).replace(['/', '\\'], "_")),
+        let name = match &self.target {
+            Target::Prefix(prefix) => split_prefix(prefix).1,
+            Target::PerSession(_) => file_stem_of(session_of(&observed.path).unwrap_or(reloop_mock::DEFAULT_SESSION)),
         };
         let recording = self.recordings.entry(name.clone()).or_insert_with(|| Recording { redacted: self.redaction.describe(), ..Recording::default() });
+        let raw_dropped = exchange.raw.is_none();
         recording.exchanges.push(exchange);
+        if let Some(refused) = refuse_a_match(&self.redaction, recording, raw_dropped) {
+            return Err(Some(format!("{}: {refused}", path_shown(&observed.path))));
+        }
+        Ok(name)
+    }
+
+    /// Rewrites the recording and skeleton of session file `name`; returns
+    /// the recording's path.
+    fn write(&self, name: &str) -> anyhow::Result<PathBuf> {
+        let dir = match &self.target {
+            Target::Prefix(prefix) => split_prefix(prefix).0,
+            Target::PerSession(dir) => dir.clone(),
+        };
+        let recording = &self.recordings[name];
         if !dir.as_os_str().is_empty() {
             std::fs::create_dir_all(&dir)?;
         }
-        let recording_path = dir.join(recording_file_name(&name));
+        let recording_path = dir.join(recording_file_name(name));
         reloop_eval::recording_file::write_recording(&recording_path, recording)?;
         let first = recording.exchanges[0].request.as_ref().map(|request| skeleton_of_request(&request.path, &request.body)).unwrap_or_default();
-        let scenario = skeleton_scenario(&first, &name, &recording_file_name(&name), recording);
+        let scenario = skeleton_scenario(&first, name, &recording_file_name(name), recording);
         write_yaml(&dir.join(format!("{name}.yaml")), &scenario)?;
-        Ok(Some(format!("{}: exchange {} recorded to {}", observed.path, recording.exchanges.len(), recording_path.display())))
+        Ok(recording_path)
+    }
+}
+
+/// A file `target` would write that is there already: for a prefix, its
+/// recording or skeleton; for a capture folder, any YAML file in it (session
+/// names are known only as traffic comes).
+fn existing_file(target: &Target) -> Option<PathBuf> {
+    match target {
+        Target::Prefix(prefix) => {
+            let (dir, name) = split_prefix(prefix);
+            [dir.join(recording_file_name(&name)), dir.join(format!("{name}.yaml"))].into_iter().find(|file| file.exists())
+        }
+        Target::PerSession(dir) => {
+            let mut files: Vec<PathBuf> = std::fs::read_dir(dir).ok()?.filter_map(|entry| entry.ok().map(|e| e.path())).filter(|file| file.extension().is_some_and(|ext| ext == "yaml")).collect();
+            files.sort();
+            files.into_iter().next()
+        }
+    }
+}
+
+/// `--out PREFIX` as the folder and the name its files start with.
+fn split_prefix(prefix: &Path) -> (PathBuf, String) {
+    let name = prefix.file_name().map_or_else(|| "recorded".into(), |n| n.to_string_lossy().into_owned());
+    (prefix.parent().map(PathBuf::from).unwrap_or_default(), name)
+}
+
+/// The last line before the recording with its newest exchange is written:
+/// notes in `redacted:` when that exchange lost its raw bytes (a secret
+/// only its joined parts showed), and takes the exchange back out, saying
+/// so, if a body pattern still matches anywhere in the text to be written.
+fn refuse_a_match(redaction: &Redaction, recording: &mut Recording, raw_dropped: bool) -> Option<String> {
+    let number = recording.exchanges.len();
+    if raw_dropped {
+        recording.redacted.push(Redaction::raw_dropped(number));
+    }
+    if !redaction.finds(&reloop_eval::recording_file::to_yaml(recording)) {
+        return None;
+    }
+    recording.exchanges.pop();
+    if raw_dropped {
+        recording.redacted.pop();
+    }
+    Some("not recorded: a --redact-body pattern still matched the text to be written".into())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn chat_call(path: &str) -> Observed {
+        let chunk = |delta: &str, finish: &str| format!(r#"data: {{"id":"c","object":"chat.completion.chunk","created":1,"model":"m","choices":[{{"index":0,"delta":{delta},"finish_reason":{finish}}}]}}"#);
+        let body = format!("{}\n\n{}\n\ndata: [DONE]\n\n", chunk(r#"{"role":"assistant","content":"hi"}"#, "null"), chunk("{}", r#""stop""#));
+        Observed {
+            path: path.into(),
+            request_headers: vec![("content-type".into(), "application/json".into())],
+            request_body: br#"{"model":"m","stream":true,"messages":[{"role":"user","content":"hello"}]}"#.to_vec().into(),
+            status: 200,
+            response_headers: vec![("content-type".into(), "text/event-stream".into())],
+            response_body: body.into_bytes(),
+        }
+    }
+
+    #[test]
+    fn every_exchange_queued_is_written_by_finish() {
+        let dir = tempfile::tempdir().unwrap();
+        let writer = CaptureWriter::new(Target::PerSession(dir.path().into()), &RedactArgs::default(), false).unwrap();
+        for call in 0..30 {
+            writer.add(chat_call(&format!("/s/a/r/{}/v1/chat/completions", call % 2)));
+        }
+        writer.finish().unwrap();
+        for run in 0..2 {
+            let recording: Recording = reloop_eval::yaml::load(&dir.path().join(format!("a%2Fr%2F{run}.recording.yaml"))).unwrap();
+            assert_eq!(recording.exchanges.len(), 15, "run {run}");
+        }
+    }
+
+    #[test]
+    fn a_write_that_fails_is_reported_by_finish() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("file"), "").unwrap();
+        let writer = CaptureWriter::new(Target::Prefix(dir.path().join("file/rec")), &RedactArgs::default(), false).unwrap();
+        writer.add(chat_call("/v1/chat/completions"));
+        assert!(writer.finish().is_err(), "a recording that could not be written is not lost silently");
     }
 }

@@ -7,6 +7,7 @@ use std::path::Path;
 
 use reloop_import::vcr::{import_cassette, is_cassette};
 use reloop_import::{ConvertOptions, Format, ImportError, convert, read_session, read_tools, recording_file_name, scenario_name, skeleton_scenario, write_files, write_yaml};
+use reloop_mock::record::Redaction;
 use reloop_mock::recording::ReplayMode;
 
 use crate::app::{ImportArgs, ImportFormat};
@@ -15,7 +16,14 @@ use crate::stdout::print_stdout;
 
 /// Runs the command.
 pub fn run(args: &ImportArgs) -> anyhow::Result<i32> {
-    match import_all(args) {
+    let redaction = match Redaction::new(&args.redact.redact_header, &args.redact.redact_body) {
+        Ok(redaction) => redaction,
+        Err(error) => {
+            eprintln!("error: {error}");
+            return Ok(exit_code::BAD_INPUT);
+        }
+    };
+    match import_all(args, &redaction) {
         Ok(summary) => {
             print_stdout(&summary)?;
             Ok(exit_code::SUCCESS)
@@ -27,7 +35,7 @@ pub fn run(args: &ImportArgs) -> anyhow::Result<i32> {
     }
 }
 
-fn import_all(args: &ImportArgs) -> Result<String, ImportError> {
+fn import_all(args: &ImportArgs, redaction: &Redaction) -> Result<String, ImportError> {
     let format = match args.format {
         ImportFormat::Auto => None,
         ImportFormat::Pi => Some(Format::Pi),
@@ -41,7 +49,7 @@ fn import_all(args: &ImportArgs) -> Result<String, ImportError> {
     let mut summary = String::new();
     for file in &args.files {
         if args.format == ImportFormat::Vcr || (args.format == ImportFormat::Auto && is_yaml_cassette(file)) {
-            summary.push_str(&cassette(file, &args.out)?);
+            summary.push_str(&cassette(file, &args.out, redaction)?);
             continue;
         }
         let session = read_session(file, format)?;
@@ -67,14 +75,24 @@ fn is_yaml_cassette(file: &Path) -> bool {
 }
 
 /// A cassette: `NAME.recording.yaml` (neutral replay), `NAME.raw.recording.yaml`
-/// (byte-for-byte replay) and the scenario skeleton `NAME.yaml`.
-fn cassette(file: &Path, out: &Path) -> Result<String, ImportError> {
+/// (byte-for-byte replay) and the scenario skeleton `NAME.yaml`, with what
+/// `redaction` strips gone and listed under `redacted:`.
+fn cassette(file: &Path, out: &Path, redaction: &Redaction) -> Result<String, ImportError> {
     let text = read_text(file)?;
     let bad = |message: String| ImportError::Cassette { path: file.to_owned(), message };
     let name = scenario_name(file);
     std::fs::create_dir_all(out).map_err(|source| ImportError::Io { path: out.to_owned(), source })?;
-    let neutral = import_cassette(&text, ReplayMode::Neutral).map_err(bad)?;
-    let raw = import_cassette(&text, ReplayMode::Raw).map_err(bad)?;
+    let mut neutral = import_cassette(&text, ReplayMode::Neutral, redaction).map_err(bad)?;
+    let mut raw = import_cassette(&text, ReplayMode::Raw, redaction).map_err(bad)?;
+    for recording in [&mut neutral.recording, &mut raw.recording] {
+        recording.redacted = redaction.describe();
+        let dropped = recording.exchanges.iter().enumerate().filter(|(_, exchange)| exchange.raw.is_none());
+        recording.redacted.extend(dropped.map(|(index, _)| Redaction::raw_dropped(index + 1)).collect::<Vec<_>>());
+        // The last line: a pattern that still matches is never written.
+        if redaction.finds(&reloop_eval::recording_file::to_yaml(recording)) {
+            return Err(bad("a --redact-body pattern still matched the recording to be written".into()));
+        }
+    }
     let exchanges = neutral.recording.exchanges.len();
     write_yaml(&out.join(recording_file_name(&name)), &neutral.recording)?;
     write_yaml(&out.join(format!("{name}.raw.recording.yaml")), &raw.recording)?;

@@ -33,6 +33,11 @@ fn main() {
     let app = App::parse();
     let cancel = Arc::new(AtomicBool::new(false));
     let handler_flag = Arc::clone(&cancel);
+    let on_interrupt = match app.command {
+        Command::Run(_) | Command::Sweep(_) => "finishing the runs in flight, then writing the report",
+        Command::Serve(_) | Command::Record(_) => "finishing the exchanges under way, then writing what was recorded",
+        _ => "stopping",
+    };
     // First Ctrl-C, SIGTERM or SIGHUP (a CI timeout, `docker stop`, a closed
     // terminal): stop starting runs, report what finished. Second: leave now.
     let _ = ctrlc::set_handler(move || {
@@ -40,7 +45,7 @@ fn main() {
             reloop_eval::black_box::kill_live_agents();
             std::process::exit(exit_code::INTERRUPTED);
         }
-        eprintln!("\ninterrupt: finishing the runs in flight, then writing the report (interrupt again to quit now)");
+        eprintln!("\ninterrupt: {on_interrupt} (interrupt again to quit now)");
     });
     let result = match app.command {
         Command::Run(args) => run_cmd::run(args, cancel),

@@ -1,8 +1,10 @@
 //! `reloop record`: a loopback proxy in front of a provider; every answer
 //! streams back unchanged and is recorded (`capture_writer`). Runs until
-//! Ctrl-C.
+//! Ctrl-C, then finishes the exchanges under way.
 
-use reloop_mock::record::{Observed, RecordProxy};
+use std::time::Duration;
+
+use reloop_mock::record::{Observed, RecordProxy, url_shown};
 use tokio::sync::mpsc;
 
 use crate::app::RecordArgs;
@@ -12,10 +14,10 @@ use crate::exit_code;
 /// Runs the command; returns the exit code.
 pub fn run(args: RecordArgs) -> anyhow::Result<i32> {
     if !(args.upstream.starts_with("http://") || args.upstream.starts_with("https://")) {
-        eprintln!("error: --upstream `{}`: expected an http:// or https:// URL", args.upstream);
+        eprintln!("error: --upstream `{}`: expected an http:// or https:// URL", url_shown(&args.upstream));
         return Ok(exit_code::BAD_INPUT);
     }
-    let mut writer = match CaptureWriter::new(Target::Prefix(args.out.clone()), &args.redact) {
+    let writer = match CaptureWriter::new(Target::Prefix(args.out.clone()), &args.redact, args.force) {
         Ok(writer) => writer,
         Err(error) => {
             eprintln!("error: {error}");
@@ -26,28 +28,40 @@ pub fn run(args: RecordArgs) -> anyhow::Result<i32> {
     runtime.block_on(async {
         let (sink, observed) = mpsc::unbounded_channel();
         let proxy = RecordProxy::start(args.port, &args.upstream, sink).await?;
-        println!("reloop record: {} on http://{}", args.upstream, proxy.addr());
+        println!("reloop record: {} on http://{}", url_shown(&args.upstream), proxy.addr());
         println!("  OpenAI base URL:    http://{}/v1", proxy.addr());
         println!("  Anthropic base URL: http://{}", proxy.addr());
         println!("recording to {}.recording.yaml (and the scenario skeleton {}.yaml); Ctrl-C stops", args.out.display(), args.out.display());
-        record_until_ctrl_c(observed, &mut writer).await?;
+        record_until_ctrl_c(proxy, observed, writer).await?;
         Ok(exit_code::SUCCESS)
     })
 }
 
-/// Writes each observed exchange as it completes, until Ctrl-C.
-pub async fn record_until_ctrl_c(mut observed: mpsc::UnboundedReceiver<Observed>, writer: &mut CaptureWriter) -> anyhow::Result<()> {
+/// How long, after Ctrl-C, streams still in flight may take to complete
+/// and be recorded (real time; a client that keeps its connection idle must
+/// not hold the exit).
+const GRACE_AFTER_CTRL_C: Duration = Duration::from_secs(2);
+
+/// Hands each observed exchange to the writer as it completes, until
+/// Ctrl-C; then stops accepting connections, hands over what is queued and
+/// what completes within [`GRACE_AFTER_CTRL_C`], and waits for the writes.
+pub async fn record_until_ctrl_c(proxy: RecordProxy, mut observed: mpsc::UnboundedReceiver<Observed>, writer: CaptureWriter) -> anyhow::Result<()> {
+    let ctrl_c = tokio::signal::ctrl_c();
+    tokio::pin!(ctrl_c);
     loop {
         tokio::select! {
             next = observed.recv() => match next {
-                Some(exchange) => {
-                    if let Some(line) = writer.add(&exchange)? {
-                        eprintln!("{line}");
-                    }
-                }
-                None => return Ok(()),
+                Some(exchange) => writer.add(exchange),
+                None => return writer.finish(),
             },
-            _ = tokio::signal::ctrl_c() => return Ok(()),
+            _ = &mut ctrl_c => break,
         }
     }
+    // Connections open keep the sink; the channel closes once the last ends.
+    drop(proxy);
+    let deadline = tokio::time::Instant::now() + GRACE_AFTER_CTRL_C;
+    while let Ok(Some(exchange)) = tokio::time::timeout_at(deadline, observed.recv()).await {
+        writer.add(exchange);
+    }
+    writer.finish()
 }

@@ -80,7 +80,7 @@ pub fn run(args: ServeArgs) -> anyhow::Result<i32> {
     }
     let registry = Arc::new(registry);
     let runtime = tokio::runtime::Builder::new_current_thread().enable_io().enable_time().build()?;
-    let capture = match args.capture.clone().map(|dir| CaptureWriter::new(Target::PerSession(dir), &args.redact)).transpose() {
+    let capture = match args.capture.clone().map(|dir| CaptureWriter::new(Target::PerSession(dir), &args.redact, args.force)).transpose() {
         Ok(capture) => capture,
         Err(error) => {
             eprintln!("error: {error}");
@@ -119,7 +119,7 @@ pub fn run(args: ServeArgs) -> anyhow::Result<i32> {
             println!("JSON log: one file per session in {}", dir.display());
         }
         match captured {
-            Some((_proxy, observed, mut writer)) => record_until_ctrl_c(observed, &mut writer).await?,
+            Some((proxy, observed, writer)) => record_until_ctrl_c(proxy, observed, writer).await?,
             None => tokio::signal::ctrl_c().await?,
         }
         Ok(exit_code::SUCCESS)

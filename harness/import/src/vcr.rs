@@ -3,13 +3,16 @@
 //! (`reloop_mock::recording::from_wire`), its request kept for divergence
 //! matching; the first request gives the scenario skeleton. Bodies come as
 //! plain or double-quoted scalars, or `!!binary` (base64 of the gzip bytes
-//! when the response says `Content-Encoding: gzip`).
+//! when the response says `Content-Encoding: gzip`). Credentials a
+//! cassette kept (`Set-Cookie`, `openai-organization`…) and the user's
+//! `--redact-*` secrets are stripped as `reloop record` strips them.
 
 use std::io::Read as _;
 
 use base64::Engine as _;
 use reloop_mock::record::capture::api_of;
-use reloop_mock::recording::from_wire::{WireResponse, exchange_from_wire};
+use reloop_mock::record::{Redaction, redacted_exchange};
+use reloop_mock::recording::from_wire::WireResponse;
 use reloop_mock::recording::{Exchange, RecordedRequest, Recording, ReplayMode};
 use serde::Deserialize;
 use serde_json::Value;
@@ -61,8 +64,9 @@ pub struct ImportedCassette {
     pub skeleton: Skeleton,
 }
 
-/// Reads a cassette; `replay` picks what the exchanges serve by default.
-pub fn import_cassette(text: &str, replay: ReplayMode) -> Result<ImportedCassette, String> {
+/// Reads a cassette; `replay` picks what the exchanges serve by default,
+/// `redaction` what is stripped.
+pub fn import_cassette(text: &str, replay: ReplayMode, redaction: &Redaction) -> Result<ImportedCassette, String> {
     // `!!binary` bodies arrive as their base64 text, decoded below.
     let options = serde_saphyr::options! { ignore_binary_tag_for_string: true };
     let cassette: Cassette = serde_saphyr::from_str_with_options(text, options).map_err(|e| format!("not a vcrpy cassette: {e}"))?;
@@ -72,14 +76,15 @@ pub fn import_cassette(text: &str, replay: ReplayMode) -> Result<ImportedCassett
         let at = |e: String| format!("interaction {index}: {e}");
         let path = uri_path(&interaction.request.uri);
         let api = api_of(&path).ok_or_else(|| at(format!("`{path}` is none of the three APIs")))?;
-        let body: Value = interaction.request.body.as_deref().map(serde_json::from_str).transpose().map_err(|e| at(format!("request body: {e}")))?.unwrap_or(Value::Null);
+        let request_body = interaction.request.body.as_deref().map(|body| redaction.text(body));
+        let body: Value = request_body.as_deref().map(serde_json::from_str).transpose().map_err(|e| at(format!("request body: {e}")))?.unwrap_or(Value::Null);
         skeleton.get_or_insert_with(|| skeleton_of_request(&path, &body));
         let headers: Vec<(String, String)> = interaction.response.headers.iter().flat_map(|(name, values)| values.iter().map(move |v| (name.clone(), v.clone()))).collect();
         let bytes = body_bytes(&interaction.response.body.string).map_err(at)?;
         let gzip = headers.iter().any(|(n, v)| n.eq_ignore_ascii_case("content-encoding") && v.eq_ignore_ascii_case("gzip"));
         let decoded = if gzip { gunzip(&bytes).map_err(at)? } else { bytes.clone() };
         let response = WireResponse { status: interaction.response.status.code, headers: &headers, body: &bytes };
-        let mut exchange: Exchange = exchange_from_wire(api, response, &decoded).map_err(|e| at(e.to_string()))?;
+        let mut exchange: Exchange = redacted_exchange(api, response, &decoded, redaction).map_err(|e| at(e.to_string()))?;
         exchange.replay = replay;
         exchange.request = Some(RecordedRequest { path, headers: Default::default(), body });
         exchanges.push(exchange);

@@ -10,6 +10,21 @@ use reloop_wire::Format;
 
 use crate::session::RequestRecord;
 
+/// A session name as a file name stem: every byte outside `[A-Za-z0-9._-]`
+/// percent-encoded (`run/r/1` is `run%2Fr%2F1`), so a name can neither leave
+/// its folder nor clash with another. Shared with `serve --capture`.
+pub fn file_stem_of(session: &str) -> String {
+    let mut stem = String::with_capacity(session.len());
+    for byte in session.bytes() {
+        if byte.is_ascii_alphanumeric() || matches!(byte, b'.' | b'_' | b'-') {
+            stem.push(char::from(byte));
+        } else {
+            stem.push_str(&format!("%{byte:02X}"));
+        }
+    }
+    stem
+}
+
 /// Where the session logs go.
 #[derive(Debug, Clone)]
 pub struct JsonLog {
@@ -26,16 +41,7 @@ impl JsonLog {
     /// `[A-Za-z0-9._-]` percent-encoded (`run/r/1` is `run%2Fr%2F1.jsonl`),
     /// so a name can neither leave the folder nor clash with another.
     pub fn file_of(&self, session: &str) -> PathBuf {
-        let mut name = String::with_capacity(session.len() + 6);
-        for byte in session.bytes() {
-            if byte.is_ascii_alphanumeric() || matches!(byte, b'.' | b'_' | b'-') {
-                name.push(char::from(byte));
-            } else {
-                name.push_str(&format!("%{byte:02X}"));
-            }
-        }
-        name.push_str(".jsonl");
-        self.dir.join(name)
+        self.dir.join(format!("{}.jsonl", file_stem_of(session)))
     }
 
     /// Appends a request answered (or refused) from the recording; `reason`

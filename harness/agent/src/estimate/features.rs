@@ -5,6 +5,7 @@
 //! (see `ratios`); counting them costs a few comparisons per character, far
 //! below what tokenizing would.
 
+use super::han_table::{FIRST as HAN_FIRST, LAST as HAN_LAST, LONE_HAN};
 use super::masks::{BLOCK, ByteMasks};
 use super::ratios::CHUNK_BYTES;
 
@@ -16,6 +17,10 @@ pub(super) struct Features {
     /// CJK characters and their bytes.
     pub cjk_chars: usize,
     pub cjk_bytes: usize,
+    /// Of the CJK characters, the Han ideographs (U+4E00–U+9FFF), and of
+    /// those the ones o200k never merges with a neighbour (`han_table`).
+    pub han_chars: usize,
+    pub lone_han: usize,
     /// Other non-ASCII characters (a run of one character counted once) and
     /// all their bytes.
     pub symbols: usize,
@@ -25,6 +30,10 @@ pub(super) struct Features {
     pub number_groups: usize,
     /// Letter runs directly after a digit.
     pub id_pieces: usize,
+    /// Single punctuation bytes between two letters (`layout_width`,
+    /// `android:id`, `self.name`): o200k's pre-tokenizer joins such a byte
+    /// to the word after it, so it costs less than a run of its own.
+    pub joined_punct: usize,
     /// ASCII punctuation bytes, and the runs they form.
     pub punct: usize,
     pub punct_runs: usize,
@@ -100,6 +109,9 @@ struct Counter {
     in_indent: bool,
     after_digit: bool,
     after_punct: bool,
+    /// The previous block's letters and punctuation.
+    letters_before: u64,
+    punct_before: u64,
     /// The bytes of the block before that repeated the byte before them.
     repeated: u64,
     /// Digits of a run still open at the block's end.
@@ -117,6 +129,8 @@ impl Default for Counter {
             in_indent: false,
             after_digit: false,
             after_punct: false,
+            letters_before: 0,
+            punct_before: 0,
             repeated: 0,
             digit_run: 0,
             last_char: '\n',
@@ -137,6 +151,12 @@ impl Counter {
         f.id_pieces += count(m.letter & (m.digit << 1 | u64::from(self.after_digit)));
         f.punct += count(punct);
         f.punct_runs += count(punct & !(punct << 1 | u64::from(self.after_punct)));
+        // A letter whose byte before is punctuation and whose byte two
+        // before is a letter ends a joined punctuation byte.
+        let punct_1 = punct << 1 | self.punct_before >> 63;
+        let letter_2 = m.letter << 2 | self.letters_before >> 62;
+        f.joined_punct += count(m.letter & punct_1 & letter_2);
+        (self.letters_before, self.punct_before) = (m.letter, punct);
         f.markup_punct += count(m.markup);
         f.call_punct += count(m.call);
 
@@ -159,6 +179,8 @@ impl Counter {
 
         let cjk = count(m.cjk_start);
         (f.cjk_chars, f.cjk_bytes) = (f.cjk_chars + cjk, f.cjk_bytes + 3 * cjk);
+        f.han_chars += count(m.han_start);
+        self.add_lone_han(m.han_start, chunk.as_bytes(), offset);
         self.add_digit_groups(m.digit);
         // The other characters one by one. A symbol right after a CJK
         // character counted here differs from it anyway.
@@ -166,6 +188,21 @@ impl Counter {
         let last = |mask: u64| mask >> (BLOCK - 1) == 1;
         (self.after_line_end, self.in_indent) = (last(m.line_end), run_goes_on);
         (self.after_digit, self.after_punct) = (last(m.digit), last(punct));
+    }
+
+    /// Looks up each Han ideograph that starts in the block in the table
+    /// of lone characters.
+    fn add_lone_han(&mut self, mut starts: u64, bytes: &[u8], offset: usize) {
+        while starts != 0 {
+            let at = offset + starts.trailing_zeros() as usize;
+            starts &= starts - 1;
+            // A leading byte of 0xe4 to 0xe9 starts a three-byte character.
+            let [lead, second, third] = [bytes[at], bytes[at + 1], bytes[at + 2]];
+            let code = u32::from(lead & 0x0f) << 12 | u32::from(second & 0x3f) << 6 | u32::from(third & 0x3f);
+            debug_assert!((HAN_FIRST..=HAN_LAST).contains(&code), "the mask holds Han leading bytes only");
+            let bit = (code - HAN_FIRST) as usize;
+            self.f.lone_han += (LONE_HAN[bit / 64] >> (bit % 64) & 1) as usize;
+        }
     }
 
     /// Counts the groups of at most three digits that each run splits into,
@@ -249,6 +286,17 @@ mod tests {
     }
 
     #[test]
+    fn han_characters_that_o200k_never_merges_stand_alone() {
+        // 数据 is one o200k token; 數據 (its traditional form) two, and
+        // no token holds 數 or 據 beside another character.
+        let f = features("数据 數據");
+        assert_eq!((f.han_chars, f.lone_han), (4, 2));
+        let f = features("android:layout_width a_b a.b. x__y");
+        // `:`, `_`, `_`, `.` between letters; not the run `__`.
+        assert_eq!(f.joined_punct, 4);
+    }
+
+    #[test]
     fn cjk_and_symbols() {
         let f = features("数据备份 ──── é");
         assert_eq!((f.cjk_chars, f.cjk_bytes), (4, 12));
@@ -281,14 +329,26 @@ mod tests {
                     }
                 }
                 '0'..='9' => (f.digits, f.number_groups) = (f.digits + 1, f.number_groups + usize::from(digit_run % 3 == 0)),
-                'a'..='z' | 'A'..='Z' => f.id_pieces += usize::from(before.is_some_and(|p| p.is_ascii_digit())),
+                'a'..='z' | 'A'..='Z' => {
+                    f.id_pieces += usize::from(before.is_some_and(|p| p.is_ascii_digit()));
+                    let joined = i >= 2 && is_punct(chars[i - 1]) && chars[i - 2].is_ascii_alphabetic();
+                    f.joined_punct += usize::from(joined);
+                }
                 c if c.is_ascii() => {
                     f.punct += 1;
                     f.punct_runs += usize::from(!before.is_some_and(is_punct));
                     f.markup_punct += usize::from("\"{}[]:,<>=".contains(c));
                     f.call_punct += usize::from("();".contains(c));
                 }
-                c if is_cjk(c) => (f.cjk_chars, f.cjk_bytes) = (f.cjk_chars + 1, f.cjk_bytes + c.len_utf8()),
+                c if is_cjk(c) => {
+                    (f.cjk_chars, f.cjk_bytes) = (f.cjk_chars + 1, f.cjk_bytes + c.len_utf8());
+                    let code = u32::from(c);
+                    if (HAN_FIRST..=HAN_LAST).contains(&code) {
+                        let bit = (code - HAN_FIRST) as usize;
+                        f.han_chars += 1;
+                        f.lone_han += (LONE_HAN[bit / 64] >> (bit % 64) & 1) as usize;
+                    }
+                }
                 c => (f.symbols, f.symbol_bytes) = (f.symbols + usize::from(before != Some(c)), f.symbol_bytes + c.len_utf8()),
             }
         }
@@ -312,6 +372,9 @@ mod tests {
         // unless they are emptied in time.
         let long = "{\"k\": [1, 2, 3]}, ".repeat(200);
         assert_eq!(chunk_features(&long), oracle(&long));
+        // Joined punctuation and lone Han characters across block boundaries.
+        let joined = "<View android:layout_width=\"match_parent\" app:tint=\"x\"/> self.name a_b 這個資料們数据\n".repeat(5);
+        assert_eq!(chunk_features(&joined), oracle(&joined));
         // Runs across lane and block boundaries.
         let rules = format!("{}\n  x{}y\n", "=".repeat(150), " ".repeat(70));
         assert_eq!(chunk_features(&rules), oracle(&rules));

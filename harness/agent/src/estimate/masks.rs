@@ -18,6 +18,9 @@ pub(super) struct ByteMasks {
     /// (U+3000–U+9FFF, and the Hangul of U+B000–U+CFFF): most of a CJK
     /// text, counted without decoding.
     pub cjk_start: u64,
+    /// Of those, the leading bytes of Han ideographs (U+4E00–U+9FFF,
+    /// leading bytes 0xe4 to 0xe9), which `features` looks up one by one.
+    pub han_start: u64,
     pub line_end: u64,
     /// Spaces, tabs and carriage returns; line ends are apart.
     pub blank: u64,
@@ -42,6 +45,7 @@ impl ByteMasks {
             non_ascii: all.non_ascii & valid,
             char_start: all.char_start & valid,
             cjk_start: all.cjk_start & valid,
+            han_start: all.han_start & valid,
             line_end: all.line_end & valid,
             blank: all.blank & valid,
             digit: all.digit & valid,
@@ -73,13 +77,14 @@ fn compute(block: &[u8; BLOCK]) -> ByteMasks {
         m.non_ascii |= l[0] << shift;
         m.char_start |= l[1] << shift;
         m.cjk_start |= l[2] << shift;
-        m.line_end |= l[3] << shift;
-        m.blank |= l[4] << shift;
-        m.digit |= l[5] << shift;
-        m.letter |= l[6] << shift;
-        m.markup |= l[7] << shift;
-        m.call |= l[8] << shift;
-        m.repeat |= l[9] << shift;
+        m.han_start |= l[3] << shift;
+        m.line_end |= l[4] << shift;
+        m.blank |= l[5] << shift;
+        m.digit |= l[6] << shift;
+        m.letter |= l[7] << shift;
+        m.markup |= l[8] << shift;
+        m.call |= l[9] << shift;
+        m.repeat |= l[10] << shift;
     }
     // Each lane compared its first byte with nothing; the lanes after the
     // first have their byte before in the block.
@@ -106,7 +111,13 @@ fn compute_bytewise(block: &[u8; BLOCK]) -> ByteMasks {
             b'a'..=b'z' | b'A'..=b'Z' => &mut m.letter,
             b'"' | b'{' | b'}' | b'[' | b']' | b':' | b',' | b'<' | b'>' | b'=' => &mut m.markup,
             b'(' | b')' | b';' => &mut m.call,
-            0xe3..=0xe9 | 0xeb..=0xec => {
+            0xe4..=0xe9 => {
+                m.han_start |= bit;
+                m.cjk_start |= bit;
+                m.char_start |= bit;
+                &mut m.non_ascii
+            }
+            0xe3 | 0xeb..=0xec => {
                 m.cjk_start |= bit;
                 m.char_start |= bit;
                 &mut m.non_ascii
@@ -138,7 +149,7 @@ mod sse2 {
     /// The masks of 16 bytes, in the order of `ByteMasks`' fields (`valid`
     /// apart); the repeat of the lane's first byte is left clear.
     #[target_feature(enable = "sse2")]
-    pub(super) fn lane_masks(lane: &[u8; 16]) -> [u64; 10] {
+    pub(super) fn lane_masks(lane: &[u8; 16]) -> [u64; 11] {
         #[allow(unsafe_code, reason = "a vector load from memory has no safe form")]
         // SAFETY: `lane` is 16 readable bytes, and the load is unaligned.
         let v = unsafe { _mm_loadu_si128(lane.as_ptr().cast::<__m128i>()) };
@@ -155,7 +166,8 @@ mod sse2 {
         let non_ascii = bits(v);
         // Leading bytes are 0xc0 and above: -64..-1 as signed bytes.
         let char_start = bits(_mm_cmpgt_epi8(v, splat(0xbf))) & non_ascii;
-        let cjk_start = bits(_mm_or_si128(within(v, 0xe3, 0xe9), within(v, 0xeb, 0xec)));
+        let han_start = within(v, 0xe4, 0xe9);
+        let cjk_start = bits(_mm_or_si128(_mm_or_si128(eq(v, 0xe3), han_start), within(v, 0xeb, 0xec)));
         let blank = _mm_or_si128(_mm_or_si128(eq(v, b' '), eq(v, b'\t')), eq(v, b'\r'));
         let markup = _mm_or_si128(
             _mm_or_si128(_mm_or_si128(eq(v, b'"'), eq(v, b',')), _mm_or_si128(eq(v, b':'), within(v, b'<', b'>'))),
@@ -168,6 +180,7 @@ mod sse2 {
             non_ascii,
             char_start,
             cjk_start,
+            bits(han_start),
             bits(eq(v, b'\n')),
             bits(blank),
             bits(within(v, b'0', b'9')),

@@ -13,6 +13,7 @@ mod calibration;
 mod class;
 mod classify;
 mod features;
+mod han_table;
 mod masks;
 pub mod ratios;
 
@@ -22,8 +23,9 @@ pub use class::TextClass;
 use crate::message::Message;
 use features::{Features, scan};
 use ratios::{
-    DOMINANT_SHARE, TOKENS_PER_CJK_CHAR, TOKENS_PER_ID_PIECE, TOKENS_PER_INDENT, TOKENS_PER_NUMBER_GROUP,
-    TOKENS_PER_PUNCT_RUN, TOKENS_PER_REPEAT, TOKENS_PER_SYMBOL, bytes_per_token,
+    DOMINANT_SHARE, TOKENS_PER_CJK_CHAR, TOKENS_PER_ID_PIECE, TOKENS_PER_INDENT, TOKENS_PER_JOINED_PUNCT,
+    TOKENS_PER_NUMBER_GROUP, TOKENS_PER_PUNCT_RUN, TOKENS_PER_REPEAT, TOKENS_PER_SYMBOL,
+    TOKENS_PER_TRADITIONAL_HAN, TRADITIONAL_MIN_LONE_SHARE, bytes_per_token,
 };
 
 /// Framing tokens per message, as in OpenAI's counting guide ("every message
@@ -147,20 +149,37 @@ pub struct Charged {
     pub indented_lines: usize,
     /// Punctuation and blank bytes from the fourth of a run of one byte on.
     pub repeats: usize,
+    /// Han characters of chunks in traditional Chinese.
+    pub traditional_han: usize,
+    /// Single punctuation bytes between two letters, in JSON and markup.
+    pub joined_punct: usize,
 }
+
+/// How many figures [`Charged::row`] holds, one per constant.
+pub const FIGURES: usize = 13;
 
 impl Charged {
     /// The figures as a row, in the order of [`Charged::constants`].
-    pub fn row(&self) -> [f64; 11] {
+    pub fn row(&self) -> [f64; FIGURES] {
         let [code, prose, json, cjk] = self.plain_bytes.map(|b| b as f64);
-        let pieces = [self.cjk_chars, self.symbols, self.number_groups, self.id_pieces, self.punct_runs, self.indented_lines, self.repeats];
-        let [a, b, c, d, e, f, g] = pieces.map(|n| n as f64);
-        [code, prose, json, cjk, a, b, c, d, e, f, g]
+        let pieces = [
+            self.cjk_chars,
+            self.symbols,
+            self.number_groups,
+            self.id_pieces,
+            self.punct_runs,
+            self.indented_lines,
+            self.repeats,
+            self.traditional_han,
+            self.joined_punct,
+        ];
+        let [a, b, c, d, e, f, g, h, i] = pieces.map(|n| n as f64);
+        [code, prose, json, cjk, a, b, c, d, e, f, g, h, i]
     }
 
     /// The tokens one of each figure costs: the inverse class ratios, then
     /// the per-piece constants.
-    pub fn constants() -> [f64; 11] {
+    pub fn constants() -> [f64; FIGURES] {
         let per_byte = TextClass::ALL.map(|class| 1.0 / bytes_per_token(class));
         [
             per_byte[0],
@@ -174,6 +193,8 @@ impl Charged {
             TOKENS_PER_PUNCT_RUN,
             TOKENS_PER_INDENT,
             TOKENS_PER_REPEAT,
+            TOKENS_PER_TRADITIONAL_HAN,
+            TOKENS_PER_JOINED_PUNCT,
         ]
     }
 
@@ -191,6 +212,12 @@ impl Charged {
         self.punct_runs += f.punct_runs;
         self.indented_lines += f.indented_lines;
         self.repeats += f.repeats;
+        if f.han_chars > 0 && f.lone_han as f64 >= TRADITIONAL_MIN_LONE_SHARE * f.han_chars as f64 {
+            self.traditional_han += f.han_chars;
+        }
+        if class == TextClass::Json {
+            self.joined_punct += f.joined_punct;
+        }
     }
 }
 

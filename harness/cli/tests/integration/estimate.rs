@@ -1,7 +1,9 @@
 //! `reloop estimate` on the corpus: the class estimator stays within 4 %
-//! of o200k in every class of the texts it was tuned on and within 7 % on
-//! the held-out texts it never saw, calibration within 5 % on a replayed
-//! run, and the command prints what the library measured.
+//! of o200k in every class of the texts it was tuned on, within the bounds
+//! measured per class on the two held-out sets (`corpus/heldout/`, whose
+//! misses motivated the last features, and `corpus/heldout2/`, which no
+//! tuning has seen), calibration within 5 % on a replayed run, and the
+//! command prints what the library measured.
 
 use std::path::PathBuf;
 
@@ -22,28 +24,39 @@ fn report_of(root: &std::path::Path) -> EstimatorReport {
     estimator_report(&dirs).expect("the corpus reads")
 }
 
-/// Every class has `min_files` files and a mean error of at most `max_mape`.
-fn assert_classes_within(report: &EstimatorReport, min_files: usize, max_mape: f64) {
+/// Every class has `min_files` files and a mean error of at most its
+/// bound in `max_mape` (in the order of [`CLASSES`]).
+fn assert_classes_within(report: &EstimatorReport, min_files: usize, max_mape: [f64; 5]) {
     let classes: Vec<&str> = report.classes.iter().map(|c| c.class.as_str()).collect();
     assert_eq!(classes, CLASSES);
-    for class in &report.classes {
+    for (class, max) in report.classes.iter().zip(max_mape) {
         assert!(class.files >= min_files, "{class:?}");
-        assert!(class.estimator_mape <= max_mape, "{}: MAPE {:.1} %", class.class, class.estimator_mape * 100.0);
+        assert!(class.estimator_mape <= max, "{}: MAPE {:.1} % > {:.1} %", class.class, class.estimator_mape * 100.0, max * 100.0);
     }
 }
 
 #[test]
 fn every_class_is_estimated_within_4_percent_and_calibration_within_5() {
     let report = corpus_report();
-    assert_classes_within(&report, 5, 0.04);
+    assert_classes_within(&report, 5, [0.04; 5]);
     let calibration = &report.calibration;
     assert_eq!(calibration.requests, report.files.len());
     assert!(calibration.calibrated_mape <= 0.05, "{calibration:?}");
 }
 
+/// Measured on the first held-out set: cjk 2.2 %, code 2.7 %, json 3.6 %,
+/// mixed 4.3 %, prose 1.8 % (`corpus/README.md`).
 #[test]
-fn held_out_texts_are_estimated_within_7_percent() {
-    assert_classes_within(&report_of(&repo().join("corpus/heldout")), 4, 0.07);
+fn first_held_out_texts_are_estimated_within_their_measured_bounds() {
+    assert_classes_within(&report_of(&repo().join("corpus/heldout")), 4, [0.03, 0.03, 0.04, 0.05, 0.03]);
+}
+
+/// Measured once on the second held-out set, which no tuning has seen:
+/// cjk 7.9 %, code 9.9 %, json 6.6 %, mixed 5.1 %, prose 1.8 %. The bounds
+/// hold today's figures, so that a change which makes them worse fails.
+#[test]
+fn second_held_out_texts_are_estimated_within_their_measured_bounds() {
+    assert_classes_within(&report_of(&repo().join("corpus/heldout2")), 4, [0.085, 0.105, 0.07, 0.055, 0.03]);
 }
 
 #[test]

@@ -213,3 +213,23 @@ fn reloop_name(path: &Path) -> String {
     }
     name.trim_matches('-').to_owned()
 }
+
+#[test]
+fn a_cassette_loses_its_credential_headers_and_user_patterns() {
+    let dir = tempfile::tempdir().unwrap();
+    let cassette = repo().join("harness/import/tests/fixtures/sessions/vcr-cassettes/openai-chat/simonw-llm__test_tool_use_basic.yaml");
+    let out = dir.path().to_string_lossy().into_owned();
+    let output = reloop(&repo(), &["import", cassette.to_str().unwrap(), "--out", &out, "--redact-body", "gpt-4o-mini-[0-9-]+"]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let mut written = 0;
+    for file in std::fs::read_dir(dir.path()).unwrap() {
+        let text = std::fs::read_to_string(file.unwrap().path()).unwrap();
+        for secret in ["__cf_bm", "user-r3e61fpak04cbaokp5buoae4", "gpt-4o-mini-2024-07-18"] {
+            assert!(!text.contains(secret), "{secret} reached an imported file:\n{text}");
+        }
+        written += 1;
+    }
+    assert_eq!(written, 3, "neutral and raw recordings and a skeleton");
+    let raw = std::fs::read_to_string(dir.path().join("simonw-llm-test-tool-use-basic.raw.recording.yaml")).unwrap();
+    assert!(raw.contains("header:set-cookie") && raw.contains("body:#1:"), "{raw}");
+}

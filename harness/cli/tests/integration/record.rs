@@ -2,13 +2,15 @@
 //! provider: a streamed tool-calling session on each API passes through
 //! unchanged, is recorded, and replays (neutral and raw) to the same bytes;
 //! no credential reaches the file. `serve --capture`, then `run` on what it
-//! captured, reproduces the session.
+//! captured, reproduces the session. Each run of a session is its own
+//! recording, nothing of an earlier capture is overwritten without
+//! `--force`, and Ctrl-C still records the exchange under way.
 
 use std::path::Path;
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
-use crate::util::{Serve, post, reloop, stdout, write};
+use crate::util::{Serve, post, reloop, stderr, stdout, write};
 
 /// The provider's side: a tool call, then the answer.
 const UPSTREAM: &str = r#"format: reloop.recording/v2
@@ -102,6 +104,7 @@ fn record_passes_answers_through_and_replays_them_without_secrets() {
         }
         assert!(!text.to_ascii_lowercase().contains("bearer"), "{api}: an Authorization value reached the file");
         assert!(text.contains("header:authorization") && text.contains("header:x-api-key"), "{api}: the redaction is written into the file");
+        assert!(text.contains("body:#1:") && !text.contains("sk-planted-[0-9]+"), "{api}: the body pattern is listed without its text:\n{text}");
         let skeleton = std::fs::read_to_string(out.with_extension("yaml")).unwrap();
         assert!(skeleton.contains("get_weather") && skeleton.contains("system: Be brief."), "{api}: {skeleton}");
 
@@ -111,6 +114,33 @@ fn record_passes_answers_through_and_replays_them_without_secrets() {
             let replayed = run_session(&replay.addr, &format!("{name}.replay"), api);
             assert_eq!(replayed, direct, "{api} {flags:?}: the replay sends what the provider sent");
         }
+    }
+}
+
+/// The provider's side: `sk-live1234` split over three deltas, in the text
+/// and in the tool arguments.
+const SPLIT_SECRET: &str = r#"format: reloop.recording/v2
+exchanges:
+  - parts:
+      - { type: text, text: "my key is sk-live1234", chunks: [13, 4, 4] }
+      - { type: tool_call, id: call_k1, name: save, arguments: '{"key": "sk-live1234"}', chunks: [12, 4, 6] }
+"#;
+
+#[test]
+fn a_secret_split_across_deltas_never_reaches_the_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let upstream = Serve::start_with(&write(dir.path(), "upstream.yaml", SPLIT_SECRET), &[], Stdio::null());
+    for api in ["chat", "responses", "anthropic"] {
+        let out = dir.path().join(format!("split-{api}"));
+        let args = ["record", "--upstream", &upstream.addr, "--out", out.to_str().unwrap(), "--port", "0", "--redact-body", "sk-live[0-9]+"];
+        let proxy = Serve::spawn(&args, Stdio::null());
+        let (path, [request, _]) = session(api);
+        let (head, answer) = post(&proxy.addr, &format!("/s/upstream.split-{api}{path}"), &headers(api), &request);
+        assert!(head.contains(" 200"), "{api}: {head}");
+        assert!(String::from_utf8_lossy(&answer).contains("sk-"), "{api}: the client gets the answer unchanged");
+        let text = wait_for(&out.with_extension("recording.yaml"), 1);
+        assert!(text.contains("[REDACTED]") && !text.contains("sk-live1234"), "{api}: the joined secret reached the file:\n{text}");
+        assert!(text.contains("raw:exchange-1") && !text.contains("events:"), "{api}: the raw bytes, which hold the split secret, are dropped and noted:\n{text}");
     }
 }
 
@@ -135,4 +165,78 @@ fn captured_sessions_run_again_without_edits() {
     assert!(skeleton.contains("output: rain"), "the tool answers with the recorded result:\n{skeleton}");
     let runs = crate::tables::read_rows(&dir.path().join("report/runs.parquet"));
     assert_eq!(runs[0]["tool_errors"], "0", "the loop saw the recorded result, not a missing fixture");
+}
+
+/// The exchanges a recording file holds.
+fn exchanges_in(text: &str) -> usize {
+    text.matches("\n- parts:").count()
+}
+
+#[test]
+fn each_run_of_a_captured_session_is_its_own_recording() {
+    let dir = tempfile::tempdir().unwrap();
+    let captured = dir.path().join("captured");
+    let upstream = write(dir.path(), "upstream.yaml", UPSTREAM);
+    let server = Serve::start_with_flags(&["--recording", upstream.to_str().unwrap(), "--capture", captured.to_str().unwrap()], Stdio::null());
+    run_session(&server.addr, "upstream/r/1", "anthropic");
+    run_session(&server.addr, "upstream/r/2", "anthropic");
+    let second = wait_for(&captured.join("upstream%2Fr%2F2.recording.yaml"), 2);
+    let first = std::fs::read_to_string(captured.join("upstream%2Fr%2F1.recording.yaml")).unwrap_or_default();
+    assert_eq!((exchanges_in(&first), exchanges_in(&second)), (2, 2), "one 2-exchange recording per run:\n{first}\n---\n{second}");
+    assert!(!captured.join("upstream.recording.yaml").exists(), "runs are not merged into the session's file");
+    assert!(captured.join("upstream%2Fr%2F1.yaml").exists(), "each run has its skeleton");
+}
+
+#[test]
+fn record_refuses_to_overwrite_an_earlier_recording_unless_forced() {
+    let dir = tempfile::tempdir().unwrap();
+    let earlier = write(dir.path(), "rec.recording.yaml", "an earlier recording");
+    let out = dir.path().join("rec");
+    let refused = reloop(dir.path(), &["record", "--upstream", "http://127.0.0.1:9", "--out", out.to_str().unwrap(), "--port", "0"]);
+    assert_eq!(refused.status.code(), Some(2), "{}", stderr(&refused));
+    assert!(stderr(&refused).contains(earlier.to_str().unwrap()) && stderr(&refused).contains("--force"), "{}", stderr(&refused));
+    assert_eq!(std::fs::read_to_string(&earlier).unwrap(), "an earlier recording");
+
+    let upstream = Serve::start_with(&write(dir.path(), "upstream.yaml", UPSTREAM), &[], Stdio::null());
+    let forced = Serve::spawn(&["record", "--upstream", &upstream.addr, "--out", out.to_str().unwrap(), "--port", "0", "--force"], Stdio::null());
+    run_session(&forced.addr, "upstream.forced", "chat");
+    assert_eq!(exchanges_in(&wait_for(&earlier, 2)), 2, "--force overwrites");
+}
+
+#[test]
+fn capture_refuses_a_folder_with_an_earlier_capture_unless_forced() {
+    let dir = tempfile::tempdir().unwrap();
+    let upstream = write(dir.path(), "upstream.yaml", UPSTREAM);
+    let earlier = write(dir.path(), "captured/upstream.cap.recording.yaml", "an earlier capture");
+    let captured = dir.path().join("captured");
+    let flags = ["serve", "--port", "0", "--recording", upstream.to_str().unwrap(), "--capture", captured.to_str().unwrap()];
+    let refused = reloop(dir.path(), &flags);
+    assert_eq!(refused.status.code(), Some(2), "{}", stderr(&refused));
+    assert!(stderr(&refused).contains(earlier.to_str().unwrap()), "{}", stderr(&refused));
+
+    let forced = Serve::spawn(&[&flags[..], &["--force"]].concat(), Stdio::null());
+    run_session(&forced.addr, "upstream.cap", "anthropic");
+    assert_eq!(exchanges_in(&wait_for(&earlier, 2)), 2, "--force overwrites");
+}
+
+#[test]
+fn ctrl_c_still_records_the_exchange_in_flight() {
+    let dir = tempfile::tempdir().unwrap();
+    // The answer's first byte comes a second after the request: Ctrl-C lands while it streams.
+    let slow = write(dir.path(), "slow.yaml", "format: reloop.recording/v1\nexchanges:\n  - text: Slow but sure.\n    timing: { first_byte_ms: 1000 }\n");
+    let upstream = Serve::start_with(&slow, &["--realtime"], Stdio::null());
+    let out = dir.path().join("rec");
+    let proxy = Serve::spawn(&["record", "--upstream", &upstream.addr, "--out", out.to_str().unwrap(), "--port", "0"], Stdio::null());
+    let addr = proxy.addr.clone();
+    let (path, requests) = session("chat");
+    let client = std::thread::spawn(move || post(&addr, &format!("/s/slow{path}"), "", &requests[0]));
+    std::thread::sleep(Duration::from_millis(300));
+    let status = proxy.interrupt();
+    let (head, answer) = client.join().unwrap();
+    assert!(head.contains(" 200"), "the stream in flight completes: {head}");
+    let answer = String::from_utf8_lossy(&answer);
+    assert!(answer.contains(r#""content":" sure."}"#) && answer.contains(r#""finish_reason":"stop""#), "the whole answer: {answer}");
+    assert_eq!(status.code(), Some(0));
+    let text = std::fs::read_to_string(out.with_extension("recording.yaml")).unwrap_or_default();
+    assert_eq!(exchanges_in(&text), 1, "the exchange in flight at Ctrl-C is recorded:\n{text}");
 }

@@ -74,6 +74,13 @@ impl Serve {
         self.child.id()
     }
 
+    /// Sends SIGINT (Ctrl-C) and waits for the exit.
+    pub fn interrupt(mut self) -> std::process::ExitStatus {
+        let sent = Command::new("kill").args(["-INT", &self.child.id().to_string()]).status().expect("kill runs");
+        assert!(sent.success(), "SIGINT sent");
+        self.child.wait().expect("the process ends")
+    }
+
     /// The OpenAI base URL (up to `/v1`) of `session`.
     pub fn openai_base(&self, session: &str) -> String {
         format!("{}/s/{session}/v1", self.addr)

@@ -31,18 +31,26 @@ pub fn api_of(path: &str) -> Option<Format> {
     }
 }
 
-/// The reloop session a path names (`/s/NAME/…`), `None` for the default one.
+/// The reloop session a path names, `None` for the default one: `NAME` for
+/// `/s/NAME/…`, `NAME/r/RUN` for `/s/NAME/r/RUN/…` (each run a fresh replay,
+/// so each its own recording).
 pub fn session_of(path: &str) -> Option<&str> {
-    path.strip_prefix("/s/").and_then(|rest| rest.split('/').next()).filter(|name| !name.is_empty())
+    let rest = path.strip_prefix("/s/")?;
+    let mut segments = rest.split('/');
+    let name = segments.next().filter(|name| !name.is_empty())?;
+    match (segments.next(), segments.next()) {
+        (Some("r"), Some(run)) if !run.is_empty() => Some(&rest[..name.len() + crate::server::RUN_SEPARATOR.len() + run.len()]),
+        _ => Some(name),
+    }
 }
 
-/// The exchange of a model call answered with success, redacted; `None`
-/// for other requests (model lists, token counts) and error answers.
+/// The exchange of a model call answered with success, redacted
+/// ([`redacted_exchange`]); `None` for other requests (model lists, token
+/// counts) and error answers.
 pub fn exchange_of(observed: &Observed, redaction: &Redaction) -> Result<Option<Exchange>, FromWireError> {
     let Some(api) = api_of(&observed.path).filter(|_| (200..300).contains(&observed.status)) else { return Ok(None) };
-    let body = redaction.bytes(&observed.response_body);
-    let headers = redaction.headers(&observed.response_headers);
-    let mut exchange = exchange_from_wire(api, WireResponse { status: observed.status, headers: &headers, body: &body }, &body)?;
+    let response = WireResponse { status: observed.status, headers: &observed.response_headers, body: &observed.response_body };
+    let mut exchange = redacted_exchange(api, response, &observed.response_body, redaction)?;
     let request_body = redaction.text(&String::from_utf8_lossy(&observed.request_body));
     let request_headers: BTreeMap<String, String> = observed
         .request_headers
@@ -56,12 +64,36 @@ pub fn exchange_of(observed: &Observed, redaction: &Redaction) -> Result<Option<
     Ok(Some(exchange))
 }
 
+/// The exchange of `response` (an answer of `api`, `decoded` its body
+/// after any `Content-Encoding`) with the stripped headers gone and every
+/// body-pattern match redacted, in the bytes and in the parts joined from
+/// them ([`Redaction::exchange`]). Its `raw` is `None` when the bytes
+/// cannot be redacted faithfully: an encoded body that matched, or a
+/// stream whose output matched (a stream cuts its output into deltas that
+/// patterns run per event cannot see whole).
+pub fn redacted_exchange(api: Format, response: WireResponse<'_>, decoded: &[u8], redaction: &Redaction) -> Result<Exchange, FromWireError> {
+    let headers = redaction.headers(response.headers);
+    let redacted = redaction.bytes(decoded);
+    let encoded = response.body != decoded;
+    let sent = WireResponse { status: response.status, headers: &headers, body: if encoded { response.body } else { &redacted } };
+    let mut exchange = redaction.exchange(exchange_from_wire(api, sent, &redacted)?);
+    let streamed = exchange.raw.as_ref().is_some_and(|raw| !raw.events.is_empty());
+    let unfaithful = (encoded && redacted != decoded) || (streamed && redaction.redacts_bodies() && redaction.finds_in_parts(&exchange_from_wire(api, WireResponse { headers: &headers, ..response }, decoded)?));
+    if unfaithful {
+        exchange.raw = None;
+    }
+    Ok(exchange)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     fn observed(path: &str, status: u16) -> Observed {
-        let body = "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"id\":\"msg_1\",\"model\":\"m\",\"content\":[],\"usage\":{\"input_tokens\":3,\"output_tokens\":1}}}\n\nevent: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":\"text\",\"text\":\"\"}}\n\nevent: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\"key sk-live1\"}}\n\nevent: message_delta\ndata: {\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"end_turn\"},\"usage\":{\"output_tokens\":2}}\n\n";
+        with_response(path, status, "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"id\":\"msg_1\",\"model\":\"m\",\"content\":[],\"usage\":{\"input_tokens\":3,\"output_tokens\":1}}}\n\nevent: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":\"text\",\"text\":\"\"}}\n\nevent: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\"key sk-live1\"}}\n\nevent: message_delta\ndata: {\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"end_turn\"},\"usage\":{\"output_tokens\":2}}\n\n")
+    }
+
+    fn with_response(path: &str, status: u16, body: &str) -> Observed {
         Observed {
             path: path.into(),
             request_headers: vec![("x-api-key".into(), "sk-ant-secret".into()), ("anthropic-version".into(), "2023-06-01".into()), ("x-trace".into(), "t".into())],
@@ -86,11 +118,59 @@ mod tests {
         }
     }
 
+    /// An Anthropic stream whose text and tool arguments each carry
+    /// `sk-live1234` split over three deltas.
+    fn split_secret_stream() -> String {
+        let event = |kind: &str, data: serde_json::Value| format!("event: {kind}\ndata: {data}\n\n");
+        let delta = |index: u32, delta: serde_json::Value| event("content_block_delta", serde_json::json!({ "type": "content_block_delta", "index": index, "delta": delta }));
+        let text = |t: &str| delta(0, serde_json::json!({ "type": "text_delta", "text": t }));
+        let json = |j: &str| delta(1, serde_json::json!({ "type": "input_json_delta", "partial_json": j }));
+        [
+            event("message_start", serde_json::json!({ "type": "message_start", "message": { "id": "msg_1", "model": "m", "content": [], "usage": { "input_tokens": 3, "output_tokens": 1 } } })),
+            event("content_block_start", serde_json::json!({ "type": "content_block_start", "index": 0, "content_block": { "type": "text", "text": "" } })),
+            text("my key is sk-"),
+            text("live"),
+            text("1234"),
+            event("content_block_start", serde_json::json!({ "type": "content_block_start", "index": 1, "content_block": { "type": "tool_use", "id": "toolu_1", "name": "write", "input": {} } })),
+            json(r#"{"key": "sk-"#),
+            json("live"),
+            json(r#"1234"}"#),
+            event("message_delta", serde_json::json!({ "type": "message_delta", "delta": { "stop_reason": "tool_use" }, "usage": { "output_tokens": 9 } })),
+        ]
+        .concat()
+    }
+
+    #[test]
+    fn a_secret_split_across_deltas_is_redacted_in_the_parts_and_the_raw_bytes_dropped() {
+        let redaction = Redaction::new(&[], &["sk-live[0-9]+".into()]).unwrap();
+        let exchange = exchange_of(&with_response("/v1/messages", 200, &split_secret_stream()), &redaction).unwrap().unwrap();
+        let written = serde_json::to_string(&exchange).unwrap();
+        assert!(!written.contains("sk-live1234"), "{written}");
+        assert!(written.contains("my key is [REDACTED]") && written.contains(r#"[REDACTED]"#), "{written}");
+        assert!(exchange.raw.is_none(), "raw bytes kept a secret that only the joined parts show");
+        assert!(!redaction.finds(&written));
+    }
+
+    #[test]
+    fn raw_bytes_stay_when_the_output_carried_no_secret() {
+        let redaction = Redaction::new(&[], &["use sk-live[0-9]+".into()]).unwrap();
+        let exchange = exchange_of(&observed("/v1/messages", 200), &redaction).unwrap().unwrap();
+        assert!(exchange.raw.is_some());
+        assert!(!serde_json::to_string(&exchange).unwrap().contains("use sk-live1"));
+    }
+
     #[test]
     fn other_requests_and_errors_are_not_exchanges() {
         let redaction = Redaction::new(&[], &[]).unwrap();
         assert!(exchange_of(&observed("/v1/models", 200), &redaction).unwrap().is_none());
         assert!(exchange_of(&observed("/v1/messages", 429), &redaction).unwrap().is_none());
         assert_eq!((session_of("/s/run.1/v1/messages"), session_of("/v1/messages")), (Some("run.1"), None));
+    }
+
+    #[test]
+    fn each_run_of_a_session_is_its_own_session() {
+        assert_eq!(session_of("/s/a/r/1/v1/messages"), Some("a/r/1"));
+        assert_eq!(session_of("/s/a/r/22/v1/chat/completions?x=1"), Some("a/r/22"));
+        assert_eq!(session_of("/s/a/v1/responses"), Some("a"));
     }
 }

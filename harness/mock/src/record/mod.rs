@@ -2,13 +2,15 @@
 //! request to an upstream provider and streams its answer back unchanged
 //! while keeping a copy; [`capture`] turns what it saw into a v2 exchange
 //! (neutral parts, raw bytes, the request), with the secrets [`redact`]
-//! names stripped first. `reloop record` and `reloop serve --capture` both
+//! names stripped first; [`shown`] keeps secrets in URLs out of what is printed. `reloop record` and `reloop serve --capture` both
 //! run on it.
 
 pub mod capture;
 pub mod proxy;
 pub mod redact;
+pub mod shown;
 
-pub use capture::{exchange_of, session_of};
+pub use capture::{exchange_of, redacted_exchange, session_of};
 pub use proxy::{Observed, RecordProxy};
 pub use redact::Redaction;
+pub use shown::{path_shown, url_shown};

@@ -111,7 +111,8 @@ async fn forward(State(upstream): State<Upstream>, request: Request) -> Response
     }
     let answer = match outgoing.send().await {
         Ok(answer) => answer,
-        Err(error) => return plain(StatusCode::BAD_GATEWAY, format!("reloop record: upstream {url}: {error}")),
+        // reqwest's error names the URL too: it is shown without it.
+        Err(error) => return plain(StatusCode::BAD_GATEWAY, format!("reloop record: upstream {}: {}", super::url_shown(&url), error.without_url())),
     };
     let status = answer.status();
     let headers = answer.headers().clone();
@@ -155,10 +156,13 @@ mod tests {
 
     use super::*;
 
+    fn runtime() -> tokio::runtime::Runtime {
+        tokio::runtime::Builder::new_current_thread().enable_io().enable_time().build().unwrap()
+    }
+
     #[test]
     fn an_https_upstream_is_spoken_to_in_tls() {
-        let runtime = tokio::runtime::Builder::new_current_thread().enable_io().enable_time().build().unwrap();
-        runtime.block_on(async {
+        runtime().block_on(async {
             let upstream = tokio::net::TcpListener::bind((Ipv4Addr::LOCALHOST, 0)).await.unwrap();
             let port = upstream.local_addr().unwrap().port();
             let (sink, _observed) = mpsc::unbounded_channel();
@@ -173,6 +177,22 @@ mod tests {
             drop(socket);
             let _ = client.await;
             drop(proxy);
+        });
+    }
+
+    #[test]
+    fn an_unreachable_upstream_is_named_without_its_credentials_or_query() {
+        runtime().block_on(async {
+            let closed = tokio::net::TcpListener::bind((Ipv4Addr::LOCALHOST, 0)).await.unwrap();
+            let port = closed.local_addr().unwrap().port();
+            drop(closed);
+            let (sink, _observed) = mpsc::unbounded_channel();
+            let proxy = RecordProxy::start(0, &format!("http://user:hunter2@127.0.0.1:{port}"), sink).await.unwrap();
+            let answer = reqwest::Client::new().post(format!("http://{}/v1/models?key=AIzaSecret", proxy.addr())).send().await.unwrap();
+            assert_eq!(answer.status(), StatusCode::BAD_GATEWAY);
+            let body = answer.text().await.unwrap();
+            assert!(body.contains(&format!("http://127.0.0.1:{port}/v1/models")), "{body}");
+            assert!(!body.contains("hunter2") && !body.contains("AIzaSecret"), "{body}");
         });
     }
 }

@@ -2,7 +2,12 @@
 //! the header names and body patterns the user adds. The list of what was
 //! stripped is written into the recording (`redacted:`).
 
+use std::hash::BuildHasher as _;
+
 use regex::Regex;
+use serde_json::Value;
+
+use crate::recording::Exchange;
 
 /// Headers that carry credentials or account identities, always stripped.
 pub const SECRET_HEADERS: [&str; 9] =
@@ -51,10 +56,82 @@ impl Redaction {
         }
     }
 
+    /// Whether a body pattern matches somewhere in `text` (the last check
+    /// before a recording is written: a match there must not reach disk).
+    pub fn finds(&self, text: &str) -> bool {
+        self.body.iter().any(|pattern| pattern.is_match(text))
+    }
+
+    /// Whether there are body patterns (without them bodies are kept as they are).
+    pub fn redacts_bodies(&self) -> bool {
+        !self.body.is_empty()
+    }
+
+    /// `exchange` with every body-pattern match in its neutral fields (text,
+    /// thinking, summaries, tool arguments, refusals, ids…) redacted. The
+    /// raw events were redacted one by one, so a secret split across deltas
+    /// only shows once they are joined into parts; when that happens the raw
+    /// bytes (which cannot be redacted faithfully) are dropped: `None` in
+    /// `raw` says so.
+    pub fn exchange(&self, exchange: Exchange) -> Exchange {
+        let Some(mut neutral) = self.neutral_fields(&exchange) else { return exchange };
+        if !self.value(&mut neutral) {
+            return exchange;
+        }
+        // The same shape with strings changed reads back; if it ever did
+        // not, the check of the written text still refuses the match.
+        serde_json::from_value(neutral).unwrap_or(exchange)
+    }
+
+    /// Whether a body pattern matches a neutral field of `exchange`.
+    pub fn finds_in_parts(&self, exchange: &Exchange) -> bool {
+        self.neutral_fields(exchange).is_some_and(|mut neutral| self.value(&mut neutral))
+    }
+
+    /// `exchange` without its raw bytes, as JSON; `None` when there is
+    /// nothing to look for.
+    fn neutral_fields(&self, exchange: &Exchange) -> Option<Value> {
+        let mut neutral = serde_json::to_value(exchange).ok().filter(|_| self.redacts_bodies())?;
+        neutral.as_object_mut()?.remove("raw");
+        Some(neutral)
+    }
+
+    /// Redacts every string in `value` (and in JSON held as a string, such
+    /// as tool arguments with escaped characters); whether anything changed.
+    fn value(&self, value: &mut Value) -> bool {
+        match value {
+            Value::String(text) => {
+                let redacted = self.text(text);
+                if redacted != *text {
+                    *text = redacted;
+                    return true;
+                }
+                let Ok(mut inner @ (Value::Object(_) | Value::Array(_))) = serde_json::from_str::<Value>(text) else { return false };
+                let changed = self.value(&mut inner);
+                if changed {
+                    *text = inner.to_string();
+                }
+                changed
+            }
+            Value::Array(items) => items.iter_mut().fold(false, |changed, item| self.value(item) | changed),
+            Value::Object(fields) => fields.values_mut().fold(false, |changed, field| self.value(field) | changed),
+            _ => false,
+        }
+    }
+
+    /// What a recording lists under `redacted:` for its exchange `number`
+    /// (from 1) that lost its raw bytes to a secret ([`Self::exchange`]).
+    pub fn raw_dropped(number: usize) -> String {
+        format!("raw:exchange-{number}")
+    }
+
     /// What a recording lists under `redacted:`: `header:NAME` per header,
-    /// `body:/PATTERN/` per pattern.
+    /// `body:#N:HASH` per pattern (its position and a short hash: a pattern
+    /// may be a literal key, so its text is never written).
     pub fn describe(&self) -> Vec<String> {
-        self.headers.iter().map(|h| format!("header:{h}")).chain(self.body.iter().map(|p| format!("body:/{}/", p.as_str()))).collect()
+        let hash = |pattern: &Regex| foldhash::quality::FixedState::with_seed(0).hash_one(pattern.as_str()) as u32;
+        let body = self.body.iter().enumerate().map(|(n, pattern)| format!("body:#{}:{:08x}", n + 1, hash(pattern)));
+        self.headers.iter().map(|h| format!("header:{h}")).chain(body).collect()
     }
 }
 
@@ -75,7 +152,24 @@ mod tests {
     fn body_patterns_replace_every_match() {
         let redaction = Redaction::new(&[], &["sk-[A-Za-z0-9]+".into()]).unwrap();
         assert_eq!(redaction.text("key sk-abc and sk-XYZ9"), "key [REDACTED] and [REDACTED]");
-        assert_eq!(redaction.describe().last().unwrap(), "body:/sk-[A-Za-z0-9]+/");
+        assert!(redaction.describe().last().unwrap().starts_with("body:#1:"));
         assert!(Redaction::new(&[], &["(".into()]).unwrap_err().contains("--redact-body"));
+    }
+
+    #[test]
+    fn the_list_of_what_was_stripped_never_shows_a_body_pattern() {
+        let redaction = Redaction::new(&[], &["sk-proj-AbC123".into(), "other".into()]).unwrap();
+        let described = redaction.describe().join(" ");
+        assert!(!described.contains("AbC123") && !described.contains("other"), "{described}");
+        assert!(described.contains("body:#1:") && described.contains("body:#2:"), "{described}");
+    }
+
+    #[test]
+    fn json_held_as_a_string_is_redacted_inside_its_escapes() {
+        let redaction = Redaction::new(&[], &["sk-live[0-9]+".into()]).unwrap();
+        let mut value = Value::String(r#"{"key":"sk\u002dlive42"}"#.into());
+        assert!(redaction.value(&mut value));
+        assert_eq!(value, Value::String(r#"{"key":"[REDACTED]"}"#.into()));
+        assert!(!redaction.value(&mut Value::String("nothing here".into())));
     }
 }
