@@ -7,6 +7,7 @@
 
 use reloop_wire::openai_chat::{ChatCompletion, ChatUsage, ChunkMeta};
 use reloop_wire::{Format, ModelTurn, sse};
+use serde::Serialize;
 use serde_json::{Value, json};
 
 use super::answer::{Answer, IdShape, argument_pieces, text_pieces};
@@ -43,50 +44,46 @@ pub fn completion(answer: &Answer, meta: &ReplyMeta) -> Value {
 /// the usage chunk when the client asked for it, `[DONE]`.
 pub fn stream(answer: &Answer, meta: &ReplyMeta) -> Vec<String> {
     let whole = envelope(answer, meta);
-    let chunk = |delta: Value, finish: Value| {
-        let mut chunk = whole.clone();
-        chunk["object"] = json!("chat.completion.chunk");
-        chunk["choices"] = json!([{ "index": 0, "delta": delta, "logprobs": null, "finish_reason": finish }]);
-        if let Some(fields) = chunk.as_object_mut() {
-            fields.remove("usage");
-        }
-        chunk
-    };
-    let mut chunks = vec![chunk(json!({ "role": "assistant", "content": content(answer).map(|_| ""), "refusal": null }), Value::Null)];
+    let mut frames = ChunkFrames::around(&whole);
+    frames.push(&json!({ "role": "assistant", "content": content(answer).map(|_| ""), "refusal": null }), None);
     for part in &answer.parts {
-        let deltas: Vec<Value> = match part {
-            Part::Reasoning { .. } | Part::Thinking { .. } => {
-                let (text, chunks) = reasoning_of(part);
-                text_pieces(&text, chunks).into_iter().map(|piece| json!({ "reasoning_content": piece })).collect()
+        if let Part::Reasoning { .. } | Part::Thinking { .. } = part {
+            let (text, chunks) = reasoning_of(part);
+            for piece in text_pieces(&text, chunks) {
+                frames.push(&Delta::ReasoningContent(piece), None);
             }
-            _ => Vec::new(),
-        };
-        chunks.extend(deltas.into_iter().map(|delta| chunk(delta, Value::Null)));
+        }
     }
     for part in &answer.parts {
         if let Part::Text { text, chunks: sizes, .. } = part {
-            chunks.extend(text_pieces(text, sizes).into_iter().map(|piece| chunk(json!({ "content": piece }), Value::Null)));
+            for piece in text_pieces(text, sizes) {
+                frames.push(&Delta::Content(piece), None);
+            }
         }
     }
     for refusal in refusals(answer) {
-        chunks.extend(text_pieces(refusal, &[]).into_iter().map(|piece| chunk(json!({ "refusal": piece }), Value::Null)));
+        for piece in text_pieces(refusal, &[]) {
+            frames.push(&Delta::Refusal(piece), None);
+        }
     }
     for (index, call) in answer.tool_calls().enumerate() {
         let opening = json!({ "index": index, "id": call.id, "type": "function", "function": { "name": call.name, "arguments": "" } });
-        chunks.push(chunk(json!({ "tool_calls": [opening] }), Value::Null));
+        frames.push(&json!({ "tool_calls": [opening] }), None);
         let arguments = call.arguments.to_wire();
         for piece in argument_pieces(&arguments, &call.chunks) {
-            chunks.push(chunk(json!({ "tool_calls": [{ "index": index, "function": { "arguments": piece } }] }), Value::Null));
+            frames.push(&Delta::ToolCalls([ArgumentsDelta { index, function: ArgumentsPiece { arguments: piece } }]), None);
         }
     }
-    chunks.push(chunk(json!({}), json!(answer.finish_reason.as_openai_str())));
+    frames.push(&json!({}), Some(answer.finish_reason.as_openai_str()));
+    let mut frames = frames.done;
     if meta.include_usage {
-        let mut usage = whole.clone();
+        let mut usage = whole;
         usage["object"] = json!("chat.completion.chunk");
         usage["choices"] = json!([]);
-        chunks.push(usage);
+        frames.push(sse::encode_frame(None, &usage.to_string()));
     }
-    chunks.iter().map(Value::to_string).chain(["[DONE]".to_owned()]).map(|data| sse::encode_frame(None, &data)).collect()
+    frames.push(sse::encode_frame(None, "[DONE]"));
+    frames
 }
 
 /// `content`: the text parts joined; `null` when the reply only calls tools.
@@ -127,4 +124,82 @@ fn envelope(answer: &Answer, meta: &ReplyMeta) -> Value {
         completion["system_fingerprint"] = json!(fingerprint);
     }
     completion
+}
+
+/// The frames of a stream's `chat.completion.chunk`s. Every chunk repeats
+/// the envelope (id, created, model, fingerprint) around its one choice, so
+/// the envelope is serialized once, as the text before and after the
+/// choice, and each chunk writes only its delta and finish reason between.
+struct ChunkFrames {
+    /// `data: {"id":…,"object":"chat.completion.chunk",…,"choices":[`
+    head: String,
+    /// `]` and the envelope's fields after `choices` (usage aside), `}` and
+    /// the blank line.
+    tail: String,
+    done: Vec<String>,
+}
+
+impl ChunkFrames {
+    /// The frames of chunks carrying `whole`'s fields in its order, with
+    /// `object` a chunk's and without `usage`.
+    fn around(whole: &Value) -> Self {
+        let (mut before, mut after) = (String::new(), String::new());
+        let mut past_choices = false;
+        for (key, value) in whole.as_object().into_iter().flatten() {
+            let value = match key.as_str() {
+                "usage" => continue,
+                "choices" => {
+                    past_choices = true;
+                    continue;
+                }
+                "object" => &json!("chat.completion.chunk"),
+                _ => value,
+            };
+            let field = format!("{}:{value}", Value::from(key.as_str()));
+            if past_choices {
+                after.push(',');
+                after.push_str(&field);
+            } else {
+                before.push_str(&field);
+                before.push(',');
+            }
+        }
+        Self { head: format!("data: {{{before}\"choices\":["), tail: format!("]{after}}}\n\n"), done: Vec::new() }
+    }
+
+    /// One chunk: its choice's `delta`, and its `finish_reason` (`null` but on the last).
+    fn push(&mut self, delta: &impl Serialize, finish_reason: Option<&str>) {
+        let mut frame = Vec::with_capacity(self.head.len() + self.tail.len() + 96);
+        frame.extend_from_slice(self.head.as_bytes());
+        frame.extend_from_slice(b"{\"index\":0,\"delta\":");
+        serde_json::to_writer(&mut frame, delta).expect("plain JSON");
+        frame.extend_from_slice(b",\"logprobs\":null,\"finish_reason\":");
+        serde_json::to_writer(&mut frame, &finish_reason).expect("plain JSON");
+        frame.push(b'}');
+        frame.extend_from_slice(self.tail.as_bytes());
+        self.done.push(String::from_utf8(frame).expect("JSON is UTF-8"));
+    }
+}
+
+/// A chunk's delta that carries one piece of the reply.
+#[derive(Serialize)]
+#[serde(rename_all = "snake_case")]
+enum Delta<'a> {
+    ReasoningContent(&'a str),
+    Content(&'a str),
+    Refusal(&'a str),
+    ToolCalls([ArgumentsDelta<'a>; 1]),
+}
+
+/// A piece of one tool call's arguments.
+#[derive(Serialize)]
+struct ArgumentsDelta<'a> {
+    index: usize,
+    function: ArgumentsPiece<'a>,
+}
+
+/// The `function` of an [`ArgumentsDelta`]: only the arguments' next piece.
+#[derive(Serialize)]
+struct ArgumentsPiece<'a> {
+    arguments: &'a str,
 }

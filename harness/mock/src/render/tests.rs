@@ -87,3 +87,59 @@ fn responses_reasoning_encrypted_and_tool_call() {
     round_trip(Format::OpenaiResponses, &framed(capture!("openai-responses/vercel-ai-issue-19493-gpt-5.1-tool-call.chunks.jsonl"), true));
     round_trip(Format::OpenaiResponses, &framed(capture!("openai-responses/vercel-ai-issue-20047-text.chunks.jsonl"), true));
 }
+
+/// Every capture read in its own API, rendered in all three (streamed and
+/// whole, with and without chat usage, recorded or counted usage), plus a
+/// reply with no exchange behind it (generated ids): the length and hash of
+/// each rendering, so a change to the bytes on the wire fails here.
+#[test]
+fn the_rendered_bytes_stay_the_same() {
+    let mut digests = Vec::new();
+    for (api, dir) in [(Format::OpenaiChat, "openai-chat"), (Format::OpenaiResponses, "openai-responses"), (Format::Anthropic, "anthropic-messages")] {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../wire/tests/data").join(dir);
+        let mut files: Vec<_> = std::fs::read_dir(&root).unwrap().map(|entry| entry.unwrap().path()).collect();
+        files.sort();
+        for file in files {
+            let name = file.file_name().unwrap().to_string_lossy().into_owned();
+            let text = std::fs::read_to_string(&file).unwrap();
+            let body = if name.ends_with(".chunks.jsonl") { framed(&text, api != Format::OpenaiChat) } else if name.ends_with(".sse") { text } else { continue };
+            let headers = [("content-type".to_owned(), "text/event-stream".to_owned())];
+            let Ok(recorded) = exchange_from_wire(api, WireResponse { status: 200, headers: &headers, body: body.as_bytes() }, body.as_bytes()) else {
+                digests.push(format!("{dir}/{name}: unreadable"));
+                continue;
+            };
+            for recorded_usage in [true, false] {
+                let answer = Answer::new(&recorded.to_turn(3), Some(&recorded), recorded_usage);
+                digests.extend(renderings(&format!("{dir}/{name} recorded_usage={recorded_usage}"), &answer, recorded.model.clone().unwrap_or_default()));
+            }
+        }
+    }
+    let turn = reloop_wire::ModelTurn {
+        text: "Hello \"world\"\n\u{e9}\u{4e2d}".into(),
+        tool_calls: vec![reloop_wire::ToolCall { id: "call_1".into(), name: "read".into(), arguments: "{\"path\":\"a/b.txt\",\"n\":[1,2,3]}".into() }],
+        usage: Some(reloop_wire::Usage { input_tokens: 120, output_tokens: 7, ..reloop_wire::Usage::default() }),
+        ..reloop_wire::ModelTurn::default()
+    };
+    digests.extend(renderings("no exchange", &Answer::new(&turn, None, false), "gpt-test".into()));
+    insta::assert_snapshot!(digests.join("\n"));
+}
+
+fn renderings(case: &str, answer: &Answer, model: String) -> Vec<String> {
+    let digest = |bytes: &str| format!("{} bytes {:016x}", bytes.len(), crate::tokens::content_hash(&bytes));
+    let mut lines = Vec::new();
+    for api in [Format::OpenaiChat, Format::OpenaiResponses, Format::Anthropic] {
+        for include_usage in [true, false] {
+            // The Responses body echoes the request's tools; one set of renderings declares one.
+            let tools = if include_usage { vec![reloop_wire::ToolSpec { name: "read".into(), description: "Reads a file.".into(), parameters: serde_json::json!({ "type": "object" }) }] } else { Vec::new() };
+            let meta = ReplyMeta { request_index: 3, model: model.clone(), include_usage, tools };
+            let stream = renderer(api).stream(answer, &meta);
+            let frames = stream.len();
+            lines.push(format!(
+                "{case} as {api:?} include_usage={include_usage}: stream {frames} frames {}, complete {}",
+                digest(&stream.concat()),
+                digest(&renderer(api).complete(answer, &meta))
+            ));
+        }
+    }
+    lines
+}
