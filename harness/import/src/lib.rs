@@ -139,12 +139,10 @@ fn yaml<T: serde::Serialize>(value: &T, dir: &Path) -> Result<String, ImportErro
     serde_saphyr::to_string(value).map_err(|error| ImportError::Serialize { path: dir.to_owned(), message: error.to_string() })
 }
 
-/// Writes through a temporary file and a rename: a crash leaves the old file or the new one.
+/// Writes through a synced temporary file and a rename: a crash leaves the old file or the new one.
 fn write_atomically(path: &Path, text: &str) -> Result<(), ImportError> {
-    let io = |source| ImportError::Io { path: path.to_owned(), source };
-    let temporary = path.with_extension("tmp-import");
-    std::fs::write(&temporary, text).map_err(io)?;
-    std::fs::rename(&temporary, path).map_err(io)
+    use std::io::Write as _;
+    reloop_mock::atomic_file::write_atomically(path, |file| file.write_all(text.as_bytes())).map_err(|source| ImportError::Io { path: path.to_owned(), source })
 }
 
 /// A scenario name from a file name: the stem, lowercased, with anything

@@ -1,9 +1,7 @@
-//! Writing report files atomically: a temporary file in the same
-//! directory, synced, then renamed over the target. A reader sees the old
-//! file or the new one, never half of one, even if reloop dies mid-write.
+//! Writing report files: Parquet with reloop's properties, each file
+//! written atomically (`reloop_mock::atomic_file`).
 
-use std::fs::File;
-use std::io::{self, Write};
+use std::io;
 use std::path::Path;
 
 use arrow_array::RecordBatch;
@@ -15,24 +13,7 @@ use parquet::file::properties::WriterProperties;
 /// Version of the report schema; bump on any column change.
 pub const SCHEMA_VERSION: &str = "1";
 
-/// Replaces `path` with what `fill` writes, atomically.
-pub fn write_atomically(path: &Path, fill: impl FnOnce(&mut File) -> io::Result<()>) -> io::Result<()> {
-    let directory = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
-    std::fs::create_dir_all(directory)?;
-    let file_name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-    let temporary = directory.join(format!(".{file_name}.{}.tmp", std::process::id()));
-    let result = File::create(&temporary)
-        .and_then(|mut file| {
-            fill(&mut file)?;
-            file.flush()?;
-            file.sync_all()
-        })
-        .and_then(|()| std::fs::rename(&temporary, path));
-    if result.is_err() {
-        let _ = std::fs::remove_file(&temporary);
-    }
-    result
-}
+pub use reloop_mock::atomic_file::write_atomically;
 
 /// Bytes of rows a writer holds before it writes them out as a row group:
 /// what bounds a report's memory, whatever the number of rows.
@@ -60,23 +41,4 @@ pub fn write_parquet(path: &Path, batch: &RecordBatch) -> io::Result<()> {
         writer.write(batch).map_err(io::Error::other)?;
         writer.close().map(drop).map_err(io::Error::other)
     })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_failed_write_leaves_the_old_file_and_no_temporary() {
-        let dir = tempfile::tempdir().unwrap();
-        let target = dir.path().join("report.txt");
-        write_atomically(&target, |f| f.write_all(b"old")).unwrap();
-        let failed = write_atomically(&target, |f| {
-            f.write_all(b"half")?;
-            Err(io::Error::other("disk on fire"))
-        });
-        assert!(failed.is_err());
-        assert_eq!(std::fs::read(&target).unwrap(), b"old");
-        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1, "the temporary file is gone");
-    }
 }
