@@ -10,11 +10,13 @@
 
 use std::sync::Arc;
 
-use reloop_wire::Format;
+use reloop_wire::anthropic::{CachePoint, MessagesRequest};
+use reloop_wire::openai_chat::ChatRequest;
+use reloop_wire::openai_responses::ResponsesRequest;
+use reloop_wire::{Format, Prompt};
 
 use crate::cache_break::fnv1a;
 use crate::client::cache_breakpoints::CacheBreakpointSettings;
-use crate::client::tools_json;
 use crate::tools::ToolSpec;
 
 /// The tool declarations, frozen: the specs, their bytes in the wire format
@@ -99,6 +101,23 @@ impl Freezer {
     pub fn visible_tools_changed(&mut self) {
         self.current = None;
     }
+}
+
+/// `specs` as `format`'s `tools` array, rendered by the format's own request
+/// type; Anthropic's last tool carries the breakpoint `cache` places there.
+fn tools_json(format: Format, specs: &[ToolSpec], cache: &CacheBreakpointSettings) -> Vec<u8> {
+    let prompt = Prompt { tools: specs.to_vec(), ..Prompt::default() };
+    let json = match format {
+        Format::OpenaiChat => serde_json::to_vec(&ChatRequest::from_prompt(&prompt).tools),
+        Format::OpenaiResponses => serde_json::to_vec(&ResponsesRequest::from_prompt(&prompt).tools),
+        Format::Anthropic => {
+            let mut request = MessagesRequest::from_prompt(&prompt);
+            let tools_only = cache.breakpoints(&prompt).into_iter().filter(|b| b.at == CachePoint::Tools).collect::<Vec<_>>();
+            request.place_cache_breakpoints(&tools_only);
+            serde_json::to_vec(&request.tools)
+        }
+    };
+    json.expect("tool declarations are plain JSON")
 }
 
 #[cfg(test)]

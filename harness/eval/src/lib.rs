@@ -9,6 +9,7 @@
 //! dropped, keeping only its [`RunSummary`].
 
 pub mod black_box;
+pub mod call_site;
 mod collect;
 mod compaction_tokens;
 pub mod estimator_report;

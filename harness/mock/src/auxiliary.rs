@@ -8,30 +8,14 @@
 //! for the request it was made for.
 
 use reloop_wire::{FinishReason, Message, ModelTurn, Prompt};
-use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
 
-use crate::recording::{Exchange, ReplayMode};
+use crate::recording::{AuxiliaryAnswer, Exchange, ReplayMode};
 
 /// The text an auxiliary request gets when the list has no answer for it.
 pub const AUXILIARY_TEXT: &str = "reloop replay";
 
 /// The log's `result` of an auxiliary request.
 pub const AUXILIARY_RESULT: &str = "auxiliary";
-
-/// One answer of the recording's `auxiliary:` list.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct AuxiliaryAnswer {
-    /// Text the request's system prompt or messages must contain (case
-    /// sensitive); such a tool-less request is auxiliary whatever the next
-    /// exchange is, and gets this answer each time. Absent: the answer is
-    /// used once, in list order, by an auxiliary request no `when` matched.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub when: Option<String>,
-    /// The text sent back.
-    pub text: String,
-}
 
 /// Whether `request` is auxiliary given the exchange it would otherwise
 /// get and the recording's list: it declares no tools, and that exchange

@@ -4,10 +4,10 @@
 
 use std::time::Duration;
 
-use reloop_wire::anthropic::{AnthropicErrorBody, CachePoint, Message, MessagesRequest};
+use reloop_wire::anthropic::{AnthropicErrorBody, Message, MessagesRequest};
 use reloop_wire::openai_chat::{ApiErrorBody, ChatCompletion, ChatRequest};
 use reloop_wire::openai_responses::{Response, ResponsesRequest};
-use reloop_wire::{Format, ModelTurn, Prompt, ToolSpec};
+use reloop_wire::{Format, ModelTurn, Prompt};
 
 use super::cache_breakpoints::CacheBreakpointSettings;
 use super::{LlmError, wire_error};
@@ -43,23 +43,6 @@ fn with_tools(mut body: Vec<u8>, tools: &[u8]) -> Vec<u8> {
     body.extend_from_slice(tools);
     body.push(b'}');
     body
-}
-
-/// `specs` as `format`'s `tools` array, rendered by the format's own request
-/// type; Anthropic's last tool carries the breakpoint `cache` places there.
-pub(crate) fn tools_json(format: Format, specs: &[ToolSpec], cache: &CacheBreakpointSettings) -> Vec<u8> {
-    let prompt = Prompt { tools: specs.to_vec(), ..Prompt::default() };
-    let json = match format {
-        Format::OpenaiChat => serde_json::to_vec(&ChatRequest::from_prompt(&prompt).tools),
-        Format::OpenaiResponses => serde_json::to_vec(&ResponsesRequest::from_prompt(&prompt).tools),
-        Format::Anthropic => {
-            let mut request = MessagesRequest::from_prompt(&prompt);
-            let tools_only = cache.breakpoints(&prompt).into_iter().filter(|b| b.at == CachePoint::Tools).collect::<Vec<_>>();
-            request.place_cache_breakpoints(&tools_only);
-            serde_json::to_vec(&request.tools)
-        }
-    };
-    json.expect("tool declarations are plain JSON")
 }
 
 /// Adds the format's authentication headers.
@@ -121,7 +104,7 @@ mod tests {
     /// renders from the whole prompt, and carries the frozen bytes verbatim.
     #[test]
     fn frozen_tools_splice_into_the_body_every_format_renders() {
-        let spec = ToolSpec { name: "read".into(), description: "Read".into(), parameters: serde_json::json!({"type": "object"}) };
+        let spec = reloop_wire::ToolSpec { name: "read".into(), description: "Read".into(), parameters: serde_json::json!({"type": "object"}) };
         let cache = CacheBreakpointSettings::default();
         let full = Prompt {
             model: "m".into(),

@@ -11,7 +11,6 @@ mod tls;
 
 pub use error::LlmError;
 pub use formats::ANTHROPIC_VERSION;
-pub(crate) use formats::tools_json;
 pub use retry::{RetryPolicy, parse_retry_after};
 pub use tls::ensure_crypto_provider;
 

@@ -166,14 +166,14 @@ fn validate(file: &Path, spec: &ScenarioSpec) -> Result<(), InputError> {
 /// never make it, and the run would measure the recording's mistake.
 fn check_calls_fit(recording_path: &Path, preset: agent::AgentPreset, recording: &Recording) -> Result<(), InputError> {
     for (i, exchange) in recording.exchanges.iter().enumerate() {
-        for (j, (part, call)) in crate::references::tool_call_parts(exchange).enumerate() {
+        for (j, (part, call)) in crate::call_site::tool_call_parts(exchange).enumerate() {
             let arguments = match &call.arguments {
                 reloop_mock::recording::Arguments::Json(value) => value.clone(),
                 reloop_mock::recording::Arguments::Raw(text) => serde_json::from_str(text).unwrap_or_default(),
             };
             if let Some(why) = agent::misfit(preset, &call.name, &arguments) {
                 let text = std::fs::read_to_string(recording_path).unwrap_or_default();
-                return Err(crate::references::call_error(recording_path, &text, (i, part, j), why));
+                return Err(crate::call_site::call_error(recording_path, &text, (i, part, j), why));
             }
         }
     }

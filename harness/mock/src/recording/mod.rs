@@ -4,6 +4,7 @@
 //! ids, raw bytes and request. v1 files load into the same model
 //! ([`exchange_file`] turns v1's `text` and `tool_calls` into parts).
 
+mod auxiliary_answer;
 mod exchange_file;
 pub mod from_wire;
 pub mod parts;
@@ -15,6 +16,7 @@ use reloop_wire::{FinishReason, ModelTurn, Reasoning, ToolCall};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+pub use auxiliary_answer::AuxiliaryAnswer;
 pub use parts::{Arguments, Part, ToolCallPart};
 pub use recorded::{RawBody, RawResponse, RecordedRequest, RecordedUsage, ReplayMode, ResponseIds};
 
@@ -51,7 +53,7 @@ pub struct Recording {
     /// Answers for auxiliary requests (tool-less title or summary
     /// prompts), which never consume an exchange ([`crate::auxiliary`]).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub auxiliary: Vec<crate::auxiliary::AuxiliaryAnswer>,
+    pub auxiliary: Vec<AuxiliaryAnswer>,
 }
 
 /// The usage a neutral reply reports to the client.
