@@ -97,7 +97,11 @@ fn cassette(file: &Path, out: &Path, redaction: &Redaction) -> Result<String, Im
     write_yaml(&out.join(recording_file_name(&name)), &neutral.recording)?;
     write_yaml(&out.join(format!("{name}.raw.recording.yaml")), &raw.recording)?;
     write_yaml(&out.join(format!("{name}.yaml")), &skeleton_scenario(&neutral.skeleton, &name, &recording_file_name(&name), &neutral.recording))?;
-    Ok(format!("{name} (vcr:{}): {exchanges} exchanges over {}, neutral and raw recordings and a scenario skeleton written to {}\n", file.display(), neutral.skeleton.wire, out.display()))
+    let mut summary = format!("{name} (vcr:{}): {exchanges} exchanges over {}, neutral and raw recordings and a scenario skeleton written to {}\n", file.display(), neutral.skeleton.wire, out.display());
+    for skipped in &neutral.skipped {
+        summary.push_str(&format!("  skipped {skipped}\n"));
+    }
+    Ok(summary)
 }
 
 fn read_text(path: &Path) -> Result<String, ImportError> {

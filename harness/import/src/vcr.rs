@@ -62,6 +62,11 @@ pub struct ImportedCassette {
     pub recording: Recording,
     /// What the first request says about the session.
     pub skeleton: Skeleton,
+    /// The interactions left out, each with why: calls that are not model
+    /// calls of the three APIs (`/v1/models`, a tool's own HTTP), and failed
+    /// calls (a 429 before its retry), whose answers no replay should serve
+    /// as the model's turn.
+    pub skipped: Vec<String>,
 }
 
 /// Reads a cassette; `replay` picks what the exchanges serve by default,
@@ -72,12 +77,21 @@ pub fn import_cassette(text: &str, replay: ReplayMode, redaction: &Redaction) ->
     let cassette: Cassette = serde_saphyr::from_str_with_options(text, options).map_err(|e| format!("not a vcrpy cassette: {e}"))?;
     let mut exchanges = Vec::new();
     let mut skeleton = None;
+    let mut skipped = Vec::new();
     for (index, interaction) in cassette.interactions.iter().enumerate() {
         let at = |e: String| format!("interaction {index}: {e}");
         let path = uri_path(&interaction.request.uri);
-        let api = api_of(&path).ok_or_else(|| at(format!("`{path}` is none of the three APIs")))?;
-        let request_body = interaction.request.body.as_deref().map(|body| redaction.text(body));
-        let body: Value = request_body.as_deref().map(serde_json::from_str).transpose().map_err(|e| at(format!("request body: {e}")))?.unwrap_or(Value::Null);
+        let Some(api) = api_of(&path) else {
+            skipped.push(at(format!("`{path}` is not a model call of the three APIs")));
+            continue;
+        };
+        let status = interaction.response.status.code;
+        if !(200..300).contains(&status) {
+            skipped.push(at(format!("status {status}: a failed call (the retry that follows, if any, is kept)")));
+            continue;
+        }
+        let request_text = interaction.request.body.as_deref().map(request_text).transpose().map_err(at)?;
+        let body: Value = request_text.map(|text| redaction.text(&text)).as_deref().map(serde_json::from_str).transpose().map_err(|e| at(format!("request body: {e}")))?.unwrap_or(Value::Null);
         skeleton.get_or_insert_with(|| skeleton_of_request(&path, &body));
         let headers: Vec<(String, String)> = interaction.response.headers.iter().flat_map(|(name, values)| values.iter().map(move |v| (name.clone(), v.clone()))).collect();
         let bytes = body_bytes(&interaction.response.body.string).map_err(at)?;
@@ -89,8 +103,11 @@ pub fn import_cassette(text: &str, replay: ReplayMode, redaction: &Redaction) ->
         exchange.request = Some(RecordedRequest { path, headers: Default::default(), body });
         exchanges.push(exchange);
     }
-    let skeleton = skeleton.ok_or("the cassette has no interactions")?;
-    Ok(ImportedCassette { recording: Recording { exchanges, ..Recording::default() }, skeleton })
+    let skeleton = skeleton.ok_or_else(|| match skipped.is_empty() {
+        true => "the cassette has no interactions".to_owned(),
+        false => format!("the cassette has no successful model call: {}", skipped.join("; ")),
+    })?;
+    Ok(ImportedCassette { recording: Recording { exchanges, ..Recording::default() }, skeleton, skipped })
 }
 
 /// Whether `text` looks like a vcrpy cassette.
@@ -102,6 +119,19 @@ fn uri_path(uri: &str) -> String {
     let after_scheme = uri.split_once("://").map_or(uri, |(_, rest)| rest);
     let path = after_scheme.find('/').map_or("/", |at| &after_scheme[at..]);
     path.split('?').next().unwrap_or(path).to_owned()
+}
+
+/// A request body as text: JSON as recorded, or a `!!binary` body (base64,
+/// gzip-compressed or not) decoded.
+fn request_text(body: &str) -> Result<String, String> {
+    if serde_json::from_str::<serde::de::IgnoredAny>(body).is_ok() {
+        return Ok(body.to_owned());
+    }
+    let Ok(bytes) = base64::engine::general_purpose::STANDARD.decode(body.split_whitespace().collect::<String>()) else {
+        return Ok(body.to_owned());
+    };
+    let bytes = if bytes.starts_with(&[0x1f, 0x8b]) { gunzip(&bytes)? } else { bytes };
+    String::from_utf8(bytes).map_err(|e| format!("request body: binary, not UTF-8 text: {e}"))
 }
 
 fn body_bytes(text: &str) -> Result<Vec<u8>, String> {

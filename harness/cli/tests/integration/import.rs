@@ -233,3 +233,65 @@ fn a_cassette_loses_its_credential_headers_and_user_patterns() {
     let raw = std::fs::read_to_string(dir.path().join("simonw-llm-test-tool-use-basic.raw.recording.yaml")).unwrap();
     assert!(raw.contains("header:set-cookie") && raw.contains("body:#1:"), "{raw}");
 }
+
+/// A real cassette with what real test suites record around the model
+/// calls: a model listing first, and a rate-limited call before its retry.
+#[test]
+fn a_cassette_keeps_its_successful_model_calls_and_names_what_it_skips() {
+    let dir = tempfile::tempdir().unwrap();
+    let real = std::fs::read_to_string(repo().join("harness/import/tests/fixtures/sessions/vcr-cassettes/openai-chat/simonw-llm__test_tool_use_basic.yaml")).unwrap();
+    let noise = r#"interactions:
+- request:
+    body: null
+    headers: {}
+    method: GET
+    uri: https://api.openai.com/v1/models
+  response:
+    body:
+      string: '{"object":"list","data":[]}'
+    headers: {}
+    status:
+      code: 200
+      message: OK
+- request:
+    body: '{"model":"gpt-4o-mini","messages":[{"role":"user","content":"What is 1231 * 2331?"}]}'
+    headers: {}
+    method: POST
+    uri: https://api.openai.com/v1/chat/completions
+  response:
+    body:
+      string: '{"error":{"message":"Rate limit reached","type":"requests","code":"rate_limit_exceeded"}}'
+    headers: {}
+    status:
+      code: 429
+      message: Too Many Requests
+"#;
+    let cassette = write(dir.path(), "noisy.yaml", &real.replacen("interactions:\n", noise, 1));
+    let out = dir.path().join("out");
+    let output = reloop(dir.path(), &["import", cassette.to_str().unwrap(), "--out", out.to_str().unwrap()]);
+    let printed = stdout(&output);
+    assert_eq!(output.status.code(), Some(0), "{printed}{}", stderr(&output));
+    assert!(printed.contains("2 exchanges") && printed.contains("interaction 0: `/v1/models`") && printed.contains("interaction 1: status 429"), "{printed}");
+    let run = reloop(dir.path(), &["run", out.join("noisy.yaml").to_str().unwrap(), "--out", dir.path().join("report").to_str().unwrap()]);
+    assert_eq!(run.status.code(), Some(0), "the skeleton replays: {}", stdout(&run));
+}
+
+/// vcrpy keeps a request body it cannot store as text as `!!binary`.
+#[test]
+fn a_binary_request_body_is_decoded() {
+    let dir = tempfile::tempdir().unwrap();
+    // The base64 of `{"model":"gpt-4o-mini","messages":[{"role":"system",
+    // "content":"Be brief."},{"role":"user","content":"Say hi."}]}`.
+    let request = "eyJtb2RlbCI6ImdwdC00by1taW5pIiwibWVzc2FnZXMiOlt7InJvbGUiOiJzeXN0ZW0iLCJjb250ZW50IjoiQmUgYnJpZWYuIn0seyJyb2xlIjoidXNlciIsImNvbnRlbnQiOiJTYXkgaGkuIn1dfQ==";
+    let response = r#"{"id":"chatcmpl-1","object":"chat.completion","created":1,"model":"gpt-4o-mini","choices":[{"index":0,"message":{"role":"assistant","content":"Hi."},"finish_reason":"stop"}],"usage":{"prompt_tokens":9,"completion_tokens":2,"total_tokens":11}}"#;
+    let cassette = format!(
+        "interactions:\n- request:\n    body: !!binary |\n      {}\n    headers: {{}}\n    method: POST\n    uri: https://api.openai.com/v1/chat/completions\n  response:\n    body:\n      string: '{response}'\n    headers: {{}}\n    status:\n      code: 200\n      message: OK\nversion: 1\n",
+        request
+    );
+    let file = write(dir.path(), "binary.yaml", &cassette);
+    let out = dir.path().join("out");
+    let output = reloop(dir.path(), &["import", file.to_str().unwrap(), "--out", out.to_str().unwrap()]);
+    assert_eq!(output.status.code(), Some(0), "{}{}", stdout(&output), stderr(&output));
+    let skeleton = std::fs::read_to_string(out.join("binary.yaml")).unwrap();
+    assert!(skeleton.contains("system: Be brief.") && skeleton.contains("task: Say hi."), "{skeleton}");
+}
