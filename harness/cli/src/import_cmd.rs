@@ -82,8 +82,9 @@ fn cassette(file: &Path, out: &Path, redaction: &Redaction) -> Result<String, Im
     let bad = |message: String| ImportError::Cassette { path: file.to_owned(), message };
     let name = scenario_name(file);
     std::fs::create_dir_all(out).map_err(|source| ImportError::Io { path: out.to_owned(), source })?;
-    let mut neutral = import_cassette(&text, ReplayMode::Neutral, redaction).map_err(bad)?;
-    let mut raw = import_cassette(&text, ReplayMode::Raw, redaction).map_err(bad)?;
+    let mut neutral = import_cassette(&text, redaction).map_err(bad)?;
+    let mut raw = neutral.clone();
+    raw.recording.exchanges.iter_mut().for_each(|exchange| exchange.replay = ReplayMode::Raw);
     for recording in [&mut neutral.recording, &mut raw.recording] {
         recording.redacted = redaction.describe();
         let dropped = recording.exchanges.iter().enumerate().filter(|(_, exchange)| exchange.raw.is_none());

@@ -13,6 +13,7 @@ use reloop_wire::anthropic::MessagesRequest;
 use reloop_wire::openai_chat::ChatRequest;
 use reloop_wire::openai_responses::ResponsesRequest;
 use reloop_wire::{Format, Message, Prompt};
+use serde::Deserialize as _;
 use serde_json::Value;
 
 /// One tool call the model made, and what answered it.
@@ -56,11 +57,11 @@ pub fn recorded_calls(recording: &Recording) -> Vec<RecordedCall> {
 /// The neutral prompt of a recorded request, when its path names one of the
 /// three APIs and its body parses as that API's request.
 fn prompt_of(request: &RecordedRequest) -> Option<Prompt> {
-    let body = request.body.clone();
+    let body = &request.body;
     match api_of(&request.path)? {
-        Format::OpenaiChat => serde_json::from_value::<ChatRequest>(body).ok().map(|r| r.to_prompt()),
-        Format::OpenaiResponses => serde_json::from_value::<ResponsesRequest>(body).ok().map(|r| r.to_prompt()),
-        Format::Anthropic => serde_json::from_value::<MessagesRequest>(body).ok().map(|r| r.to_prompt()),
+        Format::OpenaiChat => ChatRequest::deserialize(body).ok().map(ChatRequest::into_prompt),
+        Format::OpenaiResponses => ResponsesRequest::deserialize(body).ok().map(|r| r.to_prompt()),
+        Format::Anthropic => MessagesRequest::deserialize(body).ok().map(|r| r.to_prompt()),
     }
 }
 

@@ -13,7 +13,7 @@ use base64::Engine as _;
 use reloop_mock::record::capture::api_of;
 use reloop_mock::record::{Redaction, redacted_exchange};
 use reloop_mock::recording::from_wire::WireResponse;
-use reloop_mock::recording::{Exchange, RecordedRequest, Recording, ReplayMode};
+use reloop_mock::recording::{Exchange, RecordedRequest, Recording};
 use serde::Deserialize;
 use serde_json::Value;
 
@@ -57,6 +57,7 @@ struct Status {
 }
 
 /// A cassette read into a recording and the skeleton of its first request.
+#[derive(Debug, Clone)]
 pub struct ImportedCassette {
     /// The v2 recording: one exchange per interaction, neutral and raw.
     pub recording: Recording,
@@ -69,9 +70,9 @@ pub struct ImportedCassette {
     pub skipped: Vec<String>,
 }
 
-/// Reads a cassette; `replay` picks what the exchanges serve by default,
-/// `redaction` what is stripped.
-pub fn import_cassette(text: &str, replay: ReplayMode, redaction: &Redaction) -> Result<ImportedCassette, String> {
+/// Reads a cassette into exchanges that replay neutral (set `replay` on
+/// them for the byte-for-byte recording); `redaction` is what is stripped.
+pub fn import_cassette(text: &str, redaction: &Redaction) -> Result<ImportedCassette, String> {
     // `!!binary` bodies arrive as their base64 text, decoded below.
     let options = serde_saphyr::options! { ignore_binary_tag_for_string: true };
     let cassette: Cassette = serde_saphyr::from_str_with_options(text, options).map_err(|e| format!("not a vcrpy cassette: {e}"))?;
@@ -99,7 +100,6 @@ pub fn import_cassette(text: &str, replay: ReplayMode, redaction: &Redaction) ->
         let decoded = if gzip { gunzip(&bytes).map_err(at)? } else { bytes.clone() };
         let response = WireResponse { status: interaction.response.status.code, headers: &headers, body: &bytes };
         let mut exchange: Exchange = redacted_exchange(api, response, &decoded, redaction).map_err(|e| at(e.to_string()))?;
-        exchange.replay = replay;
         exchange.request = Some(RecordedRequest { path, headers: Default::default(), body });
         exchanges.push(exchange);
     }
