@@ -14,53 +14,72 @@ use super::ratios::CHUNK_BYTES;
 pub(super) struct Features {
     /// Length in bytes.
     pub bytes: usize,
-    /// CJK characters and their bytes.
-    pub cjk_chars: usize,
+    /// Bytes of CJK characters (Han, kana, Hangul, CJK punctuation and
+    /// full-width forms), which the classifier looks at.
     pub cjk_bytes: usize,
-    /// Of the CJK characters, the Han ideographs (U+4E00–U+9FFF), and of
-    /// those the ones o200k never merges with a neighbour (`han_table`).
+    /// Han ideographs (U+4E00–U+9FFF), and of those the ones o200k never
+    /// merges with a neighbour (`han_table`): traditional Chinese has many.
     pub han_chars: usize,
     pub lone_han: usize,
-    /// Other non-ASCII characters (a run of one character counted once) and
-    /// all their bytes.
+    /// Hiragana and katakana.
+    pub kana: usize,
+    /// Words of Hangul syllables: o200k's pre-tokenizer cuts Korean at its
+    /// spaces, and merges most words of a few syllables into two tokens.
+    pub hangul_words: usize,
+    /// CJK punctuation and full-width forms (`。`, `「`, `：`).
+    pub cjk_punct: usize,
+    /// Other non-ASCII characters, a run of one character counted once.
     pub symbols: usize,
-    pub symbol_bytes: usize,
-    /// ASCII digits, and the groups of at most three they split into.
-    pub digits: usize,
+    /// Words: runs of ASCII letters, cut again where a lower-case letter is
+    /// followed by an upper-case one (`camelCase` is two), as o200k's
+    /// pre-tokenizer cuts them.
+    pub words: usize,
+    /// Of the words, those right after a blank (` word`, the form o200k
+    /// holds most words in) and those right after punctuation (`_word`,
+    /// `/word`, `.word`, which it holds less often).
+    pub words_after_blank: usize,
+    pub words_after_punct: usize,
+    /// Upper-case letters right after another (`FOOTAGE`): capitals are
+    /// merged less than lower case.
+    pub caps_after_caps: usize,
+    /// Letters from the seventh of a run of letters on: long words are
+    /// more often cut in two.
+    pub long_letters: usize,
+    /// Consonants after three consonants (`nstr`, and the runs of
+    /// identifiers, hashes and base64), which no common word has: such
+    /// letters cost more.
+    pub consonant_runs: usize,
+    /// Groups of at most three digits that ASCII digit runs split into.
     pub number_groups: usize,
-    /// Letter runs directly after a digit.
-    pub id_pieces: usize,
-    /// Single punctuation bytes between two letters (`layout_width`,
-    /// `android:id`, `self.name`): o200k's pre-tokenizer joins such a byte
-    /// to the word after it, so it costs less than a run of its own.
-    pub joined_punct: usize,
-    /// ASCII punctuation bytes, and the runs they form.
+    /// ASCII punctuation bytes (control characters included), and the runs
+    /// they form.
     pub punct: usize,
     pub punct_runs: usize,
-    /// Of the punctuation, the bytes typical of JSON and markup
-    /// (`"{}[]:,<>=`), and of code (`();`).
-    pub markup_punct: usize,
+    /// Runs of one punctuation byte between a non-blank and a letter
+    /// (`self.name`, `layout_width`): the pre-tokenizer joins such a byte to
+    /// the word after it, so the run costs nothing of its own.
+    pub joined_punct: usize,
+    /// Punctuation bytes from the fourth of a run on, unless the run repeats
+    /// one byte (`=====`, which o200k holds as one token).
+    pub long_punct: usize,
+    /// Of the punctuation, the bytes typical of code calls (`();`).
     pub call_punct: usize,
+    /// Line ends that start a run of them and do not follow punctuation
+    /// (which the pre-tokenizer joins them to).
+    pub line_breaks: usize,
+    /// Runs of two or more blanks (indentation, alignment): all but their
+    /// last blank form a piece of their own.
+    pub blank_runs: usize,
+    /// Digits right after a blank, which stays a piece of its own.
+    pub digits_after_blank: usize,
     /// Spaces, tabs, carriage returns and line ends.
     pub blank: usize,
-    /// Leading whitespace bytes, and the lines that have some.
-    pub indent: usize,
+    /// Lines with leading whitespace, and line ends.
     pub indented_lines: usize,
-    /// Line ends.
     pub line_ends: usize,
-    /// ASCII punctuation and blanks past a line's indentation from the
-    /// fourth byte of a run of one byte on (`=====`, `-----`, alignment
-    /// spaces): o200k holds a run of up to 64 such bytes as one token, while
-    /// two or three (`==`, `));`) cost as much as other punctuation.
-    pub repeats: usize,
 }
 
 impl Features {
-    /// Bytes charged at the class ratio: everything not charged per piece.
-    pub fn plain_bytes(&self) -> usize {
-        self.bytes - self.cjk_bytes - self.symbol_bytes - self.digits - self.indent - self.repeats
-    }
-
     /// Bytes that are not whitespace (at least 1, to divide by).
     pub fn non_blank(&self) -> usize {
         (self.bytes - self.blank).max(1)
@@ -100,20 +119,33 @@ fn chunk_features(chunk: &str) -> Features {
     counter.finish()
 }
 
-/// The counts so far, and what the next block needs of the byte before it.
+/// The masks of the block before, which the lookbacks across the block's
+/// start read (all clear at the chunk's start: nothing is before it).
+#[derive(Default)]
+struct Before {
+    letter: u64,
+    upper: u64,
+    vowel: u64,
+    punct: u64,
+    blank: u64,
+    line_end: u64,
+    repeated: u64,
+}
+
+/// The mask `now` shifted `k` bytes later, with the top `k` bits of the
+/// block before filling in: bit `i` tells of the byte `k` before byte `i`.
+fn back(now: u64, before: u64, k: u32) -> u64 {
+    now << k | before >> (BLOCK as u32 - k)
+}
+
+/// The counts so far, and what the next block needs of the bytes before it.
 struct Counter {
     f: Features,
+    before: Before,
     /// The byte before the block ended a line (true at the chunk's start).
     after_line_end: bool,
     /// The byte before the block was a blank in a line's leading whitespace.
     in_indent: bool,
-    after_digit: bool,
-    after_punct: bool,
-    /// The previous block's letters and punctuation.
-    letters_before: u64,
-    punct_before: u64,
-    /// The bytes of the block before that repeated the byte before them.
-    repeated: u64,
     /// Digits of a run still open at the block's end.
     digit_run: u32,
     /// The last non-ASCII character, and where it ended in the chunk.
@@ -125,13 +157,9 @@ impl Default for Counter {
     fn default() -> Self {
         Self {
             f: Features::default(),
+            before: Before::default(),
             after_line_end: true,
             in_indent: false,
-            after_digit: false,
-            after_punct: false,
-            letters_before: 0,
-            punct_before: 0,
-            repeated: 0,
             digit_run: 0,
             last_char: '\n',
             last_char_end: usize::MAX,
@@ -143,65 +171,71 @@ impl Counter {
     /// Adds the block of `chunk` that starts at `offset`.
     fn add_block(&mut self, m: &ByteMasks, chunk: &str, offset: usize) {
         let count = |mask: u64| mask.count_ones() as usize;
+        let b = &self.before;
         let f = &mut self.f;
         let punct = m.punct();
-        f.blank += count(m.blank | m.line_end);
-        f.line_ends += count(m.line_end);
-        f.digits += count(m.digit);
-        f.id_pieces += count(m.letter & (m.digit << 1 | u64::from(self.after_digit)));
-        f.punct += count(punct);
-        f.punct_runs += count(punct & !(punct << 1 | u64::from(self.after_punct)));
-        // A letter whose byte before is punctuation and whose byte two
-        // before is a letter ends a joined punctuation byte.
-        let punct_1 = punct << 1 | self.punct_before >> 63;
-        let letter_2 = m.letter << 2 | self.letters_before >> 62;
-        f.joined_punct += count(m.letter & punct_1 & letter_2);
-        (self.letters_before, self.punct_before) = (m.letter, punct);
-        f.markup_punct += count(m.markup);
-        f.call_punct += count(m.call);
+        let lower = m.letter & !m.upper;
+        let (letter_1, punct_1, blank_1) = (back(m.letter, b.letter, 1), back(punct, b.punct, 1), back(m.blank, b.blank, 1));
 
-        // Leading whitespace: the runs of blanks that start a line. Adding a
-        // run's first bit to the blanks carries through the run and clears
-        // it; the carry out of the block means the run goes on.
-        let line_starts = m.line_end << 1 | u64::from(self.after_line_end);
-        let run_starts = m.blank & (line_starts | u64::from(self.in_indent));
-        let (carried, run_goes_on) = m.blank.overflowing_add(run_starts);
-        let indent = m.blank & !carried;
-        f.indent += count(indent);
-        f.indented_lines += count(m.blank & line_starts);
-        // A byte is the fourth of a run or later when it and the two bytes
-        // before it each repeat the byte before them.
+        // Words: a letter after a non-letter, or a capital after lower case.
+        let words = m.letter & !letter_1 | m.upper & back(lower, b.letter & !b.upper, 1);
+        f.words += count(words);
+        f.words_after_blank += count(words & blank_1);
+        f.words_after_punct += count(words & punct_1);
+        f.caps_after_caps += count(m.upper & back(m.upper, b.upper, 1));
+        let long = (1..=6).fold(m.letter, |run, k| run & back(m.letter, b.letter, k));
+        f.long_letters += count(long);
+        let (consonant, consonant_before) = (m.letter & !m.vowel, b.letter & !b.vowel);
+        let consonant_runs = (1..=3).fold(consonant, |run, k| run & back(consonant, consonant_before, k));
+        f.consonant_runs += count(consonant_runs);
+
+        f.punct += count(punct);
+        f.punct_runs += count(punct & !punct_1);
+        // A letter after one punctuation byte whose byte before is neither
+        // punctuation nor blank.
+        let (punct_2, blank_2) = (back(punct, b.punct, 2), back(m.blank, b.blank, 2));
+        f.joined_punct += count(m.letter & punct_1 & !punct_2 & !blank_2);
+        f.call_punct += count(m.call);
+        // A byte is the fourth of a run of one byte or later when it and the
+        // two bytes before it each repeat the byte before them.
         let bytes = chunk.as_bytes();
         let repeated = m.repeat | u64::from(offset > 0 && bytes[offset] == bytes[offset - 1]);
-        let fourth_on = repeated & (repeated << 1 | self.repeated >> 63) & (repeated << 2 | self.repeated >> 62);
-        f.repeats += count(fourth_on & (punct | m.blank) & !indent);
-        self.repeated = repeated;
+        let one_byte_run = repeated & back(repeated, b.repeated, 1) & back(repeated, b.repeated, 2);
+        f.long_punct += count(punct & punct_1 & punct_2 & back(punct, b.punct, 3) & !one_byte_run);
 
-        let cjk = count(m.cjk_start);
-        (f.cjk_chars, f.cjk_bytes) = (f.cjk_chars + cjk, f.cjk_bytes + 3 * cjk);
-        f.han_chars += count(m.han_start);
-        self.add_lone_han(m.han_start, chunk.as_bytes(), offset);
+        f.blank += count(m.blank | m.line_end);
+        f.line_ends += count(m.line_end);
+        f.line_breaks += count(m.line_end & !(back(m.line_end, b.line_end, 1) | punct_1));
+        f.blank_runs += count(m.blank & blank_1 & !blank_2);
+        f.digits_after_blank += count(m.digit & blank_1);
+
+        // Lines with leading whitespace.
+        let line_starts = m.line_end << 1 | u64::from(self.after_line_end);
+        let run_starts = m.blank & (line_starts | u64::from(self.in_indent));
+        let (_, run_goes_on) = m.blank.overflowing_add(run_starts);
+        f.indented_lines += count(m.blank & line_starts);
+
         self.add_digit_groups(m.digit);
-        // The other characters one by one. A symbol right after a CJK
-        // character counted here differs from it anyway.
-        self.add_non_ascii(m.char_start & !m.cjk_start, chunk, offset);
+        self.add_han(m.han_start, bytes, offset);
+        // The other characters one by one.
+        self.add_non_ascii(m.char_start & !m.han_start, chunk, offset);
         let last = |mask: u64| mask >> (BLOCK - 1) == 1;
         (self.after_line_end, self.in_indent) = (last(m.line_end), run_goes_on);
-        (self.after_digit, self.after_punct) = (last(m.digit), last(punct));
+        self.before = Before { letter: m.letter, upper: m.upper, vowel: m.vowel, punct, blank: m.blank, line_end: m.line_end, repeated };
     }
 
-    /// Looks up each Han ideograph that starts in the block in the table
-    /// of lone characters.
-    fn add_lone_han(&mut self, mut starts: u64, bytes: &[u8], offset: usize) {
+    /// Counts each Han ideograph that starts in the block, and looks it up
+    /// in the table of lone characters.
+    fn add_han(&mut self, mut starts: u64, bytes: &[u8], offset: usize) {
+        self.f.han_chars += starts.count_ones() as usize;
+        self.f.cjk_bytes += 3 * starts.count_ones() as usize;
         while starts != 0 {
             let at = offset + starts.trailing_zeros() as usize;
             starts &= starts - 1;
             // A leading byte of 0xe4 to 0xe9 starts a three-byte character.
             let [lead, second, third] = [bytes[at], bytes[at + 1], bytes[at + 2]];
             let code = u32::from(lead & 0x0f) << 12 | u32::from(second & 0x3f) << 6 | u32::from(third & 0x3f);
-            debug_assert!((HAN_FIRST..=HAN_LAST).contains(&code), "the mask holds Han leading bytes only");
-            let bit = (code - HAN_FIRST) as usize;
-            self.f.lone_han += (LONE_HAN[bit / 64] >> (bit % 64) & 1) as usize;
+            self.f.lone_han += usize::from(is_lone_han(code));
         }
     }
 
@@ -230,19 +264,22 @@ impl Counter {
         self.digit_run = 0;
     }
 
-    /// Decodes each non-ASCII character that starts in the block.
+    /// Decodes each non-ASCII character other than Han that starts in the
+    /// block.
     fn add_non_ascii(&mut self, mut starts: u64, chunk: &str, offset: usize) {
         while starts != 0 {
             let at = offset + starts.trailing_zeros() as usize;
             starts &= starts - 1;
             let c = chunk[at..].chars().next().expect("a character starts at a leading byte");
-            if is_cjk(c) {
-                self.f.cjk_chars += 1;
+            let after_last = self.last_char_end == at;
+            match script(c) {
+                Script::Kana => self.f.kana += 1,
+                Script::Hangul => self.f.hangul_words += usize::from(!(after_last && script(self.last_char) == Script::Hangul)),
+                Script::CjkPunct => self.f.cjk_punct += 1,
+                Script::Other => self.f.symbols += usize::from(!after_last || self.last_char != c),
+            }
+            if script(c) != Script::Other {
                 self.f.cjk_bytes += c.len_utf8();
-            } else {
-                self.f.symbol_bytes += c.len_utf8();
-                // A run of one character counts once.
-                self.f.symbols += usize::from(self.last_char_end != at || self.last_char != c);
             }
             (self.last_char, self.last_char_end) = (c, at + c.len_utf8());
         }
@@ -254,10 +291,33 @@ impl Counter {
     }
 }
 
-/// CJK punctuation and kana to ideographs (U+3000–U+9FFF), Hangul syllables,
-/// and full-width forms: about one token each in o200k.
-fn is_cjk(c: char) -> bool {
-    matches!(c, '\u{3000}'..='\u{9fff}' | '\u{ac00}'..='\u{d7af}' | '\u{ff00}'..='\u{ffef}')
+/// Whether o200k never merges Han character `code` with a neighbour. The
+/// leading bytes of the Han mask also start U+4000–U+4DFF (rare extension
+/// characters and hexagrams), which are not in the table.
+fn is_lone_han(code: u32) -> bool {
+    code.checked_sub(HAN_FIRST).is_some_and(|bit| {
+        let bit = bit as usize;
+        code <= HAN_LAST && LONE_HAN[bit / 64] >> (bit % 64) & 1 == 1
+    })
+}
+
+/// The kinds of non-ASCII characters other than Han that the estimate
+/// charges apart.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Script {
+    Kana,
+    Hangul,
+    CjkPunct,
+    Other,
+}
+
+fn script(c: char) -> Script {
+    match c {
+        '\u{3040}'..='\u{30ff}' => Script::Kana,
+        '\u{ac00}'..='\u{d7af}' => Script::Hangul,
+        '\u{3000}'..='\u{303f}' | '\u{ff00}'..='\u{ffef}' => Script::CjkPunct,
+        _ => Script::Other,
+    }
 }
 
 #[cfg(test)]
@@ -275,14 +335,19 @@ mod tests {
     fn counts_the_pieces_a_pre_tokenizer_cuts() {
         let f = features("  id: 4f0c2d, n: 1234567\n");
         assert_eq!(f.bytes, 25);
-        assert_eq!((f.indent, f.indented_lines), (2, 1));
-        assert_eq!(f.digits, 10);
+        assert_eq!((f.blank_runs, f.indented_lines, f.digits_after_blank), (1, 1, 2));
         // 4 | 0 | 2 | 123 456 7
         assert_eq!(f.number_groups, 6);
-        // f, c, d after a digit
-        assert_eq!(f.id_pieces, 3);
-        // ":", ",", ":"
-        assert_eq!((f.punct, f.punct_runs, f.markup_punct), (3, 3, 3));
+        // id f c d n
+        assert_eq!((f.words, f.words_after_blank, f.words_after_punct), (5, 2, 0));
+        // ":", ",", ":"; the line end after `7` is a piece of its own.
+        assert_eq!((f.punct, f.punct_runs, f.line_breaks), (3, 3, 1));
+        let f = features("parseHTTPResponse self.name FOOTAGE_GB a::b;\n");
+        // parse HTTPResponse self name FOOTAGE GB a b
+        assert_eq!((f.words, f.words_after_punct, f.joined_punct), (8, 3, 2));
+        assert_eq!((f.caps_after_caps, f.long_letters), (5 + 6, 11 + 1));
+        // `HTTPR`: P and R; `FTG`: none (vowels between).
+        assert_eq!(f.consonant_runs, 2);
     }
 
     #[test]
@@ -291,18 +356,17 @@ mod tests {
         // no token holds 數 or 據 beside another character.
         let f = features("数据 數據");
         assert_eq!((f.han_chars, f.lone_han), (4, 2));
-        let f = features("android:layout_width a_b a.b. x__y");
-        // `:`, `_`, `_`, `.` between letters; not the run `__`.
-        assert_eq!(f.joined_punct, 4);
+        // An extension character shares the Han leading byte, not the table.
+        assert_eq!(features("\u{4000}").lone_han, 0);
     }
 
     #[test]
-    fn cjk_and_symbols() {
-        let f = features("数据备份 ──── é");
-        assert_eq!((f.cjk_chars, f.cjk_bytes), (4, 12));
+    fn cjk_by_script_and_symbols() {
+        let f = features("数据备份 ──── é かな、한국어 테스트");
+        assert_eq!((f.han_chars, f.kana, f.cjk_punct, f.hangul_words), (4, 2, 1, 2));
         // The rule is one symbol, é another.
-        assert_eq!((f.symbols, f.symbol_bytes), (2, 14));
-        assert_eq!(f.plain_bytes(), 2);
+        assert_eq!(f.symbols, 2);
+        assert_eq!(f.cjk_bytes, 3 * (4 + 2 + 1 + 6));
     }
 
     /// The counts by their definitions, one character at a time: what the
@@ -310,46 +374,67 @@ mod tests {
     fn oracle(text: &str) -> Features {
         let mut f = Features { bytes: text.len(), ..Features::default() };
         let chars: Vec<char> = text.chars().collect();
+        let at = |i: usize, k: usize| i.checked_sub(k).map(|j| chars[j]);
         let is_punct = |c: char| c.is_ascii() && !c.is_ascii_alphanumeric() && !matches!(c, ' ' | '\t' | '\r' | '\n');
+        let is_blank = |c: char| matches!(c, ' ' | '\t' | '\r');
+        let punct_before = |i: usize, k: usize| at(i, k).is_some_and(is_punct);
+        let blank_before = |i: usize, k: usize| at(i, k).is_some_and(is_blank);
         for (i, &c) in chars.iter().enumerate() {
-            let before = i.checked_sub(1).map(|j| chars[j]);
+            let before = at(i, 1);
             let line = &chars[..i].iter().rposition(|&p| p == '\n').map_or(&chars[..i], |at| &chars[at + 1..i]);
-            let in_leading_blank = line.iter().all(|&p| matches!(p, ' ' | '\t' | '\r'));
-            let digit_run = chars[..i].iter().rev().take_while(|p| p.is_ascii_digit()).count();
-            let fourth_on = i >= 3 && chars[i - 3..i].iter().all(|&p| p == c);
-            let repeats = fourth_on && (is_punct(c) || (matches!(c, ' ' | '\t' | '\r') && !in_leading_blank));
-            f.repeats += usize::from(repeats);
             match c {
-                '\n' => (f.blank, f.line_ends) = (f.blank + 1, f.line_ends + 1),
-                ' ' | '\t' | '\r' => {
-                    f.blank += 1;
-                    if in_leading_blank {
-                        f.indent += 1;
-                        f.indented_lines += usize::from(line.is_empty());
-                    }
+                '\n' => {
+                    (f.blank, f.line_ends) = (f.blank + 1, f.line_ends + 1);
+                    f.line_breaks += usize::from(before != Some('\n') && !punct_before(i, 1));
                 }
-                '0'..='9' => (f.digits, f.number_groups) = (f.digits + 1, f.number_groups + usize::from(digit_run % 3 == 0)),
+                c if is_blank(c) => {
+                    f.blank += 1;
+                    f.indented_lines += usize::from(line.is_empty());
+                    f.blank_runs += usize::from(blank_before(i, 1) && !blank_before(i, 2));
+                }
+                '0'..='9' => {
+                    let run = chars[..i].iter().rev().take_while(|p| p.is_ascii_digit()).count();
+                    f.number_groups += usize::from(run % 3 == 0);
+                    f.digits_after_blank += usize::from(blank_before(i, 1));
+                }
                 'a'..='z' | 'A'..='Z' => {
-                    f.id_pieces += usize::from(before.is_some_and(|p| p.is_ascii_digit()));
-                    let joined = i >= 2 && is_punct(chars[i - 1]) && chars[i - 2].is_ascii_alphabetic();
-                    f.joined_punct += usize::from(joined);
+                    let letter_before = before.is_some_and(|p| p.is_ascii_alphabetic());
+                    let camel = c.is_ascii_uppercase() && before.is_some_and(|p| p.is_ascii_lowercase());
+                    if !letter_before || camel {
+                        f.words += 1;
+                        f.words_after_blank += usize::from(blank_before(i, 1));
+                        f.words_after_punct += usize::from(punct_before(i, 1));
+                    }
+                    f.caps_after_caps += usize::from(c.is_ascii_uppercase() && before.is_some_and(|p| p.is_ascii_uppercase()));
+                    f.long_letters += usize::from((1..=6).all(|k| at(i, k).is_some_and(|p| p.is_ascii_alphabetic())));
+                    let consonant = |p: char| p.is_ascii_alphabetic() && !"aeiouAEIOU".contains(p);
+                    f.consonant_runs += usize::from(consonant(c) && (1..=3).all(|k| at(i, k).is_some_and(consonant)));
+                    f.joined_punct += usize::from(punct_before(i, 1) && !punct_before(i, 2) && !blank_before(i, 2));
                 }
                 c if c.is_ascii() => {
                     f.punct += 1;
-                    f.punct_runs += usize::from(!before.is_some_and(is_punct));
-                    f.markup_punct += usize::from("\"{}[]:,<>=".contains(c));
+                    f.punct_runs += usize::from(!punct_before(i, 1));
                     f.call_punct += usize::from("();".contains(c));
+                    let one_byte_run = (1..=3).all(|k| at(i, k) == Some(c));
+                    f.long_punct += usize::from((1..=3).all(|k| punct_before(i, k)) && !one_byte_run);
                 }
-                c if is_cjk(c) => {
-                    (f.cjk_chars, f.cjk_bytes) = (f.cjk_chars + 1, f.cjk_bytes + c.len_utf8());
+                c => {
                     let code = u32::from(c);
-                    if (HAN_FIRST..=HAN_LAST).contains(&code) {
-                        let bit = (code - HAN_FIRST) as usize;
+                    if (0x4000..=0x9fff).contains(&code) {
                         f.han_chars += 1;
-                        f.lone_han += (LONE_HAN[bit / 64] >> (bit % 64) & 1) as usize;
+                        f.lone_han += usize::from(is_lone_han(code));
+                    }
+                    match script(c) {
+                        _ if (0x4000..=0x9fff).contains(&code) => {}
+                        Script::Kana => f.kana += 1,
+                        Script::Hangul => f.hangul_words += usize::from(!before.is_some_and(|p| script(p) == Script::Hangul)),
+                        Script::CjkPunct => f.cjk_punct += 1,
+                        Script::Other => f.symbols += usize::from(before != Some(c)),
+                    }
+                    if (0x4000..=0x9fff).contains(&code) || script(c) != Script::Other {
+                        f.cjk_bytes += c.len_utf8();
                     }
                 }
-                c => (f.symbols, f.symbol_bytes) = (f.symbols + usize::from(before != Some(c)), f.symbol_bytes + c.len_utf8()),
             }
         }
         f
@@ -360,22 +445,23 @@ mod tests {
         let texts = [
             "  id: 4f0c2d, n: 1234567\n\t\tfn x() { call(a, b); }\n",
             "数据备份 ──── é\n  键: 值 1234 ok\n",
-            "한국어 테스트 ꀀ힣 ＡＢ！ 。「」 ─ ─── ̀é\n",
+            "한국어 테스트 ꀀ힣 ＡＢ！ 。「」 ─ ─── ̀é かなカナ 數據\n",
             "\n\n   \n 12345678901 v2 128k ((;;)) <a href=\"x\">[1]</a>\r\n",
-            "==== FAILURES ====\n  a    b\t\tc ---- __ ..\n",
+            "==== FAILURES ====\n  a    b\t\tc ---- __ .. {\"k\":[]}\n",
+            "parseHTTPResponse self.name FOOTAGE_GB a::b; abcdefghij\n",
             "",
         ];
         for text in texts {
             assert_eq!(chunk_features(text), oracle(text), "{text:?}");
         }
-        // Longer than one lane's capacity, so the packed counters overflow
-        // unless they are emptied in time.
+        // Longer than a block, so every lookback crosses block boundaries.
         let long = "{\"k\": [1, 2, 3]}, ".repeat(200);
         assert_eq!(chunk_features(&long), oracle(&long));
-        // Joined punctuation and lone Han characters across block boundaries.
-        let joined = "<View android:layout_width=\"match_parent\" app:tint=\"x\"/> self.name a_b 這個資料們数据\n".repeat(5);
-        assert_eq!(chunk_features(&joined), oracle(&joined));
-        // Runs across lane and block boundaries.
+        for shift in 0..8 {
+            let joined = " ".repeat(shift)
+                + &"<View android:layout_width=\"match_parent\" app:tint=\"x\"/> self.name a_b 這個資料們数据 ABCDEFGHIJ!!!!?\n".repeat(5);
+            assert_eq!(chunk_features(&joined), oracle(&joined), "shift {shift}");
+        }
         let rules = format!("{}\n  x{}y\n", "=".repeat(150), " ".repeat(70));
         assert_eq!(chunk_features(&rules), oracle(&rules));
     }

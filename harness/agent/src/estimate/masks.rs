@@ -14,20 +14,18 @@ pub(super) struct ByteMasks {
     pub non_ascii: u64,
     /// The leading byte of each non-ASCII character.
     pub char_start: u64,
-    /// The leading byte of each character that is CJK whatever follows it
-    /// (U+3000–U+9FFF, and the Hangul of U+B000–U+CFFF): most of a CJK
-    /// text, counted without decoding.
-    pub cjk_start: u64,
-    /// Of those, the leading bytes of Han ideographs (U+4E00–U+9FFF,
-    /// leading bytes 0xe4 to 0xe9), which `features` looks up one by one.
+    /// The leading bytes of Han ideographs (U+4E00–U+9FFF, leading bytes
+    /// 0xe4 to 0xe9), which `features` counts without decoding.
     pub han_start: u64,
     pub line_end: u64,
     /// Spaces, tabs and carriage returns; line ends are apart.
     pub blank: u64,
     pub digit: u64,
     pub letter: u64,
-    /// Punctuation typical of JSON and markup: `"{}[]:,<>=`.
-    pub markup: u64,
+    /// Of the letters, the upper-case ones, and the vowels (`aeiou` in
+    /// either case).
+    pub upper: u64,
+    pub vowel: u64,
     /// Punctuation typical of code calls: `();`.
     pub call: u64,
     /// Bytes equal to the byte before them in the block (bit 0, whose byte
@@ -44,13 +42,13 @@ impl ByteMasks {
             valid,
             non_ascii: all.non_ascii & valid,
             char_start: all.char_start & valid,
-            cjk_start: all.cjk_start & valid,
             han_start: all.han_start & valid,
             line_end: all.line_end & valid,
             blank: all.blank & valid,
             digit: all.digit & valid,
             letter: all.letter & valid,
-            markup: all.markup & valid,
+            upper: all.upper & valid,
+            vowel: all.vowel & valid,
             call: all.call & valid,
             repeat: all.repeat & valid,
         }
@@ -76,13 +74,13 @@ fn compute(block: &[u8; BLOCK]) -> ByteMasks {
         let shift = 16 * k;
         m.non_ascii |= l[0] << shift;
         m.char_start |= l[1] << shift;
-        m.cjk_start |= l[2] << shift;
-        m.han_start |= l[3] << shift;
-        m.line_end |= l[4] << shift;
-        m.blank |= l[5] << shift;
-        m.digit |= l[6] << shift;
-        m.letter |= l[7] << shift;
-        m.markup |= l[8] << shift;
+        m.han_start |= l[2] << shift;
+        m.line_end |= l[3] << shift;
+        m.blank |= l[4] << shift;
+        m.digit |= l[5] << shift;
+        m.letter |= l[6] << shift;
+        m.upper |= l[7] << shift;
+        m.vowel |= l[8] << shift;
         m.call |= l[9] << shift;
         m.repeat |= l[10] << shift;
     }
@@ -101,6 +99,9 @@ fn compute_bytewise(block: &[u8; BLOCK]) -> ByteMasks {
     let mut m = ByteMasks { valid: u64::MAX, ..ByteMasks::default() };
     for (i, &b) in block.iter().enumerate() {
         let bit = 1u64 << i;
+        if b"aeiouAEIOU".contains(&b) {
+            m.vowel |= bit;
+        }
         if i > 0 && block[i - 1] == b {
             m.repeat |= bit;
         }
@@ -108,17 +109,14 @@ fn compute_bytewise(block: &[u8; BLOCK]) -> ByteMasks {
             b'\n' => &mut m.line_end,
             b' ' | b'\t' | b'\r' => &mut m.blank,
             b'0'..=b'9' => &mut m.digit,
-            b'a'..=b'z' | b'A'..=b'Z' => &mut m.letter,
-            b'"' | b'{' | b'}' | b'[' | b']' | b':' | b',' | b'<' | b'>' | b'=' => &mut m.markup,
+            b'a'..=b'z' => &mut m.letter,
+            b'A'..=b'Z' => {
+                m.upper |= bit;
+                &mut m.letter
+            }
             b'(' | b')' | b';' => &mut m.call,
             0xe4..=0xe9 => {
                 m.han_start |= bit;
-                m.cjk_start |= bit;
-                m.char_start |= bit;
-                &mut m.non_ascii
-            }
-            0xe3 | 0xeb..=0xec => {
-                m.cjk_start |= bit;
                 m.char_start |= bit;
                 &mut m.non_ascii
             }
@@ -161,17 +159,16 @@ mod sse2 {
             _mm_and_si128(_mm_cmpgt_epi8(x, splat(low - 1)), _mm_cmplt_epi8(x, splat(high + 1)))
         };
         let bits = |x: __m128i| u64::from(_mm_movemask_epi8(x) as u16);
-        // Setting bit 5 folds upper case onto lower, `[` `]` onto `{` `}`.
+        // Setting bit 5 folds upper case onto lower.
         let folded = _mm_or_si128(v, splat(0x20));
         let non_ascii = bits(v);
         // Leading bytes are 0xc0 and above: -64..-1 as signed bytes.
         let char_start = bits(_mm_cmpgt_epi8(v, splat(0xbf))) & non_ascii;
         let han_start = within(v, 0xe4, 0xe9);
-        let cjk_start = bits(_mm_or_si128(_mm_or_si128(eq(v, 0xe3), han_start), within(v, 0xeb, 0xec)));
         let blank = _mm_or_si128(_mm_or_si128(eq(v, b' '), eq(v, b'\t')), eq(v, b'\r'));
-        let markup = _mm_or_si128(
-            _mm_or_si128(_mm_or_si128(eq(v, b'"'), eq(v, b',')), _mm_or_si128(eq(v, b':'), within(v, b'<', b'>'))),
-            _mm_or_si128(eq(folded, b'{'), eq(folded, b'}')),
+        let vowel = _mm_or_si128(
+            _mm_or_si128(_mm_or_si128(eq(folded, b'a'), eq(folded, b'e')), _mm_or_si128(eq(folded, b'i'), eq(folded, b'o'))),
+            eq(folded, b'u'),
         );
         let call = _mm_or_si128(within(v, b'(', b')'), eq(v, b';'));
         // Each byte against the one before it (the lane shifted one byte up).
@@ -179,13 +176,13 @@ mod sse2 {
         [
             non_ascii,
             char_start,
-            cjk_start,
             bits(han_start),
             bits(eq(v, b'\n')),
             bits(blank),
             bits(within(v, b'0', b'9')),
             bits(within(folded, b'a', b'z')),
-            bits(markup),
+            bits(within(v, b'A', b'Z')),
+            bits(vowel),
             bits(call),
             repeat,
         ]

@@ -3,11 +3,13 @@
 //!
 //! The agent carries no tokenizer: it is the system under test, and agents
 //! in the wild estimate (Roku: bytes/4). The estimate here is still a
-//! heuristic, but one per text class: each chunk of a text is classified
-//! ([`TextClass`]) and charged its class's bytes-per-token ratio plus the
-//! pieces every BPE tokenizer cuts the same way ([`ratios`] has the figures
-//! and their source). [`Calibration`] then corrects what is left, from the
-//! provider's reported usage.
+//! heuristic, but one that counts what the tokenizer counts: the pieces
+//! o200k's pre-tokenizer cuts a text into (words, digit groups,
+//! punctuation runs, line breaks, CJK characters by script) and what makes
+//! a piece cost more than one token ([`ratios`] has the figures and their
+//! source). Each chunk of a text is also classified ([`TextClass`]) for the
+//! reports. [`Calibration`] then corrects what is left, from the provider's
+//! reported usage.
 
 mod calibration;
 mod class;
@@ -22,11 +24,7 @@ pub use class::TextClass;
 
 use crate::message::Message;
 use features::{Features, scan};
-use ratios::{
-    DOMINANT_SHARE, TOKENS_PER_CJK_CHAR, TOKENS_PER_ID_PIECE, TOKENS_PER_INDENT, TOKENS_PER_JOINED_PUNCT,
-    TOKENS_PER_NUMBER_GROUP, TOKENS_PER_PUNCT_RUN, TOKENS_PER_REPEAT, TOKENS_PER_SYMBOL,
-    TOKENS_PER_TRADITIONAL_HAN, TRADITIONAL_MIN_LONE_SHARE, bytes_per_token,
-};
+use ratios::{DOMINANT_SHARE, TOKENS_PER};
 
 /// Framing tokens per message, as in OpenAI's counting guide ("every message
 /// follows <|start|>{role/name}\n{content}<|end|>\n").
@@ -66,7 +64,7 @@ pub fn analyze(text: &str) -> TextEstimate {
     let mut estimate = TextEstimate::default();
     scan(text, |chunk| {
         let class = classify::classify(chunk);
-        estimate.tokens += chunk_tokens(chunk, class);
+        estimate.tokens += chunk_tokens(chunk);
         estimate.bytes_by_class[class.index()] += chunk.bytes;
     });
     estimate
@@ -120,111 +118,121 @@ pub fn text_tokens(text: &str) -> f64 {
     analyze(text).tokens
 }
 
-fn chunk_tokens(f: &Features, class: TextClass) -> f64 {
+fn chunk_tokens(f: &Features) -> f64 {
     let mut charged = Charged::default();
-    charged.add(f, class);
+    charged.add(f);
     charged.tokens()
 }
 
-/// What the estimate charges in a text: the plain bytes of each class and
-/// the pieces, one figure per constant of [`ratios`]. The estimate is their
-/// sum weighted by those constants, so fitting the constants to a
-/// tokenizer's counts needs these figures alone
-/// (`benches/examples/fit_estimator.rs`).
+/// What the estimate charges in a text: the pieces o200k's pre-tokenizer
+/// cuts it into, by kind, and what makes a piece cost more than one token,
+/// one figure per constant of [`ratios`]. The estimate is their sum weighted
+/// by those constants, so fitting the constants to a tokenizer's counts
+/// needs these figures alone (`benches/examples/fit_estimator.rs`).
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
 pub struct Charged {
-    /// Plain bytes in chunks of each class, by [`TextClass::index`].
-    pub plain_bytes: [usize; 4],
-    /// CJK characters.
-    pub cjk_chars: usize,
-    /// Other non-ASCII characters (runs of one counted once).
-    pub symbols: usize,
+    /// Words of ASCII letters (`camelCase` is two).
+    pub words: usize,
+    /// Of those, the ones right after a blank.
+    pub words_after_blank: usize,
+    /// Of those, the ones right after punctuation.
+    pub words_after_punct: usize,
+    /// Capitals right after a capital.
+    pub caps_after_caps: usize,
+    /// Letters from the seventh of a run on.
+    pub long_letters: usize,
+    /// Consonants after three consonants.
+    pub consonant_runs: usize,
     /// Groups of at most three digits.
     pub number_groups: usize,
-    /// Letter runs right after a digit.
-    pub id_pieces: usize,
     /// Runs of ASCII punctuation.
     pub punct_runs: usize,
-    /// Indented lines.
-    pub indented_lines: usize,
-    /// Punctuation and blank bytes from the fourth of a run of one byte on.
-    pub repeats: usize,
-    /// Han characters of chunks in traditional Chinese.
-    pub traditional_han: usize,
-    /// Single punctuation bytes between two letters, in JSON and markup.
+    /// Of those, single bytes joined to the word after them.
     pub joined_punct: usize,
+    /// Punctuation bytes from the fourth of a run of mixed bytes on.
+    pub long_punct: usize,
+    /// Line ends starting a run, not after punctuation.
+    pub line_breaks: usize,
+    /// Runs of two or more blanks.
+    pub blank_runs: usize,
+    /// Digits right after a blank.
+    pub digits_after_blank: usize,
+    /// Han characters.
+    pub han_chars: usize,
+    /// Of those, the ones o200k never merges with a neighbour.
+    pub lone_han: usize,
+    /// Kana.
+    pub kana: usize,
+    /// Words of Hangul syllables.
+    pub hangul_words: usize,
+    /// CJK punctuation and full-width forms.
+    pub cjk_punct: usize,
+    /// Other non-ASCII characters (runs of one counted once).
+    pub symbols: usize,
 }
 
 /// How many figures [`Charged::row`] holds, one per constant.
-pub const FIGURES: usize = 13;
+pub const FIGURES: usize = 19;
 
 impl Charged {
-    /// The figures as a row, in the order of [`Charged::constants`].
+    /// The figures as a row, in the order of [`ratios::TOKENS_PER`].
     pub fn row(&self) -> [f64; FIGURES] {
-        let [code, prose, json, cjk] = self.plain_bytes.map(|b| b as f64);
-        let pieces = [
-            self.cjk_chars,
-            self.symbols,
-            self.number_groups,
-            self.id_pieces,
-            self.punct_runs,
-            self.indented_lines,
-            self.repeats,
-            self.traditional_han,
-            self.joined_punct,
-        ];
-        let [a, b, c, d, e, f, g, h, i] = pieces.map(|n| n as f64);
-        [code, prose, json, cjk, a, b, c, d, e, f, g, h, i]
-    }
-
-    /// The tokens one of each figure costs: the inverse class ratios, then
-    /// the per-piece constants.
-    pub fn constants() -> [f64; FIGURES] {
-        let per_byte = TextClass::ALL.map(|class| 1.0 / bytes_per_token(class));
         [
-            per_byte[0],
-            per_byte[1],
-            per_byte[2],
-            per_byte[3],
-            TOKENS_PER_CJK_CHAR,
-            TOKENS_PER_SYMBOL,
-            TOKENS_PER_NUMBER_GROUP,
-            TOKENS_PER_ID_PIECE,
-            TOKENS_PER_PUNCT_RUN,
-            TOKENS_PER_INDENT,
-            TOKENS_PER_REPEAT,
-            TOKENS_PER_TRADITIONAL_HAN,
-            TOKENS_PER_JOINED_PUNCT,
+            self.words,
+            self.words_after_blank,
+            self.words_after_punct,
+            self.caps_after_caps,
+            self.long_letters,
+            self.consonant_runs,
+            self.number_groups,
+            self.punct_runs,
+            self.joined_punct,
+            self.long_punct,
+            self.line_breaks,
+            self.blank_runs,
+            self.digits_after_blank,
+            self.han_chars,
+            self.lone_han,
+            self.kana,
+            self.hangul_words,
+            self.cjk_punct,
+            self.symbols,
         ]
+        .map(|n| n as f64)
     }
 
     /// Estimated tokens: the figures weighted by the constants.
     pub fn tokens(&self) -> f64 {
-        self.row().iter().zip(Self::constants()).map(|(n, cost)| n * cost).sum()
+        self.row().iter().zip(TOKENS_PER).map(|(n, cost)| n * cost.1).sum()
     }
 
-    fn add(&mut self, f: &Features, class: TextClass) {
-        self.plain_bytes[class.index()] += f.plain_bytes();
-        self.cjk_chars += f.cjk_chars;
-        self.symbols += f.symbols;
+    fn add(&mut self, f: &Features) {
+        self.words += f.words;
+        self.words_after_blank += f.words_after_blank;
+        self.words_after_punct += f.words_after_punct;
+        self.caps_after_caps += f.caps_after_caps;
+        self.long_letters += f.long_letters;
+        self.consonant_runs += f.consonant_runs;
         self.number_groups += f.number_groups;
-        self.id_pieces += f.id_pieces;
         self.punct_runs += f.punct_runs;
-        self.indented_lines += f.indented_lines;
-        self.repeats += f.repeats;
-        if f.han_chars > 0 && f.lone_han as f64 >= TRADITIONAL_MIN_LONE_SHARE * f.han_chars as f64 {
-            self.traditional_han += f.han_chars;
-        }
-        if class == TextClass::Json {
-            self.joined_punct += f.joined_punct;
-        }
+        self.joined_punct += f.joined_punct;
+        self.long_punct += f.long_punct;
+        self.line_breaks += f.line_breaks;
+        self.blank_runs += f.blank_runs;
+        self.digits_after_blank += f.digits_after_blank;
+        self.han_chars += f.han_chars;
+        self.lone_han += f.lone_han;
+        self.kana += f.kana;
+        self.hangul_words += f.hangul_words;
+        self.cjk_punct += f.cjk_punct;
+        self.symbols += f.symbols;
     }
 }
 
 /// The figures the estimate charges in `text`, chunk by chunk.
 pub fn charged(text: &str) -> Charged {
     let mut charged = Charged::default();
-    scan(text, |chunk| charged.add(chunk, classify::classify(chunk)));
+    scan(text, |chunk| charged.add(chunk));
     charged
 }
 
@@ -236,8 +244,8 @@ mod tests {
     fn the_charged_figures_give_the_estimate() {
         let text = "## Results\n====\n  n: 1234, id: 4f0c ─ 数据备份\n";
         assert!((charged(text).tokens() - analyze(text).tokens).abs() < 1e-9);
-        // The fourth `=`.
-        assert_eq!(charged(text).repeats, 1);
+        // `=====` is one punctuation run with no long-punctuation charge.
+        assert_eq!((charged(text).punct_runs, charged(text).long_punct), (5, 0));
     }
 
     #[test]
