@@ -5,7 +5,7 @@
 //! constants beside the current ones, and each class's mean absolute error:
 //! on the tuning corpus under both, under ten-fold cross-validation (each
 //! file estimated by constants fitted without it: what to expect on
-//! unseen text), and on `corpus/heldout3/`, which the fit never sees.
+//! unseen text), and on `corpus/heldout4/`, which the fit never sees.
 //!
 //! ```sh
 //! cargo run --release -p reloop-benches --example fit_estimator
@@ -110,7 +110,7 @@ fn cross_validated(samples: &[Sample]) -> Vec<f64> {
 
 fn main() {
     let corpus = Path::new(env!("CARGO_MANIFEST_DIR")).join("../corpus");
-    let heldout = samples(&corpus.join("heldout3"));
+    let heldout = samples(&corpus.join("heldout4"));
     let samples = samples(&corpus);
     let current = TOKENS_PER.map(|(_, cost)| cost);
     let fitted = fit(&samples);

@@ -28,16 +28,17 @@ pub(super) struct ByteMasks {
     pub vowel: u64,
     /// Punctuation typical of code calls: `();`.
     pub call: u64,
-    /// Bytes equal to the byte before them in the block (bit 0, whose byte
-    /// before is in another block, is left clear for the caller).
-    pub repeat: u64,
 }
 
 impl ByteMasks {
     /// The masks of the first `len` bytes of `block`.
+    #[inline(always)]
     pub fn of(block: &[u8; BLOCK], len: usize) -> Self {
         let all = compute(block);
-        let valid = if len >= BLOCK { u64::MAX } else { (1u64 << len) - 1 };
+        if len >= BLOCK {
+            return all;
+        }
+        let valid = (1u64 << len) - 1;
         Self {
             valid,
             non_ascii: all.non_ascii & valid,
@@ -50,7 +51,6 @@ impl ByteMasks {
             upper: all.upper & valid,
             vowel: all.vowel & valid,
             call: all.call & valid,
-            repeat: all.repeat & valid,
         }
     }
 
@@ -62,32 +62,35 @@ impl ByteMasks {
 }
 
 /// The masks of a whole block: SSE2 compares on x86-64, 16 bytes a step.
+/// The masks of non-ASCII bytes are taken only for a block that has some.
 #[cfg(target_arch = "x86_64")]
+#[inline(always)]
 fn compute(block: &[u8; BLOCK]) -> ByteMasks {
+    let lanes = || block.chunks_exact(16).map(|lane| <&[u8; 16]>::try_from(lane).expect("16-byte lanes")).enumerate();
     let mut m = ByteMasks { valid: u64::MAX, ..ByteMasks::default() };
-    for (k, lane) in block.chunks_exact(16).enumerate() {
-        let lane: &[u8; 16] = lane.try_into().expect("16-byte lanes");
+    for (k, lane) in lanes() {
         #[allow(unsafe_code, reason = "the only way to call a target-feature function; a byte fold does not vectorize")]
         // SAFETY: SSE2 is part of the x86-64 baseline, so every x86-64 CPU
-        // has the feature `sse2::lane_masks` is compiled for.
-        let l = unsafe { sse2::lane_masks(lane) };
+        // has the feature `sse2::ascii_masks` is compiled for.
+        let l = unsafe { sse2::ascii_masks(lane) };
         let shift = 16 * k;
         m.non_ascii |= l[0] << shift;
-        m.char_start |= l[1] << shift;
-        m.han_start |= l[2] << shift;
-        m.line_end |= l[3] << shift;
-        m.blank |= l[4] << shift;
-        m.digit |= l[5] << shift;
-        m.letter |= l[6] << shift;
-        m.upper |= l[7] << shift;
-        m.vowel |= l[8] << shift;
-        m.call |= l[9] << shift;
-        m.repeat |= l[10] << shift;
+        m.line_end |= l[1] << shift;
+        m.blank |= l[2] << shift;
+        m.digit |= l[3] << shift;
+        m.letter |= l[4] << shift;
+        m.upper |= l[5] << shift;
+        m.vowel |= l[6] << shift;
+        m.call |= l[7] << shift;
     }
-    // Each lane compared its first byte with nothing; the lanes after the
-    // first have their byte before in the block.
-    for lane_start in [16, 32, 48] {
-        m.repeat |= u64::from(block[lane_start] == block[lane_start - 1]) << lane_start;
+    if m.non_ascii != 0 {
+        for (k, lane) in lanes() {
+            #[allow(unsafe_code, reason = "as above")]
+            // SAFETY: as above.
+            let [char_start, han_start] = unsafe { sse2::non_ascii_masks(lane) };
+            m.char_start |= char_start << (16 * k);
+            m.han_start |= han_start << (16 * k);
+        }
     }
     m
 }
@@ -101,9 +104,6 @@ fn compute_bytewise(block: &[u8; BLOCK]) -> ByteMasks {
         let bit = 1u64 << i;
         if b"aeiouAEIOU".contains(&b) {
             m.vowel |= bit;
-        }
-        if i > 0 && block[i - 1] == b {
-            m.repeat |= bit;
         }
         let mask = match b {
             b'\n' => &mut m.line_end,
@@ -139,44 +139,59 @@ fn compute(block: &[u8; BLOCK]) -> ByteMasks {
 
 #[cfg(target_arch = "x86_64")]
 mod sse2 {
-    use std::arch::x86_64::{
-        __m128i, _mm_and_si128, _mm_cmpeq_epi8, _mm_cmpgt_epi8, _mm_cmplt_epi8, _mm_loadu_si128, _mm_movemask_epi8,
-        _mm_or_si128, _mm_set1_epi8, _mm_slli_si128,
-    };
+    use std::arch::x86_64::{__m128i, _mm_and_si128, _mm_cmpeq_epi8, _mm_cmpgt_epi8, _mm_loadu_si128, _mm_movemask_epi8, _mm_or_si128, _mm_set1_epi8};
 
-    /// The masks of 16 bytes, in the order of `ByteMasks`' fields (`valid`
-    /// apart); the repeat of the lane's first byte is left clear.
-    #[target_feature(enable = "sse2")]
-    pub(super) fn lane_masks(lane: &[u8; 16]) -> [u64; 11] {
+    #[inline(always)]
+    fn load(lane: &[u8; 16]) -> __m128i {
         #[allow(unsafe_code, reason = "a vector load from memory has no safe form")]
         // SAFETY: `lane` is 16 readable bytes, and the load is unaligned.
-        let v = unsafe { _mm_loadu_si128(lane.as_ptr().cast::<__m128i>()) };
-        let splat = |b: u8| _mm_set1_epi8(b as i8);
-        let eq = |x: __m128i, b: u8| _mm_cmpeq_epi8(x, splat(b));
-        // Signed compares: non-ASCII bytes are negative, so below every
-        // ASCII range, and ranges of them compare as their signed values.
-        let within = |x: __m128i, low: u8, high: u8| {
-            _mm_and_si128(_mm_cmpgt_epi8(x, splat(low - 1)), _mm_cmplt_epi8(x, splat(high + 1)))
-        };
-        let bits = |x: __m128i| u64::from(_mm_movemask_epi8(x) as u16);
+        unsafe {
+            _mm_loadu_si128(lane.as_ptr().cast::<__m128i>())
+        }
+    }
+
+    #[inline(always)]
+    fn splat(b: u8) -> __m128i {
+        #[allow(unsafe_code, reason = "SSE2 is x86-64's baseline")]
+        // SAFETY: every x86-64 CPU has SSE2.
+        unsafe {
+            _mm_set1_epi8(b as i8)
+        }
+    }
+
+    /// The bytes of `x` from `low` to `high`. Signed compares: non-ASCII
+    /// bytes are negative, so below every ASCII range, and ranges of them
+    /// compare as their signed values.
+    #[target_feature(enable = "sse2")]
+    fn within(x: __m128i, low: u8, high: u8) -> __m128i {
+        _mm_and_si128(_mm_cmpgt_epi8(x, splat(low - 1)), _mm_cmpgt_epi8(splat(high + 1), x))
+    }
+
+    #[target_feature(enable = "sse2")]
+    fn eq(x: __m128i, b: u8) -> __m128i {
+        _mm_cmpeq_epi8(x, splat(b))
+    }
+
+    #[target_feature(enable = "sse2")]
+    fn bits(x: __m128i) -> u64 {
+        u64::from(_mm_movemask_epi8(x) as u16)
+    }
+
+    /// The masks of 16 bytes that every block needs: non-ASCII bytes, then
+    /// those of `ByteMasks`' ASCII fields in their order.
+    #[target_feature(enable = "sse2")]
+    pub(super) fn ascii_masks(lane: &[u8; 16]) -> [u64; 8] {
+        let v = load(lane);
         // Setting bit 5 folds upper case onto lower.
         let folded = _mm_or_si128(v, splat(0x20));
-        let non_ascii = bits(v);
-        // Leading bytes are 0xc0 and above: -64..-1 as signed bytes.
-        let char_start = bits(_mm_cmpgt_epi8(v, splat(0xbf))) & non_ascii;
-        let han_start = within(v, 0xe4, 0xe9);
         let blank = _mm_or_si128(_mm_or_si128(eq(v, b' '), eq(v, b'\t')), eq(v, b'\r'));
         let vowel = _mm_or_si128(
             _mm_or_si128(_mm_or_si128(eq(folded, b'a'), eq(folded, b'e')), _mm_or_si128(eq(folded, b'i'), eq(folded, b'o'))),
             eq(folded, b'u'),
         );
         let call = _mm_or_si128(within(v, b'(', b')'), eq(v, b';'));
-        // Each byte against the one before it (the lane shifted one byte up).
-        let repeat = bits(_mm_cmpeq_epi8(v, _mm_slli_si128::<1>(v))) & !1;
         [
-            non_ascii,
-            char_start,
-            bits(han_start),
+            bits(v),
             bits(eq(v, b'\n')),
             bits(blank),
             bits(within(v, b'0', b'9')),
@@ -184,8 +199,16 @@ mod sse2 {
             bits(within(v, b'A', b'Z')),
             bits(vowel),
             bits(call),
-            repeat,
         ]
+    }
+
+    /// The leading bytes of 16 bytes' characters, and of their Han
+    /// ideographs.
+    #[target_feature(enable = "sse2")]
+    pub(super) fn non_ascii_masks(lane: &[u8; 16]) -> [u64; 2] {
+        let v = load(lane);
+        // Leading bytes are 0xc0 and above: -64..-1 as signed bytes.
+        [bits(_mm_cmpgt_epi8(v, splat(0xbf))) & bits(v), bits(within(v, 0xe4, 0xe9))]
     }
 }
 

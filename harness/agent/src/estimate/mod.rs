@@ -137,10 +137,6 @@ pub struct Charged {
     pub words_after_blank: usize,
     /// Of those, the ones right after punctuation.
     pub words_after_punct: usize,
-    /// Capitals right after a capital.
-    pub caps_after_caps: usize,
-    /// Letters from the seventh of a run on.
-    pub long_letters: usize,
     /// Consonants after three consonants.
     pub consonant_runs: usize,
     /// Groups of at most three digits.
@@ -172,7 +168,7 @@ pub struct Charged {
 }
 
 /// How many figures [`Charged::row`] holds, one per constant.
-pub const FIGURES: usize = 19;
+pub const FIGURES: usize = 17;
 
 impl Charged {
     /// The figures as a row, in the order of [`ratios::TOKENS_PER`].
@@ -181,8 +177,6 @@ impl Charged {
             self.words,
             self.words_after_blank,
             self.words_after_punct,
-            self.caps_after_caps,
-            self.long_letters,
             self.consonant_runs,
             self.number_groups,
             self.punct_runs,
@@ -210,8 +204,6 @@ impl Charged {
         self.words += f.words;
         self.words_after_blank += f.words_after_blank;
         self.words_after_punct += f.words_after_punct;
-        self.caps_after_caps += f.caps_after_caps;
-        self.long_letters += f.long_letters;
         self.consonant_runs += f.consonant_runs;
         self.number_groups += f.number_groups;
         self.punct_runs += f.punct_runs;

@@ -61,7 +61,7 @@ fn the_command_prints_files_classes_and_calibration() {
     let text = stdout(&output);
     assert!(text.contains("corpus/prose/commit_log.txt") && text.contains("k8s_deployment.yaml"), "{text}");
     assert!(text.contains("MAPE bytes/4") && text.contains("MAPE estimator"), "{text}");
-    assert!(text.contains("calibration over 22 requests"), "{text}");
+    assert!(text.contains("calibration over 28 requests"), "{text}");
 }
 
 #[test]
