@@ -8,6 +8,7 @@
 use super::han_table::{FIRST as HAN_FIRST, LAST as HAN_LAST, LONE_HAN};
 use super::masks::{BLOCK, ByteMasks};
 use super::ratios::CHUNK_BYTES;
+use super::symbol_table::{FIRST as SYMBOL_FIRST, LAST as SYMBOL_LAST, RUN_MERGING, SYMBOL_TOKENS};
 
 /// What one chunk is made of.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -28,8 +29,10 @@ pub(super) struct Features {
     pub hangul_words: usize,
     /// CJK punctuation and full-width forms (`。`, `「`, `：`).
     pub cjk_punct: usize,
-    /// Other non-ASCII characters, a run of one character counted once.
-    pub symbols: usize,
+    /// Tokens of the other non-ASCII characters (accented letters,
+    /// symbols), as o200k charges each alone (`symbol_table`), a run of one
+    /// of the few that merge in runs (`─`, `…`) counted once.
+    pub symbol_tokens: usize,
     /// Words: runs of ASCII letters, cut again where a lower-case letter is
     /// followed by an upper-case one (`camelCase` is two), as o200k's
     /// pre-tokenizer cuts them.
@@ -297,7 +300,10 @@ impl Counter {
                 Script::Kana => self.f.kana += 1,
                 Script::Hangul => self.f.hangul_words += usize::from(!(after_last && self.last_script == Script::Hangul)),
                 Script::CjkPunct => self.f.cjk_punct += 1,
-                Script::Other => self.f.symbols += usize::from(!after_last || self.last_char != c),
+                Script::Other => {
+                    let repeats = after_last && self.last_char == c && is_run_merging(c);
+                    self.f.symbol_tokens += if repeats { 0 } else { symbol_tokens(c) };
+                }
             }
             if script != Script::Other {
                 self.f.cjk_bytes += len;
@@ -310,6 +316,23 @@ impl Counter {
         self.close_digit_run();
         self.f
     }
+}
+
+/// What o200k charges for non-ASCII character `c` alone (from
+/// `symbol_table`; 2 past the table's end, where emoji and rarer scripts
+/// cost 1 to 4).
+fn symbol_tokens(c: char) -> usize {
+    let code = u32::from(c);
+    if code > SYMBOL_LAST {
+        return 2;
+    }
+    let slot = code.checked_sub(SYMBOL_FIRST).expect("non-ASCII") as usize;
+    (SYMBOL_TOKENS[slot / 32] >> (2 * (slot % 32)) & 3) as usize
+}
+
+/// Whether o200k holds a run of `c` as one token (`─`, `…`).
+fn is_run_merging(c: char) -> bool {
+    RUN_MERGING.contains(&u32::from(c))
 }
 
 /// Of the bytes in `long` (bits of the block at `offset`, each with three
@@ -412,8 +435,10 @@ mod tests {
     fn cjk_by_script_and_symbols() {
         let f = features("数据备份 ──── é かな、한국어 테스트");
         assert_eq!((f.han_chars, f.kana, f.cjk_punct, f.hangul_words), (4, 2, 1, 2));
-        // The rule is one symbol, é another.
-        assert_eq!(f.symbols, 2);
+        // The rule merges into one token; é is one more.
+        assert_eq!(f.symbol_tokens, 2);
+        // vitest's rule costs three tokens a character, a check mark one.
+        assert_eq!(features("⎯⎯⎯⎯ ✓ ✓").symbol_tokens, 3 * 4 + 2);
         assert_eq!(f.cjk_bytes, 3 * (4 + 2 + 1 + 6));
     }
 
@@ -475,7 +500,10 @@ mod tests {
                         Script::Kana => f.kana += 1,
                         Script::Hangul => f.hangul_words += usize::from(!before.is_some_and(|p| script(p) == Script::Hangul)),
                         Script::CjkPunct => f.cjk_punct += 1,
-                        Script::Other => f.symbols += usize::from(before != Some(c)),
+                        Script::Other => {
+                            let repeats = before == Some(c) && is_run_merging(c);
+                            f.symbol_tokens += if repeats { 0 } else { symbol_tokens(c) };
+                        }
                     }
                     if (0x4000..=0x9fff).contains(&code) || script(c) != Script::Other {
                         f.cjk_bytes += c.len_utf8();

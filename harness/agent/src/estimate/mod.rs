@@ -18,6 +18,7 @@ mod features;
 mod han_table;
 mod masks;
 pub mod ratios;
+mod symbol_table;
 
 pub use calibration::{Calibration, MAX_SCALE, MIN_SCALE, WINDOW};
 pub use class::TextClass;
@@ -163,8 +164,8 @@ pub struct Charged {
     pub hangul_words: usize,
     /// CJK punctuation and full-width forms.
     pub cjk_punct: usize,
-    /// Other non-ASCII characters (runs of one counted once).
-    pub symbols: usize,
+    /// Tokens of other non-ASCII characters, each as o200k charges it alone.
+    pub symbol_tokens: usize,
 }
 
 /// How many figures [`Charged::row`] holds, one per constant.
@@ -190,7 +191,7 @@ impl Charged {
             self.kana,
             self.hangul_words,
             self.cjk_punct,
-            self.symbols,
+            self.symbol_tokens,
         ]
         .map(|n| n as f64)
     }
@@ -217,7 +218,7 @@ impl Charged {
         self.kana += f.kana;
         self.hangul_words += f.hangul_words;
         self.cjk_punct += f.cjk_punct;
-        self.symbols += f.symbols;
+        self.symbol_tokens += f.symbol_tokens;
     }
 }
 
