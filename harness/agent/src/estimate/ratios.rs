@@ -30,26 +30,26 @@
 /// (o200k holds fewer words without their leading space), and a line
 /// break's 1.56 also pays for part of the indentation after it.
 pub const TOKENS_PER: [(&str, f64); super::FIGURES] = [
-    ("word", 0.973),
-    ("word after a blank", 0.020),
-    ("word after punctuation", 0.316),
+    ("word", 0.999),
+    ("word after a blank", -0.010),
+    ("word after punctuation", 0.192),
     // Hashes, base64 and ids: runs of consonants no word has.
-    ("consonant after three consonants", 0.954),
-    ("group of at most three digits", 0.981),
-    ("punctuation run", 0.941),
+    ("consonant after three consonants", 0.911),
+    ("group of at most three digits", 1.019),
+    ("punctuation run", 0.987),
     // A single byte joined to the next word costs nothing of its own.
-    ("punctuation byte joined to a word", -0.893),
-    ("punctuation byte from the fourth of a run on", 0.535),
-    ("line break", 1.556),
-    ("run of two or more blanks", 0.911),
-    ("digit after a blank", 1.696),
+    ("punctuation byte joined to a word", -0.831),
+    ("punctuation byte from the fourth of a run on", 0.212),
+    ("line break", 1.531),
+    ("run of two or more blanks", 0.876),
+    ("digit after a blank", 1.473),
     // Simplified Chinese words merge into tokens of two or more characters.
-    ("Han character", 0.601),
+    ("Han character", 0.607),
     // Traditional Chinese has many characters no token merges.
-    ("Han character no o200k token merges", 1.040),
-    ("kana", 0.678),
-    ("word of Hangul syllables", 2.029),
-    ("CJK punctuation or full-width form", 1.326),
+    ("Han character no o200k token merges", 1.039),
+    ("kana", 0.681),
+    ("word of Hangul syllables", 2.032),
+    ("CJK punctuation or full-width form", 1.286),
     // Per token o200k charges the character alone, from its own table.
     ("token of another non-ASCII character", 1.000),
 ];
