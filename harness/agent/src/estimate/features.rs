@@ -100,43 +100,51 @@ pub(super) fn scan(text: &str, mut on_chunk: impl FnMut(&Features)) {
 
 /// Counts one chunk, a block of 64 bytes at a time (see [`ByteMasks`]).
 /// The counts are popcounts, which x86-64's baseline lacks as an
-/// instruction (it emulates each with a dozen): where the CPU has it, the
-/// same code is compiled with it. (AVX2 masks were tried too: the compiler
-/// then packs the popcounts into vectors, and the whole ran 1.5 times
-/// slower.)
+/// instruction (it emulates each with a dozen), and the masks take half the
+/// steps with AVX2: where the CPU has them, the same code is compiled with
+/// them.
 fn chunk_features(chunk: &str) -> Features {
     #[cfg(target_arch = "x86_64")]
-    if std::is_x86_feature_detected!("popcnt") {
-        #[allow(unsafe_code, reason = "calling a target-feature function needs it")]
-        // SAFETY: the CPU has the feature, checked just above.
-        return unsafe { chunk_features_popcnt(chunk) };
+    {
+        use std::is_x86_feature_detected as has;
+        if has!("popcnt") && has!("avx2") {
+            #[allow(unsafe_code, reason = "calling a target-feature function needs it")]
+            // SAFETY: the CPU has both features, checked just above.
+            return unsafe { chunk_features_popcnt::<true>(chunk) };
+        }
+        if has!("popcnt") {
+            #[allow(unsafe_code, reason = "calling a target-feature function needs it")]
+            // SAFETY: the CPU has the feature, checked just above.
+            return unsafe { chunk_features_popcnt::<false>(chunk) };
+        }
     }
-    count_chunk(chunk)
+    count_chunk::<false>(chunk)
 }
 
-/// [`count_chunk`] compiled with the popcnt instruction.
+/// [`count_chunk`] compiled with the popcnt instruction; with AVX2 masks
+/// when `AVX2`, which the caller checked the CPU has.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "popcnt")]
-fn chunk_features_popcnt(chunk: &str) -> Features {
-    count_chunk(chunk)
+fn chunk_features_popcnt<const AVX2: bool>(chunk: &str) -> Features {
+    count_chunk::<AVX2>(chunk)
 }
 
 /// Counts one chunk; always inlined, so that each caller compiles it with
 /// its own target features.
 #[inline(always)]
-fn count_chunk(chunk: &str) -> Features {
+fn count_chunk<const AVX2: bool>(chunk: &str) -> Features {
     let bytes = chunk.as_bytes();
     let mut counter = Counter { f: Features { bytes: bytes.len(), ..Features::default() }, ..Counter::default() };
     let mut blocks = bytes.chunks_exact(BLOCK);
     for (k, block) in blocks.by_ref().enumerate() {
         let block: &[u8; BLOCK] = block.try_into().expect("chunks_exact yields whole blocks");
-        counter.add_block(&ByteMasks::of(block, BLOCK), bytes, k * BLOCK);
+        counter.add_block(&ByteMasks::of::<AVX2>(block, BLOCK), bytes, k * BLOCK);
     }
     let tail = blocks.remainder();
     if !tail.is_empty() {
         let mut block = [0u8; BLOCK];
         block[..tail.len()].copy_from_slice(tail);
-        counter.add_block(&ByteMasks::of(&block, tail.len()), bytes, bytes.len() - tail.len());
+        counter.add_block(&ByteMasks::of::<AVX2>(&block, tail.len()), bytes, bytes.len() - tail.len());
     }
     counter.finish()
 }
@@ -170,8 +178,8 @@ struct Counter {
     in_indent: bool,
     /// Digits of a run still open at the block's end.
     digit_run: u32,
-    /// The last non-ASCII character other than Han, its script, and where
-    /// it ended in the chunk.
+    /// The last non-ASCII character of no CJK script, the script of the
+    /// last one other than Han, and where that one ended in the chunk.
     last_char: char,
     last_script: Script,
     last_char_end: usize,
@@ -293,22 +301,23 @@ impl Counter {
         while starts != 0 {
             let at = offset + starts.trailing_zeros() as usize;
             starts &= starts - 1;
-            let (c, len) = decode(bytes, at);
+            let (script, len) = script_at(bytes, at);
             let after_last = self.last_char_end == at;
-            let script = script(c);
             match script {
                 Script::Kana => self.f.kana += 1,
                 Script::Hangul => self.f.hangul_words += usize::from(!(after_last && self.last_script == Script::Hangul)),
                 Script::CjkPunct => self.f.cjk_punct += 1,
                 Script::Other => {
+                    let c = decode(bytes, at, len);
                     let repeats = after_last && self.last_char == c && is_run_merging(c);
                     self.f.symbol_tokens += if repeats { 0 } else { symbol_tokens(c) };
+                    self.last_char = c;
                 }
             }
             if script != Script::Other {
                 self.f.cjk_bytes += len;
             }
-            (self.last_char, self.last_script, self.last_char_end) = (c, script, at + len);
+            (self.last_script, self.last_char_end) = (script, at + len);
         }
     }
 
@@ -350,17 +359,34 @@ fn one_byte_runs(mut long: u64, bytes: &[u8], offset: usize) -> usize {
     runs
 }
 
-/// The character that starts at `at` of valid UTF-8, and its length: the
-/// leading byte tells the length, so there is nothing to search.
-fn decode(bytes: &[u8], at: usize) -> (char, usize) {
-    let lead = u32::from(bytes[at]);
-    let (len, bits) = match lead {
-        0xc0..=0xdf => (2, lead & 0x1f),
-        0xe0..=0xef => (3, lead & 0x0f),
-        _ => (4, lead & 0x07),
-    };
+/// The script of the character that starts at `at` of valid UTF-8, and
+/// its length. Every CJK script is of three bytes, whose code point is a
+/// few shifts away: no decoding through `char`, since most non-ASCII
+/// characters of a text are kana or Hangul.
+fn script_at(bytes: &[u8], at: usize) -> (Script, usize) {
+    let lead = bytes[at];
+    if !(0xe0..=0xef).contains(&lead) {
+        return (Script::Other, if lead < 0xe0 { 2 } else { 4 });
+    }
+    let code = u32::from(lead & 0x0f) << 12 | u32::from(bytes[at + 1] & 0x3f) << 6 | u32::from(bytes[at + 2] & 0x3f);
+    (script_of(code), 3)
+}
+
+/// The script of code point `code`.
+fn script_of(code: u32) -> Script {
+    match code {
+        0x3040..=0x30ff => Script::Kana,
+        0xac00..=0xd7af => Script::Hangul,
+        0x3000..=0x303f | 0xff00..=0xffef => Script::CjkPunct,
+        _ => Script::Other,
+    }
+}
+
+/// The character of `len` bytes that starts at `at` of valid UTF-8.
+fn decode(bytes: &[u8], at: usize, len: usize) -> char {
+    let bits = u32::from(bytes[at]) & (0x7f >> len);
     let code = bytes[at + 1..at + len].iter().fold(bits, |code, &b| code << 6 | u32::from(b & 0x3f));
-    (char::from_u32(code).expect("a character of valid UTF-8"), len)
+    char::from_u32(code).expect("a character of valid UTF-8")
 }
 
 /// Whether o200k never merges Han character `code` with a neighbour. The
@@ -383,13 +409,10 @@ enum Script {
     Other,
 }
 
+/// The script of `c`: the definition `script_at` reads from bytes.
+#[cfg(test)]
 fn script(c: char) -> Script {
-    match c {
-        '\u{3040}'..='\u{30ff}' => Script::Kana,
-        '\u{ac00}'..='\u{d7af}' => Script::Hangul,
-        '\u{3000}'..='\u{303f}' | '\u{ff00}'..='\u{ffef}' => Script::CjkPunct,
-        _ => Script::Other,
-    }
+    script_of(u32::from(c))
 }
 
 #[cfg(test)]
@@ -419,6 +442,16 @@ mod tests {
         assert_eq!((f.words, f.words_after_punct, f.joined_punct), (8, 3, 2));
         // `HTTPR`: P and R; `FTG`: none (vowels between).
         assert_eq!(f.consonant_runs, 2);
+    }
+
+    #[test]
+    fn scripts_from_bytes_agree_with_the_characters() {
+        for c in '\u{80}'..='\u{10ffff}' {
+            let text = format!("{c}  ");
+            let (script_of_bytes, len) = script_at(text.as_bytes(), 0);
+            assert_eq!((script_of_bytes, len), (script(c), c.len_utf8()), "{c:?}");
+            assert_eq!(decode(text.as_bytes(), 0, len), c);
+        }
     }
 
     #[test]
@@ -529,7 +562,7 @@ mod tests {
         for text in texts {
             assert_eq!(chunk_features(text), oracle(text), "{text:?}");
             // The baseline build, whatever the CPU has.
-            assert_eq!(count_chunk(text), oracle(text), "{text:?}");
+            assert_eq!(count_chunk::<false>(text), oracle(text), "{text:?}");
         }
         // Longer than a block, so every lookback crosses block boundaries.
         let long = "{\"k\": [1, 2, 3]}, ".repeat(200);
