@@ -55,8 +55,9 @@ pub const TOKENS_PER: [(&str, f64); super::FIGURES] = [
 ];
 
 /// Texts are cut at the first line end past this many bytes, and each chunk
-/// is classified on its own, so that a tool output mixing logs, JSON and
-/// code is charged by part. 512 fit the corpus best among 256 to 2048.
+/// is classified on its own, so that the report tells the parts of a tool
+/// output mixing logs, JSON and code apart. The class no longer changes
+/// the charge.
 pub const CHUNK_BYTES: usize = 512;
 
 /// A chunk whose CJK characters make up this share of its bytes is CJK.
