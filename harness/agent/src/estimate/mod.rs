@@ -17,6 +17,7 @@ mod classify;
 mod features;
 mod han_table;
 mod masks;
+mod non_ascii;
 pub mod ratios;
 mod symbol_table;
 
