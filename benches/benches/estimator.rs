@@ -1,6 +1,8 @@
 //! Throughput over the whole corpus of the loop's class estimator, of the
-//! two o200k tokenizers (what an agent would pay to count exactly), and of a
-//! plain pass over the same bytes (the floor). Compare within one run: the
+//! two o200k tokenizers (what an agent would pay to count exactly), of the
+//! mock's exact count through its memo of piece counts (warm: after the
+//! first iteration every piece has been seen), and of a plain pass over the
+//! same bytes (the floor). Compare within one run: the
 //! machines these run on are noisy, so only ratios travel.
 
 use std::hint::black_box;
@@ -9,6 +11,7 @@ use std::path::PathBuf;
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use reloop_agent::estimate::estimate_text;
 use reloop_eval::estimator_report::expand;
+use reloop_mock::tokens::count_text;
 
 /// Every corpus file's text.
 fn corpus() -> Vec<String> {
@@ -31,6 +34,7 @@ fn estimator(c: &mut Criterion) {
     });
     group.bench_function("class_estimator", |b| b.iter(|| texts.iter().map(|t| estimate_text(black_box(t))).sum::<u64>()));
     group.bench_function("bpe_openai_o200k", |b| b.iter(|| texts.iter().map(|t| bpe.count(black_box(t))).sum::<usize>()));
+    group.bench_function("mock_o200k_piece_memo", |b| b.iter(|| texts.iter().map(|t| count_text(black_box(t))).sum::<u64>()));
     group.bench_function("tiktoken_o200k", |b| {
         b.iter(|| texts.iter().map(|t| tiktoken.encode_ordinary(black_box(t)).len()).sum::<usize>())
     });

@@ -13,11 +13,16 @@
 //! are counted as their JSON text (the providers' internal rendering is not
 //! published; this is close and stable).
 //!
+//! Below the messages, each pre-tokenizer piece's count is remembered per
+//! thread ([`piece_memo`]), so even new text mostly costs the pre-tokenizer.
+//!
 //! Each message is keyed by a hash of its content (role and fields), the
 //! same key the prompt-cache simulation compares prefixes by, so a request
 //! is hashed once and tokenized only where it is new. Every request hashes
 //! its whole history, so the hash is foldhash's (with a fixed seed) rather
 //! than std's SipHash, which took 8 % of a replay's instructions.
+
+mod piece_memo;
 
 use std::collections::HashMap;
 use std::hash::{BuildHasher, Hash};
@@ -33,7 +38,7 @@ pub const REPLY_PRIMING_TOKENS: u64 = 3;
 
 /// Tokens of `text` under o200k_base.
 pub fn count_text(text: &str) -> u64 {
-    bpe_openai::o200k_base().count(text) as u64
+    piece_memo::count_memoized(bpe_openai::o200k_base(), text)
 }
 
 /// A memoizing counter; one per session keeps contention away.
