@@ -35,7 +35,7 @@ fn samples(corpus: &Path) -> Vec<Sample> {
         files.sort();
         for file in files {
             let text = std::fs::read_to_string(&file).expect("corpus files are UTF-8");
-            samples.push(Sample { class, row: charged(&text).row(), tokens: tokenizer.count(&text) as f64 });
+            samples.push(Sample { class, row: charged(&text), tokens: tokenizer.count(&text) as f64 });
         }
     }
     samples

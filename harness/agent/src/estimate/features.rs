@@ -76,6 +76,31 @@ pub(super) struct Features {
 }
 
 impl Features {
+    /// The figures the estimate charges ([`super::charged`]), in the order
+    /// of [`super::ratios::TOKENS_PER`].
+    pub fn charged(&self) -> [f64; super::FIGURES] {
+        [
+            self.words,
+            self.words_after_blank,
+            self.words_after_punct,
+            self.consonant_runs,
+            self.number_groups,
+            self.punct_runs,
+            self.joined_punct,
+            self.long_punct,
+            self.line_breaks,
+            self.blank_runs,
+            self.digits_after_blank,
+            self.han_chars,
+            self.lone_han,
+            self.kana,
+            self.hangul_words,
+            self.cjk_punct,
+            self.symbol_tokens,
+        ]
+        .map(|n| n as f64)
+    }
+
     /// Bytes that are not whitespace (at least 1, to divide by).
     pub fn non_blank(&self) -> usize {
         (self.bytes - self.blank).max(1)

@@ -121,113 +121,28 @@ pub fn text_tokens(text: &str) -> f64 {
 }
 
 fn chunk_tokens(f: &Features) -> f64 {
-    let mut charged = Charged::default();
-    charged.add(f);
-    charged.tokens()
+    weighted(&f.charged())
 }
 
-/// What the estimate charges in a text: the pieces o200k's pre-tokenizer
-/// cuts it into, by kind, and what makes a piece cost more than one token,
-/// one figure per constant of [`ratios`]. The estimate is their sum weighted
-/// by those constants, so fitting the constants to a tokenizer's counts
-/// needs these figures alone (`benches/examples/fit_estimator.rs`).
-#[derive(Debug, Clone, Copy, PartialEq, Default)]
-pub struct Charged {
-    /// Words of ASCII letters (`camelCase` is two).
-    pub words: usize,
-    /// Of those, the ones right after a blank.
-    pub words_after_blank: usize,
-    /// Of those, the ones right after punctuation.
-    pub words_after_punct: usize,
-    /// Consonants after three consonants.
-    pub consonant_runs: usize,
-    /// Groups of at most three digits.
-    pub number_groups: usize,
-    /// Runs of ASCII punctuation.
-    pub punct_runs: usize,
-    /// Of those, single bytes joined to the word after them.
-    pub joined_punct: usize,
-    /// Punctuation bytes from the fourth of a run of mixed bytes on.
-    pub long_punct: usize,
-    /// Line ends starting a run, not after punctuation.
-    pub line_breaks: usize,
-    /// Runs of two or more blanks.
-    pub blank_runs: usize,
-    /// Digits right after a blank.
-    pub digits_after_blank: usize,
-    /// Han characters.
-    pub han_chars: usize,
-    /// Of those, the ones o200k never merges with a neighbour.
-    pub lone_han: usize,
-    /// Kana.
-    pub kana: usize,
-    /// Words of Hangul syllables.
-    pub hangul_words: usize,
-    /// CJK punctuation and full-width forms.
-    pub cjk_punct: usize,
-    /// Tokens of other non-ASCII characters, each as o200k charges it alone.
-    pub symbol_tokens: usize,
-}
-
-/// How many figures [`Charged::row`] holds, one per constant.
+/// How many figures [`charged`] gives, one per constant of
+/// [`ratios::TOKENS_PER`].
 pub const FIGURES: usize = 17;
 
-impl Charged {
-    /// The figures as a row, in the order of [`ratios::TOKENS_PER`].
-    pub fn row(&self) -> [f64; FIGURES] {
-        [
-            self.words,
-            self.words_after_blank,
-            self.words_after_punct,
-            self.consonant_runs,
-            self.number_groups,
-            self.punct_runs,
-            self.joined_punct,
-            self.long_punct,
-            self.line_breaks,
-            self.blank_runs,
-            self.digits_after_blank,
-            self.han_chars,
-            self.lone_han,
-            self.kana,
-            self.hangul_words,
-            self.cjk_punct,
-            self.symbol_tokens,
-        ]
-        .map(|n| n as f64)
-    }
-
-    /// Estimated tokens: the figures weighted by the constants.
-    pub fn tokens(&self) -> f64 {
-        self.row().iter().zip(TOKENS_PER).map(|(n, cost)| n * cost.1).sum()
-    }
-
-    fn add(&mut self, f: &Features) {
-        self.words += f.words;
-        self.words_after_blank += f.words_after_blank;
-        self.words_after_punct += f.words_after_punct;
-        self.consonant_runs += f.consonant_runs;
-        self.number_groups += f.number_groups;
-        self.punct_runs += f.punct_runs;
-        self.joined_punct += f.joined_punct;
-        self.long_punct += f.long_punct;
-        self.line_breaks += f.line_breaks;
-        self.blank_runs += f.blank_runs;
-        self.digits_after_blank += f.digits_after_blank;
-        self.han_chars += f.han_chars;
-        self.lone_han += f.lone_han;
-        self.kana += f.kana;
-        self.hangul_words += f.hangul_words;
-        self.cjk_punct += f.cjk_punct;
-        self.symbol_tokens += f.symbol_tokens;
-    }
+/// What the estimate charges in `text`: the pieces o200k's pre-tokenizer
+/// cuts it into, by kind, and what makes a piece cost more than one token,
+/// one figure per constant of [`ratios::TOKENS_PER`], in its order
+/// (`Features::charged` names them). The estimate is their sum weighted by
+/// those constants, so fitting the constants to a tokenizer's counts needs
+/// these figures alone (`benches/examples/fit_estimator.rs`).
+pub fn charged(text: &str) -> [f64; FIGURES] {
+    let mut row = [0.0; FIGURES];
+    scan(text, |chunk| row.iter_mut().zip(chunk.charged()).for_each(|(sum, figure)| *sum += figure));
+    row
 }
 
-/// The figures the estimate charges in `text`, chunk by chunk.
-pub fn charged(text: &str) -> Charged {
-    let mut charged = Charged::default();
-    scan(text, |chunk| charged.add(chunk));
-    charged
+/// Estimated tokens of a row of charged figures.
+fn weighted(row: &[f64; FIGURES]) -> f64 {
+    row.iter().zip(TOKENS_PER).map(|(figure, cost)| figure * cost.1).sum()
 }
 
 #[cfg(test)]
@@ -237,9 +152,11 @@ mod tests {
     #[test]
     fn the_charged_figures_give_the_estimate() {
         let text = "## Results\n====\n  n: 1234, id: 4f0c ─ 数据备份\n";
-        assert!((charged(text).tokens() - analyze(text).tokens).abs() < 1e-9);
+        assert!((weighted(&charged(text)) - analyze(text).tokens).abs() < 1e-9);
         // `=====` is one punctuation run with no long-punctuation charge.
-        assert_eq!((charged(text).punct_runs, charged(text).long_punct), (5, 0));
+        let mut punct = (0, 0);
+        scan(text, |chunk| punct = (punct.0 + chunk.punct_runs, punct.1 + chunk.long_punct));
+        assert_eq!(punct, (5, 0));
     }
 
     #[test]

@@ -24,7 +24,7 @@
 //! and within bounds on `corpus/heldout4/`, texts written before this fit
 //! and never used in it (`corpus/README.md`).
 
-/// Tokens per figure of [`super::Charged::row`], by name, in its order:
+/// Tokens per figure of [`super::charged`], by name, in its order:
 /// the fit's values, rounded. They are read together, not one by one: a
 /// word after a blank costs 0.97 + 0.02 = 0.99, after punctuation 1.22
 /// (o200k holds fewer words without their leading space), and a line

@@ -72,14 +72,19 @@ fn is_punctuation(byte: u8) -> bool {
 /// Where the piece that starts at `start` ends (`start < bytes.len()`).
 fn piece_end(bytes: &[u8], start: usize) -> usize {
     let first = bytes[start];
-    let may_lead = !first.is_ascii_alphanumeric() && !is_line_end(first);
     // Alternatives 1 and 2: the word starts at `start` if it begins with a
     // letter, after it if a lead byte can come first (never both).
-    let word = if first.is_ascii_alphabetic() { start } else if may_lead { start + 1 } else { bytes.len() };
-    let upper_end = run_end(bytes, word, |b| b.is_ascii_uppercase());
-    let lower_end = run_end(bytes, upper_end, |b| b.is_ascii_lowercase());
-    if lower_end > word {
-        return contraction_end(bytes, lower_end);
+    let word = if first.is_ascii_alphabetic() {
+        Some(start)
+    } else {
+        (!first.is_ascii_digit() && !is_line_end(first)).then_some(start + 1)
+    };
+    if let Some(word) = word {
+        let upper_end = run_end(bytes, word, |b| b.is_ascii_uppercase());
+        let lower_end = run_end(bytes, upper_end, |b| b.is_ascii_lowercase());
+        if lower_end > word {
+            return contraction_end(bytes, lower_end);
+        }
     }
     if first.is_ascii_digit() {
         return run_end(bytes, start, |b| b.is_ascii_digit()).min(start + 3);
@@ -117,7 +122,6 @@ fn contraction_end(bytes: &[u8], end: usize) -> usize {
 
 /// The first index at or after `from` whose byte fails `keep`.
 fn run_end(bytes: &[u8], from: usize, keep: impl Fn(u8) -> bool) -> usize {
-    let from = from.min(bytes.len());
     bytes[from..].iter().position(|&b| !keep(b)).map_or(bytes.len(), |length| from + length)
 }
 
