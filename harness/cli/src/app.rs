@@ -314,9 +314,13 @@ pub struct ServeArgs {
     #[arg(long, required_unless_present = "scenario", conflicts_with = "scenario")]
     pub recording: Option<PathBuf>,
     /// A scenario: every session name replays its recording afresh, with its
-    /// faults and context window.
+    /// faults and context window. Repeated: session `NAME` replays the
+    /// scenario named `NAME` (`/s/NAME/r/RUN` afresh).
     #[arg(long)]
-    pub scenario: Option<PathBuf>,
+    pub scenario: Vec<PathBuf>,
+    /// Print only the first line (the address), not one line per session.
+    #[arg(long)]
+    pub quiet: bool,
     /// Port on 127.0.0.1 (0 picks a free one).
     #[arg(long, default_value_t = 0)]
     pub port: u16,

@@ -17,6 +17,7 @@ mod run_cmd;
 mod schema_cmd;
 mod serve_cmd;
 mod shard;
+mod short_name;
 mod stdout;
 mod sweep_cmd;
 mod validate_cmd;

@@ -8,9 +8,9 @@ use std::sync::Arc;
 
 use std::time::Duration;
 
+use reloop_mock::server::RUN_SEPARATOR;
 use reloop_mock::{
-    ConnectionLimits, DEFAULT_SESSION, MockServer, NoPacer, Pacer, RealPacer, Recording, Registry, SessionLimits, recording_factory,
-    scenario_factory,
+    ConnectionLimits, MockServer, NoPacer, Pacer, RealPacer, Recording, Registry, SessionFactory, SessionLimits, recording_factory, scenario_factory,
 };
 
 use reloop_mock::json_log::JsonLog;
@@ -26,24 +26,9 @@ use crate::exit_code;
 /// Runs the command; returns the exit code.
 pub fn run(args: ServeArgs) -> anyhow::Result<i32> {
     let pacer: Arc<dyn Pacer> = if args.realtime { Arc::new(RealPacer::default()) } else { Arc::new(NoPacer) };
-    let (source, names, factory) = match (&args.scenario, &args.recording) {
-        (Some(file), _) => match reloop_eval::ScenarioFile::load(file) {
-            Ok(scenario) => {
-                let window = args.context_window.or(Some(scenario.spec.context_window));
-                let recording = if args.raw || args.recorded_usage {
-                    Arc::new(as_asked(&args, (*scenario.recording).clone()))
-                } else {
-                    Arc::clone(&scenario.recording)
-                };
-                let factory = scenario_factory(recording, scenario.spec.faults.clone(), pacer, window);
-                (file.clone(), vec![scenario.name.clone()], factory)
-            }
-            Err(error) => {
-                eprintln!("error: {error}");
-                return Ok(exit_code::BAD_INPUT);
-            }
-        },
-        (None, Some(path)) => match load_recordings(path) {
+    let (source, names, factory) = match (args.scenario.as_slice(), &args.recording) {
+        ([], None) => anyhow::bail!("give --recording or --scenario"),
+        ([], Some(path)) => match load_recordings(path) {
             Ok(recordings) => {
                 let recordings: HashMap<String, Arc<Recording>> = recordings
                     .into_iter()
@@ -51,16 +36,21 @@ pub fn run(args: ServeArgs) -> anyhow::Result<i32> {
                     .collect();
                 let mut names: Vec<String> = recordings.keys().cloned().collect();
                 names.sort();
-                (path.clone(), names, recording_factory(recordings, pacer, args.context_window))
+                (path.display().to_string(), names, recording_factory(recordings, pacer, args.context_window))
             }
-            Err(errors) => {
-                for error in errors {
-                    eprintln!("error: {error}");
-                }
-                return Ok(exit_code::BAD_INPUT);
-            }
+            Err(errors) => return Ok(bad_input(errors)),
         },
-        (None, None) => anyhow::bail!("give --recording or --scenario"),
+        (files, _) => match load_scenarios(files) {
+            Ok(scenarios) => {
+                let names = scenarios.iter().map(|scenario| scenario.name.clone()).collect();
+                let source = match files {
+                    [file] => file.display().to_string(),
+                    _ => format!("{} scenarios", files.len()),
+                };
+                (source, names, scenarios_factory(&args, scenarios, &pacer))
+            }
+            Err(errors) => return Ok(bad_input(errors)),
+        },
     };
     let sessions = SessionLimits {
         idle_ttl: Duration::from_secs(args.session_ttl_secs),
@@ -100,23 +90,9 @@ pub fn run(args: ServeArgs) -> anyhow::Result<i32> {
             None => None,
         };
         let addr = captured.as_ref().map_or(server.addr(), |(proxy, _, _)| proxy.addr());
-        println!("reloop serve: {} on http://{addr}", source.display());
-        if names.len() == 1 {
-            print_base_urls(addr, DEFAULT_SESSION);
-        }
-        for name in &names {
-            println!("session `{name}` (a fresh replay per distinct path /s/{name}/r/<run>/v1):");
-            print_base_urls(addr, name);
-        }
-        if let (Some(dir), Some(_)) = (&args.capture, &captured) {
-            println!("capturing every session's exchanges to {}/NAME.recording.yaml (and NAME.yaml)", dir.display());
-        }
-        if args.scenario.is_some() {
-            println!("with --scenario, every session name replays the scenario's recording afresh, with its faults");
-        }
-        println!("any API key is accepted; one log line per request on stderr; Ctrl-C stops");
-        if let Some(dir) = &args.log_json {
-            println!("JSON log: one file per session in {}", dir.display());
+        println!("reloop serve: {source} on http://{addr}");
+        if !args.quiet {
+            print_sessions(addr, &names, &args);
         }
         match captured {
             Some((proxy, observed, writer)) => record_until_ctrl_c(proxy, observed, writer).await?,
@@ -146,10 +122,74 @@ fn replay_raw(recording: Recording) -> Recording {
     Recording { exchanges, ..recording }
 }
 
-fn print_base_urls(addr: std::net::SocketAddr, session: &str) {
-    let base = MockServer::base_url_at(addr, session);
-    println!("  OpenAI base URL:    {base}   (chat/completions, responses, models)");
-    println!("  Anthropic base URL: {}", base.trim_end_matches("/v1"));
+/// The sessions, one line each with its OpenAI base URL, under one line
+/// saying how the other clients and fresh replays address them.
+fn print_sessions(addr: std::net::SocketAddr, names: &[String], args: &ServeArgs) {
+    let root = format!("http://{addr}");
+    println!("any API key; a log line per request on stderr; Ctrl-C stops. Base URLs: OpenAI {root}/s/NAME/v1, Anthropic {root}/s/NAME; /s/NAME/r/RUN/… replays afresh");
+    if let [scenario] = args.scenario.as_slice() {
+        println!("every session name replays {} afresh, with its faults", scenario.display());
+    }
+    if let Some(dir) = &args.capture {
+        println!("capturing every session to {}/NAME.recording.yaml (and NAME.yaml)", dir.display());
+    }
+    if let Some(dir) = &args.log_json {
+        println!("JSON log: one file per session in {}", dir.display());
+    }
+    let width = names.iter().map(|name| name.chars().count()).max().unwrap_or(0);
+    for name in names {
+        println!("  {name:<width$}  {}", MockServer::base_url_at(addr, name));
+    }
+}
+
+fn bad_input(errors: Vec<reloop_eval::InputError>) -> i32 {
+    for error in errors {
+        eprintln!("error: {error}");
+    }
+    exit_code::BAD_INPUT
+}
+
+/// Every `--scenario` file, each named once.
+fn load_scenarios(files: &[PathBuf]) -> Result<Vec<reloop_eval::ScenarioFile>, Vec<reloop_eval::InputError>> {
+    let mut scenarios: Vec<reloop_eval::ScenarioFile> = Vec::with_capacity(files.len());
+    let mut errors = Vec::new();
+    for file in files {
+        match reloop_eval::ScenarioFile::load(file) {
+            Ok(scenario) => match scenarios.iter().find(|other| other.name == scenario.name) {
+                Some(other) => errors.push(reloop_eval::InputError::file(
+                    file,
+                    format!("scenario name `{}` is also {}'s: each --scenario needs its own name", scenario.name, other.file.display()),
+                )),
+                None => scenarios.push(scenario),
+            },
+            Err(error) => errors.push(error),
+        }
+    }
+    if errors.is_empty() { Ok(scenarios) } else { Err(errors) }
+}
+
+/// One scenario: every session name replays it (its faults, its context
+/// window). Several: session `NAME` (or `NAME/r/RUN`) replays scenario `NAME`.
+fn scenarios_factory(args: &ServeArgs, scenarios: Vec<reloop_eval::ScenarioFile>, pacer: &Arc<dyn Pacer>) -> SessionFactory {
+    let mut served: HashMap<String, SessionFactory> = scenarios
+        .into_iter()
+        .map(|scenario| {
+            let window = args.context_window.or(Some(scenario.spec.context_window));
+            let recording = if args.raw || args.recorded_usage {
+                Arc::new(as_asked(args, (*scenario.recording).clone()))
+            } else {
+                Arc::clone(&scenario.recording)
+            };
+            (scenario.name.clone(), scenario_factory(recording, scenario.spec.faults.clone(), Arc::clone(pacer), window))
+        })
+        .collect();
+    if served.len() == 1 {
+        return served.drain().map(|(_, factory)| factory).next().expect("one scenario");
+    }
+    Box::new(move |name: &str| {
+        let stem = name.split_once(RUN_SEPARATOR).map_or(name, |(scenario, _)| scenario);
+        served.get(stem).and_then(|factory| factory(name))
+    })
 }
 
 /// The recordings of a file (named by its stem) or of every `*.yaml` in a

@@ -3,6 +3,8 @@
 use comfy_table::{Cell, ContentArrangement, Table, presets::UTF8_FULL_CONDENSED};
 use reloop_eval::RunSummary;
 
+use crate::short_name::{MAX_NAME_CHARS, shortened};
+
 /// One row per run, then a totals line.
 pub fn render(runs: &[RunSummary]) -> String {
     let mut table = Table::new();
@@ -20,7 +22,7 @@ pub fn render(runs: &[RunSummary]) -> String {
     for run in runs {
         let m = &run.metrics;
         table.add_row(vec![
-            Cell::new(&run.scenario),
+            Cell::new(shortened(&run.scenario, MAX_NAME_CHARS)),
             Cell::new(run.outcome.as_str()),
             Cell::new(format!("{}/{}", m.steps_used, m.step_budget)),
             Cell::new(m.doom_loop_first_step.map_or("-".to_owned(), |step| format!("step {step}"))),
@@ -54,8 +56,21 @@ pub fn render(runs: &[RunSummary]) -> String {
         for divergence in &run.divergences {
             text.push_str(&format!("  {}\n", divergence.replace('\n', "\n  ")));
         }
+        if let Some(output) = run.agent_output.as_deref().filter(|output| !output.trim().is_empty()) {
+            text.push_str(&format!("  the agent's last output (stderr):\n{}", tail_lines(output, AGENT_TAIL_LINES)));
+        }
     }
     text
+}
+
+/// Lines of a failed agent's output printed under its run: enough for a
+/// Python traceback's end, short enough for a batch of failures.
+const AGENT_TAIL_LINES: usize = 12;
+
+/// The last `lines` lines of `text`, indented, each ending in a newline.
+fn tail_lines(text: &str, lines: usize) -> String {
+    let all: Vec<&str> = text.trim_end().lines().collect();
+    all[all.len().saturating_sub(lines)..].iter().map(|line| format!("    | {line}\n")).collect()
 }
 
 fn savings(tokens: i64, ratio: f64) -> String {

@@ -10,6 +10,7 @@ use reloop_eval::sweep::{RunVariant, SweepTally, Variant, VariantSummary, load_v
 use crate::app::SweepArgs;
 use crate::batch::{execute, exit_code_of, prepare};
 use crate::exit_code;
+use crate::short_name::{MAX_NAME_CHARS, shortened};
 use crate::stdout::print_stdout;
 
 /// Runs the command; returns the exit code. Failed expectations are
@@ -62,7 +63,7 @@ fn render(summaries: &[VariantSummary]) -> String {
     for s in summaries {
         let layers: Vec<String> = s.compactions.iter().map(u64::to_string).collect();
         table.add_row(vec![
-            s.variant.clone(),
+            shortened(&s.variant, MAX_NAME_CHARS),
             format!("{:.1}%", s.savings_ratio() * 100.0),
             s.input_tokens.to_string(),
             s.input_tokens_uncompacted.to_string(),

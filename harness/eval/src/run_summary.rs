@@ -23,6 +23,9 @@ pub struct RunSummary {
     pub failed_expectations: Vec<String>,
     /// What the server could not answer, rendered.
     pub divergences: Vec<String>,
+    /// A black-box agent's last output (its standard error's end) when it
+    /// failed, timed out or never got a final turn: the cause of the failure.
+    pub agent_output: Option<String>,
     /// The run's figures.
     pub metrics: RunMetrics,
 }
@@ -37,6 +40,11 @@ impl From<&RunReport> for RunSummary {
             passed: report.passed,
             failed_expectations: report.failed_expectations.clone(),
             divergences: report.divergences.iter().map(|d| d.render()).collect(),
+            agent_output: match report.outcome {
+                Outcome::AgentError | Outcome::AgentTimeout => report.error.clone(),
+                Outcome::LlmError if report.agent_exit_code.is_some() => report.error.clone(),
+                _ => None,
+            },
             metrics: report.metrics.clone(),
         }
     }

@@ -3,7 +3,8 @@
 use std::io::{Read, Write};
 use std::net::TcpStream;
 
-use crate::util::{Serve, write};
+use crate::util::{MINIMAL_SCENARIO, ONE_TEXT_RECORDING, Serve, post, reloop, stderr, write};
+
 
 #[test]
 fn serve_streams_a_recorded_turn_to_a_raw_http_client() {
@@ -14,8 +15,9 @@ fn serve_streams_a_recorded_turn_to_a_raw_http_client() {
         .stdout
         .by_ref()
         .map_while(Result::ok)
-        .find_map(|line| line.trim().strip_prefix("OpenAI base URL:").and_then(|u| u.split_whitespace().next()).map(str::to_owned))
-        .expect("serve prints its base URL");
+        .find_map(|line| line.trim().strip_prefix("r ").map(|url| url.trim().to_owned()))
+        .expect("serve prints session `r` with its base URL");
+    let base = base.strip_suffix("/s/r/v1").map(|root| format!("{root}/v1")).expect("the session's OpenAI base URL");
     let authority = base.strip_prefix("http://").and_then(|rest| rest.strip_suffix("/v1")).unwrap();
     assert!(authority.starts_with("127.0.0.1:"), "binds loopback only: {authority}");
     assert_eq!(server.addr, format!("http://{authority}"));
@@ -53,7 +55,8 @@ mod sessions_and_log {
     use std::process::Stdio;
 
     use crate::serve_limits::{exchange, request};
-    use crate::util::{Serve, write};
+    use crate::util::{MINIMAL_SCENARIO, ONE_TEXT_RECORDING, Serve, post, reloop, stderr, write};
+
 
     const TOOL: &str = r#"[{"type":"function","function":{"name":"read_file","parameters":{"type":"object"}}}]"#;
 
@@ -211,4 +214,51 @@ fn serve_with_a_scenarios_faults_makes_the_official_sdks_raise_typed_errors_and_
             "[retrying] #3 anthropic 200 exchange 1 ok",
         ]
     );
+}
+
+/// `serve` prints its address, one line on addressing, then one line per
+/// session (the bundled recordings: 36, which made a banner of ~110 lines).
+#[test]
+fn serve_prints_one_line_per_session_and_only_its_address_when_quiet() {
+    let recordings = crate::util::repo().join("recordings");
+    let sessions = std::fs::read_dir(&recordings).unwrap().filter(|e| e.as_ref().unwrap().path().extension().is_some_and(|x| x == "yaml")).count();
+    let mut server = Serve::start(&recordings);
+    let lines: Vec<String> = server.stdout.by_ref().map_while(Result::ok).take(sessions + 1).collect();
+    assert!(lines[0].starts_with("any API key;"), "{lines:?}");
+    let session_lines: Vec<&String> = lines[1..].iter().collect();
+    assert_eq!(session_lines.len(), sessions, "{lines:?}");
+    let one_shot = session_lines.iter().find(|l| l.trim_start().starts_with("one-shot-answer ")).expect("one line for one-shot-answer");
+    assert!(one_shot.trim_end().ends_with(&format!("{}/s/one-shot-answer/v1", server.addr)), "{one_shot}");
+    drop(server);
+
+    let mut quiet = Serve::start_with(&recordings, &["--quiet"], std::process::Stdio::null());
+    // Served on the thread that prints: an answer means printing is over.
+    let (head, _) = post(&quiet.addr, "/s/one-shot-answer/v1/chat/completions", "", r#"{"model":"m","messages":[{"role":"user","content":"hi"}]}"#);
+    assert!(head.contains(" 200 "), "{head}");
+    let killed = std::process::Command::new("kill").args(["-KILL", &quiet.pid().to_string()]).status().unwrap();
+    assert!(killed.success());
+    let rest: Vec<String> = quiet.stdout.by_ref().map_while(Result::ok).collect();
+    assert_eq!(rest, Vec::<String>::new(), "--quiet prints the address line only");
+}
+
+/// Several `--scenario` files: session `NAME` replays scenario `NAME`, each
+/// with its own faults, `NAME/r/RUN` afresh; a name given twice is bad input.
+#[test]
+fn serve_with_several_scenarios_serves_each_by_name_with_its_faults() {
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "recording.yaml", ONE_TEXT_RECORDING);
+    let plain = write(dir.path(), "plain.yaml", &format!("name: plain\n{MINIMAL_SCENARIO}"));
+    let faulty = write(dir.path(), "faulty.yaml", &format!("name: faulty\n{MINIMAL_SCENARIO}faults:\n  - {{ exchange: 0, http: {{ status: 429 }} }}\n"));
+    let server = Serve::start_with_flags(&["--quiet", "--scenario", plain.to_str().unwrap(), "--scenario", faulty.to_str().unwrap()], std::process::Stdio::null());
+    let body = r#"{"model":"gpt-4o","messages":[{"role":"user","content":"hi"}]}"#;
+    let status = |path: &str| post(&server.addr, path, "", body).0.lines().next().unwrap().to_owned();
+    assert!(status("/s/plain/r/1/v1/chat/completions").contains(" 200 "));
+    assert!(status("/s/faulty/r/1/v1/chat/completions").contains(" 429 "));
+    assert!(status("/s/faulty/r/2/v1/chat/completions").contains(" 429 "), "each run meets the fault afresh");
+    assert!(status("/s/other/v1/chat/completions").contains(" 404 "), "no scenario of that name");
+    drop(server);
+
+    let twice = reloop(dir.path(), &["serve", "--scenario", plain.to_str().unwrap(), "--scenario", plain.to_str().unwrap()]);
+    assert_eq!(twice.status.code(), Some(2));
+    assert!(stderr(&twice).contains("scenario name `plain` is also"), "{}", stderr(&twice));
 }

@@ -31,6 +31,11 @@ const RUN_COLUMNS: [(&str, &str); 14] = [
     ("compaction_savings_ratio", "savings"),
     ("estimated_cost_usd", "cost $"),
 ];
+/// Positions of the outcome and pass columns in [`RUN_COLUMNS`].
+const OUTCOME: usize = 3;
+const PASSED: usize = 4;
+/// The outcome of a run that did not run.
+const SKIPPED: &str = "skipped";
 
 /// The page for the report in `dir`, with the diff against `baseline`
 /// (and its gate verdict) when given.
@@ -40,8 +45,11 @@ pub fn render(dir: &Path, baseline: Option<&Verdict<'_>>) -> Result<String, Repo
     let events = Table::load(dir, "events")?;
     let mut html = String::from("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">");
     let _ = write!(html, "<title>reloop report: {}</title><style>{STYLE}</style></head><body>", escape(&dir.display().to_string()));
-    let passed = runs.number("passed").map_or(0, |v| v.iter().filter(|p| **p == Some(1.0)).count());
-    let _ = write!(html, "<h1>reloop report</h1><p class=\"summary\">{} runs, {passed} passed, {} failed: <code>{}</code></p>", runs.len(), runs.len() - passed, escape(&dir.display().to_string()));
+    let skipped = runs.text("outcome")?.iter().filter(|outcome| *outcome == SKIPPED).count();
+    let passed = runs.number("passed").map_or(0, |v| v.iter().filter(|p| **p == Some(1.0)).count()).saturating_sub(skipped);
+    let failed = runs.len() - passed - skipped;
+    let skipped_text = if skipped > 0 { format!(", {skipped} skipped") } else { String::new() };
+    let _ = write!(html, "<h1>reloop report</h1><p class=\"summary\">{} runs, {passed} passed, {failed} failed{skipped_text}: <code>{}</code></p>", runs.len(), escape(&dir.display().to_string()));
     if let Some(verdict) = baseline {
         diff_section(&mut html, verdict);
     }
@@ -58,9 +66,14 @@ fn runs_section(html: &mut String, runs: &Table) -> Result<(), ReportError> {
         let _ = write!(html, "<th>{header}</th>");
     }
     html.push_str("</tr></thead><tbody>");
-    let columns: Vec<Vec<String>> = RUN_COLUMNS.iter().map(|(name, _)| cells(runs, name)).collect::<Result<_, _>>()?;
+    let mut columns: Vec<Vec<String>> = RUN_COLUMNS.iter().map(|(name, _)| cells(runs, name)).collect::<Result<_, _>>()?;
+    // A skipped run (its agent is not installed) neither passed nor failed.
+    let skipped: Vec<bool> = columns[OUTCOME].iter().map(|outcome| outcome == SKIPPED).collect();
+    for (cell, _) in columns[PASSED].iter_mut().zip(skipped).filter(|(_, skipped)| *skipped) {
+        *cell = SKIPPED.to_owned();
+    }
     for row in 0..runs.len() {
-        let failed = columns[4][row] == "no";
+        let failed = columns[PASSED][row] == "no";
         let _ = write!(html, "<tr{}>", if failed { " class=\"failed\"" } else { "" });
         for column in &columns {
             let _ = write!(html, "<td>{}</td>", escape(&column[row]));
