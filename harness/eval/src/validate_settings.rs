@@ -208,4 +208,24 @@ mod tests {
             assert_eq!(field(check_loop(&settings)), expected);
         }
     }
+
+    #[test]
+    fn an_ending_must_be_replayable_and_agree_with_expect() {
+        use reloop_agent::Outcome;
+        let mut spec: ScenarioSpec = serde_saphyr::from_str("model: m\ntask: t\nrecording: r.yaml\nloop: { step_budget: 4 }\n").unwrap();
+        let ending = |outcome, steps| Some(Ending { outcome, steps });
+        spec.ending = ending(Outcome::Stopped, 3);
+        check_ending(&spec, spec.ending.unwrap()).unwrap();
+        let cases = [
+            ("ending.outcome", ending(Outcome::Divergence, 3), None),
+            ("ending.steps", ending(Outcome::Stopped, 0), None),
+            ("ending.steps", ending(Outcome::Stopped, 4), None),
+            ("expect.outcome", ending(Outcome::Stopped, 3), Some(Outcome::FinalAnswer)),
+        ];
+        for (expected, ending, expect) in cases {
+            spec.ending = ending;
+            spec.expect.outcome = expect;
+            assert_eq!(field(check_ending(&spec, spec.ending.unwrap())), expected);
+        }
+    }
 }

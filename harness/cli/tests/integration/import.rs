@@ -314,3 +314,30 @@ fn a_binary_request_body_is_decoded() {
     let skeleton = std::fs::read_to_string(out.join("binary.yaml")).unwrap();
     assert!(skeleton.contains("system: Be brief.") && skeleton.contains("task: Say hi."), "{skeleton}");
 }
+
+#[test]
+fn a_session_ending_on_a_failed_call_replays_that_failure_under_every_strategy() {
+    // A real Codex rollout that ends after a tool round, with the error
+    // event Codex logs when the next call fails appended: the context
+    // overflowing, or another provider failure.
+    let rollout = repo().join("harness/import/tests/fixtures/sessions/codex/codemie-code__rollout-2026-01-02T18-39-45-019b7f94-51b4-7593-922e-ba12b5b73b52.jsonl");
+    let text = std::fs::read_to_string(rollout).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let error = |message: &str| format!("{{\"timestamp\":\"2026-01-02T16:40:00.000Z\",\"type\":\"event_msg\",\"payload\":{{\"type\":\"error\",\"message\":\"{message}\"}}}}\n");
+    let overflow = write(dir.path(), "overflow.jsonl", &(text.clone() + &error("Your input exceeds the context window of this model. Please adjust your input and try again.")));
+    let failed = write(dir.path(), "failed.jsonl", &(text + &error("503 Service Unavailable")));
+    let suite = dir.path().join("suite");
+    import_into(&suite, &[overflow, failed]);
+    let out = dir.path().join("sweep");
+    let output = reloop(&repo(), &["sweep", suite.to_str().unwrap(), "--strategies", "roku,opencode,codex,masking,none", "--out", out.to_str().unwrap()]);
+    assert_eq!(output.status.code(), Some(0), "{}{}", stdout(&output), stderr(&output));
+    let endings = recorded_endings(&suite);
+    assert_eq!(endings["overflow"], "context_exceeded");
+    assert_eq!(endings["failed"], "llm_error");
+    for run in read_rows(&out.join("runs.parquet")) {
+        assert_eq!(run["outcome"], endings[&run["scenario"]], "{run:?}");
+        assert_eq!(run["passed"], "true", "{run:?}");
+        assert_eq!(run["tool_calls"], "3", "the recorded calls all ran before the failed call: {run:?}");
+        assert_eq!(run["divergences"], "0", "{run:?}");
+    }
+}
