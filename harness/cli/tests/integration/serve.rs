@@ -55,7 +55,7 @@ mod sessions_and_log {
     use std::process::Stdio;
 
     use crate::serve_limits::{exchange, request};
-    use crate::util::{MINIMAL_SCENARIO, ONE_TEXT_RECORDING, Serve, post, reloop, stderr, write};
+    use crate::util::{Serve, write};
 
 
     const TOOL: &str = r#"[{"type":"function","function":{"name":"read_file","parameters":{"type":"object"}}}]"#;
