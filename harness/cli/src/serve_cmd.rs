@@ -3,7 +3,7 @@
 //! session limits); runs until Ctrl-C.
 
 use std::collections::HashMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
 
 use std::time::Duration;
@@ -16,16 +16,19 @@ use reloop_mock::{
 use reloop_mock::json_log::JsonLog;
 use reloop_mock::recording::{Exchange, ReplayMode, ReplyUsage};
 
-use reloop_mock::record::RecordProxy;
+use reloop_eval::InputError;
+use reloop_files::kind::{FileKind, Skipped, files_below, session_name};
+use reloop_import::capture_writer::{CaptureWriter, Target};
+use reloop_mock::record::{RecordProxy, Redaction};
 
 use crate::app::ServeArgs;
-use crate::capture_writer::{CaptureWriter, Target};
 use crate::record_cmd::record_until_ctrl_c;
 use crate::exit_code;
 
 /// Runs the command; returns the exit code.
 pub fn run(args: ServeArgs) -> anyhow::Result<i32> {
     let pacer: Arc<dyn Pacer> = if args.realtime { Arc::new(RealPacer::default()) } else { Arc::new(NoPacer) };
+    let mut skipped_scenarios = None;
     let (source, names, factory) = match (&args.scenario, &args.recording) {
         (Some(file), _) => match reloop_eval::ScenarioFile::load(file) {
             Ok(scenario) => {
@@ -44,7 +47,8 @@ pub fn run(args: ServeArgs) -> anyhow::Result<i32> {
             }
         },
         (None, Some(path)) => match load_recordings(path) {
-            Ok(recordings) => {
+            Ok((recordings, skipped)) => {
+                skipped_scenarios = skipped;
                 let recordings: HashMap<String, Arc<Recording>> = recordings
                     .into_iter()
                     .map(|(name, recording)| (name, Arc::new(as_asked(&args, recording))))
@@ -80,7 +84,11 @@ pub fn run(args: ServeArgs) -> anyhow::Result<i32> {
     }
     let registry = Arc::new(registry);
     let runtime = tokio::runtime::Builder::new_current_thread().enable_io().enable_time().build()?;
-    let capture = match args.capture.clone().map(|dir| CaptureWriter::new(Target::PerSession(dir), &args.redact, args.force)).transpose() {
+    let capture = args.capture.clone().map(|dir| {
+        let redaction = Redaction::new(&args.redact.redact_header, &args.redact.redact_body)?;
+        CaptureWriter::new(Target::PerSession(dir), redaction, args.force)
+    });
+    let capture = match capture.transpose() {
         Ok(capture) => capture,
         Err(error) => {
             eprintln!("error: {error}");
@@ -101,6 +109,9 @@ pub fn run(args: ServeArgs) -> anyhow::Result<i32> {
         };
         let addr = captured.as_ref().map_or(server.addr(), |(proxy, _, _)| proxy.addr());
         println!("reloop serve: {} on http://{addr}", source.display());
+        if let Some(skipped) = &skipped_scenarios {
+            println!("{skipped}");
+        }
         if names.len() == 1 {
             print_base_urls(addr, DEFAULT_SESSION);
         }
@@ -152,30 +163,31 @@ fn print_base_urls(addr: std::net::SocketAddr, session: &str) {
     println!("  Anthropic base URL: {}", base.trim_end_matches("/v1"));
 }
 
-/// The recordings of a file (named by its stem) or of every `*.yaml` in a
-/// directory, with every error reported.
-fn load_recordings(path: &Path) -> Result<HashMap<String, Recording>, Vec<reloop_eval::InputError>> {
-    let files: Vec<PathBuf> = if path.is_dir() {
-        let mut files: Vec<PathBuf> = std::fs::read_dir(path)
-            .map_err(|e| vec![reloop_eval::InputError::file(path, format!("cannot list: {e}"))])?
-            .filter_map(|entry| entry.ok().map(|e| e.path()))
-            .filter(|p| p.extension().is_some_and(|ext| ext == "yaml" || ext == "yml"))
-            .collect();
-        files.sort();
-        files
+/// The recordings of a file or of every `*.yaml` in a directory, by
+/// session name (the file's stem without `.recording`), with every error
+/// reported. A directory's scenarios (an import's output, a capture's
+/// skeletons) are skipped, and counted; a scenario named on its own is an
+/// error.
+fn load_recordings(path: &Path) -> Result<(HashMap<String, Recording>, Option<Skipped>), Vec<InputError>> {
+    let (files, skipped) = if path.is_dir() {
+        files_below(path, FileKind::Recording, false).map_err(|error| vec![error])?
+    } else if path.is_file() && FileKind::of(path) == FileKind::Scenario && reloop_eval::yaml::load::<Recording>(path).is_err() {
+        return Err(vec![InputError::file(path, "is a scenario, not a recording (it has no `format: reloop.recording/...` tag); serve it with --scenario")]);
     } else {
-        vec![path.to_owned()]
+        (vec![path.to_owned()], None)
     };
     let mut recordings = HashMap::new();
     let mut errors = Vec::new();
     for file in files {
-        let name = file.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
         match reloop_eval::yaml::load_checked::<Recording>(&file, reloop_eval::validate_settings::check_recording) {
             Ok(recording) => {
-                recordings.insert(name, recording);
+                let name = session_name(&file);
+                if recordings.insert(name.clone(), recording).is_some() {
+                    errors.push(InputError::file(&file, format!("session `{name}` is already served from another file of {}", path.display())));
+                }
             }
             Err(error) => errors.push(error),
         }
     }
-    if errors.is_empty() { Ok(recordings) } else { Err(errors) }
+    if errors.is_empty() { Ok((recordings, skipped)) } else { Err(errors) }
 }
