@@ -52,6 +52,7 @@ pub struct ScenarioSpec {
     pub recording: PathBuf,
     /// Loop settings.
     #[serde(default, rename = "loop", skip_serializing_if = "is_default", serialize_with = "changed_from_default")]
+    #[schemars(extend("default" = LoopSettings::default()))]
     pub loop_settings: LoopSettings,
     /// Fixture tools by name, advertised in name order.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
