@@ -163,12 +163,15 @@ fn print_base_urls(addr: std::net::SocketAddr, session: &str) {
     println!("  Anthropic base URL: {}", base.trim_end_matches("/v1"));
 }
 
+/// Recordings by session name.
+type Recordings = HashMap<String, Recording>;
+
 /// The recordings of a file or of every `*.yaml` in a directory, by
 /// session name (the file's stem without `.recording`), with every error
 /// reported. A directory's scenarios (an import's output, a capture's
 /// skeletons) are skipped, and counted; a scenario named on its own is an
 /// error.
-fn load_recordings(path: &Path) -> Result<(HashMap<String, Recording>, Option<Skipped>), Vec<InputError>> {
+fn load_recordings(path: &Path) -> Result<(Recordings, Option<Skipped>), Vec<InputError>> {
     let (files, skipped) = if path.is_dir() {
         files_below(path, FileKind::Recording, false).map_err(|error| vec![error])?
     } else if path.is_file() && FileKind::of(path) == FileKind::Scenario && reloop_eval::yaml::load::<Recording>(path).is_err() {
