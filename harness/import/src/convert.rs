@@ -4,9 +4,9 @@
 
 use std::collections::BTreeMap;
 
-use reloop_agent::{LoopSettings, Outcome};
+use reloop_agent::LoopSettings;
 use reloop_files::presets::{PresetTool, preset};
-use reloop_files::scenario::spec::{Expectations, ScenarioSpec, Steering, ToolFixture, WireChoice};
+use reloop_files::scenario::spec::{Ending, Expectations, ScenarioSpec, Steering, ToolFixture, WireChoice};
 use reloop_wire::Format;
 use serde_json::Value;
 
@@ -17,9 +17,15 @@ use crate::report::ImportReport;
 use crate::session::{Arguments, AssistantTurn, ImportedSession, Item, ToolCall};
 use crate::workspace::workspace_root;
 
-/// Text of the exchange appended when a session ends on tool calls, so the
-/// replay ends with an answer instead of an exhausted recording.
+mod ending;
+
+/// Text of the exchange added when a session holds no model call at all,
+/// so its replay has one answer to give.
 pub const SESSION_END_TEXT: &str = "[reloop import] The recorded session ends here.";
+
+/// Text of the exchange standing for the model call that failed at the end
+/// of a session; its fault answers every attempt, so it is never shown.
+pub const FAILED_CALL_TEXT: &str = "[reloop import] The recorded session's last model call failed here.";
 
 /// Prefix of the summary written when the session never compacted: strategies
 /// that ask for a summary get it, and no main exchange is consumed.
@@ -57,6 +63,7 @@ pub struct Converted {
 
 /// Converts a session.
 pub fn convert(mut session: ImportedSession, options: ConvertOptions) -> Converted {
+    let end = ending::settle(&mut session);
     let turns = join_answerless_turns(&mut session);
     let mut report = ImportReport::new(&session, &options.name, &options.source);
     let mut builder = Builder::default();
@@ -67,10 +74,11 @@ pub fn convert(mut session: ImportedSession, options: ConvertOptions) -> Convert
         report.calls_without_result += 1;
         session.lines.warn(call.line, format!("call {} ({}) has no result: its fixture answers with an error", call.call.id, call.call.name));
     }
-    if builder.exchanges.last().is_none_or(has_tool_calls) {
+    if builder.exchanges.is_empty() {
         builder.exchanges.push(Exchange { parts: vec![text_part(SESSION_END_TEXT.into())], ..Default::default() });
-        report.synthetic.push("a final answer exchange: the session ends without one".into());
+        report.synthetic.push("a final answer exchange: the session holds no model call".into());
     }
+    let ending = end.replay(&mut builder.exchanges, builder.last_was_user, &mut session, &mut report);
     let task = builder.task.take().unwrap_or_else(|| {
         report.synthetic.push("the task: the session has no user message".into());
         "(the recorded session has no user message)".into()
@@ -97,7 +105,9 @@ pub fn convert(mut session: ImportedSession, options: ConvertOptions) -> Convert
         tools,
         steering: builder.steering,
         follow_ups: builder.follow_ups,
-        expect: Expectations { outcome: Some(Outcome::FinalAnswer), tool_calls: Some(tool_call_names), ..Expectations::default() },
+        faults: ending.fault.into_iter().collect(),
+        ending: Some(Ending { outcome: ending.outcome, steps: u32::try_from(main_exchanges).unwrap_or(u32::MAX) }),
+        expect: Expectations { outcome: Some(ending.outcome), tool_calls: Some(tool_call_names), ..Expectations::default() },
         workspace_root: workspace_root.map(Into::into),
         source: Some(options.source.clone()),
         ..ScenarioSpec::default()
@@ -219,6 +229,8 @@ impl Builder {
                     }
                 }
             }
+            // `ending::settle` took them out: they end the session or are dropped.
+            Item::Interrupted { .. } | Item::ProviderError(_) => {}
             Item::Compaction { summary, .. } => {
                 report.compactions_seen += 1;
                 self.summaries.push(summary.clone());
