@@ -1,4 +1,4 @@
-//! The agent loop under test (ARCHITECTURE §3): the Roku runtime's loop with
+//! The agent loop under test (`docs/architecture.md`): the Roku runtime's loop with
 //! the best ideas of OpenCode, pi-mono, Codex and ZeroClaw.
 //!
 //! [`AgentLoop`] runs one task against a provider it reaches over HTTP

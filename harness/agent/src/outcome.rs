@@ -1,4 +1,5 @@
-//! How a run ended (ARCHITECTURE §5 `outcome`).
+//! How a run ended (the `outcome` column, `docs/metrics.md`; each outcome
+//! in `docs/scenario-format.md#outcomes`).
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};

@@ -214,7 +214,7 @@ impl LoopState {
     }
 
     /// Main-loop decisions the model made (failed calls, retries and
-    /// escalations excluded): ARCHITECTURE's `steps_used`.
+    /// escalations excluded): the `steps_used` column of `docs/metrics.md`.
     pub fn steps_used(&self) -> u32 {
         let decided = self
             .calls

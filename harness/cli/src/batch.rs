@@ -35,6 +35,9 @@ pub fn prepare(batch: &BatchArgs, variants: Vec<RunVariant>, out: &Path) -> Resu
         }
         exit_code::BAD_INPUT
     })?;
+    for skipped in &plan.skipped {
+        eprintln!("{skipped}");
+    }
     let report = ReportStream::open(out, table_schemas(), CHECKPOINT_EVERY).map_err(|error| {
         eprintln!("error: --out {}: cannot write reports there: {error}", out.display());
         exit_code::BAD_INPUT

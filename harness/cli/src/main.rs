@@ -3,7 +3,6 @@
 
 mod app;
 mod batch;
-mod capture_writer;
 mod compare_cmd;
 mod detectors_cmd;
 mod estimate_cmd;

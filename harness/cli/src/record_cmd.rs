@@ -1,14 +1,14 @@
 //! `reloop record`: a loopback proxy in front of a provider; every answer
-//! streams back unchanged and is recorded (`capture_writer`). Runs until
-//! Ctrl-C, then finishes the exchanges under way.
+//! streams back unchanged and is recorded (`reloop_import::capture_writer`).
+//! Runs until Ctrl-C, then finishes the exchanges under way.
 
 use std::time::Duration;
 
-use reloop_mock::record::{Observed, RecordProxy, url_shown};
+use reloop_import::capture_writer::{CaptureWriter, Target};
+use reloop_mock::record::{Observed, RecordProxy, Redaction, url_shown};
 use tokio::sync::mpsc;
 
 use crate::app::RecordArgs;
-use crate::capture_writer::{CaptureWriter, Target};
 use crate::exit_code;
 
 /// Runs the command; returns the exit code.
@@ -17,7 +17,8 @@ pub fn run(args: RecordArgs) -> anyhow::Result<i32> {
         eprintln!("error: --upstream `{}`: expected an http:// or https:// URL", url_shown(&args.upstream));
         return Ok(exit_code::BAD_INPUT);
     }
-    let writer = match CaptureWriter::new(Target::Prefix(args.out.clone()), &args.redact, args.force) {
+    let redaction = Redaction::new(&args.redact.redact_header, &args.redact.redact_body);
+    let writer = match redaction.and_then(|redaction| CaptureWriter::new(Target::Prefix(args.out.clone()), redaction, args.force)) {
         Ok(writer) => writer,
         Err(error) => {
             eprintln!("error: {error}");
@@ -52,7 +53,7 @@ pub async fn record_until_ctrl_c(proxy: RecordProxy, mut observed: mpsc::Unbound
         tokio::select! {
             next = observed.recv() => match next {
                 Some(exchange) => writer.add(exchange),
-                None => return writer.finish(),
+                None => return Ok(writer.finish()?),
             },
             _ = &mut ctrl_c => break,
         }
@@ -63,5 +64,5 @@ pub async fn record_until_ctrl_c(proxy: RecordProxy, mut observed: mpsc::Unbound
     while let Ok(Some(exchange)) = tokio::time::timeout_at(deadline, observed.recv()).await {
         writer.add(exchange);
     }
-    writer.finish()
+    Ok(writer.finish()?)
 }

@@ -16,20 +16,24 @@ use reloop_mock::{
 use reloop_mock::json_log::JsonLog;
 use reloop_mock::recording::{Exchange, ReplayMode, ReplyUsage};
 
-use reloop_mock::record::RecordProxy;
+use reloop_eval::InputError;
+use reloop_files::kind::{FileKind, Skipped, files_below, session_name};
+use reloop_import::capture_writer::{CaptureWriter, Target};
+use reloop_mock::record::{RecordProxy, Redaction};
 
 use crate::app::ServeArgs;
-use crate::capture_writer::{CaptureWriter, Target};
 use crate::record_cmd::record_until_ctrl_c;
 use crate::exit_code;
 
 /// Runs the command; returns the exit code.
 pub fn run(args: ServeArgs) -> anyhow::Result<i32> {
     let pacer: Arc<dyn Pacer> = if args.realtime { Arc::new(RealPacer::default()) } else { Arc::new(NoPacer) };
+    let mut skipped_scenarios = None;
     let (source, names, factory) = match (args.scenario.as_slice(), &args.recording) {
         ([], None) => anyhow::bail!("give --recording or --scenario"),
         ([], Some(path)) => match load_recordings(path) {
-            Ok(recordings) => {
+            Ok((recordings, skipped)) => {
+                skipped_scenarios = skipped;
                 let recordings: HashMap<String, Arc<Recording>> = recordings
                     .into_iter()
                     .map(|(name, recording)| (name, Arc::new(as_asked(&args, recording))))
@@ -70,7 +74,11 @@ pub fn run(args: ServeArgs) -> anyhow::Result<i32> {
     }
     let registry = Arc::new(registry);
     let runtime = tokio::runtime::Builder::new_current_thread().enable_io().enable_time().build()?;
-    let capture = match args.capture.clone().map(|dir| CaptureWriter::new(Target::PerSession(dir), &args.redact, args.force)).transpose() {
+    let capture = args.capture.clone().map(|dir| {
+        let redaction = Redaction::new(&args.redact.redact_header, &args.redact.redact_body)?;
+        CaptureWriter::new(Target::PerSession(dir), redaction, args.force)
+    });
+    let capture = match capture.transpose() {
         Ok(capture) => capture,
         Err(error) => {
             eprintln!("error: {error}");
@@ -91,6 +99,9 @@ pub fn run(args: ServeArgs) -> anyhow::Result<i32> {
         };
         let addr = captured.as_ref().map_or(server.addr(), |(proxy, _, _)| proxy.addr());
         println!("reloop serve: {source} on http://{addr}");
+        if let Some(skipped) = &skipped_scenarios {
+            println!("{skipped}");
+        }
         if !args.quiet {
             print_sessions(addr, &names, &args);
         }
@@ -142,7 +153,7 @@ fn print_sessions(addr: std::net::SocketAddr, names: &[String], args: &ServeArgs
     }
 }
 
-fn bad_input(errors: Vec<reloop_eval::InputError>) -> i32 {
+fn bad_input(errors: Vec<InputError>) -> i32 {
     for error in errors {
         eprintln!("error: {error}");
     }
@@ -150,13 +161,13 @@ fn bad_input(errors: Vec<reloop_eval::InputError>) -> i32 {
 }
 
 /// Every `--scenario` file, each named once.
-fn load_scenarios(files: &[PathBuf]) -> Result<Vec<reloop_eval::ScenarioFile>, Vec<reloop_eval::InputError>> {
+fn load_scenarios(files: &[PathBuf]) -> Result<Vec<reloop_eval::ScenarioFile>, Vec<InputError>> {
     let mut scenarios: Vec<reloop_eval::ScenarioFile> = Vec::with_capacity(files.len());
     let mut errors = Vec::new();
     for file in files {
         match reloop_eval::ScenarioFile::load(file) {
             Ok(scenario) => match scenarios.iter().find(|other| other.name == scenario.name) {
-                Some(other) => errors.push(reloop_eval::InputError::file(
+                Some(other) => errors.push(InputError::file(
                     file,
                     format!("scenario name `{}` is also {}'s: each --scenario needs its own name", scenario.name, other.file.display()),
                 )),
@@ -192,30 +203,34 @@ fn scenarios_factory(args: &ServeArgs, scenarios: Vec<reloop_eval::ScenarioFile>
     })
 }
 
-/// The recordings of a file (named by its stem) or of every `*.yaml` in a
-/// directory, with every error reported.
-fn load_recordings(path: &Path) -> Result<HashMap<String, Recording>, Vec<reloop_eval::InputError>> {
-    let files: Vec<PathBuf> = if path.is_dir() {
-        let mut files: Vec<PathBuf> = std::fs::read_dir(path)
-            .map_err(|e| vec![reloop_eval::InputError::file(path, format!("cannot list: {e}"))])?
-            .filter_map(|entry| entry.ok().map(|e| e.path()))
-            .filter(|p| p.extension().is_some_and(|ext| ext == "yaml" || ext == "yml"))
-            .collect();
-        files.sort();
-        files
+/// Recordings by session name.
+type Recordings = HashMap<String, Recording>;
+
+/// The recordings of a file or of every `*.yaml` in a directory, by
+/// session name (the file's stem without `.recording`), with every error
+/// reported. A directory's scenarios (an import's output, a capture's
+/// skeletons) are skipped, and counted; a scenario named on its own is an
+/// error.
+fn load_recordings(path: &Path) -> Result<(Recordings, Option<Skipped>), Vec<InputError>> {
+    let (files, skipped) = if path.is_dir() {
+        files_below(path, FileKind::Recording, false).map_err(|error| vec![error])?
+    } else if path.is_file() && FileKind::of(path) == FileKind::Scenario && reloop_eval::yaml::load::<Recording>(path).is_err() {
+        return Err(vec![InputError::file(path, "is a scenario, not a recording (it has no `format: reloop.recording/...` tag); serve it with --scenario")]);
     } else {
-        vec![path.to_owned()]
+        (vec![path.to_owned()], None)
     };
     let mut recordings = HashMap::new();
     let mut errors = Vec::new();
     for file in files {
-        let name = file.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
         match reloop_eval::yaml::load_checked::<Recording>(&file, reloop_eval::validate_settings::check_recording) {
             Ok(recording) => {
-                recordings.insert(name, recording);
+                let name = session_name(&file);
+                if recordings.insert(name.clone(), recording).is_some() {
+                    errors.push(InputError::file(&file, format!("session `{name}` is already served from another file of {}", path.display())));
+                }
             }
             Err(error) => errors.push(error),
         }
     }
-    if errors.is_empty() { Ok(recordings) } else { Err(errors) }
+    if errors.is_empty() { Ok((recordings, skipped)) } else { Err(errors) }
 }

@@ -6,8 +6,8 @@
 use std::path::{Path, PathBuf};
 
 use reloop_eval::references;
-use reloop_eval::scenario::is_recording;
 use reloop_eval::{InputError, Scenario};
+use reloop_files::kind::is_recording;
 use reloop_mock::Recording;
 use reloop_report::gates::GateSet;
 

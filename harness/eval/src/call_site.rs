@@ -7,7 +7,7 @@ use std::path::Path;
 use reloop_mock::recording::{Exchange, Part, ToolCallPart};
 
 use crate::yaml::InputError;
-use crate::yaml_locate::{locate, locate_exact};
+use reloop_files::yaml_locate::{locate, locate_exact};
 
 /// An error about the call of exchange `i` (part `part`, call `j`), at its
 /// name's line in the recording, written as v2 parts or as v1's

@@ -1,4 +1,4 @@
-//! Evaluation (ARCHITECTURE §1, §5, §6): scenarios, fixture tools, the
+//! Evaluation (`docs/architecture.md`): scenarios, fixture tools, the
 //! runner, metrics, expectations and Parquet reports.
 //!
 //! [`Plan::validate`] checks every scenario of a batch up front and keeps
@@ -16,10 +16,7 @@ pub mod estimator_report;
 pub mod expect;
 pub mod fixture_tools;
 pub mod plan;
-pub mod recording_file;
 pub mod references;
-pub mod input_error;
-pub mod input_file;
 pub mod report;
 pub mod result;
 pub mod run_summary;
@@ -29,14 +26,13 @@ pub mod scenario;
 pub mod script;
 pub mod sweep;
 pub mod token_fit;
-pub mod validate_settings;
-pub mod yaml;
-mod yaml_locate;
 
 pub use reloop_agent::Outcome;
+/// The file loaders, checks and writers, from their one home.
+pub use reloop_files::{input_error, input_file, recording_file, validate_settings, yaml};
 pub use plan::Plan;
 pub use result::{EventRow, RunMetrics, RunReport, StepRow};
 pub use run_summary::RunSummary;
 pub use runner::{RunOptions, run_all, run_scenario};
-pub use scenario::{Scenario, ScenarioFile, discover};
+pub use scenario::{Discovered, Scenario, ScenarioFile, discover};
 pub use yaml::InputError;

@@ -9,7 +9,9 @@ use std::path::{Path, PathBuf};
 
 use reloop_agent::WireFormat;
 
-use crate::scenario::{ScenarioFile, discover};
+use reloop_files::kind::Skipped;
+
+use crate::scenario::{Discovered, ScenarioFile, discover};
 use crate::sweep::RunVariant;
 use crate::yaml::InputError;
 
@@ -29,13 +31,15 @@ pub struct Plan {
     pub files: Vec<PlannedFile>,
     /// The variants each scenario runs under.
     pub variants: Vec<RunVariant>,
+    /// The recordings found below the directories given, and left out.
+    pub skipped: Vec<Skipped>,
 }
 
 impl Plan {
     /// Validates every scenario under `paths` (and the recordings they name),
     /// reporting every error rather than stopping at the first.
     pub fn validate(paths: &[PathBuf], variants: Vec<RunVariant>) -> Result<Self, Vec<InputError>> {
-        let files = discover(paths).map_err(|error| vec![error])?;
+        let Discovered { files, skipped } = discover(paths).map_err(|error| vec![error])?;
         if files.is_empty() {
             let path = paths.first().map_or(Path::new("."), PathBuf::as_path);
             return Err(vec![InputError::file(path, "no scenario files (*.yaml) found")]);
@@ -58,7 +62,7 @@ impl Plan {
                 Err(error) => errors.push(error),
             }
         }
-        if errors.is_empty() { Ok(Self { files: planned, variants }) } else { Err(errors) }
+        if errors.is_empty() { Ok(Self { files: planned, variants, skipped }) } else { Err(errors) }
     }
 
     /// How many runs the batch makes.

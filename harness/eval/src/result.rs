@@ -1,5 +1,5 @@
 //! What one run produced: the row types behind the three report tables.
-//! Field names are the report's column names (ARCHITECTURE §5).
+//! Field names are the report's column names (`docs/metrics.md`).
 
 use reloop_agent::Outcome;
 use reloop_mock::Divergence;
@@ -85,7 +85,7 @@ fn system_under_test(scenario: &Scenario) -> String {
 
 /// Per-run figures.
 #[derive(Debug, Clone, PartialEq, Default)]
-#[allow(missing_docs)] // each field is the ARCHITECTURE §5 metric of the same name
+#[allow(missing_docs)] // each field is the `docs/metrics.md` column of the same name
 pub struct RunMetrics {
     pub steps_used: u64,
     pub step_budget: u64,

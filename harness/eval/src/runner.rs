@@ -232,7 +232,7 @@ mod tests {
     fn a_scenario_gone_since_it_was_checked_is_a_harness_error_per_run_not_a_lost_run() {
         let dir = tempfile::tempdir().unwrap();
         let planned = PlannedFile { path: dir.path().join("gone.yaml"), runs: vec![("gone".into(), reloop_agent::WireFormat::Anthropic)] };
-        let plan = Plan { files: vec![planned], variants: vec![RunVariant::Label("a".into()), RunVariant::Label("b".into())] };
+        let plan = Plan { files: vec![planned], variants: vec![RunVariant::Label("a".into()), RunVariant::Label("b".into())], skipped: Vec::new() };
         let options = RunOptions { jobs: 1, cancel: Arc::default() };
         let reports = Mutex::new(Vec::new());
         run_all(&plan, &options, &|index, report| reports.lock().unwrap().push((index, report))).unwrap();

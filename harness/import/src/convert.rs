@@ -4,10 +4,15 @@
 
 use std::collections::BTreeMap;
 
+use reloop_agent::LoopSettings;
+use reloop_files::presets::{PresetTool, preset};
+use reloop_files::scenario::spec::{Ending, Expectations, ScenarioSpec, Steering, ToolFixture, WireChoice};
+use reloop_wire::Format;
 use serde_json::Value;
 
-use crate::output::{CallOut, EndingOut, ExchangeOut, ExpectOut, LoopOut, RecordingFile, ScenarioFile, SteeringOut, ToolOut};
-use crate::presets::{PresetTool, preset};
+use reloop_mock::recording::{self as v2, Exchange, Part, Purpose, Recording, ToolCallPart};
+
+use crate::fixture_answers::{declared, push_recorded, push_unmatched};
 use crate::report::ImportReport;
 use crate::session::{Arguments, AssistantTurn, ImportedSession, Item, ToolCall};
 use crate::workspace::workspace_root;
@@ -46,10 +51,12 @@ pub struct ConvertOptions {
 /// What an import produces.
 #[derive(Debug, Clone)]
 pub struct Converted {
+    /// The scenario's name, which its files are named after.
+    pub name: String,
     /// The scenario.
-    pub scenario: ScenarioFile,
-    /// The recording.
-    pub recording: RecordingFile,
+    pub scenario: ScenarioSpec,
+    /// The recording (written as v2).
+    pub recording: Recording,
     /// The report.
     pub report: ImportReport,
 }
@@ -68,7 +75,7 @@ pub fn convert(mut session: ImportedSession, options: ConvertOptions) -> Convert
         session.lines.warn(call.line, format!("call {} ({}) has no result: its fixture answers with an error", call.call.id, call.call.name));
     }
     if builder.exchanges.is_empty() {
-        builder.exchanges.push(ExchangeOut { text: SESSION_END_TEXT.into(), ..Default::default() });
+        builder.exchanges.push(Exchange { parts: vec![text_part(SESSION_END_TEXT.into())], ..Default::default() });
         report.synthetic.push("a final answer exchange: the session holds no model call".into());
     }
     let ending = end.replay(&mut builder.exchanges, builder.last_was_user, &mut session, &mut report);
@@ -85,29 +92,30 @@ pub fn convert(mut session: ImportedSession, options: ConvertOptions) -> Convert
     report.workspace_root = workspace_root.clone();
     report.lines = session.lines.clone();
     let model = session.model.clone().unwrap_or_else(|| "gpt-4o".into());
-    let scenario = ScenarioFile {
-        name: options.name.clone(),
-        description: format!("Imported by `reloop import` from {} ({} format): {} model calls, {} tool calls.", options.source, session.format, turns, tool_call_names.len()),
-        wire: wire_of(&session),
+    let scenario = ScenarioSpec {
+        name: Some(options.name.clone()),
+        description: Some(format!("Imported by `reloop import` from {} ({} format): {} model calls, {} tool calls.", options.source, session.format, turns, tool_call_names.len())),
+        wire: WireChoice::One(wire_of(&session)),
         model: model.clone(),
         context_window: session.context_window.unwrap_or(200_000),
-        source: Some(options.source.clone()),
-        workspace_root,
         system: options.system.clone().or(session.system.clone()).unwrap_or_else(|| default_system(&session)),
         task,
-        recording: options.recording_path.clone(),
-        loop_settings: LoopOut { step_budget: main_exchanges + 1 },
+        recording: options.recording_path.clone().into(),
+        loop_settings: LoopSettings { step_budget: u32::try_from(main_exchanges + 1).unwrap_or(u32::MAX), ..LoopSettings::default() },
         tools,
-        follow_ups: builder.follow_ups,
         steering: builder.steering,
+        follow_ups: builder.follow_ups,
         faults: ending.fault.into_iter().collect(),
-        ending: Some(EndingOut { outcome: ending.outcome, steps: main_exchanges }),
-        expect: Some(ExpectOut { outcome: ending.outcome, tool_calls: tool_call_names }),
+        ending: Some(Ending { outcome: ending.outcome, steps: u32::try_from(main_exchanges).unwrap_or(u32::MAX) }),
+        expect: Expectations { outcome: Some(ending.outcome), tool_calls: Some(tool_call_names), ..Expectations::default() },
+        workspace_root: workspace_root.map(Into::into),
+        source: Some(options.source.clone()),
+        ..ScenarioSpec::default()
     };
     let mut exchanges = builder.exchanges;
     exchanges.extend(compactions);
-    let recording = RecordingFile { format: "reloop.recording/v1", model: session.model.clone(), exchanges };
-    Converted { scenario, recording, report }
+    let recording = Recording { model: session.model.clone(), exchanges, ..Default::default() };
+    Converted { name: options.name, scenario, recording, report }
 }
 
 /// An assistant turn with no tool calls followed directly by another
@@ -149,8 +157,8 @@ struct CallRecord {
 struct Builder {
     task: Option<String>,
     follow_ups: Vec<String>,
-    steering: Vec<SteeringOut>,
-    exchanges: Vec<ExchangeOut>,
+    steering: Vec<Steering>,
+    exchanges: Vec<Exchange>,
     calls: Vec<CallRecord>,
     summaries: Vec<String>,
     /// The previous item was a user message (and no model call came since).
@@ -192,12 +200,12 @@ impl Builder {
                 } else if self.task.is_none() {
                     self.task = Some(text.clone());
                     self.last_user = LastUser::Task;
-                } else if self.exchanges.last().is_none_or(|e| e.tool_calls.is_empty()) {
+                } else if self.exchanges.last().is_none_or(|e| !has_tool_calls(e)) {
                     self.follow_ups.push(text.clone());
                     self.last_user = LastUser::FollowUp;
                 } else {
                     self.last_user = LastUser::Steering;
-                    self.steering.push(SteeringOut { after_tool_calls: self.calls.len() as u64, message: text.clone() });
+                    self.steering.push(Steering { after_tool_calls: u32::try_from(self.calls.len()).unwrap_or(u32::MAX), message: text.clone() });
                 }
                 self.last_was_user = true;
             }
@@ -231,29 +239,45 @@ impl Builder {
     }
 }
 
-fn exchange(turn: &AssistantTurn) -> ExchangeOut {
-    ExchangeOut {
-        text: turn.text.clone(),
-        tool_calls: turn
-            .tool_calls
-            .iter()
-            .map(|call| CallOut {
-                id: Some(call.id.clone()).filter(|id| !id.is_empty()),
-                name: call.name.clone(),
-                arguments: match &call.arguments {
-                    Arguments::Json(value) => value.clone(),
-                    Arguments::Raw(text) => Value::String(text.clone()),
-                },
-            })
-            .collect(),
-        usage: turn.usage,
-        ..Default::default()
-    }
+/// A recorded model call as a v2 exchange: its text, then its tool calls
+/// (what v1's `text` and `tool_calls` loaded as).
+fn exchange(turn: &AssistantTurn) -> Exchange {
+    let text = Some(turn.text.clone()).filter(|text| !text.is_empty()).map(text_part);
+    let calls = turn.tool_calls.iter().map(|call| {
+        Part::ToolCall(ToolCallPart {
+            id: Some(call.id.clone()).filter(|id| !id.is_empty()),
+            name: call.name.clone(),
+            arguments: match &call.arguments {
+                // A JSON string reads back as text sent byte for byte.
+                Arguments::Json(Value::String(text)) | Arguments::Raw(text) => v2::Arguments::Raw(text.clone()),
+                Arguments::Json(value) => v2::Arguments::Json(value.clone()),
+            },
+            item_id: None,
+            chunks: Vec::new(),
+        })
+    });
+    let usage = turn.usage.map(|usage| v2::RecordedUsage {
+        input_tokens: usage.input_tokens,
+        output_tokens: usage.output_tokens,
+        cache_read_tokens: usage.cache_read_tokens,
+        cache_write_tokens: usage.cache_write_tokens,
+        reasoning_tokens: None,
+        wire: None,
+    });
+    Exchange { parts: text.into_iter().chain(calls).collect(), usage, ..Default::default() }
+}
+
+fn text_part(text: String) -> Part {
+    Part::Text { text, id: None, annotations: Vec::new(), chunks: Vec::new() }
+}
+
+fn has_tool_calls(exchange: &Exchange) -> bool {
+    exchange.parts.iter().any(|part| matches!(part, Part::ToolCall(_)))
 }
 
 /// The session's own summaries, the last reusable; or one mechanical summary.
-fn compaction_exchanges(summaries: &[String], task: &str, calls: &[CallRecord], report: &mut ImportReport) -> Vec<ExchangeOut> {
-    let compaction = |text: String, reusable: bool| ExchangeOut { purpose: Some("compaction"), reusable, text, ..Default::default() };
+fn compaction_exchanges(summaries: &[String], task: &str, calls: &[CallRecord], report: &mut ImportReport) -> Vec<Exchange> {
+    let compaction = |text: String, reusable: bool| Exchange { purpose: Purpose::Compaction, reusable, parts: vec![text_part(text)], ..Default::default() };
     if summaries.is_empty() {
         report.synthetic.push("a mechanical compaction summary: the session never compacted".into());
         let mut names: Vec<&str> = calls.iter().map(|c| c.call.name.as_str()).collect();
@@ -269,28 +293,26 @@ fn compaction_exchanges(summaries: &[String], task: &str, calls: &[CallRecord], 
 /// The fixture tools: declarations (override, session, preset, or generated
 /// from the calls), each answering its recorded calls by exact arguments and
 /// in order.
-fn tool_fixtures(session: &ImportedSession, options: &ConvertOptions, calls: &[CallRecord], report: &mut ImportReport) -> BTreeMap<String, ToolOut> {
-    let declared: Vec<PresetTool> = options.tools.clone().unwrap_or_else(|| {
+fn tool_fixtures(session: &ImportedSession, options: &ConvertOptions, calls: &[CallRecord], report: &mut ImportReport) -> BTreeMap<String, ToolFixture> {
+    let declarations: Vec<PresetTool> = options.tools.clone().unwrap_or_else(|| {
         if !session.declared_tools.is_empty() {
-            session.declared_tools.iter().map(|t| PresetTool { name: t.name.clone(), description: t.description.clone(), parameters: t.parameters.clone(), parallel_safe: false, risk: None }).collect()
+            session.declared_tools.iter().map(PresetTool::from).collect()
         } else {
             session.agent.and_then(preset).map(|p| p.tools).unwrap_or_default()
         }
     });
-    let mut tools: BTreeMap<String, ToolOut> = declared
-        .into_iter()
-        .map(|t| (t.name, ToolOut { description: t.description, parameters: t.parameters, parallel_safe: t.parallel_safe, risk: t.risk, results: Vec::new() }))
-        .collect();
+    let mut tools: BTreeMap<String, ToolFixture> = declarations.into_iter().map(|t| (t.name.clone(), declared(t))).collect();
     for record in calls {
         let tool = tools.entry(record.call.name.clone()).or_insert_with(|| {
             report.generated_tools.push(record.call.name.clone());
-            ToolOut { description: format!("{} (declaration generated from the recorded calls)", record.call.name), parameters: generated_schema(&record.call.name, calls), parallel_safe: false, risk: None, results: Vec::new() }
+            let description = format!("{} (declaration generated from the recorded calls)", record.call.name);
+            declared(PresetTool { name: record.call.name.clone(), description, parameters: generated_schema(&record.call.name, calls), ..PresetTool::default() })
         });
         if let Arguments::Json(arguments) = &record.call.arguments {
-            tool.push_recorded(arguments, record.result.clone());
+            push_recorded(tool, arguments, record.result.clone());
         }
     }
-    tools.values_mut().for_each(ToolOut::push_unmatched);
+    tools.values_mut().for_each(push_unmatched);
     tools
 }
 
@@ -316,11 +338,11 @@ fn generated_schema(name: &str, calls: &[CallRecord]) -> Value {
 }
 
 /// The API the session's agent spoke.
-fn wire_of(session: &ImportedSession) -> &'static str {
+fn wire_of(session: &ImportedSession) -> Format {
     match session.format {
-        "codex" => "openai-responses",
-        "pi" | "claude-code" => "anthropic",
-        _ => "openai-chat",
+        "codex" => Format::OpenaiResponses,
+        "pi" | "claude-code" => Format::Anthropic,
+        _ => Format::OpenaiChat,
     }
 }
 

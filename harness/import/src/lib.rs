@@ -1,18 +1,18 @@
 //! `reloop import`: real agent sessions become scenarios and recordings
-//! (ARCHITECTURE.md §2, "an `import` crate"; issue 11).
+//! (`docs/import.md`; where it sits: `docs/architecture.md`).
 //!
 //! One module per source format ([`formats`]) reads a file into the neutral
 //! [`ImportedSession`]; one writer ([`convert`]) turns that into a scenario,
 //! a recording and an [`ImportReport`]. The agents' tool declarations live
-//! in [`presets`], shared with black-box scenarios. The field mapping of
-//! every format is in `docs/import.md`.
+//! in `reloop_files::presets`, shared with black-box scenarios. The field
+//! mapping of every format is in `docs/import.md`.
 
+pub mod capture_writer;
 pub mod convert;
 pub mod detect;
+pub mod fixture_answers;
 pub mod formats;
 pub mod jsonl;
-pub mod output;
-pub mod presets;
 pub mod recorded_calls;
 pub mod report;
 pub mod session;
@@ -24,7 +24,7 @@ use std::path::{Path, PathBuf};
 
 pub use convert::{ConvertOptions, Converted, convert};
 pub use detect::{Format, detect};
-pub use presets::{Preset, PresetTool, preset};
+pub use reloop_files::presets::{Preset, PresetTool, preset};
 pub use report::ImportReport;
 pub use session::ImportedSession;
 pub use skeleton::{Skeleton, skeleton_of_request, skeleton_scenario};
@@ -111,10 +111,10 @@ pub fn read_tools(path: &Path) -> Result<Vec<PresetTool>, ImportError> {
 /// The three files of one import, written beside each other in `dir`:
 /// `NAME.yaml` (scenario), `NAME.recording.yaml`, `NAME.import.json`.
 pub fn write_files(dir: &Path, converted: &Converted) -> Result<Vec<PathBuf>, ImportError> {
-    let name = &converted.scenario.name;
+    let name = &converted.name;
     let files = [
         (dir.join(format!("{name}.yaml")), yaml(&converted.scenario, dir)?),
-        (dir.join(recording_file_name(name)), yaml(&converted.recording, dir)?),
+        (dir.join(recording_file_name(name)), reloop_files::recording_file::to_yaml(&converted.recording)),
         (dir.join(format!("{name}.import.json")), serde_json::to_string_pretty(&converted.report).expect("a report serializes") + "\n"),
     ];
     std::fs::create_dir_all(dir).map_err(|source| ImportError::Io { path: dir.to_owned(), source })?;
@@ -142,7 +142,7 @@ fn yaml<T: serde::Serialize>(value: &T, dir: &Path) -> Result<String, ImportErro
 /// Writes through a synced temporary file and a rename: a crash leaves the old file or the new one.
 fn write_atomically(path: &Path, text: &str) -> Result<(), ImportError> {
     use std::io::Write as _;
-    reloop_mock::atomic_file::write_atomically(path, |file| file.write_all(text.as_bytes())).map_err(|source| ImportError::Io { path: path.to_owned(), source })
+    reloop_files::atomic_file::write_atomically(path, |file| file.write_all(text.as_bytes())).map_err(|source| ImportError::Io { path: path.to_owned(), source })
 }
 
 /// A scenario name from a file name: the stem, lowercased, with anything

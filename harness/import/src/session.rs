@@ -1,6 +1,7 @@
 //! The neutral session model every source format is read into, and the one
 //! writer (`crate::write`) turns into a scenario and a recording.
 
+use reloop_wire::ToolSpec;
 use serde::Serialize;
 
 /// One agent session, whatever format it came from.
@@ -16,8 +17,9 @@ pub struct ImportedSession {
     pub system: Option<String>,
     /// The directory the agent worked in.
     pub cwd: Option<String>,
-    /// Tools the session itself declared (request bodies, transcripts), if any.
-    pub declared_tools: Vec<DeclaredTool>,
+    /// Tools the session itself declared (request bodies, transcripts), if
+    /// any: as a request declares them to the model.
+    pub declared_tools: Vec<ToolSpec>,
     /// The conversation in order.
     pub items: Vec<Item>,
     /// The context window the session reported, if any.
@@ -30,17 +32,6 @@ pub struct ImportedSession {
     /// How the session ended, when the source says so beyond its items
     /// (SWE-agent's `info.exit_status`); otherwise the items tell.
     pub exit: Option<Exit>,
-}
-
-/// A tool declaration found in the session.
-#[derive(Debug, Clone, PartialEq)]
-pub struct DeclaredTool {
-    /// Name.
-    pub name: String,
-    /// Description.
-    pub description: String,
-    /// JSON Schema of the arguments.
-    pub parameters: serde_json::Value,
 }
 
 /// One element of the conversation.

@@ -7,12 +7,15 @@
 
 use std::collections::BTreeMap;
 
+use reloop_agent::LoopSettings;
+use reloop_files::presets::PresetTool;
+use reloop_files::scenario::spec::{ScenarioSpec, ToolFixture, WireChoice};
 use reloop_mock::recording::Recording;
+use reloop_wire::Format;
 use serde_json::Value;
 
+use crate::fixture_answers::{declared, push_recorded, push_unmatched};
 use crate::formats::{content_text, str_at};
-use crate::output::{LoopOut, ScenarioFile, ToolOut};
-use crate::presets::PresetTool;
 use crate::recorded_calls::recorded_calls;
 
 /// What a request tells about its session.
@@ -57,44 +60,29 @@ pub fn skeleton_of_request(path: &str, body: &Value) -> Skeleton {
 /// `recorded_calls`), and any other call with an error. A tool the model
 /// called without the first request declaring it gets a permissive
 /// declaration.
-pub fn skeleton_scenario(skeleton: &Skeleton, name: &str, recording_file: &str, recording: &Recording) -> ScenarioFile {
-    let mut tools: BTreeMap<String, ToolOut> = skeleton
-        .tools
-        .iter()
-        .map(|tool| {
-            let out = ToolOut { description: tool.description.clone(), parameters: tool.parameters.clone(), parallel_safe: false, risk: None, results: Vec::new() };
-            (tool.name.clone(), out)
-        })
-        .collect();
+pub fn skeleton_scenario(skeleton: &Skeleton, name: &str, recording_file: &str, recording: &Recording) -> ScenarioSpec {
+    let mut tools: BTreeMap<String, ToolFixture> = skeleton.tools.iter().map(|tool| (tool.name.clone(), declared(tool.clone()))).collect();
     for call in recorded_calls(recording) {
-        let tool = tools.entry(call.name.clone()).or_insert_with(|| ToolOut {
-            description: format!("{} (declaration generated from the recorded calls)", call.name),
-            parameters: serde_json::json!({ "type": "object" }),
-            parallel_safe: false,
-            risk: None,
-            results: Vec::new(),
+        let tool = tools.entry(call.name.clone()).or_insert_with(|| {
+            let description = format!("{} (declaration generated from the recorded calls)", call.name);
+            declared(PresetTool { name: call.name.clone(), description, parameters: serde_json::json!({ "type": "object" }), ..PresetTool::default() })
         });
-        tool.push_recorded(&call.arguments, call.result);
+        push_recorded(tool, &call.arguments, call.result);
     }
-    tools.values_mut().for_each(ToolOut::push_unmatched);
-    ScenarioFile {
-        name: name.to_owned(),
-        description: "Skeleton written from a captured session: tools answer with the recorded results; add expectations.".into(),
-        wire: skeleton.wire,
+    tools.values_mut().for_each(push_unmatched);
+    let wire = Format::ALL.into_iter().find(|format| format.as_str() == skeleton.wire).unwrap_or(Format::OpenaiChat);
+    ScenarioSpec {
+        name: Some(name.to_owned()),
+        description: Some("Skeleton written from a captured session: tools answer with the recorded results; add expectations.".into()),
+        wire: WireChoice::One(wire),
         model: skeleton.model.clone().unwrap_or_else(|| "gpt-4o".into()),
         context_window: 200_000,
-        source: None,
-        workspace_root: None,
         system: skeleton.system.clone(),
         task: skeleton.task.clone(),
-        recording: recording_file.to_owned(),
-        loop_settings: LoopOut { step_budget: recording.exchanges.len() as u64 + 1 },
+        recording: recording_file.into(),
+        loop_settings: LoopSettings { step_budget: u32::try_from(recording.exchanges.len() + 1).unwrap_or(u32::MAX), ..LoopSettings::default() },
         tools,
-        follow_ups: Vec::new(),
-        steering: Vec::new(),
-        faults: Vec::new(),
-        ending: None,
-        expect: None,
+        ..ScenarioSpec::default()
     }
 }
 
@@ -103,7 +91,7 @@ fn declared_tool(tool: &Value) -> Option<PresetTool> {
     let function = tool.get("function").unwrap_or(tool);
     let name = str_at(function, "name")?.to_owned();
     let parameters = function.get("parameters").or(function.get("input_schema")).cloned().unwrap_or_else(|| serde_json::json!({ "type": "object", "properties": {} }));
-    Some(PresetTool { name, description: str_at(function, "description").unwrap_or_default().to_owned(), parameters, parallel_safe: false, risk: None })
+    Some(PresetTool { name, description: str_at(function, "description").unwrap_or_default().to_owned(), parameters, ..PresetTool::default() })
 }
 
 fn system_messages(messages: Option<&Value>) -> String {

@@ -6,10 +6,10 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use schemars::JsonSchema;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
 /// A fault as written in a scenario's `faults:` list; exactly one kind.
-#[derive(Debug, Clone, PartialEq, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct FaultSpec {
     /// The exchange (0-based) whose attempts it hits.
@@ -18,25 +18,25 @@ pub struct FaultSpec {
     #[serde(default = "one")]
     pub times: u32,
     /// Answer with this HTTP status instead.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub http: Option<HttpFault>,
     /// Send this many stream events, then break the connection.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cut_after_events: Option<usize>,
     /// Go silent mid-stream.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stall: Option<Stall>,
     /// Replace the event after this many with a garbled line.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub garble_after_events: Option<usize>,
     /// Cut every tool call's arguments in half (invalid JSON).
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub truncate_arguments: bool,
     /// Answer with the provider's context-length error.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub context_length_exceeded: bool,
     /// Send a provider error event inside the stream, after the first events.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stream_error: Option<StreamErrorKind>,
 }
 
@@ -45,21 +45,21 @@ fn one() -> u32 {
 }
 
 /// An HTTP error reply.
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct HttpFault {
     /// The status, e.g. 429, 500, 503, 529.
     pub status: u16,
     /// Extra headers, e.g. `retry-after: "3"`.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub headers: BTreeMap<String, String>,
     /// The body; by default the provider's own error body for the status.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub body: Option<String>,
 }
 
 /// A silence in the middle of a stream.
-#[derive(Debug, Clone, Copy, PartialEq, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Stall {
     /// Events sent before the silence.
@@ -69,7 +69,7 @@ pub struct Stall {
 }
 
 /// The kind of an in-stream provider error.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum StreamErrorKind {
     /// `overloaded_error`.

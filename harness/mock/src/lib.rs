@@ -1,4 +1,4 @@
-//! The mock provider (ARCHITECTURE §4): a real HTTP server on loopback that
+//! The mock provider (`docs/architecture.md`): a real HTTP server on loopback that
 //! speaks the providers' APIs and answers from a [`Recording`].
 //!
 //! [`MockServer`] serves many [`Session`]s at once, one per run, addressed by
@@ -10,7 +10,6 @@
 
 pub mod anthropic_cache;
 pub mod api_errors;
-pub mod atomic_file;
 pub mod auxiliary;
 pub mod cache_sim;
 pub mod connections;

@@ -1,5 +1,5 @@
 //! `reloop detectors`: each doom-loop detector scored against the labels of
-//! a labelled suite (ARCHITECTURE §5): precision, recall and the mean
+//! a labelled suite (`docs/metrics.md`, "`reloop detectors`"): precision, recall and the mean
 //! detection delay in steps from the labelled onset.
 //!
 //! A run is labelled when its scenario says `expect.doom_loop` (column

@@ -1,4 +1,4 @@
-//! Decisions from reports (ARCHITECTURE §2, §7): this crate reads the
+//! Decisions from reports (`docs/architecture.md`): this crate reads the
 //! Parquet tables a run wrote and knows nothing of how they were made.
 //!
 //! [`Runs::load`] reads `runs.parquet` by column name (extra columns are

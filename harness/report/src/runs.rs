@@ -13,7 +13,7 @@ pub const TIMING_COLUMNS: [&str; 1] = ["wall_ms"];
 /// One numeric column of the runs table.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Metric {
-    /// The column name (ARCHITECTURE §5).
+    /// The column name (`docs/metrics.md`).
     pub name: String,
     /// One value per run; null cells are `None`.
     pub values: Vec<Option<f64>>,

@@ -1,5 +1,6 @@
-//! The context economy (ARCHITECTURE §3): named compaction strategies behind
-//! one trait, so researchers can compare them on the same recordings.
+//! The context economy (`docs/architecture.md`, "Adding a strategy"): named
+//! compaction strategies behind one trait, so researchers can compare them
+//! on the same recordings.
 //!
 //! Each step the loop asks its [`ContextStrategy`] for edits to the
 //! [`ContextView`] until it has none, applying each and measuring it; after

@@ -101,11 +101,14 @@ fn recorded_calls(suite: &Path) -> BTreeMap<String, (usize, Vec<(String, String)
         let main: Vec<&serde_json::Value> = recording["exchanges"].as_array().unwrap().iter().filter(|e| e.get("purpose").is_none()).collect();
         let calls = main
             .iter()
-            .flat_map(|e| e.get("tool_calls").and_then(|c| c.as_array()).cloned().unwrap_or_default())
+            .flat_map(|e| e.get("parts").and_then(|p| p.as_array()).cloned().unwrap_or_default())
+            .filter(|part| part["type"] == "tool_call")
             .map(|call| {
-                let arguments = match &call["arguments"] {
-                    serde_json::Value::String(raw) => raw.clone(),
-                    other => other.to_string(),
+                let arguments = match call.get("arguments") {
+                    Some(serde_json::Value::String(raw)) => raw.clone(),
+                    Some(other) => other.to_string(),
+                    // v2 leaves out the default, empty arguments.
+                    None => "{}".to_owned(),
                 };
                 (call["name"].as_str().unwrap().to_owned(), arguments)
             })

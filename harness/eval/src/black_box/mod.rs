@@ -4,7 +4,8 @@
 //! environment and a fresh workspace; the report is built from what the
 //! server saw ([`server_view`]) plus the process's exit code and output.
 
-pub mod presets;
+pub mod placeholders;
+pub use reloop_files::agent_presets as presets;
 pub mod process;
 pub mod server_view;
 
@@ -18,7 +19,8 @@ use crate::expect::{RunFacts, check};
 use crate::result::{EventRow, RunReport};
 use crate::run_mock::start_mock;
 use crate::scenario::Scenario;
-use crate::scenario::agent::{AgentSpec, Placeholders};
+use crate::scenario::agent::AgentSpec;
+use placeholders::Placeholders;
 use process::{Ending, Launch};
 pub use process::kill_live_agents;
 

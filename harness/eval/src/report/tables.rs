@@ -1,4 +1,4 @@
-//! The three report tables (ARCHITECTURE §6): `runs`, `steps`, `events`.
+//! The three report tables (`docs/metrics.md`): `runs`, `steps`, `events`.
 //! Every row carries `scenario` and `variant`, so files from many runs,
 //! shards or sweeps concatenate into one dataset.
 

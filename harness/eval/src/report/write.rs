@@ -1,5 +1,5 @@
 //! Writing report files: Parquet with reloop's properties, each file
-//! written atomically (`reloop_mock::atomic_file`).
+//! written atomically (`reloop_files::atomic_file`).
 
 use std::io;
 use std::path::Path;
@@ -13,7 +13,7 @@ use parquet::file::properties::WriterProperties;
 /// Version of the report schema; bump on any column change.
 pub const SCHEMA_VERSION: &str = "1";
 
-pub use reloop_mock::atomic_file::write_atomically;
+pub use reloop_files::atomic_file::write_atomically;
 
 /// Bytes of rows a writer holds before it writes them out as a row group:
 /// what bounds a report's memory, whatever the number of rows.

@@ -2,8 +2,7 @@
 //! loaded with its recording and checked ([`ScenarioFile`]), and one run of
 //! it for one wire format and variant ([`Scenario`]).
 
-pub mod agent;
-pub mod spec;
+pub use reloop_files::scenario::{agent, spec};
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -15,6 +14,8 @@ pub use spec::{
     ApprovalAnswer, Bounds, DoomLoopExpectation, Ending, Expectations, FixtureResult, Interrupt, ScenarioSpec, Steering, SystemChange,
     ToolFixture, WireChoice,
 };
+
+use reloop_files::kind::{FileKind, Skipped, files_below};
 
 use crate::yaml::{self, InputError};
 use crate::{input_file, validate_settings};
@@ -180,55 +181,41 @@ fn check_calls_fit(recording_path: &Path, preset: agent::AgentPreset, recording:
     Ok(())
 }
 
-/// Whether `path` is a recording: its first field is the recording format tag.
-pub fn is_recording(path: &Path) -> bool {
-    input_file::read_head(path).is_some_and(|text| {
-        text.lines()
-            .map(str::trim)
-            .find(|line| !line.is_empty() && !line.starts_with('#') && line != &"---")
-            .is_some_and(|line| line.starts_with("format:") && [reloop_mock::recording::FORMAT_V1, reloop_mock::recording::FORMAT_V2].iter().any(|tag| line.contains(tag)))
-    })
+/// The scenario files under `paths`, and the recordings left out.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Discovered {
+    /// Scenario files: as given, then each directory's in sorted order.
+    pub files: Vec<PathBuf>,
+    /// Per directory, the recordings found below it and skipped.
+    pub skipped: Vec<Skipped>,
 }
 
 /// Finds the scenario files under `paths`: files as given; directories
 /// searched recursively for `*.yaml`/`*.yml` (so `scenarios/` holds its
 /// `long/` and `imported/` suites), sorted for a stable order, skipping
-/// recordings kept beside the scenarios (they declare their `format`).
-pub fn discover(paths: &[PathBuf]) -> Result<Vec<PathBuf>, InputError> {
-    let mut files = Vec::new();
+/// the recordings kept beside or below the scenarios (told by their
+/// `format:` tag, [`reloop_files::kind`]).
+pub fn discover(paths: &[PathBuf]) -> Result<Discovered, InputError> {
+    let mut discovered = Discovered::default();
     // Overlapping arguments (`scenarios/ scenarios/long/`) name a file once.
     let mut seen = std::collections::HashSet::new();
-    let mut add = |file: PathBuf| {
+    let mut add = |files: &mut Vec<PathBuf>, file: PathBuf| {
         if seen.insert(std::fs::canonicalize(&file).unwrap_or_else(|_| file.clone())) {
             files.push(file);
         }
     };
     for path in paths {
         if path.is_dir() {
-            let mut found = Vec::new();
-            scenario_files_below(path, &mut found)?;
-            found.sort();
-            found.into_iter().for_each(&mut add);
+            let (found, skipped) = files_below(path, FileKind::Scenario, true)?;
+            found.into_iter().for_each(|file| add(&mut discovered.files, file));
+            discovered.skipped.extend(skipped);
         } else if path.is_file() {
-            add(path.clone());
+            add(&mut discovered.files, path.clone());
         } else if path.exists() {
             return Err(InputError::file(path, "is not a regular file or directory"));
         } else {
             return Err(InputError::file(path, "no such file or directory"));
         }
     }
-    Ok(files)
-}
-
-/// Every scenario file below `dir`, at any depth.
-fn scenario_files_below(dir: &Path, found: &mut Vec<PathBuf>) -> Result<(), InputError> {
-    let entries = std::fs::read_dir(dir).map_err(|e| InputError::file(dir, format!("cannot list: {e}")))?;
-    for path in entries.filter_map(|entry| entry.ok().map(|e| e.path())) {
-        if path.is_dir() {
-            scenario_files_below(&path, found)?;
-        } else if path.extension().is_some_and(|ext| ext == "yaml" || ext == "yml") && !is_recording(&path) {
-            found.push(path);
-        }
-    }
-    Ok(())
+    Ok(discovered)
 }

@@ -6,11 +6,15 @@
 //! recorded steps, and a failed last call is replayed by a fault, so no
 //! replay asks for a call the session did not make.
 
-use crate::output::{ExchangeOut, FaultOut, HttpFaultOut};
+use reloop_agent::Outcome;
+use reloop_mock::FaultSpec;
+use reloop_mock::fault::HttpFault;
+use reloop_mock::recording::{Exchange, Part};
+
 use crate::report::ImportReport;
 use crate::session::{Exit, ImportedSession, Item, ProviderError};
 
-use super::FAILED_CALL_TEXT;
+use super::{FAILED_CALL_TEXT, has_tool_calls, text_part};
 
 /// Attempts of a retryable failed call the fault answers: the default retry
 /// policy's first attempt and its 5 retries, so the run ends `llm_error`.
@@ -35,9 +39,9 @@ pub(super) struct End {
 #[derive(Debug)]
 pub(super) struct Replay {
     /// The run's outcome.
-    pub outcome: &'static str,
+    pub outcome: Outcome,
     /// The failed last call's fault.
-    pub fault: Option<FaultOut>,
+    pub fault: Option<FaultSpec>,
 }
 
 /// Takes the ending out of the items. An interrupt or a failed call with
@@ -73,44 +77,55 @@ pub(super) fn settle(session: &mut ImportedSession) -> End {
 impl End {
     /// The replay of this ending over the built `exchanges` (at least one).
     /// `unanswered_user`: a user message came after the last model call.
-    pub(super) fn replay(self, exchanges: &mut Vec<ExchangeOut>, unanswered_user: bool, session: &mut ImportedSession, report: &mut ImportReport) -> Replay {
+    pub(super) fn replay(self, exchanges: &mut Vec<Exchange>, unanswered_user: bool, session: &mut ImportedSession, report: &mut ImportReport) -> Replay {
         let last = exchanges.last().expect("the converter adds an exchange to a session without one");
-        let calls_after_last = !last.tool_calls.is_empty() || unanswered_user;
+        let calls_after_last = has_tool_calls(last) || unanswered_user;
         let replay = match self.error {
             Some(error) if calls_after_last => failed_call(error, exchanges, report),
             error => {
                 if let Some(error) = error {
                     session.lines.warn(error.line, format!("model call failed ({}) after the final answer with no user message between: not replayed", error.message));
                 }
-                let submits = self.submitted || last.tool_calls.iter().any(|call| session.submit_tools.contains(&call.name.as_str()));
+                let submits = self.submitted || last.parts.iter().any(|part| matches!(part, Part::ToolCall(call) if session.submit_tools.contains(&call.name.as_str())));
                 let outcome = if self.stopped_by_user || unanswered_user {
-                    "stopped"
-                } else if last.tool_calls.is_empty() {
-                    "final_answer"
+                    Outcome::Stopped
+                } else if !has_tool_calls(last) {
+                    Outcome::FinalAnswer
                 } else if submits {
-                    "submitted"
+                    Outcome::Submitted
                 } else {
-                    "stopped"
+                    Outcome::Stopped
                 };
                 Replay { outcome, fault: None }
             }
         };
-        report.ending = replay.outcome;
+        report.ending = replay.outcome.as_str();
         replay
     }
 }
 
 /// The failed last call: an exchange for it, and the fault that answers
 /// every attempt of it as the provider did.
-fn failed_call(error: ProviderError, exchanges: &mut Vec<ExchangeOut>, report: &mut ImportReport) -> Replay {
-    let exchange = exchanges.len() as u64;
-    exchanges.push(ExchangeOut { text: format!("{FAILED_CALL_TEXT} {}", error.message), ..Default::default() });
+fn failed_call(error: ProviderError, exchanges: &mut Vec<Exchange>, report: &mut ImportReport) -> Replay {
+    let exchange = exchanges.len();
+    exchanges.push(Exchange { parts: vec![text_part(format!("{FAILED_CALL_TEXT} {}", error.message))], ..Default::default() });
     report.synthetic.push(format!("an exchange for the failed last model call (line {}), answered by a fault", error.line));
+    let fault = |times, context_length_exceeded, http| FaultSpec {
+        exchange,
+        times,
+        http,
+        cut_after_events: None,
+        stall: None,
+        garble_after_events: None,
+        truncate_arguments: false,
+        context_length_exceeded,
+        stream_error: None,
+    };
     let (outcome, fault) = if error.context_overflow {
-        ("context_exceeded", FaultOut { exchange, times: OVERFLOW_ATTEMPTS, context_length_exceeded: true, http: None })
+        (Outcome::ContextExceeded, fault(OVERFLOW_ATTEMPTS, true, None))
     } else {
         let status = error.status.unwrap_or(500);
-        ("llm_error", FaultOut { exchange, times: RETRYABLE_ATTEMPTS, context_length_exceeded: false, http: Some(HttpFaultOut { status }) })
+        (Outcome::LlmError, fault(RETRYABLE_ATTEMPTS, false, Some(HttpFault { status, headers: Default::default(), body: None })))
     };
     Replay { outcome, fault: Some(fault) }
 }
@@ -119,6 +134,15 @@ fn failed_call(error: ProviderError, exchanges: &mut Vec<ExchangeOut>, report: &
 mod tests {
     use crate::convert::{ConvertOptions, Converted, FAILED_CALL_TEXT, convert};
     use crate::session::{Arguments, AssistantTurn, Exit, ImportedSession, Item, ProviderError, ToolCall, ToolResult};
+    use reloop_mock::recording::{Exchange, Part, Purpose};
+
+    /// The text of an exchange's first part.
+    fn text(exchange: &Exchange) -> &str {
+        match exchange.parts.first() {
+            Some(Part::Text { text, .. }) => text,
+            _ => "",
+        }
+    }
 
     fn user(text: &str) -> Item {
         Item::User { text: text.into(), line: 1 }
@@ -146,11 +170,11 @@ mod tests {
         convert(session, ConvertOptions { name: "s".into(), ..Default::default() })
     }
 
-    fn ending(converted: &Converted) -> (&'static str, u64, usize) {
+    fn ending(converted: &Converted) -> (&'static str, u32, usize) {
         let ending = converted.scenario.ending.as_ref().expect("every import states its ending");
-        assert_eq!(converted.scenario.expect.as_ref().unwrap().outcome, ending.outcome);
+        assert_eq!(converted.scenario.expect.outcome, Some(ending.outcome));
         assert_eq!(converted.scenario.loop_settings.step_budget, ending.steps + 1, "the budget's last turn is never reached");
-        (ending.outcome, ending.steps, converted.recording.exchanges.iter().filter(|e| e.purpose.is_none()).count())
+        (ending.outcome.as_str(), ending.steps, converted.recording.exchanges.iter().filter(|e| e.purpose == Purpose::Main).count())
     }
 
     #[test]
@@ -164,7 +188,7 @@ mod tests {
     fn a_tool_round_last_ends_stopped_without_a_made_up_answer() {
         let converted = converted([vec![user("go")], call("a", "read").to_vec(), call("b", "bash").to_vec()].concat(), |_| {});
         assert_eq!(ending(&converted), ("stopped", 2, 2));
-        assert!(converted.recording.exchanges.iter().all(|e| e.text != super::super::SESSION_END_TEXT));
+        assert!(converted.recording.exchanges.iter().all(|e| text(e) != super::super::SESSION_END_TEXT));
     }
 
     #[test]
@@ -207,7 +231,7 @@ mod tests {
         assert_eq!(ending(&overflow), ("context_exceeded", 2, 2));
         let fault = &overflow.scenario.faults[0];
         assert!(fault.context_length_exceeded && fault.exchange == 1 && fault.http.is_none());
-        assert!(overflow.recording.exchanges[1].text.starts_with(FAILED_CALL_TEXT));
+        assert!(text(&overflow.recording.exchanges[1]).starts_with(FAILED_CALL_TEXT));
 
         let error = converted([vec![user("go")], call("a", "read").to_vec(), vec![failed("API Error: 529 Overloaded")]].concat(), |_| {});
         assert_eq!(ending(&error), ("llm_error", 2, 2));

@@ -12,10 +12,11 @@
 //!
 //! The accounting unit is a message (SWE-agent) or an event (OpenHands).
 
+use reloop_wire::ToolSpec;
 use serde_json::Value;
 
 use super::{content_text, str_at, u64_at};
-use crate::session::{Arguments, AssistantTurn, DeclaredTool, Exit, ImportedSession, Item, ProviderError, RecordedUsage, ToolCall, ToolResult};
+use crate::session::{Arguments, AssistantTurn, Exit, ImportedSession, Item, ProviderError, RecordedUsage, ToolCall, ToolResult};
 
 /// Reads a SWE-agent trajectory or an OpenHands event list.
 pub fn parse(text: &str) -> ImportedSession {
@@ -134,7 +135,7 @@ fn replay_config(document: &Value) -> Option<Value> {
 
 /// Tools declared in `replay_config.agent.tools` (commands with signatures
 /// and arguments), when present: a JSON Schema per command.
-fn replay_tools(document: &Value) -> Vec<DeclaredTool> {
+fn replay_tools(document: &Value) -> Vec<ToolSpec> {
     let Some(config) = replay_config(document) else { return Vec::new() };
     let Some(bundles) = config.pointer("/agent/tools/bundles").and_then(Value::as_array) else { return Vec::new() };
     let mut tools = Vec::new();
@@ -149,7 +150,7 @@ fn replay_tools(document: &Value) -> Vec<DeclaredTool> {
                 required.push(argument_name.to_owned());
             }
         }
-        tools.push(DeclaredTool {
+        tools.push(ToolSpec {
             name: name.to_owned(),
             description: str_at(command, "docstring").unwrap_or_default().to_owned(),
             parameters: serde_json::json!({ "type": "object", "properties": properties, "required": required }),

@@ -4,16 +4,16 @@
 //! at the base URL (written into the workspace, the agent's home kept there
 //! too so the user's own config is neither read nor touched), the wire it
 //! speaks, and the tool schemas it declares, shared with the importers
-//! (`reloop_import::preset`) so recordings can be checked against them.
+//! (`crate::presets::preset`) so recordings can be checked against them.
 //! Versions: the ones pinned in `.ci/run` (docs/black-box.md).
 
+use crate::presets::{Preset, PresetTool};
 use reloop_agent::WireFormat;
-use reloop_import::{Preset, PresetTool};
 use schemars::JsonSchema;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
 /// A known agent.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum AgentPreset {
     /// `@openai/codex` (`codex exec`), OpenAI Responses.
@@ -35,7 +35,7 @@ pub struct PresetLaunch {
     pub env: &'static [(&'static str, &'static str)],
     /// Files written into the workspace.
     pub files: &'static [(&'static str, &'static str)],
-    /// The tool preset (`reloop_import::preset`) of this version.
+    /// The tool preset (`crate::presets::preset`) of this version.
     pub tools: &'static str,
     /// Prefixes of the lines the agent adds to a tool's result that change
     /// every time (ids, timings), left out when results are compared.
@@ -117,7 +117,7 @@ impl AgentPreset {
 
     /// The tool schemas it declares.
     pub fn tools(self) -> Preset {
-        reloop_import::preset(self.launch().tools).expect("every agent preset names an embedded tool preset (unit test)")
+        crate::presets::preset(self.launch().tools).expect("every agent preset names an embedded tool preset (unit test)")
     }
 }
 

@@ -1,40 +1,41 @@
 //! The `agent:` block of a scenario: an outside agent process run as the
 //! system under test against the run's mock server (a black box). Its
-//! placeholders expand per run, and its workspace files may not leave the
-//! workspace. `preset:` fills the block from a known agent's launch
-//! ([`crate::black_box::presets`]); what the block says itself wins.
+//! placeholders expand per run (`reloop_eval::black_box::placeholders`),
+//! and its workspace files may not leave the workspace. `preset:` fills the
+//! block from a known agent's launch ([`crate::agent_presets`]); what the
+//! block says itself wins.
 
 use std::collections::BTreeMap;
 use std::path::{Component, Path};
 
 use reloop_agent::WireFormat;
 
-pub use crate::black_box::presets::{AgentPreset, misfit};
+pub use crate::agent_presets::{AgentPreset, misfit};
 use schemars::JsonSchema;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
 /// An agent command line and how to launch it.
-#[derive(Debug, Clone, PartialEq, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct AgentSpec {
     /// A known agent (`codex`, `pi`, `opencode`): its command line, base-URL
     /// wiring, config file and wire; the fields below add to it or replace it.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub preset: Option<AgentPreset>,
     /// The argv; `{task}`, `{workspace}`, `{scenario_dir}`, `{base_url}`,
     /// `{anthropic_base_url}`, `{port}` and `{model}` expand. Required
     /// without a preset.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub command: Vec<String>,
     /// The API the agent speaks (overrides the scenario's `wire`).
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub wire: Option<WireFormat>,
     /// Extra environment variables; values expand as in `command`.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub env: BTreeMap<String, String>,
     /// Files written into the fresh workspace before the start, by
     /// relative path; contents expand as in `command`.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub files: BTreeMap<String, String>,
     /// Real seconds the agent may run before its process group is killed
     /// (outcome `agent_timeout`).
@@ -68,65 +69,6 @@ impl AgentSpec {
     }
 }
 
-/// The values the placeholders of one run expand to.
-#[derive(Debug, Clone)]
-pub struct Placeholders<'a> {
-    /// The scenario's task.
-    pub task: &'a str,
-    /// The run's workspace directory.
-    pub workspace: &'a str,
-    /// The directory of the scenario file, for scripts kept beside it.
-    pub scenario_dir: &'a str,
-    /// The mock's OpenAI base URL for the run (up to `/v1`).
-    pub base_url: &'a str,
-    /// The mock's port.
-    pub port: u16,
-    /// The scenario's model.
-    pub model: &'a str,
-}
-
-impl Placeholders<'_> {
-    /// The Anthropic base URL: the OpenAI one without its `/v1`.
-    pub fn anthropic_base_url(&self) -> &str {
-        self.base_url.trim_end_matches("/v1")
-    }
-
-    /// `text` with every placeholder replaced, in one pass (an expanded
-    /// value is never expanded again: a task may contain `{workspace}`).
-    pub fn expand(&self, text: &str) -> String {
-        let mut out = String::with_capacity(text.len());
-        let mut rest = text;
-        while let Some(open) = rest.find('{') {
-            out.push_str(&rest[..open]);
-            let tail = &rest[open..];
-            let port = self.port.to_string();
-            let found = [
-                ("{task}", self.task),
-                ("{workspace}", self.workspace),
-                ("{scenario_dir}", self.scenario_dir),
-                ("{base_url}", self.base_url),
-                ("{anthropic_base_url}", self.anthropic_base_url()),
-                ("{port}", &port),
-                ("{model}", self.model),
-            ]
-            .into_iter()
-                .find(|(key, _)| tail.starts_with(key));
-            match found {
-                Some((key, value)) => {
-                    out.push_str(value);
-                    rest = &tail[key.len()..];
-                }
-                None => {
-                    out.push('{');
-                    rest = &tail[1..];
-                }
-            }
-        }
-        out.push_str(rest);
-        out
-    }
-}
-
 /// Why a workspace file path is refused, if it is: it must be relative and
 /// stay inside the workspace.
 pub fn check_file_path(path: &str) -> Result<(), &'static str> {
@@ -144,21 +86,6 @@ pub fn check_file_path(path: &str) -> Result<(), &'static str> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn placeholders() -> Placeholders<'static> {
-        Placeholders { task: "fix {workspace}", workspace: "/tmp/w", scenario_dir: "/s", base_url: "http://127.0.0.1:9/v1", port: 9, model: "m" }
-    }
-
-    #[test]
-    fn placeholders_expand_once_and_unknown_braces_stay() {
-        let p = placeholders();
-        assert_eq!(
-            p.expand("{task} at {base_url} port {port} in {workspace} from {scenario_dir}"),
-            "fix {workspace} at http://127.0.0.1:9/v1 port 9 in /tmp/w from /s"
-        );
-        assert_eq!(p.expand("{model} at {anthropic_base_url}"), "m at http://127.0.0.1:9");
-        assert_eq!(p.expand("{ \"json\": {other}} {"), "{ \"json\": {other}} {");
-    }
 
     #[test]
     fn a_preset_fills_what_the_block_leaves_out_and_the_block_wins() {

@@ -7,12 +7,12 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
-use reloop_import::{recording_file_name, skeleton_of_request, skeleton_scenario, write_yaml};
+use reloop_files::recording_file::{to_yaml, write_recording};
 use reloop_mock::Recording;
 use reloop_mock::json_log::file_stem_of;
 use reloop_mock::record::{Observed, Redaction, exchange_of, path_shown, session_of};
 
-use crate::app::RedactArgs;
+use crate::{ImportError, recording_file_name, skeleton_of_request, skeleton_scenario, write_yaml};
 
 /// Where the files of a session go.
 #[derive(Debug, Clone)]
@@ -32,15 +32,14 @@ pub enum Target {
 #[derive(Debug)]
 pub struct CaptureWriter {
     queue: std::sync::mpsc::Sender<Observed>,
-    thread: std::thread::JoinHandle<anyhow::Result<()>>,
+    thread: std::thread::JoinHandle<Result<(), ImportError>>,
 }
 
 impl CaptureWriter {
     /// A writer for `target`; `Err` names a redaction pattern that is not a
     /// regex, or, unless `force`, a file of an earlier capture it would
     /// overwrite (it starts empty, so its first write would replace it).
-    pub fn new(target: Target, redact: &RedactArgs, force: bool) -> Result<Self, String> {
-        let redaction = Redaction::new(&redact.redact_header, &redact.redact_body)?;
+    pub fn new(target: Target, redaction: Redaction, force: bool) -> Result<Self, String> {
         if let Some(existing) = existing_file(&target).filter(|_| !force) {
             return Err(format!("{}: exists already (an earlier capture?); give --force to overwrite it", existing.display()));
         }
@@ -60,9 +59,9 @@ impl CaptureWriter {
 
     /// Waits until everything queued is written; `Err` is the first write
     /// that failed (each is also logged as it fails).
-    pub fn finish(self) -> anyhow::Result<()> {
+    pub fn finish(self) -> Result<(), ImportError> {
         drop(self.queue);
-        self.thread.join().map_err(|_| anyhow::anyhow!("the capture writer panicked"))?
+        self.thread.join().map_err(|_| ImportError::Io { path: PathBuf::new(), source: std::io::Error::other("the capture writer panicked") })?
     }
 }
 
@@ -76,7 +75,7 @@ struct SessionFiles {
 
 impl SessionFiles {
     /// Records what arrives until the queue closes, a batch at a time.
-    fn write_as_they_come(mut self, observed: &std::sync::mpsc::Receiver<Observed>) -> anyhow::Result<()> {
+    fn write_as_they_come(mut self, observed: &std::sync::mpsc::Receiver<Observed>) -> Result<(), ImportError> {
         let mut first_error = None;
         while let Ok(first) = observed.recv() {
             let mut recorded = Vec::new();
@@ -98,7 +97,7 @@ impl SessionFiles {
                         written.insert(name.clone(), path);
                     }
                     Err(error) => {
-                        eprintln!("error: {error:#}");
+                        eprintln!("error: {error}");
                         first_error.get_or_insert(error);
                     }
                 }
@@ -136,17 +135,17 @@ impl SessionFiles {
 
     /// Rewrites the recording and skeleton of session file `name`; returns
     /// the recording's path.
-    fn write(&self, name: &str) -> anyhow::Result<PathBuf> {
+    fn write(&self, name: &str) -> Result<PathBuf, ImportError> {
         let dir = match &self.target {
             Target::Prefix(prefix) => split_prefix(prefix).0,
             Target::PerSession(dir) => dir.clone(),
         };
         let recording = &self.recordings[name];
         if !dir.as_os_str().is_empty() {
-            std::fs::create_dir_all(&dir)?;
+            std::fs::create_dir_all(&dir).map_err(|source| ImportError::Io { path: dir.clone(), source })?;
         }
         let recording_path = dir.join(recording_file_name(name));
-        reloop_eval::recording_file::write_recording(&recording_path, recording)?;
+        write_recording(&recording_path, recording).map_err(|source| ImportError::Io { path: recording_path.clone(), source })?;
         let first = recording.exchanges[0].request.as_ref().map(|request| skeleton_of_request(&request.path, &request.body)).unwrap_or_default();
         let scenario = skeleton_scenario(&first, name, &recording_file_name(name), recording);
         write_yaml(&dir.join(format!("{name}.yaml")), &scenario)?;
@@ -186,7 +185,7 @@ fn refuse_a_match(redaction: &Redaction, recording: &mut Recording, raw_dropped:
     if raw_dropped {
         recording.redacted.push(Redaction::raw_dropped(number));
     }
-    if !redaction.finds(&reloop_eval::recording_file::to_yaml(recording)) {
+    if !redaction.finds(&to_yaml(recording)) {
         return None;
     }
     recording.exchanges.pop();
@@ -216,13 +215,13 @@ mod tests {
     #[test]
     fn every_exchange_queued_is_written_by_finish() {
         let dir = tempfile::tempdir().unwrap();
-        let writer = CaptureWriter::new(Target::PerSession(dir.path().into()), &RedactArgs::default(), false).unwrap();
+        let writer = CaptureWriter::new(Target::PerSession(dir.path().into()), Redaction::new(&[], &[]).unwrap(), false).unwrap();
         for call in 0..30 {
             writer.add(chat_call(&format!("/s/a/r/{}/v1/chat/completions", call % 2)));
         }
         writer.finish().unwrap();
         for run in 0..2 {
-            let recording: Recording = reloop_eval::yaml::load(&dir.path().join(format!("a%2Fr%2F{run}.recording.yaml"))).unwrap();
+            let recording: Recording = reloop_files::yaml::load(&dir.path().join(format!("a%2Fr%2F{run}.recording.yaml"))).unwrap();
             assert_eq!(recording.exchanges.len(), 15, "run {run}");
         }
     }
@@ -231,7 +230,7 @@ mod tests {
     fn a_write_that_fails_is_reported_by_finish() {
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(dir.path().join("file"), "").unwrap();
-        let writer = CaptureWriter::new(Target::Prefix(dir.path().join("file/rec")), &RedactArgs::default(), false).unwrap();
+        let writer = CaptureWriter::new(Target::Prefix(dir.path().join("file/rec")), Redaction::new(&[], &[]).unwrap(), false).unwrap();
         writer.add(chat_call("/v1/chat/completions"));
         assert!(writer.finish().is_err(), "a recording that could not be written is not lost silently");
     }

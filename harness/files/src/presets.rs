@@ -2,11 +2,17 @@
 //! JSON Schema), kept as data files under `presets/tools/` and embedded in
 //! the binary. Imported sessions declare them; black-box scenarios
 //! (`agent: { preset: ... }`) and authors use the same ones.
+//!
+//! [`PresetTool`] is reloop's tool declaration wherever one is read or
+//! written on its own (presets, `--tools` files, the tools a captured
+//! request declared): what the model sees (`reloop_wire::ToolSpec`) plus
+//! the traits the loop needs (parallel safety, risk). A scenario's
+//! `ToolFixture` is the same declaration with its answers, keyed by name.
 
 use serde::Deserialize;
 
 /// One tool of a preset, as the agent declares it to the model.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct PresetTool {
     /// The tool's name, exactly as the agent sends it.
@@ -18,9 +24,16 @@ pub struct PresetTool {
     /// Read-only: may run beside other parallel-safe calls.
     #[serde(default)]
     pub parallel_safe: bool,
-    /// `write` when the tool changes files (needs approval), else absent.
+    /// `write` when the tool changes files (needs approval); `safe` when absent.
     #[serde(default)]
-    pub risk: Option<String>,
+    pub risk: reloop_agent::DeclaredRisk,
+}
+
+impl From<&reloop_agent::ToolSpec> for PresetTool {
+    /// A declaration as a request made it, without traits (not parallel-safe, risk `safe`).
+    fn from(spec: &reloop_agent::ToolSpec) -> Self {
+        Self { name: spec.name.clone(), description: spec.description.clone(), parameters: spec.parameters.clone(), ..Self::default() }
+    }
 }
 
 /// An agent's preset: where the schemas come from and the tools.

@@ -9,7 +9,7 @@ use reloop_mock::Recording;
 use reloop_mock::fault::MAX_VIRTUAL_SECS;
 
 use crate::input_error::RangeError;
-use crate::scenario::{Bounds, Ending, ScenarioSpec};
+use crate::scenario::spec::{Bounds, Ending, ScenarioSpec};
 
 /// The longest virtual wait in milliseconds: one day.
 pub const MAX_VIRTUAL_MS: u64 = MAX_VIRTUAL_SECS * 1000;

@@ -8,7 +8,7 @@ use std::path::Path;
 
 use reloop_mock::Recording;
 
-use crate::report::write_atomically;
+use crate::atomic_file::write_atomically;
 
 /// The recording as v2 YAML text.
 pub fn to_yaml(recording: &Recording) -> String {
@@ -24,7 +24,6 @@ pub fn write_recording(path: &Path, recording: &Recording) -> io::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::validate_settings::check_recording;
 
     /// Every part kind and optional field, with text that YAML must quote.
     const EVERY_PART: &str = r#"format: reloop.recording/v2
@@ -54,10 +53,10 @@ exchanges:
         let source = dir.join("source.yaml");
         std::fs::create_dir_all(&dir).unwrap();
         std::fs::write(&source, EVERY_PART).unwrap();
-        let original: Recording = crate::yaml::load_checked(&source, check_recording).unwrap();
+        let original: Recording = crate::yaml::load(&source).unwrap();
         let written = dir.join("written.yaml");
         write_recording(&written, &original).unwrap();
-        let again: Recording = crate::yaml::load_checked(&written, check_recording).unwrap();
+        let again: Recording = crate::yaml::load(&written).unwrap();
         std::fs::remove_dir_all(&dir).unwrap();
         assert_eq!(again, original);
         let text = to_yaml(&original);
