@@ -2,6 +2,7 @@
 
 use comfy_table::{Cell, ContentArrangement, Table, presets::UTF8_FULL_CONDENSED};
 use reloop_eval::RunSummary;
+use reloop_report::escape::{line, terminal};
 
 /// One row per run, then a totals line.
 pub fn render(runs: &[RunSummary]) -> String {
@@ -20,7 +21,7 @@ pub fn render(runs: &[RunSummary]) -> String {
     for run in runs {
         let m = &run.metrics;
         table.add_row(vec![
-            Cell::new(&run.scenario),
+            Cell::new(terminal(&run.scenario)),
             Cell::new(run.outcome.as_str()),
             Cell::new(format!("{}/{}", m.steps_used, m.step_budget)),
             Cell::new(m.doom_loop_first_step.map_or("-".to_owned(), |step| format!("step {step}"))),
@@ -35,7 +36,7 @@ pub fn render(runs: &[RunSummary]) -> String {
             }),
         ]);
     }
-    let skipped: Vec<&str> = runs.iter().filter(|r| r.outcome == reloop_agent::Outcome::Skipped).map(|r| r.scenario.as_str()).collect();
+    let skipped: Vec<String> = runs.iter().filter(|r| r.outcome == reloop_agent::Outcome::Skipped).map(|r| line(&r.scenario)).collect();
     let passed = runs.iter().filter(|r| r.passed).count() - skipped.len();
     let mut text = table.to_string();
     text.push_str(&format!("\n{passed} passed, {} failed\n", runs.len() - passed - skipped.len()));
@@ -47,12 +48,15 @@ pub fn render(runs: &[RunSummary]) -> String {
         ));
     }
     for run in runs.iter().filter(|r| !r.passed) {
-        text.push_str(&format!("\n{} ({}):\n", run.scenario, run.scenario_file));
+        // A line that starts with the name: nothing in it may end the line
+        // or start a workflow command (GitHub Actions reads this output).
+        text.push_str(&format!("\n{} ({}):\n", line(&run.scenario), line(&run.scenario_file)));
         for failure in &run.failed_expectations {
-            text.push_str(&format!("  - {failure}\n"));
+            text.push_str(&format!("  - {}\n", line(failure)));
         }
         for divergence in &run.divergences {
-            text.push_str(&format!("  {}\n", divergence.replace('\n', "\n  ")));
+            let lines: Vec<String> = divergence.lines().map(terminal).collect();
+            text.push_str(&format!("  {}\n", lines.join("\n  ")));
         }
     }
     text

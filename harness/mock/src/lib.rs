@@ -11,6 +11,7 @@
 pub mod anthropic_cache;
 pub mod api_errors;
 pub mod atomic_file;
+pub mod input_file;
 pub mod auxiliary;
 pub mod cache_sim;
 pub mod connections;
