@@ -51,12 +51,13 @@ pub fn line(text: &str) -> String {
     terminal(&actions(text))
 }
 
-/// `text` as one Markdown code span: fenced by one more backtick than its
-/// longest run of them (padded with a space when it starts or ends with
-/// one), on one line, with `|` escaped so that a table cell holding it
-/// stays one cell. Nothing in a code span is HTML, a mention or a link.
+/// `text` as one Markdown code span: control characters as in
+/// [`terminal`] (so it stays on one line), fenced by one more backtick than
+/// its longest run of them (padded with a space when it starts or ends
+/// with one), with `|` escaped so that a table cell holding it stays one
+/// cell. Nothing in a code span is HTML, a mention or a link.
 pub fn code_span(text: &str) -> String {
-    let flat = text.replace(['\r', '\n'], " ").replace('|', "\\|");
+    let flat = terminal(text).replace('|', "\\|");
     let longest = flat.split(|c| c != '`').map(str::len).max().unwrap_or(0);
     let fence = "`".repeat(longest + 1);
     let pad = if flat.starts_with('`') || flat.ends_with('`') { " " } else { "" };
@@ -64,14 +65,13 @@ pub fn code_span(text: &str) -> String {
 }
 
 /// `text` as plain Markdown text on one line (a table cell, a list item):
-/// HTML's specials as entities, `@` followed by a zero-width space (no
-/// mention), and Markdown's punctuation backslash-escaped (no code span,
-/// link, emphasis, heading or cell break).
+/// control characters as in [`terminal`], HTML's specials as entities, `@`
+/// followed by a zero-width space (no mention), and Markdown's punctuation
+/// backslash-escaped (no code span, link, emphasis, heading or cell break).
 pub fn markdown_text(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
+    for c in terminal(text).chars() {
         match c {
-            '\r' | '\n' => out.push(' '),
             '<' => out.push_str("&lt;"),
             '>' => out.push_str("&gt;"),
             '&' => out.push_str("&amp;"),
@@ -111,8 +111,11 @@ mod tests {
         for escaped in [actions(HOSTILE), line(HOSTILE)] {
             assert!(!escaped.contains("::") && !escaped.contains('\n') && !escaped.contains('\r'), "{escaped:?}");
         }
+        for markdown in [markdown_text(HOSTILE), code_span(HOSTILE)] {
+            assert!(!markdown.chars().any(char::is_control) && !markdown.contains('\u{202e}'), "{markdown:?}");
+        }
         let markdown = markdown_text(HOSTILE);
-        assert!(!markdown.contains('<') && !markdown.contains('\n') && !markdown.contains("@t"), "{markdown}");
+        assert!(!markdown.contains('<') && !markdown.contains("@t"), "{markdown}");
     }
 
     #[test]
@@ -120,6 +123,6 @@ mod tests {
         assert_eq!(code_span("plain"), "`plain`");
         assert_eq!(code_span("a `b` c"), "``a `b` c``");
         assert_eq!(code_span("``x"), "``` ``x ```");
-        assert_eq!(code_span("a|b\nc"), "`a\\|b c`");
+        assert_eq!(code_span("a|b\nc"), "`a\\|b\\nc`");
     }
 }

@@ -4,19 +4,23 @@
 //! clear the first's `OUT.partial/` under it and lose every run of both.
 //!
 //! The lock is `flock(2)`: the kernel drops it when the holder exits, however
-//! it exits, so a killed batch never leaves a stale lock. The file itself
-//! stays (removing it would let two batches lock two different files of one
-//! name); it holds the PID of the batch holding it, for the refusal message.
+//! it exits, so a killed batch never leaves a stale lock (only, at worst,
+//! the file). The holder removes the file while still holding the lock, and
+//! a taker checks that the file it locked is still the one at the name, so
+//! two batches never hold locks on two files of one name. The file holds
+//! the PID of the batch holding it, for the refusal message.
 
 use std::fs::File;
 use std::io::{self, Read as _, Seek as _, Write as _};
-use std::path::Path;
+use std::os::unix::fs::MetadataExt as _;
+use std::path::{Path, PathBuf};
 
 use rustix::fs::{FlockOperation, flock};
 
 /// The held lock; released when dropped.
 #[derive(Debug)]
 pub struct OutLock {
+    path: PathBuf,
     _file: File,
 }
 
@@ -24,7 +28,17 @@ impl OutLock {
     /// Locks `lock_file` (created if missing) or fails at once with
     /// [`io::ErrorKind::WouldBlock`], naming the PID of the process that holds it.
     pub fn acquire(lock_file: &Path, out: &Path) -> io::Result<Self> {
-        let mut file = std::fs::OpenOptions::new().read(true).write(true).create(true).truncate(false).open(lock_file)?;
+        loop {
+            let file = std::fs::OpenOptions::new().read(true).write(true).create(true).truncate(false).open(lock_file)?;
+            if let Some(lock) = Self::take(file, lock_file, out)? {
+                return Ok(lock);
+            }
+        }
+    }
+
+    /// The lock on `file`, or `None` when the holder removed it meanwhile
+    /// (then the name must be opened again).
+    fn take(mut file: File, lock_file: &Path, out: &Path) -> io::Result<Option<Self>> {
         match flock(&file, FlockOperation::NonBlockingLockExclusive) {
             Ok(()) => {}
             Err(rustix::io::Errno::WOULDBLOCK) => {
@@ -39,11 +53,24 @@ impl OutLock {
             }
             Err(error) => return Err(error.into()),
         }
+        let held = file.metadata()?;
+        let named = std::fs::metadata(lock_file).ok();
+        if named.is_none_or(|named| (named.dev(), named.ino()) != (held.dev(), held.ino())) {
+            return Ok(None);
+        }
         file.set_len(0)?;
         file.rewind()?;
         write!(file, "{}", std::process::id())?;
         file.flush()?;
-        Ok(Self { _file: file })
+        Ok(Some(Self { path: lock_file.to_owned(), _file: file }))
+    }
+}
+
+impl Drop for OutLock {
+    fn drop(&mut self) {
+        // Removed while still locked (the file closes after): a batch that
+        // opened it meanwhile finds it gone from the name and opens anew.
+        let _ = std::fs::remove_file(&self.path);
     }
 }
 
@@ -60,6 +87,7 @@ mod tests {
         assert_eq!(refused.kind(), io::ErrorKind::WouldBlock);
         assert!(refused.to_string().contains(&format!("reloop PID {}", std::process::id())), "{refused}");
         drop(held);
+        assert!(!lock.exists(), "nothing is left beside the report");
         OutLock::acquire(&lock, &out).expect("free again once the holder let go");
     }
 }
