@@ -31,9 +31,9 @@ fn scenario_line(file: &Path) -> usize {
 }
 
 /// Escapes a message (the part after `::`): the one escaping of names for
-/// GitHub Actions.
+/// GitHub Actions, and control characters shown, as in the job's log.
 fn data(text: &str) -> String {
-    crate::escape::actions(text)
+    crate::escape::line(text)
 }
 
 /// Escapes a property value (`file=`, `title=`).
