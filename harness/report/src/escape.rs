@@ -99,8 +99,6 @@ mod tests {
         insta::assert_snapshot!("hostile_terminal", terminal(HOSTILE));
         insta::assert_snapshot!("hostile_actions", actions(HOSTILE));
         insta::assert_snapshot!("hostile_line", line(HOSTILE));
-        insta::assert_snapshot!("hostile_code_span", code_span(HOSTILE));
-        insta::assert_snapshot!("hostile_markdown_text", markdown_text(HOSTILE));
     }
 
     #[test]
