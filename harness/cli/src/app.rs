@@ -101,6 +101,9 @@ pub struct ImportArgs {
     /// Vcr cassettes: secrets to strip beyond the default ones.
     #[command(flatten)]
     pub redact: RedactArgs,
+    /// Replace files an earlier import (or an edit) left in --out; without it, existing files are refused.
+    #[arg(long)]
+    pub force: bool,
 }
 
 /// The formats `reloop import` reads.

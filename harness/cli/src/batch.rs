@@ -39,7 +39,12 @@ pub fn prepare(batch: &BatchArgs, variants: Vec<RunVariant>, out: &Path) -> Resu
         eprintln!("{skipped}");
     }
     let report = ReportStream::open(out, table_schemas(), CHECKPOINT_EVERY).map_err(|error| {
-        eprintln!("error: --out {}: cannot write reports there: {error}", out.display());
+        if error.kind() == std::io::ErrorKind::WouldBlock {
+            // Another batch holds `OUT.lock`; the message names its PID.
+            eprintln!("error: --out: {error}");
+        } else {
+            eprintln!("error: --out {}: cannot write reports there: {error}", out.display());
+        }
         exit_code::BAD_INPUT
     })?;
     Ok((plan, report))
@@ -68,7 +73,7 @@ pub fn execute(plan: &Plan, batch: &BatchArgs, report: ReportStream, cancel: &Ar
     let options = RunOptions { jobs, cancel: Arc::clone(cancel) };
     let sink = Mutex::new(Sink { report, failed: None, summaries: Vec::new(), unpriced: BTreeSet::new() });
     run_all(plan, &options, &|index, run| {
-        bar.set_message(run.scenario.clone());
+        bar.set_message(reloop_report::escape::terminal(&run.scenario));
         bar.inc(1);
         let summary = RunSummary::from(&run);
         let unpriced = (!price_table::is_priced(&run.model)).then(|| run.model.clone());

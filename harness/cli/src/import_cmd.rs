@@ -6,7 +6,10 @@
 use std::path::Path;
 
 use reloop_import::vcr::{import_cassette, is_cassette};
-use reloop_import::{ConvertOptions, Format, ImportError, convert, read_session, read_tools, recording_file_name, scenario_name, skeleton_scenario, write_files, write_yaml};
+use reloop_import::{
+    ConvertOptions, Format, ImportError, convert, import_file_names, read_input, read_session, read_tools, recording_file_name, scenario_name, skeleton_scenario,
+    write_files, write_yaml,
+};
 use reloop_mock::record::Redaction;
 use reloop_mock::recording::ReplayMode;
 
@@ -44,20 +47,21 @@ fn import_all(args: &ImportArgs, redaction: &Redaction) -> Result<String, Import
         ImportFormat::OpenaiMessages => Some(Format::OpenaiMessages),
         ImportFormat::Vcr => None,
     };
-    let system = args.system.as_deref().map(read_text).transpose()?;
+    let system = args.system.as_deref().map(read_input).transpose()?;
     let tools = args.tools.as_deref().map(read_tools).transpose()?;
+    let sources = plan(args)?;
     let mut summary = String::new();
-    for file in &args.files {
-        if args.format == ImportFormat::Vcr || (args.format == ImportFormat::Auto && is_yaml_cassette(file)) {
-            summary.push_str(&cassette(file, &args.out, redaction)?);
+    for source in sources {
+        let file = source.file;
+        if source.cassette {
+            summary.push_str(&cassette(file, &source.name, &args.out, redaction)?);
             continue;
         }
         let session = read_session(file, format)?;
-        let name = scenario_name(file);
         let options = ConvertOptions {
             source: format!("{}:{}", session.format, file.file_name().map(|n| n.to_string_lossy()).unwrap_or_default()),
-            recording_path: recording_file_name(&name),
-            name,
+            recording_path: recording_file_name(&source.name),
+            name: source.name,
             system: system.clone(),
             tools: tools.clone(),
             workspace_root: args.workspace_root.clone(),
@@ -70,17 +74,61 @@ fn import_all(args: &ImportArgs, redaction: &Redaction) -> Result<String, Import
     Ok(summary)
 }
 
+/// One source file and what it becomes.
+struct Source<'a> {
+    file: &'a Path,
+    /// The scenario name, the stem of every file written for it.
+    name: String,
+    /// A vcr cassette (else a session).
+    cassette: bool,
+}
+
+/// Every source with its name, refused before anything is written when a
+/// name cannot be made (it would be a hidden `.yaml`), when two sources
+/// map to one name (`Session.jsonl` and `session.jsonl`: the second would
+/// replace the first), or, without `--force`, when a file to be written
+/// exists already (an earlier import, maybe edited since).
+fn plan(args: &ImportArgs) -> Result<Vec<Source<'_>>, ImportError> {
+    let refuse = |path: &Path, message: String| ImportError::Input { path: path.to_owned(), message };
+    let mut sources: Vec<Source<'_>> = Vec::new();
+    for file in &args.files {
+        let name = scenario_name(file);
+        if name.is_empty() {
+            return Err(refuse(file, "no scenario name can be made from this file name (it needs a letter or a digit); rename the file".into()));
+        }
+        if let Some(first) = sources.iter().find(|source| source.name.eq_ignore_ascii_case(&name)) {
+            return Err(refuse(file, format!("would become scenario `{name}`, as {} does; rename one of them or import them into different --out folders", first.file.display())));
+        }
+        let cassette = args.format == ImportFormat::Vcr || (args.format == ImportFormat::Auto && is_yaml_cassette(file));
+        sources.push(Source { file, name, cassette });
+    }
+    if !args.force {
+        for source in &sources {
+            let names = if source.cassette { cassette_file_names(&source.name) } else { import_file_names(&source.name) };
+            if let Some(existing) = names.iter().map(|name| args.out.join(name)).find(|path| path.exists()) {
+                let message = format!("would replace {}, which exists already; pass --force to replace it", existing.display());
+                return Err(refuse(source.file, message));
+            }
+        }
+    }
+    Ok(sources)
+}
+
 fn is_yaml_cassette(file: &Path) -> bool {
-    file.extension().is_some_and(|e| e == "yaml" || e == "yml") && std::fs::read_to_string(file).is_ok_and(|text| is_cassette(&text))
+    file.extension().is_some_and(|e| e == "yaml" || e == "yml") && read_input(file).is_ok_and(|text| is_cassette(&text))
+}
+
+/// The files a cassette becomes: neutral recording, raw recording, scenario skeleton.
+fn cassette_file_names(name: &str) -> [String; 3] {
+    [recording_file_name(name), format!("{name}.raw.recording.yaml"), format!("{name}.yaml")]
 }
 
 /// A cassette: `NAME.recording.yaml` (neutral replay), `NAME.raw.recording.yaml`
 /// (byte-for-byte replay) and the scenario skeleton `NAME.yaml`, with what
 /// `redaction` strips gone and listed under `redacted:`.
-fn cassette(file: &Path, out: &Path, redaction: &Redaction) -> Result<String, ImportError> {
-    let text = read_text(file)?;
+fn cassette(file: &Path, name: &str, out: &Path, redaction: &Redaction) -> Result<String, ImportError> {
+    let text = read_input(file)?;
     let bad = |message: String| ImportError::Cassette { path: file.to_owned(), message };
-    let name = scenario_name(file);
     std::fs::create_dir_all(out).map_err(|source| ImportError::Io { path: out.to_owned(), source })?;
     let mut neutral = import_cassette(&text, redaction).map_err(bad)?;
     let mut raw = neutral.clone();
@@ -95,16 +143,13 @@ fn cassette(file: &Path, out: &Path, redaction: &Redaction) -> Result<String, Im
         }
     }
     let exchanges = neutral.recording.exchanges.len();
-    write_yaml(&out.join(recording_file_name(&name)), &neutral.recording)?;
-    write_yaml(&out.join(format!("{name}.raw.recording.yaml")), &raw.recording)?;
-    write_yaml(&out.join(format!("{name}.yaml")), &skeleton_scenario(&neutral.skeleton, &name, &recording_file_name(&name), &neutral.recording))?;
+    let [neutral_file, raw_file, skeleton_file] = cassette_file_names(name);
+    write_yaml(&out.join(&neutral_file), &neutral.recording)?;
+    write_yaml(&out.join(raw_file), &raw.recording)?;
+    write_yaml(&out.join(skeleton_file), &skeleton_scenario(&neutral.skeleton, name, &neutral_file, &neutral.recording))?;
     let mut summary = format!("{name} (vcr:{}): {exchanges} exchanges over {}, neutral and raw recordings and a scenario skeleton written to {}\n", file.display(), neutral.skeleton.wire, out.display());
     for skipped in &neutral.skipped {
         summary.push_str(&format!("  skipped {skipped}\n"));
     }
     Ok(summary)
-}
-
-fn read_text(path: &Path) -> Result<String, ImportError> {
-    std::fs::read_to_string(path).map_err(|source| ImportError::Io { path: path.to_owned(), source })
 }

@@ -7,6 +7,7 @@ mod compare_cmd;
 mod detectors_cmd;
 mod estimate_cmd;
 mod import_cmd;
+mod interrupt;
 mod exit_code;
 mod junit;
 mod merge_cmd;
@@ -22,35 +23,29 @@ mod sweep_cmd;
 mod validate_cmd;
 mod summary;
 
-use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
-
 use clap::Parser;
 
 use app::{App, Command};
+use interrupt::Interrupt;
 
 fn main() {
+    // `reloop __agent-keeper …`: this process keeps a black-box agent.
+    if let Some(code) = reloop_eval::black_box::keeper::enter_if_asked() {
+        std::process::exit(code);
+    }
     let app = App::parse();
-    let cancel = Arc::new(AtomicBool::new(false));
-    let handler_flag = Arc::clone(&cancel);
-    let on_interrupt = match app.command {
-        Command::Run(_) | Command::Sweep(_) => "finishing the runs in flight, then writing the report",
-        Command::Serve(_) | Command::Record(_) => "finishing the exchanges under way, then writing what was recorded",
-        _ => "stopping",
+    // The commands that stop cleanly on a signal listen for one; the others
+    // keep the default and end at once (a `timeout` ends an `import` too).
+    let interrupt = match app.command {
+        Command::Run(_) | Command::Sweep(_) => Interrupt::install("finishing the runs in flight, then writing the report"),
+        Command::Serve(_) | Command::Record(_) => Interrupt::install("finishing the exchanges under way, then writing what was recorded"),
+        _ => Interrupt::default(),
     };
-    // First Ctrl-C, SIGTERM or SIGHUP (a CI timeout, `docker stop`, a closed
-    // terminal): stop starting runs, report what finished. Second: leave now.
-    let _ = ctrlc::set_handler(move || {
-        if handler_flag.swap(true, Ordering::SeqCst) {
-            reloop_eval::black_box::kill_live_agents();
-            std::process::exit(exit_code::INTERRUPTED);
-        }
-        eprintln!("\ninterrupt: {on_interrupt} (interrupt again to quit now)");
-    });
+    let cancel = interrupt.flag();
     let result = match app.command {
         Command::Run(args) => run_cmd::run(args, cancel),
         Command::Sweep(args) => sweep_cmd::run(args, cancel),
-        Command::Serve(args) => serve_cmd::run(args),
+        Command::Serve(args) => serve_cmd::run(args, &interrupt),
         Command::Estimate(args) => estimate_cmd::run(args),
         Command::Compare(args) => compare_cmd::run(args),
         Command::Detectors(args) => detectors_cmd::run(&args),
@@ -59,7 +54,7 @@ fn main() {
         Command::Validate(args) => validate_cmd::run(args),
         Command::Schema(args) => schema_cmd::run(&args),
         Command::Import(args) => import_cmd::run(&args),
-        Command::Record(args) => record_cmd::run(args),
+        Command::Record(args) => record_cmd::run(args, &interrupt),
     };
     let code = result.unwrap_or_else(|error| {
         eprintln!("error: {error:#}");

@@ -1,6 +1,7 @@
 //! `reloop record`: a loopback proxy in front of a provider; every answer
 //! streams back unchanged and is recorded (`reloop_import::capture_writer`).
-//! Runs until Ctrl-C, then finishes the exchanges under way.
+//! Runs until the first Ctrl-C, SIGTERM or SIGHUP, then finishes the exchanges under
+//! way, writes them and exits 130.
 
 use std::time::Duration;
 
@@ -10,9 +11,10 @@ use tokio::sync::mpsc;
 
 use crate::app::RecordArgs;
 use crate::exit_code;
+use crate::interrupt::Interrupt;
 
 /// Runs the command; returns the exit code.
-pub fn run(args: RecordArgs) -> anyhow::Result<i32> {
+pub fn run(args: RecordArgs, interrupt: &Interrupt) -> anyhow::Result<i32> {
     if !(args.upstream.starts_with("http://") || args.upstream.starts_with("https://")) {
         eprintln!("error: --upstream `{}`: expected an http:// or https:// URL", url_shown(&args.upstream));
         return Ok(exit_code::BAD_INPUT);
@@ -33,34 +35,38 @@ pub fn run(args: RecordArgs) -> anyhow::Result<i32> {
         println!("  OpenAI base URL:    http://{}/v1", proxy.addr());
         println!("  Anthropic base URL: http://{}", proxy.addr());
         println!("recording to {}.recording.yaml (and the scenario skeleton {}.yaml); Ctrl-C stops", args.out.display(), args.out.display());
-        record_until_ctrl_c(proxy, observed, writer).await?;
-        Ok(exit_code::SUCCESS)
+        record_until_interrupted(proxy, observed, writer, interrupt).await?;
+        Ok(exit_code::INTERRUPTED)
     })
 }
 
-/// How long, after Ctrl-C, streams still in flight may take to complete
-/// and be recorded (real time; a client that keeps its connection idle must
-/// not hold the exit).
-const GRACE_AFTER_CTRL_C: Duration = Duration::from_secs(2);
+/// How long, after the interrupt, exchanges still in flight may take to
+/// complete and be recorded (real time; a client that keeps its connection
+/// idle must not hold the exit, which comes well within 3 s).
+pub const GRACE_AFTER_INTERRUPT: Duration = Duration::from_secs(2);
 
 /// Hands each observed exchange to the writer as it completes, until
-/// Ctrl-C; then stops accepting connections, hands over what is queued and
-/// what completes within [`GRACE_AFTER_CTRL_C`], and waits for the writes.
-pub async fn record_until_ctrl_c(proxy: RecordProxy, mut observed: mpsc::UnboundedReceiver<Observed>, writer: CaptureWriter) -> anyhow::Result<()> {
-    let ctrl_c = tokio::signal::ctrl_c();
-    tokio::pin!(ctrl_c);
+/// the interrupt; then stops accepting connections, hands over what is
+/// queued and what completes within [`GRACE_AFTER_INTERRUPT`], and waits
+/// for the writes.
+pub async fn record_until_interrupted(
+    proxy: RecordProxy,
+    mut observed: mpsc::UnboundedReceiver<Observed>,
+    writer: CaptureWriter,
+    interrupt: &Interrupt,
+) -> anyhow::Result<()> {
     loop {
         tokio::select! {
             next = observed.recv() => match next {
                 Some(exchange) => writer.add(exchange),
                 None => return Ok(writer.finish()?),
             },
-            _ = &mut ctrl_c => break,
+            () = interrupt.requested() => break,
         }
     }
     // Connections open keep the sink; the channel closes once the last ends.
     drop(proxy);
-    let deadline = tokio::time::Instant::now() + GRACE_AFTER_CTRL_C;
+    let deadline = tokio::time::Instant::now() + GRACE_AFTER_INTERRUPT;
     while let Ok(Some(exchange)) = tokio::time::timeout_at(deadline, observed.recv()).await {
         writer.add(exchange);
     }

@@ -1,6 +1,7 @@
 //! `reloop serve`: the mock server alone, for outside clients (an SDK, an
 //! agent CLI). Loopback only, bounded (header timeout, connection and
-//! session limits); runs until Ctrl-C.
+//! session limits); runs until the first Ctrl-C, SIGTERM or SIGHUP, then
+//! finishes the exchanges under way and exits 130.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -22,11 +23,12 @@ use reloop_import::capture_writer::{CaptureWriter, Target};
 use reloop_mock::record::{RecordProxy, Redaction};
 
 use crate::app::ServeArgs;
-use crate::record_cmd::record_until_ctrl_c;
+use crate::interrupt::Interrupt;
+use crate::record_cmd::{GRACE_AFTER_INTERRUPT, record_until_interrupted};
 use crate::exit_code;
 
 /// Runs the command; returns the exit code.
-pub fn run(args: ServeArgs) -> anyhow::Result<i32> {
+pub fn run(args: ServeArgs, interrupt: &Interrupt) -> anyhow::Result<i32> {
     let pacer: Arc<dyn Pacer> = if args.realtime { Arc::new(RealPacer::default()) } else { Arc::new(NoPacer) };
     let mut skipped_scenarios = None;
     let (source, names, factory) = match (args.scenario.as_slice(), &args.recording) {
@@ -106,10 +108,13 @@ pub fn run(args: ServeArgs) -> anyhow::Result<i32> {
             print_sessions(addr, &names, &args);
         }
         match captured {
-            Some((proxy, observed, writer)) => record_until_ctrl_c(proxy, observed, writer).await?,
-            None => tokio::signal::ctrl_c().await?,
+            Some((proxy, observed, writer)) => record_until_interrupted(proxy, observed, writer, interrupt).await?,
+            None => {
+                interrupt.requested().await;
+                server.stop(GRACE_AFTER_INTERRUPT).await;
+            }
         }
-        Ok(exit_code::SUCCESS)
+        Ok(exit_code::INTERRUPTED)
     })
 }
 

@@ -2,6 +2,7 @@
 
 use comfy_table::{Cell, ContentArrangement, Table, presets::UTF8_FULL_CONDENSED};
 use reloop_eval::RunSummary;
+use reloop_report::escape::{line, terminal};
 
 use crate::short_name::{MAX_NAME_CHARS, shortened};
 
@@ -22,7 +23,7 @@ pub fn render(runs: &[RunSummary]) -> String {
     for run in runs {
         let m = &run.metrics;
         table.add_row(vec![
-            Cell::new(shortened(&run.scenario, MAX_NAME_CHARS)),
+            Cell::new(terminal(&shortened(&run.scenario, MAX_NAME_CHARS))),
             Cell::new(run.outcome.as_str()),
             Cell::new(format!("{}/{}", m.steps_used, m.step_budget)),
             Cell::new(m.doom_loop_first_step.map_or("-".to_owned(), |step| format!("step {step}"))),
@@ -37,7 +38,7 @@ pub fn render(runs: &[RunSummary]) -> String {
             }),
         ]);
     }
-    let skipped: Vec<&str> = runs.iter().filter(|r| r.outcome == reloop_agent::Outcome::Skipped).map(|r| r.scenario.as_str()).collect();
+    let skipped: Vec<String> = runs.iter().filter(|r| r.outcome == reloop_agent::Outcome::Skipped).map(|r| line(&r.scenario)).collect();
     let passed = runs.iter().filter(|r| r.passed).count() - skipped.len();
     let mut text = table.to_string();
     text.push_str(&format!("\n{passed} passed, {} failed\n", runs.len() - passed - skipped.len()));
@@ -49,12 +50,15 @@ pub fn render(runs: &[RunSummary]) -> String {
         ));
     }
     for run in runs.iter().filter(|r| !r.passed) {
-        text.push_str(&format!("\n{} ({}):\n", run.scenario, run.scenario_file));
+        // A line that starts with the name: nothing in it may end the line
+        // or start a workflow command (GitHub Actions reads this output).
+        text.push_str(&format!("\n{} ({}):\n", line(&run.scenario), line(&run.scenario_file)));
         for failure in &run.failed_expectations {
-            text.push_str(&format!("  - {failure}\n"));
+            text.push_str(&format!("  - {}\n", line(failure)));
         }
         for divergence in &run.divergences {
-            text.push_str(&format!("  {}\n", divergence.replace('\n', "\n  ")));
+            let lines: Vec<String> = divergence.lines().map(terminal).collect();
+            text.push_str(&format!("  {}\n", lines.join("\n  ")));
         }
         if let Some(output) = run.agent_output.as_deref().filter(|output| !output.trim().is_empty()) {
             text.push_str(&format!("  the agent's last output (stderr):\n{}", tail_lines(output, AGENT_TAIL_LINES)));
@@ -70,7 +74,7 @@ const AGENT_TAIL_LINES: usize = 12;
 /// The last `lines` lines of `text`, indented, each ending in a newline.
 fn tail_lines(text: &str, lines: usize) -> String {
     let all: Vec<&str> = text.trim_end().lines().collect();
-    all[all.len().saturating_sub(lines)..].iter().map(|line| format!("    | {line}\n")).collect()
+    all[all.len().saturating_sub(lines)..].iter().map(|line| format!("    | {}\n", terminal(line))).collect()
 }
 
 fn savings(tokens: i64, ratio: f64) -> String {

@@ -33,6 +33,8 @@ pub struct PresetLaunch {
     pub wire: WireFormat,
     /// Environment variables.
     pub env: &'static [(&'static str, &'static str)],
+    /// Variables of reloop's environment the agent needs passed on.
+    pub pass_env: &'static [&'static str],
     /// Files written into the workspace.
     pub files: &'static [(&'static str, &'static str)],
     /// The tool preset (`crate::presets::preset`) of this version.
@@ -48,6 +50,7 @@ const CODEX: PresetLaunch = PresetLaunch {
     command: &["codex", "exec", "--skip-git-repo-check", "--sandbox", "workspace-write", "{task}"],
     wire: WireFormat::OpenaiResponses,
     env: &[("CODEX_HOME", "{workspace}/.codex")],
+    pass_env: &[],
     files: &[(
         ".codex/config.toml",
         "model = \"{model}\"\nmodel_provider = \"reloop\"\n\n[model_providers.reloop]\nname = \"reloop\"\nbase_url = \"{base_url}\"\nenv_key = \"OPENAI_API_KEY\"\nwire_api = \"responses\"\n",
@@ -62,6 +65,7 @@ const PI: PresetLaunch = PresetLaunch {
     command: &["pi", "-p", "--no-session", "--provider", "reloop", "--model", "{model}", "{task}"],
     wire: WireFormat::Anthropic,
     env: &[("PI_CODING_AGENT_DIR", "{workspace}/.pi")],
+    pass_env: &[],
     files: &[(
         ".pi/models.json",
         r#"{ "providers": { "reloop": { "baseUrl": "{anthropic_base_url}", "api": "anthropic-messages", "apiKey": "ANTHROPIC_API_KEY", "models": [{ "id": "{model}", "contextWindow": 200000, "maxTokens": 8192 }] } } }
@@ -83,6 +87,7 @@ const OPENCODE: PresetLaunch = PresetLaunch {
         ("XDG_CACHE_HOME", "{workspace}/.opencode/cache"),
         ("XDG_STATE_HOME", "{workspace}/.opencode/state"),
     ],
+    pass_env: &[],
     files: &[(
         "opencode.json",
         r#"{ "$schema": "https://opencode.ai/config.json", "model": "reloop/{model}",

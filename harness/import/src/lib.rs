@@ -40,6 +40,14 @@ pub enum ImportError {
         /// Why.
         source: std::io::Error,
     },
+    /// An input that is not a regular file, is too large or is not text.
+    #[error("{path}: {message}")]
+    Input {
+        /// The file.
+        path: PathBuf,
+        /// Why it is refused.
+        message: String,
+    },
     /// `--format auto` found no format.
     #[error("{path}:1: cannot tell the format (pi, codex, claude-code, openai-messages); pass --format")]
     UnknownFormat {
@@ -76,7 +84,7 @@ pub enum ImportError {
 
 /// Reads `path` as `format` (or detects it) into a session.
 pub fn read_session(path: &Path, format: Option<Format>) -> Result<ImportedSession, ImportError> {
-    let text = std::fs::read_to_string(path).map_err(|source| ImportError::Io { path: path.to_owned(), source })?;
+    let text = read_input(path)?;
     let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
     let format = format.or_else(|| detect(&name, &text)).ok_or_else(|| ImportError::UnknownFormat { path: path.to_owned() })?;
     Ok(match format {
@@ -90,7 +98,7 @@ pub fn read_session(path: &Path, format: Option<Format>) -> Result<ImportedSessi
 /// Reads a `--tools` file: a JSON or YAML list of `{name, description,
 /// parameters}`, or a preset file (`{agent, source, tools}`).
 pub fn read_tools(path: &Path) -> Result<Vec<PresetTool>, ImportError> {
-    let text = std::fs::read_to_string(path).map_err(|source| ImportError::Io { path: path.to_owned(), source })?;
+    let text = read_input(path)?;
     #[derive(serde::Deserialize)]
     #[serde(untagged)]
     enum ToolsFile {
@@ -108,20 +116,34 @@ pub fn read_tools(path: &Path) -> Result<Vec<PresetTool>, ImportError> {
     })
 }
 
+/// The text of an input file (a session, a cassette, `--system`,
+/// `--tools`): a regular file within the input size limit, as for
+/// scenarios ([`reloop_mock::input_file`]).
+pub fn read_input(path: &Path) -> Result<String, ImportError> {
+    let limit = reloop_mock::input_file::max_input_bytes();
+    reloop_mock::input_file::read_text(path, limit).map_err(|message| ImportError::Input { path: path.to_owned(), message })
+}
+
 /// The three files of one import, written beside each other in `dir`:
 /// `NAME.yaml` (scenario), `NAME.recording.yaml`, `NAME.import.json`.
 pub fn write_files(dir: &Path, converted: &Converted) -> Result<Vec<PathBuf>, ImportError> {
-    let name = &converted.name;
+    let [scenario, recording, report] = import_file_names(&converted.name);
     let files = [
-        (dir.join(format!("{name}.yaml")), yaml(&converted.scenario, dir)?),
-        (dir.join(recording_file_name(name)), reloop_files::recording_file::to_yaml(&converted.recording)),
-        (dir.join(format!("{name}.import.json")), serde_json::to_string_pretty(&converted.report).expect("a report serializes") + "\n"),
+        (dir.join(scenario), yaml(&converted.scenario, dir)?),
+        (dir.join(recording), reloop_files::recording_file::to_yaml(&converted.recording)),
+        (dir.join(report), serde_json::to_string_pretty(&converted.report).expect("a report serializes") + "\n"),
     ];
     std::fs::create_dir_all(dir).map_err(|source| ImportError::Io { path: dir.to_owned(), source })?;
     for (path, text) in &files {
         write_atomically(path, text)?;
     }
     Ok(files.into_iter().map(|(path, _)| path).collect())
+}
+
+/// The names of the files [`write_files`] writes for scenario `name`:
+/// scenario, recording, import report.
+pub fn import_file_names(name: &str) -> [String; 3] {
+    [format!("{name}.yaml"), recording_file_name(name), format!("{name}.import.json")]
 }
 
 /// The recording's file name for scenario `name`.

@@ -11,8 +11,8 @@ use axum::Router;
 use hyper::server::conn::http1;
 use hyper_util::rt::{TokioIo, TokioTimer};
 use hyper_util::service::TowerToHyperService;
-use tokio::net::TcpListener;
-use tokio::sync::Semaphore;
+use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::{OwnedSemaphorePermit, Semaphore, watch};
 
 /// Hyper's hard cap on a request head; the friendlier JSON limits of
 /// [`crate::api_errors`] apply well below it.
@@ -36,23 +36,25 @@ impl Default for ConnectionLimits {
     }
 }
 
-/// Serves `app` on `listener` within `limits`, until the task is dropped.
-pub async fn serve(listener: TcpListener, app: Router, limits: ConnectionLimits) {
-    let permits = Arc::new(Semaphore::new(limits.max_connections.max(1)));
+/// Serves `app` on `listener` within `limits`, until the task is dropped or
+/// `stop` turns true: then no connection is accepted any more, each open
+/// one finishes the exchange under way and closes (an idle keep-alive one
+/// closes at once), and the future ends when the last has closed.
+pub async fn serve(listener: TcpListener, app: Router, limits: ConnectionLimits, mut stop: watch::Receiver<bool>) {
+    let max = limits.max_connections.max(1);
+    let permits = Arc::new(Semaphore::new(max));
     loop {
-        let Ok(permit) = Arc::clone(&permits).acquire_owned().await else { return };
-        let tcp = match listener.accept().await {
-            Ok((tcp, _)) => tcp,
-            Err(_) => {
-                // Out of descriptors or a reset before accept: back off.
-                tokio::time::sleep(Duration::from_millis(10)).await;
-                continue;
-            }
+        let accepted = tokio::select! {
+            biased;
+            () = stopped(&mut stop) => break,
+            accepted = next_connection(&listener, &permits) => accepted,
         };
+        let Some((permit, tcp)) = accepted else { continue };
         // Streams are many small writes: without TCP_NODELAY, Nagle's
         // algorithm and delayed ACKs hold each one back for ~40 ms.
         let _ = tcp.set_nodelay(true);
         let service = TowerToHyperService::new(app.clone());
+        let mut stop = stop.clone();
         tokio::spawn(async move {
             let _permit = permit;
             let mut builder = http1::Builder::new();
@@ -61,8 +63,40 @@ pub async fn serve(listener: TcpListener, app: Router, limits: ConnectionLimits)
                 .header_read_timeout(limits.header_read_timeout)
                 .max_buf_size(MAX_HEAD_BYTES)
                 .max_headers(MAX_HEADERS);
+            let connection = builder.serve_connection(TokioIo::new(tcp), service);
+            tokio::pin!(connection);
             // Errors are per connection (a reset, a timeout): nothing to do.
-            let _ = builder.serve_connection(TokioIo::new(tcp), service).await;
+            tokio::select! {
+                _ = connection.as_mut() => {}
+                () = stopped(&mut stop) => {
+                    connection.as_mut().graceful_shutdown();
+                    let _ = connection.await;
+                }
+            }
         });
+    }
+    drop(listener);
+    // Every permit back: every connection has closed.
+    let _ = permits.acquire_many(u32::try_from(max).unwrap_or(u32::MAX)).await;
+}
+
+/// Resolves once `stop` turns true; never when the server went without
+/// being stopped (serving then ends with its task, as before).
+async fn stopped(stop: &mut watch::Receiver<bool>) {
+    if stop.wait_for(|stopped| *stopped).await.is_err() {
+        std::future::pending::<()>().await;
+    }
+}
+
+/// The next connection, with its permit; `None` after a failed accept.
+async fn next_connection(listener: &TcpListener, permits: &Arc<Semaphore>) -> Option<(OwnedSemaphorePermit, TcpStream)> {
+    let permit = Arc::clone(permits).acquire_owned().await.ok()?;
+    match listener.accept().await {
+        Ok((tcp, _)) => Some((permit, tcp)),
+        Err(_) => {
+            // Out of descriptors or a reset before accept: back off.
+            tokio::time::sleep(Duration::from_millis(10)).await;
+            None
+        }
     }
 }

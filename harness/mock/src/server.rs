@@ -154,6 +154,7 @@ pub struct MockServer {
     addr: SocketAddr,
     registry: Arc<Registry>,
     task: tokio::task::JoinHandle<()>,
+    stop: tokio::sync::watch::Sender<bool>,
 }
 
 impl MockServer {
@@ -169,9 +170,18 @@ impl MockServer {
         let listener = tokio::net::TcpListener::bind((Ipv4Addr::LOCALHOST, port)).await?;
         let addr = listener.local_addr()?;
         let app = router(Arc::clone(&registry));
-        // Serving ends only with the runtime; errors are per connection.
-        let task = tokio::spawn(connections::serve(listener, app, limits));
-        Ok(Self { addr, registry, task })
+        let (stop, stopped) = tokio::sync::watch::channel(false);
+        // Serving ends with the server or [`MockServer::stop`]; errors are per connection.
+        let task = tokio::spawn(connections::serve(listener, app, limits, stopped));
+        Ok(Self { addr, registry, task, stop })
+    }
+
+    /// Stops accepting connections at once, then lets the exchanges under
+    /// way finish for at most `grace`; the connections still open then are
+    /// dropped. `true` when every exchange finished in time.
+    pub async fn stop(mut self, grace: std::time::Duration) -> bool {
+        let _ = self.stop.send(true);
+        tokio::time::timeout(grace, &mut self.task).await.is_ok()
     }
 
     /// The bound address.

@@ -11,6 +11,7 @@
 
 pub mod compare;
 pub mod detectors;
+pub mod escape;
 pub mod error;
 pub mod figures;
 pub mod gates;

@@ -80,7 +80,7 @@ fn the_official_openai_sdk_agent_runs_as_a_black_box_with_its_expectations_check
 }
 
 /// A scenario in `dir` whose agent is `sh -c SCRIPT`, over the SDK agent's recording.
-fn shell_scenario(dir: &Path, name: &str, script: &str, timeout_s: u64, expect: &str) -> PathBuf {
+pub fn shell_scenario(dir: &Path, name: &str, script: &str, timeout_s: u64, expect: &str) -> PathBuf {
     let recording = data().join("sdk-agent.recording.yaml");
     let script = script.replace('\'', "''");
     write(
@@ -128,9 +128,11 @@ fn wait_for_pids(file: &Path, count: usize) -> Vec<u32> {
     }
 }
 
-/// An agent that leaves a grandchild running and waits: its pids go to `pids`.
+/// An agent that leaves a grandchild running, and one in a session of its
+/// own (`setsid`: out of the agent's process group), and waits: its three
+/// pids go to `pids`.
 fn lingering_agent(pids: &Path) -> String {
-    format!("sleep 300 & echo $$ $! > {}.tmp && mv {0}.tmp {0}; wait", pids.display())
+    format!("sleep 300 & setsid sh -c 'echo $$ > {0}.s; exec sleep 300' & while ! test -s {0}.s; do sleep 0.05; done; echo $$ $! $(cat {0}.s) > {0}.tmp && mv {0}.tmp {0}; wait", pids.display())
 }
 
 #[test]
@@ -143,7 +145,12 @@ fn an_agent_past_its_timeout_is_killed_with_its_whole_process_group() {
     assert_eq!(output.status.code(), Some(0), "{}{}", stdout(&output), stderr(&output));
     let row = &runs(&out)[0];
     assert_eq!((row["outcome"].as_str(), row["agent_exit_code"].as_str()), ("agent_timeout", "null"));
-    for pid in wait_for_pids(&pids, 2) {
+    let agents = wait_for_pids(&pids, 3);
+    let deadline = Instant::now() + Duration::from_secs(2);
+    while agents.iter().any(|pid| !gone(*pid)) && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    for pid in agents {
         assert!(gone(pid), "agent process {pid} outlived the run");
     }
 }
@@ -160,7 +167,7 @@ fn interrupting_reloop_run_leaves_no_agent_process_behind() {
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
-    let agents = wait_for_pids(&pids, 2);
+    let agents = wait_for_pids(&pids, 3);
     interrupt_and_check_none_survive(child, &agents, &out);
 }
 
@@ -175,6 +182,72 @@ fn interrupt_and_check_none_survive(mut reloop: std::process::Child, agents: &[u
         assert!(gone(*pid), "agent process {pid} outlived the interrupted run");
     }
     assert_eq!(runs(out)[0]["outcome"], "cancelled");
+}
+
+/// Regression (issue 28): an agent, its children (one in a session of its
+/// own) and its `/tmp/reloop-agent-*` folder survived a SIGKILL of
+/// `reloop run`. Its keeper learns of the death from the kernel and ends
+/// them all.
+#[test]
+fn sigkilling_reloop_run_leaves_no_agent_process_nor_its_folder_behind() {
+    let dir = tempfile::tempdir().unwrap();
+    let pids = dir.path().join("pids");
+    let folder = dir.path().join("folder");
+    let script = format!("pwd > {}; {}", folder.display(), lingering_agent(&pids));
+    let file = shell_scenario(dir.path(), "killed", &script, 300, "{}");
+    let out = dir.path().join("out");
+    let mut reloop = Command::new(env!("CARGO_BIN_EXE_reloop"))
+        .args(["run", file.to_str().unwrap(), "--out", out.to_str().unwrap()])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let agents = wait_for_pids(&pids, 3);
+    let keeper: Vec<u32> = descendants(reloop.id()).into_iter().filter(|pid| !agents.contains(pid)).collect();
+    reloop.kill().unwrap();
+    reloop.wait().unwrap();
+    std::thread::sleep(Duration::from_secs(2));
+    for pid in agents.iter().chain(&keeper) {
+        assert!(gone(*pid), "process {pid} of the agent is alive 2 s after reloop was killed");
+    }
+    let workspace = PathBuf::from(std::fs::read_to_string(&folder).unwrap().trim());
+    assert!(workspace.ends_with("workspace"), "{}", workspace.display());
+    assert!(!workspace.parent().unwrap().exists(), "{} outlived the run", workspace.parent().unwrap().display());
+}
+
+/// Regression (issue 28): a black-box agent got the user's environment but
+/// two API keys. Now an allowlist: planted secrets do not reach it, `HOME`
+/// and the working directory are its workspace, and `pass_env` passes a
+/// named variable on.
+#[test]
+fn a_black_box_agent_sees_only_the_allowlisted_environment() {
+    let dir = tempfile::tempdir().unwrap();
+    let seen = dir.path().join("env.txt");
+    let script = format!("env > {}; echo \"cwd=$(pwd)\" >> {0}", seen.display());
+    let file = shell_scenario(dir.path(), "env", &script, 30, "{ exit_code: 0 }");
+    let text = std::fs::read_to_string(&file).unwrap().replace("  timeout_s:", "  pass_env: [RELOOP_TEST_PASSED]\n  timeout_s:");
+    std::fs::write(&file, text).unwrap();
+    let output = Command::new(env!("CARGO_BIN_EXE_reloop"))
+        .args(["run", file.to_str().unwrap(), "--out", dir.path().join("out").to_str().unwrap()])
+        .env("GITHUB_TOKEN", "ghp_planted")
+        .env("AWS_SECRET_ACCESS_KEY", "aws_planted")
+        .env("GEMINI_API_KEY", "gemini_planted")
+        .env("RELOOP_TEST_PASSED", "passed on")
+        .env("NO_COLOR", "1")
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(0), "{}{}", stdout(&output), stderr(&output));
+    let env = std::fs::read_to_string(&seen).unwrap();
+    let value = |name: &str| env.lines().find_map(|line| line.strip_prefix(&format!("{name}=")).map(str::to_owned));
+    for planted in ["GITHUB_TOKEN", "AWS_SECRET_ACCESS_KEY", "GEMINI_API_KEY", "NO_COLOR"] {
+        assert_eq!(value(planted), None, "{planted} reached the agent:\n{env}");
+    }
+    assert!(!env.contains("_planted"), "{env}");
+    assert_eq!(value("RELOOP_TEST_PASSED").as_deref(), Some("passed on"));
+    let home = value("HOME").unwrap();
+    assert!(home.ends_with("/workspace") && home.contains("reloop-agent-"), "{home}");
+    assert_eq!(value("cwd"), Some(home));
+    assert!(value("PATH").is_some());
 }
 
 /// A scenario of `preset` in `dir` over a recording that calls `tool` with `arguments`.
@@ -219,7 +292,7 @@ fn a_preset_recording_calling_a_tool_the_agent_lacks_is_bad_input_naming_the_cal
 }
 
 /// Every process below `pid` (children, their children, ...), from /proc.
-fn descendants(pid: u32) -> Vec<u32> {
+pub fn descendants(pid: u32) -> Vec<u32> {
     let parents: Vec<(u32, u32)> = std::fs::read_dir("/proc")
         .unwrap()
         .filter_map(|entry| entry.ok()?.file_name().to_str()?.parse::<u32>().ok())

@@ -126,3 +126,52 @@ fn gates_are_judged_as_written_and_bad_gate_files_name_their_line() {
     assert_eq!(missing.status.code(), Some(2));
     assert!(stderr(&missing).contains("nowhere"), "{}", stderr(&missing));
 }
+
+/// A scenario name meant to act on every output: a workflow command after
+/// a newline, terminal escapes (OSC 52 clipboard, OSC 0 title, CSI 2J),
+/// a backtick, a mention, HTML and a fake heading.
+const HOSTILE_NAME: &str = r#""x\n::error::owned \e]52;c;cHduZWQ=\a\e]0;title\a\e[2J `tick` @team <img src=x> <!-- ### all gates hold""#;
+
+/// Regression (issue 28): `run`'s failure list, `compare`'s "gate failed:"
+/// lines and its PR comment printed names raw: a name could become a
+/// GitHub Actions workflow command, reach the terminal as escapes, or
+/// break out of the comment's code spans. Each output escapes it for its
+/// destination (snapshots hold each).
+#[test]
+fn a_hostile_scenario_name_acts_in_no_output() {
+    let dir = tempfile::tempdir().unwrap();
+    let hostile = POLL_SCENARIO.replace("name: poll-ci", &format!("name: {HOSTILE_NAME}"));
+    write(dir.path(), "suite/poll-ci.yaml", &hostile);
+    write(dir.path(), "suite/recording.yaml", &recording(1));
+    run_into(dir.path(), "base");
+    write(dir.path(), "suite/recording.yaml", &recording(3));
+    write(dir.path(), "suite/poll-ci.yaml", &format!("{hostile}expect: {{ final_answer_contains: [done] }}\n"));
+    let run = reloop(dir.path(), &["run", "suite", "--out", "new"]);
+    assert_eq!(run.status.code(), Some(1), "{}", stderr(&run));
+    let compared = std::process::Command::new(env!("CARGO_BIN_EXE_reloop"))
+        .current_dir(dir.path())
+        .args(["compare", "base", "new", "--markdown", "pr.md"])
+        .env("GITHUB_ACTIONS", "true")
+        .output()
+        .unwrap();
+    assert_eq!(compared.status.code(), Some(1), "{}", stderr(&compared));
+    let markdown = std::fs::read_to_string(dir.path().join("pr.md")).unwrap();
+    for (output, text) in [("run", stdout(&run) + &stderr(&run)), ("compare", stdout(&compared) + &stderr(&compared))] {
+        assert!(!text.contains('\x1b') && !text.contains('\x07'), "{output}: a terminal escape got through:\n{text}");
+        for line in text.lines().filter(|line| line.starts_with("::")) {
+            assert!(line.starts_with("::error file=suite/poll-ci.yaml,line=1,title=reloop gate "), "{output}: a workflow command reloop did not mean: {line}");
+        }
+    }
+    // The name is in a code span wherever it appears (HTML, mentions and
+    // headings are plain text there), on one line.
+    for line in markdown.lines().filter(|line| line.contains("<img") || line.contains("@team")) {
+        assert!(line.contains("``x\\n::error::owned") && line.contains("<!-- ### all gates hold``"), "outside a code span: {line}");
+    }
+    assert!(!markdown.lines().any(|line| line.starts_with("::")), "{markdown}");
+    assert!(!markdown.lines().any(|line| line.starts_with("###") && line.contains("all gates hold")), "{markdown}");
+    insta::assert_snapshot!("hostile_name_run_table_and_failures", stdout(&run));
+    let compare_text = stdout(&compared);
+    let named: Vec<&str> = compare_text.lines().filter(|line| line.contains("owned")).collect();
+    insta::assert_snapshot!("hostile_name_compare_lines", named.join("\n"));
+    insta::assert_snapshot!("hostile_name_markdown", markdown);
+}

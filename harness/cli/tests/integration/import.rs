@@ -344,3 +344,89 @@ fn a_session_ending_on_a_failed_call_replays_that_failure_under_every_strategy()
         assert_eq!(run["divergences"], "0", "{run:?}");
     }
 }
+
+/// One pi session fixture, copied into `dir` as `name`.
+fn session_named(dir: &Path, name: &str) -> PathBuf {
+    let fixture = session_fixtures().into_iter().find(|f| f.to_string_lossy().contains("/pi/")).unwrap();
+    let copy = dir.join(name);
+    std::fs::copy(fixture, &copy).unwrap();
+    copy
+}
+
+/// Regression (issue 28): `import` overwrote an edited scenario (exit 0),
+/// `Session.jsonl` and `session.jsonl` both became `session.*` (the second
+/// replacing the first), and `___.jsonl` became hidden `.yaml` files that
+/// `run DIR/` skips. Each is refused now, before anything is written.
+#[test]
+fn import_refuses_to_overwrite_to_merge_two_sources_or_to_write_a_hidden_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    let run = |files: &[&Path], extra: &[&str]| {
+        let mut args = vec!["import"];
+        args.extend(files.iter().map(|f| f.to_str().unwrap()));
+        args.extend(["--out", out.to_str().unwrap()]);
+        args.extend(extra);
+        reloop(dir.path(), &args)
+    };
+    let lower = session_named(dir.path(), "session.jsonl");
+    let upper = session_named(&folder(dir.path(), "other"), "Session.jsonl");
+    let both = run(&[&lower, &upper], &[]);
+    assert_eq!(both.status.code(), Some(2), "{}", stderr(&both));
+    assert!(stderr(&both).contains("would become scenario `session`") && stderr(&both).contains(lower.to_str().unwrap()), "{}", stderr(&both));
+    assert!(!out.exists() || std::fs::read_dir(&out).unwrap().next().is_none(), "nothing written");
+
+    let hidden = session_named(dir.path(), "___.jsonl");
+    let refused = run(&[&hidden], &[]);
+    assert_eq!(refused.status.code(), Some(2), "{}", stderr(&refused));
+    assert!(stderr(&refused).contains("no scenario name can be made"), "{}", stderr(&refused));
+
+    assert_eq!(run(&[&lower], &[]).status.code(), Some(0));
+    let scenario = out.join("session.yaml");
+    std::fs::write(&scenario, "edited by hand\n").unwrap();
+    let again = run(&[&lower], &[]);
+    assert_eq!(again.status.code(), Some(2), "{}", stderr(&again));
+    assert!(stderr(&again).contains(&format!("would replace {}", scenario.display())) && stderr(&again).contains("--force"), "{}", stderr(&again));
+    assert_eq!(std::fs::read_to_string(&scenario).unwrap(), "edited by hand\n");
+    assert_eq!(run(&[&lower], &["--force"]).status.code(), Some(0));
+    assert_ne!(std::fs::read_to_string(&scenario).unwrap(), "edited by hand\n");
+    let names: Vec<String> = std::fs::read_dir(&out).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+    assert!(names.iter().all(|name| !name.starts_with('.')), "{names:?}");
+}
+
+/// Regression (issue 28): `import` read a FIFO forever and `/dev/zero`
+/// until memory ran out; `--system` and `--tools` had no size limit. Every
+/// input is checked as scenarios are: a regular file within the limit.
+#[test]
+fn import_sources_system_and_tools_must_be_regular_files_within_the_limit() {
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("session.jsonl");
+    assert!(std::process::Command::new("mkfifo").arg(&fifo).status().unwrap().success());
+    let session = session_named(&folder(dir.path(), "s"), "real.jsonl");
+    let big = write(dir.path(), "system.txt", &"x".repeat(2000));
+    let cases: [(Vec<&str>, &str); 4] = [
+        (vec![fifo.to_str().unwrap()], "session.jsonl: is not a regular file"),
+        (vec!["/dev/zero"], "/dev/zero: is not a regular file"),
+        (vec![session.to_str().unwrap(), "--tools", "/dev/zero"], "/dev/zero: is not a regular file"),
+        (vec![session.to_str().unwrap(), "--system", big.to_str().unwrap()], "larger than the input limit of 1000 bytes"),
+    ];
+    for (args, expected) in cases {
+        let mut all = vec!["import"];
+        all.extend(&args);
+        all.extend(["--out", "out"]);
+        let output = std::process::Command::new(env!("CARGO_BIN_EXE_reloop"))
+            .current_dir(dir.path())
+            .args(&all)
+            .env("RELOOP_MAX_INPUT_BYTES", "1000")
+            .output()
+            .unwrap();
+        assert_eq!(output.status.code(), Some(2), "{args:?}: {}", stderr(&output));
+        assert!(stderr(&output).contains(expected), "{args:?}: {}", stderr(&output));
+    }
+}
+
+/// `dir/name`, made.
+fn folder(dir: &Path, name: &str) -> PathBuf {
+    let path = dir.join(name);
+    std::fs::create_dir_all(&path).unwrap();
+    path
+}

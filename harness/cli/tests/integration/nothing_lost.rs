@@ -139,3 +139,31 @@ fn a_run_killed_at_any_moment_leaves_the_previous_set_or_the_new_one() {
         }
     }
 }
+
+/// Regression (issue 28): a second `run` to the same `--out` deleted the
+/// first's `OUT.partial/`, and the first ended with exit 3 and every run
+/// lost. `OUT` is locked for the batch: the second is refused at once
+/// (exit 2, naming the first's PID) and the first loses nothing.
+#[test]
+fn a_second_run_to_the_same_out_is_refused_at_once_and_the_first_loses_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let started = dir.path().join("started");
+    let script = format!("touch {}; sleep 2", started.display());
+    let file = crate::black_box::shell_scenario(dir.path(), "slow", &script, 60, "{ exit_code: 0 }");
+    let out = dir.path().join("out");
+    let args = ["run", file.to_str().unwrap(), "--out", out.to_str().unwrap()];
+    let first = Command::new(env!("CARGO_BIN_EXE_reloop")).args(args).stdout(Stdio::null()).stderr(Stdio::piped()).spawn().unwrap();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while !started.exists() {
+        assert!(Instant::now() < deadline, "the first run's agent never started");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let begun = Instant::now();
+    let second = reloop(dir.path(), &args);
+    assert_eq!(second.status.code(), Some(2), "{}", stderr(&second));
+    assert!(begun.elapsed() < Duration::from_secs(2), "refused at once, not after waiting");
+    assert!(stderr(&second).contains(&format!("reloop PID {}", first.id())), "{}", stderr(&second));
+    let first = first.wait_with_output().unwrap();
+    assert_eq!(first.status.code(), Some(0), "{}", String::from_utf8_lossy(&first.stderr));
+    assert_eq!(keys(&out.join("runs.parquet")), [("slow".to_owned(), "default".to_owned())]);
+}

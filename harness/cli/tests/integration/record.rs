@@ -236,7 +236,29 @@ fn ctrl_c_still_records_the_exchange_in_flight() {
     assert!(head.contains(" 200"), "the stream in flight completes: {head}");
     let answer = String::from_utf8_lossy(&answer);
     assert!(answer.contains(r#""content":" sure."}"#) && answer.contains(r#""finish_reason":"stop""#), "the whole answer: {answer}");
-    assert_eq!(status.code(), Some(0));
+    assert_eq!(status.code(), Some(130));
     let text = std::fs::read_to_string(out.with_extension("recording.yaml")).unwrap_or_default();
     assert_eq!(exchanges_in(&text), 1, "the exchange in flight at Ctrl-C is recorded:\n{text}");
+}
+
+/// Regression (issue 28): `serve` and `record` said "interrupt: finishing…"
+/// on SIGTERM, SIGHUP and even Ctrl-C, and ran on until a second signal.
+/// One of each now stops them within 3 s, exit 130, with what they hold
+/// written.
+#[test]
+fn serve_and_record_stop_on_one_sigterm_sighup_or_ctrl_c_with_nothing_lost() {
+    let dir = tempfile::tempdir().unwrap();
+    let upstream_file = write(dir.path(), "upstream.yaml", UPSTREAM);
+    for signal in ["TERM", "HUP", "INT"] {
+        let serve = Serve::start_with(&upstream_file, &[], Stdio::null());
+        assert_eq!(serve.signal(signal, Duration::from_secs(3)).code(), Some(130), "serve after SIG{signal}");
+
+        let upstream = Serve::start_with(&upstream_file, &[], Stdio::null());
+        let out = dir.path().join(format!("rec-{signal}"));
+        let proxy = Serve::spawn(&["record", "--upstream", &upstream.addr, "--out", out.to_str().unwrap(), "--port", "0"], Stdio::null());
+        run_session(&proxy.addr, "upstream", "chat");
+        assert_eq!(proxy.signal(signal, Duration::from_secs(3)).code(), Some(130), "record after SIG{signal}");
+        let text = std::fs::read_to_string(out.with_extension("recording.yaml")).unwrap_or_default();
+        assert_eq!(exchanges_in(&text), 2, "record after SIG{signal} wrote the session:\n{text}");
+    }
 }

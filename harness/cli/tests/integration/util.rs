@@ -75,10 +75,23 @@ impl Serve {
     }
 
     /// Sends SIGINT (Ctrl-C) and waits for the exit.
-    pub fn interrupt(mut self) -> std::process::ExitStatus {
-        let sent = Command::new("kill").args(["-INT", &self.child.id().to_string()]).status().expect("kill runs");
-        assert!(sent.success(), "SIGINT sent");
-        self.child.wait().expect("the process ends")
+    pub fn interrupt(self) -> std::process::ExitStatus {
+        self.signal("INT", std::time::Duration::from_secs(60))
+    }
+
+    /// Sends one `signal` (`INT`, `TERM`, `HUP`) and waits for the exit,
+    /// which must come within `limit`.
+    pub fn signal(mut self, signal: &str, limit: std::time::Duration) -> std::process::ExitStatus {
+        let sent = Command::new("kill").args([&format!("-{signal}"), &self.child.id().to_string()]).status().expect("kill runs");
+        assert!(sent.success(), "SIG{signal} sent");
+        let start = std::time::Instant::now();
+        loop {
+            if let Some(status) = self.child.try_wait().expect("the process can be waited for") {
+                return status;
+            }
+            assert!(start.elapsed() < limit, "still running {limit:?} after one SIG{signal}");
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
     }
 
     /// The OpenAI base URL (up to `/v1`) of `session`.

@@ -4,6 +4,7 @@
 //! environment and a fresh workspace; the report is built from what the
 //! server saw ([`server_view`]) plus the process's exit code and output.
 
+pub mod keeper;
 pub mod placeholders;
 pub use reloop_files::agent_presets as presets;
 pub mod process;
@@ -51,7 +52,7 @@ pub async fn run(scenario: &Scenario, agent: &AgentSpec, cancel: &AtomicBool, wa
     };
     write_files(&workspace, agent, &placeholders)?;
     let argv: Vec<String> = agent.command.iter().map(|arg| placeholders.expand(arg)).collect();
-    let env = environment(agent, &placeholders);
+    let env = environment(agent, &placeholders, scratch.path(), |name| std::env::var(name).ok());
     if let Some(missing) = process::missing_program(&argv, &env) {
         return Ok(skipped(scenario, &missing));
     }
@@ -59,6 +60,7 @@ pub async fn run(scenario: &Scenario, agent: &AgentSpec, cancel: &AtomicBool, wa
         argv: &argv,
         env,
         workspace: &workspace,
+        scratch: scratch.path(),
         output_dir: scratch.path(),
         timeout: Duration::from_secs(agent.timeout_s),
     };
@@ -120,20 +122,34 @@ fn skipped(scenario: &Scenario, program: &str) -> RunReport {
     }
 }
 
-/// reloop's environment plus the base URLs and dummy keys, then the
-/// scenario's own variables (which win). `PWD` is the workspace: a program
-/// started without a shell inherits reloop's, and some agents (opencode)
-/// take their project directory from it rather than from the real one.
-fn environment(agent: &AgentSpec, placeholders: &Placeholders<'_>) -> Vec<(String, String)> {
+/// Variables of reloop's environment that every agent gets: the program
+/// search path, the locale and the terminal type. Nothing else of the
+/// user's environment (tokens, cloud keys, `HOME`) reaches an agent
+/// unless its scenario or preset names it in `pass_env`.
+const PASSED: [&str; 4] = ["PATH", "LANG", "LANGUAGE", "TERM"];
+
+/// The agent's whole environment, an allowlist: [`PASSED`] and the
+/// locale's `LC_*` from reloop's (`user` looks one up), then `HOME` and
+/// `TMPDIR` in the run's scratch folder (`HOME` is the workspace),
+/// `PWD`, the base URLs and dummy keys, the variables the scenario or
+/// preset passes on (`pass_env`), and last its own `env:` (which wins).
+/// `PWD` is the workspace: some agents (opencode) take their project
+/// directory from it rather than from the real one.
+fn environment(agent: &AgentSpec, placeholders: &Placeholders<'_>, scratch: &std::path::Path, user: impl Fn(&str) -> Option<String>) -> Vec<(String, String)> {
+    let locale = std::env::vars().map(|(name, _)| name).filter(|name| name.starts_with("LC_"));
+    let passed = PASSED.iter().map(|name| (*name).to_owned()).chain(locale).chain(agent.pass_env.iter().cloned());
+    let mut env: Vec<(String, String)> = passed.filter_map(|name| user(&name).map(|value| (name, value))).collect();
     let anthropic_base = placeholders.anthropic_base_url().to_owned();
-    let mut env = vec![
+    env.extend([
+        ("HOME".to_owned(), placeholders.workspace.to_owned()),
+        ("TMPDIR".to_owned(), scratch.join("tmp").display().to_string()),
         ("PWD".to_owned(), placeholders.workspace.to_owned()),
         ("RELOOP_BASE_URL".to_owned(), placeholders.base_url.to_owned()),
         ("OPENAI_BASE_URL".to_owned(), placeholders.base_url.to_owned()),
         ("OPENAI_API_KEY".to_owned(), DUMMY_API_KEY.to_owned()),
         ("ANTHROPIC_BASE_URL".to_owned(), anthropic_base),
         ("ANTHROPIC_API_KEY".to_owned(), DUMMY_API_KEY.to_owned()),
-    ];
+    ]);
     env.extend(agent.env.iter().map(|(key, value)| (key.clone(), placeholders.expand(value))));
     env
 }
@@ -142,6 +158,10 @@ fn environment(agent: &AgentSpec, placeholders: &Placeholders<'_>) -> Vec<(Strin
 /// checked to stay inside when the scenario was loaded).
 fn write_files(workspace: &std::path::Path, agent: &AgentSpec, placeholders: &Placeholders<'_>) -> Result<(), String> {
     std::fs::create_dir_all(workspace).map_err(|e| format!("cannot make the workspace: {e}"))?;
+    // The agent's TMPDIR, beside the workspace in the scratch folder.
+    if let Some(scratch) = workspace.parent() {
+        std::fs::create_dir_all(scratch.join("tmp")).map_err(|e| format!("cannot make the agent's TMPDIR: {e}"))?;
+    }
     for (relative, contents) in &agent.files {
         let path = workspace.join(relative);
         if let Some(parent) = path.parent() {
@@ -175,17 +195,37 @@ fn tail(text: &str) -> String {
 mod tests {
     use super::*;
 
+    fn placeholders() -> Placeholders<'static> {
+        Placeholders { task: "t", workspace: "/tmp/w", scenario_dir: "/s", base_url: "http://127.0.0.1:9/s/run/v1", port: 9, model: "m" }
+    }
+
     /// Regression: opencode took reloop's inherited `PWD` as its project
     /// directory and failed ("Unexpected server error") outside the workspace.
     #[test]
     fn the_agent_environment_sets_pwd_to_the_workspace_and_the_block_wins() {
         let agent: AgentSpec = serde_json::from_value(serde_json::json!({ "command": ["a"], "env": { "OPENAI_API_KEY": "mine" } })).unwrap();
-        let placeholders =
-            Placeholders { task: "t", workspace: "/tmp/w", scenario_dir: "/s", base_url: "http://127.0.0.1:9/s/run/v1", port: 9, model: "m" };
-        let env = environment(&agent, &placeholders);
+        let env = environment(&agent, &placeholders(), std::path::Path::new("/tmp"), |_| None);
         let last = |key: &str| env.iter().rev().find(|(k, _)| k == key).map(|(_, v)| v.as_str());
         assert_eq!(last("PWD"), Some("/tmp/w"));
         assert_eq!(last("ANTHROPIC_BASE_URL"), Some("http://127.0.0.1:9/s/run"));
         assert_eq!(last("OPENAI_API_KEY"), Some("mine"));
+    }
+
+    /// Regression (issue 28): the agent got reloop's whole environment but
+    /// two API keys, so `GITHUB_TOKEN`, `AWS_SECRET_ACCESS_KEY`,
+    /// `GEMINI_API_KEY` and the real `HOME` reached it.
+    #[test]
+    fn only_the_allowlist_and_what_the_scenario_passes_reach_the_agent() {
+        let user = |name: &str| -> Option<String> {
+            let planted = [("PATH", "/usr/bin"), ("LANG", "C.UTF-8"), ("HOME", "/home/me"), ("GITHUB_TOKEN", "ghp_x"), ("AWS_SECRET_ACCESS_KEY", "aws"), ("GEMINI_API_KEY", "g"), ("MY_PROXY", "p")];
+            planted.iter().find(|(n, _)| *n == name).map(|(_, v)| (*v).to_owned())
+        };
+        let agent: AgentSpec = serde_json::from_value(serde_json::json!({ "command": ["a"], "pass_env": ["MY_PROXY", "UNSET"] })).unwrap();
+        let env = environment(&agent, &placeholders(), std::path::Path::new("/tmp/scratch"), user);
+        let names: std::collections::BTreeSet<&str> = env.iter().map(|(k, _)| k.as_str()).collect();
+        let expected = ["ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL", "HOME", "LANG", "MY_PROXY", "OPENAI_API_KEY", "OPENAI_BASE_URL", "PATH", "PWD", "RELOOP_BASE_URL", "TMPDIR"];
+        assert_eq!(names, expected.into_iter().collect());
+        let value = |key: &str| env.iter().rev().find(|(k, _)| k == key).map(|(_, v)| v.as_str());
+        assert_eq!((value("HOME"), value("TMPDIR"), value("PATH")), (Some("/tmp/w"), Some("/tmp/scratch/tmp"), Some("/usr/bin")));
     }
 }

@@ -1,11 +1,13 @@
-//! The agent process: started in its own process group in the run's
-//! workspace, its output to files, watched until it exits, its timeout
-//! passes or the batch is cancelled. Whatever happens, the whole group is
-//! killed at the end, so no grandchild outlives the run; the groups alive
-//! are registered so a second Ctrl-C (which exits at once) can kill them
-//! too ([`kill_live_agents`]).
+//! The agent process: started under its keeper ([`super::keeper`]) in its
+//! own process group in the run's workspace, with only the environment it
+//! is given, its output to files, watched until it exits, its timeout
+//! passes or the batch is cancelled. Whatever happens, everything it
+//! started is ended: by the keeper (which outlives even a SIGKILLed
+//! `run`), and the group killed after it; the agents alive are registered
+//! so a second Ctrl-C (which exits at once) can end them too
+//! ([`kill_live_agents`]).
 
-use std::collections::BTreeSet;
+use std::collections::BTreeMap;
 use std::os::unix::process::CommandExt;
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
@@ -20,18 +22,26 @@ const POLL: Duration = Duration::from_millis(10);
 /// The bytes of each stream kept in the report.
 const OUTPUT_LIMIT: usize = 64 * 1024;
 
-/// Process groups of agents running now.
-static LIVE_GROUPS: Mutex<BTreeSet<u32>> = Mutex::new(BTreeSet::new());
+/// Process groups of agents running now, each with whether a keeper
+/// leads it.
+static LIVE_GROUPS: Mutex<BTreeMap<u32, bool>> = Mutex::new(BTreeMap::new());
+
+/// How long a keeper told to stop may take to end what the agent started
+/// before its group is killed.
+const KEEPER_GRACE: Duration = Duration::from_secs(2);
 
 /// What to start.
 #[derive(Debug)]
 pub struct Launch<'a> {
     /// The argv, expanded.
     pub argv: &'a [String],
-    /// Variables added to reloop's own environment.
+    /// The whole environment (nothing of reloop's is inherited).
     pub env: Vec<(String, String)>,
     /// The working directory.
     pub workspace: &'a Path,
+    /// The run's temporary folder (the workspace is inside), removed by
+    /// the keeper when `run` dies before it could remove it.
+    pub scratch: &'a Path,
     /// Where stdout and stderr go (`stdout`, `stderr` inside).
     pub output_dir: &'a Path,
     /// Real time allowed.
@@ -67,24 +77,32 @@ pub struct Finished {
 /// count as an installed agent. A path (with a `/`) is left to the start to
 /// judge.
 pub fn missing_program(argv: &[String], env: &[(String, String)]) -> Option<String> {
-    use std::os::unix::fs::PermissionsExt as _;
     let program = argv.first()?;
     if program.contains('/') {
         return None;
     }
     let path = env.iter().rev().find(|(key, _)| key == "PATH").map(|(_, value)| value.into()).or_else(|| std::env::var_os("PATH"))?;
-    let executable = |file: std::path::PathBuf| file.metadata().is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0);
-    let found = std::env::split_paths(&path).filter(|dir| dir.is_absolute()).any(|dir| executable(dir.join(program)));
+    let found = std::env::split_paths(&path).filter(|dir| dir.is_absolute()).any(|dir| is_executable(&dir.join(program)));
     (!found).then(|| program.clone())
 }
 
 /// Starts the agent; `Err` says why it could not start.
 pub fn spawn(launch: &Launch<'_>) -> Result<Running, String> {
-    let (program, args) = launch.argv.split_first().ok_or("the agent command is empty")?;
+    let program = launch.argv.first().ok_or("the agent command is empty")?;
+    if program.contains('/') && !is_executable(&launch.workspace.join(program)) {
+        return Err(format!("cannot start `{program}`: not an executable file"));
+    }
     let stdout = std::fs::File::create(launch.output_dir.join("stdout")).map_err(|e| format!("cannot create the stdout file: {e}"))?;
     let stderr = std::fs::File::create(launch.output_dir.join("stderr")).map_err(|e| format!("cannot create the stderr file: {e}"))?;
-    let child = Command::new(program)
-        .args(args)
+    let kept = super::keeper::command(launch.argv, launch.scratch);
+    let is_kept = kept.is_some();
+    let mut command = kept.unwrap_or_else(|| {
+        let mut direct = Command::new(program);
+        direct.args(&launch.argv[1..]);
+        direct
+    });
+    let child = command
+        .env_clear()
         .envs(launch.env.iter().map(|(k, v)| (k, v)))
         .current_dir(launch.workspace)
         .stdin(Stdio::null())
@@ -93,14 +111,21 @@ pub fn spawn(launch: &Launch<'_>) -> Result<Running, String> {
         .process_group(0)
         .spawn()
         .map_err(|e| format!("cannot start `{program}`: {e}"))?;
-    LIVE_GROUPS.lock().expect("live groups poisoned").insert(child.id());
-    Ok(Running { child, deadline: Instant::now() + launch.timeout })
+    LIVE_GROUPS.lock().expect("live groups poisoned").insert(child.id(), is_kept);
+    Ok(Running { child, kept: is_kept, deadline: Instant::now() + launch.timeout })
+}
+
+fn is_executable(file: &Path) -> bool {
+    use std::os::unix::fs::PermissionsExt as _;
+    file.metadata().is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
 }
 
 /// A started agent.
 #[derive(Debug)]
 pub struct Running {
     child: Child,
+    /// A keeper leads the group (else the agent itself).
+    kept: bool,
     deadline: Instant,
 }
 
@@ -126,10 +151,19 @@ impl Running {
         Finished { ending, stdout: read_limited(&output_dir.join("stdout")), stderr: read_limited(&output_dir.join("stderr")) }
     }
 
-    /// Kills the whole group (the child and anything it left running) and
-    /// reaps the child.
+    /// Ends everything the agent started and reaps the child: a keeper is
+    /// told to stop and given [`KEEPER_GRACE`] (it has ended the agent's
+    /// processes already when the agent exited by itself), then the whole
+    /// group is killed in any case.
     fn end_group(&mut self) {
         let group = self.child.id();
+        if self.kept && matches!(self.child.try_wait(), Ok(None)) {
+            signal_process(group, rustix::process::Signal::TERM);
+            let deadline = Instant::now() + KEEPER_GRACE;
+            while matches!(self.child.try_wait(), Ok(None)) && Instant::now() < deadline {
+                std::thread::sleep(POLL);
+            }
+        }
         kill_group(group);
         let _ = self.child.wait();
         LIVE_GROUPS.lock().expect("live groups poisoned").remove(&group);
@@ -138,18 +172,20 @@ impl Running {
 
 impl Drop for Running {
     fn drop(&mut self) {
-        if LIVE_GROUPS.lock().is_ok_and(|live| live.contains(&self.child.id())) {
+        if LIVE_GROUPS.lock().is_ok_and(|live| live.contains_key(&self.child.id())) {
             self.end_group();
         }
     }
 }
 
-/// Kills every agent process group still running: for an exit that cannot
-/// wait for the runs in flight (a second Ctrl-C).
+/// Ends every agent still running: for an exit that cannot wait for the
+/// runs in flight (a second Ctrl-C). A keeper gets SIGTERM (it ends what
+/// the agent started, `setsid` or not; reloop's exit would tell it too),
+/// a group without one is killed.
 pub fn kill_live_agents() {
-    let groups: Vec<u32> = LIVE_GROUPS.lock().map(|live| live.iter().copied().collect()).unwrap_or_default();
-    for group in groups {
-        kill_group(group);
+    let groups: Vec<(u32, bool)> = LIVE_GROUPS.lock().map(|live| live.iter().map(|(g, k)| (*g, *k)).collect()).unwrap_or_default();
+    for (group, kept) in groups {
+        if kept { signal_process(group, rustix::process::Signal::TERM) } else { kill_group(group) }
     }
 }
 
@@ -157,6 +193,12 @@ fn kill_group(group: u32) {
     // The group may be gone already (ESRCH); nothing else can fail here.
     if let Some(pid) = i32::try_from(group).ok().and_then(rustix::process::Pid::from_raw) {
         let _ = rustix::process::kill_process_group(pid, rustix::process::Signal::KILL);
+    }
+}
+
+fn signal_process(pid: u32, signal: rustix::process::Signal) {
+    if let Some(pid) = i32::try_from(pid).ok().and_then(rustix::process::Pid::from_raw) {
+        let _ = rustix::process::kill_process(pid, signal);
     }
 }
 

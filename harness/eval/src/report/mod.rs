@@ -3,6 +3,7 @@
 //! module; the binary hands it finished [`RunReport`]s, one at a time
 //! ([`ReportStream`]) or all at once ([`write_reports`]).
 
+mod out_lock;
 mod publish;
 mod stream;
 mod table;

@@ -11,7 +11,7 @@
 //! rename: a reader of `OUT` sees the previous complete set or the new one.
 
 use std::fs::File;
-use std::io;
+use std::io::{self, Write as _};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -20,6 +20,7 @@ use parquet::arrow::ArrowWriter;
 use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 
 use super::TABLE_FILES;
+use super::out_lock::OutLock;
 use super::publish::swap_in;
 use super::write::writer_properties;
 
@@ -35,6 +36,8 @@ pub struct ReportStream {
     parts: u32,
     last_checkpoint: Instant,
     every: Duration,
+    /// `OUT.lock`, held until the report is published or dropped.
+    _lock: OutLock,
 }
 
 /// The part being written: its temporary folder and a writer per table.
@@ -44,19 +47,23 @@ struct OpenPart {
 }
 
 impl ReportStream {
-    /// Makes sure `out` can be written (creating it), clears what an
+    /// Makes sure `out` can be written (creating it), locks it for this
+    /// batch (`OUT.lock`: a batch writing there already makes this fail at
+    /// once, [`io::ErrorKind::WouldBlock`], naming its PID), clears what an
     /// interrupted batch left in `OUT.partial/`, and starts a report whose
     /// tables have `schemas`; a checkpoint happens at most every `every`.
     pub fn open(out: &Path, schemas: [arrow_schema::SchemaRef; 3], every: Duration) -> io::Result<Self> {
         std::fs::create_dir_all(out)?;
         let out = out.canonicalize()?;
+        let lock = OutLock::acquire(&sibling(&out, "lock")?, &out)?;
+        // Created exclusively: a link planted at the name is not written through.
         let probe = out.join(format!(".reloop-probe-{}", std::process::id()));
-        std::fs::write(&probe, b"reloop checks it can write here")?;
+        std::fs::OpenOptions::new().write(true).create_new(true).open(&probe)?.write_all(b"reloop checks it can write here")?;
         std::fs::remove_file(&probe)?;
         let partial = sibling(&out, "partial")?;
         discard(&partial, &out)?;
         std::fs::create_dir(&partial)?;
-        Ok(Self { out, partial, schemas, open: None, parts: 0, last_checkpoint: Instant::now(), every })
+        Ok(Self { out, partial, schemas, open: None, parts: 0, last_checkpoint: Instant::now(), every, _lock: lock })
     }
 
     /// Appends one run's rows; makes a checkpoint when the last is old enough.

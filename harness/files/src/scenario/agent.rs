@@ -33,6 +33,11 @@ pub struct AgentSpec {
     /// Extra environment variables; values expand as in `command`.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub env: BTreeMap<String, String>,
+    /// Variables of reloop's environment passed on to the agent (when
+    /// set); nothing else of it is, beyond `PATH`, the locale and `TERM`
+    /// (docs/black-box.md).
+    #[serde(default)]
+    pub pass_env: Vec<String>,
     /// Files written into the fresh workspace before the start, by
     /// relative path; contents expand as in `command`.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
@@ -58,11 +63,14 @@ impl AgentSpec {
         env.extend(self.env.clone());
         let mut files = owned(launch.files);
         files.extend(self.files.clone());
+        let mut pass_env: Vec<String> = launch.pass_env.iter().map(|name| (*name).to_owned()).collect();
+        pass_env.extend(self.pass_env.iter().filter(|name| !launch.pass_env.contains(&name.as_str())).cloned());
         AgentSpec {
             preset: self.preset,
             command: if self.command.is_empty() { launch.command.iter().map(|arg| (*arg).to_owned()).collect() } else { self.command.clone() },
             wire: self.wire.or(Some(launch.wire)),
             env,
+            pass_env,
             files,
             timeout_s: self.timeout_s,
         }

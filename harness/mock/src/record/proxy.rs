@@ -65,7 +65,11 @@ impl RecordProxy {
         // reqwest's rustls has no provider of its own: ring is installed
         // (kept if one is there already) so https upstreams work.
         let _ = rustls::crypto::ring::default_provider().install_default();
-        let state = Upstream { base: upstream.trim_end_matches('/').to_owned(), client: reqwest::Client::new(), sink };
+        // Redirects are never followed: a 3xx is the upstream's answer, passed
+        // to the client and recorded as such. Following one would send the
+        // client's keys and body to whatever host the `location` names.
+        let client = reqwest::Client::builder().redirect(reqwest::redirect::Policy::none()).build().map_err(std::io::Error::other)?;
+        let state = Upstream { base: upstream.trim_end_matches('/').to_owned(), client, sink };
         let app = Router::new().fallback(forward).with_state(state);
         let task = tokio::spawn(async move {
             // Serving ends with the proxy; errors are per connection.
@@ -177,6 +181,43 @@ mod tests {
             drop(socket);
             let _ = client.await;
             drop(proxy);
+        });
+    }
+
+    /// Regression (issue 28): a 307 from the upstream was followed, sending
+    /// the client's `x-api-key` and body to the host it named, and that
+    /// host's answer was recorded as the upstream's.
+    #[test]
+    fn a_redirect_is_passed_to_the_client_and_recorded_never_followed() {
+        use tokio::io::AsyncWriteExt;
+        runtime().block_on(async {
+            let elsewhere = tokio::net::TcpListener::bind((Ipv4Addr::LOCALHOST, 0)).await.unwrap();
+            let target = format!("http://{}/steal", elsewhere.local_addr().unwrap());
+            let upstream = tokio::net::TcpListener::bind((Ipv4Addr::LOCALHOST, 0)).await.unwrap();
+            let upstream_url = format!("http://{}", upstream.local_addr().unwrap());
+            tokio::spawn(async move {
+                let (mut socket, _) = upstream.accept().await.unwrap();
+                let mut request = vec![0u8; 4096];
+                let _ = socket.read(&mut request).await.unwrap();
+                let answer = format!("HTTP/1.1 307 Temporary Redirect\r\nlocation: {target}\r\ncontent-length: 0\r\nconnection: close\r\n\r\n");
+                socket.write_all(answer.as_bytes()).await.unwrap();
+            });
+            let (sink, mut observed) = mpsc::unbounded_channel();
+            let proxy = RecordProxy::start(0, &upstream_url, sink).await.unwrap();
+            let client = reqwest::Client::builder().redirect(reqwest::redirect::Policy::none()).build().unwrap();
+            let answer = client
+                .post(format!("http://{}/v1/messages", proxy.addr()))
+                .header("x-api-key", "sk-ant-secret")
+                .body(r#"{"secret":"body"}"#)
+                .send()
+                .await
+                .unwrap();
+            assert_eq!(answer.status(), StatusCode::TEMPORARY_REDIRECT);
+            assert!(answer.headers()["location"].to_str().unwrap().ends_with("/steal"));
+            let recorded = tokio::time::timeout(std::time::Duration::from_secs(5), observed.recv()).await.unwrap().unwrap();
+            assert_eq!(recorded.status, 307, "the redirect is what is recorded");
+            let reached = tokio::time::timeout(std::time::Duration::from_millis(300), elsewhere.accept()).await;
+            assert!(reached.is_err(), "the redirect target was contacted");
         });
     }
 

@@ -30,9 +30,10 @@ fn scenario_line(file: &Path) -> usize {
         .map_or(1, |index| index + 1)
 }
 
-/// Escapes a message (the part after `::`).
+/// Escapes a message (the part after `::`): the one escaping of names for
+/// GitHub Actions, and control characters shown, as in the job's log.
 fn data(text: &str) -> String {
-    text.replace('%', "%25").replace('\r', "%0D").replace('\n', "%0A")
+    crate::escape::line(text)
 }
 
 /// Escapes a property value (`file=`, `title=`).

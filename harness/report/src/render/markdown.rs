@@ -5,6 +5,7 @@ use std::fmt::Write as _;
 
 use super::{Verdict, maybe, number, percent, signed};
 use crate::compare::Change;
+use crate::escape::{code_span, markdown_text};
 
 /// Failed gates listed before a count of the rest.
 const FAILED_SHOWN: usize = 12;
@@ -21,19 +22,20 @@ pub fn render(verdict: &Verdict<'_>) -> String {
     let _ = writeln!(out, "### reloop {mark} {}\n", verdict.headline());
     let _ = writeln!(
         out,
-        "{} runs compared ({} added, {} removed, {} changed); base `{}`, new `{}`.",
+        "{} runs compared ({} added, {} removed, {} changed); base {}, new {}.",
         c.pairs.len(),
         c.added.len(),
         c.removed.len(),
         c.changed.len(),
-        c.base.path.display(),
-        c.new.path.display()
+        code_span(&c.base.path.display().to_string()),
+        code_span(&c.new.path.display().to_string())
     );
     let failures: Vec<_> = verdict.failures().collect();
     if !failures.is_empty() {
         out.push_str("\n**Failed gates**\n\n| gate | scope | base | new |\n|---|---|---|---|\n");
         for gate in failures.iter().take(FAILED_SHOWN) {
-            let _ = writeln!(out, "| `{}` {} | {} | {} | {} |", gate.metric, gate.check, cell(&gate.scope), maybe(gate.base), number(gate.new));
+            let (metric, check, scope) = (code_span(&gate.metric), markdown_text(&gate.check), markdown_text(&gate.scope));
+            let _ = writeln!(out, "| {metric} {check} | {scope} | {} | {} |", maybe(gate.base), number(gate.new));
         }
         more(&mut out, failures.len(), FAILED_SHOWN, "failed gates");
     }
@@ -48,8 +50,8 @@ pub fn render(verdict: &Verdict<'_>) -> String {
     let runs: Vec<String> = c
         .added
         .iter()
-        .map(|(key, _)| format!("`{}` added", cell(&key.to_string())))
-        .chain(c.removed.iter().map(|key| format!("`{}` removed", cell(&key.to_string()))))
+        .map(|(key, _)| format!("{} added", code_span(&key.to_string())))
+        .chain(c.removed.iter().map(|key| format!("{} removed", code_span(&key.to_string()))))
         .chain(c.changed.iter().map(|change| change_summary(change, 3)))
         .collect();
     if !runs.is_empty() {
@@ -72,16 +74,11 @@ pub fn change_summary(change: &Change, shown: usize) -> String {
     if change.metrics.len() > shown {
         parts.push(format!("{} more", change.metrics.len() - shown));
     }
-    format!("`{}`: {}", cell(&change.key.to_string()), parts.join(", "))
+    format!("{}: {}", code_span(&change.key.to_string()), parts.join(", "))
 }
 
 fn more(out: &mut String, total: usize, shown: usize, what: &str) {
     if total > shown {
         let _ = writeln!(out, "\n… and {} more {what}", total - shown);
     }
-}
-
-/// Text safe inside a table cell.
-fn cell(text: &str) -> String {
-    text.replace('|', "\\|").replace('\n', " ")
 }
