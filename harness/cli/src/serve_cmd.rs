@@ -150,6 +150,7 @@ fn print_base_urls(addr: std::net::SocketAddr, session: &str) {
     let base = MockServer::base_url_at(addr, session);
     println!("  OpenAI base URL:    {base}   (chat/completions, responses, models)");
     println!("  Anthropic base URL: {}", base.trim_end_matches("/v1"));
+    println!("  Gemini base URL:    {}   (v1beta/models/MODEL:generateContent)", base.trim_end_matches("/v1"));
 }
 
 /// The recordings of a file (named by its stem) or of every `*.yaml` in a
