@@ -1,9 +1,10 @@
-"""SDK conformance: the official `openai` and `anthropic` Python SDKs talk to
-`reloop serve` as they would to the real APIs and see exactly what the
-recordings in `.ci/conformance/` hold.
+"""SDK conformance: the official `openai`, `anthropic` and `google-genai`
+Python SDKs talk to `reloop serve` as they would to the real APIs and see
+exactly what the recordings in `.ci/conformance/` hold.
 
 Covered, each against a fresh session: OpenAI Chat Completions and
-Responses, Anthropic Messages, streamed (through the SDKs' own stream helpers
+Responses, Anthropic Messages, Google Gemini (generate, stream, a function
+call round trip, a 429 raised as the SDK's ClientError), streamed (through the SDKs' own stream helpers
 and their final-object accumulation) and not; a text turn and a tool-call
 turn; both API-key headers; the model list; a divergence surfacing as the
 SDK's BadRequestError; every error the server raises itself (404 for an
@@ -39,6 +40,9 @@ import typing
 import anthropic
 import openai
 import pydantic
+from google import genai
+from google.genai import errors as genai_errors
+from google.genai import types as genai_types
 import pytest
 from anthropic.types import Message, ModelInfo, RawMessageStreamEvent
 from openai.types import Model as OpenaiModel
@@ -87,8 +91,19 @@ OPENAI_MODEL = "gpt-4o-2024-08-06"
 ANTHROPIC_MODEL = "claude-haiku-4-5-20251001"
 MAX_TOKENS = 1024
 
-# Neither SDK may pick a key, base URL or proxy from the environment.
-for name in [n for n in os.environ if n.startswith(("OPENAI_", "ANTHROPIC_"))]:
+GEMINI_MODEL = "gemini-2.5-flash"
+GEMINI_TOOLS = [
+    genai_types.Tool(
+        function_declarations=[
+            genai_types.FunctionDeclaration(name=TOOL_NAME, description=WEATHER_DESCRIPTION, parameters_json_schema=WEATHER_SCHEMA)
+        ]
+    )
+]
+WEATHER_RESULT = "70% chance of rain on Thursday"
+ROUNDTRIP_ANSWER = "Yes: rain is likely on Thursday, so take an umbrella."
+
+# No SDK may pick a key, base URL or proxy from the environment.
+for name in [n for n in os.environ if n.startswith(("OPENAI_", "ANTHROPIC_", "GEMINI_", "GOOGLE_"))]:
     del os.environ[name]
 os.environ["NO_PROXY"] = ",".join(filter(None, [os.environ.get("NO_PROXY"), "127.0.0.1", "localhost"]))
 
@@ -102,8 +117,9 @@ def reloop_bin() -> pathlib.Path:
 
 
 @contextlib.contextmanager
-def serving(*flags: str, recording: pathlib.Path = RECORDINGS):
-    """`reloop serve --recording RECORDING FLAGS` on an ephemeral port: yields
+def serving(*flags: str, recording: pathlib.Path | None = RECORDINGS):
+    """`reloop serve --recording RECORDING FLAGS` (no `--recording` when
+    `recording` is None, for `--scenario`) on an ephemeral port: yields
     `http://127.0.0.1:PORT`; killed at the end, however the tests end, and
     its log printed."""
     binary = reloop_bin()
@@ -111,7 +127,7 @@ def serving(*flags: str, recording: pathlib.Path = RECORDINGS):
         raise RuntimeError(f"{binary} is missing: build it first (cargo build --release -p reloop) or set RELOOP_BIN")
     log = tempfile.TemporaryFile(mode="w+")
     process = subprocess.Popen(
-        [str(binary), "serve", "--recording", str(recording), "--port", "0", *flags],
+        [str(binary), "serve", *(["--recording", str(recording)] if recording else []), "--port", "0", *flags],
         stdin=subprocess.DEVNULL,
         stdout=subprocess.PIPE,
         stderr=log,
@@ -421,6 +437,103 @@ def test_anthropic_more_than_four_breakpoints_is_refused(server):
         cached_request(anthropic_client(server, "text.messages-cache-5"), breakpoints=5)
     assert refused.value.status_code == 400
     assert "A maximum of 4 blocks with cache_control may be provided. Found 5." in str(refused.value)
+
+# --- Google Gemini ------------------------------------------------------------
+
+
+def gemini_client(server: str, session: str) -> genai.Client:
+    options = genai_types.HttpOptions(base_url=f"{server}/s/{session}", timeout=30_000)
+    return genai.Client(api_key="conformance-gemini-key", http_options=options)
+
+
+def assert_gemini_usage(usage) -> None:
+    assert usage is not None, "no usage"
+    assert usage.prompt_token_count > 0 and usage.candidates_token_count > 0, usage
+    assert usage.total_token_count == usage.prompt_token_count + usage.candidates_token_count, usage
+
+
+def gemini_config(**extra) -> genai_types.GenerateContentConfig:
+    # The SDK would call Python functions itself; these are declarations only.
+    no_auto = genai_types.AutomaticFunctionCallingConfig(disable=True)
+    return genai_types.GenerateContentConfig(tools=GEMINI_TOOLS, automatic_function_calling=no_auto, **extra)
+
+
+def test_gemini_text(server):
+    client = gemini_client(server, "text.gemini")  # kept: the SDK closes its connection with the client
+    response = client.models.generate_content(model=GEMINI_MODEL, contents=TEXT_PROMPT)
+    assert response.text == TEXT
+    assert response.model_version == GEMINI_MODEL
+    assert response.candidates[0].finish_reason == genai_types.FinishReason.STOP
+    assert response.candidates[0].content.role == "model"
+    assert_gemini_usage(response.usage_metadata)
+
+
+def test_gemini_text_stream(server):
+    client = gemini_client(server, "text.gemini-stream")
+    chunks = list(client.models.generate_content_stream(model=GEMINI_MODEL, contents=TEXT_PROMPT))
+    assert len(chunks) > 1, "streamed in pieces"
+    assert "".join(chunk.text or "" for chunk in chunks) == TEXT
+    assert chunks[-1].candidates[0].finish_reason == genai_types.FinishReason.STOP
+    assert all(chunk.candidates[0].finish_reason is None for chunk in chunks[:-1])
+    assert_gemini_usage(chunks[-1].usage_metadata)
+
+
+@pytest.mark.parametrize("stream", [False, True])
+def test_gemini_function_call_round_trip(server, stream):
+    """The model calls the declared function; its result goes back as a
+    functionResponse (by name, as the SDK sends it), and the answer the
+    second exchange holds comes only if the server read that result."""
+    client = gemini_client(server, f"roundtrip.gemini-{stream}")
+    ask = genai_types.Content(role="user", parts=[genai_types.Part.from_text(text=TOOL_PROMPT)])
+
+    def generate(contents):
+        if not stream:
+            return client.models.generate_content(model=GEMINI_MODEL, contents=contents, config=gemini_config())
+        chunks = list(client.models.generate_content_stream(model=GEMINI_MODEL, contents=contents, config=gemini_config()))
+        assert chunks[-1].candidates[0].finish_reason == genai_types.FinishReason.STOP
+        parts = [part for chunk in chunks for part in chunk.candidates[0].content.parts]
+        return genai_types.GenerateContentResponse(
+            candidates=[genai_types.Candidate(content=genai_types.Content(role="model", parts=parts))],
+            usage_metadata=chunks[-1].usage_metadata,
+        )
+
+    first = generate([ask])
+    [call] = first.function_calls
+    assert_recorded_call(call.name, call.id, call.args)
+    assert_gemini_usage(first.usage_metadata)
+    result = genai_types.Part.from_function_response(name=TOOL_NAME, response={"output": WEATHER_RESULT})
+    second = generate([ask, first.candidates[0].content, genai_types.Content(role="user", parts=[result])])
+    assert second.text == ROUNDTRIP_ANSWER
+    assert not second.function_calls
+
+
+def test_gemini_rate_limit_is_the_sdks_client_error(tmp_path):
+    """A 429 fault reaches the SDK as Google sends it: ClientError with
+    code 429 and status RESOURCE_EXHAUSTED."""
+    scenario = tmp_path / "rate-limited.yaml"
+    scenario.write_text(
+        "name: rate-limited\n"
+        "model: gemini-2.5-flash\n"
+        "task: What is the capital of France?\n"
+        f"recording: {RECORDINGS / 'text.yaml'}\n"
+        "faults:\n"
+        "  - { exchange: 0, http: { status: 429 } }\n"
+    )
+    with serving("--scenario", str(scenario), recording=None) as address:
+        client = gemini_client(address, "limited")
+        with pytest.raises(genai_errors.ClientError) as raised:
+            client.models.generate_content(model=GEMINI_MODEL, contents=TEXT_PROMPT)
+        assert raised.value.code == 429
+        assert raised.value.status == "RESOURCE_EXHAUSTED"
+        # The retry the SDK's caller makes is answered.
+        assert client.models.generate_content(model=GEMINI_MODEL, contents=TEXT_PROMPT).text == TEXT
+
+
+def test_gemini_count_tokens(server):
+    client = gemini_client(server, "text.gemini-count")
+    counted = client.models.count_tokens(model=GEMINI_MODEL, contents=TEXT_PROMPT)
+    assert counted.total_tokens > 0
+
 
 # --- every body and event against the SDKs' own types --------------------
 #

@@ -10,10 +10,7 @@
 
 use std::sync::Arc;
 
-use reloop_wire::anthropic::{CachePoint, MessagesRequest};
-use reloop_wire::openai_chat::ChatRequest;
-use reloop_wire::openai_responses::ResponsesRequest;
-use reloop_wire::{Format, Prompt};
+use reloop_wire::Format;
 
 use crate::cache_break::fnv1a;
 use crate::client::cache_breakpoints::CacheBreakpointSettings;
@@ -36,7 +33,7 @@ impl FrozenToolSchema {
         let neutral = serde_json::to_string(&specs).expect("tool specs are plain JSON");
         let hash = fnv1a(neutral.as_bytes());
         let text_tokens = crate::estimate::text_tokens(&neutral);
-        let wire_json = tools_json(format, &specs, cache).into();
+        let wire_json = reloop_wire::codec::encode_tools(format, &specs, |prompt| cache.breakpoints(prompt)).into();
         Self { specs, wire_json, hash, text_tokens }
     }
 
@@ -101,23 +98,6 @@ impl Freezer {
     pub fn visible_tools_changed(&mut self) {
         self.current = None;
     }
-}
-
-/// `specs` as `format`'s `tools` array, rendered by the format's own request
-/// type; Anthropic's last tool carries the breakpoint `cache` places there.
-fn tools_json(format: Format, specs: &[ToolSpec], cache: &CacheBreakpointSettings) -> Vec<u8> {
-    let prompt = Prompt { tools: specs.to_vec(), ..Prompt::default() };
-    let json = match format {
-        Format::OpenaiChat => serde_json::to_vec(&ChatRequest::from_prompt(&prompt).tools),
-        Format::OpenaiResponses => serde_json::to_vec(&ResponsesRequest::from_prompt(&prompt).tools),
-        Format::Anthropic => {
-            let mut request = MessagesRequest::from_prompt(&prompt);
-            let tools_only = cache.breakpoints(&prompt).into_iter().filter(|b| b.at == CachePoint::Tools).collect::<Vec<_>>();
-            request.place_cache_breakpoints(&tools_only);
-            serde_json::to_vec(&request.tools)
-        }
-    };
-    json.expect("tool declarations are plain JSON")
 }
 
 #[cfg(test)]

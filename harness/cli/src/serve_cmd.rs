@@ -142,7 +142,7 @@ fn replay_raw(recording: Recording) -> Recording {
 /// saying how the other clients and fresh replays address them.
 fn print_sessions(addr: std::net::SocketAddr, names: &[String], args: &ServeArgs) {
     let root = format!("http://{addr}");
-    println!("any API key; a log line per request on stderr; Ctrl-C stops. Base URLs: OpenAI {root}/s/NAME/v1, Anthropic {root}/s/NAME; /s/NAME/r/RUN/… replays afresh");
+    println!("any API key; a log line per request on stderr; Ctrl-C stops. Base URLs: OpenAI {root}/s/NAME/v1, Anthropic and Gemini {root}/s/NAME; /s/NAME/r/RUN/… replays afresh");
     if let [scenario] = args.scenario.as_slice() {
         println!("every session name replays {} afresh, with its faults", scenario.display());
     }

@@ -40,11 +40,7 @@ fn stream_target(format: Format, turn: &ModelTurn, damages: &[Damage], chunk: us
 
 fn body_target(format: Format, turn: &ModelTurn, damages: &[Damage]) {
     let bytes = apply(&complete_body(format, turn), damages);
-    let _ = match format {
-        Format::OpenaiChat => serde_json::from_slice::<reloop_wire::openai_chat::ChatCompletion>(&bytes).map(|b| b.to_turn().is_ok()),
-        Format::OpenaiResponses => serde_json::from_slice::<reloop_wire::openai_responses::Response>(&bytes).map(|b| b.to_turn().is_ok()),
-        Format::Anthropic => serde_json::from_slice::<reloop_wire::anthropic::Message>(&bytes).map(|b| b.to_turn().is_ok()),
-    };
+    let _ = reloop_wire::codec::decode_response(format, &bytes);
 }
 
 const RECORDING: &str = "\

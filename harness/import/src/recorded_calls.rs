@@ -7,13 +7,8 @@
 
 use std::collections::HashMap;
 
-use reloop_mock::record::capture::api_of;
 use reloop_mock::recording::{Arguments, Part, RecordedRequest, Recording};
-use reloop_wire::anthropic::MessagesRequest;
-use reloop_wire::openai_chat::ChatRequest;
-use reloop_wire::openai_responses::ResponsesRequest;
-use reloop_wire::{Format, Message, Prompt};
-use serde::Deserialize as _;
+use reloop_wire::{Message, Prompt, codec};
 use serde_json::Value;
 
 /// One tool call the model made, and what answered it.
@@ -55,14 +50,10 @@ pub fn recorded_calls(recording: &Recording) -> Vec<RecordedCall> {
 }
 
 /// The neutral prompt of a recorded request, when its path names one of the
-/// three APIs and its body parses as that API's request.
+/// APIs and its body parses as that API's request.
 fn prompt_of(request: &RecordedRequest) -> Option<Prompt> {
-    let body = &request.body;
-    match api_of(&request.path)? {
-        Format::OpenaiChat => ChatRequest::deserialize(body).ok().map(ChatRequest::into_prompt),
-        Format::OpenaiResponses => ResponsesRequest::deserialize(body).ok().map(|r| r.to_prompt()),
-        Format::Anthropic => MessagesRequest::deserialize(body).ok().map(|r| r.to_prompt()),
-    }
+    let body = serde_json::to_vec(&request.body).ok()?;
+    codec::decode_request_at(&request.path, &body)?.1.ok().map(|request| request.prompt)
 }
 
 #[cfg(test)]

@@ -2,8 +2,8 @@
 //! request's declarations, the task from its first user message, the system
 //! prompt from the request, the tools' fixtures from the recorded results.
 //! `reloop record`, `serve --capture` and the cassette import write it
-//! beside the recording they produce; any of the three APIs' request bodies
-//! is read.
+//! beside the recording they produce; any API's request body is read, by
+//! its codec.
 
 use std::collections::BTreeMap;
 
@@ -11,11 +11,10 @@ use reloop_agent::LoopSettings;
 use reloop_files::presets::PresetTool;
 use reloop_files::scenario::spec::{ScenarioSpec, ToolFixture, WireChoice};
 use reloop_mock::recording::Recording;
-use reloop_wire::Format;
+use reloop_wire::{Format, Message, Prompt, codec};
 use serde_json::Value;
 
 use crate::fixture_answers::{declared, push_recorded, push_unmatched};
-use crate::formats::{content_text, str_at};
 use crate::recorded_calls::recorded_calls;
 
 /// What a request tells about its session.
@@ -34,24 +33,27 @@ pub struct Skeleton {
     pub tools: Vec<PresetTool>,
 }
 
-/// Reads the skeleton of a request body sent to `path` (`/v1/chat/completions`,
-/// `/v1/responses` or `/v1/messages`, any prefix).
+/// Reads the skeleton of a request body sent to `path` (any API's endpoint,
+/// any prefix) through the API's codec; a body that is not the API's
+/// request gives an empty skeleton of that API.
 pub fn skeleton_of_request(path: &str, body: &Value) -> Skeleton {
-    let wire = if path.ends_with("/messages") {
-        "anthropic"
-    } else if path.ends_with("/responses") {
-        "openai-responses"
-    } else {
-        "openai-chat"
+    let decoded = serde_json::to_vec(body).ok().and_then(|bytes| codec::decode_request_at(path, &bytes));
+    let (format, prompt) = match decoded {
+        Some((format, request)) => (format, request.map(|request| request.prompt).unwrap_or_default()),
+        None => (Format::OpenaiChat, Prompt::default()),
     };
-    let model = str_at(body, "model").map(str::to_owned);
-    let (system, task) = match wire {
-        "anthropic" => (body.get("system").map(content_text).unwrap_or_default(), first_user(body.get("messages"))),
-        "openai-responses" => (str_at(body, "instructions").unwrap_or_default().to_owned(), responses_task(body.get("input"))),
-        _ => (system_messages(body.get("messages")), first_user(body.get("messages"))),
-    };
-    let tools = body.get("tools").and_then(Value::as_array).into_iter().flatten().filter_map(declared_tool).collect();
-    Skeleton { wire, model, system, task, tools }
+    let task = prompt.messages.iter().find_map(|message| if let Message::User { text } = message { Some(text.clone()) } else { None });
+    let tools = prompt
+        .tools
+        .into_iter()
+        .map(|spec| PresetTool {
+            parameters: if spec.parameters.is_null() { serde_json::json!({ "type": "object", "properties": {} }) } else { spec.parameters },
+            name: spec.name,
+            description: spec.description,
+            ..PresetTool::default()
+        })
+        .collect();
+    Skeleton { wire: format.as_str(), model: (!prompt.model.is_empty()).then_some(prompt.model), system: prompt.system.unwrap_or_default(), task: task.unwrap_or_default(), tools }
 }
 
 /// A scenario for `skeleton` replaying `recording`, written as
@@ -86,31 +88,6 @@ pub fn skeleton_scenario(skeleton: &Skeleton, name: &str, recording_file: &str, 
     }
 }
 
-/// A tool declaration in any of the three shapes.
-fn declared_tool(tool: &Value) -> Option<PresetTool> {
-    let function = tool.get("function").unwrap_or(tool);
-    let name = str_at(function, "name")?.to_owned();
-    let parameters = function.get("parameters").or(function.get("input_schema")).cloned().unwrap_or_else(|| serde_json::json!({ "type": "object", "properties": {} }));
-    Some(PresetTool { name, description: str_at(function, "description").unwrap_or_default().to_owned(), parameters, ..PresetTool::default() })
-}
-
-fn system_messages(messages: Option<&Value>) -> String {
-    let system = messages.and_then(Value::as_array).into_iter().flatten().filter(|m| matches!(str_at(m, "role"), Some("system" | "developer")));
-    system.map(|m| content_text(m.get("content").unwrap_or(&Value::Null))).collect::<Vec<_>>().join("\n\n")
-}
-
-fn first_user(messages: Option<&Value>) -> String {
-    let mut users = messages.and_then(Value::as_array).into_iter().flatten().filter(|m| str_at(m, "role") == Some("user"));
-    users.next().map(|m| content_text(m.get("content").unwrap_or(&Value::Null))).unwrap_or_default()
-}
-
-fn responses_task(input: Option<&Value>) -> String {
-    match input {
-        Some(Value::String(text)) => text.clone(),
-        other => first_user(other),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -122,7 +99,7 @@ mod tests {
             "tools": [{"type": "function", "function": {"name": "read", "description": "r", "parameters": {"type": "object"}}}]});
         let responses = json!({"model": "gpt-5", "instructions": "S", "input": [{"role": "user", "content": [{"type": "input_text", "text": "T"}]}],
             "tools": [{"type": "function", "name": "read", "description": "r", "parameters": {"type": "object"}}]});
-        let anthropic = json!({"model": "claude", "system": [{"type": "text", "text": "S"}], "messages": [{"role": "user", "content": "T"}],
+        let anthropic = json!({"model": "claude", "max_tokens": 1024, "system": [{"type": "text", "text": "S"}], "messages": [{"role": "user", "content": "T"}],
             "tools": [{"name": "read", "description": "r", "input_schema": {"type": "object"}}]});
         for (path, body, wire) in [("/v1/chat/completions", chat, "openai-chat"), ("/v1/responses", responses, "openai-responses"), ("/s/x/v1/messages", anthropic, "anthropic")] {
             let skeleton = skeleton_of_request(path, &body);
@@ -133,8 +110,13 @@ mod tests {
             assert_eq!(scenario.loop_settings.step_budget, 1);
             assert!(scenario.tools["read"].results[0].error.is_some());
         }
-        let plain = skeleton_of_request("/v1/responses", &json!({"input": "just text"}));
+        let plain = skeleton_of_request("/v1/responses", &json!({"model": "gpt-5", "input": "just text"}));
         assert_eq!(plain.task, "just text");
+        let gemini = json!({"systemInstruction": {"parts": [{"text": "S"}]}, "contents": [{"role": "user", "parts": [{"text": "T"}]}],
+            "tools": [{"functionDeclarations": [{"name": "read", "description": "r", "parameters": {"type": "OBJECT"}}]}]});
+        let skeleton = skeleton_of_request("/v1beta/models/gemini-2.5-flash:streamGenerateContent?alt=sse", &gemini);
+        assert_eq!((skeleton.wire, skeleton.model.as_deref(), skeleton.system.as_str(), skeleton.task.as_str()), ("gemini", Some("gemini-2.5-flash"), "S", "T"));
+        assert_eq!(skeleton.tools[0].parameters, json!({"type": "OBJECT"}));
     }
 
     #[test]
@@ -146,7 +128,7 @@ mod tests {
                 { "role": "tool", "tool_call_id": "c1", "content": "alpha" }, { "role": "tool", "tool_call_id": "c2", "content": "x:1" } ] } } },
         ] }))
         .unwrap();
-        let declared = json!({ "tools": [{ "type": "function", "function": { "name": "read", "parameters": { "type": "object" } } }] });
+        let declared = json!({ "model": "m", "messages": [], "tools": [{ "type": "function", "function": { "name": "read", "parameters": { "type": "object" } } }] });
         let scenario = skeleton_scenario(&skeleton_of_request("/v1/chat/completions", &declared), "n", "n.recording.yaml", &recording);
         assert_eq!(scenario.loop_settings.step_budget, 3);
         let read = &scenario.tools["read"].results;

@@ -34,12 +34,20 @@ struct Interaction {
 struct Request {
     #[serde(default)]
     body: Option<String>,
+    /// The body as a mapping, as cassettes written with vcrpy's
+    /// `decode_compressed_response` helpers keep it (pydantic-ai's Gemini ones).
+    #[serde(default)]
+    parsed_body: Option<Value>,
     uri: String,
 }
 
 #[derive(Deserialize)]
 struct Response {
-    body: Body,
+    #[serde(default)]
+    body: Option<Body>,
+    /// A JSON body as a mapping (see [`Request::parsed_body`]).
+    #[serde(default)]
+    parsed_body: Option<Value>,
     #[serde(default)]
     headers: std::collections::BTreeMap<String, Vec<String>>,
     status: Status,
@@ -64,7 +72,7 @@ pub struct ImportedCassette {
     /// What the first request says about the session.
     pub skeleton: Skeleton,
     /// The interactions left out, each with why: calls that are not model
-    /// calls of the three APIs (`/v1/models`, a tool's own HTTP), and failed
+    /// calls of a known API (`/v1/models`, a tool's own HTTP), and failed
     /// calls (a 429 before its retry), whose answers no replay should serve
     /// as the model's turn.
     pub skipped: Vec<String>,
@@ -83,7 +91,7 @@ pub fn import_cassette(text: &str, redaction: &Redaction) -> Result<ImportedCass
         let at = |e: String| format!("interaction {index}: {e}");
         let path = uri_path(&interaction.request.uri);
         let Some(api) = api_of(&path) else {
-            skipped.push(at(format!("`{path}` is not a model call of the three APIs")));
+            skipped.push(at(format!("`{path}` is not a model call of a known API")));
             continue;
         };
         let status = interaction.response.status.code;
@@ -91,11 +99,16 @@ pub fn import_cassette(text: &str, redaction: &Redaction) -> Result<ImportedCass
             skipped.push(at(format!("status {status}: a failed call (the retry that follows, if any, is kept)")));
             continue;
         }
-        let request_text = interaction.request.body.as_deref().map(request_text).transpose().map_err(at)?;
+        let parsed = interaction.request.parsed_body.as_ref().map(Value::to_string);
+        let request_text = parsed.map(Ok).or_else(|| interaction.request.body.as_deref().map(request_text)).transpose().map_err(at)?;
         let body: Value = request_text.map(|text| redaction.text(&text)).as_deref().map(serde_json::from_str).transpose().map_err(|e| at(format!("request body: {e}")))?.unwrap_or(Value::Null);
         skeleton.get_or_insert_with(|| skeleton_of_request(&path, &body));
         let headers: Vec<(String, String)> = interaction.response.headers.iter().flat_map(|(name, values)| values.iter().map(move |v| (name.clone(), v.clone()))).collect();
-        let bytes = body_bytes(&interaction.response.body.string).map_err(at)?;
+        let bytes = match (&interaction.response.body, &interaction.response.parsed_body) {
+            (Some(body), _) => body_bytes(&body.string).map_err(at)?,
+            (None, Some(parsed)) => parsed.to_string().into_bytes(),
+            (None, None) => return Err(at("response without `body` or `parsed_body`".into())),
+        };
         let gzip = headers.iter().any(|(n, v)| n.eq_ignore_ascii_case("content-encoding") && v.eq_ignore_ascii_case("gzip"));
         let decoded = if gzip { gunzip(&bytes).map_err(at)? } else { bytes.clone() };
         let response = WireResponse { status: interaction.response.status.code, headers: &headers, body: &bytes };

@@ -1,15 +1,17 @@
 //! Errors the server raises on its own (no route, wrong method, a body or
 //! headers too large, too many sessions), each in the body shape of the API
 //! the client speaks, so the official SDKs raise their typed errors: OpenAI's
-//! `{"error":{...}}` or Anthropic's `{"type":"error","error":{...}}`, as
-//! `application/json`. Also: control characters escaped for log lines.
+//! `{"error":{...}}`, Anthropic's `{"type":"error","error":{...}}` or
+//! Google's `{"error":{"code","message","status"}}`, as `application/json`. Also: control characters escaped for log lines.
 
 use axum::body::Body;
 use axum::extract::Request;
 use axum::http::{HeaderMap, StatusCode, Uri, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
+use reloop_wire::Format;
 use reloop_wire::anthropic::AnthropicErrorBody;
+use reloop_wire::gemini::GoogleErrorBody;
 use reloop_wire::openai_chat::{ApiError, ApiErrorBody};
 
 /// Headers a request may carry, all together, before 431.
@@ -25,16 +27,30 @@ pub enum ErrorShape {
     Openai,
     /// `{"type":"error","error":{"type","message"}}`.
     Anthropic,
+    /// `{"error":{"code","message","status"}}`.
+    Google,
 }
 
 impl ErrorShape {
     /// Anthropic for its route (`/messages`) or its headers
-    /// (`anthropic-version`), OpenAI otherwise.
+    /// (`anthropic-version`), Google for a Gemini route or key header,
+    /// OpenAI otherwise.
     pub fn of(uri: &Uri, headers: &HeaderMap) -> Self {
         if headers.contains_key("anthropic-version") || uri.path().trim_end_matches('/').ends_with("/messages") {
             Self::Anthropic
+        } else if headers.contains_key(reloop_wire::gemini::API_KEY_HEADER) || uri.path().contains("/v1beta/") {
+            Self::Google
         } else {
             Self::Openai
+        }
+    }
+
+    /// The shape of `format`'s errors.
+    pub fn of_format(format: Format) -> Self {
+        match format {
+            Format::OpenaiChat | Format::OpenaiResponses => Self::Openai,
+            Format::Anthropic => Self::Anthropic,
+            Format::Gemini => Self::Google,
         }
     }
 
@@ -46,6 +62,7 @@ impl ErrorShape {
                 serde_json::to_string(&ApiErrorBody { error })
             }
             Self::Anthropic => serde_json::to_string(&AnthropicErrorBody::new(anthropic_type(status), message)),
+            Self::Google => serde_json::to_string(&GoogleErrorBody::with_code(status.as_u16(), message)),
         };
         let body = body.unwrap_or_default();
         (status, [(header::CONTENT_TYPE, "application/json")], body).into_response()
@@ -124,5 +141,7 @@ mod tests {
         let mut anthropic = HeaderMap::new();
         anthropic.insert("anthropic-version", "2023-06-01".parse().unwrap());
         assert_eq!(ErrorShape::of(&chat, &anthropic), ErrorShape::Anthropic);
+        let gemini: Uri = "/s/x/v1beta/models/g:generateContent".parse().unwrap();
+        assert_eq!(ErrorShape::of(&gemini, &HeaderMap::new()), ErrorShape::Google);
     }
 }

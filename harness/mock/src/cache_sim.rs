@@ -1,5 +1,7 @@
 //! Prompt-cache simulation, OpenAI style: the provider caches prompt
 //! prefixes automatically once they reach 1,024 tokens, in 128-token steps.
+//! Gemini's implicit caching works the same way with its own minimum per
+//! model and no steps ([`Granularity::gemini`]).
 //!
 //! The simulation works at message granularity: a request's prefix is cached
 //! up to the last whole segment (tools, then each message) that an earlier
@@ -15,6 +17,40 @@ use std::hash::{DefaultHasher, Hash, Hasher};
 pub const MIN_CACHEABLE_TOKENS: u64 = 1_024;
 /// Cache granularity (OpenAI: 128 tokens).
 pub const CACHE_BLOCK_TOKENS: u64 = 128;
+
+/// The prefixes a provider caches: at least `min_tokens`, rounded down to
+/// whole `block_tokens`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Granularity {
+    /// The shortest cacheable prefix.
+    pub min_tokens: u64,
+    /// The step cached prefixes are counted in.
+    pub block_tokens: u64,
+}
+
+impl Granularity {
+    /// OpenAI: 1,024 tokens, then 128-token steps.
+    pub const OPENAI: Self = Self { min_tokens: MIN_CACHEABLE_TOKENS, block_tokens: CACHE_BLOCK_TOKENS };
+
+    /// Gemini's implicit caching of `model`: Google's minimum input for a
+    /// cache hit (ai.google.dev/gemini-api/docs/caching, 2026-10-13: 2,048
+    /// for the 2.5 models, 4,096 for the 3.x ones), counted to the token.
+    /// Models before 2.5 have no implicit caching.
+    pub fn gemini(model: &str) -> Self {
+        let min_tokens = if model.starts_with("gemini-2.5") {
+            2_048
+        } else if model.starts_with("gemini-1") || model.starts_with("gemini-2.0") {
+            u64::MAX
+        } else {
+            4_096
+        };
+        Self { min_tokens, block_tokens: 1 }
+    }
+
+    fn cacheable(self, tokens: u64) -> u64 {
+        if tokens >= self.min_tokens { tokens / self.block_tokens * self.block_tokens } else { 0 }
+    }
+}
 
 /// One cacheable unit of a request: its bytes and its tokens.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -52,18 +88,19 @@ pub struct PrefixCache {
     previous_cacheable: u64,
 }
 
-fn cacheable(tokens: u64) -> u64 {
-    if tokens >= MIN_CACHEABLE_TOKENS { tokens / CACHE_BLOCK_TOKENS * CACHE_BLOCK_TOKENS } else { 0 }
-}
-
 impl PrefixCache {
     /// An empty cache.
     pub fn new() -> Self {
         Self::default()
     }
 
-    /// Looks `segments` up, then stores their prefixes.
+    /// Looks `segments` up, then stores their prefixes, OpenAI's way.
     pub fn observe(&mut self, segments: &[Segment]) -> CacheResult {
+        self.observe_with(segments, Granularity::OPENAI)
+    }
+
+    /// Looks `segments` up, then stores their prefixes, caching as `granularity` says.
+    pub fn observe_with(&mut self, segments: &[Segment], granularity: Granularity) -> CacheResult {
         let mut chain = DefaultHasher::new();
         let mut cumulative = 0;
         let mut hit_tokens = 0;
@@ -78,8 +115,8 @@ impl PrefixCache {
             chains.push(key);
         }
         self.prefixes.extend(chains);
-        let cached_tokens = cacheable(hit_tokens);
-        let total_cacheable = cacheable(cumulative);
+        let cached_tokens = granularity.cacheable(hit_tokens);
+        let total_cacheable = granularity.cacheable(cumulative);
         let broke = self.previous_cacheable > 0 && cached_tokens < self.previous_cacheable;
         self.previous_cacheable = total_cacheable;
         CacheResult { cached_tokens, written_tokens: total_cacheable.saturating_sub(cached_tokens), broke }
@@ -109,6 +146,18 @@ mod tests {
         let mut cache = PrefixCache::new();
         cache.observe(&[seg("system", 500)]);
         assert_eq!(cache.observe(&[seg("system", 500), seg("u", 10)]).cached_tokens, 0);
+    }
+
+    #[test]
+    fn gemini_caches_past_its_models_minimum_to_the_token() {
+        let mut cache = PrefixCache::new();
+        let flash = Granularity::gemini("gemini-2.5-flash");
+        cache.observe_with(&[seg("tools", 1_000), seg("system", 1_100)], flash);
+        let hit = cache.observe_with(&[seg("tools", 1_000), seg("system", 1_100), seg("u", 5)], flash);
+        assert_eq!(hit.cached_tokens, 2_100, "no 128-token steps");
+        let pro = Granularity::gemini("gemini-3-pro-preview");
+        assert_eq!(cache.observe_with(&[seg("tools", 1_000), seg("system", 1_100), seg("u", 5)], pro).cached_tokens, 0, "below 4,096");
+        assert_eq!(Granularity::gemini("gemini-2.0-flash").cacheable(1_000_000), 0);
     }
 
     #[test]

@@ -22,10 +22,8 @@ use axum::extract::{Path, State};
 use axum::http::{HeaderMap, HeaderName, HeaderValue, StatusCode, Uri, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{delete, get, post};
-use reloop_wire::anthropic::MessagesRequest;
-use reloop_wire::openai_chat::ChatRequest;
-use reloop_wire::openai_responses::ResponsesRequest;
-use reloop_wire::{Format, Prompt};
+use reloop_wire::gemini::Action;
+use reloop_wire::{Format, Prompt, codec};
 
 use crate::api_errors::{self, ErrorShape, escape_control};
 use crate::connections::{self, ConnectionLimits};
@@ -221,17 +219,33 @@ fn router(registry: Arc<Registry>) -> Router {
         .route("/v1/models", get(models))
         .route("/s/{session}/v1/models", get(models))
         .route("/s/{session}/r/{run}/v1/models", get(models));
-    for format in Format::ALL {
+    for format in Format::ALL.into_iter().filter(|format| *format != Format::Gemini) {
         let path = format.path();
+        let call = move |body| Call { format, model: None, stream: false, body };
         router = router
             .route(&format!("/v1{path}"), post(move |State(r): State<Arc<Registry>>, body: Result<Bytes, BytesRejection>| async move {
-                answer(&r, DEFAULT_SESSION, format, body)
+                answer(&r, DEFAULT_SESSION, call(body))
             }))
             .route(&format!("/s/{{session}}/v1{path}"), post(move |State(r): State<Arc<Registry>>, Path(session): Path<String>, body: Result<Bytes, BytesRejection>| async move {
-                answer(&r, &session, format, body)
+                answer(&r, &session, call(body))
             }))
             .route(&format!("/s/{{session}}/r/{{run}}/v1{path}"), post(move |State(r): State<Arc<Registry>>, Path((session, run)): Path<(String, String)>, body: Result<Bytes, BytesRejection>| async move {
-                answer(&r, &run_session_name(&session, &run), format, body)
+                answer(&r, &run_session_name(&session, &run), call(body))
+            }));
+    }
+    // Gemini: `models/{model}:{method}`, under `/v1beta` (the SDKs' default)
+    // and `/v1`; the method says whether to stream or to count.
+    for version in ["v1", "v1beta"] {
+        let path = Format::Gemini.path();
+        router = router
+            .route(&format!("/{version}{path}"), post(|State(r): State<Arc<Registry>>, Path(action): Path<String>, body: Result<Bytes, BytesRejection>| async move {
+                gemini(&r, DEFAULT_SESSION, &action, body)
+            }))
+            .route(&format!("/s/{{session}}/{version}{path}"), post(|State(r): State<Arc<Registry>>, Path((session, action)): Path<(String, String)>, body: Result<Bytes, BytesRejection>| async move {
+                gemini(&r, &session, &action, body)
+            }))
+            .route(&format!("/s/{{session}}/r/{{run}}/{version}{path}"), post(|State(r): State<Arc<Registry>>, Path((session, run, action)): Path<(String, String, String)>, body: Result<Bytes, BytesRejection>| async move {
+                gemini(&r, &run_session_name(&session, &run), &action, body)
             }));
     }
     router
@@ -271,20 +285,26 @@ async fn not_found(State(registry): State<Arc<Registry>>, method: axum::http::Me
 /// the session's tokenizer, as the server counts every request; nothing is
 /// replayed or consumed.
 fn count_tokens(registry: &Registry, name: &str, body: &[u8]) -> Response {
-    let shape = ErrorShape::Anthropic;
-    let session = match registry.get(name) {
-        Ok(session) => session,
-        Err(_) => return shape.response(StatusCode::NOT_FOUND, &format!("reloop: no replay session named `{}`", escape_control(name))),
-    };
     // count_tokens bodies carry no `max_tokens`; the neutral prompt needs one.
     let parsed = serde_json::from_slice::<serde_json::Value>(body).and_then(|mut value| {
         if let Some(object) = value.as_object_mut() {
             object.entry("max_tokens").or_insert(serde_json::json!(1));
         }
-        serde_json::from_value::<MessagesRequest>(value)
+        serde_json::to_vec(&value)
     });
-    let prompt = match parsed {
-        Ok(request) => request.to_prompt(),
+    count_prompt(registry, name, Format::Anthropic, parsed.as_deref().unwrap_or(body), "", |tokens| serde_json::json!({ "input_tokens": tokens }))
+}
+
+/// Counts the prompt of `body` (a `format` request) with the session's
+/// tokenizer and answers `reply(tokens)`.
+fn count_prompt(registry: &Registry, name: &str, format: Format, body: &[u8], model: &str, reply: impl Fn(u64) -> serde_json::Value) -> Response {
+    let shape = ErrorShape::of_format(format);
+    let session = match registry.get(name) {
+        Ok(session) => session,
+        Err(_) => return shape.response(StatusCode::NOT_FOUND, &format!("reloop: no replay session named `{}`", escape_control(name))),
+    };
+    let prompt = match codec::decode_request(format, body, model, false) {
+        Ok(request) => request.prompt,
         Err(e) => return shape.response(StatusCode::BAD_REQUEST, &format!("could not parse the JSON body of your request: {e}")),
     };
     let tokens = session.counter().count_prompt(&prompt).total;
@@ -294,7 +314,25 @@ fn count_tokens(registry: &Registry, name: &str, body: &[u8]) -> Response {
     if let Some(log) = &registry.json_log {
         log.count_tokens(name, tokens);
     }
-    json_response(StatusCode::OK, serde_json::json!({ "input_tokens": tokens }).to_string())
+    json_response(StatusCode::OK, reply(tokens).to_string())
+}
+
+/// `POST .../models/{model}:{method}` (Gemini): a call, streamed or not, or
+/// `countTokens` (whose body is the request's `contents`, or the whole
+/// request under `generateContentRequest`).
+fn gemini(registry: &Registry, name: &str, action: &str, body: Result<Bytes, BytesRejection>) -> Response {
+    match Action::parse(action) {
+        Some(Action::Generate { model, stream }) => answer(registry, name, Call { format: Format::Gemini, model: Some(model), stream, body }),
+        Some(Action::CountTokens { model }) => {
+            let body = match body {
+                Ok(body) => body,
+                Err(rejection) => return ErrorShape::Google.response(rejection.status(), &format!("reloop: {}", rejection.body_text())),
+            };
+            let inner = serde_json::from_slice::<serde_json::Value>(&body).ok().and_then(|value| value.get("generateContentRequest").map(serde_json::Value::to_string));
+            count_prompt(registry, name, Format::Gemini, inner.as_ref().map_or(&body[..], String::as_bytes), &model, |tokens| serde_json::json!({ "totalTokens": tokens }))
+        }
+        None => ErrorShape::Google.response(StatusCode::NOT_FOUND, &format!("reloop: no method `{}`; Gemini's are generateContent, streamGenerateContent and countTokens", escape_control(action))),
+    }
 }
 
 /// `DELETE /s/{session}`: the client is done; its state is released.
@@ -326,24 +364,29 @@ async fn models(headers: HeaderMap) -> Response {
     json_response(StatusCode::OK, body.to_string())
 }
 
-/// Parses a request body of `format` into the neutral prompt.
-/// The neutral request and the cache model its format implies: OpenAI's
-/// automatic caching, or the Anthropic request's own breakpoints.
-fn parse(format: Format, body: &[u8]) -> Result<(Prompt, Caching), serde_json::Error> {
-    Ok(match format {
-        Format::OpenaiChat => (serde_json::from_slice::<ChatRequest>(body)?.into_prompt(), Caching::Automatic),
-        Format::OpenaiResponses => (serde_json::from_slice::<ResponsesRequest>(body)?.to_prompt(), Caching::Automatic),
-        Format::Anthropic => {
-            let request = serde_json::from_slice::<MessagesRequest>(body)?;
-            (request.to_prompt(), Caching::Breakpoints(request.cache_breakpoints()))
-        }
-    })
+/// One call as its route gives it: the format, the model and streaming
+/// when the URL names them (Gemini), and the body.
+struct Call {
+    format: Format,
+    model: Option<String>,
+    stream: bool,
+    body: Result<Bytes, BytesRejection>,
 }
 
-fn answer(registry: &Registry, name: &str, format: Format, body: Result<Bytes, BytesRejection>) -> Response {
+/// Parses a request body of `format` into the neutral prompt and the cache
+/// model its format implies: OpenAI's automatic caching, Gemini's implicit
+/// one, or the Anthropic request's own breakpoints.
+fn parse(call: &Call, body: &[u8]) -> Result<(Prompt, Caching), serde_json::Error> {
+    let request = codec::decode_request(call.format, body, call.model.as_deref().unwrap_or_default(), call.stream)?;
+    let caching = Caching::of(call.format, &request.prompt.model, request.breakpoints);
+    Ok((request.prompt, caching))
+}
+
+fn answer(registry: &Registry, name: &str, call: Call) -> Response {
+    let format = call.format;
     let render = renderer(format);
-    let shape = if format == Format::Anthropic { ErrorShape::Anthropic } else { ErrorShape::Openai };
-    let body = match body {
+    let shape = ErrorShape::of_format(format);
+    let body = match &call.body {
         Ok(body) => body,
         Err(rejection) => return shape.response(rejection.status(), &format!("reloop: {}", rejection.body_text())),
     };
@@ -357,7 +400,7 @@ fn answer(registry: &Registry, name: &str, format: Format, body: Result<Bytes, B
             return shape.response(StatusCode::SERVICE_UNAVAILABLE, "reloop: too many live sessions; end some (DELETE /s/NAME) or wait for idle ones to expire");
         }
     };
-    let (prompt, caching) = match parse(format, &body) {
+    let (prompt, caching) = match parse(&call, body) {
         Ok(parsed) => parsed,
         Err(e) => {
             let message = format!("could not parse the JSON body of your request: {e}");

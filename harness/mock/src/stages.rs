@@ -7,10 +7,10 @@
 //! request early returns a [`Rejection`].
 
 use reloop_wire::anthropic::{CacheBreakpoint, MAX_CACHE_BREAKPOINTS};
-use reloop_wire::{ModelTurn, Usage};
+use reloop_wire::{Format, ModelTurn, Usage};
 
 use crate::anthropic_cache::{BreakpointCache, TooManyBreakpoints, min_cacheable_tokens};
-use crate::cache_sim::{CacheResult, PrefixCache, Segment};
+use crate::cache_sim::{CacheResult, Granularity, PrefixCache, Segment};
 use crate::divergence::Divergence;
 use crate::fault::Fault;
 use crate::recording::{Exchange, Timing};
@@ -85,6 +85,20 @@ pub enum Caching {
     /// Anthropic: only the prefixes the request marks with these
     /// `cache_control` breakpoints.
     Breakpoints(Vec<CacheBreakpoint>),
+    /// Gemini's implicit caching: every long prefix, past the model's minimum.
+    Implicit(Granularity),
+}
+
+impl Caching {
+    /// The cache model of a request in `format` for `model`: its own
+    /// breakpoints when it marked any (Anthropic), else the format's.
+    pub fn of(format: Format, model: &str, breakpoints: Option<Vec<CacheBreakpoint>>) -> Self {
+        match (breakpoints, format) {
+            (Some(marks), _) => Self::Breakpoints(marks),
+            (None, Format::Gemini) => Self::Implicit(Granularity::gemini(model)),
+            (None, _) => Self::Automatic,
+        }
+    }
 }
 
 /// Admit, breakpoints: more `cache_control` blocks than the API allows get
@@ -191,16 +205,18 @@ pub struct AccountInput<'a> {
 }
 
 /// Account: prices the reply with the reference tokenizer and runs the
-/// request through the session's prompt cache. OpenAI reports reads only
-/// (writes cost nothing extra there); Anthropic reports reads and writes.
+/// request through the session's prompt cache. OpenAI and Gemini report
+/// reads only (writes cost nothing extra there); Anthropic reports reads and
+/// writes.
 pub fn account(caches: &mut Caches, count: &PromptCount, turn: &ModelTurn, input: AccountInput<'_>) -> Accounted {
     let output_tokens = count_text(&turn.text)
         + turn.tool_calls.iter().map(|c| count_text(&c.name) + count_text(&c.arguments)).sum::<u64>()
         + turn.reasoning.iter().map(reasoning_tokens).sum::<u64>();
     let usage = Usage { input_tokens: count.total, output_tokens, cache_read_tokens: 0, cache_write_tokens: 0 };
     match input.caching {
-        Caching::Automatic => {
-            let cache = caches.automatic.observe(&segments(count));
+        Caching::Automatic | Caching::Implicit(_) => {
+            let granularity = if let Caching::Implicit(granularity) = input.caching { *granularity } else { Granularity::OPENAI };
+            let cache = caches.automatic.observe_with(&segments(count), granularity);
             Accounted { usage: Usage { cache_read_tokens: cache.cached_tokens, ..usage }, cache, cache_write_1h_tokens: 0 }
         }
         Caching::Breakpoints(marks) => {

@@ -7,6 +7,7 @@ use serde::{Deserialize, Serialize};
 use crate::{Message, Prompt};
 use crate::StreamDecoder;
 use crate::anthropic::AnthropicStreamDecoder;
+use crate::gemini::{GeminiStreamDecoder, GenerateContentRequest};
 use crate::openai_chat::ChatStreamAccumulator;
 use crate::openai_responses::ResponsesStreamDecoder;
 
@@ -20,28 +21,54 @@ pub enum Format {
     OpenaiResponses,
     /// Anthropic Messages ([`crate::anthropic`]).
     Anthropic,
+    /// Google Gemini `generateContent` ([`crate::gemini`]).
+    Gemini,
 }
 
 impl Format {
     /// Every format.
-    pub const ALL: [Self; 3] = [Self::OpenaiChat, Self::OpenaiResponses, Self::Anthropic];
+    pub const ALL: [Self; 4] = [Self::OpenaiChat, Self::OpenaiResponses, Self::Anthropic, Self::Gemini];
 
-    /// The format's name, as in configuration: `openai-chat`, `openai-responses`, `anthropic`.
+    /// The format's name, as in configuration: `openai-chat`, `openai-responses`, `anthropic`,
+    /// `gemini`.
     pub fn as_str(self) -> &'static str {
         match self {
             Self::OpenaiChat => "openai-chat",
             Self::OpenaiResponses => "openai-responses",
             Self::Anthropic => "anthropic",
+            Self::Gemini => "gemini",
         }
     }
 
-    /// The endpoint path below the API base URL (which ends in `/v1`).
+    /// The endpoint's route below the API base URL (which ends in `/v1`, or `/v1beta` for
+    /// Gemini): Gemini's last segment is `{model}:{method}`, an `{action}` parameter.
     pub fn path(self) -> &'static str {
         match self {
             Self::OpenaiChat => "/chat/completions",
             Self::OpenaiResponses => "/responses",
             Self::Anthropic => "/messages",
+            Self::Gemini => "/models/{action}",
         }
+    }
+
+    /// The path below the base URL a client posts a call of `model` to.
+    pub fn endpoint(self, model: &str, stream: bool) -> String {
+        match self {
+            Self::Gemini => crate::gemini::action_path(model, stream),
+            other => other.path().to_owned(),
+        }
+    }
+
+    /// The format a request path (below any session prefix) is an endpoint of.
+    pub fn of_path(path: &str) -> Option<Self> {
+        let path = path.split('?').next().unwrap_or_default();
+        if path.ends_with("/messages/count_tokens") {
+            return None;
+        }
+        Self::ALL.into_iter().find(|format| match format {
+            Self::Gemini => path.rsplit('/').next().and_then(crate::gemini::Action::parse).is_some(),
+            other => path.ends_with(other.path()),
+        })
     }
 }
 
@@ -54,6 +81,7 @@ pub fn through(format: Format, prompt: &Prompt) -> Prompt {
         Format::OpenaiChat => crate::openai_chat::ChatRequest::from_prompt(prompt).to_prompt(),
         Format::OpenaiResponses => crate::openai_responses::ResponsesRequest::from_prompt(prompt).to_prompt(),
         Format::Anthropic => crate::anthropic::MessagesRequest::from_prompt(prompt).to_prompt(),
+        Format::Gemini => GenerateContentRequest::from_prompt(prompt).to_prompt(&prompt.model, prompt.stream),
     }
 }
 
@@ -83,6 +111,7 @@ pub fn decoder_for(format: Format) -> Box<dyn StreamDecoder> {
         Format::OpenaiChat => Box::new(ChatStreamAccumulator::new()),
         Format::OpenaiResponses => Box::new(ResponsesStreamDecoder::new()),
         Format::Anthropic => Box::new(AnthropicStreamDecoder::new()),
+        Format::Gemini => Box::new(GeminiStreamDecoder::new()),
     }
 }
 
@@ -95,7 +124,7 @@ mod tests {
     use crate::prompt::tests::{rich_prompt, without_error_flags};
     use crate::testing::decode_stream;
     use crate::{FinishReason, ModelTurn, Prompt, ToolCall, Usage, anthropic, openai_chat};
-    use crate::{WireError, openai_responses};
+    use crate::{WireError, gemini, openai_responses};
     use serde_json::json;
 
     #[test]
@@ -109,7 +138,13 @@ mod tests {
             assert_eq!(parsed, format);
         }
         let paths: Vec<&str> = Format::ALL.iter().map(|format| format.path()).collect();
-        assert_eq!(paths, ["/chat/completions", "/responses", "/messages"]);
+        assert_eq!(paths, ["/chat/completions", "/responses", "/messages", "/models/{action}"]);
+        for format in Format::ALL {
+            let endpoint = format!("/s/x/v1{}", format.endpoint("gemini-2.5-flash", true));
+            assert_eq!(Format::of_path(&endpoint), Some(format), "{endpoint}");
+        }
+        assert_eq!(Format::of_path("/v1/messages/count_tokens"), None);
+        assert_eq!(Format::of_path("/v1beta/models/g:countTokens"), Some(Format::Gemini));
         assert!(serde_json::from_value::<Format>(json!("openai_chat")).is_err());
     }
 
@@ -151,7 +186,15 @@ mod tests {
             ),
             Format::OpenaiResponses => openai_responses::encode_stream(turn, &responses_meta()),
             Format::Anthropic => anthropic::encode_stream(turn, &anthropic_meta()),
+            Format::Gemini => {
+                let usage = gemini::response::usage_metadata(&turn.usage.unwrap_or_default());
+                gemini::encode_stream(&crate::parts::of_turn(turn), &turn.finish_reason, &usage, &gemini_meta())
+            }
         }
+    }
+
+    fn gemini_meta() -> gemini::GeminiMeta {
+        gemini::GeminiMeta { response_id: "r1".into(), model: "m".into() }
     }
 
     fn responses_meta() -> openai_responses::ResponseMeta {
@@ -204,10 +247,13 @@ mod tests {
         assert_eq!(responses.to_turn().unwrap(), turn());
         let message = anthropic::Message::from_turn(&turn(), &anthropic_meta());
         assert_eq!(message.to_turn().unwrap(), turn());
+        let usage = gemini::response::usage_metadata(&turn().usage.unwrap());
+        let body = gemini::encode_response(&crate::parts::of_turn(&turn()), &turn().finish_reason, &usage, &gemini_meta());
+        assert_eq!(gemini::decode_body(&body).unwrap().to_turn(), turn());
     }
 
     #[test]
-    fn cache_writes_survive_responses_and_anthropic_but_not_chat() {
+    fn cache_writes_survive_responses_and_anthropic_but_not_chat_or_gemini() {
         let writes = ModelTurn {
             usage: Some(Usage {
                 cache_write_tokens: 100,
@@ -219,7 +265,7 @@ mod tests {
             let stream = encode(format, &writes).concat();
             let (_, decoded) = decode_stream(&stream, decoder_for(format).as_mut());
             let usage = decoded.unwrap().usage.unwrap();
-            let expected = if format == Format::OpenaiChat { 0 } else { 100 };
+            let expected = if matches!(format, Format::OpenaiChat | Format::Gemini) { 0 } else { 100 };
             assert_eq!(usage.cache_write_tokens, expected, "{}", format.as_str());
             assert_eq!(usage.input_tokens, 1200, "{}", format.as_str());
         }
@@ -233,6 +279,7 @@ mod tests {
                 openai_responses::ResponsesRequest::from_prompt(prompt).to_prompt()
             }
             Format::Anthropic => anthropic::MessagesRequest::from_prompt(prompt).to_prompt(),
+            Format::Gemini => gemini::GenerateContentRequest::from_prompt(prompt).to_prompt(&prompt.model, prompt.stream),
         }
     }
 

@@ -11,6 +11,8 @@
 //! - [`turn`]: the provider-neutral result of one model call.
 //! - [`message`]: one message of a conversation, shared by the loop's transcript and every
 //!   request.
+//! - [`parts`]: the provider-neutral response, as the ordered parts every format encodes from
+//!   and decodes into.
 //! - [`prompt`]: the provider-neutral request, the pivot every format's request converts through.
 //! - [`openai_chat`]: the OpenAI Chat Completions API (requests, streamed chunks, non-streamed
 //!   responses, error bodies).
@@ -18,16 +20,23 @@
 //!   the `response` object).
 //! - [`anthropic`]: the Anthropic Messages API (requests and content blocks, typed stream
 //!   events, the `message` object, error bodies).
+//! - [`gemini`]: the Google Gemini API (requests and parts, responses encoded from and decoded
+//!   into the neutral parts, the streamed turn, Google's error envelope).
+//! - [`codec`]: what callers ask of any format (auth headers, requests to and from the
+//!   prompt, whole responses, error bodies), one arm per format.
 //! - [`format`](mod@format): the formats as a value, to pick an endpoint and a stream decoder
 //!   at run time.
 
 pub mod anthropic;
+pub mod codec;
 pub mod delta;
 pub mod error;
 pub mod format;
+pub mod gemini;
 pub mod message;
 pub mod openai_chat;
 pub mod openai_responses;
+pub mod parts;
 pub mod prompt;
 pub mod split;
 pub mod sse;

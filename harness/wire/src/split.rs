@@ -43,9 +43,49 @@ pub fn split_argument_fragments(args: &str) -> Vec<&str> {
     fragments
 }
 
+/// `text` cut into the recorded delta sizes (characters), or into word-sized
+/// pieces when none were recorded. A remainder the sizes do not cover
+/// becomes one last piece; the pieces always join to `text`.
+pub fn text_pieces<'t>(text: &'t str, chunks: &[usize]) -> Vec<&'t str> {
+    if chunks.is_empty() { split_text_pieces(text) } else { cut(text, chunks) }
+}
+
+/// Tool arguments cut into the recorded delta sizes, or into fragments of
+/// at most 16 bytes when none were recorded.
+pub fn argument_pieces<'t>(arguments: &'t str, chunks: &[usize]) -> Vec<&'t str> {
+    if chunks.is_empty() { split_argument_fragments(arguments) } else { cut(arguments, chunks) }
+}
+
+fn cut<'t>(text: &'t str, sizes: &[usize]) -> Vec<&'t str> {
+    let mut pieces = Vec::with_capacity(sizes.len() + 1);
+    let mut rest = text;
+    for &size in sizes {
+        // An empty delta is sent as recorded; sizes past the text are not.
+        if rest.is_empty() && size > 0 {
+            break;
+        }
+        let end = rest.char_indices().nth(size).map_or(rest.len(), |(at, _)| at);
+        let (piece, tail) = rest.split_at(end);
+        pieces.push(piece);
+        rest = tail;
+    }
+    if !rest.is_empty() {
+        pieces.push(rest);
+    }
+    pieces
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn recorded_sizes_cut_by_characters_and_keep_the_remainder() {
+        assert_eq!(text_pieces("héllo wörld", &[2, 3]), ["hé", "llo", " wörld"]);
+        assert_eq!(text_pieces("ab", &[5, 5]), ["ab"]);
+        assert_eq!(text_pieces("Hi there", &[]), ["Hi", " there"]);
+        assert_eq!(argument_pieces("{\"a\":1}", &[2, 1]), ["{\"", "a", "\":1}"]);
+    }
 
     #[test]
     fn text_pieces_are_words_with_leading_whitespace() {

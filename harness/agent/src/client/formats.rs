@@ -1,37 +1,24 @@
-//! What differs between the three wire formats on the client side: the
-//! request body, the authentication headers, the non-streamed response and
-//! the error bodies. Streaming is common (`reloop_wire::format::decoder_for`).
+//! The client's side of the wire codec (`reloop_wire::codec`): the request
+//! body with the frozen tools spliced in, the authentication headers, the
+//! non-streamed response and the error bodies, each asked of the format.
+//! Streaming is common (`reloop_wire::format::decoder_for`).
 
 use std::time::Duration;
 
-use reloop_wire::anthropic::{AnthropicErrorBody, Message, MessagesRequest};
-use reloop_wire::openai_chat::{ApiErrorBody, ChatCompletion, ChatRequest};
-use reloop_wire::openai_responses::{Response, ResponsesRequest};
-use reloop_wire::{Format, ModelTurn, Prompt};
+use reloop_wire::{Format, ModelTurn, Prompt, codec};
 
 use super::cache_breakpoints::CacheBreakpointSettings;
 use super::{LlmError, wire_error};
 use crate::tool_schema::FrozenToolSchema;
 
-/// The `anthropic-version` header the client sends.
-pub const ANTHROPIC_VERSION: &str = "2023-06-01";
+pub use codec::ANTHROPIC_VERSION;
 
 /// The serialized request body of `prompt` (whose own tools are not
 /// rendered) declaring the frozen `tools`: their bytes are spliced in as the
 /// body's last member, never serialized again. Anthropic's body carries the
-/// cache breakpoints; the tools' own is in the frozen bytes. The prompt is
-/// moved into the Chat Completions request, whose texts are not copied.
+/// cache breakpoints; the tools' own is in the frozen bytes.
 pub(super) fn body(format: Format, prompt: Prompt, tools: &FrozenToolSchema, cache: &CacheBreakpointSettings) -> Result<Vec<u8>, LlmError> {
-    let json = match format {
-        Format::OpenaiChat => serde_json::to_vec(&ChatRequest::from_owned_prompt(prompt)),
-        Format::OpenaiResponses => serde_json::to_vec(&ResponsesRequest::from_prompt(&prompt)),
-        Format::Anthropic => {
-            let mut request = MessagesRequest::from_prompt(&prompt);
-            request.place_cache_breakpoints(&cache.breakpoints(&prompt));
-            serde_json::to_vec(&request)
-        }
-    };
-    let body = json.map_err(|e| LlmError::Protocol(e.to_string()))?;
+    let body = codec::encode_request(format, prompt, |prompt| cache.breakpoints(prompt)).map_err(|e| LlmError::Protocol(e.to_string()))?;
     Ok(if tools.specs().is_empty() { body } else { with_tools(body, tools.wire_json()) })
 }
 
@@ -46,11 +33,11 @@ fn with_tools(mut body: Vec<u8>, tools: &[u8]) -> Vec<u8> {
 }
 
 /// Adds the format's authentication headers.
-pub(super) fn authenticate(format: Format, request: reqwest::RequestBuilder, api_key: &str) -> reqwest::RequestBuilder {
-    match format {
-        Format::OpenaiChat | Format::OpenaiResponses => request.bearer_auth(api_key),
-        Format::Anthropic => request.header("x-api-key", api_key).header("anthropic-version", ANTHROPIC_VERSION),
+pub(super) fn authenticate(format: Format, mut request: reqwest::RequestBuilder, api_key: &str) -> reqwest::RequestBuilder {
+    for (name, value) in codec::auth_headers(format, api_key) {
+        request = request.header(name, value);
     }
+    request
 }
 
 /// Whether the provider honours a client-set output slot (Roku's
@@ -61,29 +48,15 @@ pub(super) fn supports_output_slot_cap(format: Format) -> bool {
 
 /// Reads a non-streamed response.
 pub(super) fn parse_complete(format: Format, body: &[u8]) -> Result<ModelTurn, LlmError> {
-    let protocol = |e: serde_json::Error| LlmError::Protocol(e.to_string());
-    let turn = match format {
-        Format::OpenaiChat => serde_json::from_slice::<ChatCompletion>(body).map_err(protocol)?.to_turn(),
-        Format::OpenaiResponses => serde_json::from_slice::<Response>(body).map_err(protocol)?.to_turn(),
-        Format::Anthropic => serde_json::from_slice::<Message>(body).map_err(protocol)?.to_turn(),
-    };
-    turn.map_err(wire_error)
+    codec::decode_response(format, body).map_err(wire_error)
 }
 
 /// Classifies an error response by its status and body.
 pub(super) fn classify_error(format: Format, status: u16, body: &[u8], retry_after: Option<Duration>) -> LlmError {
-    let raw = || String::from_utf8_lossy(body).into_owned();
-    match format {
-        Format::OpenaiChat | Format::OpenaiResponses => match serde_json::from_slice::<ApiErrorBody>(body) {
-            Ok(parsed) if parsed.is_context_length_exceeded() => LlmError::ContextWindowExceeded { message: parsed.error.message },
-            Ok(parsed) => LlmError::from_status(status, Some(&parsed.error.kind), parsed.error.message, retry_after),
-            Err(_) => LlmError::from_status(status, None, raw(), retry_after),
-        },
-        Format::Anthropic => match serde_json::from_slice::<AnthropicErrorBody>(body) {
-            Ok(parsed) if parsed.is_prompt_too_long() => LlmError::ContextWindowExceeded { message: parsed.error.message },
-            Ok(parsed) => LlmError::from_status(status, Some(&parsed.error.kind), parsed.error.message, retry_after),
-            Err(_) => LlmError::from_status(status, None, raw(), retry_after),
-        },
+    match codec::read_error(format, body) {
+        Some(error) if error.context_exceeded => LlmError::ContextWindowExceeded { message: error.message },
+        Some(error) => LlmError::from_status(status, Some(&error.kind), error.message, retry_after),
+        None => LlmError::from_status(status, None, String::from_utf8_lossy(body).into_owned(), retry_after),
     }
 }
 
@@ -95,7 +68,8 @@ mod tests {
     fn context_overflow_bodies_of_both_providers_are_classified() {
         let openai = br#"{"error":{"message":"This model's maximum context length is 128000 tokens. However, your messages resulted in 131072 tokens. Please reduce the length of the messages.","type":"invalid_request_error","param":"messages","code":"context_length_exceeded"}}"#;
         let anthropic = br#"{"type":"error","error":{"type":"invalid_request_error","message":"prompt is too long: 201234 tokens > 200000 maximum"}}"#;
-        for (format, body) in [(Format::OpenaiChat, &openai[..]), (Format::OpenaiResponses, openai), (Format::Anthropic, anthropic)] {
+        let gemini = br#"{"error":{"code":400,"message":"The input token count (1048577) exceeds the maximum number of tokens allowed (1048576).","status":"INVALID_ARGUMENT"}}"#;
+        for (format, body) in [(Format::OpenaiChat, &openai[..]), (Format::OpenaiResponses, openai), (Format::Anthropic, anthropic), (Format::Gemini, gemini)] {
             assert!(matches!(classify_error(format, 400, body, None), LlmError::ContextWindowExceeded { .. }), "{format:?}");
         }
     }
@@ -130,5 +104,9 @@ mod tests {
         let body = br#"{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}"#;
         assert_eq!(classify_error(Format::Anthropic, 529, body, None).class(), "overloaded");
         assert_eq!(classify_error(Format::OpenaiChat, 500, b"oops", None), LlmError::Server { status: 500, message: "oops".into(), retry_after: None });
+        let unavailable = br#"{"error":{"code":503,"message":"The model is overloaded.","status":"UNAVAILABLE"}}"#;
+        assert_eq!(classify_error(Format::Gemini, 503, unavailable, None).class(), "overloaded");
+        let quota = br#"{"error":{"code":429,"message":"quota","status":"RESOURCE_EXHAUSTED"}}"#;
+        assert_eq!(classify_error(Format::Gemini, 429, quota, None).class(), "rate_limited");
     }
 }

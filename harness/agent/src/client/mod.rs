@@ -131,7 +131,7 @@ impl ProviderClient {
         let format = self.config.wire;
         let prompt = prompt_without_tools(&self.config.model, request);
         let body = formats::body(format, prompt, request.tools, &self.config.cache_breakpoints)?;
-        let post = self.http.post(format!("{}{}", self.config.base_url, format.path()));
+        let post = self.http.post(format!("{}{}", self.config.base_url, format.endpoint(&self.config.model, request.stream)));
         let send = formats::authenticate(format, post, &self.config.api_key)
             .header("content-type", "application/json")
             .body(body)

@@ -206,11 +206,11 @@ fn every_cassette_imports_as_neutral_and_raw_v2_with_a_skeleton_gzip_bodies_deco
     let dir = tempfile::tempdir().unwrap();
     let root = repo().join("harness/import/tests/fixtures/sessions/vcr-cassettes");
     let mut cassettes = Vec::new();
-    for api in ["openai-chat", "openai-responses", "anthropic-messages"] {
-        cassettes.extend(std::fs::read_dir(root.join(api)).unwrap().map(|e| e.unwrap().path()));
+    for api in ["openai-chat", "openai-responses", "anthropic-messages", "gemini"] {
+        cassettes.extend(std::fs::read_dir(root.join(api)).unwrap().map(|e| e.unwrap().path()).filter(|path| path.extension().is_some_and(|ext| ext == "yaml")));
     }
     cassettes.sort();
-    assert_eq!(cassettes.len(), 10);
+    assert_eq!(cassettes.len(), 15);
     import_into(dir.path(), &cassettes);
     for cassette in &cassettes {
         let name = reloop_name(cassette);
@@ -225,6 +225,11 @@ fn every_cassette_imports_as_neutral_and_raw_v2_with_a_skeleton_gzip_bodies_deco
     // The `!!binary` gzip body: the SSE text is only readable after decompressing.
     let gzip = std::fs::read_to_string(dir.path().join("llm-anthropic-test-tools-gzip-body.recording.yaml")).unwrap();
     assert_eq!(gzip.matches("type: tool_call").count(), 2, "two parallel tool calls read from the gzip body: {gzip}");
+    // Gemini: the signed call, its signature kept beside it; the skeleton speaks Gemini.
+    let signed = std::fs::read_to_string(dir.path().join("pydantic-ai-test-google-streaming-tool-call-thought-signature.recording.yaml")).unwrap();
+    assert!(signed.contains("name: get_country") && signed.contains("signature:") && signed.contains("EpwICpkIAXLI2n"), "{signed}");
+    let skeleton = std::fs::read_to_string(dir.path().join("pydantic-ai-test-google-model-stream.yaml")).unwrap();
+    assert!(skeleton.contains("wire: gemini") && skeleton.contains("What is the capital of France?"), "{skeleton}");
 }
 
 fn reloop_name(path: &Path) -> String {

@@ -19,16 +19,7 @@ const KEPT_REQUEST_HEADERS: [&str; 5] = ["content-type", "anthropic-version", "a
 
 /// The API a request path speaks, if it is a model call.
 pub fn api_of(path: &str) -> Option<Format> {
-    let path = path.split('?').next().unwrap_or_default();
-    if path.ends_with("/chat/completions") {
-        Some(Format::OpenaiChat)
-    } else if path.ends_with("/responses") {
-        Some(Format::OpenaiResponses)
-    } else if path.ends_with("/messages") {
-        Some(Format::Anthropic)
-    } else {
-        None
-    }
+    Format::of_path(path).filter(|_| !path.split('?').next().unwrap_or_default().ends_with(":countTokens"))
 }
 
 /// The reloop session a path names, `None` for the default one: `NAME` for

@@ -10,8 +10,18 @@ use serde_json::Value;
 use crate::recording::Exchange;
 
 /// Headers that carry credentials or account identities, always stripped.
-pub const SECRET_HEADERS: [&str; 9] =
-    ["authorization", "proxy-authorization", "x-api-key", "api-key", "cookie", "set-cookie", "openai-organization", "openai-project", "anthropic-organization-id"];
+pub const SECRET_HEADERS: [&str; 10] = [
+    "authorization",
+    "proxy-authorization",
+    "x-api-key",
+    "x-goog-api-key",
+    "api-key",
+    "cookie",
+    "set-cookie",
+    "openai-organization",
+    "openai-project",
+    "anthropic-organization-id",
+];
 
 /// The text a body match is replaced with.
 pub const REDACTED: &str = "[REDACTED]";

@@ -7,7 +7,6 @@
 mod auxiliary_answer;
 mod exchange_file;
 pub mod from_wire;
-pub mod parts;
 pub mod recorded;
 
 use std::collections::BTreeMap;
@@ -17,7 +16,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 pub use auxiliary_answer::AuxiliaryAnswer;
-pub use parts::{Arguments, Part, ToolCallPart};
+pub use reloop_wire::parts::{Arguments, Part, ToolCallPart};
 pub use recorded::{RawBody, RawResponse, RecordedRequest, RecordedUsage, ReplayMode, ResponseIds};
 
 /// The format tag of v1 recordings, still read.

@@ -3,7 +3,6 @@
 //! usage to report, the response ids, and how each part is cut into
 //! deltas. The three API renderers read only this.
 
-use reloop_wire::split::{split_argument_fragments, split_text_pieces};
 use reloop_wire::{FinishReason, Format, ModelTurn, Usage};
 use serde_json::Value;
 
@@ -36,15 +35,7 @@ impl Answer {
     pub fn new(turn: &ModelTurn, exchange: Option<&Exchange>, recorded_usage: bool) -> Self {
         let counted = turn.usage.unwrap_or_default();
         let Some(exchange) = exchange else {
-            let text = (!turn.text.is_empty()).then(|| Part::Text { text: turn.text.clone(), id: None, annotations: Vec::new(), chunks: Vec::new() });
-            let calls = turn.tool_calls.iter().map(|call| Part::ToolCall(ToolCallPart {
-                id: Some(call.id.clone()),
-                item_id: None,
-                name: call.name.clone(),
-                arguments: Arguments::Raw(call.arguments.clone()),
-                chunks: Vec::new(),
-            }));
-            return Self { parts: text.into_iter().chain(calls).collect(), finish_reason: turn.finish_reason.clone(), usage: counted, wire_usage: None, ids: ResponseIds::default() };
+            return Self { parts: reloop_wire::parts::of_turn(turn), finish_reason: turn.finish_reason.clone(), usage: counted, wire_usage: None, ids: ResponseIds::default() };
         };
         let mut calls = turn.tool_calls.iter();
         let parts = exchange
@@ -76,10 +67,13 @@ impl Answer {
     }
 
     /// The recorded usage object when it is in `format`'s shape (Chat names
-    /// `prompt_tokens`; Responses, unlike Anthropic, adds `total_tokens`).
+    /// `prompt_tokens`, Gemini `promptTokenCount`; Responses, unlike
+    /// Anthropic, adds `total_tokens`).
     pub fn wire_usage_in(&self, format: Format) -> Option<&Value> {
         let wire = self.wire_usage.as_ref()?;
-        let shape = if wire.get("prompt_tokens").is_some() {
+        let shape = if wire.get("promptTokenCount").is_some() {
+            Format::Gemini
+        } else if wire.get("prompt_tokens").is_some() {
             Format::OpenaiChat
         } else if wire.get("total_tokens").is_some() || wire.get("input_tokens_details").is_some() {
             Format::OpenaiResponses
@@ -97,38 +91,6 @@ impl Answer {
 
 fn part_call(part: &Part) -> Option<&ToolCallPart> {
     if let Part::ToolCall(call) = part { Some(call) } else { None }
-}
-
-/// `text` cut into the recorded delta sizes (characters), or into word-sized
-/// pieces when none were recorded. A remainder the sizes do not cover
-/// becomes one last piece; the pieces always join to `text`.
-pub fn text_pieces<'t>(text: &'t str, chunks: &[usize]) -> Vec<&'t str> {
-    if chunks.is_empty() { split_text_pieces(text) } else { cut(text, chunks) }
-}
-
-/// Tool arguments cut into the recorded delta sizes, or into fragments of
-/// at most 16 bytes when none were recorded.
-pub fn argument_pieces<'t>(arguments: &'t str, chunks: &[usize]) -> Vec<&'t str> {
-    if chunks.is_empty() { split_argument_fragments(arguments) } else { cut(arguments, chunks) }
-}
-
-fn cut<'t>(text: &'t str, sizes: &[usize]) -> Vec<&'t str> {
-    let mut pieces = Vec::with_capacity(sizes.len() + 1);
-    let mut rest = text;
-    for &size in sizes {
-        // An empty delta is sent as recorded; sizes past the text are not.
-        if rest.is_empty() && size > 0 {
-            break;
-        }
-        let end = rest.char_indices().nth(size).map_or(rest.len(), |(at, _)| at);
-        let (piece, tail) = rest.split_at(end);
-        pieces.push(piece);
-        rest = tail;
-    }
-    if !rest.is_empty() {
-        pieces.push(rest);
-    }
-    pieces
 }
 
 /// The alphabet of Anthropic's and Chat's ids.
@@ -165,6 +127,8 @@ pub enum IdShape {
     Message,
     /// Anthropic server tool calls: `srvtoolu_01` + 22 base62.
     ServerToolUse,
+    /// Gemini: a `responseId` of 23 base62.
+    GeminiResponse,
 }
 
 impl IdShape {
@@ -177,6 +141,7 @@ impl IdShape {
             Self::Item(prefix) => generated(prefix, HEX, 50, request_index, &slot_name),
             Self::Message => generated("msg_01", BASE62, 22, request_index, &slot_name),
             Self::ServerToolUse => generated("srvtoolu_01", BASE62, 22, request_index, &slot_name),
+            Self::GeminiResponse => generated("", BASE62, 23, request_index, &slot_name),
         }
     }
 }
@@ -186,14 +151,6 @@ mod tests {
     use super::*;
     use reloop_wire::ToolCall;
     use serde_json::json;
-
-    #[test]
-    fn recorded_sizes_cut_by_characters_and_keep_the_remainder() {
-        assert_eq!(text_pieces("héllo wörld", &[2, 3]), ["hé", "llo", " wörld"]);
-        assert_eq!(text_pieces("ab", &[5, 5]), ["ab"]);
-        assert_eq!(text_pieces("Hi there", &[]), ["Hi", " there"]);
-        assert_eq!(argument_pieces("{\"a\":1}", &[2, 1]), ["{\"", "a", "\":1}"]);
-    }
 
     #[test]
     fn generated_ids_have_the_real_shapes_and_repeat() {

@@ -7,7 +7,8 @@ use reloop_wire::{Format, ModelTurn, sse};
 use serde_json::{Value, json};
 
 use super::ReplyMeta;
-use super::answer::{Answer, IdShape, argument_pieces, text_pieces};
+use super::answer::{Answer, IdShape};
+use reloop_wire::split::{argument_pieces, text_pieces};
 use crate::recording::Part;
 
 /// One content block: as it starts streaming, its deltas, and whole.

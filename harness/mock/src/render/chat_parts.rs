@@ -10,7 +10,8 @@ use reloop_wire::{Format, ModelTurn, sse};
 use serde::Serialize;
 use serde_json::{Value, json};
 
-use super::answer::{Answer, IdShape, argument_pieces, text_pieces};
+use super::answer::{Answer, IdShape};
+use reloop_wire::split::{argument_pieces, text_pieces};
 use super::{CREATED, ReplyMeta};
 use crate::recording::Part;
 

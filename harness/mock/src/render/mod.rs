@@ -8,11 +8,12 @@ mod anthropic_parts;
 mod chat_parts;
 mod responses_parts;
 
-pub use answer::{Answer, IdShape, argument_pieces, text_pieces};
+pub use answer::{Answer, IdShape};
 pub use responses_parts::call_item_ids as responses_call_item_ids;
 
 use reloop_wire::Format;
 use reloop_wire::anthropic::AnthropicErrorBody;
+use reloop_wire::gemini::{self, GeminiMeta, GoogleErrorBody};
 use reloop_wire::openai_chat::{ApiError, ApiErrorBody};
 
 use crate::divergence::{DIVERGENCE_ERROR_TYPE, Divergence};
@@ -63,6 +64,7 @@ pub fn renderer(format: Format) -> &'static dyn Render {
         Format::OpenaiChat => &OpenaiChat,
         Format::OpenaiResponses => &OpenaiResponses,
         Format::Anthropic => &Anthropic,
+        Format::Gemini => &Gemini,
     }
 }
 
@@ -211,6 +213,69 @@ impl FaultFrames for Anthropic {
             StreamErrorKind::RateLimited => ("rate_limit_error", "Rate limited"),
         };
         format!("event: error\ndata: {}\n\n", json(&AnthropicErrorBody::new(kind, message)))
+    }
+}
+
+/// Google Gemini: the codec in `reloop_wire::gemini` encodes the parts.
+#[derive(Debug, Default)]
+pub struct Gemini;
+
+impl Gemini {
+    fn meta(answer: &Answer, meta: &ReplyMeta) -> (GeminiMeta, serde_json::Value) {
+        let response_id = answer.ids.response.clone().unwrap_or_else(|| IdShape::GeminiResponse.id(meta.request_index, 0));
+        let usage = answer.wire_usage_in(Format::Gemini).cloned().unwrap_or_else(|| gemini::response::usage_metadata(&answer.usage));
+        (GeminiMeta { response_id, model: meta.model.clone() }, usage)
+    }
+}
+
+impl Render for Gemini {
+    fn stream(&self, answer: &Answer, meta: &ReplyMeta) -> Vec<String> {
+        let (meta, usage) = Self::meta(answer, meta);
+        gemini::encode_stream(&answer.parts, &answer.finish_reason, &usage, &meta)
+    }
+    fn complete(&self, answer: &Answer, meta: &ReplyMeta) -> String {
+        let (meta, usage) = Self::meta(answer, meta);
+        gemini::encode_response(&answer.parts, &answer.finish_reason, &usage, &meta).to_string()
+    }
+    fn errors(&self) -> &'static dyn ErrorBodies {
+        &GoogleErrors
+    }
+}
+
+/// Google's error envelope.
+#[derive(Debug, Default)]
+pub struct GoogleErrors;
+
+impl ErrorBodies for GoogleErrors {
+    fn http_error(&self, status: u16) -> String {
+        json(&GoogleErrorBody::for_status(status))
+    }
+    fn context_exceeded(&self, window: u64, requested: u64) -> String {
+        json(&GoogleErrorBody::prompt_too_long(requested, window))
+    }
+    fn invalid_request(&self, message: &str) -> String {
+        json(&GoogleErrorBody::invalid_argument(message))
+    }
+    fn divergence(&self, divergence: &Divergence) -> String {
+        // Google types an error by an `ErrorInfo` detail's `reason`.
+        let mut body = GoogleErrorBody::new(400, "FAILED_PRECONDITION", format!("reloop: {}", divergence.render()));
+        let info = serde_json::json!({ "@type": "type.googleapis.com/google.rpc.ErrorInfo", "reason": DIVERGENCE_ERROR_TYPE, "domain": "reloop", "metadata": { "check": divergence.check } });
+        body.error.details.push(info);
+        json(&body)
+    }
+}
+
+impl FaultFrames for Gemini {
+    fn garbled(&self) -> String {
+        "data: {\"candidates\": [{\"content\": {\"parts\": [{\"text\": \"tru\r\n\r\n".into()
+    }
+    fn stream_error(&self, kind: StreamErrorKind) -> String {
+        let body = match kind {
+            StreamErrorKind::Overloaded => GoogleErrorBody::for_status(503),
+            StreamErrorKind::ServerError => GoogleErrorBody::for_status(500),
+            StreamErrorKind::RateLimited => GoogleErrorBody::rate_limited(),
+        };
+        format!("data: {}\r\n\r\n", json(&body))
     }
 }
 

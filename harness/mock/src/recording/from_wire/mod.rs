@@ -1,4 +1,4 @@
-//! A recorded HTTP response of any of the three APIs, turned into a v2
+//! A recorded HTTP response of any of the four APIs, turned into a v2
 //! [`Exchange`]: the neutral parts, usage, ids, stop reason and model, plus
 //! the raw bytes so the same exchange can also replay byte for byte. The
 //! importers (vcr cassettes) and `reloop record` both start here.
@@ -8,6 +8,7 @@
 //! the part's `chunks`; one reader per API then reads that shape.
 
 mod anthropic;
+mod gemini;
 mod openai_chat;
 mod openai_responses;
 mod sse_events;
@@ -74,6 +75,7 @@ pub fn exchange_from_wire(api: Format, response: WireResponse<'_>, decoded: &[u8
             Format::OpenaiChat => openai_chat::from_events(&events)?,
             Format::OpenaiResponses => openai_responses::from_events(&events)?,
             Format::Anthropic => anthropic::from_events(&events)?,
+            Format::Gemini => gemini::from_events(&events)?,
         }
     } else {
         let body: Value = serde_json::from_str(text).map_err(|e| FromWireError::NotJson(format!("body: {e}")))?;
@@ -81,6 +83,7 @@ pub fn exchange_from_wire(api: Format, response: WireResponse<'_>, decoded: &[u8
             Format::OpenaiChat => openai_chat::from_body(&body, &BTreeMap::new())?,
             Format::OpenaiResponses => openai_responses::from_body(&body, &BTreeMap::new())?,
             Format::Anthropic => anthropic::from_body(&body, &BTreeMap::new())?,
+            Format::Gemini => gemini::from_body(&body)?,
         }
     };
     exchange.headers = response
@@ -108,6 +111,7 @@ pub fn api_name(api: Format) -> &'static str {
         Format::OpenaiChat => "openai_chat",
         Format::OpenaiResponses => "openai_responses",
         Format::Anthropic => "anthropic",
+        Format::Gemini => "gemini",
     }
 }
 

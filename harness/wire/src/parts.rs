@@ -1,12 +1,19 @@
-//! The ordered parts of a v2 exchange: everything a real response carries
-//! between its first and last event, provider-neutral. Each part keeps the
-//! ids it was recorded with; absent ids are generated in the shape of the
-//! API that renders it.
+//! The neutral response model: everything a real response carries between
+//! its first and last event, as ordered parts. Every format's codec encodes
+//! these (whole or streamed, cut into the recorded delta sizes) and decodes
+//! them back off the wire; recordings (v2) store them as they are. Each part
+//! keeps the ids it was recorded with; absent ids are generated in the shape
+//! of the API that renders it.
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::is_default;
+use crate::ModelTurn;
+
+/// Whether `value` is its type's default: written files leave defaults out.
+fn is_default<T: Default + PartialEq>(value: &T) -> bool {
+    *value == T::default()
+}
 
 /// One piece of a model response, in the order the model produced it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -142,4 +149,14 @@ impl Arguments {
             Self::Json(value) => value.to_string(),
         }
     }
+}
+
+/// The parts of a turn with no recorded exchange behind it: its text, then
+/// its calls (arguments sent as they are).
+pub fn of_turn(turn: &ModelTurn) -> Vec<Part> {
+    let text = (!turn.text.is_empty()).then(|| Part::Text { text: turn.text.clone(), id: None, annotations: Vec::new(), chunks: Vec::new() });
+    let calls = turn.tool_calls.iter().map(|call| {
+        Part::ToolCall(ToolCallPart { id: Some(call.id.clone()), item_id: None, name: call.name.clone(), arguments: Arguments::Raw(call.arguments.clone()), chunks: Vec::new() })
+    });
+    text.into_iter().chain(calls).collect()
 }

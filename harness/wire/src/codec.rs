@@ -1,0 +1,189 @@
+//! One codec per format, as a client and a server call it: authentication
+//! headers, request bodies to and from the neutral [`Prompt`], a whole
+//! response read into a [`ModelTurn`], and an error body read into the
+//! class every format shares. Callers dispatch on the [`Format`] value and
+//! never on a format's shapes; each arm here is one format's own module.
+
+use crate::anthropic::{AnthropicErrorBody, CacheBreakpoint, CachePoint, Message, MessagesRequest};
+use crate::gemini::{GenerateContentRequest, GoogleErrorBody};
+use crate::openai_chat::{ApiErrorBody, ChatCompletion, ChatRequest};
+use crate::openai_responses::{Response, ResponsesRequest};
+use crate::{Format, ModelTurn, Prompt, WireError};
+
+/// The `anthropic-version` header a client sends.
+pub const ANTHROPIC_VERSION: &str = "2023-06-01";
+
+/// The headers that carry `api_key` (and the API version, for Anthropic).
+/// Gemini's key goes in `x-goog-api-key`, never in the URL, so it cannot
+/// end up in a logged or recorded path.
+pub fn auth_headers(format: Format, api_key: &str) -> Vec<(&'static str, String)> {
+    match format {
+        Format::OpenaiChat | Format::OpenaiResponses => vec![("authorization", format!("Bearer {api_key}"))],
+        Format::Anthropic => vec![("x-api-key", api_key.to_owned()), ("anthropic-version", ANTHROPIC_VERSION.to_owned())],
+        Format::Gemini => vec![(crate::gemini::API_KEY_HEADER, api_key.to_owned())],
+    }
+}
+
+/// The request body of `prompt`. `breakpoints` places Anthropic's
+/// `cache_control` marks; it is asked only for Anthropic. The prompt is moved
+/// into the Chat Completions request, whose texts are not copied.
+///
+/// # Errors
+///
+/// Serialization failed (it does not for plain prompts).
+pub fn encode_request(format: Format, prompt: Prompt, breakpoints: impl FnOnce(&Prompt) -> Vec<CacheBreakpoint>) -> Result<Vec<u8>, serde_json::Error> {
+    match format {
+        Format::OpenaiChat => serde_json::to_vec(&ChatRequest::from_owned_prompt(prompt)),
+        Format::OpenaiResponses => serde_json::to_vec(&ResponsesRequest::from_prompt(&prompt)),
+        Format::Anthropic => {
+            let mut request = MessagesRequest::from_prompt(&prompt);
+            request.place_cache_breakpoints(&breakpoints(&prompt));
+            serde_json::to_vec(&request)
+        }
+        Format::Gemini => serde_json::to_vec(&GenerateContentRequest::from_prompt(&prompt)),
+    }
+}
+
+/// `specs` as `format`'s `tools` array, as its request renders it; for
+/// Anthropic with the tools breakpoint `breakpoints` places (if any).
+pub fn encode_tools(format: Format, specs: &[crate::ToolSpec], breakpoints: impl FnOnce(&Prompt) -> Vec<CacheBreakpoint>) -> Vec<u8> {
+    let prompt = Prompt { tools: specs.to_vec(), ..Prompt::default() };
+    let json = match format {
+        Format::OpenaiChat => serde_json::to_vec(&ChatRequest::from_prompt(&prompt).tools),
+        Format::OpenaiResponses => serde_json::to_vec(&ResponsesRequest::from_prompt(&prompt).tools),
+        Format::Anthropic => {
+            let mut request = MessagesRequest::from_prompt(&prompt);
+            let tools_only: Vec<CacheBreakpoint> = breakpoints(&prompt).into_iter().filter(|b| b.at == CachePoint::Tools).collect();
+            request.place_cache_breakpoints(&tools_only);
+            serde_json::to_vec(&request.tools)
+        }
+        Format::Gemini => serde_json::to_vec(&crate::gemini::tools(specs)),
+    };
+    json.expect("tool declarations are plain JSON")
+}
+
+/// A request read off the wire.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DecodedRequest {
+    /// The neutral prompt.
+    pub prompt: Prompt,
+    /// The `cache_control` breakpoints of an Anthropic request; `None` for
+    /// the formats that cache without marks.
+    pub breakpoints: Option<Vec<CacheBreakpoint>>,
+}
+
+/// A request body read into the neutral prompt. Gemini names the model and
+/// streaming in the URL: `model` and `stream` give them (the other formats
+/// carry both in the body and ignore these).
+///
+/// # Errors
+///
+/// The body is not the format's request.
+pub fn decode_request(format: Format, body: &[u8], model: &str, stream: bool) -> Result<DecodedRequest, serde_json::Error> {
+    let unmarked = |prompt| DecodedRequest { prompt, breakpoints: None };
+    Ok(match format {
+        Format::OpenaiChat => unmarked(serde_json::from_slice::<ChatRequest>(body)?.into_prompt()),
+        Format::OpenaiResponses => unmarked(serde_json::from_slice::<ResponsesRequest>(body)?.to_prompt()),
+        Format::Anthropic => {
+            let request = serde_json::from_slice::<MessagesRequest>(body)?;
+            DecodedRequest { prompt: request.to_prompt(), breakpoints: Some(request.cache_breakpoints()) }
+        }
+        Format::Gemini => unmarked(serde_json::from_slice::<GenerateContentRequest>(body)?.to_prompt(model, stream)),
+    })
+}
+
+/// The format of a request sent to `path` (any prefix, any query), and its
+/// body read as that format's request; Gemini's model and streaming come
+/// from the path. `None` when the path is no model call.
+pub fn decode_request_at(path: &str, body: &[u8]) -> Option<(Format, Result<DecodedRequest, serde_json::Error>)> {
+    let format = Format::of_path(path)?;
+    let action = path.split('?').next().and_then(|path| path.rsplit('/').next()).and_then(crate::gemini::Action::parse);
+    let (model, stream) = match action {
+        Some(crate::gemini::Action::Generate { model, stream }) => (model, stream),
+        Some(crate::gemini::Action::CountTokens { model }) => (model, false),
+        None => (String::new(), false),
+    };
+    Some((format, decode_request(format, body, &model, stream)))
+}
+
+/// A whole (non-streamed) response body read into the neutral turn.
+///
+/// # Errors
+///
+/// The body is not the format's response, or breaks its rules.
+pub fn decode_response(format: Format, body: &[u8]) -> Result<ModelTurn, WireError> {
+    let json = |source| WireError::Json { context: "response body", source };
+    match format {
+        Format::OpenaiChat => serde_json::from_slice::<ChatCompletion>(body).map_err(json)?.to_turn(),
+        Format::OpenaiResponses => serde_json::from_slice::<Response>(body).map_err(json)?.to_turn(),
+        Format::Anthropic => serde_json::from_slice::<Message>(body).map_err(json)?.to_turn(),
+        Format::Gemini => Ok(crate::gemini::decode_body(&serde_json::from_slice(body).map_err(json)?)?.to_turn()),
+    }
+}
+
+/// An error body, as every format's client classifies it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ErrorInfo {
+    /// The error type in the OpenAI/Anthropic vocabulary
+    /// (`rate_limit_error`, `overloaded_error`, `invalid_request_error`…).
+    pub kind: String,
+    /// The provider's message.
+    pub message: String,
+    /// The prompt did not fit the model's context window.
+    pub context_exceeded: bool,
+}
+
+/// The error a body of `format` reports; `None` when it is not the format's
+/// error envelope.
+pub fn read_error(format: Format, body: &[u8]) -> Option<ErrorInfo> {
+    match format {
+        Format::OpenaiChat | Format::OpenaiResponses => serde_json::from_slice::<ApiErrorBody>(body).ok().map(|parsed| ErrorInfo {
+            context_exceeded: parsed.is_context_length_exceeded(),
+            kind: parsed.error.kind,
+            message: parsed.error.message,
+        }),
+        Format::Anthropic => serde_json::from_slice::<AnthropicErrorBody>(body).ok().map(|parsed| ErrorInfo {
+            context_exceeded: parsed.is_prompt_too_long(),
+            kind: parsed.error.kind,
+            message: parsed.error.message,
+        }),
+        Format::Gemini => serde_json::from_slice::<GoogleErrorBody>(body).ok().map(|parsed| ErrorInfo {
+            context_exceeded: parsed.is_prompt_too_long(),
+            kind: parsed.neutral_kind().to_owned(),
+            message: parsed.error.message,
+        }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn context_overflow_bodies_of_every_format_are_read() {
+        let openai = br#"{"error":{"message":"This model's maximum context length is 128000 tokens. However, your messages resulted in 131072 tokens. Please reduce the length of the messages.","type":"invalid_request_error","param":"messages","code":"context_length_exceeded"}}"#;
+        let anthropic = br#"{"type":"error","error":{"type":"invalid_request_error","message":"prompt is too long: 201234 tokens > 200000 maximum"}}"#;
+        let gemini = br#"{"error":{"code":400,"message":"The input token count (1048577) exceeds the maximum number of tokens allowed (1048576).","status":"INVALID_ARGUMENT"}}"#;
+        for (format, body) in [(Format::OpenaiChat, &openai[..]), (Format::OpenaiResponses, openai), (Format::Anthropic, anthropic), (Format::Gemini, gemini)] {
+            assert!(read_error(format, body).unwrap().context_exceeded, "{format:?}");
+        }
+        let quota = br#"{"error":{"code":429,"message":"quota","status":"RESOURCE_EXHAUSTED"}}"#;
+        assert_eq!(read_error(Format::Gemini, quota).unwrap().kind, "rate_limit_error");
+        assert_eq!(read_error(Format::Gemini, b"oops"), None);
+    }
+
+    #[test]
+    fn a_path_names_the_format_and_gemini_s_model() {
+        let (format, request) = decode_request_at("/s/x/v1beta/models/gemini-2.5-flash:streamGenerateContent?alt=sse", br#"{"contents":[]}"#).unwrap();
+        let prompt = request.unwrap().prompt;
+        assert_eq!((format, prompt.model.as_str(), prompt.stream), (Format::Gemini, "gemini-2.5-flash", true));
+        assert_eq!(decode_request_at("/v1/messages", br#"{"model":"m","max_tokens":1,"messages":[]}"#).unwrap().0, Format::Anthropic);
+        assert!(decode_request_at("/v1/models", b"").is_none());
+    }
+
+    #[test]
+    fn every_format_authenticates_with_its_own_header() {
+        let names: Vec<&str> = Format::ALL.iter().map(|format| auth_headers(*format, "k")[0].0).collect();
+        assert_eq!(names, ["authorization", "authorization", "x-api-key", "x-goog-api-key"]);
+    }
+}
