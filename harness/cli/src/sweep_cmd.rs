@@ -57,6 +57,7 @@ fn render(summaries: &[VariantSummary]) -> String {
         "cache breaks (sim)",
         "detected (P / R)",
         "cost $",
+        "summary share",
         "pass",
     ]);
     for s in summaries {
@@ -72,6 +73,7 @@ fn render(summaries: &[VariantSummary]) -> String {
             s.cache_breaks_simulated.to_string(),
             format!("{} ({} / {})", s.cache_breaks_detected, ratio(s.cache_break_precision()), ratio(s.cache_break_recall())),
             format!("{:.4}", s.cost_usd),
+            s.summary_share().map_or_else(|| "-".to_owned(), |share| format!("{:.1}%", share * 100.0)),
             format!("{}/{}", s.passed, s.runs),
         ]);
     }

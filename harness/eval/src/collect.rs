@@ -6,12 +6,15 @@ use reloop_agent::price_table::{self, PricedUsage};
 use reloop_agent::{CallPurpose, CallRecord, DoomLoopKind, LoopEvent, LoopState, Message, Outcome, TimedEvent};
 use reloop_mock::tokens::REPLY_PRIMING_TOKENS;
 use reloop_mock::{RequestRecord, Session};
+use reloop_wire::Usage;
 
 use crate::compaction_tokens::{context_index, price_compactions};
 use crate::expect::{RunFacts, check};
 use crate::result::{CostSource, EventRow, RunMetrics, RunReport, StepRow};
 use crate::scenario::Scenario;
 use crate::token_fit;
+use crate::call_shares::RunCalls;
+use crate::recorded_pricing::faithful_recorded_usage;
 
 /// Everything a finished run left behind.
 pub struct Finished<'a> {
@@ -108,6 +111,7 @@ fn step_rows(scenario: &Scenario, state: &LoopState, log: &[RequestRecord], sess
                 output_tokens: server.filter(|_| answered).map(|s| s.output_tokens),
                 cache_read_tokens: server.filter(|_| answered).map(|s| s.cached_tokens),
                 usage_recorded: server.filter(|_| answered).and_then(|s| s.recorded_usage),
+                exchange: server.and_then(|s| s.exchange).map(|e| e as u64),
                 cache_break_simulated: server.is_some_and(|s| s.cache_break),
                 cache_write_tokens: server.filter(|_| answered).map(|s| s.cache_write_tokens),
                 cache_write_1h_tokens: server.filter(|_| answered).map(|s| s.cache_write_1h_tokens),
@@ -173,28 +177,14 @@ impl<'a> UncompactedCounts<'a> {
 }
 
 fn run_metrics(scenario: &Scenario, state: &LoopState, steps: &[StepRow], log: &[RequestRecord], events: &[TimedEvent]) -> RunMetrics {
+    // The main-loop calls (sub-agents' included): the ones with an uncompacted counterfactual.
     let answered: Vec<&StepRow> = steps.iter().filter(|s| s.input_tokens_uncompacted.is_some()).collect();
-    let input_tokens_total: u64 = answered.iter().filter_map(|s| s.input_tokens).sum();
+    let calls = RunCalls::of(steps);
+    let Usage { input_tokens: input_tokens_total, output_tokens: output_tokens_total, cache_read_tokens, cache_write_tokens } = calls.total.usage;
     let input_tokens_uncompacted_total: u64 = answered.iter().filter_map(|s| s.input_tokens_uncompacted).sum();
-    let cache_read_tokens: u64 = answered.iter().filter_map(|s| s.cache_read_tokens).sum();
-    let cache_write_tokens: u64 = answered.iter().filter_map(|s| s.cache_write_tokens).sum();
-    let cache_write_1h_tokens: u64 = answered.iter().filter_map(|s| s.cache_write_1h_tokens).sum();
-    let output_tokens_total: u64 = answered.iter().filter_map(|s| s.output_tokens).sum();
     let step_budget = u64::from(scenario.spec.loop_settings.step_budget);
     let steps_used = u64::from(state.steps_used());
-    let usage = reloop_wire::Usage {
-        input_tokens: input_tokens_total,
-        output_tokens: output_tokens_total,
-        cache_read_tokens,
-        cache_write_tokens,
-    };
-    let usage_recorded = recorded_total(&answered);
-    // Recorded usage keeps no lifetime split: its writes are priced as 5-minute writes.
-    let (cost_source, priced) = match usage_recorded {
-        Some(recorded) => (CostSource::Recorded, PricedUsage { usage: recorded, cache_write_1h_tokens: 0 }),
-        None => (CostSource::Simulated, PricedUsage { usage, cache_write_1h_tokens }),
-    };
-    RunMetrics {
+    let mut metrics = RunMetrics {
         steps_used,
         step_budget,
         step_budget_used_ratio: ratio(steps_used, step_budget),
@@ -226,9 +216,8 @@ fn run_metrics(scenario: &Scenario, state: &LoopState, steps: &[StepRow], log: &
         cache_write_tokens,
         cache_hit_ratio: ratio(cache_read_tokens, input_tokens_total),
         output_tokens_total,
-        estimated_cost_usd: price_table::active().cost(&scenario.spec.model, &priced),
-        cost_source,
-        usage_recorded,
+        estimated_cost_usd: calls.total.cost(&scenario.spec.model),
+        by_share: calls.figures(&scenario.spec.model),
         provider_token_fit: token_fit::fit(
             &answered.iter().filter_map(|s| Some((s.input_tokens?, s.usage_recorded?.input_tokens))).collect::<Vec<_>>(),
         ),
@@ -239,20 +228,14 @@ fn run_metrics(scenario: &Scenario, state: &LoopState, steps: &[StepRow], log: &
         tool_errors: u64::from(state.tool_errors),
         max_parallel_tools: u64::from(state.max_parallel_tools),
         ..RunMetrics::default()
-    }
-}
-
-/// The recorded usage of the answered calls, summed; `None` unless every
-/// one has it (a partial sum would price part of the run).
-fn recorded_total(answered: &[&StepRow]) -> Option<reloop_wire::Usage> {
-    let all: Option<Vec<reloop_wire::Usage>> = answered.iter().map(|s| s.usage_recorded).collect();
-    let all = all.filter(|all| !all.is_empty())?;
-    Some(all.iter().fold(reloop_wire::Usage::default(), |sum, u| reloop_wire::Usage {
-        input_tokens: sum.input_tokens.saturating_add(u.input_tokens),
-        output_tokens: sum.output_tokens.saturating_add(u.output_tokens),
-        cache_read_tokens: sum.cache_read_tokens.saturating_add(u.cache_read_tokens),
-        cache_write_tokens: sum.cache_write_tokens.saturating_add(u.cache_write_tokens),
-    }))
+    };
+    metrics.usage_recorded = faithful_recorded_usage(scenario, steps, &metrics);
+    // Recorded usage keeps no lifetime split: its writes are priced as 5-minute writes.
+    metrics.estimated_cost_usd_recorded = metrics
+        .usage_recorded
+        .and_then(|usage| price_table::active().cost(&scenario.spec.model, &PricedUsage { usage, cache_write_1h_tokens: 0 }));
+    metrics.cost_source = if metrics.usage_recorded.is_some() { CostSource::Recorded } else { CostSource::Simulated };
+    metrics
 }
 
 /// Of the calls where `claimed` holds, the share where `confirmed` holds

@@ -124,10 +124,18 @@ pub struct RunMetrics {
     pub cache_hit_ratio: f64,
     pub output_tokens_total: u64,
     pub estimated_cost_usd: Option<f64>,
-    /// What `estimated_cost_usd` priced: `recorded` (every answered call's
-    /// recording kept the provider's usage) or `simulated` (the server's counts).
+    /// Input, output and cost of the answered calls per share (main, final
+    /// turn, escalation, compaction, sub-agent), in
+    /// [`crate::call_shares::Share::ALL`] order; priced from the server's counts.
+    pub by_share: [crate::call_shares::ShareFigures; 5],
+    /// What the run cost as recorded: its recorded usage priced, when the
+    /// run sent what the recorded session sent (`recorded_pricing`).
+    pub estimated_cost_usd_recorded: Option<f64>,
+    /// `recorded` when the recorded usage describes this run (and
+    /// `estimated_cost_usd_recorded` prices it), else `simulated`.
     pub cost_source: CostSource,
-    /// The recorded usage summed over the answered calls; `None` unless every one had it.
+    /// The recorded usage summed over the answered calls, when the run sent
+    /// what the recorded session sent.
     pub usage_recorded: Option<reloop_wire::Usage>,
     /// Recorded input tokens against the server's o200k count, per call
     /// (`token_fit`); `None` without recorded usage.
@@ -182,6 +190,8 @@ pub struct StepRow {
     pub cache_read_tokens: Option<u64>,
     /// The usage the provider reported when the answer was recorded.
     pub usage_recorded: Option<reloop_wire::Usage>,
+    /// The recording's exchange (0-based) that answered the call.
+    pub exchange: Option<u64>,
     pub cache_break_simulated: bool,
     pub cache_write_tokens: Option<u64>,
     pub cache_write_1h_tokens: Option<u64>,

@@ -9,6 +9,7 @@ use reloop_agent::LoopSettings;
 use reloop_agent::client::cache_breakpoints::CacheBreakpointSettings;
 use serde::Deserialize;
 
+use crate::call_shares::Share;
 use crate::run_summary::RunSummary;
 use crate::yaml::{self, InputError};
 
@@ -121,8 +122,10 @@ pub struct VariantSummary {
     pub cache_breaks_detected: u64,
     /// Σ of those on a call where the server saw one too.
     pub cache_breaks_matched: u64,
-    /// Σ estimated cost.
+    /// Σ estimated cost (every answered call).
     pub cost_usd: f64,
+    /// Σ of that paid for summary calls.
+    pub compaction_cost_usd: f64,
 }
 
 impl VariantSummary {
@@ -142,6 +145,12 @@ impl VariantSummary {
         self.cache_breaks_detected += m.cache_breaks;
         self.cache_breaks_matched += m.cache_breaks_matched;
         self.cost_usd += m.estimated_cost_usd.unwrap_or(0.0);
+        self.compaction_cost_usd += m.by_share[Share::Compaction.index()].estimated_cost_usd.unwrap_or(0.0);
+    }
+
+    /// The share of the cost paid for summary calls; `None` when nothing was priced.
+    pub fn summary_share(&self) -> Option<f64> {
+        (self.cost_usd > 0.0).then(|| self.compaction_cost_usd / self.cost_usd)
     }
 
     /// The loop detector's recall against the simulation, over all runs;

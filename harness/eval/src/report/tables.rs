@@ -8,6 +8,7 @@ use arrow_array::RecordBatch;
 use arrow_schema::ArrowError;
 
 use super::table::TableBuilder;
+use crate::call_shares::Share;
 use crate::result::{EventRow, RunReport, StepRow};
 
 fn metadata(table: &str) -> HashMap<String, String> {
@@ -64,7 +65,15 @@ pub fn runs_batch(runs: &[RunReport]) -> Result<RecordBatch, ArrowError> {
         .float("cache_hit_ratio", runs.iter().map(|r| r.metrics.cache_hit_ratio))
         .int("output_tokens_total", m(|r| r.metrics.output_tokens_total))
         .float_opt("estimated_cost_usd", runs.iter().map(|r| r.metrics.estimated_cost_usd))
-        .text("cost_source", runs.iter().map(|r| r.metrics.cost_source.as_str()))
+        .float_opt("estimated_cost_usd_recorded", runs.iter().map(|r| r.metrics.estimated_cost_usd_recorded))
+        .text("cost_source", runs.iter().map(|r| r.metrics.cost_source.as_str()));
+    for (index, share) in Share::ALL.iter().enumerate() {
+        let name = share.as_str();
+        t.int(&format!("input_tokens_{name}"), runs.iter().map(|r| r.metrics.by_share[index].input_tokens))
+            .int(&format!("output_tokens_{name}"), runs.iter().map(|r| r.metrics.by_share[index].output_tokens))
+            .float_opt(&format!("estimated_cost_usd_{name}"), runs.iter().map(|r| r.metrics.by_share[index].estimated_cost_usd));
+    }
+    t
         .int_opt("input_tokens_recorded_total", runs.iter().map(|r| r.metrics.usage_recorded.map(|u| u.input_tokens)))
         .int_opt("output_tokens_recorded_total", runs.iter().map(|r| r.metrics.usage_recorded.map(|u| u.output_tokens)))
         .int_opt("cache_read_tokens_recorded", runs.iter().map(|r| r.metrics.usage_recorded.map(|u| u.cache_read_tokens)))
@@ -110,6 +119,7 @@ pub fn steps_batch(runs: &[RunReport]) -> Result<RecordBatch, ArrowError> {
         .int_opt("output_tokens_recorded", rows.iter().map(|(_, s)| s.usage_recorded.map(|u| u.output_tokens)))
         .int_opt("cache_read_tokens_recorded", rows.iter().map(|(_, s)| s.usage_recorded.map(|u| u.cache_read_tokens)))
         .int_opt("cache_write_tokens_recorded", rows.iter().map(|(_, s)| s.usage_recorded.map(|u| u.cache_write_tokens)))
+        .int_opt("exchange", rows.iter().map(|(_, s)| s.exchange))
         .boolean("cache_break_simulated", rows.iter().map(|(_, s)| s.cache_break_simulated))
         .int_opt("cache_write_tokens", rows.iter().map(|(_, s)| s.cache_write_tokens))
         .int_opt("cache_write_1h_tokens", rows.iter().map(|(_, s)| s.cache_write_1h_tokens))
