@@ -218,8 +218,9 @@ fn run_metrics(scenario: &Scenario, state: &LoopState, steps: &[StepRow], log: &
         output_tokens_total,
         estimated_cost_usd: calls.total.cost(&scenario.spec.model),
         by_share: calls.figures(&scenario.spec.model),
+        // Fitted on what the session sent (the uncompacted request), so every strategy gets the same line.
         provider_token_fit: token_fit::fit(
-            &answered.iter().filter_map(|s| Some((s.input_tokens?, s.usage_recorded?.input_tokens))).collect::<Vec<_>>(),
+            &answered.iter().filter_map(|s| Some((s.input_tokens_uncompacted?, s.usage_recorded?.input_tokens))).collect::<Vec<_>>(),
         ),
         estimator_mape: mape(&answered),
         llm_calls: log.len() as u64,

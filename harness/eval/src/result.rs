@@ -137,8 +137,9 @@ pub struct RunMetrics {
     /// The recorded usage summed over the answered calls, when the run sent
     /// what the recorded session sent.
     pub usage_recorded: Option<reloop_wire::Usage>,
-    /// Recorded input tokens against the server's o200k count, per call
-    /// (`token_fit`); `None` without recorded usage.
+    /// Recorded input tokens against the server's o200k count of what the
+    /// session sent, per call (`token_fit`), refused or not; `None` without
+    /// recorded usage.
     pub provider_token_fit: Option<crate::token_fit::TokenFit>,
     pub estimator_mape: Option<f64>,
     pub llm_calls: u64,
@@ -150,6 +151,14 @@ pub struct RunMetrics {
     pub wall_ms: u64,
     pub divergences: u64,
     pub first_divergence: Option<String>,
+}
+
+impl RunMetrics {
+    /// The provider-token fit, unless it was refused
+    /// ([`crate::token_fit::TokenFit::refusal`]).
+    pub fn credible_token_fit(&self) -> Option<crate::token_fit::TokenFit> {
+        self.provider_token_fit.filter(|fit| fit.refusal().is_none())
+    }
 }
 
 /// Which usage a run's cost was priced from.

@@ -112,3 +112,19 @@ fn the_closing_answer_the_importer_adds_keeps_recorded_pricing_on() {
     let recorded = report.metrics.usage_recorded.expect("the three recorded calls price the run");
     assert_eq!((recorded.input_tokens, recorded.output_tokens, recorded.cache_read_tokens), (22_474, 300, 14_848), "the import report's sums");
 }
+
+/// Issue 30: the provider-token fit was drawn through each strategy's
+/// compacted prompts, so one session got 1.38 under `none` and 2.00 under
+/// masking. It is drawn once through what the session sent.
+#[test]
+fn every_strategy_shares_the_sessions_provider_token_fit() {
+    let none = run_scenario(&as_pi_ran_it());
+    let mut masking = as_pi_ran_it();
+    masking.loop_settings.strategy = StrategyName::Masking;
+    masking.loop_settings.strategies.masking.keep = 1;
+    let masked = run_scenario(&masking);
+    assert!(masked.metrics.tokens_saved_total > 0, "masking changed the prompts");
+    let fit = none.metrics.provider_token_fit.expect("32 calls fit a line");
+    assert_eq!(masked.metrics.provider_token_fit, Some(fit));
+    assert!(fit.calls >= 3 && fit.r_squared > 0.9 && fit.refusal().is_none(), "{fit:?}");
+}
