@@ -184,6 +184,7 @@ fn run_metrics(scenario: &Scenario, state: &LoopState, steps: &[StepRow], log: &
     let input_tokens_uncompacted_total: u64 = answered.iter().filter_map(|s| s.input_tokens_uncompacted).sum();
     let step_budget = u64::from(scenario.spec.loop_settings.step_budget);
     let steps_used = u64::from(state.steps_used());
+    let (compactions, compaction_fallbacks) = compaction_counts(events);
     let mut metrics = RunMetrics {
         steps_used,
         step_budget,
@@ -200,7 +201,8 @@ fn run_metrics(scenario: &Scenario, state: &LoopState, steps: &[StepRow], log: &
             (true, None) => "any".to_owned(),
         }),
         doom_loop_onset_step: scenario.spec.expect.doom_loop.and_then(|label| label.onset_step).map(u64::from),
-        compactions: compactions_per_layer(events),
+        compactions,
+        compaction_fallbacks,
         compaction_calls: steps.iter().filter(|s| s.purpose == CallPurpose::Compaction.as_str()).count() as u64,
         breaker_tripped: events.iter().any(|e| matches!(e.event, LoopEvent::AutoCompactCircuitBreakerTripped { .. })),
         tokens_saved_total: signed(input_tokens_uncompacted_total) - signed(input_tokens_total),
@@ -230,7 +232,7 @@ fn run_metrics(scenario: &Scenario, state: &LoopState, steps: &[StepRow], log: &
         max_parallel_tools: u64::from(state.max_parallel_tools),
         ..RunMetrics::default()
     };
-    metrics.usage_recorded = faithful_recorded_usage(scenario, steps, &metrics);
+    metrics.usage_recorded = faithful_recorded_usage(scenario, steps, compacted(events, steps));
     // Recorded usage keeps no lifetime split: its writes are priced as 5-minute writes.
     metrics.estimated_cost_usd_recorded = metrics
         .usage_recorded
@@ -268,13 +270,28 @@ fn mape(steps: &[&StepRow]) -> Option<f64> {
     (!errors.is_empty()).then(|| errors.iter().sum::<f64>() / errors.len() as f64)
 }
 
-/// Completed compactions per layer 0–4.
-fn compactions_per_layer(events: &[TimedEvent]) -> [u64; 5] {
+/// Compactions per layer 0–4, and the summaries (layers 3 and 4) that fell
+/// back to the mechanical summary, counted apart: a fallback is not a
+/// model-written summary. A mechanical edit (layers 0–2) that did not
+/// shrink the request, as the server counts it, is no compaction.
+fn compaction_counts(events: &[TimedEvent]) -> ([u64; 5], u64) {
     let mut counts = [0; 5];
-    for figures in events.iter().filter_map(|e| e.event.compaction()) {
-        counts[usize::from(figures.layer.min(4))] += 1;
+    let mut fallbacks = 0;
+    for timed in events {
+        let Some(figures) = timed.event.compaction() else { continue };
+        if matches!(timed.event, LoopEvent::CompactComplete { used_fallback: true, .. }) {
+            fallbacks += 1;
+        } else if figures.layer > 2 || figures.tokens_after < figures.tokens_before {
+            counts[usize::from(figures.layer.min(4))] += 1;
+        }
     }
-    counts
+    (counts, fallbacks)
+}
+
+/// Whether the loop edited its view or asked for a summary at all, shrinking or not.
+fn compacted(events: &[TimedEvent], steps: &[StepRow]) -> bool {
+    let edited = events.iter().any(|e| e.event.compaction().is_some() || matches!(e.event, LoopEvent::ReactiveCompactTriggered { .. }));
+    edited || steps.iter().any(|s| s.purpose == CallPurpose::Compaction.as_str())
 }
 
 fn event_rows(events: &[TimedEvent]) -> Vec<EventRow> {
@@ -296,4 +313,32 @@ fn event_rows(events: &[TimedEvent]) -> Vec<EventRow> {
             }
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use reloop_agent::event::ViewChange;
+
+    use super::*;
+
+    fn at(event: LoopEvent) -> TimedEvent {
+        TimedEvent { step: 0, at_ms: 0, event }
+    }
+
+    fn mask(tokens_before: u64, tokens_after: u64) -> TimedEvent {
+        at(LoopEvent::MicrocompactRan { strategy: "masking", cleared: 1, tokens_before, tokens_after, change: ViewChange::default() })
+    }
+
+    fn summary(used_fallback: bool) -> TimedEvent {
+        at(LoopEvent::CompactComplete { strategy: "roku", layer: 3, tokens_before: 9_000, tokens_after: 2_000, used_fallback, change: ViewChange::default() })
+    }
+
+    /// Issue 30: layer 3 counted mechanical fallbacks as model summaries, and
+    /// masking passes that grew the prompt counted as layer-0 compactions.
+    #[test]
+    fn fallbacks_are_counted_apart_and_edits_that_did_not_shrink_are_no_compactions() {
+        let events = [mask(5_000, 3_000), mask(3_000, 3_004), mask(3_004, 3_004), summary(false), summary(true), summary(true)];
+        assert_eq!(compaction_counts(&events), ([1, 0, 0, 1, 0], 2));
+        assert!(compacted(&events[1..2], &[]), "a pass that grew the prompt still changed what was sent");
+    }
 }

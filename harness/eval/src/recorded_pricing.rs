@@ -7,21 +7,20 @@
 use reloop_mock::recording::{Exchange, Purpose};
 use reloop_wire::Usage;
 
-use crate::result::{RunMetrics, StepRow};
+use crate::result::StepRow;
 use crate::scenario::Scenario;
 
 /// The recorded usage of a run's answered calls, summed, when the run sent
 /// what the recorded session sent; `None` otherwise.
 ///
-/// That holds when the run compacted nothing (no layer ran, no summary was
-/// asked for), the source made no summary call the run skipped (no
+/// That holds when the run compacted nothing (`compacted`: no layer ran,
+/// shrinking the prompt or not, and no summary was asked for), the source made no summary call the run skipped (no
 /// compaction exchange with usage), and every answered call was answered
 /// by an exchange with usage. The one exception is the closing answer
 /// `reloop import` adds when a session ends mid-task
 /// ([`reloop_import::convert::SESSION_END_TEXT`]): the source never made that
 /// call, so it has no usage and adds nothing.
-pub fn faithful_recorded_usage(scenario: &Scenario, steps: &[StepRow], metrics: &RunMetrics) -> Option<Usage> {
-    let compacted = metrics.compactions.iter().any(|&count| count > 0) || metrics.compaction_calls > 0;
+pub fn faithful_recorded_usage(scenario: &Scenario, steps: &[StepRow], compacted: bool) -> Option<Usage> {
     let exchanges = &scenario.recording.exchanges;
     let source_summarized = exchanges.iter().any(|e| e.purpose == Purpose::Compaction && e.usage.is_some());
     if compacted || source_summarized {

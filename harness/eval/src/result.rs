@@ -102,6 +102,9 @@ pub struct RunMetrics {
     pub doom_loop_onset_step: Option<u64>,
     /// Completed compactions per layer (0 mask, 1 collapse, 2 memory, 3 summary, 4 reactive).
     pub compactions: [u64; 5],
+    /// Summaries (layers 3 and 4) that fell back to the mechanical summary;
+    /// not in `compactions`.
+    pub compaction_fallbacks: u64,
     /// Model calls made for summaries.
     pub compaction_calls: u64,
     /// Whether the compaction circuit breaker tripped.

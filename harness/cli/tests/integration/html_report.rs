@@ -27,6 +27,13 @@ fn the_page_is_self_contained_with_tables_timelines_and_the_diff() {
     assert!(page.contains("class=\"mark compaction\""), "compaction marks");
     assert!(page.contains("class=\"mark doom\""), "doom-loop marks");
     assert!(page.contains("class=\"break\"") && page.contains("class=\"hit\""), "cache hits and breaks");
+    // Issue 30: the timeline header counted main calls' breaks only (7 against the table's 14).
+    for run in crate::tables::read_rows(&dir.path().join("latest/runs.parquet")) {
+        let header = format!("<summary>{} <small>{}: {} calls,", run["scenario"], run["variant"], run["llm_calls"]);
+        let at = page.find(&header).unwrap_or_else(|| panic!("no timeline header {header}"));
+        let summary = &page[at..at + page[at..].find("</summary>").unwrap()];
+        assert!(summary.ends_with(&format!("simulated breaks {}</small>", run["cache_breaks_simulated"])), "{summary}");
+    }
     let urls = page.match_indices("http://").chain(page.match_indices("https://"));
     let outside: Vec<&str> = urls.map(|(i, _)| &page[i..(i + 40).min(page.len())]).filter(|s| !s.starts_with("http://www.w3.org/2000/svg")).collect();
     assert!(outside.is_empty(), "no network references: {outside:?}");

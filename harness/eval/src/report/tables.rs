@@ -49,6 +49,7 @@ pub fn runs_batch(runs: &[RunReport]) -> Result<RecordBatch, ArrowError> {
         .int("compactions_layer2", m(|r| r.metrics.compactions[2]))
         .int("compactions_layer3", m(|r| r.metrics.compactions[3]))
         .int("compactions_layer4", m(|r| r.metrics.compactions[4]))
+        .int("compaction_fallbacks", m(|r| r.metrics.compaction_fallbacks))
         .int("compaction_calls", m(|r| r.metrics.compaction_calls))
         .boolean("breaker_tripped", runs.iter().map(|r| r.metrics.breaker_tripped))
         .signed("tokens_saved_total", runs.iter().map(|r| r.metrics.tokens_saved_total))

@@ -114,6 +114,9 @@ fn a_failing_summary_falls_back_and_three_trip_the_breaker() {
     let completes: Vec<_> = report.events.iter().filter(|e| e.kind == "compact_complete").collect();
     assert!(completes.len() > 3, "compaction went on mechanically: {}", completes.len());
     assert!(completes.iter().all(|e| e.payload.contains("\"used_fallback\":true")));
+    // Issue 30: layer 3 counted these fallbacks as model-written summaries.
+    assert_eq!(report.metrics.compactions[3], 0, "no summary was written by the model");
+    assert_eq!(report.metrics.compaction_fallbacks, completes.len() as u64);
 }
 
 #[test]
