@@ -5,7 +5,7 @@ use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 
 use comfy_table::{ContentArrangement, Table, presets::UTF8_FULL_CONDENSED};
-use reloop_eval::sweep::{RunVariant, SweepTally, Variant, VariantSummary, load_variants};
+use reloop_eval::sweep::{LikeForLike, RunVariant, Variant, VariantSummary, load_variants};
 
 use crate::app::SweepArgs;
 use crate::batch::{execute, exit_code_of, prepare};
@@ -30,16 +30,14 @@ pub fn run(args: SweepArgs, cancel: Arc<AtomicBool>) -> anyhow::Result<i32> {
         return Ok(exit_code::BAD_INPUT);
     }
     let variants: Vec<RunVariant> = variants.into_iter().map(RunVariant::Swept).collect();
-    let mut tally = SweepTally::new(&variants);
-    let (plan, report) = match prepare(&args.batch, variants, &args.out) {
+    let (plan, report) = match prepare(&args.batch, variants.clone(), &args.out) {
         Ok(prepared) => prepared,
         Err(code) => return Ok(code),
     };
     let runs = execute(&plan, &args.batch, report, &cancel)?;
-    for run in &runs {
-        tally.add(run);
-    }
-    print_stdout(&format!("{}reports: {}\n", render(tally.summaries()), args.out.display()))?;
+    // Totals over like with like; every run's own figures stay in the Parquet.
+    let like = LikeForLike::of(&runs, &variants);
+    print_stdout(&format!("{}{}\nreports: {}\n", render(&like.summaries), like.describe(), args.out.display()))?;
     Ok(exit_code_of(&runs, plan.runs(), &cancel, |_| true))
 }
 
