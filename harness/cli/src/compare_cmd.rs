@@ -58,8 +58,8 @@ pub fn decide(base: &Path, new: &Path, args: &DecideArgs) -> anyhow::Result<(i32
 pub fn judge(base: &Path, new: &Path, gates: Option<&Path>, allow_empty: bool) -> Result<(Comparison, Vec<GateResult>), String> {
     let base_runs = Runs::load(base).map_err(|e| e.to_string())?;
     let new_runs = Runs::load(new).map_err(|e| e.to_string())?;
-    for runs in [&base_runs, &new_runs].into_iter().filter(|runs| runs.is_empty() && !allow_empty) {
-        return Err(format!("{}: the report holds no runs, so no gate can judge it (--allow-empty to accept)", runs.path.display()));
+    if let Some(empty) = [&base_runs, &new_runs].into_iter().find(|runs| runs.is_empty() && !allow_empty) {
+        return Err(format!("{}: the report holds no runs, so no gate can judge it (--allow-empty to accept)", empty.path.display()));
     }
     let (gate_file, gate_set) = load_gates(gates).map_err(|e| e.to_string())?;
     gates::check_set(&gate_set).map_err(|problem| format!("{}: {problem}", gate_file.display()))?;
