@@ -15,6 +15,13 @@ pub enum Outcome {
     Fail,
     /// The step budget ran out, last turn included.
     StepBudgetExhausted,
+    /// The user stopped the run after a step, as the recorded session of a
+    /// replay was stopped after a tool round.
+    Stopped,
+    /// The harness around the agent took its submission and ended the run
+    /// after a step (SWE-agent's `submit`, OpenHands' `finish`), as the
+    /// recorded session of a replay ended.
+    Submitted,
     /// A doom loop was detected with reaction `stop`.
     DoomLoopStopped,
     /// The provider rejected the context as too long.
@@ -40,11 +47,13 @@ pub enum Outcome {
 
 impl Outcome {
     /// Every outcome, in report order.
-    pub const ALL: [Outcome; 13] = [
+    pub const ALL: [Outcome; 15] = [
         Self::FinalAnswer,
         Self::AskUser,
         Self::Fail,
         Self::StepBudgetExhausted,
+        Self::Stopped,
+        Self::Submitted,
         Self::DoomLoopStopped,
         Self::ContextExceeded,
         Self::LlmError,
@@ -63,6 +72,8 @@ impl Outcome {
             Self::AskUser => "ask_user",
             Self::Fail => "fail",
             Self::StepBudgetExhausted => "step_budget_exhausted",
+            Self::Stopped => "stopped",
+            Self::Submitted => "submitted",
             Self::DoomLoopStopped => "doom_loop_stopped",
             Self::ContextExceeded => "context_exceeded",
             Self::LlmError => "llm_error",

@@ -5,9 +5,9 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use reloop_agent::{Approval, ApprovalGate, UserChannel};
+use reloop_agent::{Approval, ApprovalGate, Outcome, UserChannel};
 
-use crate::scenario::{ApprovalAnswer, Interrupt, ScenarioSpec, Steering};
+use crate::scenario::{ApprovalAnswer, Ending, Interrupt, ScenarioSpec, Steering};
 
 /// Plays the user's part from a scenario.
 pub struct ScriptedUser {
@@ -15,6 +15,8 @@ pub struct ScriptedUser {
     steering: Vec<Steering>,
     follow_ups: std::vec::IntoIter<String>,
     interrupt: Option<Interrupt>,
+    /// The steps after which the run ends, and how (the recording ends there).
+    end_after_steps: Option<(u32, Outcome)>,
 }
 
 impl ScriptedUser {
@@ -27,6 +29,7 @@ impl ScriptedUser {
             steering,
             follow_ups: spec.follow_ups.clone().into_iter(),
             interrupt: spec.interrupt,
+            end_after_steps: spec.ending.filter(|ending| Ending::ENDED_BY_USER.contains(&ending.outcome)).map(|ending| (ending.steps, ending.outcome)),
         }
     }
 }
@@ -43,6 +46,10 @@ impl UserChannel for ScriptedUser {
 
     fn follow_up(&mut self) -> Option<String> {
         self.follow_ups.next()
+    }
+
+    fn ends_after(&mut self, steps_done: u32) -> Option<Outcome> {
+        self.end_after_steps.filter(|(steps, _)| steps_done >= *steps).map(|(_, outcome)| outcome)
     }
 
     fn interrupt_during(&mut self, call_index: u32) -> Option<Duration> {

@@ -9,7 +9,7 @@ use reloop_mock::Recording;
 use reloop_mock::fault::MAX_VIRTUAL_SECS;
 
 use crate::input_error::RangeError;
-use crate::scenario::spec::{Bounds, ScenarioSpec};
+use crate::scenario::{Bounds, Ending, ScenarioSpec};
 
 /// The longest virtual wait in milliseconds: one day.
 pub const MAX_VIRTUAL_MS: u64 = MAX_VIRTUAL_SECS * 1000;
@@ -69,6 +69,9 @@ pub fn check_scenario(spec: &ScenarioSpec, recording: &Recording) -> Checked {
         millis("interrupt.after_ms", interrupt.after_ms)?;
     }
     let expect = &spec.expect;
+    if let Some(ending) = spec.ending {
+        check_ending(spec, ending)?;
+    }
     bounds("expect.steps", expect.steps)?;
     bounds("expect.cache_breaks", expect.cache_breaks)?;
     bounds("expect.llm_retries", expect.llm_retries)?;
@@ -81,6 +84,24 @@ pub fn check_scenario(spec: &ScenarioSpec, recording: &Recording) -> Checked {
             let count = recording.exchanges.len();
             return fail(format!("faults[{i}].exchange"), format!("is {}, but the recording has {count} exchanges (0 to {})", fault.exchange, count.saturating_sub(1)));
         }
+    }
+    Ok(())
+}
+
+/// An ending the runner can replay: a known outcome, at least one step,
+/// within the step budget without its "answer now" turn, and agreeing with
+/// `expect.outcome`.
+fn check_ending(spec: &ScenarioSpec, ending: Ending) -> Checked {
+    if !Ending::OUTCOMES.contains(&ending.outcome) {
+        let known: Vec<&str> = Ending::OUTCOMES.iter().map(|o| o.as_str()).collect();
+        return fail("ending.outcome", format!("is {}, but a recorded session ends as one of: {}", ending.outcome, known.join(", ")));
+    }
+    at_least("ending.steps", ending.steps.into(), 1)?;
+    if ending.steps >= spec.loop_settings.step_budget {
+        return fail("ending.steps", format!("is {}, but loop.step_budget ({}) must exceed it: the budget's last turn asks for an answer", ending.steps, spec.loop_settings.step_budget));
+    }
+    if let Some(expected) = spec.expect.outcome.filter(|o| *o != ending.outcome) {
+        return fail("expect.outcome", format!("is {expected}, but ending.outcome is {}", ending.outcome));
     }
     Ok(())
 }
@@ -185,6 +206,26 @@ mod tests {
             let mut settings = LoopSettings::default();
             spoil(&mut settings);
             assert_eq!(field(check_loop(&settings)), expected);
+        }
+    }
+
+    #[test]
+    fn an_ending_must_be_replayable_and_agree_with_expect() {
+        use reloop_agent::Outcome;
+        let mut spec: ScenarioSpec = serde_saphyr::from_str("model: m\ntask: t\nrecording: r.yaml\nloop: { step_budget: 4 }\n").unwrap();
+        let ending = |outcome, steps| Some(Ending { outcome, steps });
+        spec.ending = ending(Outcome::Stopped, 3);
+        check_ending(&spec, spec.ending.unwrap()).unwrap();
+        let cases = [
+            ("ending.outcome", ending(Outcome::Divergence, 3), None),
+            ("ending.steps", ending(Outcome::Stopped, 0), None),
+            ("ending.steps", ending(Outcome::Stopped, 4), None),
+            ("expect.outcome", ending(Outcome::Stopped, 3), Some(Outcome::FinalAnswer)),
+        ];
+        for (expected, ending, expect) in cases {
+            spec.ending = ending;
+            spec.expect.outcome = expect;
+            assert_eq!(field(check_ending(&spec, spec.ending.unwrap())), expected);
         }
     }
 }

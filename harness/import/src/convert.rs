@@ -6,15 +6,21 @@ use std::collections::BTreeMap;
 
 use serde_json::Value;
 
-use crate::output::{CallOut, ExchangeOut, ExpectOut, LoopOut, RecordingFile, ScenarioFile, SteeringOut, ToolOut};
+use crate::output::{CallOut, EndingOut, ExchangeOut, ExpectOut, LoopOut, RecordingFile, ScenarioFile, SteeringOut, ToolOut};
 use crate::presets::{PresetTool, preset};
 use crate::report::ImportReport;
 use crate::session::{Arguments, AssistantTurn, ImportedSession, Item, ToolCall};
 use crate::workspace::workspace_root;
 
-/// Text of the exchange appended when a session ends on tool calls, so the
-/// replay ends with an answer instead of an exhausted recording.
+mod ending;
+
+/// Text of the exchange added when a session holds no model call at all,
+/// so its replay has one answer to give.
 pub const SESSION_END_TEXT: &str = "[reloop import] The recorded session ends here.";
+
+/// Text of the exchange standing for the model call that failed at the end
+/// of a session; its fault answers every attempt, so it is never shown.
+pub const FAILED_CALL_TEXT: &str = "[reloop import] The recorded session's last model call failed here.";
 
 /// Prefix of the summary written when the session never compacted: strategies
 /// that ask for a summary get it, and no main exchange is consumed.
@@ -50,6 +56,7 @@ pub struct Converted {
 
 /// Converts a session.
 pub fn convert(mut session: ImportedSession, options: ConvertOptions) -> Converted {
+    let end = ending::settle(&mut session);
     let turns = join_answerless_turns(&mut session);
     let mut report = ImportReport::new(&session, &options.name, &options.source);
     let mut builder = Builder::default();
@@ -60,10 +67,11 @@ pub fn convert(mut session: ImportedSession, options: ConvertOptions) -> Convert
         report.calls_without_result += 1;
         session.lines.warn(call.line, format!("call {} ({}) has no result: its fixture answers with an error", call.call.id, call.call.name));
     }
-    if builder.exchanges.last().is_none_or(|e| !e.tool_calls.is_empty()) {
+    if builder.exchanges.is_empty() {
         builder.exchanges.push(ExchangeOut { text: SESSION_END_TEXT.into(), ..Default::default() });
-        report.synthetic.push("a final answer exchange: the session ends without one".into());
+        report.synthetic.push("a final answer exchange: the session holds no model call".into());
     }
+    let ending = end.replay(&mut builder.exchanges, builder.last_was_user, &mut session, &mut report);
     let task = builder.task.take().unwrap_or_else(|| {
         report.synthetic.push("the task: the session has no user message".into());
         "(the recorded session has no user message)".into()
@@ -92,7 +100,9 @@ pub fn convert(mut session: ImportedSession, options: ConvertOptions) -> Convert
         tools,
         follow_ups: builder.follow_ups,
         steering: builder.steering,
-        expect: Some(ExpectOut { outcome: "final_answer", tool_calls: tool_call_names }),
+        faults: ending.fault.into_iter().collect(),
+        ending: Some(EndingOut { outcome: ending.outcome, steps: main_exchanges }),
+        expect: Some(ExpectOut { outcome: ending.outcome, tool_calls: tool_call_names }),
     };
     let mut exchanges = builder.exchanges;
     exchanges.extend(compactions);
@@ -211,6 +221,8 @@ impl Builder {
                     }
                 }
             }
+            // `ending::settle` took them out: they end the session or are dropped.
+            Item::Interrupted { .. } | Item::ProviderError(_) => {}
             Item::Compaction { summary, .. } => {
                 report.compactions_seen += 1;
                 self.summaries.push(summary.clone());

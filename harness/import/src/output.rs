@@ -44,9 +44,46 @@ pub struct ScenarioFile {
     /// Later user messages that arrived between tool calls.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub steering: Vec<SteeringOut>,
+    /// The failure of the session's last model call, replayed.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub faults: Vec<FaultOut>,
+    /// How the session ended.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ending: Option<EndingOut>,
     /// What the replay must show.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub expect: Option<ExpectOut>,
+}
+
+/// How the session ended, and after how many model calls.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct EndingOut {
+    /// `final_answer`, `stopped`, `submitted`, `context_exceeded`, `llm_error`.
+    pub outcome: &'static str,
+    /// The model calls of the session, a failed last one included.
+    pub steps: u64,
+}
+
+/// A provider fault on one exchange.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct FaultOut {
+    /// The exchange it hits.
+    pub exchange: u64,
+    /// The attempts it hits.
+    pub times: u32,
+    /// The provider's context-length error.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub context_length_exceeded: bool,
+    /// Or an HTTP error reply.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub http: Option<HttpFaultOut>,
+}
+
+/// An HTTP error reply (the provider's own body for the status).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct HttpFaultOut {
+    /// The status.
+    pub status: u16,
 }
 
 /// The loop settings an import sets.

@@ -44,6 +44,8 @@ pub struct ImportReport {
     pub generated_tools: Vec<String>,
     /// What the import added that the session did not hold.
     pub synthetic: Vec<String>,
+    /// How the session ended (the scenario's `ending.outcome`).
+    pub ending: &'static str,
     /// The workspace root written to the scenario.
     pub workspace_root: Option<String>,
     /// Every line of the source: read, used, ignored, skipped, joined, warnings.

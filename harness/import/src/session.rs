@@ -24,6 +24,12 @@ pub struct ImportedSession {
     pub context_window: Option<u64>,
     /// What happened to every line of the file.
     pub lines: LineAccount,
+    /// The agent's tools whose call ends its run (SWE-agent's `submit`,
+    /// OpenHands' `finish`): a session ending on one ends `submitted`.
+    pub submit_tools: &'static [&'static str],
+    /// How the session ended, when the source says so beyond its items
+    /// (SWE-agent's `info.exit_status`); otherwise the items tell.
+    pub exit: Option<Exit>,
 }
 
 /// A tool declaration found in the session.
@@ -51,6 +57,18 @@ pub enum Item {
     Assistant(AssistantTurn),
     /// A tool's answer to a call.
     ToolResult(ToolResult),
+    /// The user stopped the agent (pi's aborted turn, Claude Code's
+    /// `[Request interrupted by user]`, Codex's `turn_aborted`). `text` is
+    /// what the model saw of it when the session went on, if anything.
+    Interrupted {
+        /// The marker the agent put in the conversation.
+        text: Option<String>,
+        /// 1-based line.
+        line: usize,
+    },
+    /// A model call that failed (pi's `stopReason: error`, Claude Code's
+    /// API error message, Codex's `error` event).
+    ProviderError(ProviderError),
     /// The agent compacted its context; `summary` is what it kept.
     Compaction {
         /// The summary text the agent's model wrote.
@@ -109,6 +127,53 @@ impl Arguments {
             Err(_) => Self::Raw(text.to_owned()),
         }
     }
+}
+
+/// An ending the source states outright.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Exit {
+    /// The harness took the agent's submission.
+    Submitted,
+    /// The last model call failed.
+    Failed(ProviderError),
+}
+
+/// A failed model call as the agent logged it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ProviderError {
+    /// The error text.
+    pub message: String,
+    /// The HTTP status, when the source gives it.
+    pub status: Option<u16>,
+    /// The provider said the context is too long.
+    pub context_overflow: bool,
+    /// 1-based line.
+    pub line: usize,
+}
+
+impl ProviderError {
+    /// An error from its text, with the status and overflow read from it
+    /// when the agent did not log them apart (`429 {...}`, `API Error: 529
+    /// ...`, "prompt is too long").
+    pub fn from_message(message: &str, status: Option<u16>, line: usize) -> Self {
+        let status = status.or_else(|| leading_status(message));
+        Self { message: message.to_owned(), status, context_overflow: is_context_overflow(message), line }
+    }
+}
+
+/// The first three-digit number 400-599 at the start of the text or after
+/// `API Error:`, as agents prefix their error messages with the status.
+fn leading_status(message: &str) -> Option<u16> {
+    let rest = message.split_once("API Error:").map_or(message, |(_, rest)| rest).trim_start();
+    let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
+    digits.parse().ok().filter(|status| (400..600).contains(status))
+}
+
+/// What providers and agents say when the prompt is over the window.
+fn is_context_overflow(message: &str) -> bool {
+    const MARKERS: [&str; 6] = ["prompt is too long", "context_length_exceeded", "context window", "maximum context length", "too many tokens", "exceeds the context"];
+    let lower = message.to_lowercase();
+    MARKERS.iter().any(|marker| lower.contains(marker))
 }
 
 /// A tool's result.
@@ -207,5 +272,20 @@ impl LineAccount {
     /// Lines accounted for: used, ignored, skipped or joined.
     pub fn accounted(&self) -> usize {
         self.used + self.ignored.values().sum::<usize>() + self.skipped.len() + self.joined.len()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn status_and_overflow_are_read_from_the_message() {
+        let error = ProviderError::from_message("API Error: 529 Overloaded", None, 3);
+        assert_eq!((error.status, error.context_overflow), (Some(529), false));
+        let error = ProviderError::from_message(r#"400 {"type":"error","error":{"message":"prompt is too long: 210000 tokens > 200000 maximum"}}"#, None, 3);
+        assert_eq!((error.status, error.context_overflow), (Some(400), true));
+        assert_eq!(ProviderError::from_message("Connection error.", None, 1).status, None);
+        assert_eq!(ProviderError::from_message("Connection error.", Some(503), 1).status, Some(503));
     }
 }

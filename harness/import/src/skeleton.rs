@@ -92,6 +92,8 @@ pub fn skeleton_scenario(skeleton: &Skeleton, name: &str, recording_file: &str, 
         tools,
         follow_ups: Vec::new(),
         steering: Vec::new(),
+        faults: Vec::new(),
+        ending: None,
         expect: None,
     }
 }

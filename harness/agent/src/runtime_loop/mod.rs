@@ -47,6 +47,14 @@ pub trait UserChannel: Send {
     fn follow_up(&mut self) -> Option<String> {
         None
     }
+    /// Whether the user's side (the person, or the harness around the
+    /// agent that takes its submission) ends the run once `steps_done`
+    /// steps have finished, and how: `stopped` or `submitted`. A replayed
+    /// session ends where its recording ends, after its last tool round.
+    fn ends_after(&mut self, steps_done: u32) -> Option<crate::outcome::Outcome> {
+        let _ = steps_done;
+        None
+    }
     /// Whether the user interrupts tool call `call_index` (0-based over the
     /// run), and after how long it has run.
     fn interrupt_during(&mut self, call_index: u32) -> Option<Duration> {
@@ -155,6 +163,11 @@ impl<'a> AgentLoop<'a> {
         let mut prepared = self.prepare(state).await;
         let Some(turn) = self.call(state, &mut prepared).await else { return };
         self.act(state, turn, prepared.final_turn).await;
+        if state.status == LoopStatus::Running
+            && let Some(outcome) = self.deps.user.ends_after(state.step_index + 1)
+        {
+            state.finish(outcome);
+        }
         if state.status == LoopStatus::Running {
             state.step_index += 1;
             state.remaining_step_budget -= 1;

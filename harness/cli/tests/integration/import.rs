@@ -115,6 +115,21 @@ fn recorded_calls(suite: &Path) -> BTreeMap<String, (usize, Vec<(String, String)
     out
 }
 
+/// Each imported scenario's `ending.outcome`.
+fn recorded_endings(suite: &Path) -> BTreeMap<String, String> {
+    let mut out = BTreeMap::new();
+    for entry in std::fs::read_dir(suite).unwrap() {
+        let path = entry.unwrap().path();
+        let file = path.file_name().unwrap().to_str().unwrap();
+        if !file.ends_with(".yaml") || file.ends_with(".recording.yaml") {
+            continue;
+        }
+        let scenario: serde_json::Value = serde_saphyr::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+        out.insert(scenario["name"].as_str().unwrap().to_owned(), scenario["ending"]["outcome"].as_str().unwrap().to_owned());
+    }
+    out
+}
+
 #[test]
 fn imported_sessions_replay_their_calls_and_stay_step_aligned_under_every_strategy() {
     let dir = tempfile::tempdir().unwrap();
@@ -123,12 +138,16 @@ fn imported_sessions_replay_their_calls_and_stay_step_aligned_under_every_strate
     let output = reloop(&repo(), &["sweep", suite.to_str().unwrap(), "--strategies", "roku,opencode,codex,masking,none", "--out", out.to_str().unwrap()]);
     assert_eq!(output.status.code(), Some(0), "every expectation (outcome, the recorded tool-call sequence) holds: {}{}", stdout(&output), stderr(&output));
     let recorded = recorded_calls(&suite);
+    let endings = recorded_endings(&suite);
+    for ending in ["final_answer", "stopped", "submitted"] {
+        assert!(endings.values().any(|e| e == ending), "the suite holds a session ending {ending}: {endings:?}");
+    }
     let runs = read_rows(&out.join("runs.parquet"));
     assert_eq!(runs.len(), recorded.len() * 5);
     for run in &runs {
         let (exchanges, calls) = &recorded[&run["scenario"]];
         assert_eq!(run["divergences"], "0", "{run:?}");
-        assert_eq!(run["outcome"], "final_answer", "{run:?}");
+        assert_eq!(run["outcome"], endings[&run["scenario"]], "the replay ends as the session did: {run:?}");
         // Step alignment: every main exchange answered a main request, none a summary request.
         assert_eq!(run["steps_used"], exchanges.to_string(), "{} under {}", run["scenario"], run["variant"]);
         assert_eq!(run["tool_calls"], calls.len().to_string(), "{run:?}");
@@ -294,4 +313,31 @@ fn a_binary_request_body_is_decoded() {
     assert_eq!(output.status.code(), Some(0), "{}{}", stdout(&output), stderr(&output));
     let skeleton = std::fs::read_to_string(out.join("binary.yaml")).unwrap();
     assert!(skeleton.contains("system: Be brief.") && skeleton.contains("task: Say hi."), "{skeleton}");
+}
+
+#[test]
+fn a_session_ending_on_a_failed_call_replays_that_failure_under_every_strategy() {
+    // A real Codex rollout that ends after a tool round, with the error
+    // event Codex logs when the next call fails appended: the context
+    // overflowing, or another provider failure.
+    let rollout = repo().join("harness/import/tests/fixtures/sessions/codex/codemie-code__rollout-2026-01-02T18-39-45-019b7f94-51b4-7593-922e-ba12b5b73b52.jsonl");
+    let text = std::fs::read_to_string(rollout).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let error = |message: &str| format!("{{\"timestamp\":\"2026-01-02T16:40:00.000Z\",\"type\":\"event_msg\",\"payload\":{{\"type\":\"error\",\"message\":\"{message}\"}}}}\n");
+    let overflow = write(dir.path(), "overflow.jsonl", &(text.clone() + &error("Your input exceeds the context window of this model. Please adjust your input and try again.")));
+    let failed = write(dir.path(), "failed.jsonl", &(text + &error("503 Service Unavailable")));
+    let suite = dir.path().join("suite");
+    import_into(&suite, &[overflow, failed]);
+    let out = dir.path().join("sweep");
+    let output = reloop(&repo(), &["sweep", suite.to_str().unwrap(), "--strategies", "roku,opencode,codex,masking,none", "--out", out.to_str().unwrap()]);
+    assert_eq!(output.status.code(), Some(0), "{}{}", stdout(&output), stderr(&output));
+    let endings = recorded_endings(&suite);
+    assert_eq!(endings["overflow"], "context_exceeded");
+    assert_eq!(endings["failed"], "llm_error");
+    for run in read_rows(&out.join("runs.parquet")) {
+        assert_eq!(run["outcome"], endings[&run["scenario"]], "{run:?}");
+        assert_eq!(run["passed"], "true", "{run:?}");
+        assert_eq!(run["tool_calls"], "3", "the recorded calls all ran before the failed call: {run:?}");
+        assert_eq!(run["divergences"], "0", "{run:?}");
+    }
 }

@@ -12,7 +12,7 @@ use reloop_agent::{LoopSettings, WireFormat};
 use reloop_mock::Recording;
 
 pub use spec::{
-    ApprovalAnswer, Bounds, DoomLoopExpectation, Expectations, FixtureResult, Interrupt, ScenarioSpec, Steering, SystemChange,
+    ApprovalAnswer, Bounds, DoomLoopExpectation, Ending, Expectations, FixtureResult, Interrupt, ScenarioSpec, Steering, SystemChange,
     ToolFixture, WireChoice,
 };
 

@@ -68,6 +68,10 @@ pub struct ScenarioSpec {
     /// An interrupt of a running tool call; the run ends `cancelled`.
     #[serde(default)]
     pub interrupt: Option<Interrupt>,
+    /// How the recorded session ended (imported sessions): the replay ends
+    /// the same way, where the recording ends.
+    #[serde(default)]
+    pub ending: Option<Ending>,
     /// Faults the provider injects, per recorded exchange.
     #[serde(default)]
     pub faults: Vec<reloop_mock::FaultSpec>,
@@ -148,6 +152,31 @@ pub struct Interrupt {
     /// After how long, ms.
     #[serde(default)]
     pub after_ms: u64,
+}
+
+/// How a recorded session ended, and after how many model calls. A replay
+/// ends the same way, where its recording ends: `final_answer` by the
+/// model's answer at step `steps`; `stopped` (the user stopped the agent
+/// after a tool round, or the log stops there) and `submitted` (the harness
+/// took the agent's submission: SWE-agent's `submit`, OpenHands' `finish`)
+/// by the scripted user's side once `steps` steps are done;
+/// `context_exceeded` and `llm_error` by a fault on the last exchange, the
+/// call that failed. So a replay never asks for a call the session did not
+/// make, and never gets an "answer now" turn it did not have.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Ending {
+    /// `final_answer`, `stopped`, `submitted`, `context_exceeded` or `llm_error`.
+    pub outcome: Outcome,
+    /// The model calls the session made, a failed last one included.
+    pub steps: u32,
+}
+
+impl Ending {
+    /// The outcomes a recorded session can end with.
+    pub const OUTCOMES: [Outcome; 5] = [Outcome::FinalAnswer, Outcome::Stopped, Outcome::Submitted, Outcome::ContextExceeded, Outcome::LlmError];
+    /// The endings the user's side brings about after the last step.
+    pub const ENDED_BY_USER: [Outcome; 2] = [Outcome::Stopped, Outcome::Submitted];
 }
 
 /// A tool whose answers come from the scenario.

@@ -11,13 +11,17 @@ use serde_json::Value;
 
 use super::{content_text, str_at, u64_at};
 use crate::jsonl::{Record, records};
-use crate::session::{Arguments, AssistantTurn, ImportedSession, Item, RecordedUsage, ToolCall, ToolResult};
+use crate::session::{Arguments, AssistantTurn, ImportedSession, Item, ProviderError, RecordedUsage, ToolCall, ToolResult};
 
 /// Line types that never reach the model.
 const IGNORED_TYPES: [&str; 6] = ["progress", "file-history-snapshot", "queue-operation", "last-prompt", "custom-title", "agent-name"];
 
 /// User texts that are local slash-command chatter, not prompts.
 const LOCAL_COMMAND_PREFIXES: [&str; 4] = ["<command-name>", "<local-command-stdout>", "<local-command-caveat>", "<command-message>"];
+
+/// How Claude Code writes the user stopping it (`[Request interrupted by
+/// user]`, `... for tool use]`): a user message the model sees next turn.
+const INTERRUPT_MARKER: &str = "[Request interrupted by user";
 
 /// Reads a Claude Code transcript.
 pub fn parse(text: &str) -> ImportedSession {
@@ -93,6 +97,13 @@ fn assistant_line(session: &mut ImportedSession, record: &Record, open: &mut Ope
     let Some(message) = record.value.get("message") else {
         return session.lines.skip_record(record, "assistant line without `message`: skipped");
     };
+    if record.value.get("isApiErrorMessage").and_then(Value::as_bool) == Some(true) {
+        flush(session, open);
+        session.lines.use_record(record);
+        let status = record.value.get("apiErrorStatus").and_then(Value::as_u64).and_then(|s| u16::try_from(s).ok());
+        let error = ProviderError::from_message(&content_text(message.get("content").unwrap_or(&Value::Null)), status, record.line);
+        return session.items.push(Item::ProviderError(error));
+    }
     if str_at(message, "model") == Some("<synthetic>") {
         return session.lines.ignore_record(record, "synthetic assistant message (written by Claude Code, not the model)");
     }
@@ -164,6 +175,9 @@ fn user_line(session: &mut ImportedSession, record: &Record, open: &mut OpenTurn
         }
         flush(session, open);
         session.lines.use_record(record);
+        if text.starts_with(INTERRUPT_MARKER) {
+            return session.items.push(Item::Interrupted { text: Some(text), line: record.line });
+        }
         return session.items.push(Item::User { text, line: record.line });
     }
     session.lines.use_record(record);

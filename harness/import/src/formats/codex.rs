@@ -14,7 +14,7 @@ use serde_json::Value;
 
 use super::{content_text, str_at, u64_at};
 use crate::jsonl::{Record, records};
-use crate::session::{Arguments, AssistantTurn, ImportedSession, Item, RecordedUsage, ToolCall, ToolResult};
+use crate::session::{Arguments, AssistantTurn, ImportedSession, Item, ProviderError, RecordedUsage, ToolCall, ToolResult};
 
 /// Prefixes of user-role messages that Codex injects as context, not prompts.
 const CONTEXT_PREFIXES: [&str; 5] = ["<environment_context>", "<user_instructions>", "# AGENTS.md instructions", "<INSTRUCTIONS>", "<permissions instructions>"];
@@ -197,6 +197,17 @@ impl Reader<'_> {
                 }
                 self.close();
             }
+            Some("turn_aborted") => {
+                self.close();
+                self.session.lines.use_record(record);
+                self.session.items.push(Item::Interrupted { text: None, line: record.line });
+            }
+            Some("error") => {
+                self.close();
+                self.session.lines.use_record(record);
+                let message = str_at(event, "message").unwrap_or_default();
+                self.session.items.push(Item::ProviderError(ProviderError::from_message(message, None, record.line)));
+            }
             Some(kind) => self.session.lines.ignore_record(record, &format!("event_msg {kind}")),
             None => self.session.lines.skip_record(record, "event_msg without a type: skipped"),
         }
@@ -225,7 +236,7 @@ fn latest_response(items: &mut [Item]) -> Option<&mut AssistantTurn> {
         match item {
             Item::Assistant(turn) => return Some(turn),
             Item::ToolResult(_) => {}
-            Item::User { .. } | Item::Compaction { .. } => return None,
+            Item::User { .. } | Item::Compaction { .. } | Item::Interrupted { .. } | Item::ProviderError(_) => return None,
         }
     }
     None

@@ -15,7 +15,7 @@
 use serde_json::Value;
 
 use super::{content_text, str_at, u64_at};
-use crate::session::{Arguments, AssistantTurn, DeclaredTool, ImportedSession, Item, RecordedUsage, ToolCall, ToolResult};
+use crate::session::{Arguments, AssistantTurn, DeclaredTool, Exit, ImportedSession, Item, ProviderError, RecordedUsage, ToolCall, ToolResult};
 
 /// Reads a SWE-agent trajectory or an OpenHands event list.
 pub fn parse(text: &str) -> ImportedSession {
@@ -93,6 +93,8 @@ fn swe_agent(session: &mut ImportedSession, document: &Value) {
             other => session.lines.skip(unit, format!("message with role {other:?}: skipped")),
         }
     }
+    session.submit_tools = &["submit"];
+    session.exit = document.pointer("/info/exit_status").and_then(Value::as_str).and_then(|status| swe_agent_exit(status, history.len()));
     if let Some(stats) = document.get("info").and_then(|i| i.get("model_stats")) {
         session.lines.warn(0, format!(
             "usage only as totals (tokens_sent {}, tokens_received {}, api_calls {}): not attributed per exchange",
@@ -100,6 +102,20 @@ fn swe_agent(session: &mut ImportedSession, document: &Value) {
             u64_at(stats, "tokens_received"),
             u64_at(stats, "api_calls")
         ));
+    }
+}
+
+/// The ending an `info.exit_status` states: `submitted` (also `submitted
+/// (exit_cost)` and the like, an autosubmission) and `exit_context`. The
+/// others (`exit_cost`, `exit_error`, `exit_format`) are SWE-agent's own
+/// limits: the log stops there.
+fn swe_agent_exit(status: &str, last_unit: usize) -> Option<Exit> {
+    if status.starts_with("submitted") {
+        Some(Exit::Submitted)
+    } else if status == "exit_context" {
+        Some(Exit::Failed(ProviderError { message: "SWE-agent exit_context: the context window was exceeded".into(), status: None, context_overflow: true, line: last_unit }))
+    } else {
+        None
     }
 }
 
@@ -162,6 +178,7 @@ fn chat_tool_calls(message: &Value) -> Vec<ToolCall> {
 }
 
 fn openhands(session: &mut ImportedSession, events: &[Value]) {
+    session.submit_tools = &["finish"];
     let mut last_response: Option<String> = None;
     for (index, event) in events.iter().enumerate() {
         let unit = index + 1;

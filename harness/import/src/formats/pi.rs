@@ -11,7 +11,7 @@ use serde_json::Value;
 
 use super::{content_text, str_at, u64_at};
 use crate::jsonl::{Record, records};
-use crate::session::{Arguments, AssistantTurn, ImportedSession, Item, RecordedUsage, ToolCall, ToolResult};
+use crate::session::{Arguments, AssistantTurn, ImportedSession, Item, ProviderError, RecordedUsage, ToolCall, ToolResult};
 
 /// Reads a pi session file (JSONL, or one bare assistant message).
 pub fn parse(text: &str) -> ImportedSession {
@@ -105,7 +105,14 @@ fn message(session: &mut ImportedSession, record: &Record) {
             user(session, record, content_text(message.get("content").unwrap_or(&Value::Null)));
         }
         Some("assistant") if str_at(message, "stopReason") == Some("aborted") => {
-            session.lines.skip_record(record, "aborted assistant turn (the user stopped it): skipped; results of its calls are skipped too");
+            // The user stopped it: results of its calls have no call.
+            session.lines.use_record(record);
+            session.items.push(Item::Interrupted { text: None, line: record.line });
+        }
+        Some("assistant") if str_at(message, "stopReason") == Some("error") => {
+            session.lines.use_record(record);
+            let text = str_at(message, "errorMessage").unwrap_or_default();
+            session.items.push(Item::ProviderError(ProviderError::from_message(text, None, record.line)));
         }
         Some("assistant") => {
             session.lines.use_record(record);
