@@ -202,6 +202,10 @@ pub struct DecideArgs {
     /// How to print the comparison.
     #[arg(long, value_enum, default_value_t = OutputFormat::Table)]
     pub format: OutputFormat,
+    /// Accept a report without runs on either side (by default exit 2: no
+    /// gate can judge nothing).
+    #[arg(long)]
+    pub allow_empty: bool,
 }
 
 /// The printed form of a comparison.

@@ -3,7 +3,7 @@
 //! progress bar, each finished run's rows streamed to the report and only
 //! its summary kept, the report published as one set, and the exit code.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::io::Write as _;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -101,6 +101,11 @@ pub fn execute(plan: &Plan, batch: &BatchArgs, report: ReportStream, cancel: &Ar
     report.publish()?;
     summaries.sort_by_key(|(index, _)| *index);
     let runs: Vec<RunSummary> = summaries.into_iter().map(|(_, summary)| summary).collect();
+    // One line per session: every strategy's run of it shares one fit.
+    let refused: BTreeMap<&str, String> = runs.iter().filter_map(|r| Some((r.scenario.as_str(), r.metrics.provider_token_fit?.refusal()?))).collect();
+    for (scenario, reason) in refused {
+        eprintln!("warning: {scenario}: the provider-token fit is not credible ({reason}); provider_tokens_per_o200k is left empty");
+    }
     if let Some(path) = &batch.junit {
         write_atomically(path, |file| file.write_all(junit::render(&runs, &[]).as_bytes()))?;
     }

@@ -29,7 +29,7 @@ pub fn run(args: CompareArgs) -> anyhow::Result<i32> {
 /// the outputs asked for, and returns the exit code with the gate results
 /// (empty on bad input).
 pub fn decide(base: &Path, new: &Path, args: &DecideArgs) -> anyhow::Result<(i32, Vec<GateResult>)> {
-    let (comparison, results) = match judge(base, new, args.gates.as_deref()) {
+    let (comparison, results) = match judge(base, new, args.gates.as_deref(), args.allow_empty) {
         Ok(judged) => judged,
         Err(message) => {
             eprintln!("error: {message}");
@@ -53,11 +53,16 @@ pub fn decide(base: &Path, new: &Path, args: &DecideArgs) -> anyhow::Result<(i32
 }
 
 /// Reads both reports and the gates and judges them; `Err` is the message
-/// for bad input (a missing report, a bad gate file).
-pub fn judge(base: &Path, new: &Path, gates: Option<&Path>) -> Result<(Comparison, Vec<GateResult>), String> {
+/// for bad input (a missing report, a report without runs unless
+/// `allow_empty`, a bad or rule-less gate file).
+pub fn judge(base: &Path, new: &Path, gates: Option<&Path>, allow_empty: bool) -> Result<(Comparison, Vec<GateResult>), String> {
     let base_runs = Runs::load(base).map_err(|e| e.to_string())?;
     let new_runs = Runs::load(new).map_err(|e| e.to_string())?;
+    if let Some(empty) = [&base_runs, &new_runs].into_iter().find(|runs| runs.is_empty() && !allow_empty) {
+        return Err(format!("{}: the report holds no runs, so no gate can judge it (--allow-empty to accept)", empty.path.display()));
+    }
     let (gate_file, gate_set) = load_gates(gates).map_err(|e| e.to_string())?;
+    gates::check_set(&gate_set).map_err(|problem| format!("{}: {problem}", gate_file.display()))?;
     let comparison = compare::compare(base_runs, new_runs);
     let results = gates::evaluate(&gate_set, &comparison).map_err(|gates::UnknownMetric(metric)| unknown_metric(&gate_file, &metric).to_string())?;
     Ok((comparison, results))

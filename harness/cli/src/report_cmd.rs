@@ -14,7 +14,7 @@ use crate::exit_code;
 pub fn run(args: ReportArgs) -> anyhow::Result<i32> {
     let judged = match &args.baseline {
         None => None,
-        Some(baseline) => match judge(baseline, &args.dir, args.gates.as_deref()) {
+        Some(baseline) => match judge(baseline, &args.dir, args.gates.as_deref(), false) {
             Ok(judged) => Some(judged),
             Err(message) => return Ok(bad_input(&message)),
         },

@@ -5,7 +5,7 @@ use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 
 use comfy_table::{ContentArrangement, Table, presets::UTF8_FULL_CONDENSED};
-use reloop_eval::sweep::{RunVariant, SweepTally, Variant, VariantSummary, load_variants};
+use reloop_eval::sweep::{LikeForLike, RunVariant, Variant, VariantSummary, load_variants};
 
 use crate::app::SweepArgs;
 use crate::batch::{execute, exit_code_of, prepare};
@@ -31,16 +31,14 @@ pub fn run(args: SweepArgs, cancel: Arc<AtomicBool>) -> anyhow::Result<i32> {
         return Ok(exit_code::BAD_INPUT);
     }
     let variants: Vec<RunVariant> = variants.into_iter().map(RunVariant::Swept).collect();
-    let mut tally = SweepTally::new(&variants);
-    let (plan, report) = match prepare(&args.batch, variants, &args.out) {
+    let (plan, report) = match prepare(&args.batch, variants.clone(), &args.out) {
         Ok(prepared) => prepared,
         Err(code) => return Ok(code),
     };
     let runs = execute(&plan, &args.batch, report, &cancel)?;
-    for run in &runs {
-        tally.add(run);
-    }
-    print_stdout(&format!("{}reports: {}\n", render(tally.summaries()), args.out.display()))?;
+    // Totals over like with like; every run's own figures stay in the Parquet.
+    let like = LikeForLike::of(&runs, &variants);
+    print_stdout(&format!("{}{}\nreports: {}\n", render(&like.summaries), like.describe(), args.out.display()))?;
     Ok(exit_code_of(&runs, plan.runs(), &cancel, |_| true))
 }
 
@@ -58,6 +56,7 @@ fn render(summaries: &[VariantSummary]) -> String {
         "cache breaks (sim)",
         "detected (P / R)",
         "cost $",
+        "summary share",
         "pass",
     ]);
     for s in summaries {
@@ -73,6 +72,7 @@ fn render(summaries: &[VariantSummary]) -> String {
             s.cache_breaks_simulated.to_string(),
             format!("{} ({} / {})", s.cache_breaks_detected, ratio(s.cache_break_precision()), ratio(s.cache_break_recall())),
             format!("{:.4}", s.cost_usd),
+            s.summary_share().map_or_else(|| "-".to_owned(), |share| format!("{:.1}%", share * 100.0)),
             format!("{}/{}", s.passed, s.runs),
         ]);
     }

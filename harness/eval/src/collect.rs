@@ -6,12 +6,15 @@ use reloop_agent::price_table::{self, PricedUsage};
 use reloop_agent::{CallPurpose, CallRecord, DoomLoopKind, LoopEvent, LoopState, Message, Outcome, TimedEvent};
 use reloop_mock::tokens::REPLY_PRIMING_TOKENS;
 use reloop_mock::{RequestRecord, Session};
+use reloop_wire::Usage;
 
 use crate::compaction_tokens::{context_index, price_compactions};
 use crate::expect::{RunFacts, check};
 use crate::result::{CostSource, EventRow, RunMetrics, RunReport, StepRow};
 use crate::scenario::Scenario;
 use crate::token_fit;
+use crate::call_shares::RunCalls;
+use crate::recorded_pricing::faithful_recorded_usage;
 
 /// Everything a finished run left behind.
 pub struct Finished<'a> {
@@ -108,6 +111,7 @@ fn step_rows(scenario: &Scenario, state: &LoopState, log: &[RequestRecord], sess
                 output_tokens: server.filter(|_| answered).map(|s| s.output_tokens),
                 cache_read_tokens: server.filter(|_| answered).map(|s| s.cached_tokens),
                 usage_recorded: server.filter(|_| answered).and_then(|s| s.recorded_usage),
+                exchange: server.and_then(|s| s.exchange).map(|e| e as u64),
                 cache_break_simulated: server.is_some_and(|s| s.cache_break),
                 cache_write_tokens: server.filter(|_| answered).map(|s| s.cache_write_tokens),
                 cache_write_1h_tokens: server.filter(|_| answered).map(|s| s.cache_write_1h_tokens),
@@ -173,28 +177,15 @@ impl<'a> UncompactedCounts<'a> {
 }
 
 fn run_metrics(scenario: &Scenario, state: &LoopState, steps: &[StepRow], log: &[RequestRecord], events: &[TimedEvent]) -> RunMetrics {
+    // The main-loop calls (sub-agents' included): the ones with an uncompacted counterfactual.
     let answered: Vec<&StepRow> = steps.iter().filter(|s| s.input_tokens_uncompacted.is_some()).collect();
-    let input_tokens_total: u64 = answered.iter().filter_map(|s| s.input_tokens).sum();
+    let calls = RunCalls::of(steps);
+    let Usage { input_tokens: input_tokens_total, output_tokens: output_tokens_total, cache_read_tokens, cache_write_tokens } = calls.total.usage;
     let input_tokens_uncompacted_total: u64 = answered.iter().filter_map(|s| s.input_tokens_uncompacted).sum();
-    let cache_read_tokens: u64 = answered.iter().filter_map(|s| s.cache_read_tokens).sum();
-    let cache_write_tokens: u64 = answered.iter().filter_map(|s| s.cache_write_tokens).sum();
-    let cache_write_1h_tokens: u64 = answered.iter().filter_map(|s| s.cache_write_1h_tokens).sum();
-    let output_tokens_total: u64 = answered.iter().filter_map(|s| s.output_tokens).sum();
     let step_budget = u64::from(scenario.spec.loop_settings.step_budget);
     let steps_used = u64::from(state.steps_used());
-    let usage = reloop_wire::Usage {
-        input_tokens: input_tokens_total,
-        output_tokens: output_tokens_total,
-        cache_read_tokens,
-        cache_write_tokens,
-    };
-    let usage_recorded = recorded_total(&answered);
-    // Recorded usage keeps no lifetime split: its writes are priced as 5-minute writes.
-    let (cost_source, priced) = match usage_recorded {
-        Some(recorded) => (CostSource::Recorded, PricedUsage { usage: recorded, cache_write_1h_tokens: 0 }),
-        None => (CostSource::Simulated, PricedUsage { usage, cache_write_1h_tokens }),
-    };
-    RunMetrics {
+    let (compactions, compaction_fallbacks) = compaction_counts(events);
+    let mut metrics = RunMetrics {
         steps_used,
         step_budget,
         step_budget_used_ratio: ratio(steps_used, step_budget),
@@ -210,7 +201,8 @@ fn run_metrics(scenario: &Scenario, state: &LoopState, steps: &[StepRow], log: &
             (true, None) => "any".to_owned(),
         }),
         doom_loop_onset_step: scenario.spec.expect.doom_loop.and_then(|label| label.onset_step).map(u64::from),
-        compactions: compactions_per_layer(events),
+        compactions,
+        compaction_fallbacks,
         compaction_calls: steps.iter().filter(|s| s.purpose == CallPurpose::Compaction.as_str()).count() as u64,
         breaker_tripped: events.iter().any(|e| matches!(e.event, LoopEvent::AutoCompactCircuitBreakerTripped { .. })),
         tokens_saved_total: signed(input_tokens_uncompacted_total) - signed(input_tokens_total),
@@ -226,11 +218,11 @@ fn run_metrics(scenario: &Scenario, state: &LoopState, steps: &[StepRow], log: &
         cache_write_tokens,
         cache_hit_ratio: ratio(cache_read_tokens, input_tokens_total),
         output_tokens_total,
-        estimated_cost_usd: price_table::active().cost(&scenario.spec.model, &priced),
-        cost_source,
-        usage_recorded,
+        estimated_cost_usd: calls.total.cost(&scenario.spec.model),
+        by_share: calls.figures(&scenario.spec.model),
+        // Fitted on what the session sent (the uncompacted request), so every strategy gets the same line.
         provider_token_fit: token_fit::fit(
-            &answered.iter().filter_map(|s| Some((s.input_tokens?, s.usage_recorded?.input_tokens))).collect::<Vec<_>>(),
+            &answered.iter().filter_map(|s| Some((s.input_tokens_uncompacted?, s.usage_recorded?.input_tokens))).collect::<Vec<_>>(),
         ),
         estimator_mape: mape(&answered),
         llm_calls: log.len() as u64,
@@ -239,20 +231,14 @@ fn run_metrics(scenario: &Scenario, state: &LoopState, steps: &[StepRow], log: &
         tool_errors: u64::from(state.tool_errors),
         max_parallel_tools: u64::from(state.max_parallel_tools),
         ..RunMetrics::default()
-    }
-}
-
-/// The recorded usage of the answered calls, summed; `None` unless every
-/// one has it (a partial sum would price part of the run).
-fn recorded_total(answered: &[&StepRow]) -> Option<reloop_wire::Usage> {
-    let all: Option<Vec<reloop_wire::Usage>> = answered.iter().map(|s| s.usage_recorded).collect();
-    let all = all.filter(|all| !all.is_empty())?;
-    Some(all.iter().fold(reloop_wire::Usage::default(), |sum, u| reloop_wire::Usage {
-        input_tokens: sum.input_tokens.saturating_add(u.input_tokens),
-        output_tokens: sum.output_tokens.saturating_add(u.output_tokens),
-        cache_read_tokens: sum.cache_read_tokens.saturating_add(u.cache_read_tokens),
-        cache_write_tokens: sum.cache_write_tokens.saturating_add(u.cache_write_tokens),
-    }))
+    };
+    metrics.usage_recorded = faithful_recorded_usage(scenario, steps, compacted(events, steps));
+    // Recorded usage keeps no lifetime split: its writes are priced as 5-minute writes.
+    metrics.estimated_cost_usd_recorded = metrics
+        .usage_recorded
+        .and_then(|usage| price_table::active().cost(&scenario.spec.model, &PricedUsage { usage, cache_write_1h_tokens: 0 }));
+    metrics.cost_source = if metrics.usage_recorded.is_some() { CostSource::Recorded } else { CostSource::Simulated };
+    metrics
 }
 
 /// Of the calls where `claimed` holds, the share where `confirmed` holds
@@ -284,13 +270,28 @@ fn mape(steps: &[&StepRow]) -> Option<f64> {
     (!errors.is_empty()).then(|| errors.iter().sum::<f64>() / errors.len() as f64)
 }
 
-/// Completed compactions per layer 0–4.
-fn compactions_per_layer(events: &[TimedEvent]) -> [u64; 5] {
+/// Compactions per layer 0–4, and the summaries (layers 3 and 4) that fell
+/// back to the mechanical summary, counted apart: a fallback is not a
+/// model-written summary. A mechanical edit (layers 0–2) that did not
+/// shrink the request, as the server counts it, is no compaction.
+fn compaction_counts(events: &[TimedEvent]) -> ([u64; 5], u64) {
     let mut counts = [0; 5];
-    for figures in events.iter().filter_map(|e| e.event.compaction()) {
-        counts[usize::from(figures.layer.min(4))] += 1;
+    let mut fallbacks = 0;
+    for timed in events {
+        let Some(figures) = timed.event.compaction() else { continue };
+        if matches!(timed.event, LoopEvent::CompactComplete { used_fallback: true, .. }) {
+            fallbacks += 1;
+        } else if figures.layer > 2 || figures.tokens_after < figures.tokens_before {
+            counts[usize::from(figures.layer.min(4))] += 1;
+        }
     }
-    counts
+    (counts, fallbacks)
+}
+
+/// Whether the loop edited its view or asked for a summary at all, shrinking or not.
+fn compacted(events: &[TimedEvent], steps: &[StepRow]) -> bool {
+    let edited = events.iter().any(|e| e.event.compaction().is_some() || matches!(e.event, LoopEvent::ReactiveCompactTriggered { .. }));
+    edited || steps.iter().any(|s| s.purpose == CallPurpose::Compaction.as_str())
 }
 
 fn event_rows(events: &[TimedEvent]) -> Vec<EventRow> {
@@ -312,4 +313,32 @@ fn event_rows(events: &[TimedEvent]) -> Vec<EventRow> {
             }
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use reloop_agent::event::ViewChange;
+
+    use super::*;
+
+    fn at(event: LoopEvent) -> TimedEvent {
+        TimedEvent { step: 0, at_ms: 0, event }
+    }
+
+    fn mask(tokens_before: u64, tokens_after: u64) -> TimedEvent {
+        at(LoopEvent::MicrocompactRan { strategy: "masking", cleared: 1, tokens_before, tokens_after, change: ViewChange::default() })
+    }
+
+    fn summary(used_fallback: bool) -> TimedEvent {
+        at(LoopEvent::CompactComplete { strategy: "roku", layer: 3, tokens_before: 9_000, tokens_after: 2_000, used_fallback, change: ViewChange::default() })
+    }
+
+    /// Issue 30: layer 3 counted mechanical fallbacks as model summaries, and
+    /// masking passes that grew the prompt counted as layer-0 compactions.
+    #[test]
+    fn fallbacks_are_counted_apart_and_edits_that_did_not_shrink_are_no_compactions() {
+        let events = [mask(5_000, 3_000), mask(3_000, 3_004), mask(3_004, 3_004), summary(false), summary(true), summary(true)];
+        assert_eq!(compaction_counts(&events), ([1, 0, 0, 1, 0], 2));
+        assert!(compacted(&events[1..2], &[]), "a pass that grew the prompt still changed what was sent");
+    }
 }

@@ -38,6 +38,10 @@ pub fn check(expect: &Expectations, facts: &RunFacts<'_>) -> Vec<String> {
     let mut failures = Vec::new();
     if let Some(outcome) = expect.outcome.filter(|o| *o != facts.outcome) {
         failures.push(format!("outcome: expected {outcome}, got {}", facts.outcome));
+    } else if expect.outcome.is_none() && facts.outcome == Outcome::Divergence {
+        // A run the recording could not answer says nothing about the loop:
+        // it passes only where its scenario expects the divergence.
+        failures.push("outcome: divergence (the recording could not answer a request), and the scenario does not expect it".to_owned());
     }
     if let Some(failure) = expect.steps.and_then(|b| bounds("steps", b, facts.steps_used)) {
         failures.push(failure);
@@ -129,6 +133,17 @@ mod tests {
             cache_write_tokens: Some(Bounds { min: Some(1_024), max: Some(2_000) }),
             exit_code: Some(0),
         }
+    }
+
+    /// Issue 30: a vcr skeleton with no `expect:` diverged and passed.
+    #[test]
+    fn a_divergence_fails_unless_the_scenario_expects_it() {
+        let diverged = RunFacts { outcome: Outcome::Divergence, ..facts() };
+        let failures = check(&Expectations::default(), &diverged);
+        assert_eq!(failures.len(), 1);
+        assert!(failures[0].starts_with("outcome: divergence"), "{failures:?}");
+        let expected = Expectations { outcome: Some(Outcome::Divergence), ..Expectations::default() };
+        assert_eq!(check(&expected, &diverged), Vec::<String>::new());
     }
 
     #[test]

@@ -9,6 +9,7 @@
 //! dropped, keeping only its [`RunSummary`].
 
 pub mod black_box;
+pub mod call_shares;
 pub mod call_site;
 mod collect;
 mod compaction_tokens;
@@ -16,6 +17,7 @@ pub mod estimator_report;
 pub mod expect;
 pub mod fixture_tools;
 pub mod plan;
+pub mod recorded_pricing;
 pub mod references;
 pub mod report;
 pub mod result;

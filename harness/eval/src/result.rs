@@ -102,6 +102,9 @@ pub struct RunMetrics {
     pub doom_loop_onset_step: Option<u64>,
     /// Completed compactions per layer (0 mask, 1 collapse, 2 memory, 3 summary, 4 reactive).
     pub compactions: [u64; 5],
+    /// Summaries (layers 3 and 4) that fell back to the mechanical summary;
+    /// not in `compactions`.
+    pub compaction_fallbacks: u64,
     /// Model calls made for summaries.
     pub compaction_calls: u64,
     /// Whether the compaction circuit breaker tripped.
@@ -124,13 +127,22 @@ pub struct RunMetrics {
     pub cache_hit_ratio: f64,
     pub output_tokens_total: u64,
     pub estimated_cost_usd: Option<f64>,
-    /// What `estimated_cost_usd` priced: `recorded` (every answered call's
-    /// recording kept the provider's usage) or `simulated` (the server's counts).
+    /// Input, output and cost of the answered calls per share (main, final
+    /// turn, escalation, compaction, sub-agent), in
+    /// [`crate::call_shares::Share::ALL`] order; priced from the server's counts.
+    pub by_share: [crate::call_shares::ShareFigures; 5],
+    /// What the run cost as recorded: its recorded usage priced, when the
+    /// run sent what the recorded session sent (`recorded_pricing`).
+    pub estimated_cost_usd_recorded: Option<f64>,
+    /// `recorded` when the recorded usage describes this run (and
+    /// `estimated_cost_usd_recorded` prices it), else `simulated`.
     pub cost_source: CostSource,
-    /// The recorded usage summed over the answered calls; `None` unless every one had it.
+    /// The recorded usage summed over the answered calls, when the run sent
+    /// what the recorded session sent.
     pub usage_recorded: Option<reloop_wire::Usage>,
-    /// Recorded input tokens against the server's o200k count, per call
-    /// (`token_fit`); `None` without recorded usage.
+    /// Recorded input tokens against the server's o200k count of what the
+    /// session sent, per call (`token_fit`), refused or not; `None` without
+    /// recorded usage.
     pub provider_token_fit: Option<crate::token_fit::TokenFit>,
     pub estimator_mape: Option<f64>,
     pub llm_calls: u64,
@@ -142,6 +154,14 @@ pub struct RunMetrics {
     pub wall_ms: u64,
     pub divergences: u64,
     pub first_divergence: Option<String>,
+}
+
+impl RunMetrics {
+    /// The provider-token fit, unless it was refused
+    /// ([`crate::token_fit::TokenFit::refusal`]).
+    pub fn credible_token_fit(&self) -> Option<crate::token_fit::TokenFit> {
+        self.provider_token_fit.filter(|fit| fit.refusal().is_none())
+    }
 }
 
 /// Which usage a run's cost was priced from.
@@ -182,6 +202,8 @@ pub struct StepRow {
     pub cache_read_tokens: Option<u64>,
     /// The usage the provider reported when the answer was recorded.
     pub usage_recorded: Option<reloop_wire::Usage>,
+    /// The recording's exchange (0-based) that answered the call.
+    pub exchange: Option<u64>,
     pub cache_break_simulated: bool,
     pub cache_write_tokens: Option<u64>,
     pub cache_write_1h_tokens: Option<u64>,

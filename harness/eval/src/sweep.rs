@@ -9,6 +9,11 @@ use reloop_agent::LoopSettings;
 use reloop_agent::client::cache_breakpoints::CacheBreakpointSettings;
 use serde::Deserialize;
 
+use std::collections::{BTreeMap, BTreeSet};
+
+use reloop_agent::Outcome;
+
+use crate::call_shares::Share;
 use crate::run_summary::RunSummary;
 use crate::yaml::{self, InputError};
 
@@ -121,8 +126,10 @@ pub struct VariantSummary {
     pub cache_breaks_detected: u64,
     /// Σ of those on a call where the server saw one too.
     pub cache_breaks_matched: u64,
-    /// Σ estimated cost.
+    /// Σ estimated cost (every answered call).
     pub cost_usd: f64,
+    /// Σ of that paid for summary calls.
+    pub compaction_cost_usd: f64,
 }
 
 impl VariantSummary {
@@ -142,6 +149,12 @@ impl VariantSummary {
         self.cache_breaks_detected += m.cache_breaks;
         self.cache_breaks_matched += m.cache_breaks_matched;
         self.cost_usd += m.estimated_cost_usd.unwrap_or(0.0);
+        self.compaction_cost_usd += m.by_share[Share::Compaction.index()].estimated_cost_usd.unwrap_or(0.0);
+    }
+
+    /// The share of the cost paid for summary calls; `None` when nothing was priced.
+    pub fn summary_share(&self) -> Option<f64> {
+        (self.cost_usd > 0.0).then(|| self.compaction_cost_usd / self.cost_usd)
     }
 
     /// The loop detector's recall against the simulation, over all runs;
@@ -165,32 +178,123 @@ impl VariantSummary {
     }
 }
 
-/// Per-variant summaries, kept up to date as runs finish, in the order the
-/// variants were given (runs finish in any order).
+/// Per-variant summaries, in the order the variants were given (runs
+/// finish in any order).
 #[derive(Debug, Clone, Default)]
-pub struct SweepTally {
+struct SweepTally {
     variants: Vec<VariantSummary>,
 }
 
 impl SweepTally {
     /// An empty summary per variant.
-    pub fn new(variants: &[RunVariant]) -> Self {
+    fn new(variants: &[RunVariant]) -> Self {
         let variants = variants.iter().map(|v| VariantSummary { variant: v.name().to_owned(), ..VariantSummary::default() }).collect();
         Self { variants }
     }
 
     /// Adds one finished run to its variant's summary (a variant not given
     /// to [`SweepTally::new`] gets a summary of its own, last).
-    pub fn add(&mut self, run: &RunSummary) {
+    fn add(&mut self, run: &RunSummary) {
         let index = self.variants.iter().position(|v| v.variant == run.variant).unwrap_or_else(|| {
             self.variants.push(VariantSummary { variant: run.variant.clone(), ..VariantSummary::default() });
             self.variants.len() - 1
         });
         self.variants[index].add(run);
     }
+}
 
-    /// The summaries so far.
-    pub fn summaries(&self) -> &[VariantSummary] {
-        &self.variants
+/// Sweep totals over like with like: the scenarios every variant completed
+/// (ended with a final answer). A variant whose run of a scenario stopped
+/// early (a context overflow at step 261 against 558 for the others) would
+/// otherwise look cheap for having done less.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct LikeForLike {
+    /// Per variant, in the order given, over the common scenarios only.
+    pub summaries: Vec<VariantSummary>,
+    /// Scenarios every variant completed.
+    pub scenarios: usize,
+    /// The other scenarios, by name, with each variant that did not
+    /// complete them and how its run ended (`None`: the variant has no run).
+    pub left_out: BTreeMap<String, Vec<(String, Option<Outcome>)>>,
+}
+
+impl LikeForLike {
+    /// Sums `runs` of `variants` over the scenarios all of them completed.
+    pub fn of(runs: &[RunSummary], variants: &[RunVariant]) -> Self {
+        let completed = |run: &RunSummary| run.outcome == Outcome::FinalAnswer;
+        let scenarios: BTreeSet<&str> = runs.iter().map(|r| r.scenario.as_str()).collect();
+        let mut left_out = BTreeMap::new();
+        for scenario in &scenarios {
+            let missing: Vec<(String, Option<Outcome>)> = variants
+                .iter()
+                .filter_map(|variant| {
+                    let run = runs.iter().find(|r| r.scenario == *scenario && r.variant == variant.name());
+                    (!run.is_some_and(completed)).then(|| (variant.name().to_owned(), run.map(|r| r.outcome)))
+                })
+                .collect();
+            if !missing.is_empty() {
+                left_out.insert((*scenario).to_owned(), missing);
+            }
+        }
+        let mut tally = SweepTally::new(variants);
+        for run in runs.iter().filter(|r| !left_out.contains_key(&r.scenario)) {
+            tally.add(run);
+        }
+        Self { summaries: tally.variants, scenarios: scenarios.len() - left_out.len(), left_out }
+    }
+
+    /// `12 of 14 scenarios completed under every variant; left out: a (none: context_exceeded), b (masking: llm_error)`.
+    pub fn describe(&self) -> String {
+        let total = self.scenarios + self.left_out.len();
+        let mut text = format!("like for like: {} of {total} scenarios completed under every variant", self.scenarios);
+        if !self.left_out.is_empty() {
+            let names: Vec<String> = self
+                .left_out
+                .iter()
+                .map(|(scenario, runs)| {
+                    let how: Vec<String> = runs.iter().map(|(variant, outcome)| format!("{variant}: {}", outcome.map_or("no run", Outcome::as_str))).collect();
+                    format!("{scenario} ({})", how.join(", "))
+                })
+                .collect();
+            text.push_str(&format!("; left out: {}", names.join(", ")));
+        }
+        text
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::result::RunMetrics;
+
+    fn run(scenario: &str, variant: &str, outcome: Outcome, input_tokens: u64) -> RunSummary {
+        RunSummary {
+            scenario: scenario.to_owned(),
+            scenario_file: format!("{scenario}.yaml"),
+            variant: variant.to_owned(),
+            outcome,
+            passed: true,
+            failed_expectations: Vec::new(),
+            divergences: Vec::new(),
+            metrics: RunMetrics { input_tokens_total: input_tokens, ..RunMetrics::default() },
+            agent_output: None,
+        }
+    }
+
+    /// Issue 30: `none` looked cheapest on scenarios/long/ because all its
+    /// runs stopped at a context overflow, long before the others finished.
+    #[test]
+    fn totals_leave_out_the_scenarios_a_variant_did_not_complete_and_say_which() {
+        let variants = [RunVariant::Swept(Variant::of_strategy(StrategyName::Roku)), RunVariant::Swept(Variant::of_strategy(StrategyName::None))];
+        let runs = [
+            run("long-a", "roku", Outcome::FinalAnswer, 500),
+            run("long-a", "none", Outcome::ContextExceeded, 200),
+            run("long-b", "roku", Outcome::FinalAnswer, 300),
+            run("long-b", "none", Outcome::FinalAnswer, 400),
+        ];
+        let like = LikeForLike::of(&runs, &variants);
+        let inputs: Vec<(&str, u64)> = like.summaries.iter().map(|s| (s.variant.as_str(), s.input_tokens)).collect();
+        assert_eq!(inputs, [("roku", 300), ("none", 400)]);
+        assert_eq!(like.describe(), "like for like: 1 of 2 scenarios completed under every variant; left out: long-a (none: context_exceeded)");
     }
 }

@@ -10,6 +10,12 @@ use reloop_mock::Recording;
 
 use crate::atomic_file::write_atomically;
 
+/// Text of the exchange `reloop import` adds when a session holds no model
+/// call at all, so its replay has one answer to give. Recorded pricing
+/// (`reloop_eval::recorded_pricing`) knows it as the importer's own, not the
+/// session's.
+pub const SESSION_END_TEXT: &str = "[reloop import] The recorded session ends here.";
+
 /// The recording as v2 YAML text.
 pub fn to_yaml(recording: &Recording) -> String {
     serde_saphyr::to_string(recording).expect("a recording is plain data")

@@ -19,9 +19,9 @@ use crate::workspace::workspace_root;
 
 mod ending;
 
-/// Text of the exchange added when a session holds no model call at all,
-/// so its replay has one answer to give.
-pub const SESSION_END_TEXT: &str = "[reloop import] The recorded session ends here.";
+/// Text of the exchange added when a session holds no model call at all
+/// (in `reloop_files`, since recorded pricing in `eval` recognizes it too).
+pub use reloop_files::recording_file::SESSION_END_TEXT;
 
 /// Text of the exchange standing for the model call that failed at the end
 /// of a session; its fault answers every attempt, so it is never shown.

@@ -53,7 +53,7 @@ fn a_report_against_itself_holds_every_gate() {
     run_into(dir.path(), "b");
     let output = reloop(dir.path(), &["compare", "a", "b"]);
     assert_eq!(output.status.code(), Some(0), "{}{}", stdout(&output), stderr(&output));
-    assert!(stdout(&output).contains("PASS: all 5 gate checks hold"), "{}", stdout(&output));
+    assert!(stdout(&output).contains("PASS: all 7 gate checks hold"), "{}", stdout(&output));
     let json = reloop(dir.path(), &["compare", "a/runs.parquet", "b", "--format", "json"]);
     let value: serde_json::Value = serde_json::from_slice(&json.stdout).expect("JSON");
     assert_eq!(value["passed"], true);
@@ -104,7 +104,7 @@ fn run_with_a_baseline_judges_the_gates_and_puts_them_in_junit() {
     assert_eq!(output.status.code(), Some(1), "{}{}", stdout(&output), stderr(&output));
     let junit = std::fs::read_to_string(dir.path().join("junit.xml")).unwrap();
     assert!(junit.contains("<testcase name=\"poll-ci\""), "{junit}");
-    assert!(junit.contains("<testsuite name=\"reloop gates\" tests=\"5\" failures=\"4\""), "{junit}");
+    assert!(junit.contains("<testsuite name=\"reloop gates\" tests=\"7\" failures=\"6\""), "{junit}");
 }
 
 #[test]
@@ -174,4 +174,38 @@ fn a_hostile_scenario_name_acts_in_no_output() {
     let named: Vec<&str> = compare_text.lines().filter(|line| line.contains("owned")).collect();
     insta::assert_snapshot!("hostile_name_compare_lines", named.join("\n"));
     insta::assert_snapshot!("hostile_name_markdown", markdown);
+}
+
+/// Issue 30: a report of no runs, an empty gate file, `{}` and `passed: {}`
+/// all printed "PASS: all 0 gate checks hold", and a gate whose `only:`
+/// matched no run passed.
+#[test]
+fn gates_cannot_pass_on_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    suite(dir.path(), 1);
+    run_into(dir.path(), "base");
+    // The one scenario lands in one of two shards; the other's report holds no run.
+    for shard in ["1/2", "2/2"] {
+        let empty = reloop(dir.path(), &["run", "suite", "--shard", shard, "--out", "empty"]);
+        assert_eq!(empty.status.code(), Some(0), "{}", stderr(&empty));
+        if crate::tables::read_rows(&dir.path().join("empty/runs.parquet")).is_empty() {
+            break;
+        }
+    }
+    assert!(crate::tables::read_rows(&dir.path().join("empty/runs.parquet")).is_empty(), "one shard of two holds no run");
+    let against_empty = reloop(dir.path(), &["compare", "base", "empty"]);
+    assert_eq!(against_empty.status.code(), Some(2), "{}", stdout(&against_empty));
+    assert!(stderr(&against_empty).contains("holds no runs, so no gate can judge it (--allow-empty to accept)"), "{}", stderr(&against_empty));
+    let allowed = reloop(dir.path(), &["compare", "base", "empty", "--allow-empty"]);
+    assert_ne!(allowed.status.code(), Some(2), "{}", stderr(&allowed));
+    for (name, text) in [("blank.yaml", "# nothing\n"), ("braces.yaml", "{}\n"), ("checkless.yaml", "passed: {}\n")] {
+        write(dir.path(), name, text);
+        let output = reloop(dir.path(), &["compare", "base", "base", "--gates", name]);
+        assert_eq!(output.status.code(), Some(2), "{name}: {}", stdout(&output));
+        assert!(stderr(&output).contains(name), "{name}: {}", stderr(&output));
+    }
+    write(dir.path(), "only.yaml", "input_tokens_total: { max_increase: 5%, only: \"long-*\" }\n");
+    let nothing_selected = reloop(dir.path(), &["compare", "base", "base", "--gates", "only.yaml"]);
+    assert_eq!(nothing_selected.status.code(), Some(1), "{}", stdout(&nothing_selected));
+    assert!(stdout(&nothing_selected).contains("judged no run"), "{}", stdout(&nothing_selected));
 }

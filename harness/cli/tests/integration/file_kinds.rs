@@ -17,10 +17,19 @@ fn chat_status(server: &Serve, name: &str) -> String {
     head.lines().next().unwrap_or_default().to_owned()
 }
 
-/// What `serve` prints after its address, up to its last line of help.
-fn banner(server: &mut Serve) -> String {
-    let lines = server.stdout.by_ref().map_while(Result::ok).take_while(|line| !line.starts_with("any API key"));
-    lines.collect::<Vec<_>>().join("\n")
+/// What `serve` prints, up to the line of session `last_session` (the last
+/// one listed: sessions are printed in name order).
+fn banner(server: &mut Serve, last_session: &str) -> String {
+    let last = format!("/s/{last_session}/v1");
+    let mut printed = Vec::new();
+    for line in server.stdout.by_ref().map_while(Result::ok) {
+        let done = line.contains(&last);
+        printed.push(line);
+        if done {
+            break;
+        }
+    }
+    printed.join("\n")
 }
 
 /// `reloop import session.jsonl --out d`, then `reloop serve --recording d`
@@ -35,9 +44,9 @@ fn an_imports_output_folder_serves_and_runs_as_it_is() {
     assert_eq!(imported.status.code(), Some(0), "{}", stderr(&imported));
 
     let mut server = Serve::start_with(&out, &[], Stdio::null());
-    let printed = banner(&mut server);
+    let printed = banner(&mut server, "agent-history-pi-session-01-redacted");
     assert!(printed.contains("skipped 1 scenario"), "{printed}");
-    assert!(printed.contains("session `agent-history-pi-session-01-redacted`"), "{printed}");
+    assert!(printed.contains("  agent-history-pi-session-01-redacted  http://"), "{printed}");
     assert!(chat_status(&server, "agent-history-pi-session-01-redacted").contains(" 200 "), "the imported recording is served");
     drop(server);
 
@@ -73,9 +82,9 @@ fn a_session_is_named_after_its_file_without_recording() {
     write(dir.path(), "c1-chat.recording.yaml", ONE_TEXT_RECORDING);
     write(dir.path(), "plain.yaml", ONE_TEXT_RECORDING);
     let mut server = Serve::start_with(dir.path(), &[], Stdio::null());
-    let printed = banner(&mut server);
-    assert!(printed.contains("session `c1-chat` "), "{printed}");
-    assert!(!printed.contains("c1-chat.recording`"), "{printed}");
+    let printed = banner(&mut server, "plain");
+    assert!(printed.contains("  c1-chat  http://"), "{printed}");
+    assert!(!printed.contains("c1-chat.recording"), "{printed}");
     for name in ["c1-chat", "c1-chat.recording", "c1-chat/r/2", "c1-chat.recording/r/2", "plain"] {
         assert!(chat_status(&server, name).contains(" 200 "), "session {name}");
     }

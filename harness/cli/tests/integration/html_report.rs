@@ -14,8 +14,9 @@ fn the_page_is_self_contained_with_tables_timelines_and_the_diff() {
     let page = std::fs::read_to_string(dir.path().join("report.html")).unwrap();
     assert!(page.contains("<table class=\"sortable\" id=\"runs\">"));
     assert!(page.contains("<table class=\"sortable\" id=\"diff\">"));
-    assert!(page.contains("PASS: all 5 gate checks hold"));
     let runs = crate::tables::read_rows(&dir.path().join("latest/runs.parquet")).len();
+    // The five default gates over the suite, and the token and cost checks per scenario.
+    assert!(page.contains(&format!("PASS: all {} gate checks hold", 5 + 2 * runs)), "{}", &page[..page.len().min(2_000)]);
     let table = |id: &str| {
         let start = page.find(&format!("id=\"{id}\"")).unwrap();
         &page[start..start + page[start..].find("</table>").unwrap()]
@@ -27,6 +28,13 @@ fn the_page_is_self_contained_with_tables_timelines_and_the_diff() {
     assert!(page.contains("class=\"mark compaction\""), "compaction marks");
     assert!(page.contains("class=\"mark doom\""), "doom-loop marks");
     assert!(page.contains("class=\"break\"") && page.contains("class=\"hit\""), "cache hits and breaks");
+    // Issue 30: the timeline header counted main calls' breaks only (7 against the table's 14).
+    for run in crate::tables::read_rows(&dir.path().join("latest/runs.parquet")) {
+        let header = format!("<summary>{} <small>{}: {} calls,", run["scenario"], run["variant"], run["llm_calls"]);
+        let at = page.find(&header).unwrap_or_else(|| panic!("no timeline header {header}"));
+        let summary = &page[at..at + page[at..].find("</summary>").unwrap()];
+        assert!(summary.ends_with(&format!("simulated breaks {}</small>", run["cache_breaks_simulated"])), "{summary}");
+    }
     let urls = page.match_indices("http://").chain(page.match_indices("https://"));
     let outside: Vec<&str> = urls.map(|(i, _)| &page[i..(i + 40).min(page.len())]).filter(|s| !s.starts_with("http://www.w3.org/2000/svg")).collect();
     assert!(outside.is_empty(), "no network references: {outside:?}");

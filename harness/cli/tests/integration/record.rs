@@ -85,6 +85,19 @@ fn wait_for(path: &Path, exchanges: usize) -> String {
     }
 }
 
+/// Waits until `path` exists and holds text (the writer renames a complete
+/// file into place, so any text there is the whole file).
+fn wait_until_written(path: &Path) -> String {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        match std::fs::read_to_string(path) {
+            Ok(text) if !text.is_empty() => return text,
+            _ if Instant::now() > deadline => panic!("{} was not written within 20 s", path.display()),
+            _ => std::thread::sleep(Duration::from_millis(50)),
+        }
+    }
+}
+
 #[test]
 fn record_passes_answers_through_and_replays_them_without_secrets() {
     let dir = tempfile::tempdir().unwrap();
@@ -105,7 +118,8 @@ fn record_passes_answers_through_and_replays_them_without_secrets() {
         assert!(!text.to_ascii_lowercase().contains("bearer"), "{api}: an Authorization value reached the file");
         assert!(text.contains("header:authorization") && text.contains("header:x-api-key"), "{api}: the redaction is written into the file");
         assert!(text.contains("body:#1:") && !text.contains("sk-planted-[0-9]+"), "{api}: the body pattern is listed without its text:\n{text}");
-        let skeleton = std::fs::read_to_string(out.with_extension("yaml")).unwrap();
+        // The skeleton is written after the recording: wait for it too.
+        let skeleton = wait_until_written(&out.with_extension("yaml"));
         assert!(skeleton.contains("get_weather") && skeleton.contains("system: Be brief."), "{api}: {skeleton}");
 
         for flags in [&[][..], &["--raw"][..]] {

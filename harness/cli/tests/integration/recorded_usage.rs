@@ -40,7 +40,7 @@ fn recorded_usage_fills_its_columns_and_prices_the_run() {
     assert_eq!(run["output_tokens_recorded_total"], "100000");
     // claude-sonnet-4-5 per million: 3.00 input, 0.30 cache read, 3.75 cache write, 15.0 output.
     let expected = 0.5 * 3.00 + 1.0 * 0.30 + 0.5 * 3.75 + 0.1 * 15.0;
-    let cost: f64 = run["estimated_cost_usd"].parse().unwrap();
+    let cost: f64 = run["estimated_cost_usd_recorded"].parse().unwrap();
     assert!((cost - expected).abs() < 1e-9, "{cost} != {expected}");
 }
 

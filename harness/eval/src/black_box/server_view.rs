@@ -8,10 +8,10 @@ use std::collections::HashMap;
 
 use reloop_agent::Outcome;
 use reloop_agent::doom_loop::{DoomCall, DoomLoopDetectors, DoomLoopKind, canonical_arguments, result_hash};
-use reloop_agent::price_table::{self, PricedUsage};
 use reloop_mock::{RequestRecord, Session};
 use reloop_wire::ModelTurn;
 
+use crate::call_shares::RunCalls;
 use crate::collect::ratio;
 use crate::result::{RunMetrics, StepRow};
 use crate::scenario::Scenario;
@@ -61,13 +61,8 @@ pub fn server_view(scenario: &Scenario, session: &Session) -> ServerView {
     let first_step = |kind: DoomLoopKind| found.iter().find(|(_, hit)| hit.kind == kind).map(|(index, _)| calls[*index].0);
     let first_loop = found.first().map(|(index, hit)| (calls[*index].0, hit.kind));
     view.doom_loop_kinds = DoomLoopKind::ALL.into_iter().filter(|kind| first_step(*kind).is_some()).collect();
-    let answered: Vec<&RequestRecord> = log.iter().filter(|r| r.status == 200).collect();
-    let input_tokens_total: u64 = answered.iter().map(|r| r.input_tokens).sum();
-    let cache_read_tokens: u64 = answered.iter().map(|r| r.cached_tokens).sum();
-    let output_tokens_total: u64 = answered.iter().map(|r| r.output_tokens).sum();
-    let cache_write_tokens: u64 = answered.iter().map(|r| r.cache_write_tokens).sum();
-    let cache_write_1h_tokens: u64 = answered.iter().map(|r| r.cache_write_1h_tokens).sum();
-    let usage = reloop_wire::Usage { input_tokens: input_tokens_total, output_tokens: output_tokens_total, cache_read_tokens, cache_write_tokens };
+    let calls = RunCalls::of(&view.steps);
+    let reloop_wire::Usage { input_tokens: input_tokens_total, output_tokens: output_tokens_total, cache_read_tokens, cache_write_tokens } = calls.total.usage;
     let step_budget = u64::from(scenario.loop_settings.step_budget);
     view.metrics = RunMetrics {
         steps_used,
@@ -86,7 +81,8 @@ pub fn server_view(scenario: &Scenario, session: &Session) -> ServerView {
         cache_write_tokens,
         cache_hit_ratio: ratio(cache_read_tokens, input_tokens_total),
         output_tokens_total,
-        estimated_cost_usd: price_table::active().cost(&scenario.spec.model, &PricedUsage { usage, cache_write_1h_tokens }),
+        estimated_cost_usd: calls.total.cost(&scenario.spec.model),
+        by_share: calls.figures(&scenario.spec.model),
         llm_calls: log.len() as u64,
         llm_retries: retries(&log),
         tool_calls: view.tool_calls.len() as u64,
@@ -140,6 +136,7 @@ fn step_row(record: &RequestRecord, turn: Option<&ModelTurn>, step: u64) -> Step
         cache_write_tokens: answered.then_some(record.cache_write_tokens),
         cache_write_1h_tokens: answered.then_some(record.cache_write_1h_tokens),
         usage_recorded: answered.then_some(record.recorded_usage).flatten(),
+        exchange: record.exchange.map(|e| e as u64),
         cache_break_simulated: record.cache_break,
         // The agent's own cache-break detection is out of sight.
         cache_break_detected: false,

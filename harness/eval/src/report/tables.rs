@@ -8,6 +8,7 @@ use arrow_array::RecordBatch;
 use arrow_schema::ArrowError;
 
 use super::table::TableBuilder;
+use crate::call_shares::Share;
 use crate::result::{EventRow, RunReport, StepRow};
 
 fn metadata(table: &str) -> HashMap<String, String> {
@@ -48,6 +49,7 @@ pub fn runs_batch(runs: &[RunReport]) -> Result<RecordBatch, ArrowError> {
         .int("compactions_layer2", m(|r| r.metrics.compactions[2]))
         .int("compactions_layer3", m(|r| r.metrics.compactions[3]))
         .int("compactions_layer4", m(|r| r.metrics.compactions[4]))
+        .int("compaction_fallbacks", m(|r| r.metrics.compaction_fallbacks))
         .int("compaction_calls", m(|r| r.metrics.compaction_calls))
         .boolean("breaker_tripped", runs.iter().map(|r| r.metrics.breaker_tripped))
         .signed("tokens_saved_total", runs.iter().map(|r| r.metrics.tokens_saved_total))
@@ -64,13 +66,24 @@ pub fn runs_batch(runs: &[RunReport]) -> Result<RecordBatch, ArrowError> {
         .float("cache_hit_ratio", runs.iter().map(|r| r.metrics.cache_hit_ratio))
         .int("output_tokens_total", m(|r| r.metrics.output_tokens_total))
         .float_opt("estimated_cost_usd", runs.iter().map(|r| r.metrics.estimated_cost_usd))
-        .text("cost_source", runs.iter().map(|r| r.metrics.cost_source.as_str()))
+        .float_opt("estimated_cost_usd_recorded", runs.iter().map(|r| r.metrics.estimated_cost_usd_recorded))
+        .text("cost_source", runs.iter().map(|r| r.metrics.cost_source.as_str()));
+    for (index, share) in Share::ALL.iter().enumerate() {
+        let name = share.as_str();
+        t.int(&format!("input_tokens_{name}"), runs.iter().map(|r| r.metrics.by_share[index].input_tokens))
+            .int(&format!("output_tokens_{name}"), runs.iter().map(|r| r.metrics.by_share[index].output_tokens))
+            .float_opt(&format!("estimated_cost_usd_{name}"), runs.iter().map(|r| r.metrics.by_share[index].estimated_cost_usd));
+    }
+    t
         .int_opt("input_tokens_recorded_total", runs.iter().map(|r| r.metrics.usage_recorded.map(|u| u.input_tokens)))
         .int_opt("output_tokens_recorded_total", runs.iter().map(|r| r.metrics.usage_recorded.map(|u| u.output_tokens)))
         .int_opt("cache_read_tokens_recorded", runs.iter().map(|r| r.metrics.usage_recorded.map(|u| u.cache_read_tokens)))
         .int_opt("cache_write_tokens_recorded", runs.iter().map(|r| r.metrics.usage_recorded.map(|u| u.cache_write_tokens)))
-        .float_opt("provider_tokens_per_o200k", runs.iter().map(|r| r.metrics.provider_token_fit.map(|f| f.slope)))
-        .float_opt("provider_hidden_tokens_per_call", runs.iter().map(|r| r.metrics.provider_token_fit.map(|f| f.intercept)))
+        .float_opt("provider_tokens_per_o200k", runs.iter().map(|r| r.metrics.credible_token_fit().map(|f| f.slope)))
+        .float_opt("provider_hidden_tokens_per_call", runs.iter().map(|r| r.metrics.credible_token_fit().map(|f| f.intercept)))
+        .int_opt("provider_fit_calls", runs.iter().map(|r| r.metrics.provider_token_fit.map(|f| f.calls as u64)))
+        .float_opt("provider_fit_r_squared", runs.iter().map(|r| r.metrics.provider_token_fit.map(|f| f.r_squared)))
+        .float_opt("provider_fit_intercept", runs.iter().map(|r| r.metrics.provider_token_fit.map(|f| f.intercept)))
         .float_opt("estimator_mape", runs.iter().map(|r| r.metrics.estimator_mape))
         .int("llm_calls", m(|r| r.metrics.llm_calls))
         .int("llm_retries", m(|r| r.metrics.llm_retries))
@@ -110,6 +123,7 @@ pub fn steps_batch(runs: &[RunReport]) -> Result<RecordBatch, ArrowError> {
         .int_opt("output_tokens_recorded", rows.iter().map(|(_, s)| s.usage_recorded.map(|u| u.output_tokens)))
         .int_opt("cache_read_tokens_recorded", rows.iter().map(|(_, s)| s.usage_recorded.map(|u| u.cache_read_tokens)))
         .int_opt("cache_write_tokens_recorded", rows.iter().map(|(_, s)| s.usage_recorded.map(|u| u.cache_write_tokens)))
+        .int_opt("exchange", rows.iter().map(|(_, s)| s.exchange))
         .boolean("cache_break_simulated", rows.iter().map(|(_, s)| s.cache_break_simulated))
         .int_opt("cache_write_tokens", rows.iter().map(|(_, s)| s.cache_write_tokens))
         .int_opt("cache_write_1h_tokens", rows.iter().map(|(_, s)| s.cache_write_1h_tokens))

@@ -73,6 +73,29 @@ fn layer3_asks_the_model_for_a_summary_from_the_recording() {
     assert_eq!(report.metrics.steps_used, 9, "summaries are not steps");
 }
 
+/// Issue 30: the summary calls were left out of the input, output and cost
+/// totals, so a strategy paying for summaries looked cheaper than it was.
+#[test]
+fn totals_count_the_summary_calls_and_break_down_by_purpose() {
+    let exchanges = session(8, SUMMARY).replace(
+        "  - text: Found it",
+        "  - expect: { message_contains: [\"The agent read modules m0 onwards\"] }\n    text: Found it",
+    );
+    let report = run_exchanges("  strategies: { roku: { microcompact_retain: 100, mid_water_ratio: 0.04, high_water_ratio: 0.05, keep_recent_rounds: 2 } }", &exchanges);
+    assert!(report.metrics.compaction_calls >= 1);
+    let answered: Vec<_> = report.steps.iter().filter(|s| s.output_tokens.is_some()).collect();
+    let summaries: Vec<_> = answered.iter().filter(|s| s.purpose == "compaction").collect();
+    let m = &report.metrics;
+    assert_eq!(m.input_tokens_total, answered.iter().map(|s| s.input_tokens.unwrap()).sum::<u64>());
+    assert_eq!(m.output_tokens_total, answered.iter().map(|s| s.output_tokens.unwrap()).sum::<u64>());
+    let compaction = m.by_share[reloop_eval::call_shares::Share::Compaction.index()];
+    assert_eq!(compaction.input_tokens, summaries.iter().map(|s| s.input_tokens.unwrap()).sum::<u64>());
+    assert!(compaction.input_tokens > 0 && compaction.estimated_cost_usd.unwrap() > 0.0);
+    assert_eq!(m.by_share.iter().map(|s| s.input_tokens).sum::<u64>(), m.input_tokens_total);
+    let share_cost: f64 = m.by_share.iter().map(|s| s.estimated_cost_usd.unwrap()).sum();
+    assert!((share_cost - m.estimated_cost_usd.unwrap()).abs() < 1e-9, "{share_cost} against {:?}", m.estimated_cost_usd);
+}
+
 #[test]
 fn a_failing_summary_falls_back_and_three_trip_the_breaker() {
     // Every summary stalls past the 300 s limit. Default retries: nothing may
@@ -91,6 +114,9 @@ fn a_failing_summary_falls_back_and_three_trip_the_breaker() {
     let completes: Vec<_> = report.events.iter().filter(|e| e.kind == "compact_complete").collect();
     assert!(completes.len() > 3, "compaction went on mechanically: {}", completes.len());
     assert!(completes.iter().all(|e| e.payload.contains("\"used_fallback\":true")));
+    // Issue 30: layer 3 counted these fallbacks as model-written summaries.
+    assert_eq!(report.metrics.compactions[3], 0, "no summary was written by the model");
+    assert_eq!(report.metrics.compaction_fallbacks, completes.len() as u64);
 }
 
 #[test]

@@ -69,14 +69,29 @@ pub fn parse(text: &str) -> ImportedSession {
 struct OpenTurn {
     turn: Option<(String, AssistantTurn)>,
     results: Vec<Item>,
+    /// The line and output count of a streaming placeholder usage, when the
+    /// open message's last usage was one.
+    placeholder: Option<(usize, u64)>,
 }
 
 fn flush(session: &mut ImportedSession, open: &mut OpenTurn) {
     if let Some((_, turn)) = open.turn.take() {
+        if let Some((line, output_tokens)) = open.placeholder.take().filter(|_| turn.usage.is_none()) {
+            let reason = format!("the message's usage is a streaming placeholder (output_tokens {output_tokens}, stop_reason null), not its final usage: not kept");
+            session.lines.warn(line, reason);
+        }
         session.items.push(Item::Assistant(turn));
     }
     session.items.append(&mut open.results);
 }
+
+/// Claude Code writes a message's lines as it streams: a line written before
+/// the message ended has `stop_reason: null` and the output count of the
+/// first delta (1 to 4 tokens seen), not the message's. Such a usage is not
+/// kept: a later line of the same message with its final usage replaces it,
+/// and a call left without one has no recorded usage (so it is never priced
+/// as recorded).
+const STREAMING_PLACEHOLDER_MAX_OUTPUT: u64 = 4;
 
 fn assistant_line(session: &mut ImportedSession, record: &Record, open: &mut OpenTurn) {
     let Some(message) = record.value.get("message") else {
@@ -122,12 +137,17 @@ fn assistant_line(session: &mut ImportedSession, record: &Record, open: &mut Ope
         }
     }
     if let Some(usage) = message.get("usage") {
-        turn.usage = Some(RecordedUsage::from_anthropic(
-            u64_at(usage, "input_tokens"),
-            u64_at(usage, "output_tokens"),
-            u64_at(usage, "cache_read_input_tokens"),
-            u64_at(usage, "cache_creation_input_tokens"),
-        ));
+        let output_tokens = u64_at(usage, "output_tokens");
+        let placeholder = str_at(message, "stop_reason").is_none() && output_tokens <= STREAMING_PLACEHOLDER_MAX_OUTPUT;
+        open.placeholder = placeholder.then_some((record.line, output_tokens));
+        turn.usage = (!placeholder).then(|| {
+            RecordedUsage::from_anthropic(
+                u64_at(usage, "input_tokens"),
+                output_tokens,
+                u64_at(usage, "cache_read_input_tokens"),
+                u64_at(usage, "cache_creation_input_tokens"),
+            )
+        });
     }
     turn.stop_reason = str_at(message, "stop_reason").map(str::to_owned).or(turn.stop_reason.take());
     turn.model = str_at(message, "model").map(str::to_owned);
@@ -168,5 +188,40 @@ fn user_line(session: &mut ImportedSession, record: &Record, open: &mut OpenTurn
             is_error: block.get("is_error").and_then(Value::as_bool).unwrap_or(false),
             line: record.line,
         }));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn assistant(id: &str, stop_reason: Option<&str>, output_tokens: u64, block: &str) -> String {
+        let stop = stop_reason.map_or("null".to_owned(), |r| format!("\"{r}\""));
+        format!(
+            r#"{{"type":"assistant","message":{{"id":"{id}","model":"claude-sonnet-4-5","stop_reason":{stop},"content":[{block}],"usage":{{"input_tokens":10,"output_tokens":{output_tokens},"cache_read_input_tokens":100,"cache_creation_input_tokens":5}}}}}}"#
+        )
+    }
+
+    fn usages(session: &ImportedSession) -> Vec<Option<u64>> {
+        session.items.iter().filter_map(|item| if let Item::Assistant(turn) = item { Some(turn.usage.map(|u| u.output_tokens)) } else { None }).collect()
+    }
+
+    /// Issue 30: Claude Code's streaming placeholders (`output_tokens` 1 or 3
+    /// with `stop_reason: null`) were kept as the call's recorded usage.
+    #[test]
+    fn a_streaming_placeholder_usage_gives_way_to_the_final_one_or_is_not_kept() {
+        let text = [
+            r#"{"type":"user","message":{"role":"user","content":"go"}}"#.to_owned(),
+            assistant("m1", None, 3, r#"{"type":"text","text":"Reading the file first."}"#),
+            assistant("m1", Some("tool_use"), 57, r#"{"type":"tool_use","id":"t1","name":"Read","input":{"file_path":"a"}}"#),
+            r#"{"type":"user","message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"t1","content":"x"}]}}"#.to_owned(),
+            assistant("m2", None, 1, r#"{"type":"text","text":"Done: the file holds x."}"#),
+        ]
+        .join("\n");
+        let session = parse(&text);
+        assert_eq!(usages(&session), [Some(57), None], "m1 keeps its final usage; m2 has only a placeholder");
+        let warning = session.lines.warnings.iter().find(|w| w.line == 5).expect("the placeholder is reported");
+        assert!(warning.reason.contains("streaming placeholder (output_tokens 1"), "{}", warning.reason);
+        assert_eq!(session.lines.warnings.iter().filter(|w| w.reason.contains("placeholder")).count(), 1, "m1's placeholder was replaced");
     }
 }

@@ -190,20 +190,27 @@ fn timelines_section(html: &mut String, runs: &Table, steps: &Table, events: &Ta
     }
     html.push_str("<h2>Timelines</h2><p class=\"legend\">Prompt tokens per main call: <span class=\"sent\">sent</span>, <span class=\"uncompacted\">uncompacted</span>; dots: <span class=\"hit\">cache hit</span>, <span class=\"break\">cache break (simulated)</span>, <span class=\"miss\">no cache</span>; vertical marks: compactions by layer and the doom loop.</p>");
     let (run_scenarios, run_variants) = (runs.text("scenario")?, runs.text("variant")?);
+    // The header's counts are the runs table's own figures (every call of
+    // the run), not recounted from the plotted main calls.
+    let run_figure = |name: &str| runs.number(name).unwrap_or_else(|| vec![None; runs.len()]);
+    let (llm_calls, breaks) = (run_figure("llm_calls"), run_figure("cache_breaks_simulated"));
+    let layers: Vec<Vec<Option<f64>>> = (0..=4).map(|layer| run_figure(&format!("compactions_layer{layer}"))).collect();
     for row in 0..runs.len().min(TIMELINES_SHOWN) {
         let key = (run_scenarios[row].clone(), run_variants[row].clone());
         let run_calls = calls.remove(&key).unwrap_or_default();
         let run_marks = marks.remove(&key).unwrap_or_default();
         let hits = run_calls.iter().filter(|c| c.cache_hit).count();
-        let breaks = run_calls.iter().filter(|c| c.cache_break).count();
+        let compactions: f64 = layers.iter().filter_map(|layer| layer[row]).sum();
         let _ = write!(
             html,
-            "<details{}><summary>{} <small>{}: {} calls, {} compactions, cache hits {hits}, breaks {breaks}</small></summary>{}</details>",
+            "<details{}><summary>{} <small>{}: {} calls, {} compactions, cache hits {hits} of {} main calls, simulated breaks {}</small></summary>{}</details>",
             if row == 0 { " open" } else { "" },
             escape(&key.0),
             escape(&key.1),
+            crate::figures::maybe(llm_calls[row]),
+            crate::figures::number(compactions),
             run_calls.len(),
-            run_marks.iter().filter(|m| m.class == "compaction").count(),
+            crate::figures::maybe(breaks[row]),
             svg::timeline(&run_calls, &run_marks)
         );
     }

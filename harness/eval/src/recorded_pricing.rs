@@ -1,0 +1,52 @@
+//! When a run's recorded usage says what it cost. The usage a recording
+//! keeps was measured on the prompts the recorded session sent; it prices a
+//! run only where the run sent the same: the session's own behaviour, no
+//! compaction the source did not do. Any other run sent other prompts, and
+//! only the server's counts of them tell what it would have cost.
+
+use reloop_mock::recording::{Exchange, Purpose};
+use reloop_wire::Usage;
+
+use crate::result::StepRow;
+use crate::scenario::Scenario;
+
+/// The recorded usage of a run's answered calls, summed, when the run sent
+/// what the recorded session sent; `None` otherwise.
+///
+/// That holds when the run compacted nothing (`compacted`: no layer ran,
+/// shrinking the prompt or not, and no summary was asked for), the source made no summary call the run skipped (no
+/// compaction exchange with usage), and every answered call was answered
+/// by an exchange with usage. The one exception is the closing answer
+/// `reloop import` adds when a session ends mid-task
+/// ([`reloop_files::recording_file::SESSION_END_TEXT`]): the source never made that
+/// call, so it has no usage and adds nothing.
+pub fn faithful_recorded_usage(scenario: &Scenario, steps: &[StepRow], compacted: bool) -> Option<Usage> {
+    let exchanges = &scenario.recording.exchanges;
+    let source_summarized = exchanges.iter().any(|e| e.purpose == Purpose::Compaction && e.usage.is_some());
+    if compacted || source_summarized {
+        return None;
+    }
+    let mut total: Option<Usage> = None;
+    for step in steps.iter().filter(|s| s.output_tokens.is_some()) {
+        match step.usage_recorded {
+            Some(usage) => total = Some(plus(total.unwrap_or_default(), usage)),
+            None if step.exchange.and_then(|index| exchanges.get(usize::try_from(index).ok()?)).is_some_and(added_by_import) => {}
+            None => return None,
+        }
+    }
+    total
+}
+
+/// The closing answer `reloop import` adds to a session that ends without one.
+fn added_by_import(exchange: &Exchange) -> bool {
+    exchange.usage.is_none() && exchange.text() == reloop_files::recording_file::SESSION_END_TEXT
+}
+
+fn plus(sum: Usage, usage: Usage) -> Usage {
+    Usage {
+        input_tokens: sum.input_tokens.saturating_add(usage.input_tokens),
+        output_tokens: sum.output_tokens.saturating_add(usage.output_tokens),
+        cache_read_tokens: sum.cache_read_tokens.saturating_add(usage.cache_read_tokens),
+        cache_write_tokens: sum.cache_write_tokens.saturating_add(usage.cache_write_tokens),
+    }
+}
