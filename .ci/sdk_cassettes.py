@@ -42,7 +42,15 @@ import yaml
 
 import sdk_conformance as conformance
 
-CASSETTES = sorted((conformance.ROOT / "harness/import/tests/fixtures/sessions/vcr-cassettes").glob("*/*.yaml"))
+# The OpenAI and Anthropic cassettes: their requests keep `body` as vcrpy
+# writes it, and the openai and anthropic SDKs rebuild their final objects.
+# The Gemini cassettes (pydantic-ai's, with `parsed_body`) are covered by the
+# Rust import and replay tests; their google-genai equality is not yet here.
+CASSETTES = sorted(
+    path
+    for path in (conformance.ROOT / "harness/import/tests/fixtures/sessions/vcr-cassettes").glob("*/*.yaml")
+    if path.parent.name != "gemini"
+)
 
 # Fields of the final objects that a neutral replay does not reproduce, by
 # API, as paths into `model_dump()`; `*` stands for every list element.
