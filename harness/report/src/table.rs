@@ -22,7 +22,13 @@ pub fn table_file(path: &Path, name: &str) -> PathBuf {
 /// Reads a whole Parquet file as one batch.
 pub fn read_batch(path: &Path) -> Result<RecordBatch, ReportError> {
     let parquet_error = |e: &dyn std::fmt::Display| ReportError::Parquet { path: path.to_owned(), message: e.to_string() };
-    let file = File::open(path).map_err(|source| ReportError::Io { path: path.to_owned(), source })?;
+    let io_error = |source| ReportError::Io { path: path.to_owned(), source };
+    // Checked before opening: opening a FIFO blocks until a writer comes,
+    // and a device (/dev/zero) never ends.
+    if !std::fs::metadata(path).map_err(io_error)?.is_file() {
+        return Err(io_error(std::io::Error::new(std::io::ErrorKind::InvalidInput, "not a regular file")));
+    }
+    let file = File::open(path).map_err(io_error)?;
     let builder = ParquetRecordBatchReaderBuilder::try_new(file).map_err(|e| parquet_error(&e))?;
     let schema = builder.schema().clone();
     let batches = builder.build().map_err(|e| parquet_error(&e))?.collect::<Result<Vec<_>, _>>().map_err(|e| parquet_error(&e))?;
@@ -145,4 +151,23 @@ fn widen_to_f64(column: &ArrayRef) -> Option<ArrayRef> {
     }
     widen!(Int8Type, Int16Type, Int32Type, UInt8Type, UInt16Type, UInt32Type, UInt64Type, Float32Type);
     None
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    /// Regression (issue 28): `compare` and `report` opened a FIFO given as
+    /// a report and waited for a writer forever.
+    #[cfg(unix)]
+    #[test]
+    fn a_report_that_is_not_a_regular_file_is_refused_without_opening_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = dir.path().join("runs.parquet");
+        assert!(std::process::Command::new("mkfifo").arg(&fifo).status().unwrap().success());
+        let error = super::read_batch(&fifo).unwrap_err().to_string();
+        assert!(error.contains("runs.parquet") && error.contains("not a regular file"), "{error}");
+        let error = super::read_batch(Path::new("/dev/zero")).unwrap_err().to_string();
+        assert!(error.contains("not a regular file"), "{error}");
+    }
 }

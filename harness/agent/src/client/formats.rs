@@ -64,14 +64,18 @@ pub(super) fn classify_error(format: Format, status: u16, body: &[u8], retry_aft
 mod tests {
     use super::*;
 
+    /// What the codec reads from an error body decides the loop's error:
+    /// an overflow is never retried, a known kind keeps its status class, and
+    /// a body no codec reads keeps its text. (The codec's own tests read the
+    /// bodies of every format.)
     #[test]
-    fn context_overflow_bodies_of_both_providers_are_classified() {
-        let openai = br#"{"error":{"message":"This model's maximum context length is 128000 tokens. However, your messages resulted in 131072 tokens. Please reduce the length of the messages.","type":"invalid_request_error","param":"messages","code":"context_length_exceeded"}}"#;
-        let anthropic = br#"{"type":"error","error":{"type":"invalid_request_error","message":"prompt is too long: 201234 tokens > 200000 maximum"}}"#;
-        let gemini = br#"{"error":{"code":400,"message":"The input token count (1048577) exceeds the maximum number of tokens allowed (1048576).","status":"INVALID_ARGUMENT"}}"#;
-        for (format, body) in [(Format::OpenaiChat, &openai[..]), (Format::OpenaiResponses, openai), (Format::Anthropic, anthropic), (Format::Gemini, gemini)] {
-            assert!(matches!(classify_error(format, 400, body, None), LlmError::ContextWindowExceeded { .. }), "{format:?}");
-        }
+    fn the_codecs_reading_of_an_error_body_decides_the_loop_error() {
+        let overflow = br#"{"type":"error","error":{"type":"invalid_request_error","message":"prompt is too long: 201234 tokens > 200000 maximum"}}"#;
+        assert!(matches!(classify_error(Format::Anthropic, 400, overflow, None), LlmError::ContextWindowExceeded { .. }));
+        let quota = br#"{"error":{"code":429,"message":"quota","status":"RESOURCE_EXHAUSTED"}}"#;
+        assert!(!matches!(classify_error(Format::Gemini, 429, quota, None), LlmError::ContextWindowExceeded { .. }));
+        let unread = classify_error(Format::OpenaiChat, 502, b"<html>bad gateway</html>", None);
+        assert!(format!("{unread:?}").contains("bad gateway"), "{unread:?}");
     }
 
     /// The body with the frozen tools spliced in is the request the format
