@@ -204,7 +204,7 @@ impl SweepTally {
 }
 
 /// Sweep totals over like with like: the scenarios every variant completed
-/// (ended with a final answer). A variant whose run of a scenario stopped
+/// (ended with a final answer, or where an imported session ended). A variant whose run of a scenario stopped
 /// early (a context overflow at step 261 against 558 for the others) would
 /// otherwise look cheap for having done less.
 #[derive(Debug, Clone, PartialEq, Default)]
@@ -221,7 +221,9 @@ pub struct LikeForLike {
 impl LikeForLike {
     /// Sums `runs` of `variants` over the scenarios all of them completed.
     pub fn of(runs: &[RunSummary], variants: &[RunVariant]) -> Self {
-        let completed = |run: &RunSummary| run.outcome == Outcome::FinalAnswer;
+        // A session's own end counts as completed: a final answer, or the
+        // stop or submit an imported session's `ending` states.
+        let completed = |run: &RunSummary| matches!(run.outcome, Outcome::FinalAnswer | Outcome::Stopped | Outcome::Submitted);
         let scenarios: BTreeSet<&str> = runs.iter().map(|r| r.scenario.as_str()).collect();
         let mut left_out = BTreeMap::new();
         for scenario in &scenarios {
@@ -291,10 +293,13 @@ mod tests {
             run("long-a", "none", Outcome::ContextExceeded, 200),
             run("long-b", "roku", Outcome::FinalAnswer, 300),
             run("long-b", "none", Outcome::FinalAnswer, 400),
+            run("imported-stopped", "roku", Outcome::Stopped, 100),
+            run("imported-stopped", "none", Outcome::Stopped, 100),
         ];
         let like = LikeForLike::of(&runs, &variants);
         let inputs: Vec<(&str, u64)> = like.summaries.iter().map(|s| (s.variant.as_str(), s.input_tokens)).collect();
-        assert_eq!(inputs, [("roku", 300), ("none", 400)]);
-        assert_eq!(like.describe(), "like for like: 1 of 2 scenarios completed under every variant; left out: long-a (none: context_exceeded)");
+        // An imported session that ends where its source stopped is complete.
+        assert_eq!(inputs, [("roku", 400), ("none", 500)]);
+        assert_eq!(like.describe(), "like for like: 2 of 3 scenarios completed under every variant; left out: long-a (none: context_exceeded)");
     }
 }
