@@ -29,6 +29,14 @@ pub enum CallPurpose {
 }
 
 impl CallPurpose {
+    /// Every purpose, in the reports' column order.
+    pub const ALL: [Self; 4] = [Self::Main, Self::FinalTurn, Self::Escalation, Self::Compaction];
+
+    /// The purpose named `name` in a report ([`CallPurpose::as_str`]).
+    pub fn from_name(name: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|purpose| purpose.as_str() == name)
+    }
+
     /// The name used in reports.
     pub fn as_str(self) -> &'static str {
         match self {

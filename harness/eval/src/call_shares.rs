@@ -3,39 +3,40 @@
 //! cost totals take them all; the breakdown shows where the money went (a
 //! strategy that saves prompt tokens by paying for summaries shows both).
 
+use reloop_agent::CallPurpose;
 use reloop_agent::price_table::{self, PricedUsage};
 use reloop_wire::Usage;
 
 use crate::result::StepRow;
 
-/// What an answered call was for, as the totals are broken down. A
-/// sub-agent's calls are one share whatever their own purpose: the parent
-/// paid for the sub-agent as a whole.
+/// What an answered call was for, as the totals are broken down: the
+/// loop's own [`CallPurpose`], or a sub-agent's call whatever its purpose
+/// (the parent paid for the sub-agent as a whole).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Share {
-    /// A main-loop decision.
-    Main,
-    /// The step budget's last, tool-less turn.
-    FinalTurn,
-    /// A request repeated with a larger output slot after `length`.
-    Escalation,
-    /// A summary for compaction.
-    Compaction,
+    /// A call of the run's own loop, by its purpose.
+    Own(CallPurpose),
     /// Any call of a sub-agent.
     SubAgent,
 }
 
 impl Share {
     /// Every share, in column order.
-    pub const ALL: [Self; 5] = [Self::Main, Self::FinalTurn, Self::Escalation, Self::Compaction, Self::SubAgent];
+    pub const ALL: [Self; 5] = [
+        Self::Own(CallPurpose::Main),
+        Self::Own(CallPurpose::FinalTurn),
+        Self::Own(CallPurpose::Escalation),
+        Self::Own(CallPurpose::Compaction),
+        Self::SubAgent,
+    ];
+
+    /// Summary calls, the share the sweep table reports apart.
+    pub const COMPACTION: Self = Self::Own(CallPurpose::Compaction);
 
     /// The column suffix (`input_tokens_<share>`).
     pub fn as_str(self) -> &'static str {
         match self {
-            Self::Main => "main",
-            Self::FinalTurn => "final_turn",
-            Self::Escalation => "escalation",
-            Self::Compaction => "compaction",
+            Self::Own(purpose) => purpose.as_str(),
             Self::SubAgent => "sub_agent",
         }
     }
@@ -45,17 +46,12 @@ impl Share {
         if step.agent_depth > 0 {
             return Self::SubAgent;
         }
-        match step.purpose.as_str() {
-            "final_turn" => Self::FinalTurn,
-            "escalation" => Self::Escalation,
-            "compaction" => Self::Compaction,
-            _ => Self::Main,
-        }
+        Self::Own(CallPurpose::from_name(&step.purpose).unwrap_or(CallPurpose::Main))
     }
 
-    /// The share's place in [`Share::ALL`] (its declaration order).
+    /// The share's place in [`Share::ALL`].
     pub fn index(self) -> usize {
-        self as usize
+        Self::ALL.iter().position(|share| *share == self).expect("every share is in ALL")
     }
 }
 

@@ -149,7 +149,7 @@ impl VariantSummary {
         self.cache_breaks_detected += m.cache_breaks;
         self.cache_breaks_matched += m.cache_breaks_matched;
         self.cost_usd += m.estimated_cost_usd.unwrap_or(0.0);
-        self.compaction_cost_usd += m.by_share[Share::Compaction.index()].estimated_cost_usd.unwrap_or(0.0);
+        self.compaction_cost_usd += m.by_share[Share::COMPACTION.index()].estimated_cost_usd.unwrap_or(0.0);
     }
 
     /// The share of the cost paid for summary calls; `None` when nothing was priced.

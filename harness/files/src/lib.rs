@@ -21,6 +21,7 @@ pub mod input_file;
 pub mod kind;
 pub mod presets;
 pub mod recording_file;
+pub mod regular_file;
 pub mod scenario;
 pub mod validate_settings;
 pub mod yaml;

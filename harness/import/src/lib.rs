@@ -118,10 +118,10 @@ pub fn read_tools(path: &Path) -> Result<Vec<PresetTool>, ImportError> {
 
 /// The text of an input file (a session, a cassette, `--system`,
 /// `--tools`): a regular file within the input size limit, as for
-/// scenarios ([`reloop_mock::input_file`]).
+/// scenarios ([`reloop_files::regular_file`]).
 pub fn read_input(path: &Path) -> Result<String, ImportError> {
-    let limit = reloop_mock::input_file::max_input_bytes();
-    reloop_mock::input_file::read_text(path, limit).map_err(|message| ImportError::Input { path: path.to_owned(), message })
+    let limit = reloop_files::input_file::max_input_bytes();
+    reloop_files::regular_file::read_text(path, limit).map_err(|message| ImportError::Input { path: path.to_owned(), message })
 }
 
 /// The three files of one import, written beside each other in `dir`:

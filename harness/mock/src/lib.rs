@@ -10,7 +10,6 @@
 
 pub mod anthropic_cache;
 pub mod api_errors;
-pub mod input_file;
 pub mod auxiliary;
 pub mod cache_sim;
 pub mod connections;

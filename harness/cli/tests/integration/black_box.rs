@@ -161,14 +161,20 @@ fn interrupting_reloop_run_leaves_no_agent_process_behind() {
     let pids = dir.path().join("pids");
     let file = shell_scenario(dir.path(), "interrupted", &lingering_agent(&pids), 300, "{}");
     let out = dir.path().join("out");
-    let child = Command::new(env!("CARGO_BIN_EXE_reloop"))
-        .args(["run", file.to_str().unwrap(), "--out", out.to_str().unwrap()])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
+    let child = spawn_run(&file, &out, None);
     let agents = wait_for_pids(&pids, 3);
     interrupt_and_check_none_survive(child, &agents, &out);
+}
+
+/// `reloop run SCENARIO --out OUT` in the background (with `path` as its
+/// PATH when given), its output discarded.
+fn spawn_run(scenario: &Path, out: &Path, path: Option<&std::ffi::OsStr>) -> std::process::Child {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_reloop"));
+    command.args(["run", scenario.to_str().unwrap(), "--out", out.to_str().unwrap()]).stdout(Stdio::null()).stderr(Stdio::null());
+    if let Some(path) = path {
+        command.env("PATH", path);
+    }
+    command.spawn().unwrap()
 }
 
 /// Sends SIGINT to a running `reloop run`, then checks its exit (130), that
@@ -196,12 +202,7 @@ fn sigkilling_reloop_run_leaves_no_agent_process_nor_its_folder_behind() {
     let script = format!("pwd > {}; {}", folder.display(), lingering_agent(&pids));
     let file = shell_scenario(dir.path(), "killed", &script, 300, "{}");
     let out = dir.path().join("out");
-    let mut reloop = Command::new(env!("CARGO_BIN_EXE_reloop"))
-        .args(["run", file.to_str().unwrap(), "--out", out.to_str().unwrap()])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
+    let mut reloop = spawn_run(&file, &out, None);
     let agents = wait_for_pids(&pids, 3);
     let keeper: Vec<u32> = descendants(reloop.id()).into_iter().filter(|pid| !agents.contains(pid)).collect();
     reloop.kill().unwrap();
@@ -332,13 +333,7 @@ fn interrupting_reloop_run_during_a_real_opencode_run_leaves_none_of_its_process
     let out = tempfile::tempdir().unwrap();
     let path = std::env::join_paths(std::iter::once(bin).chain(std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default()))).unwrap();
     let scenario = crate::util::repo().join("scenarios/agents/opencode-doom-loop.yaml");
-    let child = Command::new(env!("CARGO_BIN_EXE_reloop"))
-        .args(["run", scenario.to_str().unwrap(), "--out", out.path().to_str().unwrap()])
-        .env("PATH", path)
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
+    let child = spawn_run(&scenario, out.path(), Some(&path));
     // Once opencode runs, give it time to start what it starts (its package
     // installs, its tools), then take every process below reloop.
     let start = Instant::now();

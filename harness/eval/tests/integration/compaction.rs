@@ -88,7 +88,7 @@ fn totals_count_the_summary_calls_and_break_down_by_purpose() {
     let m = &report.metrics;
     assert_eq!(m.input_tokens_total, answered.iter().map(|s| s.input_tokens.unwrap()).sum::<u64>());
     assert_eq!(m.output_tokens_total, answered.iter().map(|s| s.output_tokens.unwrap()).sum::<u64>());
-    let compaction = m.by_share[reloop_eval::call_shares::Share::Compaction.index()];
+    let compaction = m.by_share[reloop_eval::call_shares::Share::COMPACTION.index()];
     assert_eq!(compaction.input_tokens, summaries.iter().map(|s| s.input_tokens.unwrap()).sum::<u64>());
     assert!(compaction.input_tokens > 0 && compaction.estimated_cost_usd.unwrap() > 0.0);
     assert_eq!(m.by_share.iter().map(|s| s.input_tokens).sum::<u64>(), m.input_tokens_total);

@@ -2,8 +2,8 @@
 //! recordings, gate files, `import`'s sessions and cassettes, `--system`,
 //! `--tools`): only regular files, at most [`max_input_bytes`] of them,
 //! with the limit enforced while reading, so `/dev/zero` cannot eat memory
-//! and a FIFO cannot hang a command. The mock is the one crate every
-//! reader depends on; `reloop-eval` names the file in its own error type.
+//! and a FIFO cannot hang a command. Errors are the reason alone: each
+//! caller names the file in its own error type ([`crate::input_file`]).
 
 use std::io::Read;
 use std::path::Path;
@@ -26,19 +26,7 @@ pub fn max_input_bytes() -> u64 {
 /// bytes; `Err` is why not, without the path (the caller names it).
 pub fn read_bytes(path: &Path, limit: u64) -> Result<Vec<u8>, String> {
     let cannot = |e: std::io::Error| format!("cannot read: {e}");
-    // Checked before opening (opening some devices acts), then again on
-    // what was opened: the name may have been swapped for a FIFO since,
-    // and opening without blocking keeps that from hanging.
-    let not_regular = "is not a regular file (a device, FIFO or directory cannot be an input)".to_owned();
-    if !std::fs::metadata(path).map_err(cannot)?.is_file() {
-        return Err(not_regular);
-    }
-    let fd = rustix::fs::open(path, OFlags::RDONLY | OFlags::NONBLOCK | OFlags::CLOEXEC, Mode::empty()).map_err(|e| cannot(e.into()))?;
-    let file = std::fs::File::from(fd);
-    let metadata = file.metadata().map_err(cannot)?;
-    if !metadata.is_file() {
-        return Err(not_regular);
-    }
+    let (file, metadata) = open_regular(path)?;
     let too_big = || format!("is larger than the input limit of {limit} bytes (set {MAX_INPUT_BYTES_VAR} to raise it)");
     if metadata.len() > limit {
         return Err(too_big());
@@ -52,6 +40,25 @@ pub fn read_bytes(path: &Path, limit: u64) -> Result<Vec<u8>, String> {
     Ok(bytes)
 }
 
+/// `path` opened for reading, with its metadata, when it is a regular
+/// file. Checked before opening (opening some devices acts), then again on
+/// what was opened: the name may have been swapped for a FIFO since, and
+/// opening without blocking keeps that from hanging.
+fn open_regular(path: &Path) -> Result<(std::fs::File, std::fs::Metadata), String> {
+    let cannot = |e: std::io::Error| format!("cannot read: {e}");
+    let not_regular = || "is not a regular file (a device, FIFO or directory cannot be an input)".to_owned();
+    if !std::fs::metadata(path).map_err(cannot)?.is_file() {
+        return Err(not_regular());
+    }
+    let fd = rustix::fs::open(path, OFlags::RDONLY | OFlags::NONBLOCK | OFlags::CLOEXEC, Mode::empty()).map_err(|e| cannot(e.into()))?;
+    let file = std::fs::File::from(fd);
+    let metadata = file.metadata().map_err(cannot)?;
+    if !metadata.is_file() {
+        return Err(not_regular());
+    }
+    Ok((file, metadata))
+}
+
 /// The text of `path` (see [`read_bytes`]), which must be UTF-8.
 pub fn read_text(path: &Path, limit: u64) -> Result<String, String> {
     String::from_utf8(read_bytes(path, limit)?).map_err(|e| format!("is not UTF-8 text (byte {})", e.utf8_error().valid_up_to()))
@@ -60,14 +67,7 @@ pub fn read_text(path: &Path, limit: u64) -> Result<String, String> {
 /// The first 4 KiB of `path` as text, when it is a regular file: enough to
 /// recognize a file by its header without reading it whole.
 pub fn read_head(path: &Path) -> Option<String> {
-    if !std::fs::metadata(path).ok()?.is_file() {
-        return None;
-    }
-    let fd = rustix::fs::open(path, OFlags::RDONLY | OFlags::NONBLOCK | OFlags::CLOEXEC, Mode::empty()).ok()?;
-    let file = std::fs::File::from(fd);
-    if !file.metadata().ok()?.is_file() {
-        return None;
-    }
+    let (file, _) = open_regular(path).ok()?;
     let mut head = Vec::new();
     file.take(4096).read_to_end(&mut head).ok()?;
     Some(String::from_utf8_lossy(&head).into_owned())
