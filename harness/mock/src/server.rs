@@ -285,17 +285,10 @@ async fn not_found(State(registry): State<Arc<Registry>>, method: axum::http::Me
 /// the session's tokenizer, as the server counts every request; nothing is
 /// replayed or consumed.
 fn count_tokens(registry: &Registry, name: &str, body: &[u8]) -> Response {
-    // count_tokens bodies carry no `max_tokens`; the neutral prompt needs one.
-    let parsed = serde_json::from_slice::<serde_json::Value>(body).and_then(|mut value| {
-        if let Some(object) = value.as_object_mut() {
-            object.entry("max_tokens").or_insert(serde_json::json!(1));
-        }
-        serde_json::to_vec(&value)
-    });
-    count_prompt(registry, name, Format::Anthropic, parsed.as_deref().unwrap_or(body), "", |tokens| serde_json::json!({ "input_tokens": tokens }))
+    count_prompt(registry, name, Format::Anthropic, body, "", |tokens| serde_json::json!({ "input_tokens": tokens }))
 }
 
-/// Counts the prompt of `body` (a `format` request) with the session's
+/// Counts the prompt of `body` (a `format` count request) with the session's
 /// tokenizer and answers `reply(tokens)`.
 fn count_prompt(registry: &Registry, name: &str, format: Format, body: &[u8], model: &str, reply: impl Fn(u64) -> serde_json::Value) -> Response {
     let shape = ErrorShape::of_format(format);
@@ -303,8 +296,8 @@ fn count_prompt(registry: &Registry, name: &str, format: Format, body: &[u8], mo
         Ok(session) => session,
         Err(_) => return shape.response(StatusCode::NOT_FOUND, &format!("reloop: no replay session named `{}`", escape_control(name))),
     };
-    let prompt = match codec::decode_request(format, body, model, false) {
-        Ok(request) => request.prompt,
+    let prompt = match codec::decode_count_request(format, body, model) {
+        Ok(prompt) => prompt,
         Err(e) => return shape.response(StatusCode::BAD_REQUEST, &format!("could not parse the JSON body of your request: {e}")),
     };
     let tokens = session.counter().count_prompt(&prompt).total;
@@ -328,8 +321,7 @@ fn gemini(registry: &Registry, name: &str, action: &str, body: Result<Bytes, Byt
                 Ok(body) => body,
                 Err(rejection) => return ErrorShape::Google.response(rejection.status(), &format!("reloop: {}", rejection.body_text())),
             };
-            let inner = serde_json::from_slice::<serde_json::Value>(&body).ok().and_then(|value| value.get("generateContentRequest").map(serde_json::Value::to_string));
-            count_prompt(registry, name, Format::Gemini, inner.as_ref().map_or(&body[..], String::as_bytes), &model, |tokens| serde_json::json!({ "totalTokens": tokens }))
+            count_prompt(registry, name, Format::Gemini, &body, &model, |tokens| serde_json::json!({ "totalTokens": tokens }))
         }
         None => ErrorShape::Google.response(StatusCode::NOT_FOUND, &format!("reloop: no method `{}`; Gemini's are generateContent, streamGenerateContent and countTokens", escape_control(action))),
     }

@@ -92,6 +92,33 @@ pub fn decode_request(format: Format, body: &[u8], model: &str, stream: bool) ->
     })
 }
 
+/// A token-count request read into the neutral prompt: Anthropic's
+/// `count_tokens` body is a Messages request without `max_tokens`, and
+/// Gemini's `countTokens` body holds either the request's `contents` or the
+/// whole request under `generateContentRequest`. The other formats have no
+/// count endpoint and are read as their requests.
+///
+/// # Errors
+///
+/// The body is not the format's JSON.
+pub fn decode_count_request(format: Format, body: &[u8], model: &str) -> Result<Prompt, serde_json::Error> {
+    let mut value = serde_json::from_slice::<serde_json::Value>(body)?;
+    match format {
+        Format::Anthropic => {
+            if let Some(object) = value.as_object_mut() {
+                object.entry("max_tokens").or_insert(serde_json::json!(1));
+            }
+        }
+        Format::Gemini => {
+            if let Some(inner) = value.get_mut("generateContentRequest") {
+                value = inner.take();
+            }
+        }
+        Format::OpenaiChat | Format::OpenaiResponses => {}
+    }
+    Ok(decode_request(format, &serde_json::to_vec(&value)?, model, false)?.prompt)
+}
+
 /// The format of a request sent to `path` (any prefix, any query), and its
 /// body read as that format's request; Gemini's model and streaming come
 /// from the path. `None` when the path is no model call.
@@ -158,6 +185,18 @@ pub fn read_error(format: Format, body: &[u8]) -> Option<ErrorInfo> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn count_requests_of_both_count_endpoints_read_into_the_prompt() {
+        let anthropic = br#"{"model":"claude-sonnet-4-5","messages":[{"role":"user","content":"hi"}]}"#;
+        assert_eq!(decode_count_request(Format::Anthropic, anthropic, "").unwrap().messages.len(), 1);
+        let contents = br#"{"contents":[{"role":"user","parts":[{"text":"hi"}]}]}"#;
+        let wrapped = br#"{"generateContentRequest":{"model":"models/gemini-2.5-flash","contents":[{"role":"user","parts":[{"text":"hi"}]}]}}"#;
+        for body in [&contents[..], wrapped] {
+            assert_eq!(decode_count_request(Format::Gemini, body, "gemini-2.5-flash").unwrap().messages.len(), 1);
+        }
+        assert!(decode_count_request(Format::Gemini, b"not json", "m").is_err());
+    }
 
     #[test]
     fn context_overflow_bodies_of_every_format_are_read() {
