@@ -41,6 +41,7 @@ MARKER = "reloop"
 _LOG_NAME_SAFE = frozenset(b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-")
 _START_TIMEOUT_S = 30
 _STOP_TIMEOUT_S = 10
+_INTERRUPTED = 130  # reloop's exit code after Ctrl-C
 _targets_key = pytest.StashKey[dict]()
 _replay_key = pytest.StashKey["Replay"]()
 
@@ -305,7 +306,9 @@ def _recorded(config: pytest.Config, target: Target, tmp_path: Path) -> Iterator
     finally:
         code = proxy.stop()
     written = out.with_name(out.name + ".recording.yaml")
-    if code != 0 or not written.exists():
+    # Stopped by SIGINT, `reloop record` writes what it holds and exits 130
+    # (interrupted), its normal end.
+    if code != _INTERRUPTED or not written.exists():
         raise RuntimeError(f"reloop record wrote no recording (exit {code}):\n{proxy.log()}")
     destination.parent.mkdir(parents=True, exist_ok=True)
     staged = destination.with_name(f".{destination.name}.reloop-tmp")
