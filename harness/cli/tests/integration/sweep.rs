@@ -16,10 +16,13 @@ fn strategies_and_variants_become_rows_of_one_dataset() {
         &repo(),
         &["sweep", scenario.to_str().unwrap(), "--strategies", "roku,none", "--variants", variants.to_str().unwrap(), "--out", out.to_str().unwrap()],
     );
-    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    // Without compaction (and with masking keeping one result) the session
+    // fails its expectations on purpose: exit 1, as `run`'s.
+    assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
     let table = stdout(&output);
     let rows: Vec<&str> = table.lines().filter(|l| l.starts_with('│')).collect();
     assert_eq!(rows.len(), 4, "header and three variants: {table}");
+    assert!(rows[1].ends_with("1/1  │") && rows[2].ends_with("0/1  │"), "roku passes, none fails: {table}");
     assert!(rows[1].contains("roku") && rows[2].contains("none") && rows[3].contains("masking-m1"), "{table}");
     assert!(rows[2].contains("0.0%"), "no strategy, no savings: {table}");
     assert!(table.contains("like for like: 1 of 1 scenarios completed under every variant\n"), "{table}");
@@ -49,7 +52,8 @@ fn a_sweep_compares_anthropic_breakpoint_placements() {
     let out = dir.path().join("sweep");
     let scenario = repo().join("scenarios/anthropic-prompt-cache.yaml");
     let output = reloop(&repo(), &["sweep", scenario.to_str().unwrap(), "--variants", variants.to_str().unwrap(), "--out", out.to_str().unwrap()]);
-    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    // Without breakpoints the scenario's cache expectations fail: exit 1.
+    assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
     let rows = crate::tables::read_rows(&out.join("runs.parquet"));
     let by_variant = |name: &str| rows.iter().find(|r| r["variant"] == name).unwrap_or_else(|| panic!("{name}: {rows:?}"));
     let number = |name: &str, column: &str| by_variant(name)[column].parse::<f64>().unwrap();
@@ -57,4 +61,21 @@ fn a_sweep_compares_anthropic_breakpoint_placements() {
     assert!(number("careful", "cache_read_tokens") > 0.0 && number("last-only-1h", "cache_read_tokens") > 0.0);
     assert!(number("careful", "estimated_cost_usd") < number("no-breakpoints", "estimated_cost_usd"), "caching pays off");
     assert!(number("careful", "estimated_cost_usd") < number("last-only-1h", "estimated_cost_usd"), "1-hour writes cost more here");
+}
+
+#[test]
+fn a_sweep_exits_as_run_does_when_a_run_fails() {
+    // The bundled one-shot answer, with an expectation no variant can meet.
+    let dir = tempfile::tempdir().unwrap();
+    let bundled = std::fs::read_to_string(repo().join("scenarios/one-shot-answer.yaml")).unwrap();
+    let failing = bundled
+        .replace("name: one-shot-answer", "name: one-shot-impossible")
+        .replace("recording: ../recordings/", &format!("recording: {}/recordings/", repo().display()))
+        .replace("final_answer_contains: [", "final_answer_contains: [\"never in the answer\", ");
+    let scenario = write(dir.path(), "impossible.yaml", &failing);
+    let out = dir.path().join("sweep");
+    let output = reloop(dir.path(), &["sweep", scenario.to_str().unwrap(), "--strategies", "roku,none", "--out", out.to_str().unwrap()]);
+    assert_eq!(output.status.code(), Some(1), "{}{}", stdout(&output), stderr(&output));
+    assert!(stdout(&output).contains("0/1"), "the table is printed all the same: {}", stdout(&output));
+    assert!(out.join("runs.parquet").exists(), "and the reports written");
 }
