@@ -1,7 +1,9 @@
 // The HTML report in a real headless Chromium: the page loads without
 // console errors or exceptions, the runs table is there (and sorts), and
 // every SVG renders with a non-empty box and drawn children.
-// usage: node .ci/html_check.mjs REPORT.html   (NODE_PATH must reach puppeteer-core)
+// With SHOT.png, it also saves the page's first screen as a PNG (the
+// README's picture, docs/img/report.png, is one of these).
+// usage: node .ci/html_check.mjs REPORT.html [SHOT.png]   (NODE_PATH must reach puppeteer-core)
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -10,6 +12,7 @@ import { createRequire } from 'node:module';
 const require = createRequire(join(resolve(process.env.NODE_PATH || 'node_modules'), 'noop.js'));
 const puppeteer = require('puppeteer-core');
 const file = resolve(process.argv[2]);
+const shot = process.argv[3];
 const profile = mkdtempSync(join(tmpdir(), 'reloop-chromium-'));
 const browser = await puppeteer.launch({
   executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
@@ -38,6 +41,13 @@ try {
   if (facts.boxes.length === 0) problems.push('no SVG');
   facts.boxes.forEach((b, i) => { if (!(b.w > 0 && b.h > 0 && b.drawn > 0)) problems.push(`SVG ${i} is empty: ${JSON.stringify(b)}`); });
   console.log(`html check: ${facts.tables} tables, ${facts.runs} runs, ${facts.boxes.length} SVGs rendered`);
+  if (shot) {
+    // The first screen as loaded, before the checks above opened and sorted.
+    await page.setViewport({ width: 1200, height: 800 });
+    await page.goto(`file://${file}`, { waitUntil: 'load' });
+    await page.screenshot({ path: shot });
+    console.log(`screenshot: ${shot}`);
+  }
 } finally {
   await browser.close();
   rmSync(profile, { recursive: true, force: true });
