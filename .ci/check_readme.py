@@ -8,8 +8,7 @@ byte for byte, so the page can be copied from.
 
 The first block is not run here: its three commands are CI's own steps
 (the bundled suite in release, the tests, the wheel's install), which
-.ci/run runs as they are written. `cargo install` reuses CI's release build
-(CARGO_TARGET_DIR) and installs into a scratch folder (CARGO_INSTALL_ROOT).
+.ci/run runs as they are written.
 
     python .ci/check_readme.py [README.md]     # reloop and python3 (with openai, duckdb) on PATH
 """
@@ -32,22 +31,20 @@ def blocks(readme: str) -> list[tuple[str, str]]:
     return [(match.group(1), match.group(2)) for match in BLOCK.finditer(readme)]
 
 
-def scratch_copy() -> Path:
-    """The repository's files (tracked and new, not ignored) in a temporary folder."""
+def scratch_copy(scratch: Path) -> None:
+    """The repository's files (tracked and new, not ignored) copied into `scratch`."""
     listed = subprocess.run(["git", "ls-files", "-co", "--exclude-standard", "-z"], cwd=REPO, capture_output=True, check=True)
-    scratch = Path(tempfile.mkdtemp(prefix="reloop-readme-"))
     for name in filter(None, listed.stdout.decode().split("\0")):
         source = REPO / name
         if source.is_file():
             (scratch / name).parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(source, scratch / name)
-    return scratch
 
 
-def run_shell(block: str, cwd: Path, env: dict) -> str:
+def run_shell(block: str, cwd: Path) -> str:
     started = time.monotonic()
     print(f"$ {block.strip()}", flush=True)
-    done = subprocess.run(["bash", "-euo", "pipefail", "-c", block], cwd=cwd, env=env, capture_output=True, text=True, timeout=900)
+    done = subprocess.run(["bash", "-euo", "pipefail", "-c", block], cwd=cwd, capture_output=True, text=True, timeout=900)
     sys.stdout.write(done.stdout)
     if done.returncode != 0:
         sys.exit(f"README block failed (exit {done.returncode}):\n{block}\n--- stderr ---\n{done.stderr}")
@@ -73,28 +70,31 @@ def check_examples(readme_blocks: list[tuple[str, str]]) -> None:
 def main(readme_path: Path) -> None:
     readme_blocks = blocks(readme_path.read_text())
     check_examples(readme_blocks)
-    scratch = scratch_copy()
-    env = {**os.environ, "CARGO_TARGET_DIR": os.environ.get("CARGO_TARGET_DIR", str(REPO / "target")), "CARGO_INSTALL_ROOT": str(scratch / ".cargo-install")}
     sh_count = sql_count = 0
-    output = ""
-    sql = []
-    for index, (kind, body) in enumerate(readme_blocks):
-        if kind == "sh" and index == 0:
-            continue
-        if kind == "sh":
-            output = run_shell(body, scratch, env)
-            sh_count += 1
-        elif kind == "console":
-            check_console(body, output)
-        elif kind == "sql":
-            sql.append(body)
-    import duckdb
+    with tempfile.TemporaryDirectory(prefix="reloop-readme-") as name:
+        scratch = Path(name)
+        scratch_copy(scratch)
+        output = ""
+        sql = []
+        for index, (kind, body) in enumerate(readme_blocks):
+            if kind == "sh" and index == 0:
+                continue
+            if kind == "sh":
+                output = run_shell(body, scratch)
+                sh_count += 1
+            elif kind == "console":
+                check_console(body, output)
+            elif kind == "sql":
+                sql.append(body)
+        import duckdb
 
-    os.chdir(scratch)
-    for query in sql:
-        print(duckdb.sql(query))
-        sql_count += 1
-    shutil.rmtree(scratch)
+        connection = duckdb.connect()
+        connection.execute(f"set file_search_path = '{scratch}'")
+        for query in sql:
+            print(connection.sql(query))
+            sql_count += 1
+    if sh_count == 0:
+        sys.exit("README: no shell block found to run")
     print(f"README: {sh_count} shell blocks and {sql_count} SQL blocks ran, every console block matched")
 
 

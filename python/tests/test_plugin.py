@@ -13,7 +13,6 @@ import shutil
 import subprocess
 from pathlib import Path
 
-import anthropic
 import openai
 import pytest
 
@@ -51,6 +50,10 @@ def test_the_openai_sdk_replays_a_recording(reloop):
 
 @pytest.mark.reloop("../../recordings/one-shot-answer.yaml")
 def test_the_anthropic_sdk_streams_the_same_recording(reloop):
+    # Imported here: it takes about 2.5 s of CPU, which the first test, timed
+    # by CI from `pip install` to a passing OpenAI replay, need not pay.
+    import anthropic
+
     client = anthropic.Anthropic(base_url=reloop.anthropic_base_url, api_key="sk-ant-test")
     with client.messages.stream(model="claude-sonnet-4-5", max_tokens=1024, messages=QUESTION) as stream:
         text = "".join(stream.text_stream)
