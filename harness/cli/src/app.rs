@@ -20,7 +20,7 @@ pub struct App {
 pub enum Command {
     /// Run scenarios: table on stdout, Parquet reports, exit code from expectations.
     Run(RunArgs),
-    /// Run scenarios under several compaction strategies: one dataset with a `variant` column.
+    /// Run scenarios under several compaction strategies: one dataset with a `variant` column, exit code as `run`.
     Sweep(SweepArgs),
     /// Serve recordings on loopback for OpenAI and Anthropic clients.
     Serve(ServeArgs),
