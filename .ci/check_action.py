@@ -31,7 +31,11 @@ def outputs(path: Path) -> dict:
 
 
 def main(wheel: str) -> None:
-    work = Path(tempfile.mkdtemp(prefix="reloop-action-"))
+    with tempfile.TemporaryDirectory(prefix="reloop-action-") as work:
+        check(wheel, Path(work))
+
+
+def check(wheel: str, work: Path) -> None:
     github_path, github_output, gh_state = work / "path", work / "output", work / "gh.json"
     for file in (github_path, github_output):
         file.touch()
