@@ -41,11 +41,13 @@ impl Verdict<'_> {
         }
     }
 
-    /// The metrics that moved, largest relative change first (a change from
-    /// zero counts as largest).
+    /// The metrics that moved: those of a failed gate first (so a capped
+    /// list never leaves out what failed), then largest relative change
+    /// first (a change from zero counts as largest).
     pub fn top_changes(&self) -> Vec<&MetricDelta> {
-        let mut moved: Vec<&MetricDelta> = self.comparison.metrics.iter().filter(|m| m.delta.is_some_and(|d| d != 0.0)).collect();
-        moved.sort_by(|a, b| magnitude(b).total_cmp(&magnitude(a)).then_with(|| a.metric.cmp(&b.metric)));
+        let failed = |m: &MetricDelta| self.failures().any(|g| g.metric == m.metric);
+        let mut moved: Vec<&MetricDelta> = self.comparison.metrics.iter().filter(|m| m.delta.is_some_and(|d| d != 0.0) || failed(m)).collect();
+        moved.sort_by(|a, b| failed(b).cmp(&failed(a)).then_with(|| magnitude(b).total_cmp(&magnitude(a))).then_with(|| a.metric.cmp(&b.metric)));
         moved
     }
 }
