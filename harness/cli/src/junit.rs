@@ -30,9 +30,9 @@ pub fn render(runs: &[RunSummary], gates: &[GateResult], wall: Duration) -> Stri
         let _ = writeln!(xml, "  <testsuite name=\"reloop\" tests=\"{}\" failures=\"{run_failures}\" time=\"{wall:.3}\">", runs.len());
         property(&mut xml, "    ", virtual_ms);
         for run in runs {
-            let _ = write!(
+            let _ = writeln!(
                 xml,
-                "    <testcase name=\"{}\" classname=\"{}\" file=\"{}\" time=\"{:.3}\">\n",
+                "    <testcase name=\"{}\" classname=\"{}\" file=\"{}\" time=\"{:.3}\">",
                 escape(&run.scenario),
                 escape(&run.variant),
                 escape(&run.scenario_file),
