@@ -172,3 +172,59 @@ fn the_comment_and_junit_are_the_same_at_any_jobs_setting() {
     assert!(junit.contains("<failure message=\"input_tokens_total +"), "{junit}");
     assert!(junit.contains("<property name=\"virtual_seconds\""), "{junit}");
 }
+
+/// The `yaml` blocks of a Markdown file that are gate files.
+fn gate_blocks(file: &str) -> Vec<String> {
+    let text = std::fs::read_to_string(crate::util::repo().join(file)).unwrap();
+    let mut blocks = Vec::new();
+    let mut rest = text.as_str();
+    while let Some(start) = rest.find("```yaml\n") {
+        rest = &rest[start + 8..];
+        let end = rest.find("```").expect("a closed block");
+        blocks.push(rest[..end].to_owned());
+        rest = &rest[end + 3..];
+    }
+    // A gate file's every line is `column: { rule }` (a comment may follow).
+    let rule_line = |line: &str| {
+        line.split_once(": {").is_some_and(|(column, rule)| column.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_') && rule.contains('}'))
+    };
+    blocks.into_iter().filter(|block| block.lines().all(rule_line)).collect()
+}
+
+/// Issue 30: the docs' own `only: "long-*"` matched nothing. Every gate
+/// example of docs/gates.md (all its blocks), docs/metrics.md, docs/cli.md
+/// and the README is validated and judged against a real report of a suite
+/// with long scenarios, run as `./scenarios/`; `only:` examples judge
+/// runs; the documented default gates are the ones `compare` uses.
+#[test]
+fn the_gate_examples_in_the_docs_are_judged() {
+    let dir = tempfile::tempdir().unwrap();
+    scenario(dir.path(), "scenarios/long", "long-a", 1);
+    scenario(dir.path(), "scenarios", "short", 1);
+    let run = reloop(dir.path(), &["run", "./scenarios/", "--out", "report"]);
+    assert_eq!(run.status.code(), Some(0), "{}", stderr(&run));
+    let all_blocks = std::fs::read_to_string(crate::util::repo().join("docs/gates.md")).unwrap().matches("```yaml\n").count();
+    let gates_page = gate_blocks("docs/gates.md");
+    assert_eq!(gates_page.len(), all_blocks, "every yaml block of docs/gates.md is a gate file");
+    let mut judged = 0;
+    for (file, blocks) in ["docs/gates.md", "docs/metrics.md", "docs/cli.md", "README.md"].map(|file| (file, gate_blocks(file))) {
+        for (index, block) in blocks.iter().enumerate() {
+            let name = format!("example-{judged}-gates.yaml");
+            write(dir.path(), &name, block);
+            let validated = reloop(dir.path(), &["validate", &name]);
+            assert_eq!(validated.status.code(), Some(0), "{file} block {index}: {}", stderr(&validated));
+            let compared = reloop(dir.path(), &["compare", "report", "report", "--gates", &name, "--format", "json"]);
+            assert_eq!(compared.status.code(), Some(0), "{file} block {index}:\n{block}\n{}{}", stdout(&compared), stderr(&compared));
+            let gates = json(&compared)["gates"].as_array().unwrap().clone();
+            assert!(!gates.iter().any(|g| g["check"].as_str().unwrap().contains("judged no run")), "{file} block {index} judged nothing");
+            judged += 1;
+        }
+    }
+    let defaults: reloop_report::gates::GateSet = serde_saphyr::from_str(reloop_report::gates::DEFAULT_GATES).unwrap();
+    for file in ["docs/gates.md", "docs/metrics.md"] {
+        let documented = gate_blocks(file).into_iter().filter(|block| block.starts_with("passed: { no_regressions: true }\n")).collect::<Vec<_>>();
+        assert_eq!(documented.len(), 1, "{file} shows the default gates once");
+        let documented: reloop_report::gates::GateSet = serde_saphyr::from_str(&documented[0]).unwrap();
+        assert_eq!(documented, defaults, "{file}'s default gates are compare's");
+    }
+}
