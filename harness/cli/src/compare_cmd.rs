@@ -20,7 +20,7 @@ use crate::stdout::print_stdout;
 /// Runs the command; returns the exit code.
 pub fn run(args: CompareArgs) -> anyhow::Result<i32> {
     let started = std::time::Instant::now();
-    let (code, gates) = decide(&args.base, &args.new, &args.decide)?;
+    let (code, gates) = decide(&args.base, &args.new, &args.decide, (&args.decide).into())?;
     if let Some(path) = args.junit.as_deref().filter(|_| code != exit_code::BAD_INPUT) {
         write_atomically(path, |file| file.write_all(crate::junit::render(&[], &gates, started.elapsed()).as_bytes()))?;
     }
@@ -42,11 +42,12 @@ impl From<&DecideArgs> for Allowed {
     }
 }
 
-/// Compares `new` with `base` under the gates of `args`: prints, writes
-/// the outputs asked for, and returns the exit code with the gate results
-/// (empty on bad input, which is also the PR comment then).
-pub fn decide(base: &Path, new: &Path, args: &DecideArgs) -> anyhow::Result<(i32, Vec<GateResult>)> {
-    let (comparison, results) = match judge(base, new, args.gates.as_deref(), args.into()) {
+/// Compares `new` with `base` under the gates of `args`, accepting what
+/// `allowed` says: prints, writes the outputs asked for, and returns the
+/// exit code with the gate results (empty on bad input, which is also the
+/// PR comment then).
+pub fn decide(base: &Path, new: &Path, args: &DecideArgs, allowed: Allowed) -> anyhow::Result<(i32, Vec<GateResult>)> {
+    let (comparison, results) = match judge(base, new, args.gates.as_deref(), allowed) {
         Ok(judged) => judged,
         Err(message) => return Ok((bad_input(&message, args.markdown.as_deref())?, Vec::new())),
     };
@@ -153,4 +154,15 @@ fn gate_error(file: &Path, problem: &ColumnProblem) -> InputError {
         .and_then(|text| text.lines().position(|l| l.trim_start_matches(['"', '\'']).starts_with(problem.metric.as_str())))
         .map(|index| index as u64 + 1);
     InputError { line, ..InputError::field(file, &problem.metric, &problem.problem) }
+}
+
+#[cfg(test)]
+mod tests {
+    /// compare's means and the sweep's totals leave out the same runs: the
+    /// report crate reads outcomes as text, the loop knows them as a type.
+    #[test]
+    fn compare_and_sweep_agree_on_what_completed_means() {
+        let completed: Vec<&str> = reloop_agent::Outcome::ALL.iter().filter(|o| o.completed()).map(|o| o.as_str()).collect();
+        assert_eq!(completed, reloop_report::compare::COMPLETED_OUTCOMES);
+    }
 }

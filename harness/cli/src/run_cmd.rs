@@ -15,7 +15,7 @@ use reloop_eval::sweep::RunVariant;
 
 use crate::app::RunArgs;
 use crate::batch::{execute, exit_code_of, prepare};
-use crate::compare_cmd::{bad_input, preflight, stopped};
+use crate::compare_cmd::{Allowed, bad_input, preflight, stopped};
 use crate::stdout::print_stdout;
 use crate::{exit_code, junit, summary};
 
@@ -64,8 +64,11 @@ fn run_batch(args: &RunArgs, cancel: Arc<AtomicBool>, markdown: Option<&Path>) -
 
 /// `run --baseline`: the comparison after the run; the worse of the two
 /// exit codes (bad input beats failed gates), JUnit rewritten with the gates.
+/// A shard's report lacks the other shards' runs by design: they are not
+/// judged as removed (the merged report's comparison judges them).
 fn compare_with_baseline(args: &RunArgs, baseline: &Path, runs: &[RunSummary], wall: Duration, run_code: i32) -> anyhow::Result<i32> {
-    let (gates_code, gates) = crate::compare_cmd::decide(baseline, &args.out, &args.decide)?;
+    let allowed = Allowed { removed: args.decide.allow_removed || args.shard.is_some(), ..(&args.decide).into() };
+    let (gates_code, gates) = crate::compare_cmd::decide(baseline, &args.out, &args.decide, allowed)?;
     if let Some(path) = &args.batch.junit {
         write_atomically(path, |file| file.write_all(junit::render(runs, &gates, wall).as_bytes()))?;
     }

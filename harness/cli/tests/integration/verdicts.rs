@@ -114,6 +114,11 @@ fn removed_runs_fail_the_default_gates_unless_allowed() {
     assert!(stdout(&output).contains("gate failed: runs no_removed (--allow-removed to accept) (all runs): 1: dropped"), "{}", stdout(&output));
     let allowed = reloop(dir.path(), &["compare", "base", "new", "--allow-removed"]);
     assert_eq!(allowed.status.code(), Some(0), "{}", stdout(&allowed));
+    // A shard lacks the other shards' runs by design: they are not removals.
+    for shard in ["1/2", "2/2"] {
+        let sharded = reloop(dir.path(), &["run", "suite", "--shard", shard, "--out", "shard", "--baseline", "base", "--allow-empty"]);
+        assert!(!stdout(&sharded).contains("no_removed"), "{shard}: {}", stdout(&sharded));
+    }
 }
 
 /// Issue 30: a missing `--baseline` was found after the whole suite had
