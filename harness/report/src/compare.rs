@@ -1,6 +1,6 @@
 //! Joining two runs tables on (scenario, variant): which runs were added,
 //! removed or changed, and per metric the base and new means over the runs
-//! both sides completed (like with like), their delta, relative delta and,
+//! that ended alike on both sides (like with like), their delta, relative delta and,
 //! when runs were repeated, a 95 % confidence interval of the delta.
 //! Every list is sorted by scenario and variant, so the outputs do not
 //! follow the order in which a parallel batch finished its runs.
@@ -51,7 +51,8 @@ pub struct Change {
     pub metrics: Vec<(String, Option<f64>, Option<f64>)>,
 }
 
-/// A matched run the means leave out: a side did not complete it.
+/// A matched run the means leave out: it ended differently on the two
+/// sides, and not both completed.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct LeftOut {
     /// The run.
@@ -77,22 +78,28 @@ pub struct Comparison {
     pub removed: Vec<RunKey>,
     /// Matched runs that moved, sorted.
     pub changed: Vec<Change>,
-    /// Matched runs a side did not complete, sorted: the means leave them
-    /// out, the gates judge them.
+    /// Matched runs that ended differently on the two sides (a final answer
+    /// against a context overflow), sorted: the means leave them out, the
+    /// gates judge them.
     pub left_out: Vec<LeftOut>,
     /// Every metric of either table, base order first, as means over the
-    /// matched runs both sides completed.
+    /// matched runs not left out.
     pub metrics: Vec<MetricDelta>,
 }
 
 impl Comparison {
-    /// `like for like: 4 of 5 matched runs completed on both sides; left out: a (final_answer → context_exceeded)`.
+    /// `like for like: 4 of 5 matched runs ended alike on both sides; left out of the means: a (final_answer → context_exceeded)`,
+    /// naming the first [`crate::gates::OFFENDERS_NAMED`].
     pub fn like_for_like(&self) -> String {
-        let completed = self.pairs.len() - self.left_out.len();
-        let mut text = format!("like for like: {completed} of {} matched runs completed on both sides", self.pairs.len());
+        let alike = self.pairs.len() - self.left_out.len();
+        let mut text = format!("like for like: {alike} of {} matched runs ended alike on both sides", self.pairs.len());
         if !self.left_out.is_empty() {
-            let names: Vec<String> = self.left_out.iter().map(|l| format!("{} ({} → {})", l.key, l.base, l.new)).collect();
+            let shown = crate::gates::OFFENDERS_NAMED;
+            let names: Vec<String> = self.left_out.iter().take(shown).map(|l| format!("{} ({} → {})", l.key, l.base, l.new)).collect();
             text.push_str(&format!("; left out of the means: {}", names.join(", ")));
+            if self.left_out.len() > shown {
+                text.push_str(&format!(" and {} more", self.left_out.len() - shown));
+            }
         }
         text
     }
@@ -122,12 +129,19 @@ pub fn compare(base: Runs, new: Runs) -> Comparison {
     let matched: std::collections::HashSet<&RunKey> = pairs.iter().map(|p| &p.key).collect();
     let mut removed: Vec<RunKey> = base_order.into_iter().filter(|key| !matched.contains(key)).collect();
     removed.sort();
-    // A table without an `outcome` column (empty text) cannot tell: its runs count as completed.
+    // Alike: the same outcome on every row of both sides (a fault scenario
+    // that overflows by design does so on both), or completed on both. A
+    // table without an `outcome` column (empty text) cannot tell: its runs
+    // count as completed.
     let completed = |runs: &Runs, rows: &[usize]| {
         rows.iter().all(|&row| runs.outcome[row].is_empty() || COMPLETED_OUTCOMES.contains(&runs.outcome[row].as_str()))
     };
+    let same = |p: &Pair| {
+        let first = &base.outcome[p.base_rows[0]];
+        p.base_rows.iter().map(|&row| &base.outcome[row]).chain(p.new_rows.iter().map(|&row| &new.outcome[row])).all(|o| o == first)
+    };
     let (like, unlike): (Vec<Pair>, Vec<Pair>) =
-        pairs.iter().cloned().partition(|p| completed(&base, &p.base_rows) && completed(&new, &p.new_rows));
+        pairs.iter().cloned().partition(|p| same(p) || (completed(&base, &p.base_rows) && completed(&new, &p.new_rows)));
     let left_out = unlike
         .into_iter()
         .map(|p| LeftOut { base: base.outcome[p.base_rows[0]].clone(), new: new.outcome[p.new_rows[0]].clone(), key: p.key })
@@ -254,18 +268,22 @@ pub(crate) mod tests {
     }
 
     /// Issue 30: compare's means took every matched run, so a new run that
-    /// stopped at a context overflow halfway looked like a saving.
+    /// stopped at a context overflow halfway looked like a saving. A run
+    /// that overflows on both sides (a fault scenario) stays in.
     #[test]
-    fn means_are_taken_over_the_runs_both_sides_completed_and_lists_are_sorted() {
+    fn means_are_taken_over_the_runs_that_ended_alike_and_lists_are_sorted() {
         let base = runs(&[("b", "default", &[("tokens", 100.0)]), ("a", "default", &[("tokens", 100.0)]), ("z", "default", &[])]);
         let mut new = runs(&[("b", "default", &[("tokens", 40.0)]), ("a", "default", &[("tokens", 110.0)]), ("c", "default", &[])]);
         new.outcome[0] = "context_exceeded".to_owned();
-        let comparison = compare(base, new);
+        let comparison = compare(base.clone(), new.clone());
         assert_eq!((comparison.metrics[0].base, comparison.metrics[0].new), (Some(100.0), Some(110.0)), "b is left out of the means");
-        assert_eq!(comparison.like_for_like(), "like for like: 1 of 2 matched runs completed on both sides; left out of the means: b (final_answer → context_exceeded)");
+        assert_eq!(comparison.like_for_like(), "like for like: 1 of 2 matched runs ended alike on both sides; left out of the means: b (final_answer → context_exceeded)");
         let keys: Vec<&str> = comparison.pairs.iter().map(|p| p.key.scenario.as_str()).collect();
         assert_eq!(keys, ["a", "b"], "sorted by scenario, not table order");
         let changed: Vec<&str> = comparison.changed.iter().map(|c| c.key.scenario.as_str()).collect();
         assert_eq!(changed, ["a", "b"]);
+        let mut both = base;
+        both.outcome[0] = "context_exceeded".to_owned();
+        assert!(compare(both, new).left_out.is_empty(), "ended alike: compared");
     }
 }
