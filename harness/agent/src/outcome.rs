@@ -66,6 +66,14 @@ impl Outcome {
         Self::Skipped,
     ];
 
+    /// Whether the run ended where its scenario ends: a final answer, or
+    /// the stop or submit an imported session's `ending` states. Only such
+    /// runs enter like-for-like figures (the sweep's totals, compare's
+    /// means: `reloop_report::compare::COMPLETED_OUTCOMES`).
+    pub fn completed(self) -> bool {
+        matches!(self, Self::FinalAnswer | Self::Stopped | Self::Submitted)
+    }
+
     /// The snake-case name used in scenarios and reports.
     pub fn as_str(self) -> &'static str {
         match self {

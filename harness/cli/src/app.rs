@@ -206,6 +206,10 @@ pub struct DecideArgs {
     /// gate can judge nothing).
     #[arg(long)]
     pub allow_empty: bool,
+    /// Accept runs of the base missing from the new report (by default
+    /// each removed run fails the `runs no_removed` check).
+    #[arg(long)]
+    pub allow_removed: bool,
 }
 
 /// The printed form of a comparison.

@@ -65,8 +65,9 @@ fn install_prices(path: Option<&Path>) -> Result<(), i32> {
 
 /// Runs `plan` with a progress bar, streaming each finished run to
 /// `report`, then publishes it (and JUnit when asked). Returns the runs'
-/// summaries in plan order.
-pub fn execute(plan: &Plan, batch: &BatchArgs, report: ReportStream, cancel: &Arc<AtomicBool>) -> anyhow::Result<Vec<RunSummary>> {
+/// summaries in plan order and the batch's wall time.
+pub fn execute(plan: &Plan, batch: &BatchArgs, report: ReportStream, cancel: &Arc<AtomicBool>) -> anyhow::Result<(Vec<RunSummary>, Duration)> {
+    let started = std::time::Instant::now();
     let jobs = batch.jobs.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
     let bar = ProgressBar::new(plan.runs() as u64)
         .with_style(ProgressStyle::with_template("{bar:30} {pos}/{len} {msg}").expect("static template"));
@@ -106,10 +107,11 @@ pub fn execute(plan: &Plan, batch: &BatchArgs, report: ReportStream, cancel: &Ar
     for (scenario, reason) in refused {
         eprintln!("warning: {scenario}: the provider-token fit is not credible ({reason}); provider_tokens_per_o200k is left empty");
     }
+    let wall = started.elapsed();
     if let Some(path) = &batch.junit {
-        write_atomically(path, |file| file.write_all(junit::render(&runs, &[]).as_bytes()))?;
+        write_atomically(path, |file| file.write_all(junit::render(&runs, &[], wall).as_bytes()))?;
     }
-    Ok(runs)
+    Ok((runs, wall))
 }
 
 /// Where finished runs go: the report, and the summaries kept.

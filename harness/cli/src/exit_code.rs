@@ -11,3 +11,15 @@ pub const INTERNAL: i32 = 3;
 /// Interrupted by Ctrl-C, SIGTERM or SIGHUP; the report holds the runs
 /// that finished.
 pub const INTERRUPTED: i32 = 130;
+
+/// What a code means, in a few words, for messages.
+pub fn meaning(code: i32) -> &'static str {
+    match code {
+        SUCCESS => "success",
+        EXPECTATIONS_FAILED => "expectations failed",
+        BAD_INPUT => "bad input",
+        INTERNAL => "reloop itself failed",
+        INTERRUPTED => "interrupted",
+        _ => "unknown",
+    }
+}

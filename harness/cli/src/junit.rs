@@ -1,45 +1,50 @@
 //! JUnit XML for CI dashboards: one test suite, one test case per run,
 //! failed expectations as the failure text. A peer of the table and the
-//! Parquet writers, fed the same finished runs.
+//! Parquet writers, fed the same finished runs. Times are wall time, as
+//! JUnit readers expect; the simulated time a user would have waited is a
+//! property (`virtual_seconds`). Apart from `time`, the document depends
+//! only on the runs, never on the order they finished in.
 
 use std::fmt::Write as _;
+use std::time::Duration;
 
 use reloop_eval::RunSummary;
 use reloop_report::gates::GateResult;
 
-/// The JUnit document for `runs`, with a second suite for the gate checks
-/// of a comparison when there are any.
-pub fn render(runs: &[RunSummary], gates: &[GateResult]) -> String {
+/// The JUnit document for `runs`, which took `wall` together, with a second
+/// suite for the gate checks of a comparison when there are any.
+pub fn render(runs: &[RunSummary], gates: &[GateResult], wall: Duration) -> String {
     let seconds = |ms: u64| ms as f64 / 1000.0;
     let run_failures = runs.iter().filter(|r| !r.passed).count();
     let gate_failures = gates.iter().filter(|g| !g.held).count();
-    let total_ms: u64 = runs.iter().map(|r| r.metrics.virtual_ms).sum();
+    let virtual_ms: u64 = runs.iter().map(|r| r.metrics.virtual_ms).sum();
+    let wall = wall.as_secs_f64();
     let mut xml = String::from("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
     let _ = writeln!(
         xml,
-        "<testsuites name=\"reloop\" tests=\"{}\" failures=\"{}\" time=\"{:.3}\">",
+        "<testsuites name=\"reloop\" tests=\"{}\" failures=\"{}\" time=\"{wall:.3}\">",
         runs.len() + gates.len(),
         run_failures + gate_failures,
-        seconds(total_ms)
     );
     if !runs.is_empty() || gates.is_empty() {
-        let _ = writeln!(xml, "  <testsuite name=\"reloop\" tests=\"{}\" failures=\"{run_failures}\" time=\"{:.3}\">", runs.len(), seconds(total_ms));
+        let _ = writeln!(xml, "  <testsuite name=\"reloop\" tests=\"{}\" failures=\"{run_failures}\" time=\"{wall:.3}\">", runs.len());
+        property(&mut xml, "    ", virtual_ms);
         for run in runs {
-            // `time` is the simulated time a user would have waited.
-            let _ = write!(
+            let _ = writeln!(
                 xml,
-                "    <testcase name=\"{}\" classname=\"{}\" file=\"{}\" time=\"{:.3}\"",
+                "    <testcase name=\"{}\" classname=\"{}\" file=\"{}\" time=\"{:.3}\">",
                 escape(&run.scenario),
                 escape(&run.variant),
                 escape(&run.scenario_file),
-                seconds(run.metrics.virtual_ms)
+                seconds(run.metrics.wall_ms)
             );
+            property(&mut xml, "      ", run.metrics.virtual_ms);
             if run.outcome == reloop_agent::Outcome::Skipped {
-                xml.push_str(">\n      <skipped message=\"agent not installed (docs/black-box.md)\"/>\n    </testcase>\n");
+                xml.push_str("      <skipped message=\"agent not installed (docs/black-box.md)\"/>\n    </testcase>\n");
                 continue;
             }
-            let failure = (!run.passed).then(|| (format!("outcome {}", run.outcome), run.failed_expectations.join("\n")));
-            close_case(&mut xml, failure);
+            let failure = (!run.passed).then(|| (run_reason(run), run.failed_expectations.join("\n")));
+            close_open_case(&mut xml, failure);
         }
         xml.push_str("  </testsuite>\n");
     }
@@ -51,7 +56,13 @@ pub fn render(runs: &[RunSummary], gates: &[GateResult]) -> String {
             if let Some(file) = &gate.file {
                 let _ = write!(xml, " file=\"{}\"", escape(file));
             }
-            close_case(&mut xml, (!gate.held).then(|| ("gate failed".to_owned(), gate.describe())));
+            match (!gate.held).then(|| (gate.reason(), gate.describe())) {
+                None => xml.push_str("/>\n"),
+                Some(failure) => {
+                    xml.push_str(">\n");
+                    close_open_case(&mut xml, Some(failure));
+                }
+            }
         }
         xml.push_str("  </testsuite>\n");
     }
@@ -59,15 +70,30 @@ pub fn render(runs: &[RunSummary], gates: &[GateResult]) -> String {
     xml
 }
 
-/// Ends a test case opened up to its attributes, with its failure if any.
-fn close_case(xml: &mut String, failure: Option<(String, String)>) {
-    match failure {
-        None => xml.push_str("/>\n"),
-        Some((message, text)) => {
-            let _ = writeln!(xml, ">\n      <failure message=\"{}\">{}</failure>", escape(&message), escape(&text));
-            xml.push_str("    </testcase>\n");
-        }
+/// A failed run's message: its outcome and the first failed expectation.
+fn run_reason(run: &RunSummary) -> String {
+    match run.failed_expectations.as_slice() {
+        [] => format!("outcome {}", run.outcome),
+        [only] => format!("outcome {}: {only}", run.outcome),
+        [first, rest @ ..] => format!("outcome {}: {first} (and {} more)", run.outcome, rest.len()),
     }
+}
+
+/// `virtual_seconds`: the simulated time, as a property block.
+fn property(xml: &mut String, indent: &str, virtual_ms: u64) {
+    let _ = writeln!(
+        xml,
+        "{indent}<properties><property name=\"virtual_seconds\" value=\"{:.3}\"/></properties>",
+        virtual_ms as f64 / 1000.0
+    );
+}
+
+/// Ends a test case whose opening tag is closed, with its failure if any.
+fn close_open_case(xml: &mut String, failure: Option<(String, String)>) {
+    if let Some((message, text)) = failure {
+        let _ = writeln!(xml, "      <failure message=\"{}\">{}</failure>", escape(&message), escape(&text));
+    }
+    xml.push_str("    </testcase>\n");
 }
 
 fn escape(text: &str) -> String {

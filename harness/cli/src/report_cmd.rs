@@ -7,14 +7,14 @@ use reloop_eval::report::write_atomically;
 use reloop_report::render::Verdict;
 
 use crate::app::ReportArgs;
-use crate::compare_cmd::judge;
+use crate::compare_cmd::{Allowed, judge};
 use crate::exit_code;
 
 /// Runs the command; returns the exit code.
 pub fn run(args: ReportArgs) -> anyhow::Result<i32> {
     let judged = match &args.baseline {
         None => None,
-        Some(baseline) => match judge(baseline, &args.dir, args.gates.as_deref(), false) {
+        Some(baseline) => match judge(baseline, &args.dir, args.gates.as_deref(), Allowed::default()) {
             Ok(judged) => Some(judged),
             Err(message) => return Ok(bad_input(&message)),
         },

@@ -36,7 +36,7 @@ pub fn run(args: SweepArgs, cancel: Arc<AtomicBool>) -> anyhow::Result<i32> {
         Ok(prepared) => prepared,
         Err(code) => return Ok(code),
     };
-    let runs = execute(&plan, &args.batch, report, &cancel)?;
+    let (runs, _) = execute(&plan, &args.batch, report, &cancel)?;
     // Totals over like with like; every run's own figures stay in the Parquet.
     let like = LikeForLike::of(&runs, &variants);
     print_stdout(&format!("{}{}\nreports: {}\n", render(&like.summaries), like.describe(), args.out.display()))?;

@@ -44,7 +44,7 @@ pub fn run(args: ValidateArgs) -> anyhow::Result<i32> {
         let (index, found) = match kind_of(file) {
             Kind::Scenario => (0, check_scenario(file)),
             Kind::Recording => (1, reloop_eval::yaml::load::<Recording>(file).err().into_iter().collect()),
-            Kind::Gates => (2, reloop_eval::yaml::load::<GateSet>(file).err().into_iter().collect()),
+            Kind::Gates => (2, check_gates(file)),
         };
         counts[index] += 1;
         errors.extend(found);
@@ -66,6 +66,14 @@ fn check_scenario(file: &Path) -> Vec<InputError> {
         Ok(scenarios) => scenarios.first().map(references::check).unwrap_or_default(),
         Err(error) => vec![error],
     }
+}
+
+/// Parses a gate file and checks it as `compare` does, against the runs
+/// table `run` writes.
+fn check_gates(file: &Path) -> Vec<InputError> {
+    let checked = reloop_eval::yaml::load::<GateSet>(file)
+        .and_then(|gates| crate::compare_cmd::check_gates(file, &gates, &[&crate::compare_cmd::runs_schema()]));
+    checked.err().into_iter().collect()
 }
 
 /// Files under `path`: the file itself, or every `*.yaml`/`*.yml` below a directory.

@@ -221,9 +221,7 @@ pub struct LikeForLike {
 impl LikeForLike {
     /// Sums `runs` of `variants` over the scenarios all of them completed.
     pub fn of(runs: &[RunSummary], variants: &[RunVariant]) -> Self {
-        // A session's own end counts as completed: a final answer, or the
-        // stop or submit an imported session's `ending` states.
-        let completed = |run: &RunSummary| matches!(run.outcome, Outcome::FinalAnswer | Outcome::Stopped | Outcome::Submitted);
+        let completed = |run: &RunSummary| run.outcome.completed();
         let scenarios: BTreeSet<&str> = runs.iter().map(|r| r.scenario.as_str()).collect();
         let mut left_out = BTreeMap::new();
         for scenario in &scenarios {

@@ -1,7 +1,9 @@
 //! Joining two runs tables on (scenario, variant): which runs were added,
 //! removed or changed, and per metric the base and new means over the runs
-//! both sides have, their delta, relative delta and, when runs were
-//! repeated, a 95 % confidence interval of the delta.
+//! that ended alike on both sides (like with like), their delta, relative delta and,
+//! when runs were repeated, a 95 % confidence interval of the delta.
+//! Every list is sorted by scenario and variant, so the outputs do not
+//! follow the order in which a parallel batch finished its runs.
 
 use std::collections::HashMap;
 
@@ -49,6 +51,18 @@ pub struct Change {
     pub metrics: Vec<(String, Option<f64>, Option<f64>)>,
 }
 
+/// A matched run the means leave out: it ended differently on the two
+/// sides, and not both completed.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct LeftOut {
+    /// The run.
+    pub key: RunKey,
+    /// How its base run ended (the first row's outcome when repeated).
+    pub base: String,
+    /// How its new run ended.
+    pub new: String,
+}
+
 /// Two reports side by side.
 #[derive(Debug, Clone)]
 pub struct Comparison {
@@ -56,22 +70,53 @@ pub struct Comparison {
     pub base: Runs,
     /// The new table.
     pub new: Runs,
-    /// Keys on both sides, in the new table's order.
+    /// Keys on both sides, sorted.
     pub pairs: Vec<Pair>,
-    /// Keys only in the new table, with their rows.
+    /// Keys only in the new table, with their rows, sorted.
     pub added: Vec<(RunKey, Vec<usize>)>,
-    /// Keys only in the base.
+    /// Keys only in the base, sorted.
     pub removed: Vec<RunKey>,
-    /// Matched runs that moved.
+    /// Matched runs that moved, sorted.
     pub changed: Vec<Change>,
-    /// Every metric of either table, base order first.
+    /// Matched runs that ended differently on the two sides (a final answer
+    /// against a context overflow), sorted: the means leave them out, the
+    /// gates judge them.
+    pub left_out: Vec<LeftOut>,
+    /// Every metric of either table, base order first, as means over the
+    /// matched runs not left out.
     pub metrics: Vec<MetricDelta>,
 }
+
+impl Comparison {
+    /// `like for like: 4 of 5 matched runs ended alike on both sides; left out of the means: a (final_answer → context_exceeded)`,
+    /// naming the first [`crate::gates::OFFENDERS_NAMED`].
+    pub fn like_for_like(&self) -> String {
+        let alike = self.pairs.len() - self.left_out.len();
+        let mut text = format!("like for like: {alike} of {} matched runs ended alike on both sides", self.pairs.len());
+        if !self.left_out.is_empty() {
+            let shown = crate::gates::OFFENDERS_NAMED;
+            let names: Vec<String> = self.left_out.iter().take(shown).map(|l| format!("{} ({} → {})", l.key, l.base, l.new)).collect();
+            text.push_str(&format!("; left out of the means: {}", names.join(", ")));
+            if self.left_out.len() > shown {
+                text.push_str(&format!(" and {} more", self.left_out.len() - shown));
+            }
+        }
+        text
+    }
+}
+
+/// Outcomes that end a run where its scenario ends: a final answer, or the
+/// stop or submit an imported session's `ending` states (the same set as
+/// the sweep's like-for-like totals, `reloop_agent::Outcome::completed`;
+/// this crate reads outcomes as text, and a test in the CLI keeps the two
+/// equal).
+pub const COMPLETED_OUTCOMES: [&str; 3] = ["final_answer", "stopped", "submitted"];
 
 /// Compares `base` with `new`.
 pub fn compare(base: Runs, new: Runs) -> Comparison {
     let (base_order, base_rows) = base.rows_by_key();
-    let (new_order, mut new_rows) = new.rows_by_key();
+    let (mut new_order, mut new_rows) = new.rows_by_key();
+    new_order.sort();
     let mut pairs = Vec::new();
     let mut added = Vec::new();
     for key in new_order {
@@ -82,11 +127,29 @@ pub fn compare(base: Runs, new: Runs) -> Comparison {
         }
     }
     let matched: std::collections::HashSet<&RunKey> = pairs.iter().map(|p| &p.key).collect();
-    let removed = base_order.into_iter().filter(|key| !matched.contains(key)).collect();
+    let mut removed: Vec<RunKey> = base_order.into_iter().filter(|key| !matched.contains(key)).collect();
+    removed.sort();
+    // Alike: the same outcome on every row of both sides (a fault scenario
+    // that overflows by design does so on both), or completed on both. A
+    // table without an `outcome` column (empty text) cannot tell: its runs
+    // count as completed.
+    let completed = |runs: &Runs, rows: &[usize]| {
+        rows.iter().all(|&row| runs.outcome[row].is_empty() || COMPLETED_OUTCOMES.contains(&runs.outcome[row].as_str()))
+    };
+    let same = |p: &Pair| {
+        let first = &base.outcome[p.base_rows[0]];
+        p.base_rows.iter().map(|&row| &base.outcome[row]).chain(p.new_rows.iter().map(|&row| &new.outcome[row])).all(|o| o == first)
+    };
+    let (like, unlike): (Vec<Pair>, Vec<Pair>) =
+        pairs.iter().cloned().partition(|p| same(p) || (completed(&base, &p.base_rows) && completed(&new, &p.new_rows)));
+    let left_out = unlike
+        .into_iter()
+        .map(|p| LeftOut { base: base.outcome[p.base_rows[0]].clone(), new: new.outcome[p.new_rows[0]].clone(), key: p.key })
+        .collect();
     let names = metric_names(&base, &new);
-    let metrics = names.iter().map(|name| metric_delta(name, base.metric(name), new.metric(name), &pairs)).collect();
+    let metrics = names.iter().map(|name| metric_delta(name, base.metric(name), new.metric(name), &like)).collect();
     let changed = changes(&base, &new, &names, &pairs);
-    Comparison { base, new, pairs, added, removed, changed, metrics }
+    Comparison { base, new, pairs, added, removed, changed, left_out, metrics }
 }
 
 fn metric_names(base: &Runs, new: &Runs) -> Vec<String> {
@@ -164,7 +227,11 @@ pub(crate) mod tests {
                 metric.values[row] = Some(*value);
             }
         }
+        let mut fields: Vec<arrow_schema::Field> =
+            ["scenario", "variant", "scenario_file", "outcome"].iter().map(|name| arrow_schema::Field::new(*name, arrow_schema::DataType::Utf8, false)).collect();
+        fields.extend(metrics.iter().map(|m| arrow_schema::Field::new(&m.name, arrow_schema::DataType::Float64, true)));
         Runs {
+            schema: std::sync::Arc::new(arrow_schema::Schema::new(fields)),
             path: "test".into(),
             scenario: rows.iter().map(|r| r.0.to_owned()).collect(),
             variant: rows.iter().map(|r| r.1.to_owned()).collect(),
@@ -198,5 +265,25 @@ pub(crate) mod tests {
         let (low, high) = comparison.metrics[0].interval.unwrap();
         assert!(low < 4.0 && 4.0 < high, "{low}..{high}");
         assert_eq!(comparison.metrics[0].delta, Some(4.0));
+    }
+
+    /// Issue 30: compare's means took every matched run, so a new run that
+    /// stopped at a context overflow halfway looked like a saving. A run
+    /// that overflows on both sides (a fault scenario) stays in.
+    #[test]
+    fn means_are_taken_over_the_runs_that_ended_alike_and_lists_are_sorted() {
+        let base = runs(&[("b", "default", &[("tokens", 100.0)]), ("a", "default", &[("tokens", 100.0)]), ("z", "default", &[])]);
+        let mut new = runs(&[("b", "default", &[("tokens", 40.0)]), ("a", "default", &[("tokens", 110.0)]), ("c", "default", &[])]);
+        new.outcome[0] = "context_exceeded".to_owned();
+        let comparison = compare(base.clone(), new.clone());
+        assert_eq!((comparison.metrics[0].base, comparison.metrics[0].new), (Some(100.0), Some(110.0)), "b is left out of the means");
+        assert_eq!(comparison.like_for_like(), "like for like: 1 of 2 matched runs ended alike on both sides; left out of the means: b (final_answer → context_exceeded)");
+        let keys: Vec<&str> = comparison.pairs.iter().map(|p| p.key.scenario.as_str()).collect();
+        assert_eq!(keys, ["a", "b"], "sorted by scenario, not table order");
+        let changed: Vec<&str> = comparison.changed.iter().map(|c| c.key.scenario.as_str()).collect();
+        assert_eq!(changed, ["a", "b"]);
+        let mut both = base;
+        both.outcome[0] = "context_exceeded".to_owned();
+        assert!(compare(both, new).left_out.is_empty(), "ended alike: compared");
     }
 }

@@ -9,14 +9,18 @@
 //! passed: { no_regressions: true }
 //! step_budget_used_ratio: { max: 0.9, only: "long/*" }
 //! ```
+//!
+//! Every example of `docs/gates.md` is judged by a test of the CLI.
 
 use std::collections::{BTreeMap, HashMap};
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+use arrow_schema::Schema;
+
 use crate::compare::{Comparison, mean_of};
-use crate::runs::RunKey;
+use crate::runs::{RunKey, TIMING_COLUMNS};
 
 /// The gates used when no file is given: no new failures, no new doom
 /// loops, tokens and cost up at most 5 % over the suite and 15 % in any one
@@ -68,8 +72,12 @@ pub struct Rule {
     /// `scenario` (its variants together), or each `run`.
     #[serde(default)]
     pub per: Per,
-    /// Only runs whose scenario name or file matches this pattern (`*`
-    /// matches any text), e.g. `long/*`.
+    /// Only runs whose scenario name, or scenario file, matches this
+    /// pattern (`*` matches any text): `long-*`, `long/*`,
+    /// `scenarios/long/*`. A file matches when its path or any trailing part
+    /// of it from a directory on does (`./` parts dropped), so the pattern
+    /// holds however the suite's path was typed (`scenarios/`,
+    /// `./scenarios/`, absolute).
     #[serde(default)]
     pub only: Option<String>,
     /// When true, the rule may judge no run at all (by default a rule that
@@ -196,25 +204,114 @@ impl GateResult {
         if let Some(relative) = self.base.and_then(|b| crate::stats::relative(b, self.new)).filter(|_| self.check.starts_with("max_increase")) {
             text.push_str(&format!(" ({:+.1}%)", relative * 100.0));
         }
-        if !self.offenders.is_empty() && self.offenders.len() <= 5 && self.scope == "all runs" {
-            let names: Vec<String> = self.offenders.iter().map(ToString::to_string).collect();
-            text.push_str(&format!(": {}", names.join(", ")));
+        if let Some(names) = self.offenders_named() {
+            text.push_str(&format!(": {names}"));
         }
         text
     }
+
+    /// Why it failed, in one line for JUnit's `message`:
+    /// `input_tokens_total +18.2 % > 5 % in refactor-log-to-tracing`.
+    pub fn reason(&self) -> String {
+        let number = crate::figures::number;
+        let kind = self.check.split(' ').next().unwrap_or_default();
+        let base = self.base.unwrap_or(0.0);
+        let what = match kind {
+            "max_increase" | "max_increase_per_scenario" => match crate::stats::relative(base, self.new) {
+                Some(relative) => format!("{:+.1} % > {} %", relative * 100.0, number(self.limit * 100.0)),
+                None => format!("{} → {} (from zero)", number(base), number(self.new)),
+            },
+            "max_increase_abs" => format!("{:+} > {}", number(self.new - base), number(self.limit)),
+            "max_new" => format!("{} new > {}", number(self.new - base), number(self.limit)),
+            "no_regressions" => format!("{} regressed", number(self.new)),
+            "max" => format!("{} > {}", number(self.new), number(self.limit)),
+            "min" => format!("{} < {}", number(self.new), number(self.limit)),
+            _ => self.check.clone(),
+        };
+        let at = match self.offenders_named() {
+            Some(names) if self.scope == "all runs" => names,
+            Some(names) => format!("{} ({names})", self.scope),
+            None => self.scope.clone(),
+        };
+        format!("{} {what} in {at}", self.metric)
+    }
+
+    /// The offenders, worst first: the first [`OFFENDERS_NAMED`] then
+    /// `and N more`; `None` when there are none, or the one offender is the
+    /// scope itself.
+    fn offenders_named(&self) -> Option<String> {
+        if self.offenders.is_empty() || (self.offenders.len() == 1 && self.offenders[0].to_string() == self.scope) {
+            return None;
+        }
+        let names: Vec<String> = self.offenders.iter().take(OFFENDERS_NAMED).map(ToString::to_string).collect();
+        let mut text = names.join(", ");
+        if self.offenders.len() > OFFENDERS_NAMED {
+            text.push_str(&format!(" and {} more", self.offenders.len() - OFFENDERS_NAMED));
+        }
+        Some(text)
+    }
 }
 
-/// A gate names a metric neither report has.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct UnknownMetric(pub String);
+/// Offenders a failed gate names before `and N more`.
+pub const OFFENDERS_NAMED: usize = 10;
 
-/// Judges every rule of `gates` against `comparison`.
-pub fn evaluate(gates: &GateSet, comparison: &Comparison) -> Result<Vec<GateResult>, UnknownMetric> {
+/// A gate whose metric is not a column the gates can judge: missing from
+/// the runs table, a timing column, or not a number.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ColumnProblem {
+    /// The metric as the gate file names it.
+    pub metric: String,
+    /// What is wrong.
+    pub problem: String,
+}
+
+/// Checks that every gate names a number (or flag) column of one of
+/// `schemas`: the one check `compare` makes against both reports and
+/// `validate` (and `run --baseline`, before the first run) against the
+/// table `run` writes.
+pub fn check_columns(gates: &GateSet, schemas: &[&Schema]) -> Result<(), ColumnProblem> {
+    for metric in gates.keys() {
+        let types: Vec<&arrow_schema::DataType> = schemas.iter().filter_map(|s| s.field_with_name(metric).ok()).map(|f| f.data_type()).collect();
+        let problem = match types.first() {
+            None => "no such column in runs.parquet (see docs/metrics.md)".to_owned(),
+            Some(_) if TIMING_COLUMNS.contains(&metric.as_str()) => "measures the machine, not the loop: never compared".to_owned(),
+            Some(_) if types.iter().any(|t| crate::table::numeric_type(t)) => continue,
+            Some(other) => format!("is a column of {other}, not of numbers: gates judge numbers and flags"),
+        };
+        return Err(ColumnProblem { metric: metric.clone(), problem });
+    }
+    Ok(())
+}
+
+/// The check that no run of the base is missing from the new report: a
+/// removed scenario is judged by no other gate. `compare` adds it unless
+/// `--allow-removed`.
+pub fn no_removed(comparison: &Comparison) -> GateResult {
+    let removed = &comparison.removed;
+    let file = removed.first().and_then(|key| {
+        let base = &comparison.base;
+        let row = base.scenario.iter().zip(&base.variant).position(|(s, v)| *s == key.scenario && *v == key.variant)?;
+        Some(base.scenario_file[row].clone()).filter(|f| !f.is_empty())
+    });
+    GateResult {
+        metric: "runs".to_owned(),
+        check: "no_removed (--allow-removed to accept)".to_owned(),
+        scope: "all runs".to_owned(),
+        base: None,
+        new: removed.len() as f64,
+        limit: 0.0,
+        held: removed.is_empty(),
+        offenders: removed.clone(),
+        file,
+    }
+}
+
+/// Judges every rule of `gates` against `comparison`, after
+/// [`check_columns`] against both reports.
+pub fn evaluate(gates: &GateSet, comparison: &Comparison) -> Result<Vec<GateResult>, ColumnProblem> {
+    check_columns(gates, &[&comparison.base.schema, &comparison.new.schema])?;
     let mut results = Vec::new();
     for (metric, rule) in gates {
-        if comparison.base.metric(metric).is_none() && comparison.new.metric(metric).is_none() {
-            return Err(UnknownMetric(metric.clone()));
-        }
         let selected = groups(comparison, rule);
         if selected.iter().all(|g| g.pairs.is_empty() && g.added.is_empty()) && rule.allow_empty != Some(true) {
             results.push(judged_nothing(metric, rule));
@@ -243,7 +340,7 @@ struct Group<'a> {
 fn groups<'a>(comparison: &'a Comparison, rule: &Rule) -> Vec<Group<'a>> {
     let selected = |key: &RunKey, rows: &[usize]| {
         rule.only.as_deref().is_none_or(|pattern| {
-            glob_match(pattern, &key.scenario) || rows.first().is_some_and(|&row| glob_match(pattern, &comparison.new.scenario_file[row]))
+            glob_match(pattern, &key.scenario) || rows.first().is_some_and(|&row| path_match(pattern, &comparison.new.scenario_file[row]))
         })
     };
     let scope_of = |key: &RunKey| match rule.per {
@@ -289,7 +386,7 @@ fn judge(comparison: &Comparison, metric: &str, rule: &Rule, group: &Group<'_>) 
     let new_sum: f64 = pairs.iter().map(|p| p.2).sum();
     let movers = |worse: fn(f64, f64) -> bool| -> Vec<RunKey> {
         let mut keys: Vec<(&RunKey, f64)> = pairs.iter().filter(|p| worse(p.1, p.2)).map(|p| (p.0, (p.2 - p.1).abs())).collect();
-        keys.sort_by(|a, b| b.1.total_cmp(&a.1));
+        keys.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| a.0.cmp(b.0)));
         keys.into_iter().map(|(k, _)| k.clone()).collect()
     };
     let result = |check: String, base: Option<f64>, new: f64, limit: f64, held: bool, offenders: Vec<RunKey>| GateResult {
@@ -300,7 +397,8 @@ fn judge(comparison: &Comparison, metric: &str, rule: &Rule, group: &Group<'_>) 
         new,
         limit,
         held,
-        file: offenders.first().and_then(|key| file_of(comparison, key)),
+        // A held gate points at no file: its movers broke nothing.
+        file: offenders.first().filter(|_| !held).and_then(|key| file_of(comparison, key)),
         offenders: if held { Vec::new() } else { offenders },
     };
     let mut results = Vec::new();
@@ -328,14 +426,14 @@ fn judge(comparison: &Comparison, metric: &str, rule: &Rule, group: &Group<'_>) 
     let all_new = || pairs.iter().map(|p| (p.0, p.2)).chain(added.iter().map(|a| (a.0, a.1)));
     if let Some(limit) = rule.max {
         let mut over: Vec<(&RunKey, f64)> = all_new().filter(|v| v.1 > limit).collect();
-        over.sort_by(|a, b| b.1.total_cmp(&a.1));
+        over.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| a.0.cmp(b.0)));
         let worst = all_new().map(|v| v.1).fold(f64::NEG_INFINITY, f64::max).max(f64::MIN);
         let check = format!("max {}", crate::figures::number(limit));
         results.push(result(check, None, worst, limit, over.is_empty(), over.into_iter().map(|v| v.0.clone()).collect()));
     }
     if let Some(limit) = rule.min {
         let mut under: Vec<(&RunKey, f64)> = all_new().filter(|v| v.1 < limit).collect();
-        under.sort_by(|a, b| a.1.total_cmp(&b.1));
+        under.sort_by(|a, b| a.1.total_cmp(&b.1).then_with(|| a.0.cmp(b.0)));
         let worst = all_new().map(|v| v.1).fold(f64::INFINITY, f64::min).min(f64::MAX);
         let check = format!("min {}", crate::figures::number(limit));
         results.push(result(check, None, worst, limit, under.is_empty(), under.into_iter().map(|v| v.0.clone()).collect()));
@@ -388,6 +486,16 @@ fn judged_nothing(metric: &str, rule: &Rule) -> GateResult {
 fn file_of(comparison: &Comparison, key: &RunKey) -> Option<String> {
     let row = comparison.new.scenario.iter().zip(&comparison.new.variant).position(|(s, v)| *s == key.scenario && *v == key.variant)?;
     Some(comparison.new.scenario_file[row].clone()).filter(|f| !f.is_empty())
+}
+
+/// Whether `pattern` matches the scenario file `path` or a trailing part of
+/// it starting at a directory: `long/*` and `scenarios/long/*` both match
+/// `/home/ci/repo/./scenarios/long/a.yaml`, so the suite's root is found
+/// whatever way its path was typed. `.` parts of either are dropped.
+fn path_match(pattern: &str, path: &str) -> bool {
+    let pattern = pattern.trim_start_matches("./");
+    let parts: Vec<&str> = path.split('/').filter(|part| *part != ".").collect();
+    glob_match(pattern, path) || (0..parts.len()).any(|from| glob_match(pattern, &parts[from..].join("/")))
 }
 
 /// `*` matches any run of characters; everything else matches itself.
@@ -496,7 +604,73 @@ mod tests {
     #[test]
     fn a_gate_on_a_missing_column_is_bad_input() {
         let table = || runs(&[("a", "default", &[("x", 1.0)])]);
-        assert_eq!(evaluate(&gates("nope: { max: 1 }"), &compare(table(), table())), Err(UnknownMetric("nope".into())));
+        let problem = evaluate(&gates("nope: { max: 1 }"), &compare(table(), table())).unwrap_err();
+        assert_eq!((problem.metric.as_str(), problem.problem.as_str()), ("nope", "no such column in runs.parquet (see docs/metrics.md)"));
+    }
+
+    /// Issue 30: `validate` accepted a gate `compare` refused, and a column
+    /// that exists but is not a number was called "no such column".
+    #[test]
+    fn columns_that_are_not_numbers_are_named_as_such() {
+        let table = runs(&[("a", "default", &[("x", 1.0)])]);
+        let problem = check_columns(&gates("outcome: { max: 1 }"), &[&table.schema]).unwrap_err();
+        assert_eq!(problem.problem, "is a column of Utf8, not of numbers: gates judge numbers and flags");
+        assert_eq!(check_columns(&gates("x: { max: 1 }"), &[&table.schema]), Ok(()));
+        let timing = arrow_schema::Schema::new(vec![arrow_schema::Field::new("wall_ms", arrow_schema::DataType::UInt64, false)]);
+        assert!(check_columns(&gates("wall_ms: { max: 1 }"), &[&timing]).unwrap_err().problem.contains("never compared"));
+    }
+
+    /// Issue 30: `only:` was matched against `scenario_file` as typed, so
+    /// `long/*` matched nothing and `./scenarios/` broke `scenarios/long/*`.
+    #[test]
+    fn only_matches_the_name_or_the_path_from_the_suite_root_however_it_was_typed() {
+        for file in ["scenarios/long/refactor.yaml", "./scenarios/long/refactor.yaml", "/home/ci/repo/scenarios/long/refactor.yaml", "/home/ci/repo/./scenarios/long/refactor.yaml"] {
+            for pattern in ["long/*", "scenarios/long/*", "./scenarios/long/*", "*/long/refactor.yaml"] {
+                assert!(path_match(pattern, file), "{pattern} on {file}");
+            }
+            assert!(!path_match("short/*", file) && !path_match("cenarios/long/*", file), "{file}");
+        }
+    }
+
+    /// Issue 30: with many offenders the gate line read "26 → 53" with no
+    /// names; the first ten are named, worst first, then a count.
+    #[test]
+    fn a_failed_gate_names_its_first_ten_offenders_worst_first_then_counts_the_rest() {
+        let names: Vec<String> = (0..13).map(|i| format!("s{i:02}")).collect();
+        let rows = |grow: bool| -> Vec<Row<'_>> {
+            names.iter().enumerate().map(|(i, name)| {
+                let value = if grow { 100.0 + i as f64 } else { 100.0 };
+                (name.as_str(), "default", &*Box::leak(vec![("tok", value)].into_boxed_slice()))
+            }).collect()
+        };
+        let comparison = compare(runs(&rows(false)), runs(&rows(true)));
+        let results = evaluate(&gates("tok: { max_increase: 1% }"), &comparison).unwrap();
+        assert_eq!(results[0].describe(), "tok max_increase 1% (all runs): 1300 → 1378 (+6.0%): s12, s11, s10, s09, s08, s07, s06, s05, s04, s03 and 2 more");
+        assert_eq!(results[0].reason(), "tok +6.0 % > 1 % in s12, s11, s10, s09, s08, s07, s06, s05, s04, s03 and 2 more");
+        assert_eq!(results[0].file.as_deref(), Some("scenarios/s12.yaml"));
+    }
+
+    /// Issue 30: removed scenarios were never gated.
+    #[test]
+    fn removed_runs_fail_their_check_and_held_gates_point_at_no_file() {
+        let base = runs(&[("a", "default", &[("tok", 1.0)]), ("gone", "default", &[("tok", 1.0)])]);
+        let new = runs(&[("a", "default", &[("tok", 2.0)])]);
+        let comparison = compare(base, new);
+        let removed = no_removed(&comparison);
+        assert_eq!((removed.held, removed.describe()), (false, "runs no_removed (--allow-removed to accept) (all runs): 1: gone".to_owned()));
+        assert_eq!(removed.file.as_deref(), Some("scenarios/gone.yaml"));
+        let held = evaluate(&gates("tok: { max_increase: 200% }"), &comparison).unwrap();
+        assert!(held[0].held && held[0].file.is_none(), "{held:?}");
+    }
+
+    #[test]
+    fn reasons_say_what_broke_where() {
+        let result = |check: &str, scope: &str, base: Option<f64>, new: f64, limit: f64| {
+            GateResult { metric: "m".into(), check: check.into(), scope: scope.into(), base, new, limit, held: false, offenders: Vec::new(), file: None }
+        };
+        assert_eq!(result("max_increase_per_scenario 5%", "refactor", Some(100.0), 118.2, 0.05).reason(), "m +18.2 % > 5 % in refactor");
+        assert_eq!(result("max_new 0", "all runs", Some(1.0), 3.0, 0.0).reason(), "m 2 new > 0 in all runs");
+        assert_eq!(result("max 0.9", "all runs", None, 0.95, 0.9).reason(), "m 0.95 > 0.9 in all runs");
     }
 
     #[test]

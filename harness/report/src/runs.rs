@@ -34,12 +34,23 @@ pub struct Runs {
     pub outcome: Vec<String>,
     /// Every numeric or boolean column but the timing ones, in table order.
     pub metrics: Vec<Metric>,
+    /// Every column's name and type, as read (what the gates' columns are
+    /// checked against).
+    pub schema: arrow_schema::SchemaRef,
 }
 
 impl Runs {
     /// Reads `runs.parquet` from a report directory, or the given file.
     pub fn load(path: &Path) -> Result<Self, ReportError> {
         Self::from_table(&Table::load(path, "runs")?)
+    }
+
+    /// As [`Runs::load`], with every column `expected` has checked against
+    /// its type there ([`Table::check_types`]).
+    pub fn load_checked(path: &Path, expected: &arrow_schema::Schema) -> Result<Self, ReportError> {
+        let table = Table::load(path, "runs")?;
+        table.check_types(expected)?;
+        Self::from_table(&table)
     }
 
     /// The runs of a table already read.
@@ -63,6 +74,7 @@ impl Runs {
             scenario_file: optional_text("scenario_file")?,
             outcome: optional_text("outcome")?,
             metrics,
+            schema: table.batch.schema(),
         })
     }
 

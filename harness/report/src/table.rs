@@ -102,6 +102,22 @@ impl Table {
             .collect()
     }
 
+    /// Checks every column of `expected` this table has against its type
+    /// there, by kind: text, number (any integer or float width), flag,
+    /// list of the same kind; other types exactly. Extra and missing
+    /// columns are left to the readers. A column of the right name and the
+    /// wrong type would otherwise be read as absent (a metric) or refused
+    /// late; this names it with both types.
+    pub fn check_types(&self, expected: &arrow_schema::Schema) -> Result<(), ReportError> {
+        for field in self.batch.schema().fields() {
+            let Ok(want) = expected.field_with_name(field.name()) else { continue };
+            if !same_kind(field.data_type(), want.data_type()) {
+                return Err(self.problem(field.name(), &format!("has type {}, expected {} (docs/metrics.md)", field.data_type(), want.data_type())));
+            }
+        }
+        Ok(())
+    }
+
     /// A list-of-text column, `None` when absent.
     pub fn text_lists(&self, name: &str) -> Option<Vec<Vec<String>>> {
         let list = self.column(name)?.as_list_opt::<i32>()?;
@@ -119,8 +135,21 @@ impl Table {
     }
 }
 
-fn numeric_type(data_type: &DataType) -> bool {
+/// Whether a column reads as numbers: integers, floats and flags.
+pub(crate) fn numeric_type(data_type: &DataType) -> bool {
     data_type.is_integer() || data_type.is_floating() || *data_type == DataType::Boolean
+}
+
+/// Whether two column types read the same way (see [`Table::check_types`]).
+fn same_kind(actual: &DataType, expected: &DataType) -> bool {
+    let text = |t: &DataType| matches!(t, DataType::Utf8 | DataType::LargeUtf8);
+    let number = |t: &DataType| t.is_integer() || t.is_floating();
+    match (actual, expected) {
+        (a, e) if text(a) || text(e) => text(a) && text(e),
+        (a, e) if number(a) || number(e) => number(a) && number(e),
+        (DataType::List(a) | DataType::LargeList(a), DataType::List(e) | DataType::LargeList(e)) => same_kind(a.data_type(), e.data_type()),
+        (a, e) => a == e,
+    }
 }
 
 /// A column's values as `f64`, whatever its numeric type.

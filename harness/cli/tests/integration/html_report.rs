@@ -15,8 +15,8 @@ fn the_page_is_self_contained_with_tables_timelines_and_the_diff() {
     assert!(page.contains("<table class=\"sortable\" id=\"runs\">"));
     assert!(page.contains("<table class=\"sortable\" id=\"diff\">"));
     let runs = crate::tables::read_rows(&dir.path().join("latest/runs.parquet")).len();
-    // The five default gates over the suite, and the token and cost checks per scenario.
-    assert!(page.contains(&format!("PASS: all {} gate checks hold", 5 + 2 * runs)), "{}", &page[..page.len().min(2_000)]);
+    // The five default gates over the suite, the removed-runs check, and the token and cost checks per scenario.
+    assert!(page.contains(&format!("PASS: all {} gate checks hold", 6 + 2 * runs)), "{}", &page[..page.len().min(2_000)]);
     let table = |id: &str| {
         let start = page.find(&format!("id=\"{id}\"")).unwrap();
         &page[start..start + page[start..].find("</table>").unwrap()]

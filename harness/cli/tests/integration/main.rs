@@ -28,3 +28,4 @@ mod serve_raw;
 mod shards;
 mod validate;
 mod sweep;
+mod verdicts;

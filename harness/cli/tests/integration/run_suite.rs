@@ -35,7 +35,8 @@ fn a_failed_expectation_exits_1_and_says_why() {
     assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
     let junit = std::fs::read_to_string(dir.path().join("junit.xml")).unwrap();
     assert!(junit.contains("<testsuite name=\"reloop\" tests=\"1\" failures=\"1\""), "{junit}");
-    assert!(junit.contains("<failure message=\"outcome final_answer\">final_answer_contains: &quot;43&quot; not in"), "{junit}");
+    // The message carries the reason, not only the outcome (issue 30).
+    assert!(junit.contains("<failure message=\"outcome final_answer: final_answer_contains: &quot;43&quot; not in"), "{junit}");
     let table = stdout(&output);
     assert!(table.contains("FAIL"), "{table}");
     assert!(table.contains("final_answer_contains: \"43\" not in \"The answer is 42.\""), "{table}");

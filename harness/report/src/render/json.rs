@@ -15,6 +15,7 @@ pub fn render(verdict: &Verdict<'_>) -> Value {
         "added": c.added.iter().map(|(key, _)| key).collect::<Vec<_>>(),
         "removed": c.removed,
         "changed": c.changed,
+        "left_out_of_means": c.left_out,
         "metrics": c.metrics,
         "gates": verdict.gates,
     })

@@ -1,11 +1,15 @@
-//! The pull-request comment: a verdict line, the failed gates, the top
-//! changes and the runs that moved, capped to stay under 60 lines.
+//! The pull-request comment: a verdict line, the failed gates (each with
+//! its base, new, change and offenders), the top changes (the failed gates'
+//! metrics first) and the runs that moved, sorted by scenario and variant,
+//! capped to stay under 60 lines. When no verdict could be reached, the
+//! comment says why ([`render_error`]).
 
 use std::fmt::Write as _;
 
 use super::{Verdict, maybe, number, percent, signed};
 use crate::compare::Change;
 use crate::escape::{code_span, markdown_text};
+use crate::gates::OFFENDERS_NAMED;
 
 /// Failed gates listed before a count of the rest.
 const FAILED_SHOWN: usize = 12;
@@ -30,12 +34,18 @@ pub fn render(verdict: &Verdict<'_>) -> String {
         code_span(&c.base.path.display().to_string()),
         code_span(&c.new.path.display().to_string())
     );
+    let _ = writeln!(out, "\n{}.", markdown_text(&c.like_for_like()));
     let failures: Vec<_> = verdict.failures().collect();
     if !failures.is_empty() {
-        out.push_str("\n**Failed gates**\n\n| gate | scope | base | new |\n|---|---|---|---|\n");
+        out.push_str("\n**Failed gates**\n\n| gate | scope | base | new | % | offenders |\n|---|---|---|---|---|---|\n");
         for gate in failures.iter().take(FAILED_SHOWN) {
             let (metric, check, scope) = (code_span(&gate.metric), markdown_text(&gate.check), markdown_text(&gate.scope));
-            let _ = writeln!(out, "| {metric} {check} | {scope} | {} | {} |", maybe(gate.base), number(gate.new));
+            let relative = gate.base.and_then(|base| crate::stats::relative(base, gate.new));
+            let mut offenders: Vec<String> = gate.offenders.iter().take(OFFENDERS_NAMED).map(|key| code_span(&key.to_string())).collect();
+            if gate.offenders.len() > OFFENDERS_NAMED {
+                offenders.push(format!("and {} more", gate.offenders.len() - OFFENDERS_NAMED));
+            }
+            let _ = writeln!(out, "| {metric} {check} | {scope} | {} | {} | {} | {} |", maybe(gate.base), number(gate.new), percent(relative), offenders.join(", "));
         }
         more(&mut out, failures.len(), FAILED_SHOWN, "failed gates");
     }
@@ -62,6 +72,12 @@ pub fn render(verdict: &Verdict<'_>) -> String {
         more(&mut out, runs.len(), RUNS_SHOWN, "runs");
     }
     out
+}
+
+/// The comment when no verdict could be reached: bad input, or a run that
+/// stopped before the comparison.
+pub fn render_error(why: &str) -> String {
+    format!("### reloop ⚠️ no verdict\n\n{}\n", markdown_text(why))
 }
 
 /// `name: outcome a → b; metric x → y, …` with at most `shown` metrics.

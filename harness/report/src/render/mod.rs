@@ -41,15 +41,41 @@ impl Verdict<'_> {
         }
     }
 
-    /// The metrics that moved, largest relative change first (a change from
-    /// zero counts as largest).
+    /// The metrics that moved: those of a failed gate first (so a capped
+    /// list never leaves out what failed), then largest relative change
+    /// first (a change from zero counts as largest).
     pub fn top_changes(&self) -> Vec<&MetricDelta> {
-        let mut moved: Vec<&MetricDelta> = self.comparison.metrics.iter().filter(|m| m.delta.is_some_and(|d| d != 0.0)).collect();
-        moved.sort_by(|a, b| magnitude(b).total_cmp(&magnitude(a)).then_with(|| a.metric.cmp(&b.metric)));
+        let failed = |m: &MetricDelta| self.failures().any(|g| g.metric == m.metric);
+        let mut moved: Vec<&MetricDelta> = self.comparison.metrics.iter().filter(|m| m.delta.is_some_and(|d| d != 0.0) || failed(m)).collect();
+        moved.sort_by(|a, b| failed(b).cmp(&failed(a)).then_with(|| magnitude(b).total_cmp(&magnitude(a))).then_with(|| a.metric.cmp(&b.metric)));
         moved
     }
 }
 
 fn magnitude(metric: &MetricDelta) -> f64 {
     metric.relative.map_or(f64::INFINITY, f64::abs)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::compare::compare;
+    use crate::compare::tests::runs;
+
+    /// Issue 30: "Top changes" is cut at 10 and could leave out the metric
+    /// whose gate failed; failed metrics come first.
+    #[test]
+    fn a_failed_gates_metric_leads_the_top_changes() {
+        let moved: Vec<(String, f64, f64)> = (0..12).map(|i| (format!("m{i:02}"), 1.0, 10.0)).chain([("tok".to_owned(), 100.0, 106.0)]).collect();
+        let table = |new: bool| {
+            let values: Vec<(&str, f64)> = moved.iter().map(|(name, base, grown)| (name.as_str(), if new { *grown } else { *base })).collect();
+            runs(&[("a", "default", &values)])
+        };
+        let comparison = compare(table(false), table(true));
+        let gates: crate::gates::GateSet = serde_saphyr::from_str("tok: { max_increase: 5% }").unwrap();
+        let results = crate::gates::evaluate(&gates, &comparison).unwrap();
+        let verdict = Verdict { comparison: &comparison, gates: &results };
+        assert_eq!(verdict.top_changes()[0].metric, "tok");
+        assert!(markdown::render(&verdict).contains("| `tok` max\\_increase 5% | all runs | 100 | 106 | +6.0% | `a` |"), "{}", markdown::render(&verdict));
+    }
 }

@@ -25,6 +25,7 @@ pub fn render(verdict: &Verdict<'_>) -> String {
         table.add_row(vec![m.metric.clone(), maybe(m.base), maybe(m.new), signed(m.delta), percent(m.relative), interval(m.interval)]);
     }
     let _ = writeln!(out, "{table}");
+    let _ = writeln!(out, "{}", line(&c.like_for_like()));
     for (key, _) in &c.added {
         let _ = writeln!(out, "added: {}", line(&key.to_string()));
     }
