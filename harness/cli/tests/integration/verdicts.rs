@@ -226,7 +226,7 @@ fn the_gate_examples_in_the_docs_are_judged() {
         }
     }
     let defaults: reloop_report::gates::GateSet = serde_saphyr::from_str(reloop_report::gates::DEFAULT_GATES).unwrap();
-    for file in ["docs/gates.md", "docs/metrics.md"] {
+    for file in ["docs/gates.md", "docs/metrics.md", "docs/cli.md"] {
         let documented = gate_blocks(file).into_iter().filter(|block| block.starts_with("passed: { no_regressions: true }\n")).collect::<Vec<_>>();
         assert_eq!(documented.len(), 1, "{file} shows the default gates once");
         let documented: reloop_report::gates::GateSet = serde_saphyr::from_str(&documented[0]).unwrap();
