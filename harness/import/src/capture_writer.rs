@@ -133,8 +133,11 @@ impl SessionFiles {
         Ok(name)
     }
 
-    /// Rewrites the recording and skeleton of session file `name`; returns
-    /// the recording's path.
+    /// Rewrites the skeleton and recording of session file `name`; returns
+    /// the recording's path. The skeleton goes first: whoever sees the
+    /// recording's newest exchange (a test polling it, a user who stops the
+    /// proxy then) finds the skeleton of that state beside it, not of the
+    /// one before (whose tool fixtures lack the newest results).
     fn write(&self, name: &str) -> Result<PathBuf, ImportError> {
         let dir = match &self.target {
             Target::Prefix(prefix) => split_prefix(prefix).0,
@@ -144,11 +147,11 @@ impl SessionFiles {
         if !dir.as_os_str().is_empty() {
             std::fs::create_dir_all(&dir).map_err(|source| ImportError::Io { path: dir.clone(), source })?;
         }
-        let recording_path = dir.join(recording_file_name(name));
-        write_recording(&recording_path, recording).map_err(|source| ImportError::Io { path: recording_path.clone(), source })?;
         let first = recording.exchanges[0].request.as_ref().map(|request| skeleton_of_request(&request.path, &request.body)).unwrap_or_default();
         let scenario = skeleton_scenario(&first, name, &recording_file_name(name), recording);
         write_yaml(&dir.join(format!("{name}.yaml")), &scenario)?;
+        let recording_path = dir.join(recording_file_name(name));
+        write_recording(&recording_path, recording).map_err(|source| ImportError::Io { path: recording_path.clone(), source })?;
         Ok(recording_path)
     }
 }
