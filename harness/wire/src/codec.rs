@@ -1,13 +1,15 @@
 //! One codec per format, as a client and a server call it: authentication
-//! headers, request bodies to and from the neutral [`Prompt`], a whole
-//! response read into a [`ModelTurn`], and an error body read into the
-//! class every format shares. Callers dispatch on the [`Format`] value and
-//! never on a format's shapes; each arm here is one format's own module.
+//! headers, request bodies to and from the neutral [`Prompt`], replies
+//! encoded from the neutral [`Reply`] (whole or streamed), a whole response
+//! read into a [`ModelTurn`], error bodies written and read, and the frames
+//! a stream fault sends. Callers dispatch on the [`Format`] value and never
+//! on a format's shapes; each arm here is one format's own module.
 
 use crate::anthropic::{AnthropicErrorBody, CacheBreakpoint, CachePoint, Message, MessagesRequest};
 use crate::gemini::{GenerateContentRequest, GoogleErrorBody};
 use crate::openai_chat::{ApiErrorBody, ChatCompletion, ChatRequest};
 use crate::openai_responses::{Response, ResponsesRequest};
+use crate::reply::{DecodedReply, FromWireError, Reply, ReplyMeta};
 use crate::{Format, ModelTurn, Prompt, WireError};
 
 /// The `anthropic-version` header a client sends.
@@ -145,6 +147,182 @@ pub fn decode_response(format: Format, body: &[u8]) -> Result<ModelTurn, WireErr
         Format::OpenaiResponses => serde_json::from_slice::<Response>(body).map_err(json)?.to_turn(),
         Format::Anthropic => serde_json::from_slice::<Message>(body).map_err(json)?.to_turn(),
         Format::Gemini => Ok(crate::gemini::decode_body(&serde_json::from_slice(body).map_err(json)?)?.to_turn()),
+    }
+}
+
+/// `reply` as one whole response body.
+pub fn encode_reply(format: Format, reply: &Reply, meta: &ReplyMeta) -> String {
+    match format {
+        Format::OpenaiChat => crate::openai_chat::reply::completion(reply, meta),
+        Format::OpenaiResponses => crate::openai_responses::reply::response(reply, meta),
+        Format::Anthropic => crate::anthropic::reply::message(reply, meta),
+        Format::Gemini => crate::gemini::reply::response(reply, meta),
+    }
+    .to_string()
+}
+
+/// `reply` as the SSE frames of a stream, each part in the API's event
+/// order, cut into its recorded piece sizes.
+pub fn encode_reply_stream(format: Format, reply: &Reply, meta: &ReplyMeta) -> Vec<String> {
+    match format {
+        Format::OpenaiChat => crate::openai_chat::reply::stream(reply, meta),
+        Format::OpenaiResponses => crate::openai_responses::reply::stream(reply, meta),
+        Format::Anthropic => crate::anthropic::reply::stream(reply, meta),
+        Format::Gemini => crate::gemini::reply::stream(reply, meta),
+    }
+}
+
+/// A response of `format` read into parts: `text` is the body after any
+/// `Content-Encoding`, an event stream when `streamed` (its `[DONE]`
+/// skipped), else one JSON body.
+///
+/// # Errors
+///
+/// A body or event is not JSON, or not the format's response.
+pub fn decode_reply(format: Format, text: &str, streamed: bool) -> Result<DecodedReply, FromWireError> {
+    if streamed {
+        let events = crate::sse_events::split_events(text)
+            .iter()
+            .filter_map(|event| crate::sse_events::data(event))
+            .filter(|data| *data != "[DONE]")
+            .map(|data| serde_json::from_str(data).map_err(|e| FromWireError::NotJson(format!("event `{data}`: {e}"))))
+            .collect::<Result<Vec<serde_json::Value>, _>>()?;
+        match format {
+            Format::OpenaiChat => crate::openai_chat::read_reply::from_events(&events),
+            Format::OpenaiResponses => crate::openai_responses::read_reply::from_events(&events),
+            Format::Anthropic => crate::anthropic::read_reply::from_events(&events),
+            Format::Gemini => crate::gemini::reply::from_events(&events),
+        }
+    } else {
+        let body: serde_json::Value = serde_json::from_str(text).map_err(|e| FromWireError::NotJson(format!("body: {e}")))?;
+        let unstreamed = Default::default();
+        match format {
+            Format::OpenaiChat => crate::openai_chat::read_reply::from_body(&body, &unstreamed),
+            Format::OpenaiResponses => crate::openai_responses::read_reply::from_body(&body, &unstreamed),
+            Format::Anthropic => crate::anthropic::read_reply::from_body(&body, &unstreamed),
+            Format::Gemini => crate::gemini::reply::from_body(&body),
+        }
+    }
+}
+
+/// The error type of a reloop divergence, in every format's error body.
+pub const DIVERGENCE_ERROR_TYPE: &str = "reloop_divergence";
+
+/// An error a server answers with, written in each format's envelope.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ErrorReply<'a> {
+    /// An injected HTTP status, with the provider's own message for it.
+    Status(u16),
+    /// The prompt does not fit the context window (status 400).
+    ContextExceeded {
+        /// The model's window, in tokens.
+        window: u64,
+        /// The tokens the request asked for.
+        requested: u64,
+    },
+    /// A request the provider rejects as invalid.
+    InvalidRequest(&'a str),
+    /// A reloop divergence, typed [`DIVERGENCE_ERROR_TYPE`], naming its check.
+    Divergence {
+        /// The whole message.
+        message: &'a str,
+        /// The failed check.
+        check: &'a str,
+    },
+    /// The server's own refusal (no route, wrong method, headers too large),
+    /// typed after its status.
+    Server {
+        /// The HTTP status.
+        status: u16,
+        /// The message.
+        message: &'a str,
+    },
+}
+
+/// The body of `error` in `format`'s envelope: OpenAI's
+/// `{"error":{...}}`, Anthropic's `{"type":"error","error":{...}}` or
+/// Google's `{"error":{"code","message","status"}}`, so the official SDKs
+/// raise their typed errors.
+pub fn error_body(format: Format, error: ErrorReply<'_>) -> String {
+    let body = match format {
+        Format::OpenaiChat | Format::OpenaiResponses => serde_json::to_string(&ApiErrorBody::of_reply(error)),
+        Format::Anthropic => serde_json::to_string(&AnthropicErrorBody::of_reply(error)),
+        Format::Gemini => serde_json::to_string(&GoogleErrorBody::of_reply(error)),
+    };
+    body.expect("error bodies are plain JSON")
+}
+
+/// The kind of an error a provider sends inside a stream.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum StreamErrorKind {
+    /// `overloaded_error`.
+    Overloaded,
+    /// A server error.
+    ServerError,
+    /// A rate-limit error.
+    RateLimited,
+}
+
+/// The frame of an error event inside a `format` stream.
+pub fn stream_error_frame(format: Format, kind: StreamErrorKind) -> String {
+    let openai = || match kind {
+        StreamErrorKind::Overloaded => ("overloaded_error", "Overloaded"),
+        StreamErrorKind::ServerError => ("server_error", "The server had an error while processing your request."),
+        StreamErrorKind::RateLimited => ("rate_limit_error", "Rate limit reached."),
+    };
+    match format {
+        Format::OpenaiChat => {
+            let (kind, message) = openai();
+            format!("data: {}\n\n", serde_json::to_string(&ApiErrorBody::new(message, kind, None)).expect("plain JSON"))
+        }
+        Format::OpenaiResponses => {
+            let (kind, message) = openai();
+            let event = serde_json::json!({ "type": "error", "code": kind, "message": message, "param": null, "sequence_number": 99 });
+            format!("event: error\ndata: {event}\n\n")
+        }
+        Format::Anthropic => {
+            let (kind, message) = match kind {
+                StreamErrorKind::Overloaded => ("overloaded_error", "Overloaded"),
+                StreamErrorKind::ServerError => ("api_error", "Internal server error"),
+                StreamErrorKind::RateLimited => ("rate_limit_error", "Rate limited"),
+            };
+            format!("event: error\ndata: {}\n\n", serde_json::to_string(&AnthropicErrorBody::new(kind, message)).expect("plain JSON"))
+        }
+        Format::Gemini => {
+            let body = match kind {
+                StreamErrorKind::Overloaded => GoogleErrorBody::for_status(503),
+                StreamErrorKind::ServerError => GoogleErrorBody::for_status(500),
+                StreamErrorKind::RateLimited => GoogleErrorBody::rate_limited(),
+            };
+            format!("data: {}\r\n\r\n", serde_json::to_string(&body).expect("plain JSON"))
+        }
+    }
+}
+
+/// A frame of `format` cut off inside its JSON, as a broken connection or
+/// proxy leaves it.
+pub fn garbled_frame(format: Format) -> &'static str {
+    match format {
+        Format::OpenaiChat => "data: {\"id\":\"chatcmpl-reloop\",\"object\":\"chat.completion.chunk\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\"tru\n\n",
+        Format::OpenaiResponses => "event: response.output_text.delta\ndata: {\"type\":\"response.output_text.delta\",\"delta\":\"tru\n\n",
+        Format::Anthropic => "event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_de\n\n",
+        Format::Gemini => "data: {\"candidates\": [{\"content\": {\"parts\": [{\"text\": \"tru\r\n\r\n",
+    }
+}
+
+/// The format whose error envelope a request to `path` expects when no
+/// route read it: Anthropic for its route (`/messages`) or its
+/// `anthropic-version` header, Gemini for a `/v1beta/` route or its key
+/// header, OpenAI (Chat's envelope, which Responses shares) otherwise.
+/// `has_header` says whether the request carries a header.
+pub fn error_format(path: &str, has_header: impl Fn(&str) -> bool) -> Format {
+    if has_header("anthropic-version") || path.trim_end_matches('/').ends_with("/messages") {
+        Format::Anthropic
+    } else if has_header(crate::gemini::API_KEY_HEADER) || path.contains("/v1beta/") {
+        Format::Gemini
+    } else {
+        Format::OpenaiChat
     }
 }
 

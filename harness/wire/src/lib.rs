@@ -38,8 +38,10 @@ pub mod openai_chat;
 pub mod openai_responses;
 pub mod parts;
 pub mod prompt;
+pub mod reply;
 pub mod split;
 pub mod sse;
+pub mod sse_events;
 pub mod turn;
 
 mod nullable;
