@@ -9,6 +9,7 @@ use crate::anthropic::{AnthropicErrorBody, CacheBreakpoint, CachePoint, Message,
 use crate::gemini::{GenerateContentRequest, GoogleErrorBody};
 use crate::openai_chat::{ApiErrorBody, ChatCompletion, ChatRequest};
 use crate::openai_responses::{Response, ResponsesRequest};
+pub use crate::error_reply::{DIVERGENCE_ERROR_TYPE, ErrorReply, StreamErrorKind};
 use crate::reply::{DecodedReply, FromWireError, Reply, ReplyMeta};
 use crate::{Format, ModelTurn, Prompt, WireError};
 
@@ -205,40 +206,6 @@ pub fn decode_reply(format: Format, text: &str, streamed: bool) -> Result<Decode
     }
 }
 
-/// The error type of a reloop divergence, in every format's error body.
-pub const DIVERGENCE_ERROR_TYPE: &str = "reloop_divergence";
-
-/// An error a server answers with, written in each format's envelope.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ErrorReply<'a> {
-    /// An injected HTTP status, with the provider's own message for it.
-    Status(u16),
-    /// The prompt does not fit the context window (status 400).
-    ContextExceeded {
-        /// The model's window, in tokens.
-        window: u64,
-        /// The tokens the request asked for.
-        requested: u64,
-    },
-    /// A request the provider rejects as invalid.
-    InvalidRequest(&'a str),
-    /// A reloop divergence, typed [`DIVERGENCE_ERROR_TYPE`], naming its check.
-    Divergence {
-        /// The whole message.
-        message: &'a str,
-        /// The failed check.
-        check: &'a str,
-    },
-    /// The server's own refusal (no route, wrong method, headers too large),
-    /// typed after its status.
-    Server {
-        /// The HTTP status.
-        status: u16,
-        /// The message.
-        message: &'a str,
-    },
-}
-
 /// The body of `error` in `format`'s envelope: OpenAI's
 /// `{"error":{...}}`, Anthropic's `{"type":"error","error":{...}}` or
 /// Google's `{"error":{"code","message","status"}}`, so the official SDKs
@@ -250,18 +217,6 @@ pub fn error_body(format: Format, error: ErrorReply<'_>) -> String {
         Format::Gemini => serde_json::to_string(&GoogleErrorBody::of_reply(error)),
     };
     body.expect("error bodies are plain JSON")
-}
-
-/// The kind of an error a provider sends inside a stream.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum StreamErrorKind {
-    /// `overloaded_error`.
-    Overloaded,
-    /// A server error.
-    ServerError,
-    /// A rate-limit error.
-    RateLimited,
 }
 
 /// The frame of an error event inside a `format` stream.
@@ -387,6 +342,26 @@ mod tests {
         let quota = br#"{"error":{"code":429,"message":"quota","status":"RESOURCE_EXHAUSTED"}}"#;
         assert_eq!(read_error(Format::Gemini, quota).unwrap().kind, "rate_limit_error");
         assert_eq!(read_error(Format::Gemini, b"oops"), None);
+    }
+
+    #[test]
+    fn every_format_writes_each_error_in_its_envelope_and_reads_it_back() {
+        for format in Format::ALL {
+            let overflow = error_body(format, ErrorReply::ContextExceeded { window: 1000, requested: 1200 });
+            assert!(read_error(format, overflow.as_bytes()).unwrap().context_exceeded, "{format:?}: {overflow}");
+            let refusal = error_body(format, ErrorReply::Server { status: 404, message: "reloop: no route" });
+            assert_eq!(read_error(format, refusal.as_bytes()).unwrap().message, "reloop: no route", "{format:?}");
+            let divergence = error_body(format, ErrorReply::Divergence { message: "reloop: diverged", check: "tool_results" });
+            assert!(divergence.contains(DIVERGENCE_ERROR_TYPE) && divergence.contains("diverged"), "{format:?}: {divergence}");
+            for status in [429, 500, 503, 529, 400] {
+                assert!(read_error(format, error_body(format, ErrorReply::Status(status)).as_bytes()).is_some(), "{format:?} {status}");
+            }
+            assert!(!stream_error_frame(format, StreamErrorKind::Overloaded).is_empty());
+            assert!(serde_json::from_str::<serde_json::Value>(garbled_frame(format).trim_start_matches("event: ").split("data: ").last().unwrap()).is_err());
+        }
+        assert_eq!(error_format("/s/x/v1/messages", |_| false), Format::Anthropic);
+        assert_eq!(error_format("/v1/chat/completions", |name| name == "x-goog-api-key"), Format::Gemini);
+        assert_eq!(error_format("/v1/responses", |_| false), Format::OpenaiChat);
     }
 
     #[test]

@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use crate::WireError;
-use crate::codec::{DIVERGENCE_ERROR_TYPE, ErrorReply};
+use crate::error_reply::{DIVERGENCE_ERROR_TYPE, ErrorReply};
 
 /// An error response body: `{"type": "error", "error": {...}, "request_id": ...}`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

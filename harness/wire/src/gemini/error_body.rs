@@ -5,7 +5,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::codec::{DIVERGENCE_ERROR_TYPE, ErrorReply};
+use crate::error_reply::{DIVERGENCE_ERROR_TYPE, ErrorReply};
 
 /// An error response body.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

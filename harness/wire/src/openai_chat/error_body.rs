@@ -3,7 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::codec::{DIVERGENCE_ERROR_TYPE, ErrorReply};
+use crate::error_reply::{DIVERGENCE_ERROR_TYPE, ErrorReply};
 
 /// An error response body: `{"error": {...}}`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
