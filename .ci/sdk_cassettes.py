@@ -5,11 +5,12 @@ writes a neutral v2 recording and a raw one; each is served by
 
 - raw mode is byte-identical on the wire: every interaction's recorded body
   (a gzip body included) comes back byte for byte, with its status;
-- the official SDK (openai, anthropic) accumulates the same final object
+- the official SDK (openai, anthropic, google-genai) accumulates the same final object
   from the neutral replay (`--recorded-usage`) as from the recorded bytes
   (served raw, proven identical above): text, thinking, signatures,
   reasoning items, tool calls, ids, stop reason and usage, streamed through
-  the SDKs' own stream helpers and not.
+  the SDKs' own stream helpers and not. google-genai has no stream
+  helper: a Gemini stream compares as the list of its chunk objects.
 
 The fields a neutral replay cannot reproduce are listed in `NOT_RENDERED`,
 each with the reason; everything else must be equal.
@@ -39,18 +40,14 @@ import anthropic
 import openai
 import pytest
 import yaml
+from google import genai
+from google.genai import types as genai_types
 
 import sdk_conformance as conformance
 
-# The OpenAI and Anthropic cassettes: their requests keep `body` as vcrpy
-# writes it, and the openai and anthropic SDKs rebuild their final objects.
-# The Gemini cassettes (pydantic-ai's, with `parsed_body`) are covered by the
-# Rust import and replay tests; their google-genai equality is not yet here.
-CASSETTES = sorted(
-    path
-    for path in (conformance.ROOT / "harness/import/tests/fixtures/sessions/vcr-cassettes").glob("*/*.yaml")
-    if path.parent.name != "gemini"
-)
+# Every cassette: the OpenAI and Anthropic ones keep the request `body` as
+# vcrpy writes it, the Gemini ones (pydantic-ai's) its `parsed_body`.
+CASSETTES = sorted((conformance.ROOT / "harness/import/tests/fixtures/sessions/vcr-cassettes").glob("*/*.yaml"))
 
 # Fields of the final objects that a neutral replay does not reproduce, by
 # API, as paths into `model_dump()`; `*` stands for every list element.
@@ -77,10 +74,14 @@ NOT_RENDERED = {
     # `caller` on `tool_use` blocks (newer responses: who called the tool)
     # is not kept in a tool-call part.
     "anthropic": ["stop_details", "container", "context_management", "content.*.caller"],
+    # The SDK keeps the HTTP response (headers) on every object.
+    "gemini": ["sdk_http_response"],
 }
 
 
 def api_of(path: str) -> str:
+    if "/models/" in path:
+        return "gemini"
     if path.endswith("/chat/completions"):
         return "chat"
     if path.endswith("/responses"):
@@ -89,14 +90,20 @@ def api_of(path: str) -> str:
 
 
 def interactions(cassette: pathlib.Path) -> list:
-    """(API path, request body, recorded status, recorded body bytes) per interaction."""
+    """(API path, request body, recorded status, recorded body bytes) per
+    interaction; the bytes are None where the cassette kept only the parsed
+    JSON (`parsed_body`), which has no bytes to compare."""
     out = []
     for interaction in yaml.safe_load(cassette.read_text())["interactions"]:
         request, response = interaction["request"], interaction["response"]
-        body = response["body"]["string"]
-        body = body if isinstance(body, bytes) else body.encode()
-        path = "/v1/" + request["uri"].split("/v1/", 1)[1].split("?", 1)[0]
-        out.append((path, json.loads(request["body"]), response["status"]["code"], body))
+        body = response["body"]["string"] if "body" in response else None
+        body = body.encode() if isinstance(body, str) else body
+        version = "v1beta" if "/v1beta/" in request["uri"] else "v1"
+        path = f"/{version}/" + request["uri"].split(f"/{version}/", 1)[1]
+        if version == "v1":
+            path = path.split("?", 1)[0]
+        sent = request["parsed_body"] if "parsed_body" in request else json.loads(request["body"])
+        out.append((path, sent, response["status"]["code"], body))
     return out
 
 
@@ -128,7 +135,22 @@ def post_raw(base: str, path: str, body: dict) -> tuple:
         return error.code, error.read()
 
 
-@pytest.mark.parametrize("cassette", CASSETTES, ids=lambda p: p.stem)
+# Raw replay still checks each request against the recording; these diverge
+# before their bytes are sent (see NOT_EQUAL below for why).
+RAW_NOT_EQUAL = {
+    "pydantic-ai__test_google_instructions_only_with_tool_calls": "Gemini calls recorded without ids: results under the client's own ids diverge",
+    "pydantic-ai__test_google_streaming_tool_call_thought_signature": "Gemini calls recorded without ids: results under the client's own ids diverge",
+}
+
+
+def raw_cases():
+    for cassette in CASSETTES:
+        reason = RAW_NOT_EQUAL.get(cassette.stem)
+        marks = [pytest.mark.xfail(reason=reason, strict=True)] if reason else []
+        yield pytest.param(cassette, id=cassette.stem, marks=marks)
+
+
+@pytest.mark.parametrize("cassette", list(raw_cases()))
 def test_raw_replay_is_byte_identical(imported, cassette):
     _, raw = imported[cassette]
     with conformance.serving("--raw", recording=raw) as server:
@@ -138,7 +160,10 @@ def test_raw_replay_is_byte_identical(imported, cassette):
             # A request identical to the one before is its retry and gets the
             # same exchange again (docs/recording-format.md, Retries).
             expected = previous[1:] if previous and previous[0] == body else (status, recorded)
-            assert post_raw(base, path, body) == expected, f"interaction {index} ({path}): not byte for byte"
+            answered = post_raw(base, path, body)
+            if expected[1] is None:
+                answered = (answered[0], None)
+            assert answered == expected, f"interaction {index} ({path}): not byte for byte"
             previous = (body, *expected)
 
 
@@ -150,8 +175,25 @@ def call(method, body: dict):
     return method(**kwargs, extra_body=extra or None)
 
 
-def final_object(api: str, base: str, body: dict) -> dict:
+def gemini_objects(base: str, path: str, body: dict):
+    """google-genai's objects for a Gemini request at `path`: the whole
+    response, or the list of a stream's chunks."""
+    model, method = path.split("/models/", 1)[1].split("?", 1)[0].split(":")
+    client = genai.Client(api_key="cassette-gemini-key", http_options=genai_types.HttpOptions(base_url=base, timeout=30_000))
+    config = dict(body.get("generationConfig", {}))
+    config.update({key: body[key] for key in ("systemInstruction", "tools", "toolConfig") if key in body})
+    config = genai_types.GenerateContentConfig.model_validate(config)
+    config.automatic_function_calling = genai_types.AutomaticFunctionCallingConfig(disable=True)
+    contents = [genai_types.Content.model_validate(content) for content in body["contents"]]
+    if method == "streamGenerateContent":
+        return [chunk.model_dump(mode="json") for chunk in client.models.generate_content_stream(model=model, contents=contents, config=config)]
+    return client.models.generate_content(model=model, contents=contents, config=config).model_dump(mode="json")
+
+
+def final_object(api: str, base: str, body: dict, path: str = ""):
     """What the SDK accumulates for `body`: its stream helper's final object, or the whole response."""
+    if api == "gemini":
+        return gemini_objects(base, path, body)
     stream = body.get("stream", False)
     kwargs = {key: value for key, value in body.items() if key != "stream"}
     if api == "anthropic":
@@ -197,7 +239,9 @@ def differences(left, right, at: str = "") -> list:
     return [] if left == right else [f"{at or '.'}: {left!r:.120} != {right!r:.120}"]
 
 
-def comparable(api: str, final: dict) -> dict:
+def comparable(api: str, final):
+    if isinstance(final, list):
+        return [comparable(api, chunk) for chunk in final]
     for field in NOT_RENDERED[api]:
         final = without(final, field.split("."))
     return final
@@ -207,7 +251,20 @@ def comparable(api: str, final: dict) -> dict:
 # call's `id` in every chunk; the SDK concatenates them ('assistantassistant…',
 # id '00'), takes no finish reason, and keeps the provider's own fields. A
 # neutral replay sends each once, as OpenAI does, so the objects differ.
-NOT_EQUAL = {"simonw-llm__test_tools_streaming_variant_a": "OpenRouter repeats role and id per chunk; the SDK concatenates them"}
+NOT_EQUAL = {
+    "simonw-llm__test_tools_streaming_variant_a": "OpenRouter repeats role and id per chunk; the SDK concatenates them",
+    # Gemini (issue 24, left): a recorded call without an `id` is answered
+    # with a generated one, and a client that names its results with its own
+    # ids (pydantic-ai's `pyd_ai_…`) diverges at `tool_results`, raw replay
+    # included.
+    "pydantic-ai__test_google_instructions_only_with_tool_calls": "Gemini calls recorded without ids: replayed with generated ids, results under the client's own ids diverge",
+    "pydantic-ai__test_google_streaming_tool_call_thought_signature": "Gemini calls recorded without ids: replayed with generated ids, results under the client's own ids diverge",
+    # Gemini streams (issue 24, left): each recorded chunk carries its own
+    # `usageMetadata` (growing counts, `promptTokensDetails`); a neutral
+    # stream repeats the last one, and adds `candidates[].index`.
+    "pydantic-ai__test_google_model_stream": "Gemini's per-chunk usageMetadata is not kept; the replay repeats the final one",
+    "pydantic-ai__test_google_model_thinking_part_iter": "Gemini's per-chunk usageMetadata is not kept; the replay repeats the final one",
+}
 
 
 def neutral_cases():
@@ -217,12 +274,12 @@ def neutral_cases():
         yield pytest.param(cassette, id=cassette.stem, marks=marks)
 
 
-@pytest.mark.parametrize("cassette", neutral_cases())
+@pytest.mark.parametrize("cassette", list(neutral_cases()))
 def test_neutral_replay_gives_the_sdk_the_recorded_objects(imported, cassette):
     neutral, raw = imported[cassette]
     with conformance.serving("--raw", recording=raw) as recorded_server, conformance.serving("--recorded-usage", recording=neutral) as neutral_server:
         for index, (path, body, _, _) in enumerate(interactions(cassette)):
             api = api_of(path)
-            recorded = comparable(api, final_object(api, f"{recorded_server}/s/{session_of(raw)}/r/sdk", body))
-            replayed = comparable(api, final_object(api, f"{neutral_server}/s/{session_of(neutral)}/r/sdk", body))
+            recorded = comparable(api, final_object(api, f"{recorded_server}/s/{session_of(raw)}/r/sdk", body, path))
+            replayed = comparable(api, final_object(api, f"{neutral_server}/s/{session_of(neutral)}/r/sdk", body, path))
             assert replayed == recorded, f"interaction {index} ({path}) differs at {differences(replayed, recorded)}"

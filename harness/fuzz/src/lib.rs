@@ -12,7 +12,9 @@
 //! named test beside the code it broke.
 
 use proptest::prelude::*;
-use reloop_mock::render::{Answer, ReplyMeta, renderer};
+use reloop_mock::render::answer;
+use reloop_wire::codec::{encode_reply, encode_reply_stream};
+use reloop_wire::reply::ReplyMeta;
 use reloop_wire::{FinishReason, Format, ModelTurn, ToolCall, Usage};
 
 /// Numbers that break careless arithmetic.
@@ -52,12 +54,12 @@ fn meta() -> ReplyMeta {
 
 /// The SSE frames the mock sends for `turn` in `format`.
 pub fn stream_frames(format: Format, turn: &ModelTurn) -> Vec<String> {
-    renderer(format).stream(&Answer::new(turn, None, false), &meta())
+    encode_reply_stream(format, &answer(turn, None, false), &meta())
 }
 
 /// The whole (non-streamed) response body for `turn` in `format`.
 pub fn complete_body(format: Format, turn: &ModelTurn) -> String {
-    renderer(format).complete(&Answer::new(turn, None, false), &meta())
+    encode_reply(format, &answer(turn, None, false), &meta())
 }
 
 /// One way to damage a text.

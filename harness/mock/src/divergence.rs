@@ -7,10 +7,6 @@ use serde::Serialize;
 
 use crate::recording::{Purpose, RequestExpectations};
 
-/// The error `type` of a divergence reply, so clients and logs can tell it
-/// from a provider error.
-pub const DIVERGENCE_ERROR_TYPE: &str = "reloop_divergence";
-
 /// One failed check.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Divergence {

@@ -68,17 +68,7 @@ pub struct Stall {
     pub seconds: f64,
 }
 
-/// The kind of an in-stream provider error.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum StreamErrorKind {
-    /// `overloaded_error`.
-    Overloaded,
-    /// A server error.
-    ServerError,
-    /// A rate-limit error.
-    RateLimited,
-}
+pub use reloop_wire::codec::StreamErrorKind;
 
 /// The longest virtual wait a scenario may ask for: one day. Longer waits
 /// are typos (or overflow `Duration`), not tests.

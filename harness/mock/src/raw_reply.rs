@@ -8,7 +8,7 @@ use axum::response::Response;
 use reloop_wire::Format;
 
 use crate::recording::RawResponse;
-use crate::recording::from_wire::api_name;
+
 
 /// Headers that describe one connection, not the response: hyper sets its own.
 const HOP_BY_HOP: [&str; 5] = ["connection", "content-length", "keep-alive", "transfer-encoding", "date"];
@@ -16,7 +16,7 @@ const HOP_BY_HOP: [&str; 5] = ["connection", "content-length", "keep-alive", "tr
 /// Whether `raw` can answer a request in `format` (streamed or not): the
 /// bytes speak one API in one mode, anything else is rendered from the parts.
 pub fn fits(raw: &RawResponse, format: Format, stream: bool) -> bool {
-    raw.api == api_name(format) && stream == is_stream(raw)
+    raw.api == format.recorded_name() && stream == is_stream(raw)
 }
 
 /// Whether the bytes are a stream: split into events, or kept whole as an

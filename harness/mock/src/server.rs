@@ -23,15 +23,16 @@ use axum::http::{HeaderMap, HeaderName, HeaderValue, StatusCode, Uri, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{delete, get, post};
 use reloop_wire::gemini::Action;
+use reloop_wire::codec::ErrorReply;
+use reloop_wire::reply::{CREATED, ReplyMeta};
 use reloop_wire::{Format, Prompt, codec};
 
-use crate::api_errors::{self, ErrorShape, escape_control};
+use crate::api_errors::{self, error_format, error_response, escape_control};
 use crate::connections::{self, ConnectionLimits};
 use crate::json_log::JsonLog;
 use crate::pacing::Pacer;
 use crate::raw_reply;
 use crate::recording::Recording;
-use crate::render::{CREATED, Render, ReplyMeta, renderer};
 use crate::session::{Caching, RequestRecord, Reply, Session, SessionConfig};
 use crate::stream_plan::StreamPlan;
 
@@ -291,14 +292,13 @@ fn count_tokens(registry: &Registry, name: &str, body: &[u8]) -> Response {
 /// Counts the prompt of `body` (a `format` count request) with the session's
 /// tokenizer and answers `reply(tokens)`.
 fn count_prompt(registry: &Registry, name: &str, format: Format, body: &[u8], model: &str, reply: impl Fn(u64) -> serde_json::Value) -> Response {
-    let shape = ErrorShape::of_format(format);
     let session = match registry.get(name) {
         Ok(session) => session,
-        Err(_) => return shape.response(StatusCode::NOT_FOUND, &format!("reloop: no replay session named `{}`", escape_control(name))),
+        Err(_) => return error_response(format, StatusCode::NOT_FOUND, &format!("reloop: no replay session named `{}`", escape_control(name))),
     };
     let prompt = match codec::decode_count_request(format, body, model) {
         Ok(prompt) => prompt,
-        Err(e) => return shape.response(StatusCode::BAD_REQUEST, &format!("could not parse the JSON body of your request: {e}")),
+        Err(e) => return error_response(format, StatusCode::BAD_REQUEST, &format!("could not parse the JSON body of your request: {e}")),
     };
     let tokens = session.counter().count_prompt(&prompt).total;
     if registry.log_requests {
@@ -319,11 +319,11 @@ fn gemini(registry: &Registry, name: &str, action: &str, body: Result<Bytes, Byt
         Some(Action::CountTokens { model }) => {
             let body = match body {
                 Ok(body) => body,
-                Err(rejection) => return ErrorShape::Google.response(rejection.status(), &format!("reloop: {}", rejection.body_text())),
+                Err(rejection) => return error_response(Format::Gemini, rejection.status(), &format!("reloop: {}", rejection.body_text())),
             };
             count_prompt(registry, name, Format::Gemini, &body, &model, |tokens| serde_json::json!({ "totalTokens": tokens }))
         }
-        None => ErrorShape::Google.response(StatusCode::NOT_FOUND, &format!("reloop: no method `{}`; Gemini's are generateContent, streamGenerateContent and countTokens", escape_control(action))),
+        None => error_response(Format::Gemini, StatusCode::NOT_FOUND, &format!("reloop: no method `{}`; Gemini's are generateContent, streamGenerateContent and countTokens", escape_control(action))),
     }
 }
 
@@ -333,7 +333,7 @@ async fn end_session(State(registry): State<Arc<Registry>>, Path(session): Path<
         StatusCode::NO_CONTENT.into_response()
     } else {
         let message = format!("reloop: no live session named `{}`", escape_control(&session));
-        ErrorShape::of(&uri, &headers).response(StatusCode::NOT_FOUND, &message)
+        error_response(error_format(&uri, &headers), StatusCode::NOT_FOUND, &message)
     }
 }
 
@@ -376,27 +376,25 @@ fn parse(call: &Call, body: &[u8]) -> Result<(Prompt, Caching), serde_json::Erro
 
 fn answer(registry: &Registry, name: &str, call: Call) -> Response {
     let format = call.format;
-    let render = renderer(format);
-    let shape = ErrorShape::of_format(format);
     let body = match &call.body {
         Ok(body) => body,
-        Err(rejection) => return shape.response(rejection.status(), &format!("reloop: {}", rejection.body_text())),
+        Err(rejection) => return error_response(format, rejection.status(), &format!("reloop: {}", rejection.body_text())),
     };
     let session = match registry.get(name) {
         Ok(session) => session,
         Err(SessionRefusal::Unknown) => {
             let message = format!("reloop: no replay session named `{}`", escape_control(name));
-            return json_response(StatusCode::NOT_FOUND, render.errors().invalid_request(&message));
+            return json_response(StatusCode::NOT_FOUND, codec::error_body(format, ErrorReply::InvalidRequest(&message)));
         }
         Err(SessionRefusal::Full) => {
-            return shape.response(StatusCode::SERVICE_UNAVAILABLE, "reloop: too many live sessions; end some (DELETE /s/NAME) or wait for idle ones to expire");
+            return error_response(format, StatusCode::SERVICE_UNAVAILABLE, "reloop: too many live sessions; end some (DELETE /s/NAME) or wait for idle ones to expire");
         }
     };
     let (prompt, caching) = match parse(&call, body) {
         Ok(parsed) => parsed,
         Err(e) => {
             let message = format!("could not parse the JSON body of your request: {e}");
-            return json_response(StatusCode::BAD_REQUEST, render.errors().invalid_request(&message));
+            return json_response(StatusCode::BAD_REQUEST, codec::error_body(format, ErrorReply::InvalidRequest(&message)));
         }
     };
     let reply = session.handle_cached(&prompt, &caching);
@@ -410,7 +408,7 @@ fn answer(registry: &Registry, name: &str, call: Call) -> Response {
             log.request(name, format, record, reason.as_deref());
         }
     }
-    let mut response = respond(render, reply, &prompt, format, session.pacer());
+    let mut response = respond(reply, &prompt, format, session.pacer());
     // Both SDKs surface these as the request id; deterministic per session
     // (a raw reply keeps the recorded ones).
     if let Some(id) = record.and_then(|r| HeaderValue::try_from(format!("req_reloop_{name}_{:05}", r.index)).ok()) {
@@ -441,15 +439,19 @@ fn log_line(session: &str, format: Format, record: &RequestRecord, reason: Optio
     )
 }
 
-fn respond(render: &dyn Render, reply: Reply, prompt: &Prompt, format: Format, pacer: Arc<dyn Pacer>) -> Response {
+fn respond(reply: Reply, prompt: &Prompt, format: Format, pacer: Arc<dyn Pacer>) -> Response {
+    let error = |error| codec::error_body(format, error);
     match reply {
         Reply::ContextExceeded { window, requested } => {
-            json_response(StatusCode::BAD_REQUEST, render.errors().context_exceeded(window, requested))
+            json_response(StatusCode::BAD_REQUEST, error(ErrorReply::ContextExceeded { window, requested }))
         }
-        Reply::Divergence(divergence) => json_response(StatusCode::BAD_REQUEST, render.errors().divergence(&divergence)),
-        Reply::InvalidRequest(message) => json_response(StatusCode::BAD_REQUEST, render.errors().invalid_request(&message)),
+        Reply::Divergence(divergence) => {
+            let message = format!("reloop: {}", divergence.render());
+            json_response(StatusCode::BAD_REQUEST, error(ErrorReply::Divergence { message: &message, check: divergence.check }))
+        }
+        Reply::InvalidRequest(message) => json_response(StatusCode::BAD_REQUEST, error(ErrorReply::InvalidRequest(&message))),
         Reply::Http(fault) => {
-            let body = fault.body.clone().unwrap_or_else(|| render.errors().http_error(fault.status));
+            let body = fault.body.clone().unwrap_or_else(|| error(ErrorReply::Status(fault.status)));
             let status = StatusCode::from_u16(fault.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
             let mut response = json_response(status, body);
             for (name, value) in &fault.headers {
@@ -463,19 +465,19 @@ fn respond(render: &dyn Render, reply: Reply, prompt: &Prompt, format: Format, p
             let response = match &raw.body {
                 Some(body) => match body.to_bytes() {
                     Ok(bytes) => Response::new(Body::from(bytes)),
-                    Err(e) => return json_response(StatusCode::INTERNAL_SERVER_ERROR, render.errors().invalid_request(&format!("reloop: {e}"))),
+                    Err(e) => return json_response(StatusCode::INTERNAL_SERVER_ERROR, error(ErrorReply::InvalidRequest(&format!("reloop: {e}")))),
                 },
-                None => stream_response(StreamPlan::new(raw.events.clone(), timing, fault.as_ref(), render), pacer),
+                None => stream_response(StreamPlan::new(raw.events.clone(), timing, fault.as_ref(), &format), pacer),
             };
             raw_reply::with_recorded_head(response, &raw)
         }
         Reply::Turn { answer, fault, timing, model, request_index, .. } => {
             let meta = ReplyMeta { request_index, model, include_usage: prompt.include_usage, tools: prompt.tools.clone() };
             if prompt.stream {
-                let plan = StreamPlan::new(render.stream(&answer, &meta), timing, fault.as_ref(), render);
+                let plan = StreamPlan::new(codec::encode_reply_stream(format, &answer, &meta), timing, fault.as_ref(), &format);
                 stream_response(plan, pacer)
             } else {
-                json_response(StatusCode::OK, render.complete(&answer, &meta))
+                json_response(StatusCode::OK, codec::encode_reply(format, &answer, &meta))
             }
         }
     }

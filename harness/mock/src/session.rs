@@ -12,7 +12,7 @@ use crate::pacing::Pacer;
 use crate::provider_tokens::ProviderTokens;
 use crate::auxiliary;
 use crate::recording::{Exchange, Purpose, RecordedUsage, Recording, ReplayMode, ReplyUsage, Timing};
-use crate::render::Answer;
+use crate::render::answer;
 pub use crate::stages::Reply;
 use crate::stages::{self, AccountInput, Caches, Rejection};
 pub use crate::stages::Caching;
@@ -245,9 +245,9 @@ impl Session {
         let fault = state.faults.next_attempt(exchange_index);
         let effect = stages::apply_fault(fault, &mut turn, self.config.context_window, count.total)?;
         turn.usage = Some(account(state, (request, caching), (count, self.config.provider_tokens.as_ref()), &turn, record));
-        let answer = Answer::new(&turn, Some(exchange), self.config.recording.reply_usage == ReplyUsage::Recorded);
+        let answer = answer(&turn, Some(exchange), self.config.recording.reply_usage == ReplyUsage::Recorded);
         if purpose == Purpose::Main {
-            state.main_call_item_ids = crate::render::responses_call_item_ids(&answer, record.index);
+            state.main_call_item_ids = reloop_wire::openai_responses::reply::call_item_ids(&answer, record.index);
         }
         if !record.retry {
             state.next[purpose.index()] += 1;
@@ -275,7 +275,7 @@ impl Session {
         record.result = auxiliary::AUXILIARY_RESULT;
         let turn = ModelTurn { usage: Some(usage), ..turn };
         let model = self.config.recording.model.clone().unwrap_or_else(|| request.model.clone());
-        Reply::Turn { answer: Box::new(Answer::new(&turn, None, false)), fault: None, timing: Timing::default(), model, request_index: record.index, raw: None }
+        Reply::Turn { answer: Box::new(answer(&turn, None, false)), fault: None, timing: Timing::default(), model, request_index: record.index, raw: None }
     }
 
     /// Match: an identical repeat of a request that was answered is its

@@ -22,7 +22,7 @@ pub enum Reply {
     /// A recorded turn (usage filled in) with its latency.
     Turn {
         /// What to render: the recorded parts (usage filled in).
-        answer: Box<crate::render::Answer>,
+        answer: Box<reloop_wire::reply::Reply>,
         /// A fault to apply to the stream, if any.
         fault: Option<Fault>,
         /// Its simulated latency.

@@ -4,7 +4,8 @@
 
 use std::time::Duration;
 
-use crate::fault::{Fault, StreamErrorKind};
+use crate::fault::Fault;
+use reloop_wire::codec::StreamErrorKind;
 use crate::recording::Timing;
 
 /// How many events come before an injected in-stream error.

@@ -1,13 +1,16 @@
 //! One codec per format, as a client and a server call it: authentication
-//! headers, request bodies to and from the neutral [`Prompt`], a whole
-//! response read into a [`ModelTurn`], and an error body read into the
-//! class every format shares. Callers dispatch on the [`Format`] value and
-//! never on a format's shapes; each arm here is one format's own module.
+//! headers, request bodies to and from the neutral [`Prompt`], replies
+//! encoded from the neutral [`Reply`] (whole or streamed), a whole response
+//! read into a [`ModelTurn`], error bodies written and read, and the frames
+//! a stream fault sends. Callers dispatch on the [`Format`] value and never
+//! on a format's shapes; each arm here is one format's own module.
 
 use crate::anthropic::{AnthropicErrorBody, CacheBreakpoint, CachePoint, Message, MessagesRequest};
 use crate::gemini::{GenerateContentRequest, GoogleErrorBody};
 use crate::openai_chat::{ApiErrorBody, ChatCompletion, ChatRequest};
 use crate::openai_responses::{Response, ResponsesRequest};
+pub use crate::error_reply::{DIVERGENCE_ERROR_TYPE, ErrorReply, StreamErrorKind};
+use crate::reply::{DecodedReply, FromWireError, Reply, ReplyMeta};
 use crate::{Format, ModelTurn, Prompt, WireError};
 
 /// The `anthropic-version` header a client sends.
@@ -148,6 +151,136 @@ pub fn decode_response(format: Format, body: &[u8]) -> Result<ModelTurn, WireErr
     }
 }
 
+/// `reply` as one whole response body.
+pub fn encode_reply(format: Format, reply: &Reply, meta: &ReplyMeta) -> String {
+    match format {
+        Format::OpenaiChat => crate::openai_chat::reply::completion(reply, meta),
+        Format::OpenaiResponses => crate::openai_responses::reply::response(reply, meta),
+        Format::Anthropic => crate::anthropic::reply::message(reply, meta),
+        Format::Gemini => crate::gemini::reply::response(reply, meta),
+    }
+    .to_string()
+}
+
+/// `reply` as the SSE frames of a stream, each part in the API's event
+/// order, cut into its recorded piece sizes.
+pub fn encode_reply_stream(format: Format, reply: &Reply, meta: &ReplyMeta) -> Vec<String> {
+    match format {
+        Format::OpenaiChat => crate::openai_chat::reply::stream(reply, meta),
+        Format::OpenaiResponses => crate::openai_responses::reply::stream(reply, meta),
+        Format::Anthropic => crate::anthropic::reply::stream(reply, meta),
+        Format::Gemini => crate::gemini::reply::stream(reply, meta),
+    }
+}
+
+/// A response of `format` read into parts: `text` is the body after any
+/// `Content-Encoding`, an event stream when `streamed` (its `[DONE]`
+/// skipped), else one JSON body.
+///
+/// # Errors
+///
+/// A body or event is not JSON, or not the format's response.
+pub fn decode_reply(format: Format, text: &str, streamed: bool) -> Result<DecodedReply, FromWireError> {
+    if streamed {
+        let events = crate::sse_events::split_events(text)
+            .iter()
+            .filter_map(|event| crate::sse_events::data(event))
+            .filter(|data| *data != "[DONE]")
+            .map(|data| serde_json::from_str(data).map_err(|e| FromWireError::NotJson(format!("event `{data}`: {e}"))))
+            .collect::<Result<Vec<serde_json::Value>, _>>()?;
+        match format {
+            Format::OpenaiChat => crate::openai_chat::read_reply::from_events(&events),
+            Format::OpenaiResponses => crate::openai_responses::read_reply::from_events(&events),
+            Format::Anthropic => crate::anthropic::read_reply::from_events(&events),
+            Format::Gemini => crate::gemini::reply::from_events(&events),
+        }
+    } else {
+        let body: serde_json::Value = serde_json::from_str(text).map_err(|e| FromWireError::NotJson(format!("body: {e}")))?;
+        let unstreamed = Default::default();
+        match format {
+            Format::OpenaiChat => crate::openai_chat::read_reply::from_body(&body, &unstreamed),
+            Format::OpenaiResponses => crate::openai_responses::read_reply::from_body(&body, &unstreamed),
+            Format::Anthropic => crate::anthropic::read_reply::from_body(&body, &unstreamed),
+            Format::Gemini => crate::gemini::reply::from_body(&body),
+        }
+    }
+}
+
+/// The body of `error` in `format`'s envelope: OpenAI's
+/// `{"error":{...}}`, Anthropic's `{"type":"error","error":{...}}` or
+/// Google's `{"error":{"code","message","status"}}`, so the official SDKs
+/// raise their typed errors.
+pub fn error_body(format: Format, error: ErrorReply<'_>) -> String {
+    let body = match format {
+        Format::OpenaiChat | Format::OpenaiResponses => serde_json::to_string(&ApiErrorBody::of_reply(error)),
+        Format::Anthropic => serde_json::to_string(&AnthropicErrorBody::of_reply(error)),
+        Format::Gemini => serde_json::to_string(&GoogleErrorBody::of_reply(error)),
+    };
+    body.expect("error bodies are plain JSON")
+}
+
+/// The frame of an error event inside a `format` stream.
+pub fn stream_error_frame(format: Format, kind: StreamErrorKind) -> String {
+    let openai = || match kind {
+        StreamErrorKind::Overloaded => ("overloaded_error", "Overloaded"),
+        StreamErrorKind::ServerError => ("server_error", "The server had an error while processing your request."),
+        StreamErrorKind::RateLimited => ("rate_limit_error", "Rate limit reached."),
+    };
+    match format {
+        Format::OpenaiChat => {
+            let (kind, message) = openai();
+            format!("data: {}\n\n", serde_json::to_string(&ApiErrorBody::new(message, kind, None)).expect("plain JSON"))
+        }
+        Format::OpenaiResponses => {
+            let (kind, message) = openai();
+            let event = serde_json::json!({ "type": "error", "code": kind, "message": message, "param": null, "sequence_number": 99 });
+            format!("event: error\ndata: {event}\n\n")
+        }
+        Format::Anthropic => {
+            let (kind, message) = match kind {
+                StreamErrorKind::Overloaded => ("overloaded_error", "Overloaded"),
+                StreamErrorKind::ServerError => ("api_error", "Internal server error"),
+                StreamErrorKind::RateLimited => ("rate_limit_error", "Rate limited"),
+            };
+            format!("event: error\ndata: {}\n\n", serde_json::to_string(&AnthropicErrorBody::new(kind, message)).expect("plain JSON"))
+        }
+        Format::Gemini => {
+            let body = match kind {
+                StreamErrorKind::Overloaded => GoogleErrorBody::for_status(503),
+                StreamErrorKind::ServerError => GoogleErrorBody::for_status(500),
+                StreamErrorKind::RateLimited => GoogleErrorBody::rate_limited(),
+            };
+            format!("data: {}\r\n\r\n", serde_json::to_string(&body).expect("plain JSON"))
+        }
+    }
+}
+
+/// A frame of `format` cut off inside its JSON, as a broken connection or
+/// proxy leaves it.
+pub fn garbled_frame(format: Format) -> &'static str {
+    match format {
+        Format::OpenaiChat => "data: {\"id\":\"chatcmpl-reloop\",\"object\":\"chat.completion.chunk\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\"tru\n\n",
+        Format::OpenaiResponses => "event: response.output_text.delta\ndata: {\"type\":\"response.output_text.delta\",\"delta\":\"tru\n\n",
+        Format::Anthropic => "event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_de\n\n",
+        Format::Gemini => "data: {\"candidates\": [{\"content\": {\"parts\": [{\"text\": \"tru\r\n\r\n",
+    }
+}
+
+/// The format whose error envelope a request to `path` expects when no
+/// route read it: Anthropic for its route (`/messages`) or its
+/// `anthropic-version` header, Gemini for a `/v1beta/` route or its key
+/// header, OpenAI (Chat's envelope, which Responses shares) otherwise.
+/// `has_header` says whether the request carries a header.
+pub fn error_format(path: &str, has_header: impl Fn(&str) -> bool) -> Format {
+    if has_header("anthropic-version") || path.trim_end_matches('/').ends_with("/messages") {
+        Format::Anthropic
+    } else if has_header(crate::gemini::API_KEY_HEADER) || path.contains("/v1beta/") {
+        Format::Gemini
+    } else {
+        Format::OpenaiChat
+    }
+}
+
 /// An error body, as every format's client classifies it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ErrorInfo {
@@ -209,6 +342,26 @@ mod tests {
         let quota = br#"{"error":{"code":429,"message":"quota","status":"RESOURCE_EXHAUSTED"}}"#;
         assert_eq!(read_error(Format::Gemini, quota).unwrap().kind, "rate_limit_error");
         assert_eq!(read_error(Format::Gemini, b"oops"), None);
+    }
+
+    #[test]
+    fn every_format_writes_each_error_in_its_envelope_and_reads_it_back() {
+        for format in Format::ALL {
+            let overflow = error_body(format, ErrorReply::ContextExceeded { window: 1000, requested: 1200 });
+            assert!(read_error(format, overflow.as_bytes()).unwrap().context_exceeded, "{format:?}: {overflow}");
+            let refusal = error_body(format, ErrorReply::Server { status: 404, message: "reloop: no route" });
+            assert_eq!(read_error(format, refusal.as_bytes()).unwrap().message, "reloop: no route", "{format:?}");
+            let divergence = error_body(format, ErrorReply::Divergence { message: "reloop: diverged", check: "tool_results" });
+            assert!(divergence.contains(DIVERGENCE_ERROR_TYPE) && divergence.contains("diverged"), "{format:?}: {divergence}");
+            for status in [429, 500, 503, 529, 400] {
+                assert!(read_error(format, error_body(format, ErrorReply::Status(status)).as_bytes()).is_some(), "{format:?} {status}");
+            }
+            assert!(!stream_error_frame(format, StreamErrorKind::Overloaded).is_empty());
+            assert!(serde_json::from_str::<serde_json::Value>(garbled_frame(format).trim_start_matches("event: ").split("data: ").last().unwrap()).is_err());
+        }
+        assert_eq!(error_format("/s/x/v1/messages", |_| false), Format::Anthropic);
+        assert_eq!(error_format("/v1/chat/completions", |name| name == "x-goog-api-key"), Format::Gemini);
+        assert_eq!(error_format("/v1/responses", |_| false), Format::OpenaiChat);
     }
 
     #[test]

@@ -40,6 +40,16 @@ impl Format {
         }
     }
 
+    /// The name a recording's raw response gives the API (`raw.api`).
+    pub fn recorded_name(self) -> &'static str {
+        match self {
+            Self::OpenaiChat => "openai_chat",
+            Self::OpenaiResponses => "openai_responses",
+            Self::Anthropic => "anthropic",
+            Self::Gemini => "gemini",
+        }
+    }
+
     /// The endpoint's route below the API base URL (which ends in `/v1`, or `/v1beta` for
     /// Gemini): Gemini's last segment is `{model}:{method}`, an `{action}` parameter.
     pub fn path(self) -> &'static str {

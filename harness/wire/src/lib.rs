@@ -14,6 +14,11 @@
 //! - [`parts`]: the provider-neutral response, as the ordered parts every format encodes from
 //!   and decodes into.
 //! - [`prompt`]: the provider-neutral request, the pivot every format's request converts through.
+//! - [`reply`]: one reply ready for any format's encoder (the parts, finish reason, usage and
+//!   recorded ids), the ids generated in each API's shape, and a response read back
+//!   ([`reply::DecodedReply`]); each format's `reply` and `read_reply` modules do the bytes.
+//! - [`error_reply`]: the errors a server answers with, which each format's error body writes.
+//! - [`sse_events`]: an SSE body cut at its real event boundaries, bytes kept, for raw replay.
 //! - [`openai_chat`]: the OpenAI Chat Completions API (requests, streamed chunks, non-streamed
 //!   responses, error bodies).
 //! - [`openai_responses`]: the OpenAI Responses API (requests and items, typed stream events,
@@ -23,7 +28,8 @@
 //! - [`gemini`]: the Google Gemini API (requests and parts, responses encoded from and decoded
 //!   into the neutral parts, the streamed turn, Google's error envelope).
 //! - [`codec`]: what callers ask of any format (auth headers, requests to and from the
-//!   prompt, whole responses, error bodies), one arm per format.
+//!   prompt, replies encoded and read, error bodies written and read, fault frames), one arm
+//!   per format.
 //! - [`format`](mod@format): the formats as a value, to pick an endpoint and a stream decoder
 //!   at run time.
 
@@ -31,6 +37,7 @@ pub mod anthropic;
 pub mod codec;
 pub mod delta;
 pub mod error;
+pub mod error_reply;
 pub mod format;
 pub mod gemini;
 pub mod message;
@@ -38,8 +45,10 @@ pub mod openai_chat;
 pub mod openai_responses;
 pub mod parts;
 pub mod prompt;
+pub mod reply;
 pub mod split;
 pub mod sse;
+pub mod sse_events;
 pub mod turn;
 
 mod nullable;

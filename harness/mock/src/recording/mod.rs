@@ -17,7 +17,8 @@ use serde::{Deserialize, Serialize};
 
 pub use auxiliary_answer::AuxiliaryAnswer;
 pub use reloop_wire::parts::{Arguments, Part, ToolCallPart};
-pub use recorded::{RawBody, RawResponse, RecordedRequest, RecordedUsage, ReplayMode, ResponseIds};
+pub use recorded::{RawBody, RawResponse, RecordedRequest, ReplayMode};
+pub use reloop_wire::parts::{RecordedUsage, ResponseIds};
 
 /// The format tag of v1 recordings, still read.
 pub const FORMAT_V1: &str = "reloop.recording/v1";

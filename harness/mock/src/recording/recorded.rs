@@ -4,76 +4,10 @@
 
 use std::collections::BTreeMap;
 
-use reloop_wire::Usage;
 use schemars::JsonSchema;
 use base64::Engine;
 use serde::{Deserialize, Serialize};
 
-use super::is_default;
-
-/// Usage as the provider reported it when the exchange was recorded.
-/// The counts are neutral (input includes cached tokens, as OpenAI counts);
-/// `wire` keeps the provider's own object, every field included.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct RecordedUsage {
-    /// All prompt tokens, cached ones (read or written) included.
-    pub input_tokens: u64,
-    /// Generated tokens, reasoning included.
-    pub output_tokens: u64,
-    /// Prompt tokens read from the provider's cache.
-    #[serde(default, skip_serializing_if = "is_default")]
-    pub cache_read_tokens: u64,
-    /// Prompt tokens written to the provider's cache.
-    #[serde(default, skip_serializing_if = "is_default")]
-    pub cache_write_tokens: u64,
-    /// Output tokens spent reasoning, where the provider says.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub reasoning_tokens: Option<u64>,
-    /// The provider's usage object exactly as sent.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub wire: Option<serde_json::Value>,
-}
-
-impl RecordedUsage {
-    /// The neutral counts.
-    pub fn tokens(&self) -> Usage {
-        Usage {
-            input_tokens: self.input_tokens,
-            output_tokens: self.output_tokens,
-            cache_read_tokens: self.cache_read_tokens,
-            cache_write_tokens: self.cache_write_tokens,
-        }
-    }
-}
-
-impl From<Usage> for RecordedUsage {
-    fn from(usage: Usage) -> Self {
-        Self {
-            input_tokens: usage.input_tokens,
-            output_tokens: usage.output_tokens,
-            cache_read_tokens: usage.cache_read_tokens,
-            cache_write_tokens: usage.cache_write_tokens,
-            ..Self::default()
-        }
-    }
-}
-
-/// The ids a response carried as a whole; absent ones are generated in the
-/// rendering API's shape (`chatcmpl-…`, `resp_…`, `msg_…`).
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct ResponseIds {
-    /// The response id (`chatcmpl-…`, `resp_…`, `msg_…`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub response: Option<String>,
-    /// The `created`/`created_at` time, seconds since the epoch.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub created: Option<u64>,
-    /// Chat's `system_fingerprint`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub system_fingerprint: Option<String>,
-}
 
 /// Whether an exchange is answered from its parts or its raw bytes.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]

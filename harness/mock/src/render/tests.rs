@@ -6,6 +6,9 @@
 use reloop_wire::Format;
 use serde_json::Value;
 
+use reloop_wire::codec::{encode_reply, encode_reply_stream};
+use reloop_wire::reply::{Reply, ReplyMeta};
+
 use super::*;
 use crate::recording::Exchange;
 use crate::recording::from_wire::{WireResponse, exchange_from_wire, split_events};
@@ -43,15 +46,15 @@ fn chat_kind(chunk: &Value) -> String {
 /// Renders `body`'s parts again in `api` and checks events and content.
 fn round_trip(api: Format, body: &str) {
     let recorded = read(api, body);
-    let answer = Answer::new(&recorded.to_turn(0), Some(&recorded), true);
+    let reply = answer(&recorded.to_turn(0), Some(&recorded), true);
     let meta = ReplyMeta { request_index: 0, model: recorded.model.clone().unwrap_or_default(), include_usage: true, tools: Vec::new() };
-    let rendered: String = renderer(api).stream(&answer, &meta).concat();
+    let rendered: String = encode_reply_stream(api, &reply, &meta).concat();
     assert_eq!(event_kinds(&rendered), event_kinds(body), "event order");
     let again = read(api, &rendered);
     assert_eq!(again.parts, recorded.parts, "parts");
     assert_eq!((&again.ids, &again.finish_reason, &again.model), (&recorded.ids, &recorded.finish_reason, &recorded.model));
     assert_eq!(again.usage, recorded.usage, "usage");
-    let whole: Value = serde_json::from_str(&renderer(api).complete(&answer, &meta)).unwrap();
+    let whole: Value = serde_json::from_str(&encode_reply(api, &reply, &meta)).unwrap();
     let from_body = exchange_from_wire(api, WireResponse { status: 200, headers: &[], body: whole.to_string().as_bytes() }, whole.to_string().as_bytes()).unwrap();
     assert_eq!(from_body.tool_calls().count(), recorded.tool_calls().count());
     assert_eq!(from_body.text(), recorded.text());
@@ -109,8 +112,8 @@ fn the_rendered_bytes_stay_the_same() {
                 continue;
             };
             for recorded_usage in [true, false] {
-                let answer = Answer::new(&recorded.to_turn(3), Some(&recorded), recorded_usage);
-                digests.extend(renderings(&format!("{dir}/{name} recorded_usage={recorded_usage}"), &answer, recorded.model.clone().unwrap_or_default()));
+                let reply = answer(&recorded.to_turn(3), Some(&recorded), recorded_usage);
+                digests.extend(renderings(&format!("{dir}/{name} recorded_usage={recorded_usage}"), &reply, recorded.model.clone().unwrap_or_default()));
             }
         }
     }
@@ -120,11 +123,11 @@ fn the_rendered_bytes_stay_the_same() {
         usage: Some(reloop_wire::Usage { input_tokens: 120, output_tokens: 7, ..reloop_wire::Usage::default() }),
         ..reloop_wire::ModelTurn::default()
     };
-    digests.extend(renderings("no exchange", &Answer::new(&turn, None, false), "gpt-test".into()));
+    digests.extend(renderings("no exchange", &answer(&turn, None, false), "gpt-test".into()));
     insta::assert_snapshot!(digests.join("\n"));
 }
 
-fn renderings(case: &str, answer: &Answer, model: String) -> Vec<String> {
+fn renderings(case: &str, reply: &Reply, model: String) -> Vec<String> {
     let digest = |bytes: &str| format!("{} bytes {:016x}", bytes.len(), crate::tokens::content_hash(&bytes));
     let mut lines = Vec::new();
     for api in [Format::OpenaiChat, Format::OpenaiResponses, Format::Anthropic] {
@@ -132,12 +135,12 @@ fn renderings(case: &str, answer: &Answer, model: String) -> Vec<String> {
             // The Responses body echoes the request's tools; one set of renderings declares one.
             let tools = if include_usage { vec![reloop_wire::ToolSpec { name: "read".into(), description: "Reads a file.".into(), parameters: serde_json::json!({ "type": "object" }) }] } else { Vec::new() };
             let meta = ReplyMeta { request_index: 3, model: model.clone(), include_usage, tools };
-            let stream = renderer(api).stream(answer, &meta);
+            let stream = encode_reply_stream(api, reply, &meta);
             let frames = stream.len();
             lines.push(format!(
                 "{case} as {api:?} include_usage={include_usage}: stream {frames} frames {}, complete {}",
                 digest(&stream.concat()),
-                digest(&renderer(api).complete(answer, &meta))
+                digest(&encode_reply(api, reply, &meta))
             ));
         }
     }

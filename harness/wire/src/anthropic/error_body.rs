@@ -6,6 +6,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use crate::WireError;
+use crate::error_reply::{DIVERGENCE_ERROR_TYPE, ErrorReply};
 
 /// An error response body: `{"type": "error", "error": {...}, "request_id": ...}`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -39,7 +40,35 @@ const INVALID_REQUEST_ERROR: &str = "invalid_request_error";
 /// How the message of the context-window error starts.
 const PROMPT_TOO_LONG: &str = "prompt is too long: ";
 
+/// The `type` of the server's own refusal with `status`.
+fn server_type(status: u16) -> &'static str {
+    match status {
+        401 => "authentication_error",
+        403 => "permission_error",
+        404 => "not_found_error",
+        413 => "request_too_large",
+        429 => "rate_limit_error",
+        503 | 529 => "overloaded_error",
+        500..=599 => "api_error",
+        _ => "invalid_request_error",
+    }
+}
+
 impl AnthropicErrorBody {
+    /// The body of `error`.
+    pub fn of_reply(error: ErrorReply<'_>) -> Self {
+        match error {
+            ErrorReply::Status(429) => Self::rate_limited("Number of request tokens has exceeded your per-minute rate limit"),
+            ErrorReply::Status(529 | 503) => Self::overloaded(),
+            ErrorReply::Status(500..=599) => Self::api_error("Internal server error"),
+            ErrorReply::Status(_) => Self::invalid_request("Invalid request."),
+            ErrorReply::ContextExceeded { window, requested } => Self::prompt_too_long(requested, window),
+            ErrorReply::InvalidRequest(message) => Self::invalid_request(message),
+            ErrorReply::Divergence { message, .. } => Self::new(DIVERGENCE_ERROR_TYPE, message),
+            ErrorReply::Server { status, message } => Self::new(server_type(status), message),
+        }
+    }
+
     /// A body with this error type and message (and no request id).
     pub fn new(kind: &str, message: impl Into<String>) -> Self {
         Self {

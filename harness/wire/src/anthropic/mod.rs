@@ -4,6 +4,8 @@
 pub mod cache_control;
 pub mod error_body;
 pub mod request;
+pub mod reply;
+pub mod read_reply;
 pub mod response;
 pub mod stream;
 

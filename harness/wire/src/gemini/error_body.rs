@@ -5,6 +5,8 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::error_reply::{DIVERGENCE_ERROR_TYPE, ErrorReply};
+
 /// An error response body.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct GoogleErrorBody {
@@ -30,6 +32,23 @@ pub struct GoogleError {
 const TOKEN_COUNT: &str = "The input token count";
 
 impl GoogleErrorBody {
+    /// The body of `error`; Google types an error by an `ErrorInfo`
+    /// detail's `reason`, which carries a divergence's type.
+    pub fn of_reply(error: ErrorReply<'_>) -> Self {
+        match error {
+            ErrorReply::Status(status) => Self::for_status(status),
+            ErrorReply::ContextExceeded { window, requested } => Self::prompt_too_long(requested, window),
+            ErrorReply::InvalidRequest(message) => Self::invalid_argument(message),
+            ErrorReply::Divergence { message, check } => {
+                let mut body = Self::new(400, "FAILED_PRECONDITION", message);
+                let info = serde_json::json!({ "@type": "type.googleapis.com/google.rpc.ErrorInfo", "reason": DIVERGENCE_ERROR_TYPE, "domain": "reloop", "metadata": { "check": check } });
+                body.error.details.push(info);
+                body
+            }
+            ErrorReply::Server { status, message } => Self::with_code(status, message),
+        }
+    }
+
     /// A body of this status code, name and message.
     pub fn new(code: u16, status: &str, message: impl Into<String>) -> Self {
         Self { error: GoogleError { code, message: message.into(), status: status.to_owned(), details: Vec::new() } }

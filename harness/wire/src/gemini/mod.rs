@@ -11,6 +11,7 @@
 
 pub mod error_body;
 pub mod request;
+pub mod reply;
 pub mod response;
 pub mod stream;
 

@@ -3,6 +3,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::error_reply::{DIVERGENCE_ERROR_TYPE, ErrorReply};
+
 /// An error response body: `{"error": {...}}`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ApiErrorBody {
@@ -30,7 +32,39 @@ const CONTEXT_LENGTH_EXCEEDED: &str = "context_length_exceeded";
 /// `type` of errors caused by the request.
 const INVALID_REQUEST_ERROR: &str = "invalid_request_error";
 
+/// The `type` of the server's own refusal with `status`.
+fn server_type(status: u16) -> &'static str {
+    match status {
+        401 => "authentication_error",
+        403 => "permission_error",
+        404 => "not_found_error",
+        429 => "rate_limit_error",
+        500..=599 => "server_error",
+        _ => INVALID_REQUEST_ERROR,
+    }
+}
+
 impl ApiErrorBody {
+    /// A body of `kind` with `message` and an optional `code`.
+    pub fn new(message: &str, kind: &str, code: Option<&str>) -> Self {
+        Self { error: ApiError { message: message.to_owned(), kind: kind.to_owned(), param: None, code: code.map(str::to_owned) } }
+    }
+
+    /// The body of `error`, shared by Chat Completions and Responses.
+    pub fn of_reply(error: ErrorReply<'_>) -> Self {
+        match error {
+            ErrorReply::Status(429) => Self::new("Rate limit reached for requests. Please try again in 2s.", "requests", Some("rate_limit_exceeded")),
+            ErrorReply::Status(503) => Self::new("The engine is currently overloaded, please try again later.", "server_error", None),
+            ErrorReply::Status(529) => Self::new("Overloaded", "overloaded_error", None),
+            ErrorReply::Status(500..=599) => Self::new("The server had an error while processing your request. Sorry about that!", "server_error", None),
+            ErrorReply::Status(_) => Self::new("Invalid request.", INVALID_REQUEST_ERROR, None),
+            ErrorReply::ContextExceeded { window, requested } => Self::context_length_exceeded(window, requested),
+            ErrorReply::InvalidRequest(message) => Self::invalid_request(message, None),
+            ErrorReply::Divergence { message, check } => Self::new(message, DIVERGENCE_ERROR_TYPE, Some(check)),
+            ErrorReply::Server { status, message } => Self::new(message, server_type(status), None),
+        }
+    }
+
     /// The 400 body the API returns when the messages exceed the model's context window.
     pub fn context_length_exceeded(max_tokens: u64, requested: u64) -> Self {
         let mut body = Self::invalid_request(

@@ -4,6 +4,8 @@
 pub mod error_body;
 mod read_message;
 pub mod request;
+pub mod reply;
+pub mod read_reply;
 pub mod response;
 pub mod stream;
 

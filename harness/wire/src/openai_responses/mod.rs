@@ -2,6 +2,8 @@
 //! streaming events, and the `response` object of non-streamed answers.
 
 pub mod request;
+pub mod reply;
+pub mod read_reply;
 pub mod response;
 pub mod stream;
 

@@ -1,25 +1,15 @@
 //! A recorded HTTP response of any of the four APIs, turned into a v2
-//! [`Exchange`]: the neutral parts, usage, ids, stop reason and model, plus
-//! the raw bytes so the same exchange can also replay byte for byte. The
-//! importers (vcr cassettes) and `reloop record` both start here.
-//!
-//! A stream is first accumulated into the API's whole-response shape (the
-//! object a non-streamed call returns), with the size of each delta kept as
-//! the part's `chunks`; one reader per API then reads that shape.
-
-mod anthropic;
-mod gemini;
-mod openai_chat;
-mod openai_responses;
-mod sse_events;
-
-use std::collections::BTreeMap;
+//! [`Exchange`]: the neutral parts, usage, ids, stop reason and model, as
+//! the codec reads them (`reloop_wire::codec::decode_reply`), plus the kept
+//! headers and the raw bytes so the same exchange can also replay byte for
+//! byte. The importers (vcr cassettes) and `reloop record` both start here.
 
 use reloop_wire::Format;
-use serde_json::Value;
+use reloop_wire::codec;
+pub use reloop_wire::reply::FromWireError;
+pub use reloop_wire::sse_events::split_events;
 
 use super::{Exchange, RawBody, RawResponse};
-pub use sse_events::split_events;
 
 /// A response as it came over the wire.
 #[derive(Debug, Clone, Copy)]
@@ -32,29 +22,6 @@ pub struct WireResponse<'a> {
     pub body: &'a [u8],
 }
 
-/// Why a response cannot be read into parts.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum FromWireError {
-    /// A body or event that is not the JSON the API sends.
-    NotJson(String),
-    /// JSON of the wrong shape: what was expected where.
-    Shape(String),
-    /// A kind of output this reader does not know.
-    Unsupported(String),
-}
-
-impl std::fmt::Display for FromWireError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            Self::NotJson(what) => write!(f, "not JSON: {what}"),
-            Self::Shape(what) => write!(f, "unexpected shape: {what}"),
-            Self::Unsupported(what) => write!(f, "unsupported output: {what}"),
-        }
-    }
-}
-
-impl std::error::Error for FromWireError {}
-
 /// The response headers an exchange keeps beside its parts.
 const KEPT_HEADERS: [&str; 3] = ["request-id", "x-request-id", "openai-processing-ms"];
 
@@ -64,27 +31,14 @@ const KEPT_HEADERS: [&str; 3] = ["request-id", "x-request-id", "openai-processin
 pub fn exchange_from_wire(api: Format, response: WireResponse<'_>, decoded: &[u8]) -> Result<Exchange, FromWireError> {
     let text = std::str::from_utf8(decoded).map_err(|e| FromWireError::NotJson(format!("body is not UTF-8: {e}")))?;
     let streamed = is_stream(response.headers, text);
-    let mut exchange = if streamed {
-        let events = split_events(text)
-            .iter()
-            .filter_map(|event| sse_events::data(event))
-            .filter(|data| *data != "[DONE]")
-            .map(|data| serde_json::from_str(data).map_err(|e| FromWireError::NotJson(format!("event `{data}`: {e}"))))
-            .collect::<Result<Vec<Value>, _>>()?;
-        match api {
-            Format::OpenaiChat => openai_chat::from_events(&events)?,
-            Format::OpenaiResponses => openai_responses::from_events(&events)?,
-            Format::Anthropic => anthropic::from_events(&events)?,
-            Format::Gemini => gemini::from_events(&events)?,
-        }
-    } else {
-        let body: Value = serde_json::from_str(text).map_err(|e| FromWireError::NotJson(format!("body: {e}")))?;
-        match api {
-            Format::OpenaiChat => openai_chat::from_body(&body, &BTreeMap::new())?,
-            Format::OpenaiResponses => openai_responses::from_body(&body, &BTreeMap::new())?,
-            Format::Anthropic => anthropic::from_body(&body, &BTreeMap::new())?,
-            Format::Gemini => gemini::from_body(&body)?,
-        }
+    let decoded = codec::decode_reply(api, text, streamed)?;
+    let mut exchange = Exchange {
+        parts: decoded.parts,
+        finish_reason: decoded.finish_reason,
+        model: decoded.model,
+        ids: decoded.ids,
+        usage: decoded.usage,
+        ..Exchange::default()
     };
     exchange.headers = response
         .headers
@@ -102,17 +56,7 @@ pub fn raw_response(api: Format, response: WireResponse<'_>, streamed: bool) -> 
         RawBody::Text(text) if streamed => (None, split_events(&text).into_iter().map(str::to_owned).collect()),
         body => (Some(body), Vec::new()),
     };
-    RawResponse { api: api_name(api).into(), status: response.status, headers: response.headers.to_vec(), body, events }
-}
-
-/// The name a recording gives `api`.
-pub fn api_name(api: Format) -> &'static str {
-    match api {
-        Format::OpenaiChat => "openai_chat",
-        Format::OpenaiResponses => "openai_responses",
-        Format::Anthropic => "anthropic",
-        Format::Gemini => "gemini",
-    }
+    RawResponse { api: api.recorded_name().into(), status: response.status, headers: response.headers.to_vec(), body, events }
 }
 
 /// Whether the body is an event stream: by its content type, else by its first line.
@@ -122,45 +66,6 @@ fn is_stream(headers: &[(String, String)], body: &str) -> bool {
         Some(kind) => kind.starts_with("text/event-stream"),
         None => body.trim_start().starts_with("event:") || body.trim_start().starts_with("data:"),
     }
-}
-
-/// Delta sizes per output slot, as a stream sent them.
-pub(crate) type Chunks = BTreeMap<String, Vec<usize>>;
-
-/// A string field of `value`, or empty.
-pub(crate) fn str_of<'v>(value: &'v Value, key: &str) -> &'v str {
-    value.get(key).and_then(Value::as_str).unwrap_or_default()
-}
-
-/// A count field of `value`, or 0.
-/// Where an OpenAI API keeps its usage figures: Chat names them
-/// `prompt`/`completion`, Responses `input`/`output`.
-pub(crate) struct UsageFields {
-    pub input: &'static str,
-    pub output: &'static str,
-    pub cached: &'static str,
-    pub reasoning: &'static str,
-}
-
-/// An OpenAI usage object as recorded (OpenAI reports no cache writes).
-pub(crate) fn openai_usage(wire: &Value, fields: &UsageFields) -> super::RecordedUsage {
-    super::RecordedUsage {
-        input_tokens: count(wire, fields.input),
-        output_tokens: count(wire, fields.output),
-        cache_read_tokens: count(wire, fields.cached),
-        cache_write_tokens: 0,
-        reasoning_tokens: wire.pointer(fields.reasoning).and_then(Value::as_u64),
-        wire: Some(wire.clone()),
-    }
-}
-
-pub(crate) fn count(value: &Value, pointer: &str) -> u64 {
-    value.pointer(pointer).and_then(Value::as_u64).unwrap_or_default()
-}
-
-/// An optional string field of `value`.
-pub(crate) fn opt_str(value: &Value, key: &str) -> Option<String> {
-    value.get(key).and_then(Value::as_str).filter(|s| !s.is_empty()).map(str::to_owned)
 }
 
 #[cfg(test)]

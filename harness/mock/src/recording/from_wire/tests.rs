@@ -3,6 +3,7 @@
 //! bytes.
 
 use reloop_wire::{FinishReason, Format};
+use serde_json::Value;
 
 use super::*;
 use crate::recording::{Arguments, Part, ToolCallPart};

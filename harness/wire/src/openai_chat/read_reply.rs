@@ -1,14 +1,15 @@
 //! OpenAI Chat Completions: a `chat.completion`, or its chunks, read into
 //! parts. Only the first choice is read (agents ask for one).
 
-use reloop_wire::FinishReason;
+use crate::FinishReason;
 use serde_json::{Map, Value, json};
 
-use super::{Chunks, FromWireError, UsageFields, openai_usage, opt_str};
-use crate::recording::{Arguments, Exchange, Part, RecordedUsage, ResponseIds, ToolCallPart};
+use crate::reply::read::{Chunks, FromWireError, UsageFields, openai_usage, opt_str};
+use crate::parts::{Arguments, Part, RecordedUsage, ResponseIds, ToolCallPart};
+use crate::reply::DecodedReply;
 
 /// Accumulates the chunks into the completion they describe, then reads that.
-pub fn from_events(events: &[Value]) -> Result<Exchange, FromWireError> {
+pub fn from_events(events: &[Value]) -> Result<DecodedReply, FromWireError> {
     let mut completion = Map::new();
     let mut message = Map::new();
     let mut calls: Vec<Value> = Vec::new();
@@ -74,7 +75,7 @@ fn append(target: &mut Map<String, Value>, field: &str, piece: &str) {
 }
 
 /// Reads a whole completion; `chunks` are the stream's delta sizes by field.
-pub fn from_body(completion: &Value, chunks: &Chunks) -> Result<Exchange, FromWireError> {
+pub fn from_body(completion: &Value, chunks: &Chunks) -> Result<DecodedReply, FromWireError> {
     let choice = completion.pointer("/choices/0").ok_or_else(|| FromWireError::Shape("completion without `choices[0]`".into()))?;
     let message = choice.get("message").cloned().unwrap_or_default();
     let chunks_of = |key: &str| chunks.get(key).cloned().unwrap_or_default();
@@ -98,7 +99,7 @@ pub fn from_body(completion: &Value, chunks: &Chunks) -> Result<Exchange, FromWi
             chunks: chunks_of(&format!("tool:{i}")),
         }));
     }
-    Ok(Exchange {
+    Ok(DecodedReply {
         parts,
         finish_reason: choice.get("finish_reason").and_then(Value::as_str).map(FinishReason::from_openai_str),
         model: opt_str(completion, "model"),
@@ -108,7 +109,6 @@ pub fn from_body(completion: &Value, chunks: &Chunks) -> Result<Exchange, FromWi
             system_fingerprint: opt_str(completion, "system_fingerprint"),
         },
         usage: completion.get("usage").filter(|u| u.is_object()).map(usage),
-        ..Exchange::default()
     })
 }
 

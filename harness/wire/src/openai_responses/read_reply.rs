@@ -3,14 +3,15 @@
 //! (a `response.completed` may carry an empty `output`), its id, model,
 //! status and usage from the last `response.*` snapshot.
 
-use reloop_wire::FinishReason;
+use crate::FinishReason;
 use serde_json::Value;
 
-use super::{Chunks, FromWireError, UsageFields, openai_usage, opt_str, str_of};
-use crate::recording::{Arguments, Exchange, Part, RecordedUsage, ResponseIds, ToolCallPart};
+use crate::reply::read::{Chunks, FromWireError, UsageFields, openai_usage, opt_str, str_of};
+use crate::parts::{Arguments, Part, RecordedUsage, ResponseIds, ToolCallPart};
+use crate::reply::DecodedReply;
 
 /// Accumulates a stream into the response it describes, then reads that.
-pub fn from_events(events: &[Value]) -> Result<Exchange, FromWireError> {
+pub fn from_events(events: &[Value]) -> Result<DecodedReply, FromWireError> {
     let mut response = Value::Null;
     let mut items: Vec<(u64, Value)> = Vec::new();
     let mut chunks = Chunks::new();
@@ -42,7 +43,7 @@ pub fn from_events(events: &[Value]) -> Result<Exchange, FromWireError> {
 }
 
 /// Reads a whole response; `chunks` are the stream's delta sizes by output index.
-pub fn from_body(response: &Value, chunks: &Chunks) -> Result<Exchange, FromWireError> {
+pub fn from_body(response: &Value, chunks: &Chunks) -> Result<DecodedReply, FromWireError> {
     let output = response.get("output").and_then(Value::as_array).ok_or_else(|| FromWireError::Shape("response without `output`".into()))?;
     let mut parts = Vec::new();
     for (i, item) in output.iter().enumerate() {
@@ -50,13 +51,12 @@ pub fn from_body(response: &Value, chunks: &Chunks) -> Result<Exchange, FromWire
         read_item(item, chunks, &mut parts)?;
     }
     let calls = parts.iter().any(|p| matches!(p, Part::ToolCall(_)));
-    Ok(Exchange {
+    Ok(DecodedReply {
         parts,
         finish_reason: Some(finish_reason(response, calls)),
         model: opt_str(response, "model"),
         ids: ResponseIds { response: opt_str(response, "id"), created: response.get("created_at").and_then(Value::as_u64), system_fingerprint: None },
         usage: response.get("usage").filter(|u| u.is_object()).map(usage),
-        ..Exchange::default()
     })
 }
 

@@ -2,14 +2,13 @@
 //! in order, each streamed as the API streams that block type
 //! (`docs/recording-format.md` gives the rule for parts Anthropic lacks).
 
-use reloop_wire::anthropic::{Message, MessageMeta};
-use reloop_wire::{Format, ModelTurn, sse};
 use serde_json::{Value, json};
 
-use super::ReplyMeta;
-use super::answer::{Answer, IdShape};
-use reloop_wire::split::{argument_pieces, text_pieces};
-use crate::recording::Part;
+use crate::anthropic::{Message, MessageMeta};
+use crate::parts::Part;
+use crate::reply::{IdShape, Reply, ReplyMeta};
+use crate::split::{argument_pieces, text_pieces};
+use crate::{Format, ModelTurn, sse};
 
 /// One content block: as it starts streaming, its deltas, and whole.
 struct Block {
@@ -19,29 +18,29 @@ struct Block {
 }
 
 /// The whole `message` body.
-pub fn message(answer: &Answer, meta: &ReplyMeta) -> Value {
-    let mut message = envelope(answer, meta);
-    message["content"] = blocks(answer, meta.request_index).into_iter().map(|block| block.whole).collect();
+pub fn message(reply: &Reply, meta: &ReplyMeta) -> Value {
+    let mut message = envelope(reply, meta);
+    message["content"] = blocks(reply, meta.request_index).into_iter().map(|block| block.whole).collect();
     message
 }
 
 /// The stream: `message_start`, a `ping`, each block's start, deltas and
 /// stop, `message_delta` (stop reason and usage), `message_stop`.
-pub fn stream(answer: &Answer, meta: &ReplyMeta) -> Vec<String> {
-    let mut start = envelope(answer, meta);
+pub fn stream(reply: &Reply, meta: &ReplyMeta) -> Vec<String> {
+    let mut start = envelope(reply, meta);
     start["content"] = json!([]);
     start["stop_reason"] = Value::Null;
-    let counted = answer.wire_usage_in(Format::Anthropic).is_none();
+    let counted = reply.wire_usage_in(Format::Anthropic).is_none();
     if counted {
         start["usage"]["output_tokens"] = json!(1);
     }
     let mut events = vec![json!({ "type": "message_start", "message": start }), json!({ "type": "ping" })];
-    for (index, block) in blocks(answer, meta.request_index).into_iter().enumerate() {
+    for (index, block) in blocks(reply, meta.request_index).into_iter().enumerate() {
         events.push(json!({ "type": "content_block_start", "index": index, "content_block": block.start }));
         events.extend(block.deltas.into_iter().map(|delta| json!({ "type": "content_block_delta", "index": index, "delta": delta })));
         events.push(json!({ "type": "content_block_stop", "index": index }));
     }
-    let whole = envelope(answer, meta);
+    let whole = envelope(reply, meta);
     let usage = if counted { json!({ "output_tokens": whole["usage"]["output_tokens"] }) } else { whole["usage"].clone() };
     events.push(json!({ "type": "message_delta", "delta": { "stop_reason": whole["stop_reason"], "stop_sequence": null }, "usage": usage }));
     events.push(json!({ "type": "message_stop" }));
@@ -49,18 +48,18 @@ pub fn stream(answer: &Answer, meta: &ReplyMeta) -> Vec<String> {
 }
 
 /// The message without content: id, model, stop reason and usage.
-fn envelope(answer: &Answer, meta: &ReplyMeta) -> Value {
-    let id = answer.ids.response.clone().unwrap_or_else(|| IdShape::Message.id(meta.request_index, 0));
-    let turn = ModelTurn { finish_reason: answer.finish_reason.clone(), usage: Some(answer.usage), ..ModelTurn::default() };
+fn envelope(reply: &Reply, meta: &ReplyMeta) -> Value {
+    let id = reply.ids.response.clone().unwrap_or_else(|| IdShape::Message.id(meta.request_index, 0));
+    let turn = ModelTurn { finish_reason: reply.finish_reason.clone(), usage: Some(reply.usage), ..ModelTurn::default() };
     let mut message = serde_json::to_value(Message::from_turn(&turn, &MessageMeta { id, model: meta.model.clone() })).expect("plain JSON");
-    if let Some(wire) = answer.wire_usage_in(Format::Anthropic) {
+    if let Some(wire) = reply.wire_usage_in(Format::Anthropic) {
         message["usage"] = wire.clone();
     }
     message
 }
 
-fn blocks(answer: &Answer, request_index: usize) -> Vec<Block> {
-    answer.parts.iter().enumerate().map(|(slot, part)| block(part, request_index, slot)).collect()
+fn blocks(reply: &Reply, request_index: usize) -> Vec<Block> {
+    reply.parts.iter().enumerate().map(|(slot, part)| block(part, request_index, slot)).collect()
 }
 
 fn text_deltas(kind: &str, field: &str, text: &str, chunks: &[usize]) -> Vec<Value> {
@@ -137,6 +136,6 @@ fn thinking_block(thinking: &str, signature: Option<&str>, chunks: &[usize]) -> 
 
 /// A `tool_use` input as the whole message carries it: the arguments'
 /// mapping, or `{}` when they are not one (as a cut stream leaves them).
-pub(super) fn input_object(arguments: &str) -> Value {
+pub(crate) fn input_object(arguments: &str) -> Value {
     serde_json::from_str(arguments).ok().filter(Value::is_object).unwrap_or_else(|| json!({}))
 }

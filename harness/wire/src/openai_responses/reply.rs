@@ -3,14 +3,13 @@
 //! each streamed as the API streams that item type, every event numbered
 //! (`docs/recording-format.md` gives the rule for parts Responses lacks).
 
-use reloop_wire::openai_responses::{Response, ResponseMeta, ResponsesRequest};
-use reloop_wire::{Format, ModelTurn, Prompt, sse};
 use serde_json::{Value, json};
 
-use super::answer::{Answer, IdShape};
-use reloop_wire::split::{argument_pieces, text_pieces};
-use super::{CREATED, ReplyMeta};
-use crate::recording::Part;
+use crate::openai_responses::{Response, ResponseMeta, ResponsesRequest};
+use crate::parts::Part;
+use crate::reply::{CREATED, IdShape, Reply, ReplyMeta};
+use crate::split::{argument_pieces, text_pieces};
+use crate::{Format, ModelTurn, Prompt, sse};
 
 /// One output item: added (empty), its content events, and whole.
 struct Item {
@@ -21,24 +20,24 @@ struct Item {
 }
 
 /// The whole `response` body.
-pub fn response(answer: &Answer, meta: &ReplyMeta) -> Value {
-    let mut response = envelope(answer, meta);
-    response["output"] = items(answer, meta.request_index).into_iter().map(|item| item.whole).collect();
+pub fn response(reply: &Reply, meta: &ReplyMeta) -> Value {
+    let mut response = envelope(reply, meta);
+    response["output"] = items(reply, meta.request_index).into_iter().map(|item| item.whole).collect();
     response
 }
 
 /// The stream: `response.created`, `response.in_progress`, each item's
 /// added, content and done events, then `response.completed` (or
 /// `response.incomplete`) with the whole response.
-pub fn stream(answer: &Answer, meta: &ReplyMeta) -> Vec<String> {
-    let whole = response(answer, meta);
+pub fn stream(reply: &Reply, meta: &ReplyMeta) -> Vec<String> {
+    let whole = response(reply, meta);
     let mut in_progress = whole.clone();
     in_progress["status"] = json!("in_progress");
     in_progress["output"] = json!([]);
     in_progress["usage"] = Value::Null;
     in_progress["incomplete_details"] = Value::Null;
     let mut events = vec![json!({ "type": "response.created", "response": in_progress }), json!({ "type": "response.in_progress", "response": in_progress })];
-    for (output_index, item) in items(answer, meta.request_index).into_iter().enumerate() {
+    for (output_index, item) in items(reply, meta.request_index).into_iter().enumerate() {
         let item_id = item.whole["id"].clone();
         events.push(json!({ "type": "response.output_item.added", "output_index": output_index, "item": item.added }));
         for mut event in item.events {
@@ -60,10 +59,10 @@ pub fn stream(answer: &Answer, meta: &ReplyMeta) -> Vec<String> {
         .collect()
 }
 
-/// The ids a Responses client gets for the answer's function call items, in
+/// The ids a Responses client gets for the reply's function call items, in
 /// call order: some clients name those, not the call ids, in their results.
-pub fn call_item_ids(answer: &Answer, request_index: usize) -> Vec<String> {
-    answer
+pub fn call_item_ids(reply: &Reply, request_index: usize) -> Vec<String> {
+    reply
         .parts
         .iter()
         .enumerate()
@@ -73,27 +72,27 @@ pub fn call_item_ids(answer: &Answer, request_index: usize) -> Vec<String> {
 
 /// The response without output: id, created_at, model, status, the
 /// request's tools, usage.
-fn envelope(answer: &Answer, meta: &ReplyMeta) -> Value {
+fn envelope(reply: &Reply, meta: &ReplyMeta) -> Value {
     let declared = Prompt { tools: meta.tools.clone(), ..Prompt::default() };
     let tools = ResponsesRequest::from_prompt(&declared).tools.iter().filter_map(|t| serde_json::to_value(t).ok()).collect();
     let response_meta = ResponseMeta {
-        id: answer.ids.response.clone().unwrap_or_else(|| IdShape::Response.id(meta.request_index, 0)),
+        id: reply.ids.response.clone().unwrap_or_else(|| IdShape::Response.id(meta.request_index, 0)),
         model: meta.model.clone(),
-        created_at: answer.ids.created.unwrap_or(CREATED),
+        created_at: reply.ids.created.unwrap_or(CREATED),
         tools,
     };
-    let turn = ModelTurn { finish_reason: answer.finish_reason.clone(), usage: Some(answer.usage), ..ModelTurn::default() };
+    let turn = ModelTurn { finish_reason: reply.finish_reason.clone(), usage: Some(reply.usage), ..ModelTurn::default() };
     let mut response = serde_json::to_value(Response::from_turn(&turn, &response_meta)).expect("plain JSON");
-    if let Some(wire) = answer.wire_usage_in(Format::OpenaiResponses) {
+    if let Some(wire) = reply.wire_usage_in(Format::OpenaiResponses) {
         response["usage"] = wire.clone();
     }
     response
 }
 
-fn items(answer: &Answer, request_index: usize) -> Vec<Item> {
+fn items(reply: &Reply, request_index: usize) -> Vec<Item> {
     let mut items: Vec<Item> = Vec::new();
     let mut message_id: Option<Option<String>> = None;
-    for (slot, part) in answer.parts.iter().enumerate() {
+    for (slot, part) in reply.parts.iter().enumerate() {
         let item_id = |prefix| IdShape::Item(prefix).id(request_index, slot);
         match part {
             Part::Text { .. } | Part::Refusal { .. } => {
@@ -134,7 +133,7 @@ fn items(answer: &Answer, request_index: usize) -> Vec<Item> {
             Part::ServerToolUse { id, input, .. } => {
                 let id = id.clone().filter(|id| id.starts_with("ws_")).unwrap_or_else(|| item_id("ws_"));
                 let mut action = json!({ "type": "search" });
-                if let (Some(action), Value::Object(input)) = (action.as_object_mut(), super::anthropic_parts::input_object(&input.to_wire())) {
+                if let (Some(action), Value::Object(input)) = (action.as_object_mut(), crate::anthropic::reply::input_object(&input.to_wire())) {
                     action.extend(input);
                 }
                 let whole = json!({ "id": id, "type": "web_search_call", "status": "completed", "action": action });

@@ -1,14 +1,15 @@
 //! Anthropic Messages: a `message` object, or its stream (`message_start`,
 //! `content_block_*`, `message_delta`), read into parts.
 
-use reloop_wire::FinishReason;
+use crate::FinishReason;
 use serde_json::{Map, Value};
 
-use super::{Chunks, FromWireError, count, opt_str, str_of};
-use crate::recording::{Arguments, Exchange, Part, RecordedUsage, ResponseIds, ToolCallPart};
+use crate::reply::read::{Chunks, FromWireError, count, opt_str, str_of};
+use crate::parts::{Arguments, Part, RecordedUsage, ResponseIds, ToolCallPart};
+use crate::reply::DecodedReply;
 
 /// Accumulates a stream into the message it describes, then reads that.
-pub fn from_events(events: &[Value]) -> Result<Exchange, FromWireError> {
+pub fn from_events(events: &[Value]) -> Result<DecodedReply, FromWireError> {
     let mut message = Value::Null;
     let mut blocks: Vec<Value> = Vec::new();
     let mut chunks = Chunks::new();
@@ -72,16 +73,15 @@ fn push_citation(block: &mut Value, citation: Value) {
 }
 
 /// Reads a whole `message` object; `chunks` are the stream's delta sizes by block index.
-pub fn from_body(message: &Value, chunks: &Chunks) -> Result<Exchange, FromWireError> {
+pub fn from_body(message: &Value, chunks: &Chunks) -> Result<DecodedReply, FromWireError> {
     let content = message.get("content").and_then(Value::as_array).ok_or_else(|| FromWireError::Shape("message without `content`".into()))?;
     let parts = content.iter().enumerate().map(|(i, block)| part(block, chunks.get(&i.to_string()).cloned().unwrap_or_default())).collect::<Result<_, _>>()?;
-    Ok(Exchange {
+    Ok(DecodedReply {
         parts,
         finish_reason: message.get("stop_reason").and_then(Value::as_str).map(FinishReason::from_anthropic_str),
         model: opt_str(message, "model"),
         ids: ResponseIds { response: opt_str(message, "id"), ..ResponseIds::default() },
         usage: message.get("usage").filter(|u| u.is_object()).map(usage),
-        ..Exchange::default()
     })
 }
 

@@ -5,34 +5,33 @@
 //! tool calls into `tool_calls`; a stream sends them in that order
 //! (`docs/recording-format.md` lists what Chat drops).
 
-use reloop_wire::openai_chat::{ChatCompletion, ChatUsage, ChunkMeta};
-use reloop_wire::{Format, ModelTurn, sse};
 use serde::Serialize;
 use serde_json::{Value, json};
 
-use super::answer::{Answer, IdShape};
-use reloop_wire::split::{argument_pieces, text_pieces};
-use super::{CREATED, ReplyMeta};
-use crate::recording::Part;
+use crate::openai_chat::{ChatCompletion, ChatUsage, ChunkMeta};
+use crate::parts::Part;
+use crate::reply::{CREATED, IdShape, Reply, ReplyMeta};
+use crate::split::{argument_pieces, text_pieces};
+use crate::{Format, ModelTurn, sse};
 
 /// The whole `chat.completion` body.
-pub fn completion(answer: &Answer, meta: &ReplyMeta) -> Value {
-    let mut completion = envelope(answer, meta);
-    let mut message = json!({ "role": "assistant", "content": content(answer) });
-    let reasoning = reasoning(answer);
+pub fn completion(reply: &Reply, meta: &ReplyMeta) -> Value {
+    let mut completion = envelope(reply, meta);
+    let mut message = json!({ "role": "assistant", "content": content(reply) });
+    let reasoning = reasoning(reply);
     if !reasoning.is_empty() {
         message["reasoning_content"] = json!(reasoning.concat());
     }
-    let refusal: Vec<&str> = refusals(answer).collect();
+    let refusal: Vec<&str> = refusals(reply).collect();
     message["refusal"] = if refusal.is_empty() { Value::Null } else { json!(refusal.concat()) };
-    let calls: Vec<Value> = answer
+    let calls: Vec<Value> = reply
         .tool_calls()
         .map(|call| json!({ "id": call.id, "type": "function", "function": { "name": call.name, "arguments": call.arguments.to_wire() } }))
         .collect();
     if !calls.is_empty() {
         message["tool_calls"] = json!(calls);
     }
-    let annotations: Vec<&Value> = answer.parts.iter().flat_map(|part| if let Part::Text { annotations, .. } = part { annotations.as_slice() } else { &[] }).collect();
+    let annotations: Vec<&Value> = reply.parts.iter().flat_map(|part| if let Part::Text { annotations, .. } = part { annotations.as_slice() } else { &[] }).collect();
     if !annotations.is_empty() {
         message["annotations"] = json!(annotations);
     }
@@ -43,11 +42,11 @@ pub fn completion(answer: &Answer, meta: &ReplyMeta) -> Value {
 /// The stream: a role chunk, reasoning, content and refusal deltas, each
 /// tool call (id and name first, then its arguments), the finish chunk,
 /// the usage chunk when the client asked for it, `[DONE]`.
-pub fn stream(answer: &Answer, meta: &ReplyMeta) -> Vec<String> {
-    let whole = envelope(answer, meta);
+pub fn stream(reply: &Reply, meta: &ReplyMeta) -> Vec<String> {
+    let whole = envelope(reply, meta);
     let mut frames = ChunkFrames::around(&whole);
-    frames.push(&json!({ "role": "assistant", "content": content(answer).map(|_| ""), "refusal": null }), None);
-    for part in &answer.parts {
+    frames.push(&json!({ "role": "assistant", "content": content(reply).map(|_| ""), "refusal": null }), None);
+    for part in &reply.parts {
         if let Part::Reasoning { .. } | Part::Thinking { .. } = part {
             let (text, chunks) = reasoning_of(part);
             for piece in text_pieces(&text, chunks) {
@@ -55,19 +54,19 @@ pub fn stream(answer: &Answer, meta: &ReplyMeta) -> Vec<String> {
             }
         }
     }
-    for part in &answer.parts {
+    for part in &reply.parts {
         if let Part::Text { text, chunks: sizes, .. } = part {
             for piece in text_pieces(text, sizes) {
                 frames.push(&Delta::Content(piece), None);
             }
         }
     }
-    for refusal in refusals(answer) {
+    for refusal in refusals(reply) {
         for piece in text_pieces(refusal, &[]) {
             frames.push(&Delta::Refusal(piece), None);
         }
     }
-    for (index, call) in answer.tool_calls().enumerate() {
+    for (index, call) in reply.tool_calls().enumerate() {
         let opening = json!({ "index": index, "id": call.id, "type": "function", "function": { "name": call.name, "arguments": "" } });
         frames.push(&json!({ "tool_calls": [opening] }), None);
         let arguments = call.arguments.to_wire();
@@ -75,7 +74,7 @@ pub fn stream(answer: &Answer, meta: &ReplyMeta) -> Vec<String> {
             frames.push(&Delta::ToolCalls([ArgumentsDelta { index, function: ArgumentsPiece { arguments: piece } }]), None);
         }
     }
-    frames.push(&json!({}), Some(answer.finish_reason.as_openai_str()));
+    frames.push(&json!({}), Some(reply.finish_reason.as_openai_str()));
     let mut frames = frames.done;
     if meta.include_usage {
         let mut usage = whole;
@@ -88,13 +87,13 @@ pub fn stream(answer: &Answer, meta: &ReplyMeta) -> Vec<String> {
 }
 
 /// `content`: the text parts joined; `null` when the reply only calls tools.
-fn content(answer: &Answer) -> Option<String> {
-    let text = answer.text();
-    (!text.is_empty() || answer.tool_calls().next().is_none()).then_some(text)
+fn content(reply: &Reply) -> Option<String> {
+    let text = reply.text();
+    (!text.is_empty() || reply.tool_calls().next().is_none()).then_some(text)
 }
 
-fn refusals(answer: &Answer) -> impl Iterator<Item = &str> {
-    answer.parts.iter().filter_map(|part| if let Part::Refusal { refusal } = part { Some(refusal.as_str()) } else { None })
+fn refusals(reply: &Reply) -> impl Iterator<Item = &str> {
+    reply.parts.iter().filter_map(|part| if let Part::Refusal { refusal } = part { Some(refusal.as_str()) } else { None })
 }
 
 /// The reasoning text of a reasoning or thinking part and its delta sizes.
@@ -106,22 +105,22 @@ fn reasoning_of(part: &Part) -> (String, &[usize]) {
     }
 }
 
-fn reasoning(answer: &Answer) -> Vec<String> {
-    answer.parts.iter().map(|part| reasoning_of(part).0).filter(|text| !text.is_empty()).collect()
+fn reasoning(reply: &Reply) -> Vec<String> {
+    reply.parts.iter().map(|part| reasoning_of(part).0).filter(|text| !text.is_empty()).collect()
 }
 
 /// The completion without its message: id, created, model, finish reason, usage.
-fn envelope(answer: &Answer, meta: &ReplyMeta) -> Value {
+fn envelope(reply: &Reply, meta: &ReplyMeta) -> Value {
     let chunk_meta = ChunkMeta {
-        id: answer.ids.response.clone().unwrap_or_else(|| IdShape::ChatCompletion.id(meta.request_index, 0)),
+        id: reply.ids.response.clone().unwrap_or_else(|| IdShape::ChatCompletion.id(meta.request_index, 0)),
         model: meta.model.clone(),
-        created: answer.ids.created.unwrap_or(CREATED),
+        created: reply.ids.created.unwrap_or(CREATED),
         include_usage: meta.include_usage,
     };
-    let turn = ModelTurn { finish_reason: answer.finish_reason.clone(), usage: Some(answer.usage), ..ModelTurn::default() };
+    let turn = ModelTurn { finish_reason: reply.finish_reason.clone(), usage: Some(reply.usage), ..ModelTurn::default() };
     let mut completion = serde_json::to_value(ChatCompletion::from_turn(&turn, &chunk_meta)).expect("plain JSON");
-    completion["usage"] = answer.wire_usage_in(Format::OpenaiChat).cloned().unwrap_or_else(|| json!(ChatUsage::from_usage(&answer.usage)));
-    if let Some(fingerprint) = &answer.ids.system_fingerprint {
+    completion["usage"] = reply.wire_usage_in(Format::OpenaiChat).cloned().unwrap_or_else(|| json!(ChatUsage::from_usage(&reply.usage)));
+    if let Some(fingerprint) = &reply.ids.system_fingerprint {
         completion["system_fingerprint"] = json!(fingerprint);
     }
     completion

@@ -1,0 +1,64 @@
+//! Gemini from a neutral [`Reply`] (the recorded usage object when it is
+//! Gemini's, else the counts as `usageMetadata`; the recorded `responseId`
+//! or one in Gemini's shape), and a response read back into a
+//! [`DecodedReply`].
+
+use serde_json::Value;
+
+use super::{Decoded, GeminiMeta, decode_body, decode_events, encode_response, encode_stream, finish_from_gemini, usage_metadata, usage_of};
+use crate::parts::{Part, RecordedUsage, ResponseIds};
+use crate::reply::{DecodedReply, FromWireError, IdShape, Reply, ReplyMeta};
+use crate::{Format, WireError};
+
+/// The whole `GenerateContentResponse` body.
+pub fn response(reply: &Reply, meta: &ReplyMeta) -> Value {
+    let (meta, usage) = gemini_meta(reply, meta);
+    encode_response(&reply.parts, &reply.finish_reason, &usage, &meta)
+}
+
+/// The stream of `GenerateContentResponse` chunks.
+pub fn stream(reply: &Reply, meta: &ReplyMeta) -> Vec<String> {
+    let (meta, usage) = gemini_meta(reply, meta);
+    encode_stream(&reply.parts, &reply.finish_reason, &usage, &meta)
+}
+
+fn gemini_meta(reply: &Reply, meta: &ReplyMeta) -> (GeminiMeta, Value) {
+    let response_id = reply.ids.response.clone().unwrap_or_else(|| IdShape::GeminiResponse.id(meta.request_index, 0));
+    let usage = reply.wire_usage_in(Format::Gemini).cloned().unwrap_or_else(|| usage_metadata(&reply.usage));
+    (GeminiMeta { response_id, model: meta.model.clone() }, usage)
+}
+
+/// A stream's chunks read into a reply.
+pub fn from_events(events: &[Value]) -> Result<DecodedReply, FromWireError> {
+    decode_events(events).map(decoded).map_err(unsupported)
+}
+
+/// A whole `generateContent` body read into a reply.
+pub fn from_body(body: &Value) -> Result<DecodedReply, FromWireError> {
+    decode_body(body).map(decoded).map_err(unsupported)
+}
+
+fn unsupported(error: WireError) -> FromWireError {
+    FromWireError::Unsupported(error.to_string())
+}
+
+fn decoded(decoded: Decoded) -> DecodedReply {
+    let has_calls = decoded.parts.iter().any(|part| matches!(part, Part::ToolCall(_)));
+    DecodedReply {
+        finish_reason: decoded.finish_reason.as_deref().map(|reason| finish_from_gemini(reason, has_calls)),
+        model: decoded.model,
+        ids: ResponseIds { response: decoded.response_id, ..ResponseIds::default() },
+        usage: decoded.usage.map(|wire| {
+            let (usage, thoughts) = usage_of(&wire);
+            RecordedUsage {
+                input_tokens: usage.input_tokens,
+                output_tokens: usage.output_tokens,
+                cache_read_tokens: usage.cache_read_tokens,
+                cache_write_tokens: 0,
+                reasoning_tokens: thoughts,
+                wire: Some(wire),
+            }
+        }),
+        parts: decoded.parts,
+    }
+}
