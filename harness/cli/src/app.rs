@@ -34,6 +34,8 @@ pub enum Command {
     Report(ReportArgs),
     /// Merge shard reports (`run --shard k/n`) into one report.
     Merge(MergeArgs),
+    /// Export a report's runs as OpenTelemetry GenAI traces (OTLP/JSON, to a file or a collector) or ATIF trajectories.
+    Export(ExportArgs),
     /// Check scenarios, recordings and gate files without running them.
     Validate(ValidateArgs),
     /// Print the JSON Schema of a file format, for editors and other validators.
@@ -256,6 +258,23 @@ pub struct ReportArgs {
     /// The gate file for the diff (default: the documented default gates).
     #[arg(long, requires = "baseline")]
     pub gates: Option<PathBuf>,
+}
+
+/// `reloop export`: at least one of the outputs.
+#[derive(Debug, Args)]
+#[command(group(clap::ArgGroup::new("output").required(true).multiple(true).args(["otlp", "otlp_endpoint", "atif"])))]
+pub struct ExportArgs {
+    /// The report directory (runs, steps and events .parquet).
+    pub report: PathBuf,
+    /// Write the runs as OpenTelemetry traces in OTLP/JSON to this file (one trace per run).
+    #[arg(long, value_name = "FILE")]
+    pub otlp: Option<PathBuf>,
+    /// Send the same traces over OTLP/HTTP (JSON) to this collector, e.g. `http://127.0.0.1:4318` (`/v1/traces` is appended).
+    #[arg(long, value_name = "URL")]
+    pub otlp_endpoint: Option<String>,
+    /// Write each run as an ATIF trajectory (`SCENARIO[.VARIANT].json`) into this directory.
+    #[arg(long, value_name = "DIR")]
+    pub atif: Option<PathBuf>,
 }
 
 /// `reloop merge`.

@@ -1,0 +1,338 @@
+//! A report as OpenTelemetry traces in OTLP/JSON (an
+//! `ExportTraceServiceRequest`), named by the GenAI semantic conventions so
+//! Jaeger, Phoenix and Langfuse show a run as an agent run: one trace per
+//! run, an `invoke_agent` span over one `chat` span per model call and one
+//! `execute_tool` span per tool call (a sub-agent's spans under the tool
+//! call that started it). reloop's findings ride along as `reloop.*`
+//! attributes and span events. Span times are the run's virtual clock
+//! (milliseconds from the run's start, as nanoseconds since the epoch), so
+//! the same report always exports the same bytes.
+
+use std::collections::HashMap;
+
+use serde_json::{Value, json};
+
+use super::{Event, RunTrace, Step};
+
+/// `SpanKind` values of the OTLP protobuf.
+const KIND_INTERNAL: u8 = 1;
+const KIND_CLIENT: u8 = 3;
+/// `Status.StatusCode.STATUS_CODE_ERROR`.
+const STATUS_ERROR: u8 = 2;
+
+/// The attributes every span carries, whatever its operation.
+pub const COMMON_ATTRIBUTES: [&str; 3] = ["gen_ai.operation.name", "gen_ai.provider.name", "gen_ai.request.model"];
+
+/// The `ExportTraceServiceRequest` for these runs: what `--otlp` writes and
+/// `--otlp-endpoint` posts to `/v1/traces`.
+pub fn request(runs: &[RunTrace]) -> Value {
+    let spans: Vec<Value> = runs.iter().flat_map(run_spans).collect();
+    json!({
+        "resourceSpans": [{
+            "resource": {"attributes": [text("service.name", "reloop"), text("service.version", env!("CARGO_PKG_VERSION"))]},
+            "scopeSpans": [{
+                "scope": {"name": "reloop", "version": env!("CARGO_PKG_VERSION")},
+                "spans": spans,
+            }],
+        }],
+    })
+}
+
+/// `gen_ai.provider.name` for a wire (the conventions' well-known values).
+pub fn provider_name(wire: &str) -> &str {
+    match wire {
+        "openai-chat" | "openai-responses" => "openai",
+        "anthropic" => "anthropic",
+        gemini if gemini.starts_with("gemini") => "gcp.gemini",
+        other => other,
+    }
+}
+
+/// One span before it is written.
+struct Span {
+    id: String,
+    parent: Option<String>,
+    name: String,
+    kind: u8,
+    start_ms: u64,
+    end_ms: u64,
+    attributes: Vec<Value>,
+    events: Vec<Value>,
+    error: Option<String>,
+}
+
+impl Span {
+    fn to_json(&self, trace_id: &str) -> Value {
+        let mut span = json!({
+            "traceId": trace_id,
+            "spanId": self.id,
+            "name": self.name,
+            "kind": self.kind,
+            "startTimeUnixNano": nanos(self.start_ms),
+            "endTimeUnixNano": nanos(self.end_ms.max(self.start_ms)),
+            "attributes": self.attributes,
+            "events": self.events,
+        });
+        if let Some(parent) = &self.parent {
+            span["parentSpanId"] = json!(parent);
+        }
+        if let Some(message) = &self.error {
+            span["status"] = json!({"code": STATUS_ERROR, "message": message});
+        }
+        span
+    }
+}
+
+/// Deterministic ids: the same run of the same report gets the same trace.
+struct Ids {
+    seed: u64,
+    next: u64,
+}
+
+impl Ids {
+    fn for_run(run: &RunTrace) -> Self {
+        Self { seed: fnv1a(format!("{}\0{}\0{}", run.scenario, run.variant, run.row).as_bytes()), next: 0 }
+    }
+
+    fn trace_id(&self) -> String {
+        format!("{:016x}{:016x}", splitmix(self.seed) | 1, splitmix(self.seed ^ 0x5eed))
+    }
+
+    fn span_id(&mut self) -> String {
+        self.next += 1;
+        format!("{:016x}", splitmix(self.seed.wrapping_add(self.next.wrapping_mul(0x9e37_79b9))) | 1)
+    }
+}
+
+fn run_spans(run: &RunTrace) -> Vec<Value> {
+    let mut ids = Ids::for_run(run);
+    let trace_id = ids.trace_id();
+    let common = |operation: &str| {
+        vec![text("gen_ai.operation.name", operation), text("gen_ai.provider.name", provider_name(&run.wire)), text("gen_ai.request.model", &run.model)]
+    };
+    let agent_id = ids.span_id();
+    let tools = tool_spans(run, &agent_id, &mut ids, &common("execute_tool"));
+    let by_call: HashMap<&str, &str> = tools.iter().map(|(call, span)| (call.as_str(), span.id.as_str())).collect();
+    let chats: Vec<Span> = run
+        .steps
+        .iter()
+        .map(|step| {
+            let parent = step.parent_call_id.as_deref().and_then(|call| by_call.get(call)).copied().unwrap_or(&agent_id);
+            chat_span(run, step, ids.span_id(), parent, common("chat"))
+        })
+        .collect();
+    let agent = agent_span(run, agent_id, common("invoke_agent"));
+    std::iter::once(&agent).chain(&chats).chain(tools.iter().map(|(_, span)| span)).map(|span| span.to_json(&trace_id)).collect()
+}
+
+fn agent_span(run: &RunTrace, id: String, mut attributes: Vec<Value>) -> Span {
+    let sum = |f: fn(&Step) -> Option<u64>| run.steps.iter().filter_map(f).sum::<u64>();
+    attributes.extend([
+        text("gen_ai.agent.name", &run.agent),
+        int("gen_ai.usage.input_tokens", sum(|s| s.input_tokens)),
+        int("gen_ai.usage.output_tokens", sum(|s| s.output_tokens)),
+        int("gen_ai.usage.cache_read.input_tokens", sum(|s| s.cache_read_tokens)),
+        int("gen_ai.usage.cache_creation.input_tokens", sum(|s| s.cache_write_tokens)),
+        texts("gen_ai.response.finish_reasons", [run.outcome.as_str()]),
+        text("reloop.scenario", &run.scenario),
+        text("reloop.variant", &run.variant),
+        text("reloop.scenario_file", &run.scenario_file),
+        text("reloop.wire", &run.wire),
+        text("reloop.strategy", &run.strategy),
+        text("reloop.outcome", &run.outcome),
+        boolean("reloop.passed", run.passed),
+        int("reloop.compaction.tokens_saved", run.tokens_saved),
+        boolean("reloop.doom_loop.detected", run.doom_loop_kind.is_some()),
+    ]);
+    if let Some(kind) = &run.doom_loop_kind {
+        attributes.push(text("reloop.doom_loop.kind", kind));
+    }
+    if let Some(step) = run.doom_loop_first_step {
+        attributes.push(int("reloop.doom_loop.first_step", step));
+    }
+    if let Some(cost) = run.cost_usd {
+        attributes.push(json!({"key": "reloop.estimated_cost_usd", "value": {"doubleValue": cost}}));
+    }
+    let error = run.failed().then(|| run.error.clone().unwrap_or_else(|| run.outcome.clone()));
+    if error.is_some() {
+        attributes.push(text("error.type", &run.outcome));
+    }
+    Span {
+        id,
+        parent: None,
+        name: format!("invoke_agent {}", run.agent),
+        kind: KIND_INTERNAL,
+        start_ms: 0,
+        end_ms: run.virtual_ms.max(run.steps.iter().map(|s| s.finished_ms).max().unwrap_or_default()),
+        attributes,
+        events: run.events.iter().filter_map(finding).collect(),
+        error,
+    }
+}
+
+fn chat_span(run: &RunTrace, step: &Step, id: String, parent: &str, mut attributes: Vec<Value>) -> Span {
+    let usage = [
+        ("gen_ai.usage.input_tokens", step.input_tokens),
+        ("gen_ai.usage.output_tokens", step.output_tokens),
+        ("gen_ai.usage.cache_read.input_tokens", step.cache_read_tokens),
+        ("gen_ai.usage.cache_creation.input_tokens", step.cache_write_tokens),
+    ];
+    attributes.extend(usage.into_iter().filter_map(|(key, value)| value.map(|value| int(key, value))));
+    if let Some(reason) = &step.finish_reason {
+        attributes.push(texts("gen_ai.response.finish_reasons", [reason.as_str()]));
+    }
+    if let Some(class) = &step.error {
+        attributes.push(text("error.type", class));
+    }
+    attributes.extend([
+        int("reloop.step", step.step),
+        int("reloop.attempt", step.attempt),
+        text("reloop.purpose", &step.purpose),
+        int("reloop.agent_depth", step.agent_depth),
+        boolean("reloop.cache_break.detected", step.cache_break_detected),
+    ]);
+    if let Some(causes) = &step.cache_break_causes {
+        attributes.push(text("reloop.cache_break.causes", causes));
+    }
+    Span {
+        id,
+        parent: Some(parent.to_owned()),
+        name: format!("chat {}", run.model),
+        kind: KIND_CLIENT,
+        start_ms: step.started_ms,
+        end_ms: step.finished_ms,
+        attributes,
+        events: Vec::new(),
+        error: step.error.clone(),
+    }
+}
+
+/// The `execute_tool` spans, keyed by call id, in the order the calls
+/// started: from `tool_start` to its `tool_end` (`elapsed_ms` later), or a
+/// zero-length span with `error.type` `denied` for a `tool_denied`.
+fn tool_spans(run: &RunTrace, agent_id: &str, ids: &mut Ids, common: &[Value]) -> Vec<(String, Span)> {
+    let mut spans: Vec<(String, Span)> = Vec::new();
+    let mut open: HashMap<String, usize> = HashMap::new();
+    // The tool calls that started the sub-agents now running, innermost last.
+    let mut sub_agents: Vec<String> = Vec::new();
+    for event in &run.events {
+        let call = event.text("call_id").unwrap_or_default().to_owned();
+        match event.kind.as_str() {
+            "sub_agent_started" => sub_agents.push(call),
+            "sub_agent_finished" => {
+                sub_agents.pop();
+            }
+            "tool_start" | "tool_denied" => {
+                let parent_id = sub_agents
+                    .last()
+                    .and_then(|c| spans.iter().rev().find(|(id, _)| id == c))
+                    .map_or_else(|| agent_id.to_owned(), |(_, span)| span.id.clone());
+                let tool = event.text("tool").unwrap_or_default();
+                let mut attributes = common.to_vec();
+                attributes.extend([
+                    text("gen_ai.tool.name", tool),
+                    text("gen_ai.tool.call.id", &call),
+                    text("gen_ai.tool.type", "function"),
+                    int("reloop.step", event.step),
+                ]);
+                let denied = event.kind == "tool_denied";
+                if denied {
+                    attributes.push(text("error.type", "denied"));
+                }
+                let span = Span {
+                    id: ids.span_id(),
+                    parent: Some(parent_id),
+                    name: format!("execute_tool {tool}"),
+                    kind: KIND_INTERNAL,
+                    start_ms: event.at_ms,
+                    end_ms: event.at_ms,
+                    attributes,
+                    events: Vec::new(),
+                    error: denied.then(|| event.text("reason").unwrap_or("denied").to_owned()),
+                };
+                if !denied {
+                    open.insert(call.clone(), spans.len());
+                }
+                spans.push((call, span));
+            }
+            "tool_end" => {
+                if let Some(index) = open.remove(&call) {
+                    let span = &mut spans[index].1;
+                    span.end_ms = span.start_ms + event.int("elapsed_ms").unwrap_or_default();
+                    if event.payload.get("is_error").and_then(Value::as_bool) == Some(true) {
+                        span.attributes.push(text("error.type", "tool_error"));
+                        span.error = Some(event.text("result_summary").unwrap_or("tool error").to_owned());
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    spans
+}
+
+/// A span event for one of reloop's findings: a compaction (reloop's or the
+/// agent's), a cache break with its cause, a doom loop.
+fn finding(event: &Event) -> Option<Value> {
+    let kind = event.kind.as_str();
+    let mut attributes = vec![text("reloop.event", kind), int("reloop.step", event.step)];
+    let name = if let (Some(before), Some(after)) = (event.int("tokens_before"), event.int("tokens_after")) {
+        attributes.extend([int("reloop.compaction.tokens_before", before), int("reloop.compaction.tokens_after", after)]);
+        if let Some(strategy) = event.text("strategy") {
+            attributes.push(text("reloop.strategy", strategy));
+        }
+        if let Some(layer) = event.int("layer") {
+            attributes.push(int("reloop.compaction.layer", layer));
+        }
+        "reloop.compaction"
+    } else if kind == "cache_break_detected" {
+        let causes: Vec<&str> = event.payload.get("changed").and_then(Value::as_array).into_iter().flatten().filter_map(Value::as_str).collect();
+        attributes.push(texts("reloop.cache_break.causes", causes));
+        "reloop.cache_break"
+    } else if kind.starts_with("doom_loop_") {
+        let detector = event.text("detector").map(str::to_owned).unwrap_or_else(|| kind.trim_start_matches("doom_loop_").trim_end_matches("_detected").to_owned());
+        attributes.push(text("reloop.doom_loop.kind", &detector));
+        for field in ["tool", "reaction"] {
+            if let Some(value) = event.text(field) {
+                attributes.push(text(&format!("reloop.doom_loop.{field}"), value));
+            }
+        }
+        "reloop.doom_loop"
+    } else {
+        return None;
+    };
+    Some(json!({"timeUnixNano": nanos(event.at_ms), "name": name, "attributes": attributes}))
+}
+
+fn nanos(ms: u64) -> String {
+    (u128::from(ms) * 1_000_000).to_string()
+}
+
+fn text(key: &str, value: &str) -> Value {
+    json!({"key": key, "value": {"stringValue": value}})
+}
+
+fn texts<'a>(key: &str, values: impl IntoIterator<Item = &'a str>) -> Value {
+    let values: Vec<Value> = values.into_iter().map(|v| json!({"stringValue": v})).collect();
+    json!({"key": key, "value": {"arrayValue": {"values": values}}})
+}
+
+/// OTLP/JSON writes 64-bit integers as strings (the protobuf JSON mapping).
+fn int(key: &str, value: impl std::fmt::Display) -> Value {
+    json!({"key": key, "value": {"intValue": value.to_string()}})
+}
+
+fn boolean(key: &str, value: bool) -> Value {
+    json!({"key": key, "value": {"boolValue": value}})
+}
+
+fn fnv1a(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |hash, byte| (hash ^ u64::from(*byte)).wrapping_mul(0x0100_0000_01b3))
+}
+
+fn splitmix(seed: u64) -> u64 {
+    let mut z = seed.wrapping_add(0x9e37_79b9_7f4a_7c15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
+}
