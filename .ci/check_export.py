@@ -1,12 +1,17 @@
 """`reloop export` read by other tools' own parsers (docs/export.md).
 
+ATIF: every trajectory passes Harbor's own validator (vendored under
+.ci/vendor/harbor, see its README), and round-trips: each is imported with
+`reloop import`, the imported suite is run, and every run passes and makes
+the same tool calls (names and arguments, main agent) as the run exported.
+
 OTLP: the file parses with the official `opentelemetry-proto` package into an
 `ExportTraceServiceRequest` (protobuf's JSON mapping refuses unknown fields
 and wrong types), every span carries the GenAI attributes of its operation,
 and `--otlp-endpoint` delivers the same request to a collector on loopback
 (a local OTLP/HTTP receiver that parses what it gets the same way).
 
-Usage: check_export.py RELOOP REPORT OUT
+Usage: check_export.py RELOOP REPORT OUT (run from the repository root)
 """
 
 import base64
@@ -17,6 +22,7 @@ import sys
 import threading
 from pathlib import Path
 
+import pyarrow.parquet as pq
 from google.protobuf import json_format
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 
@@ -95,6 +101,75 @@ class Receiver(http.server.BaseHTTPRequestHandler):
         pass
 
 
+def executed_calls(report: Path) -> dict:
+    """The main agent's executed tool calls per scenario: (tool, arguments)."""
+    events = pq.read_table(report / "events.parquet", columns=["scenario", "seq", "kind", "payload"]).to_pylist()
+    calls: dict = {}
+    depth: dict = {}
+    for event in sorted(events, key=lambda e: (e["scenario"], e["seq"])):
+        scenario, kind = event["scenario"], event["kind"]
+        calls.setdefault(scenario, [])
+        if kind == "sub_agent_started":
+            depth[scenario] = depth.get(scenario, 0) + 1
+        elif kind == "sub_agent_finished":
+            depth[scenario] -= 1
+        elif kind == "tool_start" and depth.get(scenario, 0) == 0:
+            payload = json.loads(event["payload"])
+            calls[scenario].append((payload["tool"], canonical(payload["arguments"])))
+    return calls
+
+
+def canonical(arguments: str) -> str:
+    """Arguments as JSON with sorted keys when they parse, else as they are."""
+    try:
+        return json.dumps(json.loads(arguments), sort_keys=True)
+    except ValueError:
+        return arguments
+
+
+def check_atif(reloop: str, report: Path, out: Path) -> None:
+    sys.path.insert(0, str(Path(".ci/vendor/harbor").resolve()))
+    from harbor.utils.trajectory_validator import TrajectoryValidator
+
+    atif = out / "atif"
+    subprocess.run([reloop, "export", str(report), "--atif", str(atif)], check=True, stdout=subprocess.DEVNULL)
+    files = sorted(atif.glob("*.json"))
+    assert files, "no trajectories"
+    for file in files:
+        validator = TrajectoryValidator()
+        assert validator.validate(file), f"{file}: {validator.get_errors()}"
+    print(f"atif: {len(files)} trajectories pass Harbor's validator (harbor 0.26.0)")
+
+    # A run whose every model call failed has no agent step: its import is
+    # a session of one failed call, which the converter cannot replay yet
+    # (it adds an answer before the failure); such runs are validated above
+    # and left out of the round trip, counted.
+    answered = [f for f in files if any(step["source"] == "agent" for step in json.loads(f.read_text())["steps"])]
+    imported = out / "atif-imported"
+    for file in answered:
+        subprocess.run([reloop, "import", str(file), "--out", str(imported), "--force"], check=True, stdout=subprocess.DEVNULL)
+    replayed = out / "atif-replayed"
+    run = subprocess.run([reloop, "run", str(imported), "--out", str(replayed)], capture_output=True, text=True)
+    assert run.returncode == 0, f"the imported trajectories do not all pass:\n{run.stdout[-3000:]}"
+    source = {}
+    for info in imported.glob("*.import.json"):
+        record = json.loads(info.read_text())
+        source[record["name"]] = record["source"].removeprefix("atif:").removesuffix(".json")
+    before, after = executed_calls(report), executed_calls(replayed)
+    exported = {json.loads(f.read_text())["session_id"]: f for f in answered}
+    checked = 0
+    for name, calls in after.items():
+        original = source[name]
+        assert original in exported, f"{name}: imported from an unknown trajectory {original}"
+        assert calls == before.get(original, []), f"{name}: replayed {calls[:5]}, exported run made {before.get(original, [])[:5]}"
+        checked += bool(calls)
+    assert len(after) == len(answered), (len(after), len(answered))
+    print(
+        f"atif: round trip: {len(after)} imported trajectories replayed and passed, {checked} with the same tool calls as exported"
+        f" ({len(files) - len(answered)} without an answered model call left out)"
+    )
+
+
 def main() -> None:
     reloop, report, out = sys.argv[1], Path(sys.argv[2]), Path(sys.argv[3])
     out.mkdir(parents=True, exist_ok=True)
@@ -112,6 +187,7 @@ def main() -> None:
     assert path == "/v1/traces" and content_type == "application/json", (path, content_type)
     assert parse(body) == parse(traces.read_bytes()), "the collector got another request than the file"
     print(f"otlp: a local OTLP/HTTP receiver got the same {len(body)} bytes at {path}")
+    check_atif(reloop, report, out)
 
 
 if __name__ == "__main__":

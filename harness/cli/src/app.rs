@@ -40,7 +40,7 @@ pub enum Command {
     Validate(ValidateArgs),
     /// Print the JSON Schema of a file format, for editors and other validators.
     Schema(SchemaArgs),
-    /// Turn real agent sessions (pi, Codex, Claude Code, SWE-agent, OpenHands) and vcrpy cassettes into scenarios and recordings.
+    /// Turn real agent sessions (pi, Codex, Claude Code, SWE-agent, OpenHands, ATIF trajectories) and vcrpy cassettes into scenarios and recordings.
     Import(ImportArgs),
     /// A loopback proxy in front of a provider: streams its answers back unchanged and records each exchange (v2, secrets stripped) with a scenario skeleton.
     Record(RecordArgs),
@@ -121,6 +121,8 @@ pub enum ImportFormat {
     ClaudeCode,
     /// SWE-agent `.traj` or an OpenHands event list.
     OpenaiMessages,
+    /// An ATIF trajectory (Harbor's Agent Trajectory Interchange Format, v1.0 to v1.8).
+    Atif,
     /// A vcrpy cassette (YAML): a v2 recording, neutral and raw, plus a scenario skeleton.
     Vcr,
 }

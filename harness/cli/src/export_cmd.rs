@@ -2,9 +2,11 @@
 //! a report's runs in the formats other tools read (`docs/export.md`).
 
 use std::io::Write as _;
+use std::path::Path;
 use std::time::Duration;
 
 use reloop_eval::report::write_atomically;
+use reloop_files::scenario::spec::ScenarioSpec;
 use reloop_report::export::{RunTrace, atif, otlp};
 
 use crate::app::ExportArgs;
@@ -41,15 +43,30 @@ pub fn run(args: &ExportArgs) -> anyhow::Result<i32> {
     if let Some(dir) = &args.atif {
         std::fs::create_dir_all(dir).map_err(|e| anyhow::anyhow!("{}: {e}", dir.display()))?;
         let mut seen: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
+        let mut no_opening = 0;
         for run in &runs {
             let repeat = seen.entry(atif::file_name(run, 1)).and_modify(|n| *n += 1).or_insert(1);
             let path = dir.join(atif::file_name(run, *repeat));
-            let body = serde_json::to_vec_pretty(&atif::trajectory(run))?;
+            let opening = opening(run);
+            if opening.is_none() {
+                no_opening += 1;
+            }
+            let body = serde_json::to_vec_pretty(&atif::trajectory(run, opening.as_ref()))?;
             write_atomically(&path, |file| file.write_all(&body))?;
         }
         println!("atif: {} trajectories in {}", runs.len(), dir.display());
+        if no_opening > 0 {
+            eprintln!("atif: {no_opening} runs without their task step: their scenario file could not be read from here");
+        }
     }
     Ok(exit_code::SUCCESS)
+}
+
+/// The system prompt and task of a run's scenario: the report names the
+/// file (relative to where the run was started), not its prompts.
+fn opening(run: &RunTrace) -> Option<atif::Opening> {
+    let spec: ScenarioSpec = reloop_files::yaml::load(Path::new(&run.scenario_file)).ok()?;
+    Some(atif::Opening { system: spec.system, task: spec.task })
 }
 
 /// POSTs an `ExportTraceServiceRequest` to `ENDPOINT/v1/traces` as OTLP/HTTP

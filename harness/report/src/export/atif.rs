@@ -9,9 +9,11 @@
 //! `extra.context_management` (`type` `compaction`, `boundary` `replace`,
 //! as Harbor's own converters mark a compaction); the scripted user's
 //! follow-ups and replies are `user` steps. Cache writes, cache breaks and
-//! doom-loop marks are under `extra.reloop`. The report does not hold the
-//! scenario's task nor the tools' full output (only a summary), so the
-//! task is not a step and an observation is the result's summary.
+//! doom-loop marks are under `extra.reloop`. The run's end is a last
+//! `system` step with its outcome (so a run whose every call failed is a
+//! trajectory too). The report holds neither the scenario's prompts nor the
+//! tools' full output: the caller passes the prompts ([`Opening`], read from
+//! the scenario file), and an observation is the result's summary.
 
 use serde_json::{Map, Value, json};
 
@@ -35,9 +37,25 @@ pub fn file_name(run: &RunTrace, repeat: usize) -> String {
     format!("{name}.json")
 }
 
-/// One run as an ATIF trajectory.
-pub fn trajectory(run: &RunTrace) -> Value {
+/// The prompts a run started from: the scenario's system prompt and task.
+#[derive(Debug, Clone, Default)]
+pub struct Opening {
+    /// The system prompt (empty: no step).
+    pub system: String,
+    /// The user's task.
+    pub task: String,
+}
+
+/// One run as an ATIF trajectory; `opening` (when the scenario file could be
+/// read) gives its first steps.
+pub fn trajectory(run: &RunTrace, opening: Option<&Opening>) -> Value {
     let mut items: Vec<(u64, Value)> = Vec::new();
+    if let Some(opening) = opening {
+        if !opening.system.is_empty() {
+            items.push((0, json!({"step_id": 0, "source": "system", "message": opening.system})));
+        }
+        items.push((0, json!({"step_id": 0, "source": "user", "message": opening.task})));
+    }
     let calls = main_calls(run);
     for event in run.events.iter().filter(|e| e.agent_depth == 0) {
         if let Some(step) = compaction_step(event).or_else(|| user_step(event)) {
@@ -50,6 +68,7 @@ pub fn trajectory(run: &RunTrace) -> Value {
     // Stable: at the same instant, events keep their order and precede the
     // model call they prepared.
     items.sort_by_key(|(at, _)| *at);
+    items.push((run.virtual_ms, end_step(run)));
     let steps: Vec<Value> = items
         .into_iter()
         .enumerate()
@@ -110,11 +129,17 @@ fn agent_step(run: &RunTrace, call: &Step) -> Value {
         .filter(|e| e.kind == "tool_start")
         .map(|e| {
             let raw = e.text("arguments").unwrap_or("{}");
-            let arguments = match serde_json::from_str::<Value>(raw) {
-                Ok(Value::Object(object)) => Value::Object(object),
-                _ => json!({"input": raw}),
-            };
-            json!({"tool_call_id": e.text("call_id"), "function_name": e.text("tool"), "arguments": arguments})
+            let mut call = json!({"tool_call_id": e.text("call_id"), "function_name": e.text("tool")});
+            // ATIF's arguments are an object: text that is not one (a
+            // truncated stream, a redaction) is kept whole under `extra`.
+            match serde_json::from_str::<Value>(raw) {
+                Ok(Value::Object(object)) => call["arguments"] = Value::Object(object),
+                _ => {
+                    call["arguments"] = json!({});
+                    call["extra"] = json!({"raw_arguments": raw});
+                }
+            }
+            call
         })
         .collect();
     let results: Vec<Value> = events
@@ -143,9 +168,6 @@ fn agent_step(run: &RunTrace, call: &Step) -> Value {
     if let Some(reason) = &call.finish_reason {
         reloop["finish_reason"] = json!(reason);
     }
-    if let Some(written) = call.cache_write_tokens {
-        reloop["cache_write_tokens"] = json!(written);
-    }
     if call.cache_break_detected {
         reloop["cache_break"] = json!({"causes": call.cache_break_causes});
     }
@@ -169,6 +191,19 @@ fn agent_step(run: &RunTrace, call: &Step) -> Value {
         step["observation"] = json!({"results": results});
     }
     step
+}
+
+/// How the run ended, as a last `system` step.
+fn end_step(run: &RunTrace) -> Value {
+    let mut message = format!("Run ended: {}.", run.outcome);
+    if let Some(error) = run.error.as_deref().filter(|_| run.failed()) {
+        message = format!("Run ended: {}: {error}", run.outcome);
+    }
+    let mut reloop = json!({"outcome": run.outcome, "virtual_ms": run.virtual_ms});
+    if let Some(error) = &run.error {
+        reloop["error"] = json!(error);
+    }
+    json!({"step_id": 0, "source": "system", "message": message, "extra": {"reloop": reloop}})
 }
 
 /// A compaction (any event with tokens before and after) as a `system`
