@@ -138,3 +138,46 @@ fn export_without_an_output_is_refused() {
     let out = reloop(&repo(), &["export", "reports/baseline"]);
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
 }
+
+/// The main agent's executed tool calls of `scenario` in a report: (tool,
+/// arguments as JSON text).
+fn executed_calls(report: &std::path::Path, scenario: &str) -> Vec<(String, String)> {
+    let mut depth = 0;
+    let mut calls = Vec::new();
+    for event in crate::tables::read_rows(&report.join("events.parquet")).into_iter().filter(|e| e["scenario"] == scenario) {
+        match event["kind"].as_str() {
+            "sub_agent_started" => depth += 1,
+            "sub_agent_finished" => depth -= 1,
+            "tool_start" if depth == 0 => {
+                let payload: Value = serde_json::from_str(&event["payload"]).unwrap();
+                calls.push((payload["tool"].as_str().unwrap().to_owned(), payload["arguments"].as_str().unwrap().to_owned()));
+            }
+            _ => {}
+        }
+    }
+    calls
+}
+
+#[test]
+fn an_atif_export_imports_and_replays_the_same_tool_calls() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = |name: &str| dir.path().join(name).to_str().unwrap().to_owned();
+    let baseline = repo().join("reports/baseline");
+    let out = reloop(&repo(), &["export", baseline.to_str().unwrap(), "--atif", &path("atif")]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    // 31 tool calls and a compaction by reloop's strategy, from a real pi session.
+    let scenario = "pi-mono-compact-2638daee-first-65-lines";
+    let trajectory: Value = serde_json::from_slice(&std::fs::read(dir.path().join(format!("atif/{scenario}.json"))).unwrap()).unwrap();
+    assert_eq!(trajectory["schema_version"], "ATIF-v1.8");
+    let steps = trajectory["steps"].as_array().unwrap();
+    assert_eq!((steps[0]["source"].as_str(), steps[1]["source"].as_str()), (Some("system"), Some("user")), "the scenario's prompts open it");
+    let agent_steps: Vec<&Value> = steps.iter().filter(|s| s["source"] == "agent").collect();
+    assert!(agent_steps.iter().all(|s| s["metrics"]["prompt_tokens"].is_u64() && s["metrics"]["completion_tokens"].is_u64()));
+    let out = reloop(&repo(), &["import", &path(&format!("atif/{scenario}.json")), "--out", &path("imported")]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let out = reloop(&repo(), &["run", &path("imported"), "--out", &path("replayed")]);
+    assert_eq!(out.status.code(), Some(0), "{}\n{}", crate::util::stdout(&out), stderr(&out));
+    let exported = executed_calls(&baseline, scenario);
+    assert_eq!(exported.len(), 31);
+    assert_eq!(executed_calls(&dir.path().join("replayed"), scenario), exported);
+}

@@ -12,8 +12,9 @@
 //!   step's `observation.results` answer its calls by `source_call_id`.
 //! - `user` steps are user messages; the first `system` step before any
 //!   agent step is the system prompt; a `system` step marked
-//!   `extra.context_management` is a compaction whose summary is its
-//!   message. `reloop export`'s end step of a run whose model call failed
+//!   `extra.context_management` of `type` `compaction` is a compaction whose
+//!   summary is its message (other types, such as `reloop export`'s
+//!   `clearing` of old tool results, are counted as ignored). `reloop export`'s end step of a run whose model call failed
 //!   for good (`extra.reloop.outcome` `llm_error`, `context_exceeded`) is
 //!   that failed call. Other system steps (notes, the end step of other
 //!   runs) are counted as ignored.
@@ -84,7 +85,7 @@ fn step_item(session: &mut ImportedSession, step: &Value, unit: usize) {
     }
     let message = content_text(step.get("message").unwrap_or(&Value::Null));
     match str_at(step, "source") {
-        Some("system") if step.pointer("/extra/context_management").is_some() => {
+        Some("system") if step.pointer("/extra/context_management").is_some_and(|m| matches!(str_at(m, "type"), Some("compaction") | None)) => {
             session.lines.used += 1;
             session.items.push(Item::Compaction { summary: message, line: unit });
         }
@@ -99,6 +100,7 @@ fn step_item(session: &mut ImportedSession, step: &Value, unit: usize) {
             let error = step.pointer("/extra/reloop/error").and_then(Value::as_str).unwrap_or(&message);
             session.items.push(Item::ProviderError(ProviderError::from_message(error, None, unit)));
         }
+        Some("system") if step.pointer("/extra/context_management").is_some() => session.lines.ignore("context_management other than compaction"),
         Some("system") => session.lines.ignore("system step"),
         Some("user") => {
             session.lines.used += 1;

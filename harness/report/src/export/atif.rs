@@ -6,8 +6,7 @@
 //! of each step: its text, tool calls with their arguments, the tools'
 //! results as the observation, and `metrics` with prompt, completion and
 //! cached tokens); reloop's compactions are `system` steps marked
-//! `extra.context_management` (`type` `compaction`, `boundary` `replace`,
-//! as Harbor's own converters mark a compaction); the scripted user's
+//! `extra.context_management` (see [`compaction_step`]); the scripted user's
 //! follow-ups and replies are `user` steps. Cache writes, cache breaks and
 //! doom-loop marks are under `extra.reloop`. The run's end is a last
 //! `system` step with its outcome (so a run whose every call failed is a
@@ -207,16 +206,24 @@ fn end_step(run: &RunTrace) -> Value {
 }
 
 /// A compaction (any event with tokens before and after) as a `system`
-/// step with Harbor's `context_management` mark.
+/// step with Harbor's `context_management` mark: `compaction` with boundary
+/// `replace` (as Harbor's converters mark a summary that replaces the
+/// history) for a full compaction, `clearing` with boundary `in_place` for
+/// reloop's lighter layers (old tool results cleared, rounds folded), which
+/// edit the history without replacing it.
 fn compaction_step(event: &Event) -> Option<Value> {
     let (before, after) = (event.int("tokens_before")?, event.int("tokens_after")?);
     let by = event.text("strategy").map(|s| format!(" ({s})")).unwrap_or_default();
+    let (kind, boundary) = match event.kind.as_str() {
+        "microcompact_ran" | "mid_compact_layer1_ran" | "mid_compact_layer2_ran" => ("clearing", "in_place"),
+        _ => ("compaction", "replace"),
+    };
     Some(json!({
         "step_id": 0,
         "source": "system",
         "message": format!("Context compacted by {}{by}: {before} -> {after} tokens.", event.kind),
         "extra": {
-            "context_management": {"type": "compaction", "boundary": "replace"},
+            "context_management": {"type": kind, "boundary": boundary},
             "reloop": {"step": event.step, "event": event.payload},
         },
     }))

@@ -336,3 +336,108 @@ fn splitmix(seed: u64) -> u64 {
     z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
     z ^ (z >> 31)
 }
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+    use crate::export::{Event, RunTrace, Step};
+
+    fn event(step: u64, at_ms: u64, payload: Value) -> Event {
+        Event { step, at_ms, kind: payload["kind"].as_str().unwrap().to_owned(), payload, agent_depth: 0 }
+    }
+
+    fn run() -> RunTrace {
+        let step = |step, started_ms, finished_ms| Step {
+            step,
+            purpose: "main".into(),
+            attempt: 0,
+            error: None,
+            input_tokens: Some(100),
+            output_tokens: Some(10),
+            cache_read_tokens: Some(60),
+            cache_write_tokens: Some(40),
+            cache_break_detected: step == 1,
+            cache_break_causes: (step == 1).then(|| "tools".to_owned()),
+            finish_reason: Some("tool_calls".into()),
+            started_ms,
+            finished_ms,
+            agent_depth: 0,
+            parent_call_id: None,
+        };
+        RunTrace {
+            scenario: "s".into(),
+            variant: "default".into(),
+            row: 0,
+            scenario_file: "s.yaml".into(),
+            wire: "anthropic".into(),
+            model: "claude-sonnet-4-5".into(),
+            strategy: "roku".into(),
+            agent: "reloop".into(),
+            outcome: "doom_loop_stopped".into(),
+            passed: true,
+            error: Some("stopped: identical calls".into()),
+            final_answer: None,
+            virtual_ms: 5_000,
+            cost_usd: Some(0.01),
+            doom_loop_kind: Some("identical_calls".into()),
+            doom_loop_first_step: Some(1),
+            tokens_saved: 12,
+            steps: vec![step(0, 0, 1_000), step(1, 2_500, 4_000)],
+            events: vec![
+                event(0, 1_000, json!({"kind": "tool_start", "call_id": "c1", "tool": "read", "arguments": "{}"})),
+                event(0, 1_000, json!({"kind": "tool_end", "call_id": "c1", "tool": "read", "is_error": true, "elapsed_ms": 1_500, "result_summary": "no such file"})),
+                event(1, 2_500, json!({"kind": "microcompact_ran", "strategy": "roku", "cleared": 1, "tokens_before": 90, "tokens_after": 78})),
+                event(1, 2_500, json!({"kind": "cache_break_detected", "changed": ["tools"]})),
+                event(1, 4_000, json!({"kind": "doom_loop_detected", "detector": "identical_calls", "tool": "read", "repeats": 3, "reaction": "stop"})),
+            ],
+            texts: Default::default(),
+        }
+    }
+
+    fn attr<'a>(span: &'a Value, key: &str) -> &'a Value {
+        &span["attributes"].as_array().unwrap().iter().find(|a| a["key"] == key).unwrap_or_else(|| panic!("{key} missing on {span}"))["value"]
+    }
+
+    #[test]
+    fn a_run_is_an_agent_span_over_its_calls_and_tools_in_virtual_time() {
+        let request = request(&[run()]);
+        let spans = request["resourceSpans"][0]["scopeSpans"][0]["spans"].as_array().unwrap();
+        let names: Vec<&str> = spans.iter().map(|s| s["name"].as_str().unwrap()).collect();
+        assert_eq!(names, ["invoke_agent reloop", "chat claude-sonnet-4-5", "chat claude-sonnet-4-5", "execute_tool read"]);
+        let agent = &spans[0];
+        assert!(spans[1..].iter().all(|s| s["parentSpanId"] == agent["spanId"] && s["traceId"] == agent["traceId"]));
+        assert_eq!((agent["startTimeUnixNano"].as_str(), agent["endTimeUnixNano"].as_str()), (Some("0"), Some("5000000000")));
+        assert_eq!(attr(agent, "gen_ai.provider.name")["stringValue"], "anthropic");
+        assert_eq!(attr(agent, "gen_ai.usage.cache_creation.input_tokens")["intValue"], "80");
+        assert_eq!(attr(agent, "error.type")["stringValue"], "doom_loop_stopped");
+        assert_eq!(agent["status"]["code"], 2);
+        let chat = &spans[2];
+        assert_eq!(attr(chat, "gen_ai.usage.cache_read.input_tokens")["intValue"], "60");
+        assert_eq!(attr(chat, "gen_ai.response.finish_reasons")["arrayValue"]["values"][0]["stringValue"], "tool_calls");
+        assert_eq!(attr(chat, "reloop.cache_break.causes")["stringValue"], "tools");
+        let tool = &spans[3];
+        assert_eq!((attr(tool, "gen_ai.tool.call.id")["stringValue"].as_str(), attr(tool, "error.type")["stringValue"].as_str()), (Some("c1"), Some("tool_error")));
+        assert_eq!((tool["startTimeUnixNano"].as_str(), tool["endTimeUnixNano"].as_str()), (Some("1000000000"), Some("2500000000")));
+        let findings: Vec<&str> = agent["events"].as_array().unwrap().iter().map(|e| e["name"].as_str().unwrap()).collect();
+        assert_eq!(findings, ["reloop.compaction", "reloop.cache_break", "reloop.doom_loop"]);
+    }
+
+    #[test]
+    fn the_same_run_exports_the_same_ids_and_another_row_other_ones() {
+        let first = request(&[run()]);
+        assert_eq!(first, request(&[run()]));
+        let mut again = run();
+        again.row = 1;
+        let id = |r: &Value| r["resourceSpans"][0]["scopeSpans"][0]["spans"][0]["traceId"].as_str().unwrap().to_owned();
+        assert_ne!(id(&first), id(&request(&[again])));
+        assert_eq!(id(&first).len(), 32);
+    }
+
+    #[test]
+    fn wires_name_their_providers_as_the_conventions_do() {
+        assert_eq!([provider_name("openai-chat"), provider_name("openai-responses"), provider_name("anthropic")], ["openai", "openai", "anthropic"]);
+        assert_eq!(provider_name("gemini"), "gcp.gemini");
+    }
+}
