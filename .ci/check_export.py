@@ -139,6 +139,11 @@ def check_atif(reloop: str, report: Path, out: Path) -> None:
         validator = TrajectoryValidator()
         assert validator.validate(file), f"{file}: {validator.get_errors()}"
     print(f"atif: {len(files)} trajectories pass Harbor's validator (harbor 0.26.0)")
+    # The import fixtures Harbor's converters wrote (their import and replay
+    # are the Rust import tests' and the imported suite's).
+    for file in sorted(Path("harness/import/tests/fixtures/sessions/atif").glob("*.json")):
+        validator = TrajectoryValidator()
+        assert validator.validate(file), f"{file}: {validator.get_errors()}"
 
     # A run whose every model call failed has no agent step: its import is
     # a session of one failed call, which the converter cannot replay yet
