@@ -181,3 +181,13 @@ fn an_atif_export_imports_and_replays_the_same_tool_calls() {
     assert_eq!(exported.len(), 31);
     assert_eq!(executed_calls(&dir.path().join("replayed"), scenario), exported);
 }
+
+#[test]
+fn a_missing_report_is_bad_input_naming_the_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let missing = dir.path().join("no-report");
+    let out = reloop(&repo(), &["export", missing.to_str().unwrap(), "--otlp", dir.path().join("t.json").to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(stderr(&out).contains("no-report: cannot read"), "{}", stderr(&out));
+    assert!(!dir.path().join("t.json").exists(), "nothing written");
+}

@@ -111,18 +111,17 @@ fn run_spans(run: &RunTrace) -> Vec<Value> {
         vec![text("gen_ai.operation.name", operation), text("gen_ai.provider.name", provider_name(&run.wire)), text("gen_ai.request.model", &run.model)]
     };
     let agent_id = ids.span_id();
-    let tools = tool_spans(run, &agent_id, &mut ids, &common("execute_tool"));
-    let by_call: HashMap<&str, &str> = tools.iter().map(|(call, span)| (call.as_str(), span.id.as_str())).collect();
+    let (tools, starters) = tool_spans(run, &agent_id, &mut ids, &common("execute_tool"));
     let chats: Vec<Span> = run
         .steps
         .iter()
         .map(|step| {
-            let parent = step.parent_call_id.as_deref().and_then(|call| by_call.get(call)).copied().unwrap_or(&agent_id);
+            let parent = step.parent_call_id.as_ref().and_then(|call| starters.get(call)).unwrap_or(&agent_id);
             chat_span(run, step, ids.span_id(), parent, common("chat"))
         })
         .collect();
     let agent = agent_span(run, agent_id, common("invoke_agent"));
-    std::iter::once(&agent).chain(&chats).chain(tools.iter().map(|(_, span)| span)).map(|span| span.to_json(&trace_id)).collect()
+    std::iter::once(&agent).chain(&chats).chain(&tools).map(|span| span.to_json(&trace_id)).collect()
 }
 
 fn agent_span(run: &RunTrace, id: String, mut attributes: Vec<Value>) -> Span {
@@ -207,26 +206,36 @@ fn chat_span(run: &RunTrace, step: &Step, id: String, parent: &str, mut attribut
     }
 }
 
-/// The `execute_tool` spans, keyed by call id, in the order the calls
-/// started: from `tool_start` to its `tool_end` (`elapsed_ms` later), or a
-/// zero-length span with `error.type` `denied` for a `tool_denied`.
-fn tool_spans(run: &RunTrace, agent_id: &str, ids: &mut Ids, common: &[Value]) -> Vec<(String, Span)> {
-    let mut spans: Vec<(String, Span)> = Vec::new();
-    let mut open: HashMap<String, usize> = HashMap::new();
-    // The tool calls that started the sub-agents now running, innermost last.
+/// The `execute_tool` spans in the order the calls started: from
+/// `tool_start` to its `tool_end` (`elapsed_ms` later), or a zero-length
+/// span with `error.type` `denied` for a `tool_denied`; and the span of each
+/// call that started a sub-agent, by call id, for the sub-agent's `chat`
+/// spans. A sub-agent numbers its calls afresh (its `call_000_0` is not its
+/// parent's), so a call's span is looked up among the calls of its own
+/// agent: the ones still open.
+fn tool_spans(run: &RunTrace, agent_id: &str, ids: &mut Ids, common: &[Value]) -> (Vec<Span>, HashMap<String, String>) {
+    let mut spans: Vec<Span> = Vec::new();
+    let mut starters: HashMap<String, String> = HashMap::new();
+    // Per running agent, innermost last: its open calls by id (into `spans`).
+    let mut open: Vec<HashMap<String, usize>> = vec![HashMap::new()];
+    // The spans of the calls that started the sub-agents now running.
     let mut sub_agents: Vec<String> = Vec::new();
     for event in &run.events {
         let call = event.text("call_id").unwrap_or_default().to_owned();
+        let calls = open.len() - 1;
         match event.kind.as_str() {
-            "sub_agent_started" => sub_agents.push(call),
-            "sub_agent_finished" => {
+            "sub_agent_started" => {
+                let span_id = open[calls].get(&call).map_or_else(|| agent_id.to_owned(), |&index| spans[index].id.clone());
+                starters.insert(call, span_id.clone());
+                sub_agents.push(span_id);
+                open.push(HashMap::new());
+            }
+            "sub_agent_finished" if calls > 0 => {
                 sub_agents.pop();
+                open.pop();
             }
             "tool_start" | "tool_denied" => {
-                let parent_id = sub_agents
-                    .last()
-                    .and_then(|c| spans.iter().rev().find(|(id, _)| id == c))
-                    .map_or_else(|| agent_id.to_owned(), |(_, span)| span.id.clone());
+                let parent_id = sub_agents.last().map_or_else(|| agent_id.to_owned(), Clone::clone);
                 let tool = event.text("tool").unwrap_or_default();
                 let mut attributes = common.to_vec();
                 attributes.extend([
@@ -251,13 +260,13 @@ fn tool_spans(run: &RunTrace, agent_id: &str, ids: &mut Ids, common: &[Value]) -
                     error: denied.then(|| event.text("reason").unwrap_or("denied").to_owned()),
                 };
                 if !denied {
-                    open.insert(call.clone(), spans.len());
+                    open[calls].insert(call, spans.len());
                 }
-                spans.push((call, span));
+                spans.push(span);
             }
             "tool_end" => {
-                if let Some(index) = open.remove(&call) {
-                    let span = &mut spans[index].1;
+                if let Some(index) = open[calls].remove(&call) {
+                    let span = &mut spans[index];
                     span.end_ms = span.start_ms + event.int("elapsed_ms").unwrap_or_default();
                     if event.payload.get("is_error").and_then(Value::as_bool) == Some(true) {
                         span.attributes.push(text("error.type", "tool_error"));
@@ -268,7 +277,7 @@ fn tool_spans(run: &RunTrace, agent_id: &str, ids: &mut Ids, common: &[Value]) -
             _ => {}
         }
     }
-    spans
+    (spans, starters)
 }
 
 /// A span event for one of reloop's findings: a compaction (reloop's or the
@@ -422,6 +431,31 @@ mod tests {
         assert_eq!((tool["startTimeUnixNano"].as_str(), tool["endTimeUnixNano"].as_str()), (Some("1000000000"), Some("2500000000")));
         let findings: Vec<&str> = agent["events"].as_array().unwrap().iter().map(|e| e["name"].as_str().unwrap()).collect();
         assert_eq!(findings, ["reloop.compaction", "reloop.cache_break", "reloop.doom_loop"]);
+    }
+
+    /// A sub-agent numbers its calls afresh: its `c0` is not the parent's
+    /// `c0` that started it, and its spans hang under the parent's.
+    #[test]
+    fn a_sub_agent_hangs_under_the_call_that_started_it_even_with_the_same_call_id() {
+        let mut run = run();
+        let mut sub_step = run.steps[0].clone();
+        (sub_step.agent_depth, sub_step.parent_call_id, sub_step.started_ms, sub_step.finished_ms) = (1, Some("c0".into()), 1_000, 1_200);
+        run.steps = vec![run.steps[0].clone(), sub_step];
+        run.events = vec![
+            event(0, 1_000, json!({"kind": "tool_start", "call_id": "c0", "tool": "Agent", "arguments": "{}"})),
+            event(0, 1_000, json!({"kind": "sub_agent_started", "call_id": "c0", "task": "look", "step_budget": 2})),
+            event(0, 1_200, json!({"kind": "tool_start", "call_id": "c0", "tool": "grep", "arguments": "{}"})),
+            event(0, 1_200, json!({"kind": "tool_end", "call_id": "c0", "tool": "grep", "is_error": false, "elapsed_ms": 100, "result_summary": "x"})),
+            event(0, 1_300, json!({"kind": "sub_agent_finished", "call_id": "c0", "outcome": "final_answer", "steps": 1, "timed_out": false, "elapsed_ms": 300})),
+            event(0, 1_000, json!({"kind": "tool_end", "call_id": "c0", "tool": "Agent", "is_error": false, "elapsed_ms": 400, "result_summary": "found"})),
+        ];
+        let request = request(&[run]);
+        let spans = request["resourceSpans"][0]["scopeSpans"][0]["spans"].as_array().unwrap();
+        let named = |name: &str| spans.iter().find(|s| s["name"] == name).unwrap();
+        let (agent_call, grep) = (named("execute_tool Agent"), named("execute_tool grep"));
+        assert_eq!(grep["parentSpanId"], agent_call["spanId"]);
+        assert_eq!(spans[2]["parentSpanId"], agent_call["spanId"], "the sub-agent's model call");
+        assert_eq!((agent_call["endTimeUnixNano"].as_str(), grep["endTimeUnixNano"].as_str()), (Some("1400000000"), Some("1300000000")));
     }
 
     #[test]
