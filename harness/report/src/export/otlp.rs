@@ -20,9 +20,6 @@ const KIND_CLIENT: u8 = 3;
 /// `Status.StatusCode.STATUS_CODE_ERROR`.
 const STATUS_ERROR: u8 = 2;
 
-/// The attributes every span carries, whatever its operation.
-pub const COMMON_ATTRIBUTES: [&str; 3] = ["gen_ai.operation.name", "gen_ai.provider.name", "gen_ai.request.model"];
-
 /// The `ExportTraceServiceRequest` for these runs: what `--otlp` writes and
 /// `--otlp-endpoint` posts to `/v1/traces`.
 pub fn request(runs: &[RunTrace]) -> Value {
