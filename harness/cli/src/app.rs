@@ -34,11 +34,13 @@ pub enum Command {
     Report(ReportArgs),
     /// Merge shard reports (`run --shard k/n`) into one report.
     Merge(MergeArgs),
+    /// Export a report's runs as OpenTelemetry GenAI traces (OTLP/JSON, to a file or a collector) or ATIF trajectories.
+    Export(ExportArgs),
     /// Check scenarios, recordings and gate files without running them.
     Validate(ValidateArgs),
     /// Print the JSON Schema of a file format, for editors and other validators.
     Schema(SchemaArgs),
-    /// Turn real agent sessions (pi, Codex, Claude Code, SWE-agent, OpenHands) and vcrpy cassettes into scenarios and recordings.
+    /// Turn real agent sessions (pi, Codex, Claude Code, SWE-agent, OpenHands, ATIF trajectories) and vcrpy cassettes into scenarios and recordings.
     Import(ImportArgs),
     /// A loopback proxy in front of a provider: streams its answers back unchanged and records each exchange (v2, secrets stripped) with a scenario skeleton.
     Record(RecordArgs),
@@ -119,6 +121,8 @@ pub enum ImportFormat {
     ClaudeCode,
     /// SWE-agent `.traj` or an OpenHands event list.
     OpenaiMessages,
+    /// An ATIF trajectory (Harbor's Agent Trajectory Interchange Format, v1.0 to v1.8).
+    Atif,
     /// A vcrpy cassette (YAML): a v2 recording, neutral and raw, plus a scenario skeleton.
     Vcr,
 }
@@ -260,6 +264,23 @@ pub struct ReportArgs {
     /// The gate file for the diff (default: the documented default gates).
     #[arg(long, requires = "baseline")]
     pub gates: Option<PathBuf>,
+}
+
+/// `reloop export`: at least one of the outputs.
+#[derive(Debug, Args)]
+#[command(group(clap::ArgGroup::new("output").required(true).multiple(true).args(["otlp", "otlp_endpoint", "atif"])))]
+pub struct ExportArgs {
+    /// The report directory (runs, steps and events .parquet).
+    pub report: PathBuf,
+    /// Write the runs as OpenTelemetry traces in OTLP/JSON to this file (one trace per run).
+    #[arg(long, value_name = "FILE")]
+    pub otlp: Option<PathBuf>,
+    /// Send the same traces over OTLP/HTTP (JSON) to this collector, e.g. `http://127.0.0.1:4318` (`/v1/traces` is appended).
+    #[arg(long, value_name = "URL")]
+    pub otlp_endpoint: Option<String>,
+    /// Write each run as an ATIF trajectory (`SCENARIO[.VARIANT].json`) into this directory.
+    #[arg(long, value_name = "DIR")]
+    pub atif: Option<PathBuf>,
 }
 
 /// `reloop merge`.

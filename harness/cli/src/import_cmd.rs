@@ -45,6 +45,7 @@ fn import_all(args: &ImportArgs, redaction: &Redaction) -> Result<String, Import
         ImportFormat::Codex => Some(Format::Codex),
         ImportFormat::ClaudeCode => Some(Format::ClaudeCode),
         ImportFormat::OpenaiMessages => Some(Format::OpenaiMessages),
+        ImportFormat::Atif => Some(Format::Atif),
         ImportFormat::Vcr => None,
     };
     let system = args.system.as_deref().map(read_input).transpose()?;

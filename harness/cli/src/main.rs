@@ -10,6 +10,7 @@ mod import_cmd;
 mod interrupt;
 mod exit_code;
 mod junit;
+mod export_cmd;
 mod merge_cmd;
 mod record_cmd;
 mod report_cmd;
@@ -51,6 +52,7 @@ fn main() {
         Command::Detectors(args) => detectors_cmd::run(&args),
         Command::Report(args) => report_cmd::run(args),
         Command::Merge(args) => merge_cmd::run(args),
+        Command::Export(args) => export_cmd::run(&args),
         Command::Validate(args) => validate_cmd::run(args),
         Command::Schema(args) => schema_cmd::run(&args),
         Command::Import(args) => import_cmd::run(&args),

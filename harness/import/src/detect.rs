@@ -13,6 +13,8 @@ pub enum Format {
     ClaudeCode,
     /// SWE-agent `.traj` or OpenHands event list.
     OpenaiMessages,
+    /// An ATIF trajectory (Harbor's interchange format).
+    Atif,
 }
 
 impl Format {
@@ -23,12 +25,13 @@ impl Format {
             Self::Codex => "codex",
             Self::ClaudeCode => "claude-code",
             Self::OpenaiMessages => "openai-messages",
+            Self::Atif => "atif",
         }
     }
 
     /// The format named `name` on the command line.
     pub fn from_name(name: &str) -> Option<Self> {
-        [Self::Pi, Self::Codex, Self::ClaudeCode, Self::OpenaiMessages].into_iter().find(|f| f.name() == name)
+        [Self::Pi, Self::Codex, Self::ClaudeCode, Self::OpenaiMessages, Self::Atif].into_iter().find(|f| f.name() == name)
     }
 }
 
@@ -39,6 +42,7 @@ pub fn detect(name: &str, text: &str) -> Option<Format> {
     }
     if let Ok(document) = serde_json::from_str::<Value>(text) {
         return match &document {
+            document if crate::formats::atif::is_atif(document) => Some(Format::Atif),
             Value::Array(_) => Some(Format::OpenaiMessages),
             Value::Object(o) if o.contains_key("history") || o.contains_key("events") => Some(Format::OpenaiMessages),
             Value::Object(o) if o.get("role").and_then(Value::as_str) == Some("assistant") => Some(Format::Pi),
@@ -73,6 +77,7 @@ mod tests {
         assert_eq!(detect("x.traj", "{}"), Some(Format::OpenaiMessages));
         assert_eq!(detect("e.json", "[{\"id\":0}]"), Some(Format::OpenaiMessages));
         assert_eq!(detect("m.json", "{\"role\":\"assistant\",\"content\":[]}"), Some(Format::Pi));
+        assert_eq!(detect("t.json", "{\"schema_version\":\"ATIF-v1.8\",\"steps\":[]}"), Some(Format::Atif));
         assert_eq!(detect("n.txt", "hello"), None);
     }
 }

@@ -92,6 +92,7 @@ pub fn read_session(path: &Path, format: Option<Format>) -> Result<ImportedSessi
         Format::Codex => formats::codex::parse(&text),
         Format::ClaudeCode => formats::claude_code::parse(&text),
         Format::OpenaiMessages => formats::openai_messages::parse(&text),
+        Format::Atif => formats::atif::parse(&text),
     })
 }
 

@@ -12,6 +12,7 @@
 pub mod compare;
 pub mod detectors;
 pub mod escape;
+pub mod export;
 pub mod error;
 pub mod figures;
 pub mod gates;

@@ -13,7 +13,7 @@ use crate::util::{reloop, repo, stderr, stdout, write};
 fn session_fixtures() -> Vec<PathBuf> {
     let root = repo().join("harness/import/tests/fixtures/sessions");
     let mut files = Vec::new();
-    for format in ["pi", "codex", "claude-code", "openai-messages"] {
+    for format in ["pi", "codex", "claude-code", "openai-messages", "atif"] {
         for entry in std::fs::read_dir(root.join(format)).unwrap() {
             files.push(entry.unwrap().path());
         }

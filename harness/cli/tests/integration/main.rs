@@ -10,6 +10,7 @@ pub mod black_box;
 mod compare;
 mod detectors;
 mod estimate;
+mod export;
 mod file_kinds;
 mod golden_reports;
 mod hostile_input;

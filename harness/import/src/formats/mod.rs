@@ -1,6 +1,7 @@
 //! One module per source format, each turning a file into an
 //! [`ImportedSession`](crate::session::ImportedSession).
 
+pub mod atif;
 pub mod claude_code;
 pub mod codex;
 pub mod openai_messages;
