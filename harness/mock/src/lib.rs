@@ -21,6 +21,7 @@ pub mod provider_tokens;
 pub mod raw_reply;
 pub mod record;
 pub mod recording;
+pub mod recovery;
 pub mod render;
 pub mod server;
 pub mod session;

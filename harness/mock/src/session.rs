@@ -99,6 +99,8 @@ struct SessionState {
     main_call_item_ids: Vec<String>,
     /// Answers of the `auxiliary:` list without `when` given so far.
     auxiliary_used: usize,
+    /// The request last refused for the context window, while the agent recovers.
+    recovery: crate::recovery::Recovery,
 }
 
 /// Account: the server's usage of a turn given its prompt, the cache
@@ -219,6 +221,7 @@ impl Session {
                 *rejection.reply
             }
         };
+        state.recovery.observe(record.result, &count);
         state.log.push(record);
         reply
     }
@@ -234,8 +237,10 @@ impl Session {
     ) -> Result<Reply, Rejection> {
         stages::admit_breakpoints(caching)?;
         stages::admit(self.config.context_window, count.total)?;
-        let next = self.next_exchange(state, self.purpose_of(request)).map(|i| &self.config.recording.exchanges[i]);
-        if !record.retry && auxiliary::is_auxiliary(request, next, &self.config.recording.auxiliary) {
+        let purpose = self.purpose_of(request);
+        let next = self.next_exchange(state, purpose).map(|i| &self.config.recording.exchanges[i]);
+        let recovering = purpose == Purpose::Main && state.recovery.is_side_request(request, count);
+        if !record.retry && (recovering || auxiliary::is_auxiliary(request, next, &self.config.recording.auxiliary)) {
             return Ok(self.auxiliary_reply(state, (request, caching), count, record));
         }
         let (purpose, exchange_index) = self.match_exchange(state, record, request, caching)?;
