@@ -101,6 +101,9 @@ struct SessionState {
     auxiliary_used: usize,
     /// The request last refused for the context window, while the agent recovers.
     recovery: crate::recovery::Recovery,
+    /// Every call served on the main purpose, in order, as rendered
+    /// (`crate::call_ids`).
+    served_calls: crate::call_ids::ServedCalls,
 }
 
 /// Account: the server's usage of a turn given its prompt, the cache
@@ -183,6 +186,8 @@ impl Session {
     /// As [`Session::handle`], with the cache model (and breakpoints) the
     /// request's wire format implies.
     pub fn handle_cached(&self, request: &Prompt, caching: &Caching) -> Reply {
+        let renamed = self.lock().served_calls.with_served_ids(request);
+        let request = renamed.as_ref().unwrap_or(request);
         let count = self.counter.count_prompt(request);
         let count = match &self.config.provider_tokens {
             Some(provider) => provider.scale(&count),
@@ -253,6 +258,9 @@ impl Session {
         let answer = Answer::new(&turn, Some(exchange), self.config.recording.reply_usage == ReplyUsage::Recorded);
         if purpose == Purpose::Main {
             state.main_call_item_ids = crate::render::responses_call_item_ids(&answer, record.index);
+            if !record.retry {
+                state.served_calls.extend(&turn.tool_calls);
+            }
         }
         if !record.retry {
             state.next[purpose.index()] += 1;

@@ -36,12 +36,17 @@ impl Finished {
 /// Runs the SDK agent on `recording` with the scenario's `extra` lines
 /// (faults, expect); `None` without a Python that has the SDK.
 fn run_sdk_agent(recording: &str, extra: &str) -> Option<Finished> {
+    run_sdk_agent_with(recording, extra, "")
+}
+
+/// As [`run_sdk_agent`], with `agent_lines` added to the `agent:` block.
+fn run_sdk_agent_with(recording: &str, extra: &str, agent_lines: &str) -> Option<Finished> {
     let python = python_with("openai")?;
     let dir = tempfile::tempdir().unwrap();
     write(dir.path(), "agent.recording.yaml", &format!("format: reloop.recording/v1\n{recording}"));
     let agent = agent_dir().join("sdk_agent.py");
     let scenario = format!(
-        "name: truth\nmodel: gpt-4.1\ntask: Which port?\nrecording: agent.recording.yaml\nagent:\n  command: [python3, {}, \"{{task}}\"]\n  files: {{ config.toml: \"[server]\\nport = 8080\\n\" }}\n  timeout_s: 60\n{extra}",
+        "name: truth\nmodel: gpt-4.1\ntask: Which port?\nrecording: agent.recording.yaml\nagent:\n  command: [python3, {}, \"{{task}}\"]\n  files: {{ config.toml: \"[server]\\nport = 8080\\n\" }}\n  timeout_s: 60\n{agent_lines}{extra}",
         agent.display()
     );
     let file = write(dir.path(), "truth.yaml", &scenario);
@@ -161,4 +166,21 @@ fn a_cut_stream_is_a_failed_row_and_the_agents_retry_makes_the_step() {
     steps.sort_by_key(|s| s["call_index"].parse::<u64>().unwrap());
     let rows: Vec<[&str; 4]> = steps.iter().map(|s| [s["step"].as_str(), s["attempt"].as_str(), s["error"].as_str(), s["finish_reason"].as_str()]).collect();
     assert_eq!(rows, [["0", "0", "fault:stream", "null"], ["0", "1", "null", "tool_calls"], ["1", "0", "null", "stop"]]);
+}
+
+/// Tool-call ids the client makes up (new on every run) do not make a
+/// replay diverge, nor change its counts: the server matches the calls by
+/// content and counts them under the ids it served. Two runs, one report.
+#[test]
+fn a_client_renaming_its_calls_replays_twice_to_the_same_report() {
+    let extra = "faults: [{ exchange: 1, http: { status: 500 } }]\nexpect: { outcome: final_answer, tool_calls: [read_file, read_file] }\n";
+    let recording = "exchanges:\n  - tool_calls: [{ name: read_file, arguments: { path: config.toml } }]\n  - tool_calls: [{ name: read_file, arguments: { path: config.toml } }]\n  - expect: { tool_result_contains: [\"port = 8080\"] }\n    text: \"Port 8080.\"\n";
+    let runs: Vec<Finished> = (0..2).filter_map(|_| run_sdk_agent_with(recording, extra, "  env: { RENAME_CALLS: \"1\" }\n")).collect();
+    let [first, second] = runs.as_slice() else { return };
+    assert_eq!(first.output.status.code(), Some(0), "{}{}", stdout(&first.output), stderr(&first.output));
+    let timeless = |row: &Row| -> Row { row.iter().filter(|(k, _)| !["wall_ms", "scenario_file"].contains(&k.as_str())).map(|(k, v)| (k.clone(), v.clone())).collect() };
+    assert_eq!(timeless(&first.run), timeless(&second.run));
+    let steps = |done: &Finished| done.steps.iter().map(timeless).collect::<Vec<_>>();
+    assert_eq!(steps(first), steps(second));
+    assert_eq!((first.run["tool_calls"].as_str(), first.run["llm_retries"].as_str()), ("2", "1"));
 }

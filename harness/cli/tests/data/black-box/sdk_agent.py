@@ -5,8 +5,9 @@ working directory) and loops until the model answers without tools.
 Like Codex, it refuses a call of a tool it lacks ("unsupported call");
 like Claude Code, it answers a context-length error by asking for a
 summary (tools declared) and resending the task, the summary and the
-last turn."""
-import json, pathlib, sys
+last turn. With RENAME_CALLS=1 it gives every call an id of its own, new
+on each run, as clients of APIs without call ids do."""
+import json, os, pathlib, sys, uuid
 from openai import OpenAI, BadRequestError
 
 client = OpenAI(max_retries=2)
@@ -34,6 +35,8 @@ for _ in range(8):
         last = max(i for i, m in enumerate(messages) if m["role"] == "assistant")
         messages = messages[:2] + [{"role": "user", "content": f"Summary: {summary}"}] + messages[last:]
         reply = ask(messages)
+    for call in reply.tool_calls or [] if os.environ.get("RENAME_CALLS") else []:
+        call.id = f"call_{uuid.uuid4().hex}"
     messages.append(reply.model_dump(exclude_none=True))
     if not reply.tool_calls:
         print(reply.content)
