@@ -27,7 +27,8 @@ pub struct ServerView {
     pub metrics: RunMetrics,
     /// The calls the agent ran (a result came back that is not a refusal), in order.
     pub tool_calls: Vec<String>,
-    /// The text of the last turn served, when it called no tool.
+    /// The text of the last turn served, when it called no tool (or the
+    /// agent's submission, [`final_answer`]).
     pub final_answer: Option<String>,
     /// The doom-loop detectors that fired.
     pub doom_loop_kinds: Vec<DoomLoopKind>,
@@ -44,7 +45,9 @@ const REFUSAL: &str = "unsupported call";
 /// Reads `session`'s log into the report's rows and figures.
 pub fn server_view(scenario: &Scenario, session: &Session) -> ServerView {
     let log = session.log();
-    let volatile = scenario.spec.agent.as_ref().and_then(|a| a.preset).map_or(&[][..], |preset| preset.launch().volatile_result_lines);
+    let launch = scenario.spec.agent.as_ref().and_then(|a| a.preset).map(|preset| preset.launch());
+    let volatile = launch.map_or(&[][..], |launch| launch.volatile_result_lines);
+    let submit_marker = launch.and_then(|launch| launch.submit_marker);
     // The step of each call served, and the call as the detectors see it,
     // with the result the agent sent back for it (unknown if it never did).
     let mut calls: Vec<(u64, DoomCall)> = Vec::new();
@@ -68,7 +71,7 @@ pub fn server_view(scenario: &Scenario, session: &Session) -> ServerView {
                     let result_hash = result.map(|r| stable_hash(r, volatile));
                     calls.push((steps_used, DoomCall { tool: call.name.clone(), arguments: canonical_arguments(&call.arguments), result_hash }));
                 }
-                view.final_answer = (turn.tool_calls.is_empty() && !turn.text.is_empty()).then(|| turn.text.clone());
+                view.final_answer = final_answer(turn, submit_marker);
                 delivered = record.exchange;
                 steps_used += 1;
                 steps_used - 1
@@ -117,6 +120,17 @@ pub fn server_view(scenario: &Scenario, session: &Session) -> ServerView {
     let turns: Vec<StepRow> = view.steps.iter().filter(|row| row.error.is_none() && row.purpose != AUXILIARY).cloned().collect();
     crate::recorded_pricing::price_recorded_usage(&mut view.metrics, scenario, &turns, false);
     view
+}
+
+/// A turn's final answer: its text when it calls no tool, or the arguments
+/// of its submission (the call carrying the preset's `submit_marker`, with
+/// which mini-swe-agent ends).
+fn final_answer(turn: &ModelTurn, submit_marker: Option<&str>) -> Option<String> {
+    if turn.tool_calls.is_empty() {
+        return (!turn.text.is_empty()).then(|| turn.text.clone());
+    }
+    let marker = submit_marker?;
+    turn.tool_calls.iter().find(|call| call.arguments.contains(marker)).map(|call| call.arguments.clone())
 }
 
 /// Whether the agent never got `record`'s turn whole: its stream was cut,
