@@ -119,6 +119,10 @@ const OPENCODE: PresetLaunch = PresetLaunch {
     submit_marker: None,
 };
 
+/// The summary Claude Code's compaction request gets: in the
+/// `<analysis>`/`<summary>` form its prompt asks for.
+const CLAUDE_CODE_SUMMARY: &str = "<analysis>A replayed session.</analysis>\n<summary>1. Primary Request and Intent: the user's task, as first stated.\n2. Pending Tasks: continue the task.</summary>";
+
 /// Claude Code: print mode with stream-json output; as root it refuses
 /// `--dangerously-skip-permissions`, so an allowlist of tools lets it run
 /// them unattended. Its config folder is in the workspace
@@ -148,8 +152,8 @@ const CLAUDE_CODE: PresetLaunch = PresetLaunch {
     volatile_result_lines: &["<total_tokens>"],
     // Its compaction request: a system prompt of its own, all tools declared.
     auxiliary: &[
-        ("tasked with summarizing conversations", "The user asked which port the service listens on; the work so far is in the conversation."),
-        ("Your task is to create a detailed summary of the conversation so far", "The user asked which port the service listens on; the work so far is in the conversation."),
+        ("tasked with summarizing conversations", CLAUDE_CODE_SUMMARY),
+        ("Your task is to create a detailed summary of the conversation so far", CLAUDE_CODE_SUMMARY),
     ],
     submit_marker: None,
 };

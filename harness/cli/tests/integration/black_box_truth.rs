@@ -184,3 +184,29 @@ fn a_client_renaming_its_calls_replays_twice_to_the_same_report() {
     assert_eq!(steps(first), steps(second));
     assert_eq!((first.run["tool_calls"].as_str(), first.run["llm_retries"].as_str()), ("2", "1"));
 }
+
+/// Regression, with real Claude Code: after a context-window error its
+/// compaction request (its own summary prompt, all tools declared) was
+/// answered with the next recorded turn. Now it gets a summary, and the
+/// request it resends, its history summarized, gets the turn.
+/// `RELOOP_MORE_AGENTS_BIN` names the folder with `claude` (CI sets it).
+#[test]
+fn claude_codes_compaction_after_a_context_error_consumes_no_exchange() {
+    let Some(bin) = std::env::var_os("RELOOP_MORE_AGENTS_BIN").map(PathBuf::from).filter(|dir| dir.join("claude").is_file()) else {
+        eprintln!("skipped: set RELOOP_MORE_AGENTS_BIN to the folder of claude (docs/black-box.md)");
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "read.recording.yaml", "format: reloop.recording/v1\nexchanges:\n  - tool_calls: [{ name: Read, arguments: { file_path: config.toml } }]\n  - text: \"Port 8080.\"\n");
+    let scenario = "name: cc\nmodel: claude-sonnet-4-5\ntask: Which port does the service in config.toml listen on?\nrecording: read.recording.yaml\nagent:\n  preset: claude-code\n  files: { config.toml: \"[server]\\nport = 8080\\n\" }\nfaults: [{ exchange: 1, context_length_exceeded: true }]\nexpect: { outcome: final_answer, tool_calls: [Read] }\n";
+    let file = write(dir.path(), "cc.yaml", scenario);
+    let path = std::env::join_paths(std::iter::once(bin).chain(std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default()))).unwrap();
+    let out = dir.path().join("out");
+    let output = Command::new(env!("CARGO_BIN_EXE_reloop")).args(["run", file.to_str().unwrap(), "--out", out.to_str().unwrap()]).env("PATH", path).output().unwrap();
+    assert_eq!(output.status.code(), Some(0), "{}{}", stdout(&output), stderr(&output));
+    let mut steps = read_rows(&out.join("steps.parquet"));
+    steps.sort_by_key(|s| s["call_index"].parse::<u64>().unwrap());
+    let results: Vec<&str> = steps.iter().map(|s| s["server_result"].as_str()).collect();
+    assert_eq!(results, ["ok", "fault:context_length_exceeded", "auxiliary", "ok"]);
+    assert_eq!(read_rows(&out.join("runs.parquet"))[0]["final_answer"], "Port 8080.");
+}
