@@ -53,6 +53,10 @@ pub struct PresetLaunch {
     /// added to the recording's `auxiliary:` list so they never consume a
     /// recorded turn; `when` is a line of the agent's own prompt for them.
     pub auxiliary: &'static [(&'static str, &'static str)],
+    /// How its requests' `user-agent` header starts, when it names the
+    /// agent (pi and mini-swe-agent send their SDK's), so `record` can
+    /// write an `agent:` scenario for it.
+    pub user_agent: Option<&'static str>,
     /// Text in the arguments of the call the agent ends with (its
     /// submission) when it ends with a call rather than a text turn: that
     /// call's arguments are the run's final answer.
@@ -73,6 +77,7 @@ const CODEX: PresetLaunch = PresetLaunch {
     tools: "codex-cli",
     volatile_result_lines: &["Chunk ID: ", "Wall time: "],
     auxiliary: &[],
+    user_agent: Some("codex_"),
     submit_marker: None,
 };
 
@@ -91,6 +96,7 @@ const PI: PresetLaunch = PresetLaunch {
     tools: "pi-0.73",
     volatile_result_lines: &[],
     auxiliary: &[],
+    user_agent: None,
     submit_marker: None,
 };
 
@@ -116,6 +122,7 @@ const OPENCODE: PresetLaunch = PresetLaunch {
     tools: "opencode",
     volatile_result_lines: &[],
     auxiliary: &[],
+    user_agent: Some("opencode/"),
     submit_marker: None,
 };
 
@@ -155,6 +162,7 @@ const CLAUDE_CODE: PresetLaunch = PresetLaunch {
         ("tasked with summarizing conversations", CLAUDE_CODE_SUMMARY),
         ("Your task is to create a detailed summary of the conversation so far", CLAUDE_CODE_SUMMARY),
     ],
+    user_agent: Some("claude-cli/"),
     submit_marker: None,
 };
 
@@ -181,6 +189,7 @@ const GEMINI_CLI: PresetLaunch = PresetLaunch {
     // `run_shell_command` ends each output with the process group it ran in.
     volatile_result_lines: &["Process Group PGID: "],
     auxiliary: &[],
+    user_agent: Some("GeminiCLI"),
     submit_marker: None,
 };
 
@@ -205,6 +214,7 @@ const MINI_SWE_AGENT: PresetLaunch = PresetLaunch {
     tools: "mini-swe-agent",
     volatile_result_lines: &[],
     auxiliary: &[],
+    user_agent: None,
     submit_marker: Some("COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT"),
 };
 
@@ -234,6 +244,11 @@ impl AgentPreset {
             Self::GeminiCli => GEMINI_CLI,
             Self::MiniSweAgent => MINI_SWE_AGENT,
         }
+    }
+
+    /// The preset whose agent sends `user_agent`, if one does.
+    pub fn of_user_agent(user_agent: &str) -> Option<AgentPreset> {
+        Self::ALL.into_iter().find(|preset| preset.launch().user_agent.is_some_and(|start| user_agent.starts_with(start)))
     }
 
     /// The tool schemas it declares.
@@ -272,6 +287,13 @@ mod tests {
             let config: String = launch.files.iter().map(|(_, text)| *text).chain(launch.env.iter().map(|(_, value)| *value)).collect();
             assert!(config.contains("{base_url}") || config.contains("{anthropic_base_url}"), "{preset:?}");
         }
+    }
+
+    #[test]
+    fn the_agents_that_name_themselves_are_known_by_their_user_agent() {
+        assert_eq!(AgentPreset::of_user_agent("claude-cli/2.1.332 (external, sdk-cli)"), Some(AgentPreset::ClaudeCode));
+        assert_eq!(AgentPreset::of_user_agent("GeminiCLI-tui/0.61.0/gemini-2.5-pro (linux; x64; terminal)"), Some(AgentPreset::GeminiCli));
+        assert_eq!(AgentPreset::of_user_agent("OpenAI/Python 2.8.1"), None);
     }
 
     #[test]
