@@ -1,8 +1,11 @@
-"""Checks the report of `reloop run scenarios/agents/` (real codex, pi and
-opencode as black boxes): every run ran (none skipped) and passed, each
-agent ran at least twice, all three wires were spoken, every doom-loop
-scenario's loop was detected from the server side and every fault scenario
-saw its retry, and the steps table holds the server's view of each run."""
+"""Checks the report of `reloop run scenarios/agents/` (real agents as
+black boxes): every run of the agents named after the report folder
+(programs: codex pi opencode claude gemini mini) ran (none skipped) and
+passed, each ran at least twice, their wires were all spoken, every
+doom-loop scenario's loop was detected from the server side and every
+fault scenario saw its retry, and the steps table holds the server's view
+of each run. Runs of agents not named (not installed here) may be skipped.
+Prints each agent's runs' wall time."""
 
 import collections
 import pathlib
@@ -11,19 +14,22 @@ import sys
 import pyarrow.parquet as pq
 
 reports = pathlib.Path(sys.argv[1])
+agents = sys.argv[2:] or ["codex", "pi", "opencode"]
+WIRES = {"codex": "openai-responses", "pi": "anthropic", "opencode": "openai-chat", "claude": "anthropic", "gemini": "gemini", "mini": "openai-chat"}
 runs = pq.read_table(reports / "runs.parquet").to_pylist()
 steps = pq.read_table(reports / "steps.parquet").to_pylist()
 
-skipped = [r["scenario"] for r in runs if r["outcome"] == "skipped"]
+skipped = [r["scenario"] for r in runs if r["outcome"] == "skipped" and r["system_under_test"] in agents]
 assert not skipped, f"agents not installed, runs skipped: {skipped}"
+runs = [r for r in runs if r["outcome"] != "skipped"]
 failed = [(r["scenario"], r["outcome"], r["failed_expectations"], r["error"]) for r in runs if not r["passed"]]
 assert not failed, f"failed runs: {failed}"
 
 per_agent = collections.Counter(r["system_under_test"] for r in runs)
-for agent in ("codex", "pi", "opencode"):
+for agent in agents:
     assert per_agent[agent] >= 2, f"{agent} ran {per_agent[agent]} times: {dict(per_agent)}"
 wires = {r["wire"] for r in runs}
-assert wires == {"openai-chat", "openai-responses", "anthropic"}, wires
+assert wires == {WIRES[agent] for agent in agents}, wires
 
 for r in runs:
     assert r["input_tokens_total"] > 0 and r["steps_used"] > 0, r["scenario"]
@@ -35,9 +41,11 @@ for r in runs:
     assert len(served) == r["llm_calls"], (r["scenario"], len(served), r["llm_calls"])
 
 print("real agents as black boxes: %d runs, all passed; per agent %s; wires %s" % (len(runs), dict(per_agent), sorted(wires)))
+for agent in sorted(per_agent):
+    print(f"  {agent}: {sum(r['wall_ms'] for r in runs if r['system_under_test'] == agent) / 1000:.1f} s over {per_agent[agent]} runs")
 for r in sorted(runs, key=lambda r: r["scenario"]):
     print(
-        f"  {r['scenario']:<22} {r['system_under_test']:<9} {r['wire']:<17} steps={r['steps_used']} calls={r['llm_calls']} "
+        f"  {r['scenario']:<29} {r['system_under_test']:<9} {r['wire']:<17} steps={r['steps_used']} calls={r['llm_calls']} "
         f"retries={r['llm_retries']} tool_calls={r['tool_calls']} doom_loop={r['doom_loop_kind'] or '-'} "
         f"input_tokens={r['input_tokens_total']} cache_read={r['cache_read_tokens']} wall_ms={r['wall_ms']}"
     )

@@ -61,15 +61,16 @@ pub fn render(runs: &[RunSummary]) -> String {
             text.push_str(&format!("  {}\n", lines.join("\n  ")));
         }
         if let Some(output) = run.agent_output.as_deref().filter(|output| !output.trim().is_empty()) {
-            text.push_str(&format!("  the agent's last output (stderr):\n{}", tail_lines(output, AGENT_TAIL_LINES)));
+            text.push_str(&format!("  the agent's last output:\n{}", tail_lines(output, AGENT_TAIL_LINES)));
         }
     }
     text
 }
 
-/// Lines of a failed agent's output printed under its run: enough for a
-/// Python traceback's end, short enough for a batch of failures.
-const AGENT_TAIL_LINES: usize = 12;
+/// Lines of a failed agent's output printed under its run: the ends of its
+/// standard error and output (12 lines each, with their labels), enough
+/// for a Python traceback's end, short enough for a batch of failures.
+const AGENT_TAIL_LINES: usize = 26;
 
 /// The last `lines` lines of `text`, indented, each ending in a newline.
 fn tail_lines(text: &str, lines: usize) -> String {

@@ -2,7 +2,6 @@
 //! joined with what the server saw, plus the uncompacted counterfactual and
 //! the compactions' figures counted by the same reference tokenizer.
 
-use reloop_agent::price_table::{self, PricedUsage};
 use reloop_agent::{CallPurpose, CallRecord, DoomLoopKind, LoopEvent, LoopState, Message, Outcome, TimedEvent};
 use reloop_mock::tokens::REPLY_PRIMING_TOKENS;
 use reloop_mock::{RequestRecord, Session};
@@ -10,11 +9,10 @@ use reloop_wire::Usage;
 
 use crate::compaction_tokens::{context_index, price_compactions};
 use crate::expect::{RunFacts, check};
-use crate::result::{CostSource, EventRow, RunMetrics, RunReport, StepRow};
+use crate::result::{EventRow, RunMetrics, RunReport, StepRow};
 use crate::scenario::Scenario;
-use crate::token_fit;
 use crate::call_shares::RunCalls;
-use crate::recorded_pricing::faithful_recorded_usage;
+use crate::recorded_pricing::price_recorded_usage;
 
 /// Everything a finished run left behind.
 pub struct Finished<'a> {
@@ -220,10 +218,6 @@ fn run_metrics(scenario: &Scenario, state: &LoopState, steps: &[StepRow], log: &
         output_tokens_total,
         estimated_cost_usd: calls.total.cost(&scenario.spec.model),
         by_share: calls.figures(&scenario.spec.model),
-        // Fitted on what the session sent (the uncompacted request), so every strategy gets the same line.
-        provider_token_fit: token_fit::fit(
-            &answered.iter().filter_map(|s| Some((s.input_tokens_uncompacted?, s.usage_recorded?.input_tokens))).collect::<Vec<_>>(),
-        ),
         estimator_mape: mape(&answered),
         llm_calls: log.len() as u64,
         llm_retries: u64::from(state.llm_retries),
@@ -232,12 +226,7 @@ fn run_metrics(scenario: &Scenario, state: &LoopState, steps: &[StepRow], log: &
         max_parallel_tools: u64::from(state.max_parallel_tools),
         ..RunMetrics::default()
     };
-    metrics.usage_recorded = faithful_recorded_usage(scenario, steps, compacted(events, steps));
-    // Recorded usage keeps no lifetime split: its writes are priced as 5-minute writes.
-    metrics.estimated_cost_usd_recorded = metrics
-        .usage_recorded
-        .and_then(|usage| price_table::active().cost(&scenario.spec.model, &PricedUsage { usage, cache_write_1h_tokens: 0 }));
-    metrics.cost_source = if metrics.usage_recorded.is_some() { CostSource::Recorded } else { CostSource::Simulated };
+    price_recorded_usage(&mut metrics, scenario, steps, compacted(events, steps));
     metrics
 }
 

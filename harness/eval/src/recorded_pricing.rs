@@ -5,10 +5,25 @@
 //! only the server's counts of them tell what it would have cost.
 
 use reloop_mock::recording::{Exchange, Purpose};
+use reloop_agent::price_table::{self, PricedUsage};
 use reloop_wire::Usage;
 
-use crate::result::StepRow;
+use crate::result::{CostSource, RunMetrics, StepRow};
 use crate::scenario::Scenario;
+
+/// Fills `metrics`' recorded usage, its price, the cost source and the
+/// provider-token fit; the built-in loop and black-box runs alike.
+pub fn price_recorded_usage(metrics: &mut RunMetrics, scenario: &Scenario, steps: &[StepRow], compacted: bool) {
+    // Fitted on what the session sent (the uncompacted request), so every strategy gets the same line.
+    let pairs: Vec<(u64, u64)> = steps.iter().filter_map(|s| Some((s.input_tokens_uncompacted?, s.usage_recorded?.input_tokens))).collect();
+    metrics.provider_token_fit = crate::token_fit::fit(&pairs);
+    metrics.usage_recorded = faithful_recorded_usage(scenario, steps, compacted);
+    // Recorded usage keeps no lifetime split: its writes are priced as 5-minute writes.
+    metrics.estimated_cost_usd_recorded = metrics
+        .usage_recorded
+        .and_then(|usage| price_table::active().cost(&scenario.spec.model, &PricedUsage { usage, cache_write_1h_tokens: 0 }));
+    metrics.cost_source = if metrics.usage_recorded.is_some() { CostSource::Recorded } else { CostSource::Simulated };
+}
 
 /// The recorded usage of a run's answered calls, summed, when the run sent
 /// what the recorded session sent; `None` otherwise.

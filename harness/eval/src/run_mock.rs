@@ -19,7 +19,7 @@ pub async fn start_mock(scenario: &Scenario, clock: &SharedClock) -> Result<(Moc
     let server = MockServer::start(0, Arc::clone(&registry)).await.map_err(|e| format!("cannot bind loopback: {e}"))?;
     let session = Arc::new(
         Session::new(SessionConfig {
-            recording: Arc::clone(&scenario.recording),
+            recording: with_preset_auxiliary(scenario),
             context_window: Some(scenario.spec.context_window),
             pacer: Arc::new(ClockPacer(Arc::clone(clock))),
             faults: scenario.spec.faults.clone(),
@@ -29,6 +29,19 @@ pub async fn start_mock(scenario: &Scenario, clock: &SharedClock) -> Result<(Moc
     );
     registry.insert("run", Arc::clone(&session));
     Ok((server, session))
+}
+
+/// The scenario's recording, with its agent preset's side-request rules
+/// added to its `auxiliary:` list (after the recording's own, which win).
+fn with_preset_auxiliary(scenario: &Scenario) -> Arc<reloop_mock::Recording> {
+    let rules = scenario.spec.agent.as_ref().and_then(|agent| agent.preset).map_or(&[][..], |preset| preset.launch().auxiliary);
+    if rules.is_empty() {
+        return Arc::clone(&scenario.recording);
+    }
+    let mut recording = (*scenario.recording).clone();
+    let answers = rules.iter().map(|(when, text)| reloop_mock::recording::AuxiliaryAnswer { when: Some((*when).to_owned()), text: (*text).to_owned() });
+    recording.auxiliary.extend(answers);
+    Arc::new(recording)
 }
 
 /// The run's clock, as the mock server's pacer: streamed latency advances

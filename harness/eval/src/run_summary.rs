@@ -23,8 +23,9 @@ pub struct RunSummary {
     pub failed_expectations: Vec<String>,
     /// What the server could not answer, rendered.
     pub divergences: Vec<String>,
-    /// A black-box agent's last output (its standard error's end) when it
-    /// failed, timed out or never got a final turn: the cause of the failure.
+    /// A black-box agent's last output (the ends of its standard error and
+    /// output) when it failed, timed out, diverged or never got a final
+    /// turn: the cause of the failure.
     pub agent_output: Option<String>,
     /// The run's figures.
     pub metrics: RunMetrics,
@@ -43,6 +44,12 @@ impl From<&RunReport> for RunSummary {
             agent_output: match report.outcome {
                 Outcome::AgentError | Outcome::AgentTimeout => report.error.clone(),
                 Outcome::LlmError if report.agent_exit_code.is_some() => report.error.clone(),
+                // A black-box divergence's error is the divergence (printed
+                // with the others) and then the agent's output.
+                Outcome::Divergence if report.agent_exit_code.is_some() => {
+                    let divergence = report.metrics.first_divergence.as_deref().unwrap_or_default();
+                    report.error.as_deref().and_then(|error| error.strip_prefix(divergence)).map(|rest| rest.trim_start().to_owned())
+                }
                 _ => None,
             },
             metrics: report.metrics.clone(),

@@ -1,5 +1,6 @@
 //! Agent presets: how to launch a known agent CLI as a black box against
-//! the run's mock (`agent: { preset: codex | pi | opencode }`). Each knows
+//! the run's mock (`agent: { preset: codex | pi | opencode | claude-code |
+//! gemini-cli | mini-swe-agent }`). Each knows
 //! the non-interactive command line, the config file that points the agent
 //! at the base URL (written into the workspace, the agent's home kept there
 //! too so the user's own config is neither read nor touched), the wire it
@@ -14,7 +15,7 @@ use serde::{Deserialize, Serialize};
 
 /// A known agent.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "snake_case")]
+#[serde(rename_all = "kebab-case")]
 pub enum AgentPreset {
     /// `@openai/codex` (`codex exec`), OpenAI Responses.
     Codex,
@@ -22,6 +23,12 @@ pub enum AgentPreset {
     Pi,
     /// `opencode-ai` (`opencode run`), OpenAI Chat Completions.
     Opencode,
+    /// `@anthropic-ai/claude-code` (`claude -p`), Anthropic Messages.
+    ClaudeCode,
+    /// `@google/gemini-cli` (`gemini -p`), the Gemini API.
+    GeminiCli,
+    /// `mini-swe-agent` on PyPI (`mini`), OpenAI Chat Completions through LiteLLM.
+    MiniSweAgent,
 }
 
 /// What a preset puts into the `agent:` block (placeholders as there).
@@ -42,6 +49,18 @@ pub struct PresetLaunch {
     /// Prefixes of the lines the agent adds to a tool's result that change
     /// every time (ids, timings), left out when results are compared.
     pub volatile_result_lines: &'static [&'static str],
+    /// `(when, text)`: the agent's side requests (summaries, compaction),
+    /// added to the recording's `auxiliary:` list so they never consume a
+    /// recorded turn; `when` is a line of the agent's own prompt for them.
+    pub auxiliary: &'static [(&'static str, &'static str)],
+    /// How its requests' `user-agent` header starts, when it names the
+    /// agent (pi and mini-swe-agent send their SDK's), so `record` can
+    /// write an `agent:` scenario for it.
+    pub user_agent: Option<&'static str>,
+    /// Text in the arguments of the call the agent ends with (its
+    /// submission) when it ends with a call rather than a text turn: that
+    /// call's arguments are the run's final answer.
+    pub submit_marker: Option<&'static str>,
 }
 
 /// Codex: a custom Responses provider in `$CODEX_HOME/config.toml`; the
@@ -57,6 +76,9 @@ const CODEX: PresetLaunch = PresetLaunch {
     )],
     tools: "codex-cli",
     volatile_result_lines: &["Chunk ID: ", "Wall time: "],
+    auxiliary: &[],
+    user_agent: Some("codex_"),
+    submit_marker: None,
 };
 
 /// pi: a custom Anthropic provider in `$PI_CODING_AGENT_DIR/models.json`;
@@ -73,6 +95,9 @@ const PI: PresetLaunch = PresetLaunch {
     )],
     tools: "pi-0.73",
     volatile_result_lines: &[],
+    auxiliary: &[],
+    user_agent: None,
+    submit_marker: None,
 };
 
 /// opencode: an OpenAI-compatible provider in the project's
@@ -96,11 +121,106 @@ const OPENCODE: PresetLaunch = PresetLaunch {
     )],
     tools: "opencode",
     volatile_result_lines: &[],
+    auxiliary: &[],
+    user_agent: Some("opencode/"),
+    submit_marker: None,
+};
+
+/// The summary Claude Code's compaction request gets: in the
+/// `<analysis>`/`<summary>` form its prompt asks for.
+const CLAUDE_CODE_SUMMARY: &str = "<analysis>A replayed session.</analysis>\n<summary>1. Primary Request and Intent: the user's task, as first stated.\n2. Pending Tasks: continue the task.</summary>";
+
+/// Claude Code: print mode with stream-json output; as root it refuses
+/// `--dangerously-skip-permissions`, so an allowlist of tools lets it run
+/// them unattended. Its config folder is in the workspace
+/// (`CLAUDE_CONFIG_DIR`), whose `settings.json` points it at the base URL
+/// and turns off telemetry, error reports, updates and other traffic.
+const CLAUDE_CODE: PresetLaunch = PresetLaunch {
+    command: &[
+        "claude", "-p", "--output-format", "stream-json", "--verbose", "--model", "{model}",
+        "--permission-mode", "acceptEdits", "--allowedTools", "Bash,Read,Edit,Write,Glob,Grep", "--", "{task}",
+    ],
+    wire: WireFormat::Anthropic,
+    env: &[
+        ("CLAUDE_CONFIG_DIR", "{workspace}/.claude"),
+        ("DISABLE_TELEMETRY", "1"),
+        ("DISABLE_ERROR_REPORTING", "1"),
+        ("DISABLE_AUTOUPDATER", "1"),
+        ("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1"),
+    ],
+    pass_env: &[],
+    files: &[(
+        ".claude/settings.json",
+        r#"{ "env": { "ANTHROPIC_BASE_URL": "{anthropic_base_url}", "DISABLE_TELEMETRY": "1", "DISABLE_ERROR_REPORTING": "1", "DISABLE_AUTOUPDATER": "1", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1" } }
+"#,
+    )],
+    tools: "claude-code-2.1",
+    // A reminder of the tokens left, appended to every tool result.
+    volatile_result_lines: &["<total_tokens>"],
+    // Its compaction request: a system prompt of its own, all tools declared.
+    auxiliary: &[
+        ("tasked with summarizing conversations", CLAUDE_CODE_SUMMARY),
+        ("Your task is to create a detailed summary of the conversation so far", CLAUDE_CODE_SUMMARY),
+    ],
+    user_agent: Some("claude-cli/"),
+    submit_marker: None,
+};
+
+/// Gemini CLI: headless mode (`-p`), every tool approved (`yolo`), the
+/// model named so it sends no routing request. Its `HOME` is the
+/// workspace, whose `.gemini/settings.json` selects API-key auth and turns
+/// off usage statistics, telemetry and update checks; the workspace is
+/// trusted by variable.
+const GEMINI_CLI: PresetLaunch = PresetLaunch {
+    command: &["gemini", "-p", "{task}", "--model", "{model}", "--approval-mode", "yolo", "--output-format", "stream-json"],
+    wire: WireFormat::Gemini,
+    env: &[
+        ("GOOGLE_GEMINI_BASE_URL", "{anthropic_base_url}"),
+        ("GEMINI_API_KEY", "sk-reloop-black-box"),
+        ("GEMINI_CLI_TRUST_WORKSPACE", "true"),
+    ],
+    pass_env: &[],
+    files: &[(
+        ".gemini/settings.json",
+        r#"{ "security": { "auth": { "selectedType": "gemini-api-key" } }, "privacy": { "usageStatisticsEnabled": false }, "telemetry": { "enabled": false }, "general": { "disableAutoUpdate": true, "disableUpdateNag": true } }
+"#,
+    )],
+    tools: "gemini-cli",
+    // `run_shell_command` ends each output with the process group it ran in.
+    volatile_result_lines: &["Process Group PGID: "],
+    auxiliary: &[],
+    user_agent: Some("GeminiCLI"),
+    submit_marker: None,
+};
+
+/// mini-swe-agent: `mini` in yolo mode, exiting when the model submits.
+/// Its global config folder is in the workspace, whose `.env` marks it
+/// configured (no first-run wizard), points LiteLLM at the base URL, keeps
+/// LiteLLM's price table local (it fetches one from GitHub otherwise) and
+/// ignores cost tracking for models it does not price. Its retries are
+/// bounded: a divergence's 400 would otherwise be retried with growing
+/// backoff for minutes.
+const MINI_SWE_AGENT: PresetLaunch = PresetLaunch {
+    command: &["mini", "--yolo", "--exit-immediately", "--model", "openai/{model}", "--cost-limit", "0", "--output", "{workspace}/.mini/trajectory.json", "--task", "{task}"],
+    wire: WireFormat::OpenaiChat,
+    env: &[
+        ("MSWEA_GLOBAL_CONFIG_DIR", "{workspace}/.mini"),
+        ("MSWEA_MODEL_RETRY_STOP_AFTER_ATTEMPT", "3"),
+        ("MSWEA_SILENT_STARTUP", "1"),
+        ("LITELLM_LOCAL_MODEL_COST_MAP", "True"),
+    ],
+    pass_env: &[],
+    files: &[(".mini/.env", "MSWEA_CONFIGURED=true\nMSWEA_COST_TRACKING=ignore_errors\nOPENAI_API_BASE={base_url}\n")],
+    tools: "mini-swe-agent",
+    volatile_result_lines: &[],
+    auxiliary: &[],
+    user_agent: None,
+    submit_marker: Some("COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT"),
 };
 
 impl AgentPreset {
     /// Every preset.
-    pub const ALL: [AgentPreset; 3] = [Self::Codex, Self::Pi, Self::Opencode];
+    pub const ALL: [AgentPreset; 6] = [Self::Codex, Self::Pi, Self::Opencode, Self::ClaudeCode, Self::GeminiCli, Self::MiniSweAgent];
 
     /// The name used in scenarios.
     pub fn as_str(self) -> &'static str {
@@ -108,6 +228,9 @@ impl AgentPreset {
             Self::Codex => "codex",
             Self::Pi => "pi",
             Self::Opencode => "opencode",
+            Self::ClaudeCode => "claude-code",
+            Self::GeminiCli => "gemini-cli",
+            Self::MiniSweAgent => "mini-swe-agent",
         }
     }
 
@@ -117,7 +240,15 @@ impl AgentPreset {
             Self::Codex => CODEX,
             Self::Pi => PI,
             Self::Opencode => OPENCODE,
+            Self::ClaudeCode => CLAUDE_CODE,
+            Self::GeminiCli => GEMINI_CLI,
+            Self::MiniSweAgent => MINI_SWE_AGENT,
         }
+    }
+
+    /// The preset whose agent sends `user_agent`, if one does.
+    pub fn of_user_agent(user_agent: &str) -> Option<AgentPreset> {
+        Self::ALL.into_iter().find(|preset| preset.launch().user_agent.is_some_and(|start| user_agent.starts_with(start)))
     }
 
     /// The tool schemas it declares.
@@ -150,12 +281,19 @@ mod tests {
     fn every_preset_has_its_tools_and_a_config_that_points_at_the_base_url() {
         for preset in AgentPreset::ALL {
             let launch = preset.launch();
-            assert_eq!(launch.command[0], preset.as_str());
             assert!(launch.command.contains(&"{task}"), "{preset:?}");
             assert!(!preset.tools().tools.is_empty(), "{preset:?}");
-            let config: String = launch.files.iter().map(|(_, text)| *text).collect();
+            assert_eq!(serde_json::to_value(preset).unwrap(), preset.as_str());
+            let config: String = launch.files.iter().map(|(_, text)| *text).chain(launch.env.iter().map(|(_, value)| *value)).collect();
             assert!(config.contains("{base_url}") || config.contains("{anthropic_base_url}"), "{preset:?}");
         }
+    }
+
+    #[test]
+    fn the_agents_that_name_themselves_are_known_by_their_user_agent() {
+        assert_eq!(AgentPreset::of_user_agent("claude-cli/2.1.332 (external, sdk-cli)"), Some(AgentPreset::ClaudeCode));
+        assert_eq!(AgentPreset::of_user_agent("GeminiCLI-tui/0.61.0/gemini-2.5-pro (linux; x64; terminal)"), Some(AgentPreset::GeminiCli));
+        assert_eq!(AgentPreset::of_user_agent("OpenAI/Python 2.8.1"), None);
     }
 
     #[test]

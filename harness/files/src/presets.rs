@@ -53,16 +53,20 @@ pub struct Preset {
 }
 
 /// The embedded preset files, by agent name. `pi` and `codex` are the
-/// versions of the bundled imported sessions; `pi-0.73`, `codex-cli` and
-/// `opencode` the versions the black-box presets launch (captured from
-/// their requests to `reloop serve`).
-const PRESET_FILES: [(&str, &str); 6] = [
+/// versions of the bundled imported sessions; `pi-0.73`, `codex-cli`,
+/// `opencode`, `claude-code-2.1`, `gemini-cli` and `mini-swe-agent` the
+/// versions the black-box presets launch (captured from their requests to
+/// `reloop serve`).
+const PRESET_FILES: [(&str, &str); 9] = [
     ("pi", include_str!("../presets/tools/pi.json")),
     ("pi-0.73", include_str!("../presets/tools/pi-0.73.json")),
     ("codex", include_str!("../presets/tools/codex.json")),
     ("codex-cli", include_str!("../presets/tools/codex-cli.json")),
     ("opencode", include_str!("../presets/tools/opencode.json")),
     ("claude-code", include_str!("../presets/tools/claude-code.json")),
+    ("claude-code-2.1", include_str!("../presets/tools/claude-code-2.1.json")),
+    ("gemini-cli", include_str!("../presets/tools/gemini-cli.json")),
+    ("mini-swe-agent", include_str!("../presets/tools/mini-swe-agent.json")),
 ];
 
 /// The agents that have a preset.
@@ -91,13 +95,22 @@ mod tests {
 
     #[test]
     fn every_preset_parses_with_object_schemas_and_its_agents_tools() {
-        let expected: [(&str, &[&str]); 6] = [
+        let expected: [(&str, &[&str]); 9] = [
             ("pi", &["read", "bash", "edit", "write"]),
             ("pi-0.73", &["read", "bash", "edit", "write"]),
             ("codex", &["shell", "apply_patch", "update_plan"]),
             ("codex-cli", &["exec_command", "write_stdin", "request_user_input", "view_image", "get_goal", "create_goal", "update_goal"]),
             ("opencode", &["bash", "edit", "glob", "grep", "read", "skill", "task", "todowrite", "webfetch", "write"]),
             ("claude-code", &["Bash", "Read", "Edit", "Write", "Glob", "Grep", "WebFetch", "WebSearch", "Task", "TodoWrite"]),
+            ("claude-code-2.1", &["Agent", "Bash", "Edit", "ListAgents", "Read", "ReportFindings", "ScheduleWakeup", "Skill", "ToolSearch", "Workflow", "DeferredToolPlaceholder", "Write"]),
+            (
+                "gemini-cli",
+                &[
+                    "update_topic", "list_directory", "read_file", "grep_search", "glob", "replace", "write_file", "web_fetch", "run_shell_command",
+                    "list_background_processes", "read_background_output", "google_web_search", "write_todos", "enter_plan_mode", "invoke_agent", "activate_skill",
+                ],
+            ),
+            ("mini-swe-agent", &["bash"]),
         ];
         for (agent, tools) in expected {
             let preset = preset(agent).unwrap();
@@ -109,7 +122,7 @@ mod tests {
                 assert!(tool.parameters["required"].is_array(), "{agent}/{}", tool.name);
             }
         }
-        assert_eq!(preset_names().count(), 6);
+        assert_eq!(preset_names().count(), 9);
         assert!(preset("aider").is_none());
     }
 

@@ -150,6 +150,9 @@ impl SessionFiles {
         let first = recording.exchanges[0].request.as_ref().map(|request| skeleton_of_request(&request.path, &request.body)).unwrap_or_default();
         let scenario = skeleton_scenario(&first, name, &recording_file_name(name), recording);
         write_yaml(&dir.join(format!("{name}.yaml")), &scenario)?;
+        if let Some((preset, agent)) = crate::agent_scenario::agent_scenario(recording, &scenario) {
+            write_yaml(&dir.join(format!("{name}.{}.yaml", preset.as_str())), &agent)?;
+        }
         let recording_path = dir.join(recording_file_name(name));
         write_recording(&recording_path, recording).map_err(|source| ImportError::Io { path: recording_path.clone(), source })?;
         Ok(recording_path)
@@ -227,6 +230,27 @@ mod tests {
             let recording: Recording = reloop_files::yaml::load(&dir.path().join(format!("a%2Fr%2F{run}.recording.yaml"))).unwrap();
             assert_eq!(recording.exchanges.len(), 15, "run {run}");
         }
+    }
+
+    /// Regression (issue 32): the skeleton `record` wrote ran the built-in
+    /// loop, not the agent recorded, and nothing said so.
+    #[test]
+    fn a_session_of_a_known_agent_gets_an_agent_scenario_beside_the_skeleton() {
+        let dir = tempfile::tempdir().unwrap();
+        let writer = CaptureWriter::new(Target::Prefix(dir.path().join("rec")), Redaction::new(&[], &[]).unwrap(), false).unwrap();
+        let mut call = chat_call("/v1/chat/completions");
+        call.request_headers.push(("user-agent".into(), "opencode/1.18.33".into()));
+        writer.add(call);
+        writer.add(chat_call("/v1/chat/completions"));
+        writer.finish().unwrap();
+        let agent: reloop_files::scenario::spec::ScenarioSpec = reloop_files::yaml::load(&dir.path().join("rec.opencode.yaml")).unwrap();
+        assert_eq!(agent.agent.and_then(|a| a.preset), Some(reloop_files::agent_presets::AgentPreset::Opencode));
+        assert_eq!((agent.name.as_deref(), agent.recording.to_str(), agent.task.as_str()), (Some("rec-opencode"), Some("rec.recording.yaml"), "hello"));
+        let plain = tempfile::tempdir().unwrap();
+        let writer = CaptureWriter::new(Target::Prefix(plain.path().join("rec")), Redaction::new(&[], &[]).unwrap(), false).unwrap();
+        writer.add(chat_call("/v1/chat/completions"));
+        writer.finish().unwrap();
+        assert!(!plain.path().join("rec.opencode.yaml").exists() && plain.path().join("rec.yaml").exists());
     }
 
     #[test]

@@ -7,6 +7,7 @@
 //! in `reloop_files::presets`, shared with black-box scenarios. The field
 //! mapping of every format is in `docs/import.md`.
 
+pub mod agent_scenario;
 pub mod capture_writer;
 pub mod convert;
 pub mod detect;

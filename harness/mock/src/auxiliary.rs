@@ -1,13 +1,19 @@
 //! Auxiliary requests: what an agent asks besides its main loop (opencode's
-//! title request, a summary prompt), sent without tools. The rule the real
-//! APIs keep is that a request declaring no tools never gets a tool call;
-//! so a tool-less request is auxiliary when the next recorded main turn
-//! calls tools, or when it matches a `when` of the recording's
-//! `auxiliary:` list. It gets a text (the list's answer, else a short
-//! placeholder) and never consumes an exchange: the recorded turn waits
-//! for the request it was made for.
+//! title request, a summary prompt), mostly sent without tools. The rule
+//! the real APIs keep is that a request declaring no tools never gets a
+//! tool call; so a tool-less request is auxiliary when the next recorded
+//! main turn calls tools, or when it matches a `when` of the recording's
+//! `auxiliary:` list (or of its agent preset's). A request that declares
+//! tools (Claude Code's compaction request declares all of them) is
+//! auxiliary when a `when` occurs in its system prompt or its last message:
+//! its history may quote anything. It gets a text (the list's answer, else
+//! a short placeholder) and never consumes an exchange: the recorded turn
+//! waits for the request it was made for. `crate::recovery` adds the side
+//! requests that follow a context-length refusal.
 
-use reloop_wire::{FinishReason, Message, ModelTurn, Prompt};
+use reloop_wire::{FinishReason, ModelTurn, Prompt};
+
+use crate::divergence::message_text;
 
 use crate::recording::{AuxiliaryAnswer, Exchange, ReplayMode};
 
@@ -22,8 +28,12 @@ pub const AUXILIARY_RESULT: &str = "auxiliary";
 /// calls some or a `when` of the list matches it. An exchange replayed raw
 /// (byte for byte) is sent as recorded, never diverted.
 pub fn is_auxiliary(request: &Prompt, next: Option<&Exchange>, answers: &[AuxiliaryAnswer]) -> bool {
-    if !request.tools.is_empty() || next.is_some_and(|exchange| exchange.replay == ReplayMode::Raw) {
+    if next.is_some_and(|exchange| exchange.replay == ReplayMode::Raw) {
         return false;
+    }
+    if !request.tools.is_empty() {
+        let asked: Vec<&str> = request.system.as_deref().into_iter().chain(request.messages.last().map(message_text)).collect();
+        return answers.iter().filter_map(|a| a.when.as_deref()).any(|when| asked.iter().any(|text| text.contains(when)));
     }
     next.is_some_and(|exchange| exchange.tool_calls().next().is_some()) || matching(request, answers).is_some()
 }
@@ -53,10 +63,7 @@ fn matching<'a>(request: &Prompt, answers: &'a [AuxiliaryAnswer]) -> Option<&'a 
         .system
         .as_deref()
         .into_iter()
-        .chain(request.messages.iter().map(|message| match message {
-            Message::User { text } | Message::Assistant { text, .. } => text.as_str(),
-            Message::ToolResult { content, .. } => content.as_str(),
-        }))
+        .chain(request.messages.iter().map(message_text))
         .collect();
     patterned.find(|answer| answer.when.as_deref().is_some_and(|when| texts.iter().any(|text| text.contains(when))))
 }
@@ -94,7 +101,8 @@ mod tests {
         assert!(!is_auxiliary(&prompt(serde_json::json!([])), Some(&text), &[]));
         assert!(is_auxiliary(&prompt(serde_json::json!([])), Some(&text), &title));
         assert!(!is_auxiliary(&prompt(serde_json::json!([])), Some(&text), &other));
-        assert!(!is_auxiliary(&prompt(tool.clone()), Some(&calls), &title));
+        assert!(is_auxiliary(&prompt(tool.clone()), Some(&calls), &title), "a `when` in the system prompt, tools or not");
+        assert!(!is_auxiliary(&prompt(tool.clone()), Some(&calls), &other), "with tools, only a `when` makes it auxiliary");
         assert!(!is_auxiliary(&prompt(serde_json::json!([])), None, &[]));
         assert!(is_auxiliary(&prompt(serde_json::json!([])), None, &title));
     }

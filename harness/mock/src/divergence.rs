@@ -117,7 +117,8 @@ pub fn check_expectations(request_index: usize, expect: &RequestExpectations, re
     }
     let results: Vec<&str> = tool_results(request).into_iter().map(|(_, content)| content).collect();
     if let Some(needle) = expect.tool_result_contains.iter().find(|n| !results.iter().any(|r| r.contains(n.as_str()))) {
-        let actual = format!("{} tool results, none containing it", results.len());
+        let previews: Vec<String> = results.iter().map(|result| format!("{:?}", preview(result))).collect();
+        let actual = format!("{} tool results, none containing it: [{}]", results.len(), previews.join(", "));
         return fail("expect.tool_result_contains", format!("a tool result containing {needle:?}"), actual);
     }
     None
@@ -135,7 +136,8 @@ fn tool_results(request: &Prompt) -> Vec<(&str, &str)> {
         .collect()
 }
 
-fn message_text(message: &Message) -> &str {
+/// The text of a message: what a user or the model wrote, or a tool's result.
+pub(crate) fn message_text(message: &Message) -> &str {
     match message {
         Message::User { text } | Message::Assistant { text, .. } => text,
         Message::ToolResult { content, .. } => content,
@@ -154,8 +156,12 @@ fn describe_last_message(request: &Prompt) -> String {
         Message::Assistant { text, .. } => ("assistant", text.clone()),
         Message::ToolResult { call_id, content, .. } => ("tool", format!("[{call_id}] {content}")),
     };
-    let preview: String = text.chars().take(120).collect();
-    format!("a request ending with {role}: {preview:?}")
+    format!("a request ending with {role}: {:?}", preview(&text))
+}
+
+/// The first 120 characters of a text, enough to see what it was.
+fn preview(text: &str) -> String {
+    text.chars().take(120).collect()
 }
 
 #[cfg(test)]

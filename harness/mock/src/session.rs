@@ -99,6 +99,11 @@ struct SessionState {
     main_call_item_ids: Vec<String>,
     /// Answers of the `auxiliary:` list without `when` given so far.
     auxiliary_used: usize,
+    /// The request last refused for the context window, while the agent recovers.
+    recovery: crate::recovery::Recovery,
+    /// Every call served on the main purpose, in order, as rendered
+    /// (`crate::call_ids`).
+    served_calls: crate::call_ids::ServedCalls,
 }
 
 /// Account: the server's usage of a turn given its prompt, the cache
@@ -181,6 +186,8 @@ impl Session {
     /// As [`Session::handle`], with the cache model (and breakpoints) the
     /// request's wire format implies.
     pub fn handle_cached(&self, request: &Prompt, caching: &Caching) -> Reply {
+        let renamed = self.lock().served_calls.with_served_ids(request);
+        let request = renamed.as_ref().unwrap_or(request);
         let count = self.counter.count_prompt(request);
         let count = match &self.config.provider_tokens {
             Some(provider) => provider.scale(&count),
@@ -219,6 +226,7 @@ impl Session {
                 *rejection.reply
             }
         };
+        state.recovery.observe(record.result, &count);
         state.log.push(record);
         reply
     }
@@ -234,8 +242,10 @@ impl Session {
     ) -> Result<Reply, Rejection> {
         stages::admit_breakpoints(caching)?;
         stages::admit(self.config.context_window, count.total)?;
-        let next = self.next_exchange(state, self.purpose_of(request)).map(|i| &self.config.recording.exchanges[i]);
-        if !record.retry && auxiliary::is_auxiliary(request, next, &self.config.recording.auxiliary) {
+        let purpose = self.purpose_of(request);
+        let next = self.next_exchange(state, purpose).map(|i| &self.config.recording.exchanges[i]);
+        let recovering = purpose == Purpose::Main && state.recovery.is_side_request(request, count);
+        if !record.retry && (recovering || auxiliary::is_auxiliary(request, next, &self.config.recording.auxiliary)) {
             return Ok(self.auxiliary_reply(state, (request, caching), count, record));
         }
         let (purpose, exchange_index) = self.match_exchange(state, record, request, caching)?;
@@ -248,6 +258,9 @@ impl Session {
         let answer = answer(&turn, Some(exchange), self.config.recording.reply_usage == ReplyUsage::Recorded);
         if purpose == Purpose::Main {
             state.main_call_item_ids = reloop_wire::openai_responses::reply::call_item_ids(&answer, record.index);
+            if !record.retry {
+                state.served_calls.extend(&turn.tool_calls);
+            }
         }
         if !record.retry {
             state.next[purpose.index()] += 1;
@@ -321,7 +334,8 @@ impl Session {
         if purpose == Purpose::Main
             && let Some(previous) = previous_in_conversation(exchanges, list, position) {
                 let expected = expected_calls(&exchanges[previous], previous, &state.main_call_item_ids);
-                if let Some(divergence) = check_tool_results(index, &expected, request) {
+                let summarized = state.recovery.summarized_away(request, &expected);
+                if let Some(divergence) = check_tool_results(index, &expected, request).filter(|_| !summarized) {
                     return Err(divergence);
                 }
                 let call_ids: Vec<String> = expected.into_iter().map(|call| call.id).collect();

@@ -96,7 +96,7 @@ pub fn shell_scenario(dir: &Path, name: &str, script: &str, timeout_s: u64, expe
 #[test]
 fn a_failing_agent_is_agent_error_with_its_exit_code_and_stderr_and_sees_the_base_urls_and_files() {
     let dir = tempfile::tempdir().unwrap();
-    let script = r#"test "$OPENAI_BASE_URL" = "$RELOOP_BASE_URL" && test -n "$ANTHROPIC_BASE_URL" && test -n "$OPENAI_API_KEY" || exit 9; echo "$(cat notes/a.txt) at $OPENAI_BASE_URL" >&2; exit 3"#;
+    let script = r#"test "$OPENAI_BASE_URL" = "$RELOOP_BASE_URL" && test -n "$ANTHROPIC_BASE_URL" && test -n "$OPENAI_API_KEY" || exit 9; echo "$(cat notes/a.txt) at $OPENAI_BASE_URL" >&2; echo "{\"is_error\":true}"; exit 3"#;
     let file = shell_scenario(dir.path(), "fails", script, 30, "{ exit_code: 0 }");
     let out = dir.path().join("out");
     let output = reloop(dir.path(), &["run", file.to_str().unwrap(), "--out", out.to_str().unwrap()]);
@@ -105,7 +105,8 @@ fn a_failing_agent_is_agent_error_with_its_exit_code_and_stderr_and_sees_the_bas
     assert_eq!((row["system_under_test"].as_str(), row["outcome"].as_str(), row["agent_exit_code"].as_str()), ("sh", "agent_error", "3"));
     assert_eq!(row["failed_expectations"], "[exit_code: expected 0, got 3]");
     let port = row["error"].split("http://127.0.0.1:").nth(1).and_then(|rest| rest.split('/').next()).unwrap_or_default().to_owned();
-    assert!(row["error"].starts_with(&format!("port {port} at http://127.0.0.1:{port}/s/run/v1")), "{row:#?}");
+    // Both streams' ends: Claude Code, say, reports its errors on stdout.
+    assert_eq!(row["error"], format!("[stderr]\nport {port} at http://127.0.0.1:{port}/s/run/v1\n[stdout]\n{{\"is_error\":true}}"), "{row:#?}");
 }
 
 /// Whether process `pid` is gone (or a zombie nobody waits for any more).
@@ -317,7 +318,7 @@ pub fn descendants(pid: u32) -> Vec<u32> {
 /// the pinned install, docs/black-box.md), or `None`: the test then says
 /// it was skipped. CI sets it after installing them; there a missing
 /// `opencode` fails the test.
-fn agents_bin(program: &str) -> Option<PathBuf> {
+pub fn agents_bin(program: &str) -> Option<PathBuf> {
     let dir = std::env::var_os("RELOOP_AGENTS_BIN").map(PathBuf::from);
     let found = dir.filter(|dir| dir.join(program).is_file());
     if found.is_none() {

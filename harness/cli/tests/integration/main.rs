@@ -7,6 +7,7 @@ mod util;
 
 mod bad_input;
 pub mod black_box;
+mod black_box_truth;
 mod compare;
 mod detectors;
 mod estimate;

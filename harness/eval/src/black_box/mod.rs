@@ -95,7 +95,8 @@ pub async fn run(scenario: &Scenario, agent: &AgentSpec, cancel: &AtomicBool, wa
     metrics.divergences = divergences.len() as u64;
     metrics.first_divergence = divergences.first().map(|d| d.render());
     let error = match outcome {
-        Outcome::AgentError | Outcome::AgentTimeout | Outcome::LlmError => Some(tail(&finished.stderr)),
+        Outcome::AgentError | Outcome::AgentTimeout | Outcome::LlmError => Some(agent_output(&finished)),
+        Outcome::Divergence => metrics.first_divergence.as_ref().map(|divergence| format!("{divergence}\n{}", agent_output(&finished))),
         _ => None,
     };
     Ok(RunReport {
@@ -183,12 +184,24 @@ fn exit_event(finished: &process::Finished, exit_code: Option<i32>, at_ms: u64) 
     EventRow { seq: 0, step: 0, at_ms, kind: "agent_exit".to_owned(), payload: payload.to_string(), ..EventRow::default() }
 }
 
-/// The last lines of an output, for the report's `error`.
+/// The end of the agent's standard error and standard output, for the
+/// report's `error` and the terminal: the cause of a failure may be in
+/// either (Claude Code reports its errors on stdout, as a JSON result).
+fn agent_output(finished: &process::Finished) -> String {
+    let streams = [("stderr", &finished.stderr), ("stdout", &finished.stdout)];
+    let ends = streams.iter().map(|(name, text)| (name, tail(text))).filter(|(_, end)| !end.is_empty());
+    ends.map(|(name, end)| format!("[{name}]\n{end}")).collect::<Vec<_>>().join("\n")
+}
+
+/// The last lines of an output (at most 12 lines of its last 1500 bytes),
+/// so both streams of a failed run stay readable in a terminal.
 fn tail(text: &str) -> String {
-    const LIMIT: usize = 2000;
-    let start = text.len().saturating_sub(LIMIT);
+    const TAIL_BYTES: usize = 1500;
+    const TAIL_LINES: usize = 12;
+    let start = text.len().saturating_sub(TAIL_BYTES);
     let start = (start..=text.len()).find(|i| text.is_char_boundary(*i)).unwrap_or(text.len());
-    text[start..].trim().to_owned()
+    let lines: Vec<&str> = text[start..].trim().lines().collect();
+    lines[lines.len().saturating_sub(TAIL_LINES)..].join("\n")
 }
 
 #[cfg(test)]

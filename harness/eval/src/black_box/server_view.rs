@@ -1,15 +1,17 @@
 //! A black-box run's report, from the server's side only: what the agent
-//! asked for and what the recording answered. Steps are the answered main
-//! requests; tool calls, the final answer and doom loops are read from the
-//! turns served, and each call's result from the request that sent it back,
-//! since the agent's own state is out of sight.
-
-use std::collections::HashMap;
+//! asked for and what the recording answered. Steps are the main requests
+//! answered with a whole turn; the final answer and doom loops are read from
+//! the turns served, and what the agent did with each call from the result
+//! it sent back in a later request, since the agent's own state is out of
+//! sight: a call whose result never came back was not made, and one whose
+//! result is an error or a refusal (Codex's `unsupported call: NAME`) is a
+//! tool error.
 
 use reloop_agent::Outcome;
 use reloop_agent::doom_loop::{DoomCall, DoomLoopDetectors, DoomLoopKind, canonical_arguments, result_hash};
+use reloop_mock::tool_results::ToolResultSeen;
 use reloop_mock::{RequestRecord, Session};
-use reloop_wire::ModelTurn;
+use reloop_wire::{ModelTurn, ToolCall};
 
 use crate::call_shares::RunCalls;
 use crate::collect::ratio;
@@ -23,38 +25,63 @@ pub struct ServerView {
     pub steps: Vec<StepRow>,
     /// The figures that the server can know.
     pub metrics: RunMetrics,
-    /// Tool calls served (not counting retries), in order.
+    /// The calls the agent ran (a result came back that is not a refusal), in order.
     pub tool_calls: Vec<String>,
-    /// The text of the last turn served, when it called no tool.
+    /// The text of the last turn served, when it called no tool (or the
+    /// agent's submission, [`final_answer`]).
     pub final_answer: Option<String>,
     /// The doom-loop detectors that fired.
     pub doom_loop_kinds: Vec<DoomLoopKind>,
 }
 
+use reloop_mock::auxiliary::AUXILIARY_RESULT as AUXILIARY;
+
+/// The `result` of a request whose stream a fault played in.
+const STREAM_FAULT: &str = "fault:stream";
+
+/// What an agent writes back for a call it refuses to run (Codex: `unsupported call: shell`).
+const REFUSAL: &str = "unsupported call";
+
 /// Reads `session`'s log into the report's rows and figures.
 pub fn server_view(scenario: &Scenario, session: &Session) -> ServerView {
     let log = session.log();
-    let volatile = scenario.spec.agent.as_ref().and_then(|a| a.preset).map_or(&[][..], |preset| preset.launch().volatile_result_lines);
-    let results = results_sent_back(&log, volatile);
+    let launch = scenario.spec.agent.as_ref().and_then(|a| a.preset).map(|preset| preset.launch());
+    let volatile = launch.map_or(&[][..], |launch| launch.volatile_result_lines);
+    let submit_marker = launch.and_then(|launch| launch.submit_marker);
     // The step of each call served, and the call as the detectors see it,
     // with the result the agent sent back for it (unknown if it never did).
     let mut calls: Vec<(u64, DoomCall)> = Vec::new();
     let mut view = ServerView::default();
+    let (mut made, mut errors) = (0u64, 0u64);
     let mut steps_used = 0u64;
-    for record in &log {
-        let turn = served_turn(scenario, record);
-        let fresh = turn.as_ref().filter(|_| !record.retry);
-        if let Some(turn) = fresh {
-            steps_used += 1;
-            for call in &turn.tool_calls {
-                view.tool_calls.push(call.name.clone());
-                let result_hash = results.get(call.id.as_str()).copied();
-                let doom_call = DoomCall { tool: call.name.clone(), arguments: canonical_arguments(&call.arguments), result_hash };
-                calls.push((steps_used - 1, doom_call));
+    // The exchange of the last turn delivered whole: an identical repeat is its retry.
+    let mut delivered: Option<usize> = None;
+    for (position, record) in log.iter().enumerate() {
+        let turn = served_turn(scenario, record).filter(|_| !broken_stream(scenario, record));
+        let step = match &turn {
+            Some(turn) if !(record.retry && delivered == record.exchange) => {
+                for call in &turn.tool_calls {
+                    let result = result_of(&log[position + 1..], call);
+                    let refused = result.is_some_and(|r| r.content.contains(REFUSAL));
+                    made += u64::from(result.is_some());
+                    errors += u64::from(result.is_some_and(|r| r.is_error || refused));
+                    if result.is_some() && !refused {
+                        view.tool_calls.push(call.name.clone());
+                    }
+                    let result_hash = result.map(|r| stable_hash(r, volatile));
+                    calls.push((steps_used, DoomCall { tool: call.name.clone(), arguments: canonical_arguments(&call.arguments), result_hash }));
+                }
+                view.final_answer = final_answer(turn, submit_marker);
+                delivered = record.exchange;
+                steps_used += 1;
+                steps_used - 1
             }
-            view.final_answer = (turn.tool_calls.is_empty() && !turn.text.is_empty()).then(|| turn.text.clone());
-        }
-        view.steps.push(step_row(record, turn.as_ref(), steps_used.saturating_sub(1)));
+            Some(_) => steps_used.saturating_sub(1),
+            // A failed attempt at the step to come (an auxiliary request is part of it too).
+            None => steps_used,
+        };
+        let attempt = view.steps.iter().filter(|row| row.step == step && row.purpose != AUXILIARY).count() as u64;
+        view.steps.push(step_row(record, turn.as_ref(), step, attempt));
     }
     let only_calls: Vec<DoomCall> = calls.iter().map(|(_, call)| call.clone()).collect();
     let found = DoomLoopDetectors::scan(&scenario.loop_settings.doom_loop, &only_calls);
@@ -85,23 +112,49 @@ pub fn server_view(scenario: &Scenario, session: &Session) -> ServerView {
         by_share: calls.figures(&scenario.spec.model),
         llm_calls: log.len() as u64,
         llm_retries: retries(&log),
-        tool_calls: view.tool_calls.len() as u64,
+        tool_calls: made,
+        tool_errors: errors,
         ..RunMetrics::default()
     };
+    // Only the turns delivered whole are the recorded session's calls.
+    let turns: Vec<StepRow> = view.steps.iter().filter(|row| row.error.is_none() && row.purpose != AUXILIARY).cloned().collect();
+    crate::recorded_pricing::price_recorded_usage(&mut view.metrics, scenario, &turns, false);
     view
 }
 
-/// The [`result_hash`] of each tool result the agent sent back, by the
-/// call id it answers, with the agent's volatile lines left out (Codex
-/// wraps every command's output in a fresh chunk id and wall time, which
-/// would make no two results of one command equal).
-fn results_sent_back<'a>(log: &'a [RequestRecord], volatile: &[&str]) -> HashMap<&'a str, u64> {
-    let mut results = HashMap::new();
-    for seen in log.iter().flat_map(|record| &record.tool_results) {
-        let stable: Vec<&str> = seen.content.lines().filter(|line| !volatile.iter().any(|prefix| line.starts_with(prefix))).collect();
-        results.entry(seen.call_id.as_str()).or_insert_with(|| result_hash(seen.is_error, &stable.join("\n")));
+/// A turn's final answer: its text when it calls no tool, or the arguments
+/// of its submission (the call carrying the preset's `submit_marker`, with
+/// which mini-swe-agent ends).
+fn final_answer(turn: &ModelTurn, submit_marker: Option<&str>) -> Option<String> {
+    if turn.tool_calls.is_empty() {
+        return (!turn.text.is_empty()).then(|| turn.text.clone());
     }
-    results
+    let marker = submit_marker?;
+    turn.tool_calls.iter().find(|call| call.arguments.contains(marker)).map(|call| call.arguments.clone())
+}
+
+/// Whether the agent never got `record`'s turn whole: its stream was cut,
+/// garbled or ended by an error event (a stall only delays it, and a
+/// reply not streamed is sent whole whatever the fault). Such a request
+/// is a failed attempt at its step, not a step.
+fn broken_stream(scenario: &Scenario, record: &RequestRecord) -> bool {
+    let breaks = |fault: &reloop_mock::FaultSpec| fault.cut_after_events.is_some() || fault.garble_after_events.is_some() || fault.stream_error.is_some();
+    let at_exchange = |fault: &&reloop_mock::FaultSpec| Some(fault.exchange) == record.exchange;
+    record.stream && record.result == STREAM_FAULT && scenario.spec.faults.iter().filter(at_exchange).any(breaks)
+}
+
+/// The result the agent sent back for `call`, in the first of the later
+/// requests that carries one.
+fn result_of<'a>(later: &'a [RequestRecord], call: &ToolCall) -> Option<&'a ToolResultSeen> {
+    later.iter().flat_map(|record| &record.tool_results).find(|seen| seen.call_id == call.id)
+}
+
+/// The [`result_hash`] of a tool result with the agent's volatile lines
+/// left out (Codex wraps every command's output in a fresh chunk id and
+/// wall time, which would make no two results of one command equal).
+fn stable_hash(seen: &ToolResultSeen, volatile: &[&str]) -> u64 {
+    let stable: Vec<&str> = seen.content.lines().filter(|line| !volatile.iter().any(|prefix| line.starts_with(prefix))).collect();
+    result_hash(seen.is_error, &stable.join("\n"))
 }
 
 /// Requests that retried: an identical repeat of an answered request, or
@@ -118,24 +171,28 @@ fn served_turn(scenario: &Scenario, record: &RequestRecord) -> Option<ModelTurn>
     Some(scenario.recording.exchanges.get(exchange)?.to_turn(exchange))
 }
 
-fn step_row(record: &RequestRecord, turn: Option<&ModelTurn>, step: u64) -> StepRow {
+/// The row of one request: `turn` is what the agent got whole (none after
+/// a fault, a divergence or a cut stream, which make the row's `error`).
+fn step_row(record: &RequestRecord, turn: Option<&ModelTurn>, step: u64, attempt: u64) -> StepRow {
     let answered = record.status == 200;
+    let auxiliary = record.result == AUXILIARY;
     StepRow {
         step,
         call_index: record.index as u64,
-        purpose: "main".to_owned(),
-        attempt: u64::from(record.retry),
-        error: (!answered).then(|| record.result.to_owned()),
+        purpose: if auxiliary { AUXILIARY } else { "main" }.to_owned(),
+        attempt: if auxiliary { 0 } else { attempt },
+        error: (turn.is_none() && !auxiliary).then(|| record.result.to_owned()),
         server_result: Some(record.result.to_owned()),
         request_messages: Some(record.messages as u64),
         input_tokens: Some(record.input_tokens),
-        input_tokens_uncompacted: None,
+        // The agent's prompts are their own baseline (no compaction of reloop's).
+        input_tokens_uncompacted: Some(record.input_tokens),
         estimated_input_tokens: 0,
         output_tokens: answered.then_some(record.output_tokens),
         cache_read_tokens: answered.then_some(record.cached_tokens),
         cache_write_tokens: answered.then_some(record.cache_write_tokens),
         cache_write_1h_tokens: answered.then_some(record.cache_write_1h_tokens),
-        usage_recorded: answered.then_some(record.recorded_usage).flatten(),
+        usage_recorded: turn.and(record.recorded_usage),
         exchange: record.exchange.map(|e| e as u64),
         cache_break_simulated: record.cache_break,
         // The agent's own cache-break detection is out of sight.

@@ -143,6 +143,6 @@ fn a_failed_request_check_is_a_divergence_with_a_diff() {
     let divergence = report.metrics.first_divergence.as_deref().unwrap();
     assert_eq!(
         divergence,
-        "divergence at request 1 (expect.tool_result_contains):\n  expected: a tool result containing \"goodbye\"\n  actual:   1 tool results, none containing it"
+        "divergence at request 1 (expect.tool_result_contains):\n  expected: a tool result containing \"goodbye\"\n  actual:   1 tool results, none containing it: [\"hello\"]"
     );
 }

@@ -18,8 +18,9 @@ use serde::{Deserialize, Serialize};
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct AgentSpec {
-    /// A known agent (`codex`, `pi`, `opencode`): its command line, base-URL
-    /// wiring, config file and wire; the fields below add to it or replace it.
+    /// A known agent (`codex`, `pi`, `opencode`, `claude-code`,
+    /// `gemini-cli`, `mini-swe-agent`): its command line, base-URL wiring,
+    /// config file and wire; the fields below add to it or replace it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub preset: Option<AgentPreset>,
     /// The argv; `{task}`, `{workspace}`, `{scenario_dir}`, `{base_url}`,

@@ -10,8 +10,9 @@ use serde::{Deserialize, Serialize};
 #[serde(deny_unknown_fields)]
 pub struct AuxiliaryAnswer {
     /// Text the request's system prompt or messages must contain (case
-    /// sensitive); such a tool-less request is auxiliary whatever the next
-    /// exchange is, and gets this answer each time. Absent: the answer is
+    /// sensitive; for a request declaring tools, its system prompt or last
+    /// message); such a request is auxiliary whatever the next exchange
+    /// is, and gets this answer each time. Absent: the answer is
     /// used once, in list order, by an auxiliary request no `when` matched.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub when: Option<String>,
