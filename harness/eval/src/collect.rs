@@ -115,6 +115,7 @@ fn step_rows(scenario: &Scenario, state: &LoopState, log: &[RequestRecord], sess
                 estimated_input_tokens: record.estimated_input_tokens,
                 output_tokens: server.filter(|_| answered).map(|s| s.output_tokens),
                 cache_read_tokens: server.filter(|_| answered).map(|s| s.cached_tokens),
+                estimated_cost_usd: server.filter(|_| answered).and_then(|s| call_cost(&scenario.spec.model, s)),
                 usage_recorded: server.filter(|_| answered).and_then(|s| s.recorded_usage),
                 exchange: server.and_then(|s| s.exchange).map(|e| e as u64),
                 cache_break_simulated: server.is_some_and(|s| s.cache_break),
@@ -133,6 +134,17 @@ fn step_rows(scenario: &Scenario, state: &LoopState, log: &[RequestRecord], sess
             }
         })
         .collect()
+}
+
+/// What a call the server answered cost, priced from its usage.
+fn call_cost(model: &str, server: &RequestRecord) -> Option<f64> {
+    let usage = Usage {
+        input_tokens: server.input_tokens,
+        output_tokens: server.output_tokens,
+        cache_read_tokens: server.cached_tokens,
+        cache_write_tokens: server.cache_write_tokens,
+    };
+    price_table::active().cost(model, &PricedUsage { usage, cache_write_1h_tokens: server.cache_write_1h_tokens })
 }
 
 /// The server's count of each call's uncompacted counterfactual: the

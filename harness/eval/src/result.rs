@@ -204,6 +204,8 @@ pub struct StepRow {
     pub estimated_input_tokens: u64,
     pub output_tokens: Option<u64>,
     pub cache_read_tokens: Option<u64>,
+    /// The call's cost at the model's prices, from the server's usage.
+    pub estimated_cost_usd: Option<f64>,
     /// The usage the provider reported when the answer was recorded.
     pub usage_recorded: Option<reloop_wire::Usage>,
     /// The recording's exchange (0-based) that answered the call.

@@ -130,6 +130,7 @@ pub fn steps_batch(runs: &[RunReport]) -> Result<RecordBatch, ArrowError> {
         .int("estimated_input_tokens", rows.iter().map(|(_, s)| s.estimated_input_tokens))
         .int_opt("output_tokens", rows.iter().map(|(_, s)| s.output_tokens))
         .int_opt("cache_read_tokens", rows.iter().map(|(_, s)| s.cache_read_tokens))
+        .float_opt("estimated_cost_usd", rows.iter().map(|(_, s)| s.estimated_cost_usd))
         .int_opt("input_tokens_recorded", rows.iter().map(|(_, s)| s.usage_recorded.map(|u| u.input_tokens)))
         .int_opt("output_tokens_recorded", rows.iter().map(|(_, s)| s.usage_recorded.map(|u| u.output_tokens)))
         .int_opt("cache_read_tokens_recorded", rows.iter().map(|(_, s)| s.usage_recorded.map(|u| u.cache_read_tokens)))
