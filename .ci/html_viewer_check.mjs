@@ -58,10 +58,13 @@ try {
   if (!filtered.value) problems.push('no strategy filter');
   else if (filtered.visible !== filtered.matching || filtered.wrong) problems.push(`filter ${JSON.stringify(filtered)}`);
 
-  // Click into runs until one has a step with a tool call; expand that step.
-  const runs = await page.$$eval('#runs a.view', (links) => links.length);
+  // Click into runs (one per scenario) until one has a step with a tool
+  // call; expand that step.
+  const firsts = await page.$$eval('#runs a.view', (links) => links.map((link, i) => [link.textContent, i])
+    .filter(([name], i, all) => i === 0 || all[i - 1][0] !== name).map(([, i]) => i));
   let found = null;
-  for (let i = 0; i < Math.min(runs, 40) && !found; i++) {
+  for (const i of firsts.slice(0, 40)) {
+    if (found) { break; }
     await page.evaluate((index) => document.querySelectorAll('#runs a.view')[index].click(), i);
     found = await page.evaluate(() => {
       const steps = [...document.querySelectorAll('#viewer details.step')];

@@ -96,7 +96,11 @@ fn discovered(events: &[TimedEvent], step: u32) -> Option<String> {
 
 /// A compaction event as its break explanation names it.
 fn describe(timed: &TimedEvent, state: &LoopState, call: usize) -> String {
-    let (layer, strategy) = timed.event.compaction().map_or((4, "reactive"), |figures| (figures.layer, figures.strategy));
+    let (layer, strategy) = match (&timed.event, timed.event.compaction()) {
+        (_, Some(figures)) => (figures.layer, figures.strategy),
+        (LoopEvent::ReactiveCompactTriggered { strategy, .. }, None) => (4, *strategy),
+        _ => (4, "unknown"),
+    };
     let mut text = format!("{strategy} layer {layer} at step {}", timed.step);
     if let LoopEvent::MicrocompactRan { change, .. } = &timed.event {
         let masked: Vec<String> = change.removed.iter().filter_map(|item| masked_message(item, state, call)).collect();

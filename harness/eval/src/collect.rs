@@ -230,7 +230,8 @@ fn run_metrics(scenario: &Scenario, state: &LoopState, steps: &[StepRow], log: &
         cache_breaks: u64::from(state.cache_breaks),
         cache_breaks_simulated: log.iter().filter(|r| r.cache_break).count() as u64,
         cache_breaks_by_cause: ByCause::of(steps.iter().filter_map(|s| s.cache_break_explained.as_ref())),
-        cache_lost_cost_usd: steps.iter().filter_map(|s| s.cache_break_explained.as_ref()?.lost_usd).reduce(|a, b| a + b),
+        cache_lost_cost_usd: price_table::is_priced(&scenario.spec.model)
+            .then(|| steps.iter().filter_map(|s| s.cache_break_explained.as_ref()?.lost_usd).sum()),
         cache_breaks_matched: steps.iter().filter(|s| s.cache_break_detected && s.cache_break_simulated).count() as u64,
         cache_break_precision: agreement(steps, |s| s.cache_break_detected, |s| s.cache_break_simulated),
         cache_break_recall: agreement(steps, |s| s.cache_break_simulated, |s| s.cache_break_detected),

@@ -300,7 +300,7 @@ fn by_variant(html: &mut String, runs: &Table, variants: &[String], order: &[Str
     );
 }
 
-pub(super) const STYLE: &str = ".charts{display:flex;flex-wrap:wrap;gap:1em}.charts figure{margin:0}.charts svg{width:480px;height:auto}polyline.series{fill:none;stroke-width:2}#filters select{margin-right:1em}tr.first td{border-top:2px solid #888}a.view{cursor:pointer;color:#1f5fa8;text-decoration:underline}#viewer{border-top:2px solid #1f77b4;margin-top:1em}#viewer details.step{border:1px solid #ddd;border-radius:4px;margin:.3em 0;padding:.2em .5em}#viewer details.step>summary{cursor:pointer}.call{margin:.3em 0;padding:.3em;background:#f7f7f7}.cachebreak{color:#b00020}.cachehit{color:#1b7f3b}.tool{border-left:3px solid #1f77b4;padding-left:.5em;margin:.4em 0}.tool.error{border-color:#d62728}pre{white-space:pre-wrap;word-break:break-word;background:#fafafa;padding:.4em;margin:.2em 0;max-height:24em;overflow:auto}.note{margin:.2em 0}.note.compaction{color:#6a3d9a}.note.doom{color:#e65100;font-weight:bold}.note.retry{color:#8c564b}.note.fault{color:#b00020}.badge{display:inline-block;padding:0 .4em;border-radius:3px;font-size:12px;margin-left:.3em;background:#eee}.badge.doom{background:#ffe0b2}.badge.break{background:#fdecea}.badge.compaction{background:#ede7f6}";
+pub(super) const STYLE: &str = ".charts{display:flex;flex-wrap:wrap;gap:1em}.charts figure{margin:0}.charts svg{width:480px;height:auto}polyline.series{fill:none;stroke-width:2}#filters select{margin-right:1em}tr.first td{border-top:2px solid #888}a.view{cursor:pointer;color:#1f5fa8;text-decoration:underline}#viewer{border-top:2px solid #1f77b4;margin-top:1em}#viewer details.step{border:1px solid #ddd;border-radius:4px;margin:.3em 0;padding:.2em .5em}#viewer details.step>summary{cursor:pointer}.call{margin:.3em 0;padding:.3em;background:#f7f7f7}.cachebreak{color:#b00020}.cachehit{color:#1b7f3b}.tool{border-left:3px solid #1f77b4;padding-left:.5em;margin:.4em 0}.tool.error{border-color:#d62728}pre{white-space:pre-wrap;word-break:break-word;background:#fafafa;padding:.4em;margin:.2em 0;max-height:24em;overflow:auto}.note{margin:.2em 0}.note.compaction{color:#6a3d9a}.note.doom{color:#e65100;font-weight:bold}.note.retry{color:#8c564b}.note.fault{color:#b00020}.badge{display:inline-block;padding:0 .4em;border-radius:3px;font-size:12px;margin-left:.3em;background:#eee}.badge.doom{background:#ffe0b2}.badge.break{background:#fdecea}.badge.compaction{background:#ede7f6}pre .del{background:#fdecea}pre .ins{background:#e6f4ea}";
 
 /// The runs table's filters and grouping, and the viewer: a run opens on a
 /// click on its scenario, a step's details render when it is expanded.
@@ -365,7 +365,15 @@ pub(super) const SCRIPT: &str = r#"
     var viewer = document.getElementById('viewer');
     viewer.textContent = '';
     viewer.appendChild(el('h2', '', 'Run ' + label));
-    if (data.divergence) { viewer.appendChild(el('div', 'note fault', 'divergence:')); viewer.appendChild(el('pre', 'divergence', data.divergence)); }
+    if (data.divergence) {
+      viewer.appendChild(el('div', 'note fault', 'divergence: what the recording expected (−) against what the loop sent (+)'));
+      var diff = el('pre', 'divergence');
+      data.divergence.split('\n').forEach(function (line) {
+        var kind = /^\s*expected:/.test(line) ? 'del' : /^\s*actual:/.test(line) ? 'ins' : '';
+        diff.appendChild(el('span', kind, (kind === 'del' ? '− ' : kind === 'ins' ? '+ ' : '') + line.trim() + '\n'));
+      });
+      viewer.appendChild(diff);
+    }
     data.steps.forEach(function (step) {
       var details = el('details', 'step');
       details.dataset.step = step.step;
@@ -387,3 +395,34 @@ pub(super) const SCRIPT: &str = r#"
   });
 })();
 "#;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_step_pairs_tool_calls_with_their_results_and_names_compactions_and_doom_loops() {
+        let mut step = StepView::default();
+        let add = |step: &mut StepView, kind: &str, body: Value| step.add(kind, &body);
+        add(&mut step, "llm_text_delta", json!({ "text": "Reading " }));
+        add(&mut step, "llm_text_delta", json!({ "text": "it." }));
+        add(&mut step, "tool_start", json!({ "call_id": "c1", "tool": "read_file", "arguments": "{\"path\":\"a.rs\"}" }));
+        add(&mut step, "tool_end", json!({ "call_id": "c1", "tool": "read_file", "is_error": false, "result_summary": "fn main() {}" }));
+        add(&mut step, "microcompact_ran", json!({ "strategy": "masking", "cleared": 1, "tokens_before": 9000, "tokens_after": 4000 }));
+        add(&mut step, "doom_loop_detected", json!({ "detector": "identical_calls", "tool": "read_file", "repeats": 3, "reaction": "warn" }));
+        add(&mut step, "step_complete", json!({ "remaining_step_budget": 3 }));
+        let view = step.json(4);
+        assert_eq!(view["text"], "Reading it.");
+        assert_eq!(view["tools"][0]["result"], "fn main() {}");
+        assert_eq!(view["tools"][0]["error"], false);
+        assert_eq!(view["notes"][0], json!(["compaction", "compaction layer 0 by masking: 9000 → 4000 tokens"]));
+        assert_eq!(view["notes"][1][0], "doom");
+        assert_eq!(view["notes"].as_array().unwrap().len(), 2, "bookkeeping events are not shown");
+    }
+
+    #[test]
+    fn long_texts_are_cut_and_say_how_much() {
+        let text = "x".repeat(TEXT_CHARS + 10);
+        assert_eq!(cut(&text), format!("{}… (10 more bytes)", "x".repeat(TEXT_CHARS)));
+    }
+}
