@@ -73,10 +73,16 @@ pub(super) fn run_data(html: &mut String, runs: &Table, steps: &Table, events: &
         }
         let steps: Vec<Value> = by_step.into_iter().map(|(step, view)| view.json(step)).collect();
         let data = json!({ "divergence": divergence[row], "steps": steps });
-        // `</` would end the script element early.
-        let _ = write!(html, r#"<script type="application/json" id="run-{row}">{}</script>"#, data.to_string().replace("</", "<\\/"));
+        let _ = write!(html, r#"<script type="application/json" id="run-{row}">{}</script>"#, script_json(&data));
     }
     Ok(())
+}
+
+/// `value` as the text of a script element: no `<`, since `</script` would
+/// end the element early and `<!--` change how it is parsed; `<` only occurs
+/// inside JSON strings, where `\u003c` reads back the same.
+fn script_json(value: &Value) -> String {
+    value.to_string().replace('<', "\\u003c")
 }
 
 /// The steps table's columns the viewer shows per call.
@@ -418,6 +424,14 @@ mod tests {
         assert_eq!(view["notes"][0], json!(["compaction", "compaction layer 0 by masking: 9000 → 4000 tokens"]));
         assert_eq!(view["notes"][1][0], "doom");
         assert_eq!(view["notes"].as_array().unwrap().len(), 2, "bookkeeping events are not shown");
+    }
+
+    #[test]
+    fn run_data_cannot_close_its_script_element() {
+        let hostile = "</script><script>alert(1)</script><!--";
+        let data = script_json(&json!({ "text": hostile }));
+        assert!(!data.contains('<'));
+        assert_eq!(serde_json::from_str::<Value>(&data).unwrap()["text"], hostile);
     }
 
     #[test]
