@@ -155,7 +155,12 @@ struct StepView {
 
 impl StepView {
     fn add(&mut self, kind: &str, body: &Value) {
-        let field = |name: &str| body.get(name).map_or_else(String::new, |v| v.as_str().map_or_else(|| v.to_string(), str::to_owned));
+        let text = |value: &Value| value.as_str().map_or_else(|| value.to_string(), str::to_owned);
+        let field = |name: &str| match body.get(name) {
+            Some(Value::Array(items)) => items.iter().map(text).collect::<Vec<_>>().join(", "),
+            Some(value) => text(value),
+            None => String::new(),
+        };
         match kind {
             "llm_text_delta" => {
                 if self.text.len() <= TEXT_CHARS * 4 {
@@ -416,6 +421,7 @@ mod tests {
         add(&mut step, "tool_end", json!({ "call_id": "c1", "tool": "read_file", "is_error": false, "result_summary": "fn main() {}" }));
         add(&mut step, "microcompact_ran", json!({ "strategy": "masking", "cleared": 1, "tokens_before": 9000, "tokens_after": 4000 }));
         add(&mut step, "doom_loop_detected", json!({ "detector": "identical_calls", "tool": "read_file", "repeats": 3, "reaction": "warn" }));
+        add(&mut step, "cache_break_detected", json!({ "changed": ["system", "history"] }));
         add(&mut step, "step_complete", json!({ "remaining_step_budget": 3 }));
         let view = step.json(4);
         assert_eq!(view["text"], "Reading it.");
@@ -423,7 +429,8 @@ mod tests {
         assert_eq!(view["tools"][0]["error"], false);
         assert_eq!(view["notes"][0], json!(["compaction", "compaction layer 0 by masking: 9000 → 4000 tokens"]));
         assert_eq!(view["notes"][1][0], "doom");
-        assert_eq!(view["notes"].as_array().unwrap().len(), 2, "bookkeeping events are not shown");
+        assert_eq!(view["notes"][2], json!(["note", "the loop's detector: cache break (system, history)"]));
+        assert_eq!(view["notes"].as_array().unwrap().len(), 3, "bookkeeping events are not shown");
     }
 
     #[test]
