@@ -7,6 +7,7 @@ use reloop_mock::tokens::REPLY_PRIMING_TOKENS;
 use reloop_mock::{RequestRecord, Session};
 use reloop_wire::Usage;
 
+use crate::cache_breaks::{self, ByCause};
 use crate::compaction_tokens::{context_index, price_compactions};
 use crate::expect::{RunFacts, check};
 use crate::result::{EventRow, RunMetrics, RunReport, StepRow};
@@ -41,7 +42,11 @@ pub fn collect(finished: Finished<'_>) -> RunReport {
     } else {
         Outcome::Divergence
     };
-    let steps = step_rows(scenario, &state, &log, session);
+    let explained = cache_breaks::explain(&scenario.spec.model, &state, &events, &log);
+    let mut steps = step_rows(scenario, &state, &log, session);
+    for (step, explained) in steps.iter_mut().zip(explained) {
+        step.cache_break_explained = explained;
+    }
     let mut metrics = run_metrics(scenario, &state, &steps, &log, &events);
     metrics.virtual_ms = virtual_ms;
     metrics.wall_ms = wall_ms;
@@ -77,8 +82,8 @@ pub fn collect(finished: Finished<'_>) -> RunReport {
         final_answer: state.final_answer.clone(),
         error: state.error.clone().or_else(|| state.pending_question.clone()),
         metrics,
+        events: event_rows(&events, &steps),
         steps,
-        events: event_rows(&events),
         divergences,
         ..RunReport::of(scenario, outcome)
     }
@@ -108,6 +113,7 @@ fn step_rows(scenario: &Scenario, state: &LoopState, log: &[RequestRecord], sess
                 estimated_input_tokens: record.estimated_input_tokens,
                 output_tokens: server.filter(|_| answered).map(|s| s.output_tokens),
                 cache_read_tokens: server.filter(|_| answered).map(|s| s.cached_tokens),
+                estimated_cost_usd: server.filter(|_| answered).and_then(|s| call_cost(&scenario.spec.model, s)),
                 usage_recorded: server.filter(|_| answered).and_then(|s| s.recorded_usage),
                 exchange: server.and_then(|s| s.exchange).map(|e| e as u64),
                 cache_break_simulated: server.is_some_and(|s| s.cache_break),
@@ -115,6 +121,7 @@ fn step_rows(scenario: &Scenario, state: &LoopState, log: &[RequestRecord], sess
                 cache_write_1h_tokens: server.filter(|_| answered).map(|s| s.cache_write_1h_tokens),
                 cache_break_detected: record.cache_break.is_some(),
                 cache_break_causes: record.cache_break.as_ref().map(|causes| causes.join(",")),
+                cache_break_explained: None,
                 finish_reason: record.finish_reason.as_ref().map(|f| f.as_openai_str().to_owned()),
                 tool_calls: record.tool_calls.clone(),
                 started_ms: record.started_ms,
@@ -125,6 +132,17 @@ fn step_rows(scenario: &Scenario, state: &LoopState, log: &[RequestRecord], sess
             }
         })
         .collect()
+}
+
+/// What a call the server answered cost, priced from its usage.
+fn call_cost(model: &str, server: &RequestRecord) -> Option<f64> {
+    let usage = Usage {
+        input_tokens: server.input_tokens,
+        output_tokens: server.output_tokens,
+        cache_read_tokens: server.cached_tokens,
+        cache_write_tokens: server.cache_write_tokens,
+    };
+    price_table::active().cost(model, &PricedUsage { usage, cache_write_1h_tokens: server.cache_write_1h_tokens })
 }
 
 /// The server's count of each call's uncompacted counterfactual: the
@@ -209,6 +227,9 @@ fn run_metrics(scenario: &Scenario, state: &LoopState, steps: &[StepRow], log: &
         compaction_savings_ratio: 1.0 - ratio(input_tokens_total, input_tokens_uncompacted_total),
         cache_breaks: u64::from(state.cache_breaks),
         cache_breaks_simulated: log.iter().filter(|r| r.cache_break).count() as u64,
+        cache_breaks_by_cause: ByCause::of(steps.iter().filter_map(|s| s.cache_break_explained.as_ref())),
+        cache_lost_cost_usd: price_table::is_priced(&scenario.spec.model)
+            .then(|| steps.iter().filter_map(|s| s.cache_break_explained.as_ref()?.lost_usd).sum()),
         cache_breaks_matched: steps.iter().filter(|s| s.cache_break_detected && s.cache_break_simulated).count() as u64,
         cache_break_precision: agreement(steps, |s| s.cache_break_detected, |s| s.cache_break_simulated),
         cache_break_recall: agreement(steps, |s| s.cache_break_simulated, |s| s.cache_break_detected),
@@ -283,25 +304,42 @@ fn compacted(events: &[TimedEvent], steps: &[StepRow]) -> bool {
     edited || steps.iter().any(|s| s.purpose == CallPurpose::Compaction.as_str())
 }
 
-fn event_rows(events: &[TimedEvent]) -> Vec<EventRow> {
-    events
-        .iter()
-        .enumerate()
-        .map(|(seq, timed)| {
-            let figures = timed.event.compaction();
-            EventRow {
-                seq: seq as u64,
-                step: u64::from(timed.step),
-                at_ms: timed.at_ms,
-                kind: timed.event.kind().to_owned(),
-                layer: figures.map(|f| u64::from(f.layer)),
-                strategy: figures.map(|f| f.strategy.to_owned()),
-                tokens_before: figures.map(|f| f.tokens_before),
-                tokens_after: figures.map(|f| f.tokens_after),
-                payload: serde_json::to_string(&timed.event).unwrap_or_default(),
-            }
-        })
-        .collect()
+/// The loop's events, each simulated break's explanation among them
+/// (`cache_break_simulated`, at its call's start).
+fn event_rows(events: &[TimedEvent], steps: &[StepRow]) -> Vec<EventRow> {
+    let loop_rows = events.iter().map(|timed| {
+        let figures = timed.event.compaction();
+        EventRow {
+            step: u64::from(timed.step),
+            at_ms: timed.at_ms,
+            kind: timed.event.kind().to_owned(),
+            layer: figures.map(|f| u64::from(f.layer)),
+            strategy: figures.map(|f| f.strategy.to_owned()),
+            tokens_before: figures.map(|f| f.tokens_before),
+            tokens_after: figures.map(|f| f.tokens_after),
+            payload: serde_json::to_string(&timed.event).unwrap_or_default(),
+            ..EventRow::default()
+        }
+    });
+    let break_rows = steps.iter().filter_map(|step| {
+        let explained = step.cache_break_explained.as_ref()?;
+        let mut payload = serde_json::to_value(explained).unwrap_or_default();
+        payload["kind"] = "cache_break_simulated".into();
+        payload["call_index"] = step.call_index.into();
+        let row = EventRow { step: step.step, at_ms: step.started_ms, kind: "cache_break_simulated".to_owned(), payload: payload.to_string(), ..EventRow::default() };
+        Some(row)
+    });
+    let mut rows: Vec<EventRow> = loop_rows.collect();
+    for row in break_rows.collect::<Vec<_>>() {
+        // After the events of earlier steps and those of its step stamped before the call began.
+        let after = |e: &EventRow| e.step > row.step || e.step == row.step && (e.at_ms > row.at_ms || e.kind == "llm_decision_complete");
+        let at = rows.iter().position(after).unwrap_or(rows.len());
+        rows.insert(at, row);
+    }
+    for (seq, row) in rows.iter_mut().enumerate() {
+        row.seq = seq as u64;
+    }
+    rows
 }
 
 #[cfg(test)]

@@ -45,15 +45,15 @@ pub(crate) fn price_compactions(events: &mut [TimedEvent], state: &LoopState, lo
 /// run, `1 + i` sub-agent `i`), and the global indices of the last request
 /// before them and the first after, summaries aside.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-struct Anchor {
-    context: usize,
-    before: Option<usize>,
-    after: Option<usize>,
+pub(crate) struct Anchor {
+    pub(crate) context: usize,
+    pub(crate) before: Option<usize>,
+    pub(crate) after: Option<usize>,
 }
 
 /// The compaction events of `events` (by index, in order) grouped by the
 /// requests around them.
-fn chains(events: &[TimedEvent], state: &LoopState) -> BTreeMap<Anchor, Vec<usize>> {
+pub(crate) fn chains(events: &[TimedEvent], state: &LoopState) -> BTreeMap<Anchor, Vec<usize>> {
     let mut calls_of: Vec<Vec<(usize, &CallRecord)>> = vec![Vec::new(); 1 + state.sub_agents.len()];
     for (index, call) in state.calls.iter().enumerate() {
         calls_of[context_index(call)].push((index, call));

@@ -9,6 +9,7 @@
 //! dropped, keeping only its [`RunSummary`].
 
 pub mod black_box;
+pub mod cache_breaks;
 pub mod call_shares;
 pub mod call_site;
 mod collect;

@@ -116,6 +116,10 @@ pub struct RunMetrics {
     pub compaction_savings_ratio: f64,
     pub cache_breaks: u64,
     pub cache_breaks_simulated: u64,
+    /// The simulated breaks and the cached tokens they lost, per cause.
+    pub cache_breaks_by_cause: crate::cache_breaks::ByCause,
+    /// What the lost tokens cost at the model's prices.
+    pub cache_lost_cost_usd: Option<f64>,
     /// Calls where the loop detected a break and the server simulated one.
     pub cache_breaks_matched: u64,
     /// Of the loop's detected breaks, the share the server also counted.
@@ -200,6 +204,8 @@ pub struct StepRow {
     pub estimated_input_tokens: u64,
     pub output_tokens: Option<u64>,
     pub cache_read_tokens: Option<u64>,
+    /// The call's cost at the model's prices, from the server's usage.
+    pub estimated_cost_usd: Option<f64>,
     /// The usage the provider reported when the answer was recorded.
     pub usage_recorded: Option<reloop_wire::Usage>,
     /// The recording's exchange (0-based) that answered the call.
@@ -210,6 +216,8 @@ pub struct StepRow {
     pub cache_break_detected: bool,
     /// The detector's causes, comma-separated (`tools,system,model,history`).
     pub cache_break_causes: Option<String>,
+    /// The simulated break explained (the `cache_break_*` columns).
+    pub cache_break_explained: Option<crate::cache_breaks::ExplainedBreak>,
     pub finish_reason: Option<String>,
     pub tool_calls: Vec<String>,
     pub started_ms: u64,

@@ -62,6 +62,12 @@ pub struct BreakpointResult {
     pub written_1h_tokens: u64,
     /// The previous request's cached prefix was not fully read.
     pub broke: bool,
+    /// Of the previous request's cached prefix, the tokens not read.
+    pub lost_tokens: u64,
+    /// An entry at or before a breakpoint, past what was read, had expired.
+    pub expired: bool,
+    /// Breakpoints were marked, but none ends a prefix long enough to cache.
+    pub below_minimum: bool,
 }
 
 impl BreakpointResult {
@@ -156,12 +162,14 @@ impl BreakpointCache {
         marked.sort_by_key(|(block, _)| *block);
         marked.dedup_by_key(|(block, _)| *block);
         let read_block = self.longest_hit(&prefixes, &marked, now_ms);
+        let expired = self.expired_past(&prefixes, &marked, read_block, now_ms);
         let read_tokens = read_block.map_or(0, |block| prefixes.tokens[block]);
         if let Some(block) = read_block {
             let entry = self.entries.get_mut(&prefixes.keys[block]).expect("a hit is an entry");
             entry.expires_ms = now_ms + entry.ttl.millis();
         }
-        let mut result = BreakpointResult { read_tokens, ..BreakpointResult::default() };
+        let below_minimum = !breakpoints.is_empty() && marked.is_empty();
+        let mut result = BreakpointResult { read_tokens, expired, below_minimum, ..BreakpointResult::default() };
         let mut covered = read_tokens;
         for (block, ttl) in &marked {
             let end = prefixes.tokens[*block];
@@ -175,9 +183,18 @@ impl BreakpointCache {
             entry.ttl = *ttl;
             entry.expires_ms = entry.expires_ms.max(now_ms + ttl.millis());
         }
-        result.broke = self.previous_top > 0 && read_tokens < self.previous_top;
+        result.lost_tokens = self.previous_top.saturating_sub(read_tokens);
+        result.broke = result.lost_tokens > 0;
         self.previous_top = covered;
         Ok(result)
+    }
+
+    /// Whether an entry past `read` (at a breakpoint or within the lookback
+    /// before one) is there but expired: what a live one would have served.
+    fn expired_past(&self, prefixes: &Prefixes, marked: &[(usize, CacheTtl)], read: Option<usize>, now_ms: u64) -> bool {
+        let dead = |block: usize| self.entries.get(&prefixes.keys[block]).is_some_and(|entry| entry.expires_ms <= now_ms);
+        let first = read.map_or(0, |block| block + 1);
+        marked.iter().any(|(breakpoint, _)| (breakpoint.saturating_sub(LOOKBACK_BLOCKS).max(first)..=*breakpoint).any(dead))
     }
 
     /// The last block with a live entry at a breakpoint or within the
@@ -241,7 +258,8 @@ mod tests {
         assert_eq!(run(20).read_tokens, 2_100);
         let too_far = run(21);
         assert_eq!(too_far.read_tokens, 0);
-        assert!(too_far.broke);
+        assert!(too_far.broke && !too_far.expired, "moved, not expired");
+        assert_eq!(too_far.lost_tokens, 2_100);
     }
 
     #[test]
@@ -254,7 +272,7 @@ mod tests {
         // Refreshed at minute 4: still alive at minute 8.
         assert_eq!(cache.observe(&blocks, false, &five, 1_024, 8 * MINUTE).unwrap().read_tokens, 2_100);
         let expired = cache.observe(&blocks, false, &five, 1_024, 14 * MINUTE).unwrap();
-        assert_eq!((expired.read_tokens, expired.written_5m_tokens, expired.broke), (0, 2_100, true));
+        assert_eq!((expired.read_tokens, expired.written_5m_tokens, expired.broke, expired.expired), (0, 2_100, true, true));
 
         let mut cache = BreakpointCache::new();
         let hour = at(&[last(0)], CacheTtl::OneHour);
@@ -271,7 +289,7 @@ mod tests {
         let blocks = segments(&[1_500, 1_000]);
         let marks = at(&[CachePoint::Tools, last(0)], CacheTtl::FiveMinutes);
         let opus = cache.observe(&blocks, false, &marks, 4_096, 0).unwrap();
-        assert_eq!(opus, BreakpointResult::default());
+        assert_eq!(opus, BreakpointResult { below_minimum: true, ..BreakpointResult::default() });
         let sonnet = cache.observe(&blocks, false, &marks, 1_024, 0).unwrap();
         assert_eq!(sonnet.written_5m_tokens, 2_500);
     }

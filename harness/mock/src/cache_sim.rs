@@ -79,6 +79,12 @@ pub struct CacheResult {
     pub written_tokens: u64,
     /// The previous request's cached prefix was not fully reused.
     pub broke: bool,
+    /// Of the previous request's cached prefix, the tokens not reused.
+    pub lost_tokens: u64,
+    /// An entry the request would have read had expired (Anthropic's lifetimes).
+    pub expired: bool,
+    /// Nothing of the request is long enough to cache.
+    pub below_minimum: bool,
 }
 
 /// The cache of one session.
@@ -117,9 +123,16 @@ impl PrefixCache {
         self.prefixes.extend(chains);
         let cached_tokens = granularity.cacheable(hit_tokens);
         let total_cacheable = granularity.cacheable(cumulative);
-        let broke = self.previous_cacheable > 0 && cached_tokens < self.previous_cacheable;
+        let lost_tokens = self.previous_cacheable.saturating_sub(cached_tokens);
         self.previous_cacheable = total_cacheable;
-        CacheResult { cached_tokens, written_tokens: total_cacheable.saturating_sub(cached_tokens), broke }
+        CacheResult {
+            cached_tokens,
+            written_tokens: total_cacheable.saturating_sub(cached_tokens),
+            broke: lost_tokens > 0,
+            lost_tokens,
+            expired: false,
+            below_minimum: total_cacheable == 0,
+        }
     }
 }
 
@@ -135,7 +148,7 @@ mod tests {
     fn a_growing_conversation_hits_its_prefix() {
         let mut cache = PrefixCache::new();
         let first = cache.observe(&[seg("tools", 600), seg("system", 500)]);
-        assert_eq!(first, CacheResult { cached_tokens: 0, written_tokens: 1024, broke: false });
+        assert_eq!(first, CacheResult { cached_tokens: 0, written_tokens: 1024, ..CacheResult::default() });
         let second = cache.observe(&[seg("tools", 600), seg("system", 500), seg("user", 300)]);
         assert_eq!(second.cached_tokens, 1024);
         assert!(!second.broke);
@@ -166,6 +179,6 @@ mod tests {
         cache.observe(&[seg("tools", 600), seg("system", 900)]);
         let changed = cache.observe(&[seg("tools", 600), seg("system v2", 900)]);
         assert!(changed.broke);
-        assert_eq!(changed.cached_tokens, 0);
+        assert_eq!((changed.cached_tokens, changed.lost_tokens), (0, 1_408));
     }
 }

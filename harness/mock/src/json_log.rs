@@ -65,6 +65,7 @@ impl JsonLog {
             "cached_tokens": record.cached_tokens,
             "cache_write_tokens": record.cache_write_tokens,
             "cache_break": record.cache_break,
+            "cache_break_cause": record.cache_break_site.as_ref().map(|site| site.cause),
             "divergence_reason": reason,
             "at_ms": record.at_ms,
         });

@@ -6,6 +6,7 @@ use std::sync::{Arc, Mutex};
 use reloop_wire::{ModelTurn, Prompt, Usage};
 use serde::Serialize;
 
+use crate::cache_explain::{Baselines, BreakFacts, BreakSite};
 use crate::divergence::{Divergence, ExpectedCall, check_expectations, check_thinking_returned, check_tool_results, recording_exhausted};
 use crate::fault::FaultPlan;
 use crate::pacing::Pacer;
@@ -67,6 +68,8 @@ pub struct RequestRecord {
     pub cache_write_1h_tokens: u64,
     /// Whether the simulated cache lost the previous call's prefix.
     pub cache_break: bool,
+    /// Where and why, when it did.
+    pub cache_break_site: Option<BreakSite>,
     /// Usage as recorded, if the recording kept it.
     pub recorded_usage: Option<Usage>,
     /// HTTP status sent.
@@ -93,6 +96,8 @@ struct SessionState {
     log: Vec<RequestRecord>,
     divergences: Vec<Divergence>,
     cache: Caches,
+    /// The requests cache breaks are explained against.
+    baselines: Baselines,
     faults: FaultPlan,
     /// The Responses item ids of the calls last answered on the main
     /// purpose, as rendered: a result may name a call by them.
@@ -125,6 +130,9 @@ fn account(
     record.cache_write_tokens = accounted.usage.cache_write_tokens;
     record.cache_write_1h_tokens = accounted.cache_write_1h_tokens;
     record.cache_break = accounted.cache.broke;
+    let cache = accounted.cache;
+    let facts = BreakFacts { lost_tokens: cache.lost_tokens, expired: cache.expired, below_minimum: cache.below_minimum };
+    record.cache_break_site = state.baselines.observe(request, &count.tools_json, cache.broke.then_some(facts));
     accounted.usage
 }
 
@@ -211,6 +219,7 @@ impl Session {
             cache_write_tokens: 0,
             cache_write_1h_tokens: 0,
             cache_break: false,
+            cache_break_site: None,
             recorded_usage: None,
             status: 200,
             result: "ok",

@@ -223,7 +223,14 @@ pub fn account(caches: &mut Caches, count: &PromptCount, turn: &ModelTurn, input
             let min = min_cacheable_tokens(input.model);
             // Refused earlier by `admit_breakpoints`; an empty result here is only a safeguard.
             let result = caches.breakpoints.observe(&segments(count), input.has_system, marks, min, input.now_ms).unwrap_or_default();
-            let cache = CacheResult { cached_tokens: result.read_tokens, written_tokens: result.written_tokens(), broke: result.broke };
+            let cache = CacheResult {
+                cached_tokens: result.read_tokens,
+                written_tokens: result.written_tokens(),
+                broke: result.broke,
+                lost_tokens: result.lost_tokens,
+                expired: result.expired,
+                below_minimum: result.below_minimum,
+            };
             let usage = Usage { cache_read_tokens: result.read_tokens, cache_write_tokens: result.written_tokens(), ..usage };
             Accounted { usage, cache, cache_write_1h_tokens: result.written_1h_tokens }
         }

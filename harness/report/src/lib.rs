@@ -9,6 +9,7 @@
 //! [`html`] module draws a self-contained page; [`merge`] joins shards;
 //! [`detectors`] scores the doom-loop detectors against a labelled suite.
 
+pub mod cache_causes;
 pub mod compare;
 pub mod detectors;
 pub mod escape;

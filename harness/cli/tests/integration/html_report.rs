@@ -35,6 +35,25 @@ fn the_page_is_self_contained_with_tables_timelines_and_the_diff() {
         let summary = &page[at..at + page[at..].find("</summary>").unwrap()];
         assert!(summary.ends_with(&format!("simulated breaks {}</small>", run["cache_breaks_simulated"])), "{summary}");
     }
+    // Issue 27: every run's steps travel with the page for the viewer, a
+    // scenario opens its run, and the table filters by outcome, strategy, wire.
+    for row in 0..runs {
+        assert!(page.contains(&format!("<script type=\"application/json\" id=\"run-{row}\">")), "viewer data of run {row}");
+    }
+    assert_eq!(table("runs").matches("<a class=\"view\"").count(), runs, "a viewer link per run");
+    for filter in ["outcome", "strategy", "wire"] {
+        assert!(page.contains(&format!("<select name=\"{filter}\">")), "{filter} filter");
+    }
+    assert!(page.contains("\"tools\":[{\""), "tool calls in the viewer data");
+    // Addresses inside the runs' data are text the loop saw (tool output), never fetched.
+    let mut markup = String::new();
+    let mut rest = page.as_str();
+    while let Some(start) = rest.find("<script type=\"application/json\"") {
+        markup.push_str(&rest[..start]);
+        rest = &rest[start + rest[start..].find("</script>").unwrap()..];
+    }
+    markup.push_str(rest);
+    let page = markup;
     let urls = page.match_indices("http://").chain(page.match_indices("https://"));
     let outside: Vec<&str> = urls.map(|(i, _)| &page[i..(i + 40).min(page.len())]).filter(|s| !s.starts_with("http://www.w3.org/2000/svg")).collect();
     assert!(outside.is_empty(), "no network references: {outside:?}");

@@ -8,6 +8,9 @@ use arrow_array::RecordBatch;
 use arrow_schema::ArrowError;
 
 use super::table::TableBuilder;
+use reloop_mock::cache_explain::CAUSES;
+
+use crate::cache_breaks::ExplainedBreak;
 use crate::call_shares::Share;
 use crate::result::{EventRow, RunReport, StepRow};
 
@@ -59,6 +62,8 @@ pub fn runs_batch(runs: &[RunReport]) -> Result<RecordBatch, ArrowError> {
         .int("cache_breaks", m(|r| r.metrics.cache_breaks))
         .int("cache_breaks_simulated", m(|r| r.metrics.cache_breaks_simulated))
         .int("cache_breaks_matched", m(|r| r.metrics.cache_breaks_matched))
+        .int("cache_tokens_lost", runs.iter().map(|r| r.metrics.cache_breaks_by_cause.lost_tokens.iter().sum()))
+        .float_opt("cache_lost_cost_usd", runs.iter().map(|r| r.metrics.cache_lost_cost_usd))
         .float_opt("cache_break_precision", runs.iter().map(|r| r.metrics.cache_break_precision))
         .float_opt("cache_break_recall", runs.iter().map(|r| r.metrics.cache_break_recall))
         .int("cache_read_tokens", m(|r| r.metrics.cache_read_tokens))
@@ -68,6 +73,12 @@ pub fn runs_batch(runs: &[RunReport]) -> Result<RecordBatch, ArrowError> {
         .float_opt("estimated_cost_usd", runs.iter().map(|r| r.metrics.estimated_cost_usd))
         .float_opt("estimated_cost_usd_recorded", runs.iter().map(|r| r.metrics.estimated_cost_usd_recorded))
         .text("cost_source", runs.iter().map(|r| r.metrics.cost_source.as_str()));
+    for (index, cause) in CAUSES.iter().enumerate() {
+        t.int(&format!("cache_breaks_by_cause.{cause}"), runs.iter().map(|r| r.metrics.cache_breaks_by_cause.breaks[index]));
+    }
+    for (index, cause) in CAUSES.iter().enumerate() {
+        t.int(&format!("cache_tokens_lost_by_cause.{cause}"), runs.iter().map(|r| r.metrics.cache_breaks_by_cause.lost_tokens[index]));
+    }
     for (index, share) in Share::ALL.iter().enumerate() {
         let name = share.as_str();
         t.int(&format!("input_tokens_{name}"), runs.iter().map(|r| r.metrics.by_share[index].input_tokens))
@@ -119,6 +130,7 @@ pub fn steps_batch(runs: &[RunReport]) -> Result<RecordBatch, ArrowError> {
         .int("estimated_input_tokens", rows.iter().map(|(_, s)| s.estimated_input_tokens))
         .int_opt("output_tokens", rows.iter().map(|(_, s)| s.output_tokens))
         .int_opt("cache_read_tokens", rows.iter().map(|(_, s)| s.cache_read_tokens))
+        .float_opt("estimated_cost_usd", rows.iter().map(|(_, s)| s.estimated_cost_usd))
         .int_opt("input_tokens_recorded", rows.iter().map(|(_, s)| s.usage_recorded.map(|u| u.input_tokens)))
         .int_opt("output_tokens_recorded", rows.iter().map(|(_, s)| s.usage_recorded.map(|u| u.output_tokens)))
         .int_opt("cache_read_tokens_recorded", rows.iter().map(|(_, s)| s.usage_recorded.map(|u| u.cache_read_tokens)))
@@ -129,6 +141,15 @@ pub fn steps_batch(runs: &[RunReport]) -> Result<RecordBatch, ArrowError> {
         .int_opt("cache_write_1h_tokens", rows.iter().map(|(_, s)| s.cache_write_1h_tokens))
         .boolean("cache_break_detected", rows.iter().map(|(_, s)| s.cache_break_detected))
         .text_opt("cache_break_causes", rows.iter().map(|(_, s)| s.cache_break_causes.as_deref()))
+        .text_opt("cache_break_cause", explained(&rows, |e| Some(e.site.cause)))
+        .text_opt("cache_break_by", explained(&rows, |e| e.by.as_deref()))
+        .int_opt("cache_break_message", explained(&rows, |e| e.site.message))
+        .text_opt("cache_break_role", explained(&rows, |e| Some(e.site.role).filter(|role| !role.is_empty())))
+        .text_opt("cache_break_block", explained(&rows, |e| Some(e.site.block.as_str()).filter(|block| !block.is_empty())))
+        .int_opt("cache_break_byte_offset", explained(&rows, |e| e.site.byte_offset))
+        .text_opt("cache_break_span", explained(&rows, |e| e.site.span.as_deref()))
+        .int_opt("cache_tokens_lost", explained(&rows, |e| Some(e.site.lost_tokens)))
+        .float_opt("cache_lost_cost_usd", explained(&rows, |e| e.lost_usd))
         .text_opt("finish_reason", rows.iter().map(|(_, s)| s.finish_reason.as_deref()))
         .text_list("tool_calls", rows.iter().map(|(_, s)| s.tool_calls.iter().map(String::as_str)))
         .int("started_ms", rows.iter().map(|(_, s)| s.started_ms))
@@ -137,6 +158,14 @@ pub fn steps_batch(runs: &[RunReport]) -> Result<RecordBatch, ArrowError> {
         .int_opt("parent_step", rows.iter().map(|(_, s)| s.parent_step))
         .text_opt("parent_call_id", rows.iter().map(|(_, s)| s.parent_call_id.as_deref()));
     t.finish(metadata("steps"))
+}
+
+/// One value per step row from its break explanation (null without a break).
+fn explained<'a, T: 'a>(
+    rows: &'a [(&RunReport, &StepRow)],
+    value: impl Fn(&'a ExplainedBreak) -> Option<T> + 'a,
+) -> impl Iterator<Item = Option<T>> + 'a {
+    rows.iter().map(move |(_, s)| s.cache_break_explained.as_ref().and_then(&value))
 }
 
 /// One row per loop event.

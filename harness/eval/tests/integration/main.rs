@@ -1,6 +1,7 @@
 //! Integration tests of the evaluation library: the loop against the real
 //! mock server over loopback, determinism, and the Parquet reports.
 
+mod cache_breaks;
 mod determinism;
 mod compaction;
 mod deferred_tools;

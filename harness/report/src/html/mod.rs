@@ -1,11 +1,13 @@
 //! `reloop report DIR --html FILE`: one self-contained page (inline CSS,
-//! inline SVG, a few lines of inline script to sort the runs table; no
-//! network): the runs table, savings by strategy when several variants ran,
-//! the diff against a baseline, and per run a timeline of prompt tokens with
-//! compaction, cache and doom-loop marks.
+//! inline SVG, inline script; no network): the diff against a baseline; for
+//! a sweep, savings and cost by strategy and the strategies of each scenario
+//! overlaid; the runs table grouped by scenario with filters; a step-by-step
+//! viewer of any run ([`viewer`]); and per run a timeline of prompt tokens
+//! with compaction, cache and doom-loop marks.
 
 mod page;
 pub mod svg;
+mod viewer;
 
 pub use page::render;
 

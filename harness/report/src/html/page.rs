@@ -6,6 +6,7 @@ use std::path::Path;
 
 use super::escape;
 use super::svg::{self, CallPoint, Mark};
+use super::viewer;
 use crate::compare::Comparison;
 use crate::error::ReportError;
 use crate::render::{Verdict, maybe, percent, signed};
@@ -44,7 +45,7 @@ pub fn render(dir: &Path, baseline: Option<&Verdict<'_>>) -> Result<String, Repo
     let steps = Table::load(dir, "steps")?;
     let events = Table::load(dir, "events")?;
     let mut html = String::from("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">");
-    let _ = write!(html, "<title>reloop report: {}</title><style>{STYLE}</style></head><body>", escape(&dir.display().to_string()));
+    let _ = write!(html, "<title>reloop report: {}</title><style>{STYLE}{}</style></head><body>", escape(&dir.display().to_string()), viewer::STYLE);
     let skipped = runs.text("outcome")?.iter().filter(|outcome| *outcome == SKIPPED).count();
     let passed = runs.number("passed").map_or(0, |v| v.iter().filter(|p| **p == Some(1.0)).count()).saturating_sub(skipped);
     let failed = runs.len() - passed - skipped;
@@ -53,15 +54,33 @@ pub fn render(dir: &Path, baseline: Option<&Verdict<'_>>) -> Result<String, Repo
     if let Some(verdict) = baseline {
         diff_section(&mut html, verdict);
     }
-    savings_section(&mut html, &runs)?;
+    viewer::sweep_section(&mut html, &runs, &steps)?;
     runs_section(&mut html, &runs)?;
+    html.push_str("<div id=\"viewer\"><p>Click a scenario in the runs table to step through its run.</p></div>");
     timelines_section(&mut html, &runs, &steps, &events)?;
-    let _ = writeln!(html, "<script>{SCRIPT}</script></body></html>");
+    viewer::run_data(&mut html, &runs, &steps, &events)?;
+    let _ = writeln!(html, "<script>{SCRIPT}{}</script></body></html>", viewer::SCRIPT);
     Ok(html)
 }
 
+/// The runs table, grouped by scenario (in order of first appearance),
+/// with filters for outcome, strategy and wire; a scenario opens its run in
+/// the viewer.
 fn runs_section(html: &mut String, runs: &Table) -> Result<(), ReportError> {
-    html.push_str("<h2>Runs</h2><table class=\"sortable\" id=\"runs\"><thead><tr>");
+    let filtered = [("outcome", "outcome"), ("strategy", "strategy"), ("wire", "wire")];
+    let filter_values: Vec<Vec<String>> = filtered.iter().map(|(name, _)| cells(runs, name)).collect::<Result<_, _>>()?;
+    html.push_str("<h2>Runs</h2><p id=\"filters\">");
+    for ((name, label), values) in filtered.iter().zip(&filter_values) {
+        let mut distinct: Vec<&String> = values.iter().filter(|v| !v.is_empty()).collect();
+        distinct.sort();
+        distinct.dedup();
+        let _ = write!(html, "<label>{label} <select name=\"{name}\"><option value=\"\">all</option>");
+        for value in distinct {
+            let _ = write!(html, "<option>{}</option>", escape(value));
+        }
+        html.push_str("</select></label>");
+    }
+    html.push_str("</p><table class=\"sortable\" id=\"runs\"><thead><tr>");
     for (_, header) in RUN_COLUMNS {
         let _ = write!(html, "<th>{header}</th>");
     }
@@ -72,11 +91,31 @@ fn runs_section(html: &mut String, runs: &Table) -> Result<(), ReportError> {
     for (cell, _) in columns[PASSED].iter_mut().zip(skipped).filter(|(_, skipped)| *skipped) {
         *cell = SKIPPED.to_owned();
     }
-    for row in 0..runs.len() {
-        let failed = columns[PASSED][row] == "no";
-        let _ = write!(html, "<tr{}>", if failed { " class=\"failed\"" } else { "" });
-        for column in &columns {
-            let _ = write!(html, "<td>{}</td>", escape(&column[row]));
+    let scenarios = &columns[0];
+    let mut first_seen: HashMap<&str, usize> = HashMap::new();
+    for (row, scenario) in scenarios.iter().enumerate() {
+        first_seen.entry(scenario.as_str()).or_insert(row);
+    }
+    let mut order: Vec<usize> = (0..runs.len()).collect();
+    order.sort_by_key(|row| first_seen[scenarios[*row].as_str()]);
+    for (position, &row) in order.iter().enumerate() {
+        let mut classes = Vec::new();
+        if columns[PASSED][row] == "no" {
+            classes.push("failed");
+        }
+        if position == 0 || scenarios[order[position - 1]] != scenarios[row] {
+            classes.push("first");
+        }
+        let class = if classes.is_empty() { String::new() } else { format!(" class=\"{}\"", classes.join(" ")) };
+        let data: String = filtered.iter().zip(&filter_values).map(|((name, _), values)| format!(" data-{name}=\"{}\"", escape(&values[row]))).collect();
+        let _ = write!(html, "<tr{class}{data}>");
+        for (index, column) in columns.iter().enumerate() {
+            if index == 0 {
+                let variant = escape(&columns[1][row]);
+                let _ = write!(html, "<td><a class=\"view\" href=\"#viewer\" data-run=\"{row}\" data-variant=\"{variant}\">{}</a></td>", escape(&column[row]));
+            } else {
+                let _ = write!(html, "<td>{}</td>", escape(&column[row]));
+            }
         }
         html.push_str("</tr>");
     }
@@ -97,29 +136,6 @@ fn cells(table: &Table, name: &str) -> Result<Vec<String>, ReportError> {
             .collect());
     }
     Ok(table.text_opt(name)?.map_or_else(|| vec![String::new(); table.len()], |v| v.into_iter().map(Option::unwrap_or_default).collect()))
-}
-
-fn savings_section(html: &mut String, runs: &Table) -> Result<(), ReportError> {
-    let variants = runs.text("variant")?;
-    let (Some(sent), Some(uncompacted)) = (runs.number("input_tokens_total"), runs.number("input_tokens_uncompacted_total")) else {
-        return Ok(());
-    };
-    let mut totals: Vec<(String, f64, f64)> = Vec::new();
-    for (row, variant) in variants.iter().enumerate() {
-        let index = totals.iter().position(|t| &t.0 == variant).unwrap_or_else(|| {
-            totals.push((variant.clone(), 0.0, 0.0));
-            totals.len() - 1
-        });
-        totals[index].1 += sent[row].unwrap_or(0.0);
-        totals[index].2 += uncompacted[row].unwrap_or(0.0);
-    }
-    if totals.len() < 2 {
-        return Ok(());
-    }
-    let mut bars: Vec<(String, f64)> = totals.into_iter().map(|(v, s, u)| (v, if u > 0.0 { 1.0 - s / u } else { 0.0 })).collect();
-    bars.sort_by(|a, b| b.1.total_cmp(&a.1));
-    let _ = write!(html, "<h2>Savings by strategy</h2><p>1 − input tokens sent / uncompacted, over every run of the variant.</p><figure>{}</figure>", svg::bars(&bars, "compaction savings by variant"));
-    Ok(())
 }
 
 fn diff_section(html: &mut String, verdict: &Verdict<'_>) {

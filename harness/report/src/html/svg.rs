@@ -79,23 +79,62 @@ pub fn timeline(calls: &[CallPoint], marks: &[Mark]) -> String {
 
 /// Horizontal bars, one per (label, value in 0..=1), labelled in percent.
 pub fn bars(rows: &[(String, f64)], title: &str) -> String {
+    let labelled: Vec<(String, f64, String)> = rows.iter().map(|(label, value)| (label.clone(), *value, format!("{:.1}%", value * 100.0))).collect();
+    labelled_bars(&labelled, title)
+}
+
+/// Horizontal bars, one per (label, length in 0..=1, the value's text).
+pub fn labelled_bars(rows: &[(String, f64, String)], title: &str) -> String {
     let row_height = 24.0;
     let height = TOP + rows.len() as f64 * row_height + 8.0;
     let label_width = 140.0;
     let span = WIDTH - label_width - 70.0;
     let mut svg = open(WIDTH, height, title);
-    for (i, (label, value)) in rows.iter().enumerate() {
+    for (i, (label, value, text)) in rows.iter().enumerate() {
         let top = TOP + i as f64 * row_height;
         let width = (value.clamp(0.0, 1.0) * span).max(1.0);
         let _ = write!(
             svg,
-            r#"<text x="{lx:.1}" y="{ty:.1}" text-anchor="end">{label}</text><rect class="bar" x="{label_width}" y="{top:.1}" width="{width:.1}" height="{h:.1}"/><text x="{vx:.1}" y="{ty:.1}">{pct:.1}%</text>"#,
+            r#"<text x="{lx:.1}" y="{ty:.1}" text-anchor="end">{label}</text><rect class="bar" x="{label_width}" y="{top:.1}" width="{width:.1}" height="{h:.1}"/><text x="{vx:.1}" y="{ty:.1}">{text}</text>"#,
             lx = label_width - 6.0,
             ty = top + row_height * 0.65,
             label = escape(label),
             h = row_height - 6.0,
             vx = label_width + width + 6.0,
-            pct = value * 100.0
+            text = escape(text)
+        );
+    }
+    svg.push_str("</svg>");
+    svg
+}
+
+/// Series colours of [`lines`], in order (a variant keeps its colour on every chart).
+const PALETTE: [&str; 8] = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#17becf"];
+
+/// One line per series over the steps, with a legend: the strategies of one
+/// scenario overlaid. `title` names the value.
+pub fn lines(series: &[(String, Vec<(u64, f64)>)], title: &str) -> String {
+    let points = || series.iter().flat_map(|(_, points)| points.iter());
+    let top_value = points().map(|p| p.1).fold(0.0, f64::max);
+    let top_value = if top_value > 0.0 { top_value } else { 1.0 };
+    let last_step = points().map(|p| p.0).max().unwrap_or(0).max(1) as f64;
+    let x = |step: u64| LEFT + step as f64 / last_step * (WIDTH - LEFT - RIGHT);
+    let y = |value: f64| TOP + (1.0 - value / top_value) * (HEIGHT - TOP - BOTTOM);
+    let legend_height = 16.0;
+    let mut svg = open(WIDTH, HEIGHT + legend_height, title);
+    axes(&mut svg, crate::figures::number(top_value), last_step);
+    for (i, (name, points)) in series.iter().enumerate() {
+        let colour = PALETTE[i % PALETTE.len()];
+        let path: Vec<String> = points.iter().map(|&(step, value)| format!("{:.1},{:.1}", x(step), y(value))).collect();
+        let _ = write!(svg, r#"<polyline class="series" style="stroke:{colour}" points="{}"><title>{}</title></polyline>"#, path.join(" "), escape(name));
+        let _ = write!(
+            svg,
+            r#"<rect x="{lx:.1}" y="{ly:.1}" width="10" height="10" style="fill:{colour}"/><text x="{tx:.1}" y="{ty:.1}">{}</text>"#,
+            escape(name),
+            lx = LEFT + i as f64 * 110.0,
+            ly = HEIGHT + 2.0,
+            tx = LEFT + 14.0 + i as f64 * 110.0,
+            ty = HEIGHT + 11.0
         );
     }
     svg.push_str("</svg>");
@@ -106,7 +145,7 @@ fn open(width: f64, height: f64, title: &str) -> String {
     format!(r#"<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {width} {height}" width="{width}" height="{height}" role="img"><title>{}</title>"#, escape(title))
 }
 
-fn axes(svg: &mut String, top_value: f64, last_step: f64) {
+fn axes(svg: &mut String, top_value: impl std::fmt::Display, last_step: f64) {
     let bottom = HEIGHT - BOTTOM;
     let _ = write!(
         svg,

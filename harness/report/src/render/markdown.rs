@@ -49,6 +49,7 @@ pub fn render(verdict: &Verdict<'_>) -> String {
         }
         more(&mut out, failures.len(), FAILED_SHOWN, "failed gates");
     }
+    out.push_str(&crate::cache_causes::markdown(c));
     let top = verdict.top_changes();
     if !top.is_empty() {
         out.push_str("\n**Top changes** (mean per run)\n\n| metric | base | new | delta | relative |\n|---|---|---|---|---|\n");

@@ -1,0 +1,449 @@
+//! The trajectory viewer and the sweep's side-by-side views.
+//!
+//! Each run's steps travel as one inert `<script type="application/json">`
+//! block, parsed and drawn only when the run is opened, and a step's details
+//! only when it is expanded: a suite of a thousand runs loads as its runs
+//! table. Per step the viewer shows the calls (tokens, cost, cache hit or
+//! break with its explanation, retries and faults), the model's text and tool
+//! calls with their results, and the loop's events (compactions with their
+//! before and after, doom-loop marks). The reports keep no message bodies:
+//! texts are the streamed text and the tool results' heads the events carry,
+//! cut to [`TEXT_CHARS`].
+
+use std::collections::HashMap;
+use std::fmt::Write as _;
+
+use serde_json::{Value, json};
+
+use super::escape;
+use super::svg;
+use crate::error::ReportError;
+use crate::table::Table;
+
+/// Longest text kept per step and per tool call, to keep pages small.
+const TEXT_CHARS: usize = 800;
+
+/// A run's key: (scenario, variant).
+type Key = (String, String);
+
+/// Column values by row, or nulls when the column is absent.
+fn numbers(table: &Table, name: &str) -> Vec<Option<f64>> {
+    table.number(name).unwrap_or_else(|| vec![None; table.len()])
+}
+
+fn texts(table: &Table, name: &str) -> Result<Vec<Option<String>>, ReportError> {
+    Ok(table.text_opt(name)?.unwrap_or_else(|| vec![None; table.len()]))
+}
+
+fn cut(text: &str) -> String {
+    match text.char_indices().nth(TEXT_CHARS) {
+        Some((at, _)) => format!("{}… ({} more bytes)", &text[..at], text.len() - at),
+        None => text.to_owned(),
+    }
+}
+
+/// Rows of a table by run key, in table order.
+fn rows_by_run(table: &Table) -> Result<HashMap<Key, Vec<usize>>, ReportError> {
+    let (scenario, variant) = (table.text("scenario")?, table.text("variant")?);
+    let mut rows: HashMap<Key, Vec<usize>> = HashMap::new();
+    for (row, key) in scenario.into_iter().zip(variant).enumerate() {
+        rows.entry(key).or_default().push(row);
+    }
+    Ok(rows)
+}
+
+/// One `<script type="application/json" id="run-N">` per run of `runs`.
+pub(super) fn run_data(html: &mut String, runs: &Table, steps: &Table, events: &Table) -> Result<(), ReportError> {
+    let step_rows = rows_by_run(steps)?;
+    let event_rows = rows_by_run(events)?;
+    let calls = CallColumns::of(steps)?;
+    let (kind, payload, event_step) = (events.text("kind")?, texts(events, "payload")?, numbers(events, "step"));
+    let (scenario, variant) = (runs.text("scenario")?, runs.text("variant")?);
+    let divergence = texts(runs, "first_divergence")?;
+    for row in 0..runs.len() {
+        let key = (scenario[row].clone(), variant[row].clone());
+        let mut by_step: std::collections::BTreeMap<u64, StepView> = std::collections::BTreeMap::new();
+        for &call in step_rows.get(&key).map_or(&[][..], Vec::as_slice) {
+            by_step.entry(calls.step[call].unwrap_or(0.0) as u64).or_default().calls.push(calls.json(call));
+        }
+        for &event in event_rows.get(&key).map_or(&[][..], Vec::as_slice) {
+            let Some(body) = payload[event].as_deref().and_then(|p| serde_json::from_str::<Value>(p).ok()) else { continue };
+            let step = event_step[event].unwrap_or(0.0) as u64;
+            by_step.entry(step).or_default().add(&kind[event], &body);
+        }
+        let steps: Vec<Value> = by_step.into_iter().map(|(step, view)| view.json(step)).collect();
+        let data = json!({ "divergence": divergence[row], "steps": steps });
+        let _ = write!(html, r#"<script type="application/json" id="run-{row}">{}</script>"#, script_json(&data));
+    }
+    Ok(())
+}
+
+/// `value` as the text of a script element: no `<`, since `</script` would
+/// end the element early and `<!--` change how it is parsed; `<` only occurs
+/// inside JSON strings, where `\u003c` reads back the same.
+fn script_json(value: &Value) -> String {
+    value.to_string().replace('<', "\\u003c")
+}
+
+/// The steps table's columns the viewer shows per call.
+struct CallColumns {
+    step: Vec<Option<f64>>,
+    numbers: Vec<(&'static str, Vec<Option<f64>>)>,
+    texts: Vec<(&'static str, Vec<Option<String>>)>,
+}
+
+impl CallColumns {
+    const NUMBERS: [&'static str; 10] = [
+        "attempt",
+        "input_tokens",
+        "input_tokens_uncompacted",
+        "request_messages",
+        "cache_read_tokens",
+        "output_tokens",
+        "estimated_cost_usd",
+        "cache_break_message",
+        "cache_break_byte_offset",
+        "cache_tokens_lost",
+    ];
+    const TEXTS: [&'static str; 10] = [
+        "purpose",
+        "server_result",
+        "error",
+        "finish_reason",
+        "cache_break_cause",
+        "cache_break_by",
+        "cache_break_role",
+        "cache_break_block",
+        "cache_break_span",
+        "cache_break_causes",
+    ];
+
+    fn of(steps: &Table) -> Result<Self, ReportError> {
+        Ok(Self {
+            step: numbers(steps, "step"),
+            numbers: Self::NUMBERS.iter().map(|name| (*name, numbers(steps, name))).collect(),
+            texts: Self::TEXTS.iter().map(|name| Ok((*name, texts(steps, name)?))).collect::<Result<_, ReportError>>()?,
+        })
+    }
+
+    /// The call's non-null fields.
+    fn json(&self, row: usize) -> Value {
+        let mut call = serde_json::Map::new();
+        for (name, values) in &self.numbers {
+            if let Some(value) = values[row] {
+                call.insert((*name).to_owned(), json!(value));
+            }
+        }
+        for (name, values) in &self.texts {
+            if let Some(value) = &values[row] {
+                call.insert((*name).to_owned(), json!(value));
+            }
+        }
+        Value::Object(call)
+    }
+}
+
+/// What one step holds, as the viewer draws it.
+#[derive(Default)]
+struct StepView {
+    calls: Vec<Value>,
+    text: String,
+    tools: Vec<Value>,
+    /// `[class, text]`: compaction, doom, retry, fault, note.
+    notes: Vec<(&'static str, String)>,
+}
+
+impl StepView {
+    fn add(&mut self, kind: &str, body: &Value) {
+        let text = |value: &Value| value.as_str().map_or_else(|| value.to_string(), str::to_owned);
+        let field = |name: &str| match body.get(name) {
+            Some(Value::Array(items)) => items.iter().map(text).collect::<Vec<_>>().join(", "),
+            Some(value) => text(value),
+            None => String::new(),
+        };
+        match kind {
+            "llm_text_delta" => {
+                if self.text.len() <= TEXT_CHARS * 4 {
+                    self.text.push_str(&field("text"));
+                }
+            }
+            "tool_start" => self.tools.push(json!({ "id": field("call_id"), "name": field("tool"), "arguments": cut(&field("arguments")) })),
+            "tool_end" => {
+                let id = field("call_id");
+                if let Some(tool) = self.tools.iter_mut().rev().find(|tool| tool["id"] == id.as_str()) {
+                    tool["result"] = json!(cut(&field("result_summary")));
+                    tool["error"] = json!(body.get("is_error").and_then(Value::as_bool).unwrap_or(false));
+                }
+            }
+            "microcompact_ran" | "mid_compact_layer1_ran" | "mid_compact_layer2_ran" | "compact_complete" => {
+                let layer = match kind {
+                    "microcompact_ran" => "0".to_owned(),
+                    "mid_compact_layer1_ran" => "1".to_owned(),
+                    "mid_compact_layer2_ran" => "2".to_owned(),
+                    _ => field("layer"),
+                };
+                let fallback = if body.get("used_fallback").and_then(Value::as_bool) == Some(true) { " (mechanical fallback)" } else { "" };
+                let text = format!("compaction layer {layer} by {}{fallback}: {} → {} tokens", field("strategy"), field("tokens_before"), field("tokens_after"));
+                self.notes.push(("compaction", text));
+            }
+            "compact_triggered" | "reactive_compact_triggered" => {
+                self.notes.push(("compaction", format!("{} by {}: {} tokens", kind.replace('_', " "), field("strategy"), field("estimated_tokens") + &field("tokens_before"))));
+            }
+            "doom_loop_detected" | "doom_loop_cycle_detected" | "doom_loop_no_progress_detected" => {
+                self.notes.push(("doom", format!("{} on {} ({})", kind.replace('_', " "), field("tool"), field("reaction"))));
+            }
+            "llm_retry" => self.notes.push(("retry", format!("retry {} after {} ms: {}", field("attempt"), field("wait_ms"), field("reason")))),
+            "llm_error" => self.notes.push(("fault", format!("model call failed ({}): {}", field("class"), cut(&field("message"))))),
+            "cache_break_detected" => self.notes.push(("note", format!("the loop's detector: cache break ({})", field("changed")))),
+            "llm_decision_complete" | "step_complete" | "estimator_calibrated" | "token_usage" | "cache_break_simulated" => {}
+            _ => {
+                let mut rest = body.clone();
+                if let Some(object) = rest.as_object_mut() {
+                    object.remove("kind");
+                }
+                self.notes.push(("note", format!("{}: {}", kind.replace('_', " "), cut(&rest.to_string()))));
+            }
+        }
+    }
+
+    fn json(self, step: u64) -> Value {
+        let notes: Vec<Value> = self.notes.into_iter().map(|(class, text)| json!([class, text])).collect();
+        json!({ "step": step, "calls": self.calls, "text": cut(&self.text), "tools": self.tools, "notes": notes })
+    }
+}
+
+/// The sweep's views: per scenario run under several variants, the variants
+/// overlaid (prompt tokens per step, cumulative cost, cache hit ratio); and
+/// savings, cost and cache hits by variant side by side. Nothing for a
+/// single variant.
+pub(super) fn sweep_section(html: &mut String, runs: &Table, steps: &Table) -> Result<(), ReportError> {
+    let variants = runs.text("variant")?;
+    let mut order: Vec<String> = Vec::new();
+    for variant in &variants {
+        if !order.contains(variant) {
+            order.push(variant.clone());
+        }
+    }
+    if order.len() < 2 {
+        return Ok(());
+    }
+    by_variant(html, runs, &variants, &order);
+    let step_rows = rows_by_run(steps)?;
+    let (step, purpose) = (numbers(steps, "step"), texts(steps, "purpose")?);
+    let (input, cache_read, cost) = (numbers(steps, "input_tokens"), numbers(steps, "cache_read_tokens"), numbers(steps, "estimated_cost_usd"));
+    let scenarios = runs.text("scenario")?;
+    let mut seen: Vec<&String> = Vec::new();
+    html.push_str("<h2>Strategies overlaid</h2><p>Per scenario, each variant's main calls: prompt tokens sent, cumulative cost of every call, and the share of the prompt read from the cache.</p>");
+    for scenario in &scenarios {
+        if seen.contains(&scenario) {
+            continue;
+        }
+        seen.push(scenario);
+        let mut tokens = Vec::new();
+        let mut spent = Vec::new();
+        let mut hits = Vec::new();
+        for variant in &order {
+            let Some(rows) = step_rows.get(&(scenario.clone(), variant.clone())) else { continue };
+            let main = |row: &&usize| purpose[**row].as_deref() != Some("compaction");
+            let at = |row: usize| step[row].unwrap_or(0.0) as u64;
+            tokens.push((variant.clone(), rows.iter().filter(main).filter_map(|&r| Some((at(r), input[r]?))).collect()));
+            let mut sum = 0.0;
+            spent.push((variant.clone(), rows.iter().map(|&r| { sum += cost[r].unwrap_or(0.0); (at(r), sum) }).collect()));
+            let ratio = |r: usize| Some((at(r), cache_read[r]? / input[r].filter(|t| *t > 0.0)?));
+            hits.push((variant.clone(), rows.iter().filter(main).filter_map(|&r| ratio(r)).collect()));
+        }
+        if tokens.len() < 2 {
+            continue;
+        }
+        let _ = write!(
+            html,
+            r#"<details class="overlay"><summary>{}</summary><div class="charts"><figure>{}<figcaption>prompt tokens per step</figcaption></figure><figure>{}<figcaption>cumulative cost, USD</figcaption></figure><figure>{}<figcaption>cache hit ratio</figcaption></figure></div></details>"#,
+            escape(scenario),
+            svg::lines(&tokens, "prompt tokens per step"),
+            svg::lines(&spent, "cumulative cost"),
+            svg::lines(&hits, "cache hit ratio")
+        );
+    }
+    Ok(())
+}
+
+/// Savings, cost and cache hits per variant, over all its runs.
+fn by_variant(html: &mut String, runs: &Table, variants: &[String], order: &[String]) {
+    let column = |name| numbers(runs, name);
+    let (sent, uncompacted, cost, read) =
+        (column("input_tokens_total"), column("input_tokens_uncompacted_total"), column("estimated_cost_usd"), column("cache_read_tokens"));
+    let lost = column("cache_tokens_lost");
+    let totals: Vec<[f64; 5]> = order
+        .iter()
+        .map(|variant| {
+            let mut total = [0.0; 5];
+            for row in (0..variants.len()).filter(|row| &variants[*row] == variant) {
+                for (sum, value) in total.iter_mut().zip([&sent, &uncompacted, &cost, &read, &lost]) {
+                    *sum += value[row].unwrap_or(0.0);
+                }
+            }
+            total
+        })
+        .collect();
+    let savings: Vec<(String, f64)> =
+        order.iter().zip(&totals).map(|(v, t)| (v.clone(), if t[1] > 0.0 { 1.0 - t[0] / t[1] } else { 0.0 })).collect();
+    let top_cost = totals.iter().map(|t| t[2]).fold(0.0, f64::max);
+    let costs: Vec<(String, f64, String)> =
+        order.iter().zip(&totals).map(|(v, t)| (v.clone(), if top_cost > 0.0 { t[2] / top_cost } else { 0.0 }, format!("${:.4}", t[2]))).collect();
+    html.push_str("<h2>Savings and cost by strategy</h2><table class=\"sortable\" id=\"by-variant\"><thead><tr><th>variant</th><th>savings</th><th>cost $</th><th>cache hit ratio</th><th>cached tokens lost to breaks</th></tr></thead><tbody>");
+    for ((variant, saving), total) in savings.iter().zip(&totals) {
+        let hit = if total[0] > 0.0 { total[3] / total[0] } else { 0.0 };
+        let _ = write!(
+            html,
+            "<tr><td>{}</td><td>{:.1}%</td><td>{:.4}</td><td>{:.1}%</td><td>{}</td></tr>",
+            escape(variant),
+            saving * 100.0,
+            total[2],
+            hit * 100.0,
+            crate::figures::number(total[4])
+        );
+    }
+    let _ = write!(
+        html,
+        "</tbody></table><div class=\"charts\"><figure>{}<figcaption>savings: 1 − input tokens sent / uncompacted</figcaption></figure><figure>{}<figcaption>cost, USD</figcaption></figure></div>",
+        svg::bars(&savings, "compaction savings by variant"),
+        svg::labelled_bars(&costs, "cost by variant")
+    );
+}
+
+pub(super) const STYLE: &str = ".charts{display:flex;flex-wrap:wrap;gap:1em}.charts figure{margin:0}.charts svg{width:480px;height:auto}polyline.series{fill:none;stroke-width:2}#filters select{margin-right:1em}tr.first td{border-top:2px solid #888}a.view{cursor:pointer;color:#1f5fa8;text-decoration:underline}#viewer{border-top:2px solid #1f77b4;margin-top:1em}#viewer details.step{border:1px solid #ddd;border-radius:4px;margin:.3em 0;padding:.2em .5em}#viewer details.step>summary{cursor:pointer}.call{margin:.3em 0;padding:.3em;background:#f7f7f7}.cachebreak{color:#b00020}.cachehit{color:#1b7f3b}.tool{border-left:3px solid #1f77b4;padding-left:.5em;margin:.4em 0}.tool.error{border-color:#d62728}pre{white-space:pre-wrap;word-break:break-word;background:#fafafa;padding:.4em;margin:.2em 0;max-height:24em;overflow:auto}.note{margin:.2em 0}.note.compaction{color:#6a3d9a}.note.doom{color:#e65100;font-weight:bold}.note.retry{color:#8c564b}.note.fault{color:#b00020}.badge{display:inline-block;padding:0 .4em;border-radius:3px;font-size:12px;margin-left:.3em;background:#eee}.badge.doom{background:#ffe0b2}.badge.break{background:#fdecea}.badge.compaction{background:#ede7f6}pre .del{background:#fdecea}pre .ins{background:#e6f4ea}";
+
+/// The runs table's filters and grouping, and the viewer: a run opens on a
+/// click on its scenario, a step's details render when it is expanded.
+pub(super) const SCRIPT: &str = r#"
+(function () {
+  var table = document.getElementById('runs');
+  if (!table) { return; }
+  var body = table.tBodies[0];
+  var filters = document.querySelectorAll('#filters select');
+  function applyFilters() {
+    Array.prototype.forEach.call(body.rows, function (row) {
+      var shown = Array.prototype.every.call(filters, function (select) {
+        return select.value === '' || row.dataset[select.name] === select.value;
+      });
+      row.style.display = shown ? '' : 'none';
+    });
+  }
+  Array.prototype.forEach.call(filters, function (select) { select.addEventListener('change', applyFilters); });
+  function el(tag, cls, text) {
+    var node = document.createElement(tag);
+    if (cls) { node.className = cls; }
+    if (text !== undefined) { node.textContent = text; }
+    return node;
+  }
+  function num(v) { return v === undefined ? '-' : (Math.round(v * 10000) / 10000).toLocaleString('en'); }
+  function callNode(call) {
+    var node = el('div', 'call');
+    var head = (call.purpose || 'main') + ' call' + (call.attempt ? ' (attempt ' + (call.attempt + 1) + ')' : '') +
+      ': ' + num(call.input_tokens) + ' prompt tokens in ' + num(call.request_messages) + ' messages' +
+      (call.input_tokens_uncompacted !== undefined ? ' (uncompacted ' + num(call.input_tokens_uncompacted) + ')' : '') +
+      ', ' + num(call.output_tokens) + ' out, $' + num(call.estimated_cost_usd) +
+      (call.finish_reason ? ', finish ' + call.finish_reason : '');
+    node.appendChild(el('div', '', head));
+    if (call.server_result && call.server_result !== 'ok') { node.appendChild(el('div', 'note fault', 'server: ' + call.server_result + (call.error ? ' (' + call.error + ')' : ''))); }
+    if (call.cache_break_cause) {
+      var where = call.cache_break_role ? ' at ' + call.cache_break_role + (call.cache_break_message !== undefined ? ' message ' + call.cache_break_message : '') +
+        (call.cache_break_block ? ', ' + call.cache_break_block : '') + (call.cache_break_byte_offset !== undefined ? ' byte ' + call.cache_break_byte_offset : '') : '';
+      var text = 'cache break: ' + call.cache_break_cause + where + ', ' + num(call.cache_tokens_lost) + ' cached tokens lost' +
+        (call.cache_break_by ? '; by ' + call.cache_break_by : '');
+      node.appendChild(el('div', 'cachebreak', text));
+      if (call.cache_break_span) { node.appendChild(el('pre', 'span', call.cache_break_span)); }
+    } else if (call.cache_read_tokens > 0) {
+      node.appendChild(el('div', 'cachehit', 'cache hit: ' + num(call.cache_read_tokens) + ' tokens read'));
+    }
+    return node;
+  }
+  function stepBody(step, box) {
+    step.calls.forEach(function (call) { box.appendChild(callNode(call)); });
+    step.notes.forEach(function (note) { box.appendChild(el('div', 'note ' + note[0], note[1])); });
+    if (step.text) { box.appendChild(el('div', '', 'model text:')); box.appendChild(el('pre', 'text', step.text)); }
+    step.tools.forEach(function (tool) {
+      var node = el('div', 'tool' + (tool.error ? ' error' : ''));
+      node.appendChild(el('div', 'toolname', 'tool call ' + tool.name + ' (' + tool.id + ')'));
+      node.appendChild(el('pre', 'arguments', tool.arguments));
+      node.appendChild(el('div', '', tool.error ? 'error result:' : 'result:'));
+      node.appendChild(el('pre', 'result', tool.result === undefined ? '(no result)' : tool.result));
+      box.appendChild(node);
+    });
+  }
+  function open(index, label) {
+    var data = JSON.parse(document.getElementById('run-' + index).textContent);
+    var viewer = document.getElementById('viewer');
+    viewer.textContent = '';
+    viewer.appendChild(el('h2', '', 'Run ' + label));
+    if (data.divergence) {
+      viewer.appendChild(el('div', 'note fault', 'divergence: what the recording expected (−) against what the loop sent (+)'));
+      var diff = el('pre', 'divergence');
+      data.divergence.split('\n').forEach(function (line) {
+        var kind = /^\s*expected:/.test(line) ? 'del' : /^\s*actual:/.test(line) ? 'ins' : '';
+        diff.appendChild(el('span', kind, (kind === 'del' ? '− ' : kind === 'ins' ? '+ ' : '') + line.trim() + '\n'));
+      });
+      viewer.appendChild(diff);
+    }
+    data.steps.forEach(function (step) {
+      var details = el('details', 'step');
+      details.dataset.step = step.step;
+      var summary = el('summary', '', 'step ' + step.step + ': ' + step.calls.map(function (c) { return num(c.input_tokens) + ' tokens'; }).join(', ') +
+        (step.tools.length ? ' · ' + step.tools.map(function (t) { return t.name; }).join(', ') : ''));
+      if (step.calls.some(function (c) { return c.cache_break_cause; })) { summary.appendChild(el('span', 'badge break', 'cache break')); }
+      step.notes.forEach(function (note) { if (note[0] === 'doom' || note[0] === 'compaction' || note[0] === 'fault' || note[0] === 'retry') { summary.appendChild(el('span', 'badge ' + note[0], note[0])); } });
+      details.appendChild(summary);
+      details.addEventListener('toggle', function () {
+        if (details.open && !details.dataset.drawn) { details.dataset.drawn = '1'; stepBody(step, details); }
+      });
+      viewer.appendChild(details);
+    });
+    viewer.scrollIntoView();
+  }
+  body.addEventListener('click', function (event) {
+    var link = event.target.closest('a.view');
+    if (link) { event.preventDefault(); open(link.dataset.run, link.textContent + ' [' + link.dataset.variant + ']'); }
+  });
+})();
+"#;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_step_pairs_tool_calls_with_their_results_and_names_compactions_and_doom_loops() {
+        let mut step = StepView::default();
+        let add = |step: &mut StepView, kind: &str, body: Value| step.add(kind, &body);
+        add(&mut step, "llm_text_delta", json!({ "text": "Reading " }));
+        add(&mut step, "llm_text_delta", json!({ "text": "it." }));
+        add(&mut step, "tool_start", json!({ "call_id": "c1", "tool": "read_file", "arguments": "{\"path\":\"a.rs\"}" }));
+        add(&mut step, "tool_end", json!({ "call_id": "c1", "tool": "read_file", "is_error": false, "result_summary": "fn main() {}" }));
+        add(&mut step, "microcompact_ran", json!({ "strategy": "masking", "cleared": 1, "tokens_before": 9000, "tokens_after": 4000 }));
+        add(&mut step, "doom_loop_detected", json!({ "detector": "identical_calls", "tool": "read_file", "repeats": 3, "reaction": "warn" }));
+        add(&mut step, "cache_break_detected", json!({ "changed": ["system", "history"] }));
+        add(&mut step, "step_complete", json!({ "remaining_step_budget": 3 }));
+        let view = step.json(4);
+        assert_eq!(view["text"], "Reading it.");
+        assert_eq!(view["tools"][0]["result"], "fn main() {}");
+        assert_eq!(view["tools"][0]["error"], false);
+        assert_eq!(view["notes"][0], json!(["compaction", "compaction layer 0 by masking: 9000 → 4000 tokens"]));
+        assert_eq!(view["notes"][1][0], "doom");
+        assert_eq!(view["notes"][2], json!(["note", "the loop's detector: cache break (system, history)"]));
+        assert_eq!(view["notes"].as_array().unwrap().len(), 3, "bookkeeping events are not shown");
+    }
+
+    #[test]
+    fn run_data_cannot_close_its_script_element() {
+        let hostile = "</script><script>alert(1)</script><!--";
+        let data = script_json(&json!({ "text": hostile }));
+        assert!(!data.contains('<'));
+        assert_eq!(serde_json::from_str::<Value>(&data).unwrap()["text"], hostile);
+    }
+
+    #[test]
+    fn long_texts_are_cut_and_say_how_much() {
+        let text = "x".repeat(TEXT_CHARS + 10);
+        assert_eq!(cut(&text), format!("{}… (10 more bytes)", "x".repeat(TEXT_CHARS)));
+    }
+}
