@@ -2,6 +2,7 @@
 //! joined with what the server saw, plus the uncompacted counterfactual and
 //! the compactions' figures counted by the same reference tokenizer.
 
+use reloop_agent::price_table::{self, PricedUsage};
 use reloop_agent::{CallPurpose, CallRecord, DoomLoopKind, LoopEvent, LoopState, Message, Outcome, TimedEvent};
 use reloop_mock::tokens::REPLY_PRIMING_TOKENS;
 use reloop_mock::{RequestRecord, Session};

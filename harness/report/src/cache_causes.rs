@@ -70,29 +70,21 @@ pub fn markdown(comparison: &Comparison) -> String {
 
 #[cfg(test)]
 mod tests {
-    use std::path::PathBuf;
-
     use super::*;
     use crate::compare::compare;
     use crate::gates::{GateSet, evaluate};
     use crate::render::{Verdict, markdown};
-    use crate::runs::{Metric, Runs};
+    use crate::runs::Runs;
 
-    fn runs(path: &str, system: [f64; 2], edited: [f64; 2]) -> Runs {
-        let metric = |name: &str, values: [f64; 2]| Metric { name: name.to_owned(), values: values.map(Some).to_vec() };
-        Runs {
-            path: PathBuf::from(path),
-            scenario: vec!["system-prompt-drift".into(), "long-session".into()],
-            variant: vec!["default".into(); 2],
-            scenario_file: vec![String::new(); 2],
-            outcome: vec!["final_answer".into(); 2],
-            metrics: vec![metric("cache_breaks_by_cause.system", system), metric("cache_breaks_by_cause.edited", edited)],
-        }
+    fn runs(system: [f64; 2], edited: [f64; 2]) -> Runs {
+        let row = |i: usize| [("cache_breaks_by_cause.system", system[i]), ("cache_breaks_by_cause.edited", edited[i])];
+        let (first, second) = (row(0), row(1));
+        crate::compare::tests::runs(&[("system-prompt-drift", "default", &first), ("long-session", "default", &second)])
     }
 
     #[test]
     fn a_new_cause_fails_its_gate_and_the_comment_names_it() {
-        let comparison = compare(runs("base", [0.0, 0.0], [0.0, 12.0]), runs("new", [1.0, 0.0], [0.0, 12.0]));
+        let comparison = compare(runs([0.0, 0.0], [0.0, 12.0]), runs([1.0, 0.0], [0.0, 12.0]));
         let gates: GateSet = serde_saphyr::from_str("cache_breaks_by_cause.system: { max: 0 }\n").unwrap();
         let results = evaluate(&gates, &comparison).unwrap();
         let verdict = Verdict { comparison: &comparison, gates: &results };
@@ -104,8 +96,8 @@ mod tests {
 
     #[test]
     fn a_base_without_the_columns_names_nothing() {
-        let mut base = runs("base", [0.0, 0.0], [0.0, 0.0]);
+        let mut base = runs([0.0, 0.0], [0.0, 0.0]);
         base.metrics.clear();
-        assert!(new_causes(&compare(base, runs("new", [1.0, 0.0], [0.0, 12.0]))).is_empty());
+        assert!(new_causes(&compare(base, runs([1.0, 0.0], [0.0, 12.0]))).is_empty());
     }
 }
