@@ -4,28 +4,11 @@
 // With SHOT.png, it also saves the page's first screen as a PNG (the
 // README's picture, docs/img/report.png, is one of these).
 // usage: node .ci/html_check.mjs REPORT.html [SHOT.png]   (NODE_PATH must reach puppeteer-core)
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
-import { createRequire } from 'node:module';
-
-const require = createRequire(join(resolve(process.env.NODE_PATH || 'node_modules'), 'noop.js'));
-const puppeteer = require('puppeteer-core');
+import { resolve } from 'node:path';
+import { withPage } from './headless.mjs';
 const file = resolve(process.argv[2]);
 const shot = process.argv[3];
-const profile = mkdtempSync(join(tmpdir(), 'reloop-chromium-'));
-const browser = await puppeteer.launch({
-  executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
-  headless: true,
-  args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
-         '--disable-component-update', '--disable-sync', `--user-data-dir=${profile}`],
-});
-const problems = [];
-try {
-  const page = await browser.newPage();
-  page.on('console', (m) => { if (m.type() === 'error') problems.push(`console error: ${m.text()}`); });
-  page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
-  page.on('request', (r) => { if (!r.url().startsWith('file:')) problems.push(`network request: ${r.url()}`); });
+await withPage(async (page, problems) => {
   await page.goto(`file://${file}`, { waitUntil: 'load' });
   const facts = await page.evaluate(() => {
     const runs = document.querySelector('table#runs');
@@ -48,8 +31,4 @@ try {
     await page.screenshot({ path: shot });
     console.log(`screenshot: ${shot}`);
   }
-} finally {
-  await browser.close();
-  rmSync(profile, { recursive: true, force: true });
-}
-if (problems.length) { console.error(problems.join('\n')); process.exit(1); }
+});

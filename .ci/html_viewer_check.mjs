@@ -5,30 +5,14 @@
 // and to draw its runs table; fails past --max-ms (default 3000).
 // usage: node .ci/html_viewer_check.mjs REPORT.html [--max-ms N] [--sweep]
 //        (NODE_PATH must reach puppeteer-core)
-import { mkdtempSync, rmSync, statSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
-import { createRequire } from 'node:module';
-
-const require = createRequire(join(resolve(process.env.NODE_PATH || 'node_modules'), 'noop.js'));
-const puppeteer = require('puppeteer-core');
+import { statSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { withPage } from './headless.mjs';
 const args = process.argv.slice(2);
 const file = resolve(args[0]);
 const maxMs = Number(args.includes('--max-ms') ? args[args.indexOf('--max-ms') + 1] : 3000);
 const sweep = args.includes('--sweep');
-const profile = mkdtempSync(join(tmpdir(), 'reloop-chromium-'));
-const browser = await puppeteer.launch({
-  executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
-  headless: true,
-  args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
-         '--disable-component-update', '--disable-sync', `--user-data-dir=${profile}`],
-});
-const problems = [];
-try {
-  const page = await browser.newPage();
-  page.on('console', (m) => { if (m.type() === 'error') problems.push(`console error: ${m.text()}`); });
-  page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
-  page.on('request', (r) => { if (!r.url().startsWith('file:')) problems.push(`network request: ${r.url()}`); });
+await withPage(async (page, problems) => {
   const started = Date.now();
   await page.goto(`file://${file}`, { waitUntil: 'load' });
   // Layout and paint of what was loaded, the runs table included.
@@ -101,8 +85,4 @@ try {
     if (overlay.side < 2) problems.push(`no savings and cost by strategy: ${JSON.stringify(overlay)}`);
     console.log(`viewer check: ${overlay.charts} overlay charts, ${overlay.series} strategies on the first, ${overlay.side} strategies side by side`);
   }
-} finally {
-  await browser.close();
-  rmSync(profile, { recursive: true, force: true });
-}
-if (problems.length) { console.error(problems.join('\n')); process.exit(1); }
+});

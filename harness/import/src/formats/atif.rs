@@ -48,13 +48,8 @@ pub fn is_atif(document: &Value) -> bool {
 /// Reads an ATIF trajectory.
 pub fn parse(text: &str) -> ImportedSession {
     let mut session = ImportedSession { format: "atif", ..Default::default() };
-    let document: Value = match serde_json::from_str(text) {
-        Ok(document) => document,
-        Err(error) => {
-            session.lines.read = 1;
-            session.lines.skip(error.line(), format!("not JSON ({error}): nothing imported"));
-            return session;
-        }
+    let Some(document) = super::whole_document(text, &mut session) else {
+        return session;
     };
     let version = str_at(&document, "schema_version").unwrap_or_default();
     let Some(steps) = document.get("steps").and_then(Value::as_array).filter(|_| VERSIONS.contains(&version)) else {

@@ -9,6 +9,8 @@ pub mod pi;
 
 use serde_json::Value;
 
+use crate::session::ImportedSession;
+
 /// The string at `key`, if it is one.
 pub(crate) fn str_at<'v>(value: &'v Value, key: &str) -> Option<&'v str> {
     value.get(key).and_then(Value::as_str)
@@ -31,5 +33,18 @@ pub(crate) fn content_text(content: &Value) -> String {
             .collect::<Vec<_>>()
             .join("\n\n"),
         _ => String::new(),
+    }
+}
+
+/// A whole-file JSON document (ATIF, SWE-agent, OpenHands), or `None` with
+/// the file's one line accounted as skipped, naming where it stopped parsing.
+pub(crate) fn whole_document(text: &str, session: &mut ImportedSession) -> Option<Value> {
+    match serde_json::from_str(text) {
+        Ok(document) => Some(document),
+        Err(error) => {
+            session.lines.read = 1;
+            session.lines.skip(error.line(), format!("not JSON ({error}): nothing imported"));
+            None
+        }
     }
 }

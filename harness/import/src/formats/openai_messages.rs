@@ -21,13 +21,8 @@ use crate::session::{Arguments, AssistantTurn, Exit, ImportedSession, Item, Prov
 /// Reads a SWE-agent trajectory or an OpenHands event list.
 pub fn parse(text: &str) -> ImportedSession {
     let mut session = ImportedSession { format: "openai-messages", ..Default::default() };
-    let document: Value = match serde_json::from_str(text) {
-        Ok(document) => document,
-        Err(error) => {
-            session.lines.read = 1;
-            session.lines.skip(error.line(), format!("not JSON ({error}): nothing imported"));
-            return session;
-        }
+    let Some(document) = super::whole_document(text, &mut session) else {
+        return session;
     };
     match &document {
         Value::Array(events) => openhands(&mut session, events),
