@@ -7,7 +7,7 @@ use reloop_agent::CallPurpose;
 use reloop_agent::price_table::{self, PricedUsage};
 use reloop_wire::Usage;
 
-use crate::result::StepRow;
+use crate::result::{ShareFigures, StepRow};
 
 /// What an answered call was for, as the totals are broken down: the
 /// loop's own [`CallPurpose`], or a sub-agent's call whatever its purpose
@@ -80,17 +80,6 @@ impl CallTotals {
     pub fn cost(&self, model: &str) -> Option<f64> {
         price_table::active().cost(model, &PricedUsage { usage: self.usage, cache_write_1h_tokens: self.cache_write_1h_tokens })
     }
-}
-
-/// One share's figures, as the runs table reports them.
-#[derive(Debug, Clone, Copy, PartialEq, Default)]
-pub struct ShareFigures {
-    /// Input tokens (server count) of the share's answered calls.
-    pub input_tokens: u64,
-    /// Output tokens of the same calls.
-    pub output_tokens: u64,
-    /// Their cost from the server's counts; `None` for an unpriced model.
-    pub estimated_cost_usd: Option<f64>,
 }
 
 /// Every answered call of a run, whole and per [`Share`].

@@ -133,8 +133,8 @@ pub struct RunMetrics {
     pub estimated_cost_usd: Option<f64>,
     /// Input, output and cost of the answered calls per share (main, final
     /// turn, escalation, compaction, sub-agent), in
-    /// [`crate::call_shares::Share::ALL`] order; priced from the server's counts.
-    pub by_share: [crate::call_shares::ShareFigures; 5],
+    /// `call_shares::Share::ALL` order; priced from the server's counts.
+    pub by_share: [ShareFigures; 5],
     /// What the run cost as recorded: its recorded usage priced, when the
     /// run sent what the recorded session sent (`recorded_pricing`).
     pub estimated_cost_usd_recorded: Option<f64>,
@@ -242,4 +242,16 @@ pub struct EventRow {
     pub tokens_before: Option<u64>,
     pub tokens_after: Option<u64>,
     pub payload: String,
+}
+
+/// One share's figures (a share: what answered calls were for, see
+/// `call_shares`), as the runs table reports them.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct ShareFigures {
+    /// Input tokens (server count) of the share's answered calls.
+    pub input_tokens: u64,
+    /// Output tokens of the same calls.
+    pub output_tokens: u64,
+    /// Their cost from the server's counts; `None` for an unpriced model.
+    pub estimated_cost_usd: Option<f64>,
 }

@@ -9,6 +9,7 @@ use std::collections::HashMap;
 
 use serde::Serialize;
 
+use crate::first_named::first_named;
 use crate::runs::{Metric, RunKey, Runs};
 use crate::stats;
 
@@ -89,17 +90,13 @@ pub struct Comparison {
 
 impl Comparison {
     /// `like for like: 4 of 5 matched runs ended alike on both sides; left out of the means: a (final_answer → context_exceeded)`,
-    /// naming the first [`crate::gates::OFFENDERS_NAMED`].
+    /// naming the first few ([`crate::first_named`]).
     pub fn like_for_like(&self) -> String {
         let alike = self.pairs.len() - self.left_out.len();
         let mut text = format!("like for like: {alike} of {} matched runs ended alike on both sides", self.pairs.len());
         if !self.left_out.is_empty() {
-            let shown = crate::gates::OFFENDERS_NAMED;
-            let names: Vec<String> = self.left_out.iter().take(shown).map(|l| format!("{} ({} → {})", l.key, l.base, l.new)).collect();
-            text.push_str(&format!("; left out of the means: {}", names.join(", ")));
-            if self.left_out.len() > shown {
-                text.push_str(&format!(" and {} more", self.left_out.len() - shown));
-            }
+            let names = first_named(&self.left_out, |l| format!("{} ({} → {})", l.key, l.base, l.new));
+            text.push_str(&format!("; left out of the means: {names}"));
         }
         text
     }

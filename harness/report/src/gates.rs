@@ -19,6 +19,7 @@ use serde::{Deserialize, Serialize};
 
 use arrow_schema::Schema;
 
+use crate::first_named::first_named;
 use crate::compare::{Comparison, mean_of};
 use crate::runs::{RunKey, TIMING_COLUMNS};
 
@@ -236,24 +237,15 @@ impl GateResult {
         format!("{} {what} in {at}", self.metric)
     }
 
-    /// The offenders, worst first: the first [`OFFENDERS_NAMED`] then
-    /// `and N more`; `None` when there are none, or the one offender is the
+    /// The offenders, worst first: the first few then `and N more`; `None` when there are none, or the one offender is the
     /// scope itself.
     fn offenders_named(&self) -> Option<String> {
         if self.offenders.is_empty() || (self.offenders.len() == 1 && self.offenders[0].to_string() == self.scope) {
             return None;
         }
-        let names: Vec<String> = self.offenders.iter().take(OFFENDERS_NAMED).map(ToString::to_string).collect();
-        let mut text = names.join(", ");
-        if self.offenders.len() > OFFENDERS_NAMED {
-            text.push_str(&format!(" and {} more", self.offenders.len() - OFFENDERS_NAMED));
-        }
-        Some(text)
+        Some(first_named(&self.offenders, ToString::to_string))
     }
 }
-
-/// Offenders a failed gate names before `and N more`.
-pub const OFFENDERS_NAMED: usize = 10;
 
 /// A gate whose metric is not a column the gates can judge: missing from
 /// the runs table, a timing column, or not a number.

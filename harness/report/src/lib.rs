@@ -16,6 +16,7 @@ pub mod escape;
 pub mod export;
 pub mod error;
 pub mod figures;
+pub mod first_named;
 pub mod gates;
 pub mod html;
 pub mod merge;

@@ -9,7 +9,7 @@ use std::fmt::Write as _;
 use super::{Verdict, maybe, number, percent, signed};
 use crate::compare::Change;
 use crate::escape::{code_span, markdown_text};
-use crate::gates::OFFENDERS_NAMED;
+use crate::first_named::first_named;
 
 /// Failed gates listed before a count of the rest.
 const FAILED_SHOWN: usize = 12;
@@ -41,11 +41,8 @@ pub fn render(verdict: &Verdict<'_>) -> String {
         for gate in failures.iter().take(FAILED_SHOWN) {
             let (metric, check, scope) = (code_span(&gate.metric), markdown_text(&gate.check), markdown_text(&gate.scope));
             let relative = gate.base.and_then(|base| crate::stats::relative(base, gate.new));
-            let mut offenders: Vec<String> = gate.offenders.iter().take(OFFENDERS_NAMED).map(|key| code_span(&key.to_string())).collect();
-            if gate.offenders.len() > OFFENDERS_NAMED {
-                offenders.push(format!("and {} more", gate.offenders.len() - OFFENDERS_NAMED));
-            }
-            let _ = writeln!(out, "| {metric} {check} | {scope} | {} | {} | {} | {} |", maybe(gate.base), number(gate.new), percent(relative), offenders.join(", "));
+            let offenders = first_named(&gate.offenders, |key| code_span(&key.to_string()));
+            let _ = writeln!(out, "| {metric} {check} | {scope} | {} | {} | {} | {} |", maybe(gate.base), number(gate.new), percent(relative), offenders);
         }
         more(&mut out, failures.len(), FAILED_SHOWN, "failed gates");
     }
