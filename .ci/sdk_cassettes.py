@@ -135,12 +135,11 @@ def post_raw(base: str, path: str, body: dict) -> tuple:
         return error.code, error.read()
 
 
-# Raw replay still checks each request against the recording; these diverge
-# before their bytes are sent (see NOT_EQUAL below for why).
-RAW_NOT_EQUAL = {
-    "pydantic-ai__test_google_instructions_only_with_tool_calls": "Gemini calls recorded without ids: results under the client's own ids diverge",
-    "pydantic-ai__test_google_streaming_tool_call_thought_signature": "Gemini calls recorded without ids: results under the client's own ids diverge",
-}
+# Raw replay still checks each request against the recording; these would
+# diverge before their bytes are sent. None today: a client that names its
+# results with its own call ids (pydantic-ai's Gemini) is matched by the
+# calls' names and arguments (issue 32's stable ids).
+RAW_NOT_EQUAL: dict[str, str] = {}
 
 
 def raw_cases():
@@ -253,12 +252,11 @@ def comparable(api: str, final):
 # neutral replay sends each once, as OpenAI does, so the objects differ.
 NOT_EQUAL = {
     "simonw-llm__test_tools_streaming_variant_a": "OpenRouter repeats role and id per chunk; the SDK concatenates them",
-    # Gemini (issue 24, left): a recorded call without an `id` is answered
-    # with a generated one, and a client that names its results with its own
-    # ids (pydantic-ai's `pyd_ai_…`) diverges at `tool_results`, raw replay
-    # included.
-    "pydantic-ai__test_google_instructions_only_with_tool_calls": "Gemini calls recorded without ids: replayed with generated ids, results under the client's own ids diverge",
-    "pydantic-ai__test_google_streaming_tool_call_thought_signature": "Gemini calls recorded without ids: replayed with generated ids, results under the client's own ids diverge",
+    # Gemini (issue 29, left): a call recorded without an `id` (Gemini's ids
+    # are optional) is answered with a generated one, so the SDK's object
+    # has `function_call.id` where the recorded one has none.
+    "pydantic-ai__test_google_instructions_only_with_tool_calls": "Gemini calls recorded without ids are replayed with generated ids",
+    "pydantic-ai__test_google_streaming_tool_call_thought_signature": "Gemini calls recorded without ids are replayed with generated ids",
     # Gemini streams (issue 24, left): each recorded chunk carries its own
     # `usageMetadata` (growing counts, `promptTokensDetails`); a neutral
     # stream repeats the last one, and adds `candidates[].index`.
