@@ -142,14 +142,16 @@ def post_raw(base: str, path: str, body: dict) -> tuple:
 RAW_NOT_EQUAL: dict[str, str] = {}
 
 
-def raw_cases():
+def cases(not_equal):
+    """Every cassette as a test case; a strict xfail where `not_equal` names
+    why it differs, so a fix shows as a failure to be taken off the list."""
     for cassette in CASSETTES:
-        reason = RAW_NOT_EQUAL.get(cassette.stem)
+        reason = not_equal.get(cassette.stem)
         marks = [pytest.mark.xfail(reason=reason, strict=True)] if reason else []
         yield pytest.param(cassette, id=cassette.stem, marks=marks)
 
 
-@pytest.mark.parametrize("cassette", list(raw_cases()))
+@pytest.mark.parametrize("cassette", list(cases(RAW_NOT_EQUAL)))
 def test_raw_replay_is_byte_identical(imported, cassette):
     _, raw = imported[cassette]
     with conformance.serving("--raw", recording=raw) as server:
@@ -265,14 +267,7 @@ NOT_EQUAL = {
 }
 
 
-def neutral_cases():
-    for cassette in CASSETTES:
-        reason = NOT_EQUAL.get(cassette.stem)
-        marks = [pytest.mark.xfail(reason=reason, strict=True)] if reason else []
-        yield pytest.param(cassette, id=cassette.stem, marks=marks)
-
-
-@pytest.mark.parametrize("cassette", list(neutral_cases()))
+@pytest.mark.parametrize("cassette", list(cases(NOT_EQUAL)))
 def test_neutral_replay_gives_the_sdk_the_recorded_objects(imported, cassette):
     neutral, raw = imported[cassette]
     with conformance.serving("--raw", recording=raw) as recorded_server, conformance.serving("--recorded-usage", recording=neutral) as neutral_server:

@@ -319,11 +319,18 @@ pub fn descendants(pid: u32) -> Vec<u32> {
 /// it was skipped. CI sets it after installing them; there a missing
 /// `opencode` fails the test.
 pub fn agents_bin(program: &str) -> Option<PathBuf> {
-    let dir = std::env::var_os("RELOOP_AGENTS_BIN").map(PathBuf::from);
+    installed_agent("RELOOP_AGENTS_BIN", program)
+}
+
+/// The folder that environment variable `var` names, when it holds
+/// `program`; `None` (skipped, said on stderr) when `var` is unset, and a
+/// failure when it is set but lacks the program.
+pub fn installed_agent(var: &str, program: &str) -> Option<PathBuf> {
+    let dir = std::env::var_os(var).map(PathBuf::from);
     let found = dir.filter(|dir| dir.join(program).is_file());
     if found.is_none() {
-        assert!(std::env::var_os("RELOOP_AGENTS_BIN").is_none(), "RELOOP_AGENTS_BIN has no `{program}`");
-        eprintln!("skipped: set RELOOP_AGENTS_BIN to the folder of the installed agents (docs/black-box.md)");
+        assert!(std::env::var_os(var).is_none(), "{var} has no `{program}`");
+        eprintln!("skipped: set {var} to the folder of the installed agents (docs/black-box.md)");
     }
     found
 }

@@ -192,10 +192,7 @@ fn a_client_renaming_its_calls_replays_twice_to_the_same_report() {
 /// `RELOOP_MORE_AGENTS_BIN` names the folder with `claude` (CI sets it).
 #[test]
 fn claude_codes_compaction_after_a_context_error_consumes_no_exchange() {
-    let Some(bin) = std::env::var_os("RELOOP_MORE_AGENTS_BIN").map(PathBuf::from).filter(|dir| dir.join("claude").is_file()) else {
-        eprintln!("skipped: set RELOOP_MORE_AGENTS_BIN to the folder of claude (docs/black-box.md)");
-        return;
-    };
+    let Some(bin) = crate::black_box::installed_agent("RELOOP_MORE_AGENTS_BIN", "claude") else { return };
     let dir = tempfile::tempdir().unwrap();
     write(dir.path(), "read.recording.yaml", "format: reloop.recording/v1\nexchanges:\n  - tool_calls: [{ name: Read, arguments: { file_path: config.toml } }]\n  - text: \"Port 8080.\"\n");
     let scenario = "name: cc\nmodel: claude-sonnet-4-5\ntask: Which port does the service in config.toml listen on?\nrecording: read.recording.yaml\nagent:\n  preset: claude-code\n  files: { config.toml: \"[server]\\nport = 8080\\n\" }\nfaults: [{ exchange: 1, context_length_exceeded: true }]\nexpect: { outcome: final_answer, tool_calls: [Read] }\n";
