@@ -74,10 +74,6 @@ pub fn convert(mut session: ImportedSession, options: ConvertOptions) -> Convert
         report.calls_without_result += 1;
         session.lines.warn(call.line, format!("call {} ({}) has no result: its fixture answers with an error", call.call.id, call.call.name));
     }
-    if builder.exchanges.is_empty() {
-        builder.exchanges.push(Exchange { parts: vec![text_part(SESSION_END_TEXT.into())], ..Default::default() });
-        report.synthetic.push("a final answer exchange: the session holds no model call".into());
-    }
     let ending = end.replay(&mut builder.exchanges, builder.last_was_user, &mut session, &mut report);
     let task = builder.task.take().unwrap_or_else(|| {
         report.synthetic.push("the task: the session has no user message".into());

@@ -350,6 +350,27 @@ fn a_session_ending_on_a_failed_call_replays_that_failure_under_every_strategy()
     }
 }
 
+/// Regression: a session whose only model call failed was given a made-up
+/// final answer before the failed call, so it replayed as `final_answer`.
+#[test]
+fn a_session_whose_only_model_call_failed_replays_that_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let session = [
+        r#"{"type":"session","version":3,"id":"s","timestamp":"2026-01-02T10:00:00.000Z","cwd":"/work"}"#,
+        r#"{"type":"message","id":"u1","parentId":null,"timestamp":"2026-01-02T10:00:01.000Z","message":{"role":"user","content":[{"type":"text","text":"List the files."}],"timestamp":1}}"#,
+        r#"{"type":"message","id":"a1","parentId":"u1","timestamp":"2026-01-02T10:00:02.000Z","message":{"role":"assistant","content":[],"api":"anthropic-messages","provider":"anthropic","model":"claude-sonnet-4-5","stopReason":"error","errorMessage":"529 {\"type\":\"error\",\"error\":{\"type\":\"overloaded_error\",\"message\":\"Overloaded\"}}","timestamp":2}}"#,
+    ];
+    let file = write(dir.path(), "only-failed.jsonl", &(session.join("\n") + "\n"));
+    let suite = dir.path().join("suite");
+    import_into(&suite, &[file]);
+    assert_eq!(recorded_endings(&suite)["only-failed"], "llm_error");
+    let out = dir.path().join("run");
+    let output = reloop(&repo(), &["run", suite.to_str().unwrap(), "--out", out.to_str().unwrap()]);
+    assert_eq!(output.status.code(), Some(0), "{}{}", stdout(&output), stderr(&output));
+    let runs = read_rows(&out.join("runs.parquet"));
+    assert_eq!((runs[0]["outcome"].as_str(), runs[0]["passed"].as_str()), ("llm_error", "true"), "{runs:?}");
+}
+
 /// One pi session fixture, copied into `dir` as `name`.
 fn session_named(dir: &Path, name: &str) -> PathBuf {
     let fixture = session_fixtures().into_iter().find(|f| f.to_string_lossy().contains("/pi/")).unwrap();

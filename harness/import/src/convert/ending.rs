@@ -14,7 +14,7 @@ use reloop_mock::recording::{Exchange, Part};
 use crate::report::ImportReport;
 use crate::session::{Exit, ImportedSession, Item, ProviderError};
 
-use super::{FAILED_CALL_TEXT, has_tool_calls, text_part};
+use super::{FAILED_CALL_TEXT, SESSION_END_TEXT, has_tool_calls, text_part};
 
 /// Attempts of a retryable failed call the fault answers: the default retry
 /// policy's first attempt and its 5 retries, so the run ends `llm_error`.
@@ -75,14 +75,20 @@ pub(super) fn settle(session: &mut ImportedSession) -> End {
 }
 
 impl End {
-    /// The replay of this ending over the built `exchanges` (at least one).
-    /// `unanswered_user`: a user message came after the last model call.
+    /// The replay of this ending over the built `exchanges`. A session with
+    /// no model call gets one: the failed call when its only call failed,
+    /// else a final answer. `unanswered_user`: a user message came after the
+    /// last model call.
     pub(super) fn replay(self, exchanges: &mut Vec<Exchange>, unanswered_user: bool, session: &mut ImportedSession, report: &mut ImportReport) -> Replay {
-        let last = exchanges.last().expect("the converter adds an exchange to a session without one");
-        let calls_after_last = has_tool_calls(last) || unanswered_user;
+        let calls_after_last = exchanges.last().is_none_or(has_tool_calls) || unanswered_user;
+        if exchanges.is_empty() && !(self.error.is_some() && calls_after_last) {
+            exchanges.push(Exchange { parts: vec![text_part(SESSION_END_TEXT.into())], ..Default::default() });
+            report.synthetic.push("a final answer exchange: the session holds no model call".into());
+        }
         let replay = match self.error {
             Some(error) if calls_after_last => failed_call(error, exchanges, report),
             error => {
+                let last = exchanges.last().expect("an exchange was added above to a session without one");
                 if let Some(error) = error {
                     session.lines.warn(error.line, format!("model call failed ({}) after the final answer with no user message between: not replayed", error.message));
                 }
@@ -236,6 +242,17 @@ mod tests {
         let error = converted([vec![user("go")], call("a", "read").to_vec(), vec![failed("API Error: 529 Overloaded")]].concat(), |_| {});
         assert_eq!(ending(&error), ("llm_error", 2, 2));
         assert_eq!(error.scenario.faults[0].http.as_ref().unwrap().status, 529);
+    }
+
+    /// A session whose only model call failed was given a made-up final
+    /// answer before the failed call, so its replay ended `final_answer`.
+    #[test]
+    fn a_session_whose_only_model_call_failed_ends_in_that_error() {
+        let converted = converted(vec![user("go"), failed("API Error: 529 Overloaded")], |_| {});
+        assert_eq!(ending(&converted), ("llm_error", 1, 1));
+        assert_eq!(converted.scenario.faults[0].exchange, 0, "the fault answers the first and only call");
+        assert!(text(&converted.recording.exchanges[0]).starts_with(FAILED_CALL_TEXT));
+        assert!(converted.recording.exchanges.iter().all(|e| text(e) != super::super::SESSION_END_TEXT));
     }
 
     #[test]
