@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 
 use reloop_agent::LoopSettings;
 use reloop_files::presets::{PresetTool, preset};
-use reloop_files::scenario::spec::{Ending, Expectations, ScenarioSpec, Steering, ToolFixture, WireChoice};
+use reloop_files::scenario::spec::{Ending, Expectations, RecordedCompaction, ScenarioSpec, Steering, ToolFixture, WireChoice};
 use reloop_wire::Format;
 use serde_json::Value;
 
@@ -14,7 +14,7 @@ use reloop_mock::recording::{self as v2, Exchange, Part, Purpose, Recording, Too
 
 use crate::fixture_answers::{declared, push_recorded, push_unmatched};
 use crate::report::ImportReport;
-use crate::session::{Arguments, AssistantTurn, ImportedSession, Item, ToolCall};
+use crate::session::{Arguments, AssistantTurn, Compaction, ImportedSession, Item, ToolCall};
 use crate::workspace::workspace_root;
 
 mod ending;
@@ -79,7 +79,9 @@ pub fn convert(mut session: ImportedSession, options: ConvertOptions) -> Convert
         report.synthetic.push("the task: the session has no user message".into());
         "(the recorded session has no user message)".into()
     });
-    let compactions = compaction_exchanges(&builder.summaries, &task, &builder.calls, &mut report);
+    let recorded_compactions = recorded_compactions(&builder.compactions, &builder.exchanges, &mut report);
+    let summaries: Vec<String> = builder.compactions.iter().map(|(_, c)| c.summary.clone()).filter(|s| !s.is_empty()).collect();
+    let compactions = compaction_exchanges(&summaries, &task, &builder.calls, &mut report);
     let tools = tool_fixtures(&session, &options, &builder.calls, &mut report);
     let workspace_root = options.workspace_root.clone().or_else(|| workspace_root(session.cwd.as_deref(), builder.calls.iter().map(|c| &c.call)));
     let main_exchanges = builder.exchanges.len() as u64;
@@ -103,6 +105,7 @@ pub fn convert(mut session: ImportedSession, options: ConvertOptions) -> Convert
         follow_ups: builder.follow_ups,
         faults: ending.fault.into_iter().collect(),
         ending: Some(Ending { outcome: ending.outcome, steps: u32::try_from(main_exchanges).unwrap_or(u32::MAX) }),
+        recorded_compactions,
         expect: Expectations { outcome: Some(ending.outcome), tool_calls: Some(tool_call_names), ..Expectations::default() },
         workspace_root: workspace_root.map(Into::into),
         source: Some(options.source.clone()),
@@ -156,7 +159,8 @@ struct Builder {
     steering: Vec<Steering>,
     exchanges: Vec<Exchange>,
     calls: Vec<CallRecord>,
-    summaries: Vec<String>,
+    /// The agent's compactions, each with the model calls made before it.
+    compactions: Vec<(usize, Compaction)>,
     /// The previous item was a user message (and no model call came since).
     last_was_user: bool,
     /// Where the latest user message went.
@@ -227,9 +231,9 @@ impl Builder {
             }
             // `ending::settle` took them out: they end the session or are dropped.
             Item::Interrupted { .. } | Item::ProviderError(_) => {}
-            Item::Compaction { summary, .. } => {
+            Item::Compaction(compaction) => {
                 report.compactions_seen += 1;
-                self.summaries.push(summary.clone());
+                self.compactions.push((self.exchanges.len(), compaction.clone()));
             }
         }
     }
@@ -269,6 +273,27 @@ fn text_part(text: String) -> Part {
 
 fn has_tool_calls(exchange: &Exchange) -> bool {
     exchange.parts.iter().any(|part| matches!(part, Part::ToolCall(_)))
+}
+
+/// The agent's compactions for the scenario and the report. A size the
+/// source does not state is the billed prompt of the model call either
+/// side: the last one before (what the agent had grown to), the first one
+/// after (what it went on with).
+fn recorded_compactions(compactions: &[(usize, Compaction)], exchanges: &[Exchange], report: &mut ImportReport) -> Vec<RecordedCompaction> {
+    let billed = |exchange: &Exchange| exchange.usage.as_ref().map(|usage| usage.input_tokens);
+    let recorded: Vec<RecordedCompaction> = compactions
+        .iter()
+        .map(|(calls_before, compaction)| RecordedCompaction {
+            after_calls: u32::try_from(*calls_before).unwrap_or(u32::MAX),
+            tokens_before: compaction.tokens_before.or_else(|| exchanges[..*calls_before].iter().rev().find_map(billed)),
+            tokens_after: compaction.tokens_after.or_else(|| exchanges[*calls_before..].iter().find_map(billed)),
+            trigger: compaction.trigger.clone(),
+            line: compaction.line as u64,
+        })
+        .collect();
+    report.tokens_saved_recorded = RecordedCompaction::saved_over(&recorded, u32::try_from(exchanges.len()).unwrap_or(u32::MAX));
+    report.compactions = recorded.clone();
+    recorded
 }
 
 /// The session's own summaries, the last reusable; or one mechanical summary.

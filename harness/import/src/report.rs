@@ -5,6 +5,8 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
+use reloop_files::scenario::spec::RecordedCompaction;
+
 use crate::session::{ImportedSession, LineAccount, RecordedUsage};
 
 /// One session's import report.
@@ -26,6 +28,11 @@ pub struct ImportReport {
     pub user_messages: usize,
     /// Compactions the session recorded.
     pub compactions_seen: usize,
+    /// Each of them: where, and the prompt tokens before and after.
+    pub compactions: Vec<RecordedCompaction>,
+    /// The tokens they saved over the session, counted as a strategy's
+    /// `tokens_saved_total` is: each later call sent that much less.
+    pub tokens_saved_recorded: Option<i64>,
     /// Recorded usage summed over exchanges.
     pub usage_recorded: RecordedUsage,
     /// Exchanges with recorded usage.
@@ -85,7 +92,10 @@ impl ImportReport {
             turns = self.turns,
             per_tool = per_tool.join(", "),
             users = self.user_messages,
-            compactions = self.compactions_seen,
+            compactions = match self.tokens_saved_recorded {
+                Some(saved) => format!("{} (saving {saved} prompt tokens over the session)", self.compactions_seen),
+                None => self.compactions_seen.to_string(),
+            },
             with_usage = self.exchanges_with_usage,
             input = self.usage_recorded.input_tokens,
             read = self.usage_recorded.cache_read_tokens,

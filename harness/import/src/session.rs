@@ -60,13 +60,34 @@ pub enum Item {
     /// A model call that failed (pi's `stopReason: error`, Claude Code's
     /// API error message, Codex's `error` event).
     ProviderError(ProviderError),
-    /// The agent compacted its context; `summary` is what it kept.
-    Compaction {
-        /// The summary text the agent's model wrote.
-        summary: String,
-        /// 1-based line.
-        line: usize,
-    },
+    /// The agent compacted its context.
+    Compaction(Compaction),
+}
+
+/// A compaction the agent did, with the prompt sizes the source states
+/// (Claude Code's `compactMetadata.preTokens`/`postTokens`, pi's
+/// `tokensBefore`); the converter fills the others from the billed input
+/// of the model calls around it.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Compaction {
+    /// The summary text the agent's model wrote; empty when the source keeps
+    /// none readable (Codex's remote compaction keeps it encrypted).
+    pub summary: String,
+    /// Prompt tokens before it, as the source states.
+    pub tokens_before: Option<u64>,
+    /// Prompt tokens after it, as the source states.
+    pub tokens_after: Option<u64>,
+    /// What started it (`auto`, `manual`), as the source names it.
+    pub trigger: Option<String>,
+    /// 1-based line.
+    pub line: usize,
+}
+
+impl Compaction {
+    /// A compaction the source records only by its summary.
+    pub fn summary(summary: String, line: usize) -> Self {
+        Self { summary, line, ..Self::default() }
+    }
 }
 
 /// One model response: what the recording's exchange will hold.

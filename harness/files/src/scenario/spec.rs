@@ -76,6 +76,12 @@ pub struct ScenarioSpec {
     /// the same way, where the recording ends.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ending: Option<Ending>,
+    /// The compactions the recorded agent itself did (imported sessions),
+    /// in order: the report shows them as `agent_compaction` events and
+    /// their savings as `tokens_saved_recorded`, beside what the run's
+    /// strategy saved.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub recorded_compactions: Vec<RecordedCompaction>,
     /// Faults the provider injects, per recorded exchange.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub faults: Vec<reloop_mock::FaultSpec>,
@@ -203,6 +209,43 @@ pub struct Ending {
     pub outcome: Outcome,
     /// The model calls the session made, a failed last one included.
     pub steps: u32,
+}
+
+/// A compaction the recorded agent did: after which model call, and the
+/// prompt tokens it took the context from and to, as the source states
+/// them or, where it does not, as the calls either side were billed.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RecordedCompaction {
+    /// The model calls the session made before it.
+    pub after_calls: u32,
+    /// Prompt tokens before it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tokens_before: Option<u64>,
+    /// Prompt tokens after it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tokens_after: Option<u64>,
+    /// What started it (`auto`, `manual`), where the source says.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trigger: Option<String>,
+    /// Its line (or event) in the source.
+    pub line: u64,
+}
+
+impl RecordedCompaction {
+    /// The prompt tokens it took off, when both sizes are known.
+    pub fn saved(&self) -> Option<i64> {
+        Some(i64::try_from(self.tokens_before?).ok()? - i64::try_from(self.tokens_after?).ok()?)
+    }
+
+    /// The tokens the agent's compactions saved over a session of `calls`
+    /// model calls, counted as reloop counts a strategy's
+    /// `tokens_saved_total`: each call after a compaction sent that much
+    /// less. `None` when no compaction has both sizes.
+    pub fn saved_over(compactions: &[Self], calls: u32) -> Option<i64> {
+        let known: Vec<(i64, u32)> = compactions.iter().filter_map(|c| Some((c.saved()?, calls.saturating_sub(c.after_calls)))).collect();
+        (!known.is_empty()).then(|| known.iter().map(|(saved, after)| saved * i64::from(*after)).sum())
+    }
 }
 
 impl Ending {

@@ -244,6 +244,37 @@ mod tests {
         assert_eq!(error.scenario.faults[0].http.as_ref().unwrap().status, 529);
     }
 
+    /// The agent's own compactions become the scenario's recorded
+    /// compactions: sizes the source states are kept, missing ones are the
+    /// billed prompts of the calls either side.
+    #[test]
+    fn an_agents_compaction_keeps_its_stated_sizes_and_takes_the_rest_from_the_calls_around_it() {
+        use crate::session::{Compaction, RecordedUsage};
+        let billed = |input: u64, item: Item| match item {
+            Item::Assistant(turn) => Item::Assistant(AssistantTurn { usage: Some(RecordedUsage { input_tokens: input, ..Default::default() }), ..turn }),
+            other => other,
+        };
+        let [first, first_result] = call("a", "read");
+        let [second, second_result] = call("b", "read");
+        let compaction = |tokens_before, tokens_after| Item::Compaction(Compaction { tokens_before, tokens_after, ..Compaction::summary("so far: read a".into(), 5) });
+        let items = vec![
+            user("go"),
+            billed(150_000, first),
+            first_result,
+            compaction(Some(160_000), None),
+            billed(20_000, second),
+            second_result,
+            compaction(None, Some(9_000)),
+            billed(10_000, answer("done")),
+        ];
+        let converted = converted(items, |_| {});
+        let sizes: Vec<_> = converted.scenario.recorded_compactions.iter().map(|c| (c.after_calls, c.tokens_before, c.tokens_after)).collect();
+        assert_eq!(sizes, [(1, Some(160_000), Some(20_000)), (2, Some(20_000), Some(9_000))]);
+        // 140,000 less on each of calls 2 and 3, 11,000 less on call 3.
+        assert_eq!(converted.report.tokens_saved_recorded, Some(140_000 * 2 + 11_000));
+        assert_eq!(converted.report.compactions, converted.scenario.recorded_compactions);
+    }
+
     /// A session whose only model call failed was given a made-up final
     /// answer before the failed call, so its replay ended `final_answer`.
     #[test]

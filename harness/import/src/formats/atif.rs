@@ -29,7 +29,7 @@ use reloop_wire::ToolSpec;
 use serde_json::Value;
 
 use super::{content_text, str_at, u64_at};
-use crate::session::{Arguments, AssistantTurn, ImportedSession, Item, ProviderError, RecordedUsage, ToolCall, ToolResult};
+use crate::session::{Arguments, AssistantTurn, Compaction, ImportedSession, Item, ProviderError, RecordedUsage, ToolCall, ToolResult};
 
 /// The versions Harbor's validator accepts.
 const VERSIONS: [&str; 9] = ["ATIF-v1.0", "ATIF-v1.1", "ATIF-v1.2", "ATIF-v1.3", "ATIF-v1.4", "ATIF-v1.5", "ATIF-v1.6", "ATIF-v1.7", "ATIF-v1.8"];
@@ -82,7 +82,7 @@ fn step_item(session: &mut ImportedSession, step: &Value, unit: usize) {
     match str_at(step, "source") {
         Some("system") if step.pointer("/extra/context_management").is_some_and(|m| matches!(str_at(m, "type"), Some("compaction") | None)) => {
             session.lines.used += 1;
-            session.items.push(Item::Compaction { summary: message, line: unit });
+            session.items.push(Item::Compaction(Compaction::summary(message, unit)));
         }
         Some("system") if session.system.is_none() && !session.items.iter().any(|i| matches!(i, Item::Assistant(_))) => {
             session.lines.used += 1;
@@ -204,7 +204,7 @@ mod tests {
         assert_eq!(turn.usage, Some(RecordedUsage { input_tokens: 100, output_tokens: 7, cache_read_tokens: 60, cache_write_tokens: 40 }));
         assert_eq!((turn.reasoning.clone(), turn.cost_usd), (vec!["think".to_owned()], Some(0.01)));
         assert!(matches!(&session.items[2], Item::ToolResult(r) if r.call_id == "t1" && r.output == "a.rs"));
-        assert!(matches!(&session.items[3], Item::Compaction { summary, line: 4 } if summary == "Summary so far."));
+        assert!(matches!(&session.items[3], Item::Compaction(c) if c.summary == "Summary so far." && c.line == 4));
         assert!(matches!(&session.items[4], Item::Assistant(t) if t.text == "Done."));
         assert_eq!(session.items.len(), 5);
         assert_eq!((session.lines.read, session.lines.accounted()), (8, 8));

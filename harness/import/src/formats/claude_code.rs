@@ -11,7 +11,7 @@ use serde_json::Value;
 
 use super::{content_text, str_at, u64_at};
 use crate::jsonl::{Record, records};
-use crate::session::{Arguments, AssistantTurn, ImportedSession, Item, ProviderError, RecordedUsage, ToolCall, ToolResult};
+use crate::session::{Arguments, AssistantTurn, Compaction, ImportedSession, Item, ProviderError, RecordedUsage, ToolCall, ToolResult};
 
 /// Line types that never reach the model.
 const IGNORED_TYPES: [&str; 6] = ["progress", "file-history-snapshot", "queue-operation", "last-prompt", "custom-title", "agent-name"];
@@ -51,6 +51,17 @@ pub fn parse(text: &str) -> ImportedSession {
             "summary" => {
                 flush(&mut session, &mut open);
                 session.lines.ignore_record(record, "summary (session title)");
+            }
+            "system" if str_at(value, "subtype") == Some("compact_boundary") => {
+                flush(&mut session, &mut open);
+                session.lines.use_record(record);
+                let metadata = value.get("compactMetadata").unwrap_or(&Value::Null);
+                session.items.push(Item::Compaction(Compaction {
+                    tokens_before: metadata.get("preTokens").and_then(Value::as_u64),
+                    tokens_after: metadata.get("postTokens").and_then(Value::as_u64),
+                    trigger: str_at(metadata, "trigger").map(str::to_owned),
+                    ..Compaction::summary(String::new(), record.line)
+                }));
             }
             "system" => {
                 let subtype = str_at(value, "subtype").unwrap_or("system");
@@ -165,7 +176,11 @@ fn user_line(session: &mut ImportedSession, record: &Record, open: &mut OpenTurn
     if value.get("isCompactSummary").and_then(Value::as_bool) == Some(true) {
         flush(session, open);
         session.lines.use_record(record);
-        return session.items.push(Item::Compaction { summary: content_text(content), line: record.line });
+        // The summary follows its `compact_boundary` line: one compaction.
+        return match session.items.last_mut() {
+            Some(Item::Compaction(boundary)) if boundary.summary.is_empty() => boundary.summary = content_text(content),
+            _ => session.items.push(Item::Compaction(Compaction::summary(content_text(content), record.line))),
+        };
     }
     let results: Vec<&Value> = content.as_array().into_iter().flatten().filter(|b| str_at(b, "type") == Some("tool_result")).collect();
     if results.is_empty() {
@@ -204,6 +219,26 @@ mod tests {
 
     fn usages(session: &ImportedSession) -> Vec<Option<u64>> {
         session.items.iter().filter_map(|item| if let Item::Assistant(turn) = item { Some(turn.usage.map(|u| u.output_tokens)) } else { None }).collect()
+    }
+
+    /// Claude Code writes a compaction as a `compact_boundary` system line
+    /// with the prompt sizes, then the summary as a user line: one compaction.
+    #[test]
+    fn a_compact_boundary_and_its_summary_are_one_compaction_with_its_sizes() {
+        let text = [
+            r#"{"type":"user","message":{"role":"user","content":"go"}}"#.to_owned(),
+            assistant("m1", Some("end_turn"), 57, r#"{"type":"text","text":"Done."}"#),
+            r#"{"type":"system","subtype":"compact_boundary","content":"Conversation compacted","compactMetadata":{"trigger":"manual","preTokens":48213,"postTokens":3120}}"#.to_owned(),
+            r#"{"type":"user","isCompactSummary":true,"message":{"role":"user","content":"This session is being continued. Summary: read a."}}"#.to_owned(),
+        ]
+        .join("\n");
+        let session = parse(&text);
+        let compactions: Vec<&Compaction> = session.items.iter().filter_map(|i| if let Item::Compaction(c) = i { Some(c) } else { None }).collect();
+        assert_eq!(compactions.len(), 1, "{:?}", session.items);
+        let c = compactions[0];
+        assert_eq!((c.tokens_before, c.tokens_after, c.trigger.as_deref(), c.line), (Some(48_213), Some(3_120), Some("manual"), 3));
+        assert!(c.summary.ends_with("Summary: read a."));
+        assert_eq!(session.lines.used, 4);
     }
 
     /// Issue 30: Claude Code's streaming placeholders (`output_tokens` 1 or 3

@@ -14,7 +14,7 @@ use serde_json::Value;
 
 use super::{content_text, str_at, u64_at};
 use crate::jsonl::{Record, records};
-use crate::session::{Arguments, AssistantTurn, ImportedSession, Item, ProviderError, RecordedUsage, ToolCall, ToolResult};
+use crate::session::{Arguments, AssistantTurn, Compaction, ImportedSession, Item, ProviderError, RecordedUsage, ToolCall, ToolResult};
 
 /// Prefixes of user-role messages that Codex injects as context, not prompts.
 const CONTEXT_PREFIXES: [&str; 5] = ["<environment_context>", "<user_instructions>", "# AGENTS.md instructions", "<INSTRUCTIONS>", "<permissions instructions>"];
@@ -80,7 +80,7 @@ impl Reader<'_> {
                 self.close();
                 self.session.lines.use_record(record);
                 let summary = str_at(payload, "message").unwrap_or_default().to_owned();
-                self.session.items.push(Item::Compaction { summary, line: record.line });
+                self.session.items.push(Item::Compaction(Compaction::summary(summary, record.line)));
             }
             other => self.session.lines.skip_record(record, format!("unknown rollout line type `{other}`: skipped")),
         }
@@ -236,7 +236,7 @@ fn latest_response(items: &mut [Item]) -> Option<&mut AssistantTurn> {
         match item {
             Item::Assistant(turn) => return Some(turn),
             Item::ToolResult(_) => {}
-            Item::User { .. } | Item::Compaction { .. } | Item::Interrupted { .. } | Item::ProviderError(_) => return None,
+            Item::User { .. } | Item::Compaction(_) | Item::Interrupted { .. } | Item::ProviderError(_) => return None,
         }
     }
     None

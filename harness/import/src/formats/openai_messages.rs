@@ -16,7 +16,7 @@ use reloop_wire::ToolSpec;
 use serde_json::Value;
 
 use super::{content_text, str_at, u64_at};
-use crate::session::{Arguments, AssistantTurn, Exit, ImportedSession, Item, ProviderError, RecordedUsage, ToolCall, ToolResult};
+use crate::session::{Arguments, AssistantTurn, Compaction, Exit, ImportedSession, Item, ProviderError, RecordedUsage, ToolCall, ToolResult};
 
 /// Reads a SWE-agent trajectory or an OpenHands event list.
 pub fn parse(text: &str) -> ImportedSession {
@@ -192,6 +192,13 @@ fn openhands(session: &mut ImportedSession, events: &[Value]) {
             continue;
         }
         match (str_at(event, "source"), metadata) {
+            // OpenHands' `CondensationAction`: the condenser forgot events and
+            // may have written a summary of them.
+            (_, _) if str_at(event, "action") == Some("condensation") => {
+                session.lines.used += 1;
+                let summary = event.pointer("/args/summary").and_then(Value::as_str).unwrap_or_default();
+                session.items.push(Item::Compaction(Compaction::summary(summary.to_owned(), unit)));
+            }
             (Some("user"), _) if str_at(event, "action") == Some("message") => {
                 session.lines.used += 1;
                 let text = event.pointer("/args/content").and_then(Value::as_str).or(str_at(event, "message")).unwrap_or_default();

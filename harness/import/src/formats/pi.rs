@@ -11,7 +11,7 @@ use serde_json::Value;
 
 use super::{content_text, str_at, u64_at};
 use crate::jsonl::{Record, records};
-use crate::session::{Arguments, AssistantTurn, ImportedSession, Item, ProviderError, RecordedUsage, ToolCall, ToolResult};
+use crate::session::{Arguments, AssistantTurn, Compaction, ImportedSession, Item, ProviderError, RecordedUsage, ToolCall, ToolResult};
 
 /// Reads a pi session file (JSONL, or one bare assistant message).
 pub fn parse(text: &str) -> ImportedSession {
@@ -87,7 +87,8 @@ fn entry(session: &mut ImportedSession, record: &Record) {
         Some("compaction") | Some("branch_summary") => {
             session.lines.use_record(record);
             let summary = str_at(value, "summary").unwrap_or_default().to_owned();
-            session.items.push(Item::Compaction { summary, line: record.line });
+            let tokens_before = value.get("tokensBefore").and_then(Value::as_u64);
+            session.items.push(Item::Compaction(Compaction { tokens_before, ..Compaction::summary(summary, record.line) }));
         }
         Some(kind @ ("thinking_level_change" | "session_info" | "label" | "custom")) => session.lines.ignore_record(record, kind),
         Some("custom_message") => user(session, record, content_text(value.get("content").unwrap_or(&Value::Null))),
