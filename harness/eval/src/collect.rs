@@ -13,6 +13,7 @@ use crate::compaction_tokens::{context_index, price_compactions};
 use crate::expect::{RunFacts, check};
 use crate::result::{EventRow, RunMetrics, RunReport, StepRow};
 use crate::scenario::Scenario;
+use reloop_files::scenario::spec::RecordedCompaction;
 use crate::call_shares::RunCalls;
 use crate::recorded_pricing::price_recorded_usage;
 
@@ -83,7 +84,7 @@ pub fn collect(finished: Finished<'_>) -> RunReport {
         final_answer: state.final_answer.clone(),
         error: state.error.clone().or_else(|| state.pending_question.clone()),
         metrics,
-        events: event_rows(&events, &steps),
+        events: event_rows(&events, &steps, &scenario.spec.recorded_compactions),
         steps,
         divergences,
         ..RunReport::of(scenario, outcome)
@@ -116,6 +117,7 @@ fn step_rows(scenario: &Scenario, state: &LoopState, log: &[RequestRecord], sess
                 cache_read_tokens: server.filter(|_| answered).map(|s| s.cached_tokens),
                 estimated_cost_usd: server.filter(|_| answered).and_then(|s| call_cost(&scenario.spec.model, s)),
                 usage_recorded: server.filter(|_| answered).and_then(|s| s.recorded_usage),
+                cache_write_1h_tokens_recorded: server.filter(|_| answered).and_then(|s| s.recorded_cache_write_1h_tokens),
                 exchange: server.and_then(|s| s.exchange).map(|e| e as u64),
                 cache_break_simulated: server.is_some_and(|s| s.cache_break),
                 cache_write_tokens: server.filter(|_| answered).map(|s| s.cache_write_tokens),
@@ -223,6 +225,7 @@ fn run_metrics(scenario: &Scenario, state: &LoopState, steps: &[StepRow], log: &
         compaction_calls: steps.iter().filter(|s| s.purpose == CallPurpose::Compaction.as_str()).count() as u64,
         breaker_tripped: events.iter().any(|e| matches!(e.event, LoopEvent::AutoCompactCircuitBreakerTripped { .. })),
         tokens_saved_total: signed(input_tokens_uncompacted_total) - signed(input_tokens_total),
+        tokens_saved_recorded: RecordedCompaction::saved_over(&scenario.spec.recorded_compactions, scenario.spec.ending.map_or(state.steps_used(), |e| e.steps)),
         input_tokens_total,
         input_tokens_uncompacted_total,
         compaction_savings_ratio: 1.0 - ratio(input_tokens_total, input_tokens_uncompacted_total),
@@ -307,7 +310,7 @@ fn compacted(events: &[TimedEvent], steps: &[StepRow]) -> bool {
 
 /// The loop's events, each simulated break's explanation among them
 /// (`cache_break_simulated`, at its call's start).
-fn event_rows(events: &[TimedEvent], steps: &[StepRow]) -> Vec<EventRow> {
+fn event_rows(events: &[TimedEvent], steps: &[StepRow], recorded: &[RecordedCompaction]) -> Vec<EventRow> {
     let loop_rows = events.iter().map(|timed| {
         let figures = timed.event.compaction();
         EventRow {
@@ -337,10 +340,39 @@ fn event_rows(events: &[TimedEvent], steps: &[StepRow]) -> Vec<EventRow> {
         let at = rows.iter().position(after).unwrap_or(rows.len());
         rows.insert(at, row);
     }
+    for compaction in recorded {
+        let row = agent_compaction_row(compaction, steps);
+        // Before the events of the step whose request followed it.
+        let at = rows.iter().position(|e| e.step >= row.step).unwrap_or(rows.len());
+        rows.insert(at, row);
+    }
     for (seq, row) in rows.iter_mut().enumerate() {
         row.seq = seq as u64;
     }
     rows
+}
+
+/// A compaction the recorded agent did (an imported session's), at the step
+/// whose request followed it, with its real sizes: the run's report shows
+/// what the agent did beside what the run's strategy did.
+fn agent_compaction_row(compaction: &RecordedCompaction, steps: &[StepRow]) -> EventRow {
+    let step = u64::from(compaction.after_calls) + 1;
+    let payload = serde_json::json!({
+        "kind": "agent_compaction",
+        "trigger": compaction.trigger,
+        "source_line": compaction.line,
+        "tokens_saved": compaction.saved(),
+    });
+    EventRow {
+        step,
+        at_ms: steps.iter().find(|s| s.step == step).map_or(0, |s| s.started_ms),
+        kind: "agent_compaction".to_owned(),
+        strategy: Some("recorded".to_owned()),
+        tokens_before: compaction.tokens_before,
+        tokens_after: compaction.tokens_after,
+        payload: payload.to_string(),
+        ..EventRow::default()
+    }
 }
 
 #[cfg(test)]

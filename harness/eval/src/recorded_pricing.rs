@@ -18,10 +18,12 @@ pub fn price_recorded_usage(metrics: &mut RunMetrics, scenario: &Scenario, steps
     let pairs: Vec<(u64, u64)> = steps.iter().filter_map(|s| Some((s.input_tokens_uncompacted?, s.usage_recorded?.input_tokens))).collect();
     metrics.provider_token_fit = crate::token_fit::fit(&pairs);
     metrics.usage_recorded = faithful_recorded_usage(scenario, steps, compacted);
-    // Recorded usage keeps no lifetime split: its writes are priced as 5-minute writes.
+    // 1-hour writes where the recording says (Anthropic's `cache_creation`), the rest as 5-minute writes.
+    metrics.cache_write_1h_tokens_recorded = metrics.usage_recorded.map(|_| steps.iter().filter(|s| s.output_tokens.is_some()).filter_map(|s| s.cache_write_1h_tokens_recorded).sum());
+    let cache_write_1h_tokens = metrics.cache_write_1h_tokens_recorded.unwrap_or(0);
     metrics.estimated_cost_usd_recorded = metrics
         .usage_recorded
-        .and_then(|usage| price_table::active().cost(&scenario.spec.model, &PricedUsage { usage, cache_write_1h_tokens: 0 }));
+        .and_then(|usage| price_table::active().cost(&scenario.spec.model, &PricedUsage { usage, cache_write_1h_tokens }));
     metrics.cost_source = if metrics.usage_recorded.is_some() { CostSource::Recorded } else { CostSource::Simulated };
 }
 
@@ -29,15 +31,18 @@ pub fn price_recorded_usage(metrics: &mut RunMetrics, scenario: &Scenario, steps
 /// what the recorded session sent; `None` otherwise.
 ///
 /// That holds when the run compacted nothing (`compacted`: no layer ran,
-/// shrinking the prompt or not, and no summary was asked for), the source made no summary call the run skipped (no
-/// compaction exchange with usage), and every answered call was answered
+/// shrinking the prompt or not, and no summary was asked for), the source
+/// made no summary call the run skipped (no compaction exchange with usage)
+/// and no compaction of its own (no `recorded_compactions`), and every
+/// answered call was answered
 /// by an exchange with usage. The one exception is the closing answer
 /// `reloop import` adds when a session ends mid-task
 /// ([`reloop_files::recording_file::SESSION_END_TEXT`]): the source never made that
 /// call, so it has no usage and adds nothing.
 pub fn faithful_recorded_usage(scenario: &Scenario, steps: &[StepRow], compacted: bool) -> Option<Usage> {
     let exchanges = &scenario.recording.exchanges;
-    let source_summarized = exchanges.iter().any(|e| e.purpose == Purpose::Compaction && e.usage.is_some());
+    // The agent's own compactions (`recorded_compactions`) sent prompts no strategy of the loop sends.
+    let source_summarized = exchanges.iter().any(|e| e.purpose == Purpose::Compaction && e.usage.is_some()) || !scenario.spec.recorded_compactions.is_empty();
     if compacted || source_summarized {
         return None;
     }

@@ -111,6 +111,9 @@ pub struct RunMetrics {
     pub breaker_tripped: bool,
     /// Negative when compaction grew the prompt.
     pub tokens_saved_total: i64,
+    /// What the recorded agent's own compactions saved over the session
+    /// (imported sessions that compacted), counted as `tokens_saved_total`.
+    pub tokens_saved_recorded: Option<i64>,
     pub input_tokens_total: u64,
     pub input_tokens_uncompacted_total: u64,
     pub compaction_savings_ratio: f64,
@@ -144,6 +147,8 @@ pub struct RunMetrics {
     /// The recorded usage summed over the answered calls, when the run sent
     /// what the recorded session sent.
     pub usage_recorded: Option<reloop_wire::Usage>,
+    /// Of `usage_recorded`'s cache writes, those with a 1-hour lifetime.
+    pub cache_write_1h_tokens_recorded: Option<u64>,
     /// Recorded input tokens against the server's o200k count of what the
     /// session sent, per call (`token_fit`), refused or not; `None` without
     /// recorded usage.
@@ -208,6 +213,8 @@ pub struct StepRow {
     pub estimated_cost_usd: Option<f64>,
     /// The usage the provider reported when the answer was recorded.
     pub usage_recorded: Option<reloop_wire::Usage>,
+    /// Of its cache writes, those with a 1-hour lifetime, as recorded.
+    pub cache_write_1h_tokens_recorded: Option<u64>,
     /// The recording's exchange (0-based) that answered the call.
     pub exchange: Option<u64>,
     pub cache_break_simulated: bool,

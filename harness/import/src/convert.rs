@@ -142,7 +142,9 @@ fn join(first: AssistantTurn, next: AssistantTurn) -> AssistantTurn {
         (Some(a), Some(b)) => Some(a.plus(b)),
         (a, b) => a.or(b),
     };
-    AssistantTurn { text, reasoning: [first.reasoning, next.reasoning].concat(), usage, line: first.line, ..next }
+    // Summed counts are no longer either call's usage object.
+    let usage_wire = if first.usage.is_some() && next.usage.is_some() { None } else { first.usage_wire.or(next.usage_wire) };
+    AssistantTurn { text, reasoning: [first.reasoning, next.reasoning].concat(), usage, usage_wire, line: first.line, ..next }
 }
 
 /// A call and the result the session gave it.
@@ -262,7 +264,7 @@ fn exchange(turn: &AssistantTurn) -> Exchange {
         cache_read_tokens: usage.cache_read_tokens,
         cache_write_tokens: usage.cache_write_tokens,
         reasoning_tokens: None,
-        wire: None,
+        wire: turn.usage_wire.clone(),
     });
     Exchange { parts: text.into_iter().chain(calls).collect(), usage, ..Default::default() }
 }

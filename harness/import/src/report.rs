@@ -85,21 +85,23 @@ impl ImportReport {
         let per_tool: Vec<String> = self.tool_calls.iter().map(|(tool, n)| format!("{tool} {n}")).collect();
         let ignored: Vec<String> = self.lines.ignored.iter().map(|(kind, n)| format!("{kind} {n}")).collect();
         let mut out = format!(
-            "{name} ({source})\n  model {model}, {turns} model calls, {calls} tool calls ({per_tool}), {users} user messages, {compactions} compactions\n  usage recorded on {with_usage} exchanges: input {input} (cache read {read}, write {write}), output {output}{cost}\n  lines: {read_lines} read, {used} used, {ignored_n} ignored ({ignored}), {skipped} skipped, {joined} joined\n",
+            "{name} ({source})\n  model {model}, {turns} model calls, {calls} tool calls ({per_tool}), {users} user messages, {compactions} compactions{saved}\n  usage recorded on {with_usage} exchanges: input {input} (cache read {read}, write {write}{write_1h}), output {output}{cost}\n  lines: {read_lines} read, {used} used, {ignored_n} ignored ({ignored}), {skipped} skipped, {joined} joined\n",
             name = self.name,
             source = self.source,
             model = self.model.as_deref().unwrap_or("unknown"),
             turns = self.turns,
             per_tool = per_tool.join(", "),
             users = self.user_messages,
-            compactions = match self.tokens_saved_recorded {
-                Some(saved) => format!("{} (saving {saved} prompt tokens over the session)", self.compactions_seen),
-                None => self.compactions_seen.to_string(),
-            },
+            compactions = self.compactions_seen,
+            saved = self.tokens_saved_recorded.map(|saved| format!(" (saving {saved} prompt tokens over the session)")).unwrap_or_default(),
             with_usage = self.exchanges_with_usage,
             input = self.usage_recorded.input_tokens,
             read = self.usage_recorded.cache_read_tokens,
             write = self.usage_recorded.cache_write_tokens,
+            write_1h = match self.usage_recorded.cache_write_1h_tokens {
+                0 => String::new(),
+                tokens => format!(" of which {tokens} for 1 hour"),
+            },
             output = self.usage_recorded.output_tokens,
             cost = self.cost_recorded_usd.map(|c| format!(", cost ${c:.4}")).unwrap_or_default(),
             read_lines = self.lines.read,

@@ -101,6 +101,10 @@ pub struct AssistantTurn {
     pub tool_calls: Vec<ToolCall>,
     /// The usage the provider reported for this call.
     pub usage: Option<RecordedUsage>,
+    /// The provider's usage object as the source logged it, every field
+    /// included (Claude Code's `cache_creation` split, `service_tier`):
+    /// kept in the recording and sent back with `--recorded-usage`.
+    pub usage_wire: Option<serde_json::Value>,
     /// The cost the agent recorded, USD.
     pub cost_usd: Option<f64>,
     /// The stop reason as the source named it.
@@ -213,12 +217,26 @@ pub struct RecordedUsage {
     pub cache_read_tokens: u64,
     /// Prompt tokens written to the cache.
     pub cache_write_tokens: u64,
+    /// Of those, the ones written with a 1-hour lifetime (Anthropic's
+    /// `cache_creation.ephemeral_1h_input_tokens`).
+    pub cache_write_1h_tokens: u64,
 }
 
 impl RecordedUsage {
     /// From Anthropic's split fields, where `input` excludes the cache.
     pub fn from_anthropic(input: u64, output: u64, cache_read: u64, cache_write: u64) -> Self {
-        Self { input_tokens: input + cache_read + cache_write, output_tokens: output, cache_read_tokens: cache_read, cache_write_tokens: cache_write }
+        Self { input_tokens: input + cache_read + cache_write, output_tokens: output, cache_read_tokens: cache_read, cache_write_tokens: cache_write, cache_write_1h_tokens: 0 }
+    }
+
+    /// From an Anthropic usage object as the Messages API sends it, the
+    /// cache writes split by lifetime when `cache_creation` says.
+    pub fn of_anthropic(usage: &serde_json::Value) -> Self {
+        let count = |pointer: &str| usage.pointer(pointer).and_then(serde_json::Value::as_u64);
+        let split = [count("/cache_creation/ephemeral_5m_input_tokens"), count("/cache_creation/ephemeral_1h_input_tokens")];
+        let written = count("/cache_creation_input_tokens").unwrap_or_else(|| split.iter().flatten().sum());
+        let read = count("/cache_read_input_tokens").unwrap_or(0);
+        let usage = Self::from_anthropic(count("/input_tokens").unwrap_or(0), count("/output_tokens").unwrap_or(0), read, written);
+        Self { cache_write_1h_tokens: split[1].unwrap_or(0).min(written), ..usage }
     }
 
     /// The sum of two usages.
@@ -228,6 +246,7 @@ impl RecordedUsage {
             output_tokens: self.output_tokens + other.output_tokens,
             cache_read_tokens: self.cache_read_tokens + other.cache_read_tokens,
             cache_write_tokens: self.cache_write_tokens + other.cache_write_tokens,
+            cache_write_1h_tokens: self.cache_write_1h_tokens + other.cache_write_1h_tokens,
         }
     }
 }

@@ -72,6 +72,8 @@ pub struct RequestRecord {
     pub cache_break_site: Option<BreakSite>,
     /// Usage as recorded, if the recording kept it.
     pub recorded_usage: Option<Usage>,
+    /// Of its cache writes, those with a 1-hour lifetime.
+    pub recorded_cache_write_1h_tokens: Option<u64>,
     /// HTTP status sent.
     pub status: u16,
     /// `ok`, `auxiliary` (a tool-less side request answered with a short
@@ -221,6 +223,7 @@ impl Session {
             cache_break: false,
             cache_break_site: None,
             recorded_usage: None,
+            recorded_cache_write_1h_tokens: None,
             status: 200,
             result: "ok",
             retry,
@@ -277,6 +280,7 @@ impl Session {
         state.previous = Some((fingerprint, purpose, exchange_index));
         record.result = effect.result;
         record.recorded_usage = exchange.usage.as_ref().map(RecordedUsage::tokens);
+        record.recorded_cache_write_1h_tokens = exchange.usage.as_ref().map(RecordedUsage::cache_write_1h_tokens);
         let recorded_model = self.config.recording.model.clone().or_else(|| exchange.model.clone());
         let model = recorded_model.unwrap_or_else(|| request.model.clone());
         let raw = exchange.raw.clone().filter(|_| exchange.replay == ReplayMode::Raw).map(Box::new);

@@ -195,6 +195,14 @@ impl RecordedUsage {
             cache_write_tokens: self.cache_write_tokens,
         }
     }
+
+    /// Of the cache writes, those with a 1-hour lifetime (priced at twice
+    /// the input price, 5-minute ones at 1.25 times): Anthropic's
+    /// `cache_creation.ephemeral_1h_input_tokens` in the provider's object.
+    pub fn cache_write_1h_tokens(&self) -> u64 {
+        let written = self.wire.as_ref().and_then(|wire| wire.pointer("/cache_creation/ephemeral_1h_input_tokens")).and_then(serde_json::Value::as_u64);
+        written.unwrap_or(0).min(self.cache_write_tokens)
+    }
 }
 
 impl From<Usage> for RecordedUsage {

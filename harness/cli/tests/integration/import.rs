@@ -157,6 +157,7 @@ fn imported_sessions_replay_their_calls_and_stay_step_aligned_under_every_strate
         assert!(run["source"].contains(':') && run["source"] != "null", "source names format:file: {run:?}");
     }
     assert!(recorded.values().any(|(exchanges, _)| *exchanges >= 20), "the suite holds sessions of at least 20 steps");
+    agent_compactions_and_recorded_cache_writes_are_reported(&suite, &runs, &read_rows(&out.join("events.parquet")));
     // The calls the loop started are the recorded ones, with the recorded arguments, in order.
     let events = read_rows(&out.join("events.parquet"));
     for (scenario, (_, calls)) in &recorded {
@@ -172,6 +173,33 @@ fn imported_sessions_replay_their_calls_and_stay_step_aligned_under_every_strate
             assert_eq!(&started, calls, "{scenario} under {variant}");
         }
     }
+}
+
+/// The agents' own compactions (Claude Code, pi, Codex, OpenHands) are
+/// `agent_compaction` events with their real sizes under every strategy,
+/// and their savings the `tokens_saved_recorded` column beside the
+/// strategy's `tokens_saved_total`; Claude Code's 1-hour cache writes fill
+/// `cache_write_1h_tokens_recorded`, which recorded pricing charges at the
+/// 1-hour rate.
+fn agent_compactions_and_recorded_cache_writes_are_reported(suite: &Path, runs: &[crate::tables::Row], events: &[crate::tables::Row]) {
+    let import_report = |name: &str| -> serde_json::Value { serde_json::from_str(&std::fs::read_to_string(suite.join(format!("{name}.import.json"))).unwrap()).unwrap() };
+    let formats = ["constructed-claude-code-compaction", "constructed-pi-compaction", "constructed-codex-compaction", "constructed-openhands-condensation"];
+    for scenario in formats {
+        let report = import_report(scenario);
+        let compaction = &report["compactions"][0];
+        for run in runs.iter().filter(|r| r["scenario"] == scenario) {
+            assert_eq!(run["tokens_saved_recorded"], report["tokens_saved_recorded"].to_string(), "{run:?}");
+            let event = events.iter().find(|e| e["scenario"] == scenario && e["variant"] == run["variant"] && e["kind"] == "agent_compaction").expect("the agent's compaction is an event");
+            assert_eq!((event["tokens_before"].as_str(), event["tokens_after"].as_str()), (compaction["tokens_before"].to_string().as_str(), compaction["tokens_after"].to_string().as_str()));
+            assert_eq!(event["step"], (compaction["after_calls"].as_u64().unwrap() + 1).to_string());
+        }
+    }
+    assert_eq!(import_report("constructed-claude-code-compaction")["compactions"][0]["tokens_before"], 158_977, "Claude Code's preTokens");
+    assert_eq!(runs.iter().find(|r| r["scenario"] == "agent-history-codex-session-01-redacted").unwrap()["tokens_saved_recorded"], "null", "no compaction, no figure");
+    let short = runs.iter().find(|r| r["scenario"] == "spotter-short" && r["variant"] == "none").unwrap();
+    let written = import_report("spotter-short")["usage_recorded"]["cache_write_1h_tokens"].as_u64().unwrap();
+    assert!(written > 0);
+    assert_eq!(short["cache_write_1h_tokens_recorded"], written.to_string(), "{short:?}");
 }
 
 #[test]

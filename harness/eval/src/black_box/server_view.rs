@@ -193,6 +193,7 @@ fn step_row(record: &RequestRecord, turn: Option<&ModelTurn>, step: u64, attempt
         cache_write_tokens: answered.then_some(record.cache_write_tokens),
         cache_write_1h_tokens: answered.then_some(record.cache_write_1h_tokens),
         usage_recorded: turn.and(record.recorded_usage),
+        cache_write_1h_tokens_recorded: turn.and(record.recorded_cache_write_1h_tokens),
         exchange: record.exchange.map(|e| e as u64),
         cache_break_simulated: record.cache_break,
         // The agent's own cache-break detection is out of sight.

@@ -152,6 +152,8 @@ fn agent_turn(step: &Value, text: String, unit: usize) -> AssistantTurn {
             output_tokens: u64_at(metrics, "completion_tokens"),
             cache_read_tokens: u64_at(metrics, "cached_tokens"),
             cache_write_tokens: cache_write,
+            // Harbor's Claude Code converter keeps Anthropic's usage under `extra`.
+            cache_write_1h_tokens: extra.pointer("/cache_creation/ephemeral_1h_input_tokens").and_then(Value::as_u64).unwrap_or(0).min(cache_write),
         });
         turn.cost_usd = metrics.get("cost_usd").and_then(Value::as_f64);
     }
@@ -201,7 +203,7 @@ mod tests {
         assert_eq!((session.agent, session.model.as_deref(), session.system.as_deref()), (Some("claude-code"), Some("claude-sonnet-4-5"), Some("You are careful.")));
         assert_eq!(session.declared_tools[0].name, "Bash");
         let Item::Assistant(turn) = &session.items[1] else { panic!("{:?}", session.items) };
-        assert_eq!(turn.usage, Some(RecordedUsage { input_tokens: 100, output_tokens: 7, cache_read_tokens: 60, cache_write_tokens: 40 }));
+        assert_eq!(turn.usage, Some(RecordedUsage { input_tokens: 100, output_tokens: 7, cache_read_tokens: 60, cache_write_tokens: 40, cache_write_1h_tokens: 0 }));
         assert_eq!((turn.reasoning.clone(), turn.cost_usd), (vec!["think".to_owned()], Some(0.01)));
         assert!(matches!(&session.items[2], Item::ToolResult(r) if r.call_id == "t1" && r.output == "a.rs"));
         assert!(matches!(&session.items[3], Item::Compaction(c) if c.summary == "Summary so far." && c.line == 4));

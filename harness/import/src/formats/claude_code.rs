@@ -151,14 +151,8 @@ fn assistant_line(session: &mut ImportedSession, record: &Record, open: &mut Ope
         let output_tokens = u64_at(usage, "output_tokens");
         let placeholder = str_at(message, "stop_reason").is_none() && output_tokens <= STREAMING_PLACEHOLDER_MAX_OUTPUT;
         open.placeholder = placeholder.then_some((record.line, output_tokens));
-        turn.usage = (!placeholder).then(|| {
-            RecordedUsage::from_anthropic(
-                u64_at(usage, "input_tokens"),
-                output_tokens,
-                u64_at(usage, "cache_read_input_tokens"),
-                u64_at(usage, "cache_creation_input_tokens"),
-            )
-        });
+        turn.usage = (!placeholder).then(|| RecordedUsage::of_anthropic(usage));
+        turn.usage_wire = (!placeholder).then(|| usage.clone());
     }
     turn.stop_reason = str_at(message, "stop_reason").map(str::to_owned).or(turn.stop_reason.take());
     turn.model = str_at(message, "model").map(str::to_owned);
@@ -219,6 +213,19 @@ mod tests {
 
     fn usages(session: &ImportedSession) -> Vec<Option<u64>> {
         session.items.iter().filter_map(|item| if let Item::Assistant(turn) = item { Some(turn.usage.map(|u| u.output_tokens)) } else { None }).collect()
+    }
+
+    /// Claude Code logs the API's `cache_creation` split: 1-hour writes are
+    /// priced at twice the input price, so they are kept apart, and the
+    /// usage object is kept whole for the recording.
+    #[test]
+    fn cache_writes_are_split_by_lifetime_and_the_usage_object_is_kept() {
+        let text = r#"{"type":"assistant","message":{"id":"m1","model":"claude-sonnet-4-5","stop_reason":"end_turn","content":[{"type":"text","text":"Hi."}],"usage":{"input_tokens":3,"cache_creation_input_tokens":13835,"cache_read_input_tokens":0,"cache_creation":{"ephemeral_5m_input_tokens":0,"ephemeral_1h_input_tokens":13835},"output_tokens":9,"service_tier":"standard"}}}"#;
+        let session = parse(text);
+        let Some(Item::Assistant(turn)) = session.items.first() else { panic!("{:?}", session.items) };
+        let usage = turn.usage.unwrap();
+        assert_eq!((usage.input_tokens, usage.cache_write_tokens, usage.cache_write_1h_tokens), (13_838, 13_835, 13_835));
+        assert_eq!(turn.usage_wire.as_ref().unwrap()["service_tier"], "standard");
     }
 
     /// Claude Code writes a compaction as a `compact_boundary` system line

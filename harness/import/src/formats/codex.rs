@@ -183,7 +183,7 @@ impl Reader<'_> {
                     input_tokens: u64_at(last, "input_tokens"),
                     output_tokens: u64_at(last, "output_tokens"),
                     cache_read_tokens: u64_at(last, "cached_input_tokens"),
-                    cache_write_tokens: 0,
+                    ..RecordedUsage::default()
                 };
                 // The count follows its response (newer Codex, often after the
                 // tool outputs) or comes just before it (0.4x).

@@ -240,6 +240,7 @@ fn completion_turn(response: &Value, unit: usize) -> AssistantTurn {
             output_tokens: u64_at(usage, "completion_tokens"),
             cache_read_tokens: cached,
             cache_write_tokens: u64_at(usage, "cache_creation_input_tokens"),
+            ..RecordedUsage::default()
         });
     }
     turn
