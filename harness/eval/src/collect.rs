@@ -359,6 +359,9 @@ fn agent_compaction_row(compaction: &RecordedCompaction, steps: &[StepRow]) -> E
     let step = u64::from(compaction.after_calls) + 1;
     let payload = serde_json::json!({
         "kind": "agent_compaction",
+        "strategy": "recorded",
+        "tokens_before": compaction.tokens_before,
+        "tokens_after": compaction.tokens_after,
         "trigger": compaction.trigger,
         "source_line": compaction.line,
         "tokens_saved": compaction.saved(),
