@@ -4,6 +4,7 @@
 
 use reloop_agent::price_table::{self, PricedUsage};
 use reloop_agent::{CallPurpose, CallRecord, DoomLoopKind, LoopEvent, LoopState, Message, Outcome, TimedEvent};
+use reloop_files::scenario::spec::RecordedCompaction;
 use reloop_mock::tokens::REPLY_PRIMING_TOKENS;
 use reloop_mock::{RequestRecord, Session};
 use reloop_wire::Usage;
@@ -13,7 +14,6 @@ use crate::compaction_tokens::{context_index, price_compactions};
 use crate::expect::{RunFacts, check};
 use crate::result::{EventRow, RunMetrics, RunReport, StepRow};
 use crate::scenario::Scenario;
-use reloop_files::scenario::spec::RecordedCompaction;
 use crate::call_shares::RunCalls;
 use crate::recorded_pricing::price_recorded_usage;
 
