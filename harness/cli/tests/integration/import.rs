@@ -157,7 +157,7 @@ fn imported_sessions_replay_their_calls_and_stay_step_aligned_under_every_strate
         assert!(run["source"].contains(':') && run["source"] != "null", "source names format:file: {run:?}");
     }
     assert!(recorded.values().any(|(exchanges, _)| *exchanges >= 20), "the suite holds sessions of at least 20 steps");
-    agent_compactions_and_recorded_cache_writes_are_reported(&suite, &runs, &read_rows(&out.join("events.parquet")));
+    agent_compactions_and_recorded_cache_writes_are_reported(&suite, &out, &runs);
     // The calls the loop started are the recorded ones, with the recorded arguments, in order.
     let events = read_rows(&out.join("events.parquet"));
     for (scenario, (_, calls)) in &recorded {
@@ -180,8 +180,10 @@ fn imported_sessions_replay_their_calls_and_stay_step_aligned_under_every_strate
 /// and their savings the `tokens_saved_recorded` column beside the
 /// strategy's `tokens_saved_total`; Claude Code's 1-hour cache writes fill
 /// `cache_write_1h_tokens_recorded`, which recorded pricing charges at the
-/// 1-hour rate.
-fn agent_compactions_and_recorded_cache_writes_are_reported(suite: &Path, runs: &[crate::tables::Row], events: &[crate::tables::Row]) {
+/// 1-hour rate. The OTLP export shows the agents' compactions as
+/// `reloop.compaction` span events of strategy `recorded`.
+fn agent_compactions_and_recorded_cache_writes_are_reported(suite: &Path, out: &Path, runs: &[crate::tables::Row]) {
+    let events = read_rows(&out.join("events.parquet"));
     let import_report = |name: &str| -> serde_json::Value { serde_json::from_str(&std::fs::read_to_string(suite.join(format!("{name}.import.json"))).unwrap()).unwrap() };
     let formats = ["constructed-claude-code-compaction", "constructed-pi-compaction", "constructed-codex-compaction", "constructed-openhands-condensation"];
     for scenario in formats {
@@ -200,6 +202,11 @@ fn agent_compactions_and_recorded_cache_writes_are_reported(suite: &Path, runs: 
     let written = import_report("spotter-short")["usage_recorded"]["cache_write_1h_tokens"].as_u64().unwrap();
     assert!(written > 0);
     assert_eq!(short["cache_write_1h_tokens_recorded"], written.to_string(), "{short:?}");
+    let traces = out.join("traces.json");
+    let output = reloop(&repo(), &["export", out.to_str().unwrap(), "--otlp", traces.to_str().unwrap()]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let recorded = std::fs::read_to_string(&traces).unwrap().matches(r#"{"key":"reloop.strategy","value":{"stringValue":"recorded"}}"#).count();
+    assert_eq!(recorded, formats.len() * runs.iter().filter(|r| r["scenario"] == formats[0]).count(), "one span event per agent compaction and run");
 }
 
 #[test]
