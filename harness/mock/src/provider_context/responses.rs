@@ -36,6 +36,12 @@ pub fn prepare(mut request: ResponsesRequest, counter: &TokenCounter) -> Result<
         notes.push(format!("compaction item read: {dropped} earlier items dropped"));
     }
     let mut side = ServerSide::default();
+    if let Some(compaction) = triggered(&mut request) {
+        notes.push(format!("compaction_trigger: {} items compacted", request.input.len()));
+        side.compaction = Some(compaction);
+        side.note = Some(notes.join("; "));
+        return Ok(Prepared { prompt: request.to_prompt(), breakpoints: None, side });
+    }
     let mut threshold = None;
     for entry in management.iter().flatten() {
         if entry.kind != COMPACTION_ITEM {
@@ -57,6 +63,26 @@ pub fn prepare(mut request: ResponsesRequest, counter: &TokenCounter) -> Result<
     }
     side.note = (!notes.is_empty()).then(|| notes.join("; "));
     Ok(Prepared { prompt: request.to_prompt(), breakpoints: None, side })
+}
+
+/// The item Codex ends its input with to ask for a compaction on an
+/// ordinary `POST /v1/responses` ("remote compaction v2").
+const COMPACTION_TRIGGER: &str = "compaction_trigger";
+
+/// A request whose input ends with a `compaction_trigger` item asks the
+/// server to compact that input: the reply is the compaction item alone
+/// (paused, like `/responses/compact`), and the prompt read is the whole
+/// input without the trigger.
+fn triggered(request: &mut ResponsesRequest) -> Option<Compaction> {
+    let last = request.input.last()?;
+    let InputItem::Other(item) = last else { return None };
+    if item.get("type").and_then(Value::as_str) != Some(COMPACTION_TRIGGER) {
+        return None;
+    }
+    request.input.pop();
+    let (window, sealed) = window(&request.input);
+    let returned = window.last().and_then(|item| serde_json::to_value(item).ok()).unwrap_or_default();
+    Some(Compaction { summary: sealed.summary, returned, pause: true })
 }
 
 /// `POST /v1/responses/compact`: the compacted window of `request`'s input

@@ -58,3 +58,17 @@ fn a_compact_window_keeps_the_user_messages_and_expands_back_to_what_it_replaced
     foreign.input.push(InputItem::Other(compaction_item("cmp_x", "gAAAA-openai")));
     assert!(prepare(foreign, &TokenCounter::new()).unwrap_err().contains("not made by this server"));
 }
+
+#[test]
+fn a_compaction_trigger_item_asks_for_the_compaction_alone_of_the_whole_input() {
+    let counter = TokenCounter::new();
+    let mut asked = request(3, 10, None);
+    let whole = counter.count_prompt(&asked.to_prompt()).total;
+    asked.input.push(InputItem::Other(json!({"type": "compaction_trigger"})));
+    let prepared = prepare(asked, &counter).unwrap();
+    let compaction = prepared.side.compaction.unwrap();
+    assert!(compaction.pause);
+    assert_eq!(compaction.returned["type"], "compaction");
+    assert_eq!(counter.count_prompt(&prepared.prompt).total, whole, "the compaction read the whole input");
+    assert_eq!(prepared.side.note.as_deref(), Some("compaction_trigger: 7 items compacted"));
+}
