@@ -32,15 +32,17 @@ pub fn prepare(mut request: ResponsesRequest, counter: &TokenCounter) -> Result<
     let management: Option<Vec<ResponsesContextManagement>> = extra_field(&request.extra, "context_management")?;
     request.extra.remove("context_management");
     let mut notes = Vec::new();
-    if let Some(dropped) = expand(&mut request)? {
+    let mut history = None;
+    if let Some((dropped, whole)) = expand(&mut request)? {
         notes.push(format!("compaction item read: {dropped} earlier items dropped"));
+        history = Some(ResponsesRequest { input: whole, ..request.clone() }.to_prompt());
     }
     let mut side = ServerSide::default();
     if let Some(compaction) = triggered(&mut request) {
         notes.push(format!("compaction_trigger: {} items compacted", request.input.len()));
         side.compaction = Some(compaction);
         side.note = Some(notes.join("; "));
-        return Ok(Prepared { prompt: request.to_prompt(), breakpoints: None, side });
+        return Ok(Prepared { prompt: request.to_prompt(), breakpoints: None, side, history });
     }
     let mut threshold = None;
     for entry in management.iter().flatten() {
@@ -52,6 +54,7 @@ pub fn prepare(mut request: ResponsesRequest, counter: &TokenCounter) -> Result<
     if let Some(threshold) = threshold {
         let before = counter.count_prompt(&request.to_prompt()).total;
         if before > threshold {
+            history = history.or_else(|| Some(request.to_prompt()));
             let (window, sealed) = window(&request.input);
             let returned = window.last().and_then(|item| serde_json::to_value(item).ok()).unwrap_or_default();
             request.input = window;
@@ -62,7 +65,7 @@ pub fn prepare(mut request: ResponsesRequest, counter: &TokenCounter) -> Result<
         }
     }
     side.note = (!notes.is_empty()).then(|| notes.join("; "));
-    Ok(Prepared { prompt: request.to_prompt(), breakpoints: None, side })
+    Ok(Prepared { prompt: request.to_prompt(), breakpoints: None, side, history })
 }
 
 /// The item Codex ends its input with to ask for a compaction on an
@@ -119,9 +122,11 @@ fn empty_request() -> ResponsesRequest {
 }
 
 /// Reads the last compaction item of `request`'s input as the model does:
-/// its summary in its place, and before it only the user messages. Returns
-/// how many other items before it were dropped, when there was one.
-fn expand(request: &mut ResponsesRequest) -> Result<Option<usize>, Refusal> {
+/// its summary in its place, and before it only the user messages. Returns,
+/// when there was one, how many other items before it were dropped, and the
+/// whole input: the user messages, the items the compaction replaced, then
+/// those after it.
+fn expand(request: &mut ResponsesRequest) -> Result<Option<(usize, Vec<InputItem>)>, Refusal> {
     let Some(at) = request.input.iter().rposition(|item| matches!(item, InputItem::Other(value) if compaction_item_content(value).is_some())) else { return Ok(None) };
     let InputItem::Other(item) = &request.input[at] else { return Ok(None) };
     let sealed = Sealed::open(compaction_item_content(item).unwrap_or_default())?;
@@ -135,9 +140,11 @@ fn expand(request: &mut ResponsesRequest) -> Result<Option<usize>, Refusal> {
         status: None,
         extra: Map::new(),
     });
-    let kept = before.into_iter().filter(is_user_message).chain([summary]);
-    request.input.splice(..0, kept);
-    Ok(Some(dropped))
+    let kept: Vec<InputItem> = before.into_iter().filter(is_user_message).collect();
+    let replaced = sealed.replaced.iter().filter_map(|item| serde_json::from_value::<InputItem>(item.clone()).ok());
+    let whole = kept.iter().cloned().chain(replaced).chain(request.input.iter().cloned()).collect();
+    request.input.splice(..0, kept.into_iter().chain([summary]));
+    Ok(Some((dropped, whole)))
 }
 
 /// The body of a `/responses/compact` reply: the window as `output`, with

@@ -54,6 +54,9 @@ fn a_compact_window_keeps_the_user_messages_and_expands_back_to_what_it_replaced
     let read = prepare(next, &TokenCounter::new()).unwrap();
     assert_eq!(read.prompt.messages.len(), 3);
     assert_eq!(read.side.note.as_deref(), Some("compaction item read: 6 earlier items dropped"));
+    // Matched against the recording as the whole conversation: the results it replaced are there.
+    let results = read.history.unwrap().messages.iter().filter(|m| matches!(m, Message::ToolResult { .. })).count();
+    assert_eq!(results, 3);
     let mut foreign = request(1, 1, None);
     foreign.input.push(InputItem::Other(compaction_item("cmp_x", "gAAAA-openai")));
     assert!(prepare(foreign, &TokenCounter::new()).unwrap_err().contains("not made by this server"));
