@@ -334,6 +334,7 @@ impl Session {
         record: &mut RequestRecord,
     ) -> Reply {
         let turn = auxiliary::auxiliary_turn(request, &self.config.recording.auxiliary, &mut state.auxiliary_used);
+        state.recovery.answered_auxiliary(request);
         let usage = account(state, (request, caching), (count, self.config.provider_tokens.as_ref()), &turn, record);
         record.result = auxiliary::AUXILIARY_RESULT;
         let turn = ModelTurn { usage: Some(usage), ..turn };
