@@ -61,11 +61,12 @@ impl Recovery {
     /// after them): a compaction the agent chose before any refusal (Codex's
     /// local one past its auto-compact limit). The next main request may
     /// then have replaced the calls with the summary, as after a refusal.
-    pub fn answered_auxiliary(&mut self, request: &Prompt) {
+    /// Returns whether it was such a summary.
+    pub fn answered_auxiliary(&mut self, request: &Prompt) -> bool {
         let results = request.messages.iter().any(|message| matches!(message, Message::ToolResult { .. }));
-        if results && matches!(request.messages.last(), Some(Message::User { .. })) {
-            self.summarized = true;
-        }
+        let summary = results && matches!(request.messages.last(), Some(Message::User { .. }));
+        self.summarized |= summary;
+        summary
     }
 
     /// Whether the agent, given a summary after a refusal (or a compaction of its own), left the calls
@@ -120,10 +121,10 @@ mod tests {
         assert!(!recovery.is_side_request(&summary, &counter.count_prompt(&summary)), "closed by the resent request");
         // A compaction the agent chose itself, with no refusal before it.
         let mut chosen = Recovery::default();
-        chosen.answered_auxiliary(&prompt(vec![Message::User { text: "Write a title".into() }]));
+        assert!(!chosen.answered_auxiliary(&prompt(vec![Message::User { text: "Write a title".into() }])));
         chosen.observe(crate::auxiliary::AUXILIARY_RESULT, &counter.count_prompt(&summary));
         assert!(!chosen.summarized_away(&compacted, &expected), "a title request summarizes nothing");
-        chosen.answered_auxiliary(&summary);
+        assert!(chosen.answered_auxiliary(&summary));
         chosen.observe(crate::auxiliary::AUXILIARY_RESULT, &counter.count_prompt(&summary));
         assert!(chosen.summarized_away(&compacted, &expected));
     }

@@ -334,7 +334,11 @@ impl Session {
         record: &mut RequestRecord,
     ) -> Reply {
         let turn = auxiliary::auxiliary_turn(request, &self.config.recording.auxiliary, &mut state.auxiliary_used);
-        state.recovery.answered_auxiliary(request);
+        // After a summary the agent rewrote its history: a request identical
+        // to the one before it (the same summary again) is a new turn, not a retry.
+        if state.recovery.answered_auxiliary(request) {
+            state.previous = None;
+        }
         let usage = account(state, (request, caching), (count, self.config.provider_tokens.as_ref()), &turn, record);
         record.result = auxiliary::AUXILIARY_RESULT;
         let turn = ModelTurn { usage: Some(usage), ..turn };
