@@ -9,27 +9,79 @@ use reloop_wire::{Format, ModelTurn, Prompt, codec};
 
 use super::cache_breakpoints::CacheBreakpointSettings;
 use super::{LlmError, wire_error};
+use crate::context::native::ContextManagement;
 use crate::tool_schema::FrozenToolSchema;
 
 pub use codec::ANTHROPIC_VERSION;
 
-/// The serialized request body of `prompt` (whose own tools are not
-/// rendered) declaring the frozen `tools`: their bytes are spliced in as the
-/// body's last member, never serialized again. Anthropic's body carries the
-/// cache breakpoints; the tools' own is in the frozen bytes.
-pub(super) fn body(format: Format, prompt: Prompt, tools: &FrozenToolSchema, cache: &CacheBreakpointSettings) -> Result<Vec<u8>, LlmError> {
-    let body = codec::encode_request(format, prompt, |prompt| cache.breakpoints(prompt)).map_err(|e| LlmError::Protocol(e.to_string()))?;
-    Ok(if tools.specs().is_empty() { body } else { with_tools(body, tools.wire_json()) })
+/// What a request carries beside the prompt.
+pub(super) struct BodyExtras<'a> {
+    /// The frozen tool declarations.
+    pub tools: &'a FrozenToolSchema,
+    /// Anthropic's breakpoints (the tools' own is in the frozen bytes).
+    pub cache: &'a CacheBreakpointSettings,
+    /// The provider-side context management asked for (`strategy: native`).
+    pub context_management: Option<&'a ContextManagement>,
 }
 
-/// `body`, a JSON object, with `"tools": tools` added as its last member.
-fn with_tools(mut body: Vec<u8>, tools: &[u8]) -> Vec<u8> {
+/// The serialized request body of `prompt` (whose own tools are not
+/// rendered) with `extras`: the frozen tools' bytes are spliced in as the
+/// body's last member, never serialized again, after the context management
+/// the format has (none on wires without it).
+pub(super) fn body(format: Format, prompt: Prompt, extras: &BodyExtras<'_>) -> Result<Vec<u8>, LlmError> {
+    let mut body =
+        codec::encode_request(format, prompt, |prompt| extras.cache.breakpoints(prompt)).map_err(|e| LlmError::Protocol(e.to_string()))?;
+    if let Some(management) = extras.context_management.and_then(|m| context_management(format, m)) {
+        body = with_member(body, "context_management", management.to_string().as_bytes());
+    }
+    Ok(if extras.tools.specs().is_empty() { body } else { with_member(body, "tools", extras.tools.wire_json()) })
+}
+
+/// `body`, a JSON object, with `"name": value` added as its last member.
+fn with_member(mut body: Vec<u8>, name: &str, value: &[u8]) -> Vec<u8> {
     debug_assert_eq!(body.last(), Some(&b'}'), "a request body is an object with a model");
     body.pop();
-    body.extend_from_slice(b",\"tools\":");
-    body.extend_from_slice(tools);
+    body.extend_from_slice(format!(",\"{name}\":").as_bytes());
+    body.extend_from_slice(value);
     body.push(b'}');
     body
+}
+
+/// The beta Anthropic requires for context editing.
+pub const CONTEXT_MANAGEMENT_BETA: &str = "context-management-2025-06-27";
+
+/// The `context_management` member of `format`'s request for `management`
+/// (the shapes of the providers' docs); `None` when the format has no such
+/// mechanism or `management` is the other format's.
+fn context_management(format: Format, management: &ContextManagement) -> Option<serde_json::Value> {
+    use serde_json::json;
+    match (format, management) {
+        (Format::Anthropic, ContextManagement::ClearToolUses { trigger_tokens, keep_tool_uses, clear_at_least_tokens, exclude_tools, clear_tool_inputs }) => {
+            let mut edit = json!({
+                "type": "clear_tool_uses_20250919",
+                "trigger": {"type": "input_tokens", "value": trigger_tokens},
+                "keep": {"type": "tool_uses", "value": keep_tool_uses},
+            });
+            if *clear_at_least_tokens > 0 {
+                edit["clear_at_least"] = json!({"type": "input_tokens", "value": clear_at_least_tokens});
+            }
+            if !exclude_tools.is_empty() {
+                edit["exclude_tools"] = json!(exclude_tools);
+            }
+            edit["clear_tool_inputs"] = json!(clear_tool_inputs);
+            Some(json!({"edits": [edit]}))
+        }
+        (Format::OpenaiResponses, ContextManagement::Compaction { compact_threshold }) => {
+            Some(json!([{"type": "compaction", "compact_threshold": compact_threshold}]))
+        }
+        _ => None,
+    }
+}
+
+/// The headers a request with `management` needs beside authentication.
+pub(super) fn context_management_headers(format: Format, management: Option<&ContextManagement>) -> Option<(&'static str, &'static str)> {
+    matches!((format, management), (Format::Anthropic, Some(ContextManagement::ClearToolUses { .. })))
+        .then_some(("anthropic-beta", CONTEXT_MANAGEMENT_BETA))
 }
 
 /// Adds the format's authentication headers.
@@ -94,8 +146,9 @@ mod tests {
         let without_tools = Prompt { tools: Vec::new(), ..full.clone() };
         for format in Format::ALL {
             let frozen = FrozenToolSchema::freeze(vec![spec.clone()], format, &cache);
-            let spliced = body(format, without_tools.clone(), &frozen, &cache).unwrap();
-            let whole = body(format, full.clone(), &FrozenToolSchema::none(), &cache).unwrap();
+            let spliced = body(format, without_tools.clone(), &BodyExtras { tools: &frozen, cache: &cache, context_management: None }).unwrap();
+            let none = FrozenToolSchema::none();
+            let whole = body(format, full.clone(), &BodyExtras { tools: &none, cache: &cache, context_management: None }).unwrap();
             let tail = [&b",\"tools\":"[..], frozen.wire_json(), b"}"].concat();
             assert!(spliced.ends_with(&tail), "{format:?}: the frozen bytes, verbatim");
             let parse = |bytes: &[u8]| serde_json::from_slice::<serde_json::Value>(bytes).unwrap();

@@ -256,8 +256,18 @@ fn reasoning_only(messages: &mut [Message]) -> Option<&mut String> {
     }
 }
 
-/// The `reasoning` input item of `reasoning`; reasoning of other APIs has no Responses form.
+/// The `reasoning` (or `compaction`) input item of `reasoning`; reasoning of other APIs has no
+/// Responses form.
 pub(super) fn reasoning_item(reasoning: &Reasoning) -> Option<InputItem> {
+    if let Reasoning::ResponsesCompaction { id, encrypted_content } = reasoning {
+        let mut item = Map::new();
+        item.insert("type".into(), "compaction".into());
+        if let Some(id) = id {
+            item.insert("id".into(), id.clone().into());
+        }
+        item.insert("encrypted_content".into(), encrypted_content.clone().into());
+        return Some(InputItem::Other(Value::Object(item)));
+    }
     let Reasoning::ResponsesItem { id, summary, encrypted_content } = reasoning else { return None };
     let mut item = Map::new();
     item.insert("type".into(), "reasoning".into());
@@ -272,8 +282,12 @@ pub(super) fn reasoning_item(reasoning: &Reasoning) -> Option<InputItem> {
     Some(InputItem::Other(Value::Object(item)))
 }
 
-/// The reasoning a `reasoning` item (input or output) carries.
+/// The reasoning a `reasoning` or `compaction` item (input or output) carries.
 pub(super) fn item_reasoning(item: &Value) -> Option<Reasoning> {
+    let text = |field: &str| item.get(field).and_then(Value::as_str).map(str::to_owned);
+    if item.get("type").and_then(Value::as_str) == Some("compaction") {
+        return Some(Reasoning::ResponsesCompaction { id: text("id"), encrypted_content: text("encrypted_content")? });
+    }
     (item.get("type").and_then(Value::as_str) == Some("reasoning")).then(|| Reasoning::ResponsesItem {
         id: item.get("id").and_then(Value::as_str).map(str::to_owned),
         summary: item
