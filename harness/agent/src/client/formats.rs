@@ -156,6 +156,54 @@ mod tests {
         }
     }
 
+    /// `strategy: native` on each wire: Anthropic's `clear_tool_uses_20250919`
+    /// edit with every parameter the policy sets, behind its beta header;
+    /// Responses' compaction entry; nothing on the wires without one.
+    #[test]
+    fn native_context_management_renders_each_providers_documented_shape() {
+        use serde_json::json;
+        let prompt = Prompt { model: "m".into(), messages: vec![reloop_wire::Message::user("go")], ..Prompt::default() };
+        let (cache, tools) = (CacheBreakpointSettings::default(), FrozenToolSchema::none());
+        let edit = ContextManagement::ClearToolUses {
+            trigger_tokens: 64_000,
+            keep_tool_uses: 3,
+            clear_at_least_tokens: 12_800,
+            exclude_tools: vec!["todo".into()],
+            clear_tool_inputs: false,
+        };
+        let compaction = ContextManagement::Compaction { compact_threshold: 96_000 };
+        let sent = |format: Format, management: &ContextManagement| {
+            let extras = BodyExtras { tools: &tools, cache: &cache, context_management: Some(management) };
+            let body: serde_json::Value = serde_json::from_slice(&body(format, prompt.clone(), &extras).unwrap()).unwrap();
+            (body.get("context_management").cloned(), context_management_headers(format, Some(management)))
+        };
+        let anthropic = json!({"edits": [{
+            "type": "clear_tool_uses_20250919",
+            "trigger": {"type": "input_tokens", "value": 64_000},
+            "keep": {"type": "tool_uses", "value": 3},
+            "clear_at_least": {"type": "input_tokens", "value": 12_800},
+            "exclude_tools": ["todo"],
+            "clear_tool_inputs": false,
+        }]});
+        assert_eq!(sent(Format::Anthropic, &edit), (Some(anthropic), Some(("anthropic-beta", "context-management-2025-06-27"))));
+        let responses = json!([{"type": "compaction", "compact_threshold": 96_000}]);
+        assert_eq!(sent(Format::OpenaiResponses, &compaction), (Some(responses), None));
+        for format in [Format::OpenaiChat, Format::Gemini] {
+            assert_eq!(sent(format, &edit), (None, None), "{format:?}");
+            assert_eq!(sent(format, &compaction), (None, None), "{format:?}");
+        }
+        let bare = ContextManagement::ClearToolUses {
+            trigger_tokens: 64_000,
+            keep_tool_uses: 3,
+            clear_at_least_tokens: 0,
+            exclude_tools: Vec::new(),
+            clear_tool_inputs: false,
+        };
+        let (Some(bare), _) = sent(Format::Anthropic, &bare) else { panic!("an edit") };
+        let fields: Vec<&str> = bare["edits"][0].as_object().unwrap().keys().map(String::as_str).collect();
+        assert!(!fields.contains(&"clear_at_least") && !fields.contains(&"exclude_tools"), "{fields:?}: unset parameters are left to the API");
+    }
+
     #[test]
     fn anthropic_overload_is_overloaded() {
         let body = br#"{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}"#;

@@ -248,4 +248,22 @@ mod tests {
         assert_eq!(prompt.tool_choice, ToolChoice::None);
         assert!(prompt.include_usage);
     }
+
+    /// A Responses compaction item stands for everything before it: the
+    /// request starts at the latest turn that carries one, and keeps it.
+    #[test]
+    fn the_request_starts_at_the_latest_compaction_item() {
+        let compacted = |content: &str| Message::Assistant {
+            text: String::new(),
+            tool_calls: Vec::new(),
+            reasoning: vec![Reasoning::ResponsesCompaction { id: None, encrypted_content: content.into() }],
+        };
+        let transcript =
+            vec![Message::user("task"), compacted("first"), Message::user("more"), compacted("second"), Message::user("then")];
+        let tools = FrozenToolSchema::none();
+        let request = |messages| LlmRequest { system: "s", messages, tools: &tools, forbid_tools: false, max_output_tokens: 10, stream: true };
+        assert_eq!(to_prompt("m", &request(&transcript)).messages, transcript[3..]);
+        assert_eq!(to_prompt("m", &request(&transcript[..3])).messages, transcript[1..3]);
+        assert_eq!(to_prompt("m", &request(&transcript[..1])).messages, transcript[..1], "none: all of it");
+    }
 }

@@ -80,7 +80,7 @@ impl NativeConfig {
 }
 
 /// The wires with a provider-side mechanism, as named in messages.
-pub const NATIVE_WIRES: &str = "anthropic, openai-responses";
+pub const NATIVE_WIRES: &str = "openai-responses, anthropic";
 
 /// Whether `wire` has a provider-side mechanism `native` can ask for.
 pub fn has_native(wire: WireFormat) -> bool {

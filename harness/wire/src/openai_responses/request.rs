@@ -566,6 +566,38 @@ mod tests {
         );
     }
 
+    /// Server-side compaction: the `compaction` output item reads into the turn (whole and
+    /// streamed), goes back as an input item in the documented shape, and a request that
+    /// starts with it reads back into the same turn.
+    #[test]
+    fn a_compaction_item_reads_into_the_turn_and_goes_back_as_input() {
+        use crate::{Format, SseFrame, codec};
+        let item = json!({"type": "compaction", "id": "cmp_1", "encrypted_content": "gAAA-opaque"});
+        let call = json!({"type": "function_call", "id": "fc_1", "call_id": "call_1", "name": "read", "arguments": "{}", "status": "completed"});
+        let body = json!({"id": "resp_1", "object": "response", "status": "completed", "model": "m", "output": [item, call]});
+        let turn = codec::decode_response(Format::OpenaiResponses, body.to_string().as_bytes()).unwrap();
+        let compaction = Reasoning::ResponsesCompaction { id: Some("cmp_1".into()), encrypted_content: "gAAA-opaque".into() };
+        assert_eq!(turn.reasoning, [compaction.clone()]);
+        let mut decoder = crate::format::decoder_for(Format::OpenaiResponses);
+        for event in [
+            json!({"type": "response.output_item.added", "output_index": 0, "item": item}),
+            json!({"type": "response.output_item.done", "output_index": 0, "item": item}),
+            json!({"type": "response.output_item.added", "output_index": 1, "item": call}),
+            json!({"type": "response.output_item.done", "output_index": 1, "item": call}),
+            json!({"type": "response.completed", "response": body}),
+        ] {
+            decoder.push_frame(&SseFrame { event: None, data: event.to_string() }).unwrap();
+        }
+        assert_eq!(decoder.finish().unwrap().reasoning, [compaction.clone()], "streamed");
+        let message = Message::Assistant { text: String::new(), tool_calls: turn.tool_calls.clone(), reasoning: turn.reasoning.clone() };
+        let prompt = Prompt { model: "m".into(), messages: vec![message.clone()], ..Prompt::default() };
+        let sent: Value = serde_json::from_slice(&codec::encode_request(Format::OpenaiResponses, prompt, |_| Vec::new()).unwrap()).unwrap();
+        assert_eq!(sent["input"][0], item, "first, in the documented shape");
+        assert_eq!(sent["input"][1]["type"], "function_call");
+        let read: ResponsesRequest = serde_json::from_value(sent).unwrap();
+        assert_eq!(read.to_prompt().messages, [message]);
+    }
+
     #[test]
     fn malformed_known_items_are_errors_and_unknown_ones_are_kept() {
         let missing_name = json!({"type": "function_call", "call_id": "c", "arguments": "{}"});
