@@ -19,6 +19,7 @@ pub mod divergence;
 pub mod fault;
 pub mod json_log;
 pub mod pacing;
+pub mod provider_context;
 pub mod provider_tokens;
 pub mod raw_reply;
 pub mod record;

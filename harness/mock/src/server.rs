@@ -31,6 +31,7 @@ use crate::api_errors::{self, error_format, error_response, escape_control};
 use crate::connections::{self, ConnectionLimits};
 use crate::json_log::JsonLog;
 use crate::pacing::Pacer;
+use crate::provider_context::{self, ServerSide};
 use crate::raw_reply;
 use crate::recording::Recording;
 use crate::session::{Caching, RequestRecord, Reply, Session, SessionConfig};
@@ -222,18 +223,27 @@ fn router(registry: Arc<Registry>) -> Router {
         .route("/s/{session}/r/{run}/v1/models", get(models));
     for format in Format::ALL.into_iter().filter(|format| *format != Format::Gemini) {
         let path = format.path();
-        let call = move |body| Call { format, model: None, stream: false, body };
+        let call = move |headers: HeaderMap, body| Call { format, model: None, stream: false, beta: anthropic_beta(&headers), body };
         router = router
-            .route(&format!("/v1{path}"), post(move |State(r): State<Arc<Registry>>, body: Result<Bytes, BytesRejection>| async move {
-                answer(&r, DEFAULT_SESSION, call(body))
+            .route(&format!("/v1{path}"), post(move |State(r): State<Arc<Registry>>, headers: HeaderMap, body: Result<Bytes, BytesRejection>| async move {
+                answer(&r, DEFAULT_SESSION, call(headers, body))
             }))
-            .route(&format!("/s/{{session}}/v1{path}"), post(move |State(r): State<Arc<Registry>>, Path(session): Path<String>, body: Result<Bytes, BytesRejection>| async move {
-                answer(&r, &session, call(body))
+            .route(&format!("/s/{{session}}/v1{path}"), post(move |State(r): State<Arc<Registry>>, Path(session): Path<String>, headers: HeaderMap, body: Result<Bytes, BytesRejection>| async move {
+                answer(&r, &session, call(headers, body))
             }))
-            .route(&format!("/s/{{session}}/r/{{run}}/v1{path}"), post(move |State(r): State<Arc<Registry>>, Path((session, run)): Path<(String, String)>, body: Result<Bytes, BytesRejection>| async move {
-                answer(&r, &run_session_name(&session, &run), call(body))
+            .route(&format!("/s/{{session}}/r/{{run}}/v1{path}"), post(move |State(r): State<Arc<Registry>>, Path((session, run)): Path<(String, String)>, headers: HeaderMap, body: Result<Bytes, BytesRejection>| async move {
+                answer(&r, &run_session_name(&session, &run), call(headers, body))
             }));
     }
+    // OpenAI's standalone compaction (`crate::provider_context::responses`).
+    router = router
+        .route("/v1/responses/compact", post(|State(r): State<Arc<Registry>>, body: Result<Bytes, BytesRejection>| async move { compact(&r, DEFAULT_SESSION, body) }))
+        .route("/s/{session}/v1/responses/compact", post(|State(r): State<Arc<Registry>>, Path(session): Path<String>, body: Result<Bytes, BytesRejection>| async move {
+            compact(&r, &session, body)
+        }))
+        .route("/s/{session}/r/{run}/v1/responses/compact", post(|State(r): State<Arc<Registry>>, Path((session, run)): Path<(String, String)>, body: Result<Bytes, BytesRejection>| async move {
+            compact(&r, &run_session_name(&session, &run), body)
+        }));
     // Gemini: `models/{model}:{method}`, under `/v1beta` (the SDKs' default)
     // and `/v1`; the method says whether to stream or to count.
     for version in ["v1", "v1beta"] {
@@ -315,7 +325,7 @@ fn count_prompt(registry: &Registry, name: &str, format: Format, body: &[u8], mo
 /// request under `generateContentRequest`).
 fn gemini(registry: &Registry, name: &str, action: &str, body: Result<Bytes, BytesRejection>) -> Response {
     match Action::parse(action) {
-        Some(Action::Generate { model, stream }) => answer(registry, name, Call { format: Format::Gemini, model: Some(model), stream, body }),
+        Some(Action::Generate { model, stream }) => answer(registry, name, Call { format: Format::Gemini, model: Some(model), stream, beta: None, body }),
         Some(Action::CountTokens { model }) => {
             let body = match body {
                 Ok(body) => body,
@@ -362,42 +372,29 @@ struct Call {
     format: Format,
     model: Option<String>,
     stream: bool,
+    /// The `anthropic-beta` header, which context management needs.
+    beta: Option<String>,
     body: Result<Bytes, BytesRejection>,
 }
 
-/// Parses a request body of `format` into the neutral prompt and the cache
-/// model its format implies: OpenAI's automatic caching, Gemini's implicit
-/// one, or the Anthropic request's own breakpoints.
-fn parse(call: &Call, body: &[u8]) -> Result<(Prompt, Caching), serde_json::Error> {
-    let request = codec::decode_request(call.format, body, call.model.as_deref().unwrap_or_default(), call.stream)?;
-    let caching = Caching::of(call.format, &request.prompt.model, request.breakpoints);
-    Ok((request.prompt, caching))
+/// The `anthropic-beta` header of a request, when it has one.
+fn anthropic_beta(headers: &HeaderMap) -> Option<String> {
+    headers.get("anthropic-beta").and_then(|value| value.to_str().ok()).map(str::to_owned)
 }
 
-fn answer(registry: &Registry, name: &str, call: Call) -> Response {
-    let format = call.format;
-    let body = match &call.body {
-        Ok(body) => body,
-        Err(rejection) => return error_response(format, rejection.status(), &format!("reloop: {}", rejection.body_text())),
-    };
-    let session = match registry.get(name) {
-        Ok(session) => session,
-        Err(SessionRefusal::Unknown) => {
+/// The session `name` names, or the API's error for a `format` client.
+fn session_for(registry: &Registry, name: &str, format: Format) -> Result<Arc<Session>, Response> {
+    registry.get(name).map_err(|refusal| match refusal {
+        SessionRefusal::Unknown => {
             let message = format!("reloop: no replay session named `{}`", escape_control(name));
-            return json_response(StatusCode::NOT_FOUND, codec::error_body(format, ErrorReply::InvalidRequest(&message)));
+            json_response(StatusCode::NOT_FOUND, codec::error_body(format, ErrorReply::InvalidRequest(&message)))
         }
-        Err(SessionRefusal::Full) => {
-            return error_response(format, StatusCode::SERVICE_UNAVAILABLE, "reloop: too many live sessions; end some (DELETE /s/NAME) or wait for idle ones to expire");
-        }
-    };
-    let (prompt, caching) = match parse(&call, body) {
-        Ok(parsed) => parsed,
-        Err(e) => {
-            let message = format!("could not parse the JSON body of your request: {e}");
-            return json_response(StatusCode::BAD_REQUEST, codec::error_body(format, ErrorReply::InvalidRequest(&message)));
-        }
-    };
-    let reply = session.handle_cached(&prompt, &caching);
+        SessionRefusal::Full => error_response(format, StatusCode::SERVICE_UNAVAILABLE, "reloop: too many live sessions; end some (DELETE /s/NAME) or wait for idle ones to expire"),
+    })
+}
+
+/// Logs the request `session` just handled, for `reloop serve`.
+fn log_request(registry: &Registry, name: &str, format: Format, session: &Session) -> Option<RequestRecord> {
     let record = session.last_record();
     if let Some(record) = record.as_ref().filter(|_| registry.log_requests || registry.json_log.is_some()) {
         let reason = (record.result == "divergence").then(|| session.divergences().last().map(|d| d.render())).flatten();
@@ -408,7 +405,32 @@ fn answer(registry: &Registry, name: &str, call: Call) -> Response {
             log.request(name, format, record, reason.as_deref());
         }
     }
-    let mut response = respond(reply, &prompt, format, session.pacer());
+    record
+}
+
+fn answer(registry: &Registry, name: &str, call: Call) -> Response {
+    let format = call.format;
+    let body = match &call.body {
+        Ok(body) => body,
+        Err(rejection) => return error_response(format, rejection.status(), &format!("reloop: {}", rejection.body_text())),
+    };
+    let session = match session_for(registry, name, format) {
+        Ok(session) => session,
+        Err(response) => return response,
+    };
+    // The prompt the provider would send to the model: its context
+    // management applied, so counting, matching, caching and cost follow it.
+    let model = call.model.as_deref().unwrap_or_default();
+    let prepared = match provider_context::prepare(format, body, call.beta.as_deref(), session.counter(), model, call.stream) {
+        Ok(prepared) => prepared,
+        Err(message) => return json_response(StatusCode::BAD_REQUEST, codec::error_body(format, ErrorReply::InvalidRequest(&message))),
+    };
+    let (prompt, side) = (prepared.prompt, prepared.side);
+    let caching = Caching::of(format, &prompt.model, prepared.breakpoints);
+    let paused = side.compaction.as_ref().filter(|c| c.pause).map(|c| c.summary.as_str());
+    let reply = session.handle_managed(&prompt, &caching, side.note.clone(), paused);
+    let record = log_request(registry, name, format, &session);
+    let mut response = respond(reply, &prompt, format, session.pacer(), &side);
     // Both SDKs surface these as the request id; deterministic per session
     // (a raw reply keeps the recorded ones).
     if let Some(id) = record.and_then(|r| HeaderValue::try_from(format!("req_reloop_{name}_{:05}", r.index)).ok()) {
@@ -439,7 +461,34 @@ fn log_line(session: &str, format: Format, record: &RequestRecord, reason: Optio
     )
 }
 
-fn respond(reply: Reply, prompt: &Prompt, format: Format, pacer: Arc<dyn Pacer>) -> Response {
+/// `POST .../v1/responses/compact`: the compacted window of the input
+/// (`crate::provider_context::responses`), counted, cached and priced as
+/// the request it is, without consuming an exchange.
+fn compact(registry: &Registry, name: &str, body: Result<Bytes, BytesRejection>) -> Response {
+    let format = Format::OpenaiResponses;
+    let invalid = |message: &str| json_response(StatusCode::BAD_REQUEST, codec::error_body(format, ErrorReply::InvalidRequest(message)));
+    let body = match body {
+        Ok(body) => body,
+        Err(rejection) => return error_response(format, rejection.status(), &format!("reloop: {}", rejection.body_text())),
+    };
+    let session = match session_for(registry, name, format) {
+        Ok(session) => session,
+        Err(response) => return response,
+    };
+    let compacted = serde_json::from_slice(&body).map_err(|e| format!("could not parse the JSON body of your request: {e}")).and_then(provider_context::responses::compact);
+    let (prompt, output, summary) = match compacted {
+        Ok(compacted) => compacted,
+        Err(message) => return invalid(&message),
+    };
+    let note = format!("/responses/compact: {} items compacted", prompt.messages.len());
+    let reply = session.handle_managed(&prompt, &Caching::Automatic, Some(note), Some(&summary));
+    match (reply, log_request(registry, name, format, &session)) {
+        (Reply::Turn { .. }, Some(record)) => json_response(StatusCode::OK, provider_context::responses::compact_body(&output, &record).to_string()),
+        (reply, _) => respond(reply, &prompt, format, session.pacer(), &ServerSide::default()),
+    }
+}
+
+fn respond(reply: Reply, prompt: &Prompt, format: Format, pacer: Arc<dyn Pacer>, side: &ServerSide) -> Response {
     let error = |error| codec::error_body(format, error);
     match reply {
         Reply::ContextExceeded { window, requested } => {
@@ -473,11 +522,16 @@ fn respond(reply: Reply, prompt: &Prompt, format: Format, pacer: Arc<dyn Pacer>)
         }
         Reply::Turn { answer, fault, timing, model, request_index, .. } => {
             let meta = ReplyMeta { request_index, model, include_usage: prompt.include_usage, tools: prompt.tools.clone() };
+            let amend = provider_context::reply::amends(format, side);
             if prompt.stream {
-                let plan = StreamPlan::new(codec::encode_reply_stream(format, &answer, &meta), timing, fault.as_ref(), &format);
-                stream_response(plan, pacer)
+                let mut frames = codec::encode_reply_stream(format, &answer, &meta);
+                if amend {
+                    frames = provider_context::reply::amend_frames(format, frames, side);
+                }
+                stream_response(StreamPlan::new(frames, timing, fault.as_ref(), &format), pacer)
             } else {
-                json_response(StatusCode::OK, codec::encode_reply(format, &answer, &meta))
+                let body = codec::encode_reply(format, &answer, &meta);
+                json_response(StatusCode::OK, if amend { provider_context::reply::amend_body(format, &body, side) } else { body })
             }
         }
     }

@@ -20,6 +20,10 @@ pub use crate::stages::Caching;
 use crate::tokens::{PromptCount, TokenCounter, content_hash};
 use crate::tool_results::{ToolResultSeen, new_tool_results};
 
+/// The `result` of a request the provider answered with a compaction
+/// (`crate::provider_context`): no exchange consumed.
+pub const COMPACTION_RESULT: &str = "compaction";
+
 /// How a session is set up.
 #[derive(Debug, Clone)]
 pub struct SessionConfig {
@@ -84,6 +88,10 @@ pub struct RequestRecord {
     pub at_ms: u64,
     /// The tool results it sent back for the previous turn's calls.
     pub tool_results: Vec<ToolResultSeen>,
+    /// What the provider's own context management did to the prompt before
+    /// it was counted (`crate::provider_context`): `clear_tool_uses_20250919
+    /// cleared 3 tool uses (1204 tokens)`; `None` when nothing.
+    pub server_edit: Option<String>,
 }
 
 #[derive(Debug, Default)]
@@ -194,6 +202,15 @@ impl Session {
     /// As [`Session::handle`], with the cache model (and breakpoints) the
     /// request's wire format implies.
     pub fn handle_cached(&self, request: &Prompt, caching: &Caching) -> Reply {
+        self.handle_managed(request, caching, None, None)
+    }
+
+    /// As [`Session::handle_cached`], for a prompt the provider's context
+    /// management made (`note` says how, for the log); with `compaction`,
+    /// the request is a compaction whose output is that summary
+    /// (`/responses/compact`, a paused Anthropic compaction): accounted like
+    /// any turn, result `compaction`, and no exchange consumed.
+    pub fn handle_managed(&self, request: &Prompt, caching: &Caching, note: Option<String>, compaction: Option<&str>) -> Reply {
         let renamed = self.lock().served_calls.with_served_ids(request);
         let request = renamed.as_ref().unwrap_or(request);
         let count = self.counter.count_prompt(request);
@@ -226,8 +243,13 @@ impl Session {
             retry,
             at_ms: self.config.pacer.now_ms(),
             tool_results: new_tool_results(request),
+            server_edit: note,
         };
-        let reply = match self.serve(&mut state, (request, caching), &count, fingerprint, &mut record) {
+        let served = match compaction {
+            Some(summary) => stages::admit(self.config.context_window, count.total).map(|()| self.compaction_reply(&mut state, (request, caching), &count, summary, &mut record)),
+            None => self.serve(&mut state, (request, caching), &count, fingerprint, &mut record),
+        };
+        let reply = match served {
             Ok(reply) => reply,
             Err(rejection) => {
                 record.status = rejection.status;
@@ -295,6 +317,17 @@ impl Session {
         let turn = auxiliary::auxiliary_turn(request, &self.config.recording.auxiliary, &mut state.auxiliary_used);
         let usage = account(state, (request, caching), (count, self.config.provider_tokens.as_ref()), &turn, record);
         record.result = auxiliary::AUXILIARY_RESULT;
+        let turn = ModelTurn { usage: Some(usage), ..turn };
+        let model = self.config.recording.model.clone().unwrap_or_else(|| request.model.clone());
+        Reply::Turn { answer: Box::new(answer(&turn, None, false)), fault: None, timing: Timing::default(), model, request_index: record.index, raw: None }
+    }
+
+    /// A compaction's summary as its answer, accounted like any turn; no
+    /// exchange is consumed.
+    fn compaction_reply(&self, state: &mut SessionState, (request, caching): (&Prompt, &Caching), count: &PromptCount, summary: &str, record: &mut RequestRecord) -> Reply {
+        let turn = ModelTurn { text: summary.to_owned(), ..ModelTurn::default() };
+        let usage = account(state, (request, caching), (count, self.config.provider_tokens.as_ref()), &turn, record);
+        record.result = COMPACTION_RESULT;
         let turn = ModelTurn { usage: Some(usage), ..turn };
         let model = self.config.recording.model.clone().unwrap_or_else(|| request.model.clone());
         Reply::Turn { answer: Box::new(answer(&turn, None, false)), fault: None, timing: Timing::default(), model, request_index: record.index, raw: None }

@@ -30,11 +30,14 @@
 //! - [`codec`]: what callers ask of any format (auth headers, requests to and from the
 //!   prompt, replies encoded and read, error bodies written and read, fault frames), one arm
 //!   per format.
+//! - [`context_management`]: provider-side context management as requests ask for it
+//!   (Anthropic context edits and compaction, Responses compaction).
 //! - [`format`](mod@format): the formats as a value, to pick an endpoint and a stream decoder
 //!   at run time.
 
 pub mod anthropic;
 pub mod codec;
+pub mod context_management;
 pub mod delta;
 pub mod error;
 pub mod error_reply;
