@@ -47,41 +47,36 @@ fn with_member(mut body: Vec<u8>, name: &str, value: &[u8]) -> Vec<u8> {
     body
 }
 
-/// The beta Anthropic requires for context editing.
-pub const CONTEXT_MANAGEMENT_BETA: &str = "context-management-2025-06-27";
-
-/// The `context_management` member of `format`'s request for `management`
-/// (the shapes of the providers' docs); `None` when the format has no such
-/// mechanism or `management` is the other format's.
+/// The `context_management` member of `format`'s request for `management`,
+/// in the wire's request types (the providers' documented shapes); `None`
+/// when the format has no such mechanism or `management` is the other
+/// format's.
 fn context_management(format: Format, management: &ContextManagement) -> Option<serde_json::Value> {
-    use serde_json::json;
-    match (format, management) {
+    use reloop_wire::context_management::{self as wire, Amount, ClearInputs, ContextEdit, ClearToolUses, ResponsesContextManagement};
+    let value = match (format, management) {
         (Format::Anthropic, ContextManagement::ClearToolUses { trigger_tokens, keep_tool_uses, clear_at_least_tokens, exclude_tools, clear_tool_inputs }) => {
-            let mut edit = json!({
-                "type": "clear_tool_uses_20250919",
-                "trigger": {"type": "input_tokens", "value": trigger_tokens},
-                "keep": {"type": "tool_uses", "value": keep_tool_uses},
-            });
-            if *clear_at_least_tokens > 0 {
-                edit["clear_at_least"] = json!({"type": "input_tokens", "value": clear_at_least_tokens});
-            }
-            if !exclude_tools.is_empty() {
-                edit["exclude_tools"] = json!(exclude_tools);
-            }
-            edit["clear_tool_inputs"] = json!(clear_tool_inputs);
-            Some(json!({"edits": [edit]}))
+            let edit = ClearToolUses {
+                trigger: Some(Amount::new("input_tokens", *trigger_tokens)),
+                keep: Some(Amount::new("tool_uses", u64::from(*keep_tool_uses))),
+                clear_at_least: (*clear_at_least_tokens > 0).then(|| Amount::new("input_tokens", *clear_at_least_tokens)),
+                exclude_tools: exclude_tools.clone(),
+                clear_tool_inputs: Some(ClearInputs::All(*clear_tool_inputs)),
+            };
+            serde_json::to_value(wire::ContextManagement { edits: vec![ContextEdit::ClearToolUses(edit)] })
         }
-        (Format::OpenaiResponses, ContextManagement::Compaction { compact_threshold }) => {
-            Some(json!([{"type": "compaction", "compact_threshold": compact_threshold}]))
-        }
-        _ => None,
-    }
+        (Format::OpenaiResponses, ContextManagement::Compaction { compact_threshold }) => serde_json::to_value([ResponsesContextManagement {
+            kind: wire::COMPACTION_ITEM.to_owned(),
+            compact_threshold: Some(*compact_threshold),
+        }]),
+        _ => return None,
+    };
+    value.ok()
 }
 
 /// The headers a request with `management` needs beside authentication.
 pub(super) fn context_management_headers(format: Format, management: Option<&ContextManagement>) -> Option<(&'static str, &'static str)> {
     matches!((format, management), (Format::Anthropic, Some(ContextManagement::ClearToolUses { .. })))
-        .then_some(("anthropic-beta", CONTEXT_MANAGEMENT_BETA))
+        .then_some(("anthropic-beta", reloop_wire::context_management::ANTHROPIC_CONTEXT_EDITING_BETA))
 }
 
 /// Adds the format's authentication headers.

@@ -10,7 +10,7 @@ mod retry;
 mod tls;
 
 pub use error::LlmError;
-pub use formats::{ANTHROPIC_VERSION, CONTEXT_MANAGEMENT_BETA};
+pub use formats::ANTHROPIC_VERSION;
 pub use retry::{RetryPolicy, parse_retry_after};
 pub use tls::ensure_crypto_provider;
 

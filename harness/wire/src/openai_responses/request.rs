@@ -12,6 +12,7 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::{Map, Value};
 
 use crate::ToolCall;
+use crate::context_management::{COMPACTION_ITEM, compaction_item_content};
 use crate::message::{Message, Reasoning, name_tool_results};
 use crate::openai_chat::MessageContent;
 use crate::prompt::{Prompt, ToolChoice, ToolSpec, join_system, push_tool_call};
@@ -261,7 +262,7 @@ fn reasoning_only(messages: &mut [Message]) -> Option<&mut String> {
 pub(super) fn reasoning_item(reasoning: &Reasoning) -> Option<InputItem> {
     if let Reasoning::ResponsesCompaction { id, encrypted_content } = reasoning {
         let mut item = Map::new();
-        item.insert("type".into(), "compaction".into());
+        item.insert("type".into(), COMPACTION_ITEM.into());
         if let Some(id) = id {
             item.insert("id".into(), id.clone().into());
         }
@@ -285,8 +286,8 @@ pub(super) fn reasoning_item(reasoning: &Reasoning) -> Option<InputItem> {
 /// The reasoning a `reasoning` or `compaction` item (input or output) carries.
 pub(super) fn item_reasoning(item: &Value) -> Option<Reasoning> {
     let text = |field: &str| item.get(field).and_then(Value::as_str).map(str::to_owned);
-    if item.get("type").and_then(Value::as_str) == Some("compaction") {
-        return Some(Reasoning::ResponsesCompaction { id: text("id"), encrypted_content: text("encrypted_content")? });
+    if let Some(content) = compaction_item_content(item) {
+        return Some(Reasoning::ResponsesCompaction { id: text("id"), encrypted_content: content.to_owned() });
     }
     (item.get("type").and_then(Value::as_str) == Some("reasoning")).then(|| Reasoning::ResponsesItem {
         id: item.get("id").and_then(Value::as_str).map(str::to_owned),
