@@ -70,6 +70,8 @@ pub(crate) fn explain(model: &str, state: &LoopState, events: &[TimedEvent], log
                 Some(call) if site.cause == "tools" => discovered(events, call.step),
                 _ => None,
             };
+            // The provider's own context management (`strategy: native`) edits what the loop sent.
+            let by = by.or_else(|| record.server_edit.as_ref().map(|edit| format!("the provider: {edit}")));
             Some(ExplainedBreak { lost_usd: price.map(|per_token| site.lost_tokens as f64 * per_token), site, by })
         })
         .collect()

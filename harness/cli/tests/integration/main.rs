@@ -16,6 +16,7 @@ mod file_kinds;
 mod golden_reports;
 mod hostile_input;
 mod prices;
+mod provider_context;
 mod record;
 mod html_report;
 mod import;

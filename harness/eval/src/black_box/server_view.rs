@@ -35,6 +35,9 @@ pub struct ServerView {
 }
 
 use reloop_mock::auxiliary::AUXILIARY_RESULT as AUXILIARY;
+use reloop_mock::session::COMPACTION_RESULT;
+
+use crate::cache_breaks::ExplainedBreak;
 
 /// The `result` of a request whose stream a fault played in.
 const STREAM_FAULT: &str = "fault:stream";
@@ -80,7 +83,7 @@ pub fn server_view(scenario: &Scenario, session: &Session) -> ServerView {
             // A failed attempt at the step to come (an auxiliary request is part of it too).
             None => steps_used,
         };
-        let attempt = view.steps.iter().filter(|row| row.step == step && row.purpose != AUXILIARY).count() as u64;
+        let attempt = view.steps.iter().filter(|row| row.step == step && row.purpose == "main").count() as u64;
         view.steps.push(step_row(record, turn.as_ref(), step, attempt));
     }
     let only_calls: Vec<DoomCall> = calls.iter().map(|(_, call)| call.clone()).collect();
@@ -117,7 +120,7 @@ pub fn server_view(scenario: &Scenario, session: &Session) -> ServerView {
         ..RunMetrics::default()
     };
     // Only the turns delivered whole are the recorded session's calls.
-    let turns: Vec<StepRow> = view.steps.iter().filter(|row| row.error.is_none() && row.purpose != AUXILIARY).cloned().collect();
+    let turns: Vec<StepRow> = view.steps.iter().filter(|row| row.error.is_none() && row.purpose == "main").cloned().collect();
     crate::recorded_pricing::price_recorded_usage(&mut view.metrics, scenario, &turns, false);
     view
 }
@@ -175,11 +178,13 @@ fn served_turn(scenario: &Scenario, record: &RequestRecord) -> Option<ModelTurn>
 /// a fault, a divergence or a cut stream, which make the row's `error`).
 fn step_row(record: &RequestRecord, turn: Option<&ModelTurn>, step: u64, attempt: u64) -> StepRow {
     let answered = record.status == 200;
-    let auxiliary = record.result == AUXILIARY;
+    // A compaction the provider answered (`/responses/compact`) is a side
+    // request like an auxiliary one: no exchange, no error.
+    let auxiliary = record.result == AUXILIARY || record.result == COMPACTION_RESULT;
     StepRow {
         step,
         call_index: record.index as u64,
-        purpose: if auxiliary { AUXILIARY } else { "main" }.to_owned(),
+        purpose: if auxiliary { record.result } else { "main" }.to_owned(),
         attempt: if auxiliary { 0 } else { attempt },
         error: (turn.is_none() && !auxiliary).then(|| record.result.to_owned()),
         server_result: Some(record.result.to_owned()),
@@ -198,6 +203,8 @@ fn step_row(record: &RequestRecord, turn: Option<&ModelTurn>, step: u64, attempt
         // The agent's own cache-break detection is out of sight.
         cache_break_detected: false,
         cache_break_causes: None,
+        // Where the prompt changed, and the provider's own edit when it made it.
+        cache_break_explained: record.cache_break_site.clone().map(|site| ExplainedBreak { site, by: record.server_edit.clone(), lost_usd: None }),
         finish_reason: turn.map(|t| t.finish_reason.as_openai_str().to_owned()),
         tool_calls: turn.map(|t| t.tool_calls.iter().map(|c| c.name.clone()).collect()).unwrap_or_default(),
         started_ms: record.at_ms,
