@@ -46,8 +46,12 @@ pub fn prepare(mut request: ResponsesRequest, counter: &TokenCounter) -> Result<
     if let Some(threshold) = threshold {
         let before = counter.count_prompt(&request.to_prompt()).total;
         if before > threshold {
-            let (window, sealed) = window(&request.input);
+            let (mut window, sealed) = window(&request.input);
             let returned = window.last().and_then(|item| serde_json::to_value(item).ok()).unwrap_or_default();
+            // The round the model is asked to answer stays whole after the
+            // item (its results are what a replay matches on); the item
+            // stands for it too, so a client may drop all before it.
+            window.extend_from_slice(&request.input[latest_round(&request.input)..]);
             request.input = window;
             expand(&mut request)?;
             let after = counter.count_prompt(&request.to_prompt()).total;
@@ -82,6 +86,17 @@ fn window(input: &[InputItem]) -> (Vec<InputItem>, Sealed) {
     let item = compaction_item(&format!("cmp_{:016x}", content_hash(&content)), &content);
     let window = kept.into_iter().cloned().chain([InputItem::Other(item)]).collect();
     (window, sealed)
+}
+
+/// Where the trailing tool round of `input` starts: the last turn's function
+/// calls and their outputs after them (the input's end when it ends otherwise).
+fn latest_round(input: &[InputItem]) -> usize {
+    let after = |items: &[InputItem], kept: fn(&InputItem) -> bool| items.iter().rposition(|item| !kept(item)).map_or(0, |at| at + 1);
+    let outputs = after(input, |item| matches!(item, InputItem::FunctionCallOutput(_)));
+    if outputs == input.len() {
+        return outputs;
+    }
+    after(&input[..outputs], |item| matches!(item, InputItem::FunctionCall(_)))
 }
 
 fn is_user_message(item: &InputItem) -> bool {

@@ -28,8 +28,11 @@ fn context_management_compacts_only_past_its_threshold() {
     let compaction = compacted.side.compaction.unwrap();
     assert_eq!(compaction.returned["type"], "compaction");
     assert!(compaction.returned["id"].as_str().unwrap().starts_with("cmp_"));
-    // The model read the window: the task, then the summary.
-    assert!(matches!(&compacted.prompt.messages[..], [Message::User { text: task }, Message::User { text: summary }] if task == "task" && summary.starts_with("Summary of 13")));
+    // The model read the window: the task, the summary, then the round it answers (whose
+    // results a replay matches on).
+    let messages = &compacted.prompt.messages[..];
+    assert!(matches!(messages, [Message::User { text: task }, Message::User { text: summary }, Message::Assistant { .. }, Message::ToolResult { call_id, .. }]
+        if task == "task" && summary.starts_with("Summary of 13") && call_id == "call_5"), "{messages:?}");
     assert!(counter.count_prompt(&compacted.prompt).total < whole / 2);
     assert!(compacted.side.note.unwrap().starts_with(&format!("context_management compaction past {} tokens: 12 items compacted", whole - 1)));
     let error = prepare(request(1, 1, Some(json!([{"type": "truncation"}]))), &counter).unwrap_err();
