@@ -173,13 +173,16 @@ pub struct StrategyTuning {
     pub native: native::NativeConfig,
 }
 
-/// No compaction: the baseline every strategy is compared with.
-#[derive(Debug, Default)]
-pub struct NoCompaction;
+/// No compaction by the loop: `none`, the baseline every strategy is
+/// compared with, and `native`, where the provider does it ([`native`]).
+#[derive(Debug)]
+pub struct NoCompaction {
+    name: StrategyName,
+}
 
 impl ContextStrategy for NoCompaction {
     fn name(&self) -> &'static str {
-        "none"
+        self.name.as_str()
     }
     fn plan(&mut self, _: &StrategyContext<'_>) -> Option<Edit> {
         None
@@ -196,7 +199,6 @@ pub fn build(name: StrategyName, tuning: &StrategyTuning) -> Box<dyn ContextStra
         StrategyName::Opencode => Box::new(opencode::Opencode::new(tuning.opencode)),
         StrategyName::Codex => Box::new(codex::Codex::new(tuning.codex)),
         StrategyName::Masking => Box::new(masking::Masking::new(tuning.masking)),
-        StrategyName::None => Box::new(NoCompaction),
-        StrategyName::Native => Box::new(native::Native),
+        StrategyName::None | StrategyName::Native => Box::new(NoCompaction { name }),
     }
 }

@@ -1,5 +1,5 @@
 //! `strategy: native`: the provider manages the context, the loop edits
-//! nothing. Each request asks for the wire's own mechanism
+//! nothing (its strategy is [`super::NoCompaction`]). Each request asks for the wire's own mechanism
 //! ([`ContextManagement`], rendered by the client), and the loop sends its
 //! whole view as it stands:
 //!
@@ -25,7 +25,6 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::{ContextStrategy, Edit, StrategyContext};
 use crate::client::WireFormat;
 
 /// Native's constants: the policy each request asks the provider for, as
@@ -109,22 +108,6 @@ pub enum ContextManagement {
         /// `compact_threshold`: rendered tokens.
         compact_threshold: u64,
     },
-}
-
-/// The strategy: plans nothing, the provider does it.
-#[derive(Debug, Default)]
-pub struct Native;
-
-impl ContextStrategy for Native {
-    fn name(&self) -> &'static str {
-        "native"
-    }
-    fn plan(&mut self, _: &StrategyContext<'_>) -> Option<Edit> {
-        None
-    }
-    fn plan_reactive(&mut self, _: &StrategyContext<'_>) -> Option<Edit> {
-        None
-    }
 }
 
 #[cfg(test)]
