@@ -76,7 +76,9 @@ const CODEX: PresetLaunch = PresetLaunch {
     )],
     tools: "codex-cli",
     volatile_result_lines: &["Chunk ID: ", "Wall time: "],
-    auxiliary: &[],
+    // Its local compaction (a provider not named `OpenAI`): a summary turn
+    // whose last user message is its checkpoint prompt.
+    auxiliary: &[("CONTEXT CHECKPOINT COMPACTION", "Handoff summary of a replayed session: continue the user's task as first stated.")],
     user_agent: Some("codex_"),
     submit_marker: None,
 };

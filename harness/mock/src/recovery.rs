@@ -38,7 +38,7 @@ impl Recovery {
             self.refused = Some(count.message_hashes.iter().copied().collect());
             self.summarized = false;
         } else if result == crate::auxiliary::AUXILIARY_RESULT {
-            self.summarized = self.refused.is_some();
+            self.summarized |= self.refused.is_some();
         } else {
             *self = Self::default();
         }
@@ -56,7 +56,20 @@ impl Recovery {
 }
 
 impl Recovery {
-    /// Whether the agent, given a summary after a refusal, left the calls
+    /// Notes an auxiliary answer to `request` when it asked for a summary
+    /// of a conversation with tool results (it ends with an instruction
+    /// after them): a compaction the agent chose before any refusal (Codex's
+    /// local one past its auto-compact limit). The next main request may
+    /// then have replaced the calls with the summary, as after a refusal.
+    /// Returns whether it was such a summary.
+    pub fn answered_auxiliary(&mut self, request: &Prompt) -> bool {
+        let results = request.messages.iter().any(|message| matches!(message, Message::ToolResult { .. }));
+        let summary = results && matches!(request.messages.last(), Some(Message::User { .. }));
+        self.summarized |= summary;
+        summary
+    }
+
+    /// Whether the agent, given a summary after a refusal (or a compaction of its own), left the calls
     /// `expected` out of `request` altogether (neither the calls nor their
     /// results are in it): its history was summarized, and the calls need
     /// no results.
@@ -106,5 +119,13 @@ mod tests {
         assert!(!recovery.summarized_away(&resent, &expected), "the result is still there: it is checked");
         recovery.observe("ok", &counter.count_prompt(&resent));
         assert!(!recovery.is_side_request(&summary, &counter.count_prompt(&summary)), "closed by the resent request");
+        // A compaction the agent chose itself, with no refusal before it.
+        let mut chosen = Recovery::default();
+        assert!(!chosen.answered_auxiliary(&prompt(vec![Message::User { text: "Write a title".into() }])));
+        chosen.observe(crate::auxiliary::AUXILIARY_RESULT, &counter.count_prompt(&summary));
+        assert!(!chosen.summarized_away(&compacted, &expected), "a title request summarizes nothing");
+        assert!(chosen.answered_auxiliary(&summary));
+        chosen.observe(crate::auxiliary::AUXILIARY_RESULT, &counter.count_prompt(&summary));
+        assert!(chosen.summarized_away(&compacted, &expected));
     }
 }

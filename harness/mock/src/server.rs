@@ -34,7 +34,7 @@ use crate::pacing::Pacer;
 use crate::provider_context::{self, ServerSide};
 use crate::raw_reply;
 use crate::recording::Recording;
-use crate::session::{Caching, RequestRecord, Reply, Session, SessionConfig};
+use crate::session::{Caching, Managed, RequestRecord, Reply, Session, SessionConfig};
 use crate::stream_plan::StreamPlan;
 
 /// The session `/v1/...` routes use.
@@ -428,7 +428,8 @@ fn answer(registry: &Registry, name: &str, call: Call) -> Response {
     let (prompt, side) = (prepared.prompt, prepared.side);
     let caching = Caching::of(format, &prompt.model, prepared.breakpoints);
     let paused = side.compaction.as_ref().filter(|c| c.pause).map(|c| c.summary.as_str());
-    let reply = session.handle_managed(&prompt, &caching, side.note.clone(), paused);
+    let managed = Managed { note: side.note.as_deref(), compaction: paused, history: prepared.history.as_ref() };
+    let reply = session.handle_managed(&prompt, &caching, managed);
     let record = log_request(registry, name, format, &session);
     let mut response = respond(reply, &prompt, format, session.pacer(), &side);
     // Both SDKs surface these as the request id; deterministic per session
@@ -481,7 +482,7 @@ fn compact(registry: &Registry, name: &str, body: Result<Bytes, BytesRejection>)
         Err(message) => return invalid(&message),
     };
     let note = format!("/responses/compact: {} items compacted", prompt.messages.len());
-    let reply = session.handle_managed(&prompt, &Caching::Automatic, Some(note), Some(&summary));
+    let reply = session.handle_managed(&prompt, &Caching::Automatic, Managed { note: Some(&note), compaction: Some(&summary), history: None });
     match (reply, log_request(registry, name, format, &session)) {
         (Reply::Turn { .. }, Some(record)) => json_response(StatusCode::OK, provider_context::responses::compact_body(&output, &record).to_string()),
         (reply, _) => respond(reply, &prompt, format, session.pacer(), &ServerSide::default()),

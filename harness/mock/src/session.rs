@@ -24,6 +24,23 @@ use crate::tool_results::{ToolResultSeen, new_tool_results};
 /// (`crate::provider_context`): no exchange consumed.
 pub const COMPACTION_RESULT: &str = "compaction";
 
+/// What the provider's context management made of a request
+/// (`crate::provider_context`), for [`Session::handle_managed`].
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Managed<'a> {
+    /// What it did, for the request's record (`RequestRecord::server_edit`).
+    pub note: Option<&'a str>,
+    /// The summary of the compaction the request asked for alone
+    /// (`/responses/compact`, Codex's `compaction_trigger`, a paused
+    /// Anthropic compaction): the reply, accounted like any turn, result
+    /// `compaction`, no exchange consumed.
+    pub compaction: Option<&'a str>,
+    /// The conversation with compactions expanded to what they replaced:
+    /// what the recording (made of the whole conversation) is matched
+    /// against. `None`: the request itself.
+    pub history: Option<&'a Prompt>,
+}
+
 /// How a session is set up.
 #[derive(Debug, Clone)]
 pub struct SessionConfig {
@@ -202,17 +219,18 @@ impl Session {
     /// As [`Session::handle`], with the cache model (and breakpoints) the
     /// request's wire format implies.
     pub fn handle_cached(&self, request: &Prompt, caching: &Caching) -> Reply {
-        self.handle_managed(request, caching, None, None)
+        self.handle_managed(request, caching, Managed::default())
     }
 
     /// As [`Session::handle_cached`], for a prompt the provider's context
-    /// management made (`note` says how, for the log); with `compaction`,
-    /// the request is a compaction whose output is that summary
-    /// (`/responses/compact`, a paused Anthropic compaction): accounted like
-    /// any turn, result `compaction`, and no exchange consumed.
-    pub fn handle_managed(&self, request: &Prompt, caching: &Caching, note: Option<String>, compaction: Option<&str>) -> Reply {
+    /// management made (`crate::provider_context`): counted, cached and
+    /// priced as `request`, matched against the recording as `managed`'s
+    /// history, answered with its compaction when it has one.
+    pub fn handle_managed(&self, request: &Prompt, caching: &Caching, managed: Managed<'_>) -> Reply {
         let renamed = self.lock().served_calls.with_served_ids(request);
         let request = renamed.as_ref().unwrap_or(request);
+        let history = managed.history.map(|history| self.lock().served_calls.with_served_ids(history).unwrap_or_else(|| history.clone()));
+        let matched = history.as_ref().unwrap_or(request);
         let count = self.counter.count_prompt(request);
         let count = match &self.config.provider_tokens {
             Some(provider) => provider.scale(&count),
@@ -242,12 +260,12 @@ impl Session {
             result: "ok",
             retry,
             at_ms: self.config.pacer.now_ms(),
-            tool_results: new_tool_results(request),
-            server_edit: note,
+            tool_results: new_tool_results(matched),
+            server_edit: managed.note.map(str::to_owned),
         };
-        let served = match compaction {
+        let served = match managed.compaction {
             Some(summary) => stages::admit(self.config.context_window, count.total).map(|()| self.compaction_reply(&mut state, (request, caching), &count, summary, &mut record)),
-            None => self.serve(&mut state, (request, caching), &count, fingerprint, &mut record),
+            None => self.serve(&mut state, (request, caching), matched, &count, fingerprint, &mut record),
         };
         let reply = match served {
             Ok(reply) => reply,
@@ -267,6 +285,7 @@ impl Session {
         &self,
         state: &mut SessionState,
         (request, caching): (&Prompt, &Caching),
+        matched: &Prompt,
         count: &PromptCount,
         fingerprint: u64,
         record: &mut RequestRecord,
@@ -279,7 +298,7 @@ impl Session {
         if !record.retry && (recovering || auxiliary::is_auxiliary(request, next, &self.config.recording.auxiliary)) {
             return Ok(self.auxiliary_reply(state, (request, caching), count, record));
         }
-        let (purpose, exchange_index) = self.match_exchange(state, record, request, caching)?;
+        let (purpose, exchange_index) = self.match_exchange(state, record, matched, caching)?;
         record.exchange = Some(exchange_index);
         let exchange = &self.config.recording.exchanges[exchange_index];
         let mut turn = stages::render(exchange, exchange_index);
@@ -315,6 +334,11 @@ impl Session {
         record: &mut RequestRecord,
     ) -> Reply {
         let turn = auxiliary::auxiliary_turn(request, &self.config.recording.auxiliary, &mut state.auxiliary_used);
+        // After a summary the agent rewrote its history: a request identical
+        // to the one before it (the same summary again) is a new turn, not a retry.
+        if state.recovery.answered_auxiliary(request) {
+            state.previous = None;
+        }
         let usage = account(state, (request, caching), (count, self.config.provider_tokens.as_ref()), &turn, record);
         record.result = auxiliary::AUXILIARY_RESULT;
         let turn = ModelTurn { usage: Some(usage), ..turn };

@@ -354,3 +354,47 @@ fn interrupting_reloop_run_during_a_real_opencode_run_leaves_none_of_its_process
     assert!(!agents.is_empty(), "opencode ended within 3 s; the interrupt would find nothing to kill");
     interrupt_and_check_none_survive(child, &agents, out.path());
 }
+
+/// Runs bundled scenario `name` with the installed agents on `PATH`; its
+/// steps rows, once it passed. `None` when the agents are not installed.
+fn run_bundled(name: &str, program: &str) -> Option<Vec<Row>> {
+    let bin = agents_bin(program)?;
+    let out = tempfile::tempdir().unwrap();
+    let path = std::env::join_paths(std::iter::once(bin).chain(std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default()))).unwrap();
+    let scenario = crate::util::repo().join(format!("scenarios/agents/{name}.yaml"));
+    let output = Command::new(env!("CARGO_BIN_EXE_reloop"))
+        .args(["run", scenario.to_str().unwrap(), "--out", out.path().to_str().unwrap()])
+        .env("PATH", path)
+        .env("NO_COLOR", "1")
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{}{}", stdout(&output), stderr(&output));
+    Some(read_rows(&out.path().join("steps.parquet")))
+}
+
+/// Codex 0.169 compacts remotely when its provider is named `OpenAI`
+/// ("remote compaction v2": a `compaction_trigger` item ending an ordinary
+/// `/v1/responses` input), and by a summary turn of its own otherwise. The
+/// scenario names it so and sets a low limit: the mock answers each
+/// compaction with its item without consuming an exchange, reads the item
+/// back as the summary, matches the replay against the history it replaced,
+/// and the break that reading makes is in `steps.parquet`, named.
+#[test]
+fn codex_compacts_remotely_mid_task_against_the_mock_and_passes_with_each_compaction_in_its_steps() {
+    let Some(steps) = run_bundled("codex-compaction", "codex") else { return };
+    let purposes: Vec<&str> = steps.iter().map(|row| row["purpose"].as_str()).collect();
+    assert!(purposes.contains(&"compaction"), "Codex compacted remotely: {purposes:?}");
+    let read_back = steps.iter().find(|row| row["purpose"] == "main" && row["cache_break_by"].starts_with("compaction item read"));
+    assert!(read_back.is_some_and(|row| row["cache_break_simulated"] == "true"), "the compacted history breaks the cache, named: {steps:?}");
+    assert!(steps.iter().all(|row| row["error"].is_empty() || row["error"] == "null"), "{steps:?}");
+}
+
+/// With its provider named otherwise, Codex compacts by a summary turn of
+/// its own: answered as auxiliary (its preset's rule), never consuming an
+/// exchange, and the replay goes on without the results it summarized.
+#[test]
+fn codex_compacts_locally_mid_task_against_the_mock_and_passes() {
+    let Some(steps) = run_bundled("codex-compaction-local", "codex") else { return };
+    let rows: Vec<(&str, &str)> = steps.iter().map(|row| (row["purpose"].as_str(), row["server_result"].as_str())).collect();
+    assert_eq!(rows, [("main", "ok"), ("auxiliary", "auxiliary"), ("main", "ok"), ("auxiliary", "auxiliary"), ("main", "ok")]);
+}

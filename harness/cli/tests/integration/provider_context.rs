@@ -104,3 +104,39 @@ fn responses_compact_returns_a_sealed_window_that_is_read_back_and_context_manag
     assert_eq!(reply["output"][0]["type"], "message", "{reply}");
     assert_eq!(reply["usage"]["input_tokens"].as_u64().unwrap(), full);
 }
+
+/// An agent that asks Anthropic for context editing (here `curl`, as any
+/// client would) is measured on what the provider sent to the model: in
+/// `steps.parquet` the request whose edit cleared old results breaks the
+/// cache at the first cleared block, with the edit named as the cause.
+#[test]
+fn a_context_edit_shows_in_steps_parquet_as_a_cache_break_caused_by_the_provider() {
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "r.yaml", "format: reloop.recording/v1\nexchanges:\n  - text: Turn 0.\n  - text: Turn 1.\n");
+    let edit = json!({"edits": [{"type": "clear_tool_uses_20250919", "trigger": {"type": "tool_uses", "value": 5}, "keep": {"type": "tool_uses", "value": 2}}]});
+    for n in [5, 6] {
+        let body = json!({"model": "claude-sonnet-4-5", "max_tokens": 100, "messages": messages(n), "context_management": edit});
+        write(dir.path(), &format!("request{n}.json"), &body.to_string());
+    }
+    let send = |n: u32| {
+        format!(
+            r#"curl -sf "$ANTHROPIC_BASE_URL/v1/messages" -H "anthropic-version: 2023-06-01" -H "anthropic-beta: context-management-2025-06-27" -H "content-type: application/json" --data @{}/request{n}.json"#,
+            dir.path().display()
+        )
+    };
+    let script = format!("{} >/dev/null && {} >/dev/null && echo done", send(5), send(6));
+    let scenario = format!(
+        "name: edited\nmodel: claude-sonnet-4-5\ntask: t\nrecording: r.yaml\nagent:\n  command: [sh, -c, '{script}']\n  wire: anthropic\n  timeout_s: 30\nexpect: {{ exit_code: 0 }}\n"
+    );
+    let file = write(dir.path(), "edited.yaml", &scenario);
+    let out = dir.path().join("out");
+    let output = crate::util::reloop(dir.path(), &["run", file.to_str().unwrap(), "--out", out.to_str().unwrap()]);
+    assert!(output.status.success(), "{}{}", crate::util::stdout(&output), crate::util::stderr(&output));
+    let steps = crate::tables::read_rows(&out.join("steps.parquet"));
+    let row = |i: usize, column: &str| steps[i][column].clone();
+    assert_eq!((row(0, "cache_break_simulated").as_str(), row(1, "cache_break_simulated").as_str()), ("false", "true"), "{steps:#?}");
+    assert_eq!((row(1, "cache_break_cause").as_str(), row(1, "cache_break_role").as_str(), row(1, "cache_break_message").as_str()), ("edited", "tool_result", "2"), "{steps:#?}");
+    assert!(row(1, "cache_break_by").starts_with("clear_tool_uses_20250919 cleared 4 tool uses ("), "{steps:#?}");
+    assert!(row(1, "cache_break_span").contains("[cleared]"), "{steps:#?}");
+    assert_eq!(row(1, "cache_read_tokens"), "0");
+}

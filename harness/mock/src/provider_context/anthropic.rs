@@ -61,7 +61,7 @@ pub fn prepare(mut request: MessagesRequest, beta: Option<&str>, counter: &Token
     }
     side.note = (!notes.is_empty()).then(|| notes.join("; "));
     let breakpoints = Some(request.cache_breakpoints());
-    Ok(Prepared { prompt: request.to_prompt(), breakpoints, side })
+    Ok(Prepared { prompt: request.to_prompt(), breakpoints, side, history: None })
 }
 
 /// `clear_tool_uses_20250919 cleared 3 tool uses (1204 tokens)`.

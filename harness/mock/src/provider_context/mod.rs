@@ -40,6 +40,11 @@ pub struct Prepared {
     pub breakpoints: Option<Vec<CacheBreakpoint>>,
     /// What was done.
     pub side: ServerSide,
+    /// The conversation with the compactions it carries expanded to the
+    /// items they replaced (Responses): what a replay is matched against,
+    /// since the recording was made of the whole conversation. `None`: the
+    /// prompt itself.
+    pub history: Option<Prompt>,
 }
 
 /// What the provider did to one request before the model saw it.
@@ -85,7 +90,7 @@ pub fn prepare(format: Format, body: &[u8], beta: Option<&str>, counter: &TokenC
         Format::OpenaiResponses => responses::prepare(serde_json::from_slice(body).map_err(parse)?, counter),
         Format::OpenaiChat | Format::Gemini => {
             let request = reloop_wire::codec::decode_request(format, body, model, stream).map_err(parse)?;
-            Ok(Prepared { prompt: request.prompt, breakpoints: request.breakpoints, side: ServerSide::default() })
+            Ok(Prepared { prompt: request.prompt, breakpoints: request.breakpoints, side: ServerSide::default(), history: None })
         }
     }
 }

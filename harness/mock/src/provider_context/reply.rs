@@ -3,7 +3,8 @@
 //! (Responses), and Anthropic's `context_management.applied_edits`, in the
 //! whole body and, streamed, in `message_delta`. A paused Anthropic
 //! compaction (`pause_after_compaction`) replies with the compaction alone
-//! and `stop_reason: "compaction"`.
+//! and `stop_reason: "compaction"`; a paused Responses one (Codex's
+//! `compaction_trigger`) with the compaction item as its only output.
 
 use reloop_wire::Format;
 use reloop_wire::sse::encode_typed_frame;
@@ -35,7 +36,7 @@ pub fn amend_body(format: Format, body: &str, side: &ServerSide) -> String {
         };
         items.insert(0, compaction.returned.clone());
         value[list] = Value::Array(items);
-        if compaction.pause {
+        if compaction.pause && format == Format::Anthropic {
             value["stop_reason"] = json!(PAUSED);
         }
     }
@@ -97,10 +98,18 @@ fn responses_events(events: Vec<Value>, side: &ServerSide) -> Vec<Value> {
     for mut event in events {
         let kind = event["type"].as_str().unwrap_or_default().to_owned();
         if let Some(index) = event["output_index"].as_u64() {
+            if compaction.pause {
+                continue;
+            }
             event["output_index"] = json!(index + 1);
         }
-        if let Some(Value::Array(output)) = event.get_mut("response").and_then(|r| r.get_mut("output")).filter(|_| kind != "response.created" && kind != "response.in_progress") {
-            output.insert(0, compaction.returned.clone());
+        if let Some(output) = event.get_mut("response").and_then(|r| r.get_mut("output")).filter(|_| kind != "response.created" && kind != "response.in_progress") {
+            let mut items = match output.take() {
+                Value::Array(items) if !compaction.pause => items,
+                _ => Vec::new(),
+            };
+            items.insert(0, compaction.returned.clone());
+            *output = Value::Array(items);
         }
         out.push(event);
         if kind == "response.in_progress" {

@@ -32,10 +32,18 @@ pub fn prepare(mut request: ResponsesRequest, counter: &TokenCounter) -> Result<
     let management: Option<Vec<ResponsesContextManagement>> = extra_field(&request.extra, "context_management")?;
     request.extra.remove("context_management");
     let mut notes = Vec::new();
-    if let Some(dropped) = expand(&mut request)? {
+    let mut history = None;
+    if let Some((dropped, whole)) = expand(&mut request)? {
         notes.push(format!("compaction item read: {dropped} earlier items dropped"));
+        history = Some(ResponsesRequest { input: whole, ..request.clone() }.to_prompt());
     }
     let mut side = ServerSide::default();
+    if let Some(compaction) = triggered(&mut request) {
+        notes.push(format!("compaction_trigger: {} items compacted", request.input.len()));
+        side.compaction = Some(compaction);
+        side.note = Some(notes.join("; "));
+        return Ok(Prepared { prompt: request.to_prompt(), breakpoints: None, side, history });
+    }
     let mut threshold = None;
     for entry in management.iter().flatten() {
         if entry.kind != COMPACTION_ITEM {
@@ -46,12 +54,9 @@ pub fn prepare(mut request: ResponsesRequest, counter: &TokenCounter) -> Result<
     if let Some(threshold) = threshold {
         let before = counter.count_prompt(&request.to_prompt()).total;
         if before > threshold {
-            let (mut window, sealed) = window(&request.input);
+            history = history.or_else(|| Some(request.to_prompt()));
+            let (window, sealed) = window(&request.input);
             let returned = window.last().and_then(|item| serde_json::to_value(item).ok()).unwrap_or_default();
-            // The round the model is asked to answer stays whole after the
-            // item (its results are what a replay matches on); the item
-            // stands for it too, so a client may drop all before it.
-            window.extend_from_slice(&request.input[latest_round(&request.input)..]);
             request.input = window;
             expand(&mut request)?;
             let after = counter.count_prompt(&request.to_prompt()).total;
@@ -60,7 +65,27 @@ pub fn prepare(mut request: ResponsesRequest, counter: &TokenCounter) -> Result<
         }
     }
     side.note = (!notes.is_empty()).then(|| notes.join("; "));
-    Ok(Prepared { prompt: request.to_prompt(), breakpoints: None, side })
+    Ok(Prepared { prompt: request.to_prompt(), breakpoints: None, side, history })
+}
+
+/// The item Codex ends its input with to ask for a compaction on an
+/// ordinary `POST /v1/responses` ("remote compaction v2").
+const COMPACTION_TRIGGER: &str = "compaction_trigger";
+
+/// A request whose input ends with a `compaction_trigger` item asks the
+/// server to compact that input: the reply is the compaction item alone
+/// (paused, like `/responses/compact`), and the prompt read is the whole
+/// input without the trigger.
+fn triggered(request: &mut ResponsesRequest) -> Option<Compaction> {
+    let last = request.input.last()?;
+    let InputItem::Other(item) = last else { return None };
+    if item.get("type").and_then(Value::as_str) != Some(COMPACTION_TRIGGER) {
+        return None;
+    }
+    request.input.pop();
+    let (window, sealed) = window(&request.input);
+    let returned = window.last().and_then(|item| serde_json::to_value(item).ok()).unwrap_or_default();
+    Some(Compaction { summary: sealed.summary, returned, pause: true })
 }
 
 /// `POST /v1/responses/compact`: the compacted window of `request`'s input
@@ -88,17 +113,6 @@ fn window(input: &[InputItem]) -> (Vec<InputItem>, Sealed) {
     (window, sealed)
 }
 
-/// Where the trailing tool round of `input` starts: the last turn's function
-/// calls and their outputs after them (the input's end when it ends otherwise).
-fn latest_round(input: &[InputItem]) -> usize {
-    let after = |items: &[InputItem], kept: fn(&InputItem) -> bool| items.iter().rposition(|item| !kept(item)).map_or(0, |at| at + 1);
-    let outputs = after(input, |item| matches!(item, InputItem::FunctionCallOutput(_)));
-    if outputs == input.len() {
-        return outputs;
-    }
-    after(&input[..outputs], |item| matches!(item, InputItem::FunctionCall(_)))
-}
-
 fn is_user_message(item: &InputItem) -> bool {
     matches!(item, InputItem::Message(message) if message.role == Role::User)
 }
@@ -108,9 +122,11 @@ fn empty_request() -> ResponsesRequest {
 }
 
 /// Reads the last compaction item of `request`'s input as the model does:
-/// its summary in its place, and before it only the user messages. Returns
-/// how many other items before it were dropped, when there was one.
-fn expand(request: &mut ResponsesRequest) -> Result<Option<usize>, Refusal> {
+/// its summary in its place, and before it only the user messages. Returns,
+/// when there was one, how many other items before it were dropped, and the
+/// whole input: the user messages, the items the compaction replaced, then
+/// those after it.
+fn expand(request: &mut ResponsesRequest) -> Result<Option<(usize, Vec<InputItem>)>, Refusal> {
     let Some(at) = request.input.iter().rposition(|item| matches!(item, InputItem::Other(value) if compaction_item_content(value).is_some())) else { return Ok(None) };
     let InputItem::Other(item) = &request.input[at] else { return Ok(None) };
     let sealed = Sealed::open(compaction_item_content(item).unwrap_or_default())?;
@@ -124,9 +140,11 @@ fn expand(request: &mut ResponsesRequest) -> Result<Option<usize>, Refusal> {
         status: None,
         extra: Map::new(),
     });
-    let kept = before.into_iter().filter(is_user_message).chain([summary]);
-    request.input.splice(..0, kept);
-    Ok(Some(dropped))
+    let kept: Vec<InputItem> = before.into_iter().filter(is_user_message).collect();
+    let replaced = sealed.replaced.iter().filter_map(|item| serde_json::from_value::<InputItem>(item.clone()).ok());
+    let whole = kept.iter().cloned().chain(replaced).chain(request.input.iter().cloned()).collect();
+    request.input.splice(..0, kept.into_iter().chain([summary]));
+    Ok(Some((dropped, whole)))
 }
 
 /// The body of a `/responses/compact` reply: the window as `output`, with
