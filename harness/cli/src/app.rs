@@ -305,9 +305,23 @@ pub struct SweepArgs {
     /// A YAML file of named variants (strategy plus tuned constants).
     #[arg(long)]
     pub variants: Option<PathBuf>,
+    /// Run each built-in-loop scenario over these wire formats instead of
+    /// its own (as `name@wire`), e.g. `anthropic,openai-responses` to sweep
+    /// `native` on every wire that has it.
+    #[arg(long, value_delimiter = ',', value_parser = parse_wire)]
+    pub wires: Vec<reloop_agent::WireFormat>,
     /// Where the Parquet reports go.
     #[arg(long, default_value = "reports/sweep")]
     pub out: PathBuf,
+}
+
+/// A wire format by the name scenarios give it (`openai-chat`, ...).
+fn parse_wire(name: &str) -> Result<reloop_agent::WireFormat, String> {
+    let all = reloop_agent::WireFormat::ALL;
+    all.into_iter().find(|wire| wire.as_str() == name).ok_or_else(|| {
+        let names: Vec<&str> = all.iter().map(|wire| wire.as_str()).collect();
+        format!("unknown wire format; one of: {}", names.join(", "))
+    })
 }
 
 /// A strategy name on the command line.
@@ -323,6 +337,8 @@ pub enum StrategyArg {
     Masking,
     /// No compaction.
     None,
+    /// The provider's own (Anthropic context editing, Responses compaction).
+    Native,
 }
 
 impl StrategyArg {
@@ -335,6 +351,7 @@ impl StrategyArg {
             Self::Codex => StrategyName::Codex,
             Self::Masking => StrategyName::Masking,
             Self::None => StrategyName::None,
+            Self::Native => StrategyName::Native,
         }
     }
 }

@@ -12,6 +12,8 @@ use std::time::Duration;
 
 use indicatif::{ProgressBar, ProgressStyle};
 use reloop_agent::price_table::{self, PriceTable};
+use reloop_agent::WireFormat;
+use reloop_agent::context::native::NATIVE_WIRES;
 use reloop_eval::report::{ReportStream, table_batches, table_schemas, write_atomically};
 use reloop_eval::sweep::RunVariant;
 use reloop_eval::{Outcome, Plan, RunOptions, RunSummary, run_all};
@@ -26,10 +28,10 @@ const CHECKPOINT_EVERY: Duration = Duration::from_secs(5);
 /// Everything checked before the first run: the `--prices` table loaded,
 /// every scenario under the batch's paths validated (every error printed), then `out` created and written to.
 /// `Err` is the exit code for bad input.
-pub fn prepare(batch: &BatchArgs, variants: Vec<RunVariant>, out: &Path) -> Result<(Plan, ReportStream), i32> {
+pub fn prepare(batch: &BatchArgs, variants: Vec<RunVariant>, wires: Option<&[WireFormat]>, out: &Path) -> Result<(Plan, ReportStream), i32> {
     install_prices(batch.prices.as_deref())?;
     let paths = &batch.paths;
-    let plan = Plan::validate(paths, variants).map_err(|errors| {
+    let plan = Plan::validate_over(paths, variants, wires).map_err(|errors| {
         for error in errors {
             eprintln!("error: {error}");
         }
@@ -37,6 +39,10 @@ pub fn prepare(batch: &BatchArgs, variants: Vec<RunVariant>, out: &Path) -> Resu
     })?;
     for skipped in &plan.skipped {
         eprintln!("{skipped}");
+    }
+    match plan.skipped_native() {
+        0 => {}
+        runs => eprintln!("note: {runs} native run(s) left out: their wire has no provider-side context management (native runs on {NATIVE_WIRES})"),
     }
     let report = ReportStream::open(out, table_schemas(), CHECKPOINT_EVERY).map_err(|error| {
         if error.kind() == std::io::ErrorKind::WouldBlock {

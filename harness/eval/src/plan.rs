@@ -39,6 +39,14 @@ impl Plan {
     /// Validates every scenario under `paths` (and the recordings they name),
     /// reporting every error rather than stopping at the first.
     pub fn validate(paths: &[PathBuf], variants: Vec<RunVariant>) -> Result<Self, Vec<InputError>> {
+        Self::validate_over(paths, variants, None)
+    }
+
+    /// [`Plan::validate`], each built-in-loop scenario run over `wires`
+    /// (as `name@wire`) instead of its own when given: a sweep compares
+    /// `native` on every wire that has it (`sweep --wires`). An `agent:`
+    /// scenario keeps the wire its agent speaks.
+    pub fn validate_over(paths: &[PathBuf], variants: Vec<RunVariant>, wires: Option<&[WireFormat]>) -> Result<Self, Vec<InputError>> {
         let Discovered { files, skipped } = discover(paths).map_err(|error| vec![error])?;
         if files.is_empty() {
             let path = paths.first().map_or(Path::new("."), PathBuf::as_path);
@@ -50,7 +58,12 @@ impl Plan {
         for path in files {
             match ScenarioFile::load(&path) {
                 Ok(file) => {
-                    let runs = file.run_names();
+                    let runs = match wires {
+                        Some(wires) if file.spec.agent.is_none() => {
+                            wires.iter().map(|wire| (format!("{}@{}", file.name, wire.as_str()), *wire)).collect()
+                        }
+                        _ => file.run_names(),
+                    };
                     for (name, _) in &runs {
                         if let Some(first) = seen.insert(name.clone(), planned.len()) {
                             let message = format!("scenario name `{name}` is already used by {}", planned_path(&planned, first, &path).display());
@@ -67,7 +80,19 @@ impl Plan {
 
     /// How many runs the batch makes.
     pub fn runs(&self) -> usize {
-        self.files.iter().map(|file| file.runs.len()).sum::<usize>() * self.variants.len()
+        self.files.iter().map(|file| self.runs_of(file).len()).sum()
+    }
+
+    /// The runs of `file`: each of its wires under each variant, but for
+    /// `native` on a wire without a provider-side mechanism, which would run
+    /// as `none` under another name.
+    pub fn runs_of<'a>(&'a self, file: &'a PlannedFile) -> Vec<(&'a (String, WireFormat), &'a RunVariant)> {
+        file.runs.iter().flat_map(|run| self.variants.iter().filter(|variant| variant.runs_on(run.1)).map(move |variant| (run, variant))).collect()
+    }
+
+    /// How many runs [`Plan::runs_of`] leaves out.
+    pub fn skipped_native(&self) -> usize {
+        self.files.iter().map(|file| file.runs.len()).sum::<usize>() * self.variants.len() - self.runs()
     }
 }
 
@@ -129,6 +154,22 @@ mod tests {
         let paths = [dir.path().to_owned(), dir.path().join("long"), dir.path().join("a.yaml")];
         let plan = Plan::validate(&paths, vec![RunVariant::Label("x".into())]).unwrap();
         assert_eq!(plan.runs(), 2, "{plan:?}");
+    }
+
+    /// `--wires` runs a built-in-loop scenario over each wire given, and
+    /// `native` only where the wire has a mechanism; the count agrees.
+    #[test]
+    fn wires_override_a_scenarios_own_and_native_skips_wires_without_a_mechanism() {
+        use reloop_agent::context::StrategyName;
+        let dir = batch(&[("a.yaml", scenario("a", "openai-chat"))]);
+        let variants = [StrategyName::Native, StrategyName::None].map(|s| RunVariant::Swept(crate::sweep::Variant::of_strategy(s))).to_vec();
+        let wires = [WireFormat::OpenaiChat, WireFormat::Anthropic, WireFormat::OpenaiResponses];
+        let plan = Plan::validate_over(&[dir.path().to_owned()], variants.clone(), Some(&wires)).unwrap();
+        let runs: Vec<String> = plan.runs_of(&plan.files[0]).iter().map(|((name, _), variant)| format!("{name} {}", variant.name())).collect();
+        assert_eq!(runs, ["a@openai-chat none", "a@anthropic native", "a@anthropic none", "a@openai-responses native", "a@openai-responses none"]);
+        assert_eq!((plan.runs(), plan.skipped_native()), (5, 1));
+        let own = Plan::validate(&[dir.path().to_owned()], variants).unwrap();
+        assert_eq!((own.runs(), own.skipped_native()), (1, 1), "its own wire, openai-chat, has none");
     }
 
     #[test]

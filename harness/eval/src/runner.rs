@@ -19,6 +19,8 @@ use reloop_agent::{
 use crate::collect::{Finished, collect};
 use crate::fixture_tools::FixtureTools;
 use reloop_agent::grounding::Workspace;
+use reloop_agent::context::StrategyName;
+use reloop_agent::context::native::ContextManagement;
 use crate::plan::{Plan, PlannedFile};
 use crate::result::{RunMetrics, RunReport};
 use crate::scenario::{Scenario, ScenarioFile};
@@ -55,12 +57,12 @@ pub fn run_all(plan: &Plan, options: &RunOptions, on_finished: OnFinished<'_>) -
         .iter()
         .scan(0, |next, file| {
             let first = *next;
-            *next += file.runs.len() * plan.variants.len();
+            *next += plan.runs_of(file).len();
             Some(first)
         })
         .collect();
     pool.install(|| {
-        plan.files.par_iter().zip(firsts).for_each(|(file, first)| run_file(file, first, &plan.variants, options, on_finished));
+        plan.files.par_iter().zip(firsts).for_each(|(file, first)| run_file(plan, file, first, options, on_finished));
     });
     Ok(())
 }
@@ -68,13 +70,12 @@ pub fn run_all(plan: &Plan, options: &RunOptions, on_finished: OnFinished<'_>) -
 /// Loads `planned` and runs each of its runs under each variant, sharing the
 /// loaded file between them; it is dropped when the last one ends. `first`
 /// is the plan position of its first run.
-fn run_file(planned: &PlannedFile, first: usize, variants: &[RunVariant], options: &RunOptions, on_finished: OnFinished<'_>) {
+fn run_file(plan: &Plan, planned: &PlannedFile, first: usize, options: &RunOptions, on_finished: OnFinished<'_>) {
     let cancelled = || options.cancel.load(Ordering::SeqCst);
     if cancelled() {
         return;
     }
-    let runs: Vec<(&(String, reloop_agent::WireFormat), &RunVariant)> =
-        planned.runs.iter().flat_map(|run| variants.iter().map(move |variant| (run, variant))).collect();
+    let runs = plan.runs_of(planned);
     let file = ScenarioFile::load(&planned.path);
     runs.par_iter().enumerate().for_each(|(index, ((name, wire), variant))| {
         if cancelled() {
@@ -156,6 +157,12 @@ pub fn run_cancellable(scenario: &Scenario, cancel: &AtomicBool) -> RunReport {
     harness_error(scenario, error, wall)
 }
 
+/// What `strategy: native` asks the provider for on the scenario's wire.
+fn native_context(scenario: &Scenario) -> Option<ContextManagement> {
+    let settings = &scenario.loop_settings;
+    (settings.strategy == StrategyName::Native).then(|| settings.strategies.native.request(scenario.wire, settings.context_window)).flatten()
+}
+
 async fn replay(scenario: &Scenario, wall: Instant) -> Result<RunReport, String> {
     let clock = VirtualClock::new();
     let shared: SharedClock = Arc::new(clock.clone());
@@ -168,6 +175,7 @@ async fn replay(scenario: &Scenario, wall: Instant) -> Result<RunReport, String>
             wire: scenario.wire,
             model: scenario.spec.model.clone(),
             cache_breakpoints: scenario.loop_settings.cache_breakpoints.clone(),
+            context_management: native_context(scenario),
         },
         Arc::clone(&shared),
     )

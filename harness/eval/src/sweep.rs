@@ -80,6 +80,12 @@ impl RunVariant {
             Self::Swept(variant) => variant.apply(settings),
         }
     }
+
+    /// Whether it runs over `wire`: `native` needs the wire's own mechanism
+    /// (a scenario naming it on another wire is refused when it loads).
+    pub fn runs_on(&self, wire: reloop_agent::WireFormat) -> bool {
+        !matches!(self, Self::Swept(variant) if variant.strategy == StrategyName::Native) || reloop_agent::context::native::has_native(wire)
+    }
 }
 
 /// A variants file: `variants: [ { name, strategy, strategies, cache_breakpoints } ]`.

@@ -5,11 +5,13 @@
 //! within a day of virtual time, faults aimed at exchanges that exist.
 
 use reloop_agent::LoopSettings;
+use reloop_agent::context::StrategyName;
+use reloop_agent::context::native::{NATIVE_WIRES, has_native};
 use reloop_mock::Recording;
 use reloop_mock::fault::MAX_VIRTUAL_SECS;
 
 use crate::input_error::RangeError;
-use crate::scenario::spec::{Bounds, Ending, ScenarioSpec};
+use crate::scenario::spec::{Bounds, Ending, ScenarioSpec, WireChoice};
 
 /// The longest virtual wait in milliseconds: one day.
 pub const MAX_VIRTUAL_MS: u64 = MAX_VIRTUAL_SECS * 1000;
@@ -59,6 +61,7 @@ pub fn check_scenario(spec: &ScenarioSpec, recording: &Recording) -> Checked {
         return fail("provider_tokens.per_o200k", "must be above 0 and at most 100");
     }
     check_loop(&spec.loop_settings)?;
+    check_native(spec)?;
     for (name, tool) in &spec.tools {
         millis(&format!("tools.{name}.latency_ms"), tool.latency_ms)?;
         for (i, result) in tool.results.iter().enumerate() {
@@ -140,7 +143,35 @@ pub fn check_loop(settings: &LoopSettings) -> Checked {
     ratio("loop.strategies.codex.auto_compact_ratio", tuning.codex.auto_compact_ratio)?;
     at_least("loop.strategies.codex.user_message_max_tokens", tuning.codex.user_message_max_tokens, 1)?;
     at_least("loop.strategies.masking.keep", tuning.masking.keep as u64, 1)?;
-    at_least("loop.strategies.masking.batch", tuning.masking.batch as u64, 1)
+    at_least("loop.strategies.masking.batch", tuning.masking.batch as u64, 1)?;
+    let native = &tuning.native;
+    ratio("loop.strategies.native.trigger_ratio", native.trigger_ratio)?;
+    ratio("loop.strategies.native.compact_threshold_ratio", native.compact_threshold_ratio)?;
+    if !(0.0..=1.0).contains(&native.clear_at_least_ratio) {
+        return fail("loop.strategies.native.clear_at_least_ratio", format!("must be a ratio from 0 to 1, not {}", native.clear_at_least_ratio));
+    }
+    Ok(())
+}
+
+/// `strategy: native` asks the provider for its own context management,
+/// which Chat Completions and Gemini do not have: the loop would compact
+/// nothing and the run would pass for `none`, so it is refused (a sweep skips
+/// those wires instead; `docs/native-context.md`).
+fn check_native(spec: &ScenarioSpec) -> Checked {
+    if spec.loop_settings.strategy != StrategyName::Native || spec.agent.is_some() {
+        return Ok(());
+    }
+    let wires = match &spec.wire {
+        WireChoice::One(wire) => std::slice::from_ref(wire),
+        WireChoice::Many(wires) => wires.as_slice(),
+    };
+    match wires.iter().find(|wire| !has_native(**wire)) {
+        Some(wire) => fail(
+            "loop.strategy",
+            format!("is native, but wire `{}` has no provider-side context management (native runs on {NATIVE_WIRES})", wire.as_str()),
+        ),
+        None => Ok(()),
+    }
 }
 
 /// Checks a recording: at least one exchange, waits within a day, raw
@@ -180,7 +211,7 @@ mod tests {
     #[test]
     fn each_loop_setting_has_a_range() {
         type Spoil = fn(&mut LoopSettings);
-        let cases: [(&str, Spoil); 20] = [
+        let cases: [(&str, Spoil); 23] = [
             ("loop.step_budget", |s| s.step_budget = 0),
             ("loop.max_output_tokens", |s| s.max_output_tokens = 0),
             ("loop.summary_timeout_secs", |s| s.summary_timeout_secs = 0),
@@ -198,6 +229,9 @@ mod tests {
             ("loop.strategies.codex.auto_compact_ratio", |s| s.strategies.codex.auto_compact_ratio = f64::NAN),
             ("loop.strategies.codex.user_message_max_tokens", |s| s.strategies.codex.user_message_max_tokens = 0),
             ("loop.strategies.masking.batch", |s| s.strategies.masking.batch = 0),
+            ("loop.strategies.native.trigger_ratio", |s| s.strategies.native.trigger_ratio = 0.0),
+            ("loop.strategies.native.compact_threshold_ratio", |s| s.strategies.native.compact_threshold_ratio = 2.0),
+            ("loop.strategies.native.clear_at_least_ratio", |s| s.strategies.native.clear_at_least_ratio = -0.1),
             ("loop.sub_agent.step_budget", |s| s.sub_agent.step_budget = 0),
             ("loop.sub_agent.timeout_secs", |s| s.sub_agent.timeout_secs = 0),
             ("loop.sub_agent.result_max_chars", |s| s.sub_agent.result_max_chars = 0),
@@ -206,6 +240,22 @@ mod tests {
             let mut settings = LoopSettings::default();
             spoil(&mut settings);
             assert_eq!(field(check_loop(&settings)), expected);
+        }
+    }
+
+    /// Native on a wire without a provider-side mechanism would run as
+    /// `none` under another name: refused at `loop.strategy`, naming the wire.
+    #[test]
+    fn native_is_refused_on_wires_without_a_provider_mechanism() {
+        let spec = |wire: &str| -> ScenarioSpec {
+            serde_saphyr::from_str(&format!("model: m\ntask: t\nrecording: r.yaml\nwire: {wire}\nloop: {{ strategy: native }}\n")).unwrap()
+        };
+        check_native(&spec("anthropic")).unwrap();
+        check_native(&spec("[openai-responses, anthropic]")).unwrap();
+        for wire in ["openai-chat", "gemini", "[anthropic, gemini]"] {
+            let error = check_native(&spec(wire)).unwrap_err();
+            assert_eq!(error.field, "loop.strategy");
+            assert!(error.message.contains("has no provider-side context management"), "{}", error.message);
         }
     }
 

@@ -165,7 +165,8 @@ fn reasoning_tokens(reasoning: &reloop_wire::Reasoning) -> u64 {
         reloop_wire::Reasoning::Thinking { thinking, .. } => count_text(thinking),
         reloop_wire::Reasoning::ResponsesItem { summary, .. } => summary.iter().map(|text| count_text(text)).sum(),
         reloop_wire::Reasoning::ReasoningContent { text } => count_text(text),
-        reloop_wire::Reasoning::RedactedThinking { .. } => 0,
+        // A compaction item is the server's, not text the model wrote.
+        reloop_wire::Reasoning::RedactedThinking { .. } | reloop_wire::Reasoning::ResponsesCompaction { .. } => 0,
     }
 }
 

@@ -75,6 +75,16 @@ pub enum Reasoning {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         encrypted_content: Option<String>,
     },
+    /// An OpenAI Responses `compaction` item: the server's opaque summary of everything before
+    /// it, returned by server-side compaction (`context_management`) or `/responses/compact`.
+    /// A client sends it back, and may drop the items before the latest one.
+    ResponsesCompaction {
+        /// The item id (`cmp_…`), if known.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        id: Option<String>,
+        /// The opaque content.
+        encrypted_content: String,
+    },
     /// An Anthropic `thinking` block.
     Thinking {
         /// The thinking text.

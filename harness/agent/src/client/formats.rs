@@ -9,27 +9,74 @@ use reloop_wire::{Format, ModelTurn, Prompt, codec};
 
 use super::cache_breakpoints::CacheBreakpointSettings;
 use super::{LlmError, wire_error};
+use crate::context::native::ContextManagement;
 use crate::tool_schema::FrozenToolSchema;
 
 pub use codec::ANTHROPIC_VERSION;
 
-/// The serialized request body of `prompt` (whose own tools are not
-/// rendered) declaring the frozen `tools`: their bytes are spliced in as the
-/// body's last member, never serialized again. Anthropic's body carries the
-/// cache breakpoints; the tools' own is in the frozen bytes.
-pub(super) fn body(format: Format, prompt: Prompt, tools: &FrozenToolSchema, cache: &CacheBreakpointSettings) -> Result<Vec<u8>, LlmError> {
-    let body = codec::encode_request(format, prompt, |prompt| cache.breakpoints(prompt)).map_err(|e| LlmError::Protocol(e.to_string()))?;
-    Ok(if tools.specs().is_empty() { body } else { with_tools(body, tools.wire_json()) })
+/// What a request carries beside the prompt.
+pub(super) struct BodyExtras<'a> {
+    /// The frozen tool declarations.
+    pub tools: &'a FrozenToolSchema,
+    /// Anthropic's breakpoints (the tools' own is in the frozen bytes).
+    pub cache: &'a CacheBreakpointSettings,
+    /// The provider-side context management asked for (`strategy: native`).
+    pub context_management: Option<&'a ContextManagement>,
 }
 
-/// `body`, a JSON object, with `"tools": tools` added as its last member.
-fn with_tools(mut body: Vec<u8>, tools: &[u8]) -> Vec<u8> {
+/// The serialized request body of `prompt` (whose own tools are not
+/// rendered) with `extras`: the frozen tools' bytes are spliced in as the
+/// body's last member, never serialized again, after the context management
+/// the format has (none on wires without it).
+pub(super) fn body(format: Format, prompt: Prompt, extras: &BodyExtras<'_>) -> Result<Vec<u8>, LlmError> {
+    let mut body =
+        codec::encode_request(format, prompt, |prompt| extras.cache.breakpoints(prompt)).map_err(|e| LlmError::Protocol(e.to_string()))?;
+    if let Some(management) = extras.context_management.and_then(|m| context_management(format, m)) {
+        body = with_member(body, "context_management", management.to_string().as_bytes());
+    }
+    Ok(if extras.tools.specs().is_empty() { body } else { with_member(body, "tools", extras.tools.wire_json()) })
+}
+
+/// `body`, a JSON object, with `"name": value` added as its last member.
+fn with_member(mut body: Vec<u8>, name: &str, value: &[u8]) -> Vec<u8> {
     debug_assert_eq!(body.last(), Some(&b'}'), "a request body is an object with a model");
     body.pop();
-    body.extend_from_slice(b",\"tools\":");
-    body.extend_from_slice(tools);
+    body.extend_from_slice(format!(",\"{name}\":").as_bytes());
+    body.extend_from_slice(value);
     body.push(b'}');
     body
+}
+
+/// The `context_management` member of `format`'s request for `management`,
+/// in the wire's request types (the providers' documented shapes); `None`
+/// when the format has no such mechanism or `management` is the other
+/// format's.
+fn context_management(format: Format, management: &ContextManagement) -> Option<serde_json::Value> {
+    use reloop_wire::context_management::{self as wire, Amount, ClearInputs, ContextEdit, ClearToolUses, ResponsesContextManagement};
+    let value = match (format, management) {
+        (Format::Anthropic, ContextManagement::ClearToolUses { trigger_tokens, keep_tool_uses, clear_at_least_tokens, exclude_tools, clear_tool_inputs }) => {
+            let edit = ClearToolUses {
+                trigger: Some(Amount::new("input_tokens", *trigger_tokens)),
+                keep: Some(Amount::new("tool_uses", u64::from(*keep_tool_uses))),
+                clear_at_least: (*clear_at_least_tokens > 0).then(|| Amount::new("input_tokens", *clear_at_least_tokens)),
+                exclude_tools: exclude_tools.clone(),
+                clear_tool_inputs: Some(ClearInputs::All(*clear_tool_inputs)),
+            };
+            serde_json::to_value(wire::ContextManagement { edits: vec![ContextEdit::ClearToolUses(edit)] })
+        }
+        (Format::OpenaiResponses, ContextManagement::Compaction { compact_threshold }) => serde_json::to_value([ResponsesContextManagement {
+            kind: wire::COMPACTION_ITEM.to_owned(),
+            compact_threshold: Some(*compact_threshold),
+        }]),
+        _ => return None,
+    };
+    value.ok()
+}
+
+/// The headers a request with `management` needs beside authentication.
+pub(super) fn context_management_headers(format: Format, management: Option<&ContextManagement>) -> Option<(&'static str, &'static str)> {
+    matches!((format, management), (Format::Anthropic, Some(ContextManagement::ClearToolUses { .. })))
+        .then_some(("anthropic-beta", reloop_wire::context_management::ANTHROPIC_CONTEXT_EDITING_BETA))
 }
 
 /// Adds the format's authentication headers.
@@ -94,13 +141,62 @@ mod tests {
         let without_tools = Prompt { tools: Vec::new(), ..full.clone() };
         for format in Format::ALL {
             let frozen = FrozenToolSchema::freeze(vec![spec.clone()], format, &cache);
-            let spliced = body(format, without_tools.clone(), &frozen, &cache).unwrap();
-            let whole = body(format, full.clone(), &FrozenToolSchema::none(), &cache).unwrap();
+            let spliced = body(format, without_tools.clone(), &BodyExtras { tools: &frozen, cache: &cache, context_management: None }).unwrap();
+            let none = FrozenToolSchema::none();
+            let whole = body(format, full.clone(), &BodyExtras { tools: &none, cache: &cache, context_management: None }).unwrap();
             let tail = [&b",\"tools\":"[..], frozen.wire_json(), b"}"].concat();
             assert!(spliced.ends_with(&tail), "{format:?}: the frozen bytes, verbatim");
             let parse = |bytes: &[u8]| serde_json::from_slice::<serde_json::Value>(bytes).unwrap();
             assert_eq!(parse(&spliced), parse(&whole), "{format:?}");
         }
+    }
+
+    /// `strategy: native` on each wire: Anthropic's `clear_tool_uses_20250919`
+    /// edit with every parameter the policy sets, behind its beta header;
+    /// Responses' compaction entry; nothing on the wires without one.
+    #[test]
+    fn native_context_management_renders_each_providers_documented_shape() {
+        use serde_json::json;
+        let prompt = Prompt { model: "m".into(), messages: vec![reloop_wire::Message::user("go")], ..Prompt::default() };
+        let (cache, tools) = (CacheBreakpointSettings::default(), FrozenToolSchema::none());
+        let edit = ContextManagement::ClearToolUses {
+            trigger_tokens: 64_000,
+            keep_tool_uses: 3,
+            clear_at_least_tokens: 12_800,
+            exclude_tools: vec!["todo".into()],
+            clear_tool_inputs: false,
+        };
+        let compaction = ContextManagement::Compaction { compact_threshold: 96_000 };
+        let sent = |format: Format, management: &ContextManagement| {
+            let extras = BodyExtras { tools: &tools, cache: &cache, context_management: Some(management) };
+            let body: serde_json::Value = serde_json::from_slice(&body(format, prompt.clone(), &extras).unwrap()).unwrap();
+            (body.get("context_management").cloned(), context_management_headers(format, Some(management)))
+        };
+        let anthropic = json!({"edits": [{
+            "type": "clear_tool_uses_20250919",
+            "trigger": {"type": "input_tokens", "value": 64_000},
+            "keep": {"type": "tool_uses", "value": 3},
+            "clear_at_least": {"type": "input_tokens", "value": 12_800},
+            "exclude_tools": ["todo"],
+            "clear_tool_inputs": false,
+        }]});
+        assert_eq!(sent(Format::Anthropic, &edit), (Some(anthropic), Some(("anthropic-beta", "context-management-2025-06-27"))));
+        let responses = json!([{"type": "compaction", "compact_threshold": 96_000}]);
+        assert_eq!(sent(Format::OpenaiResponses, &compaction), (Some(responses), None));
+        for format in [Format::OpenaiChat, Format::Gemini] {
+            assert_eq!(sent(format, &edit), (None, None), "{format:?}");
+            assert_eq!(sent(format, &compaction), (None, None), "{format:?}");
+        }
+        let bare = ContextManagement::ClearToolUses {
+            trigger_tokens: 64_000,
+            keep_tool_uses: 3,
+            clear_at_least_tokens: 0,
+            exclude_tools: Vec::new(),
+            clear_tool_inputs: false,
+        };
+        let (Some(bare), _) = sent(Format::Anthropic, &bare) else { panic!("an edit") };
+        let fields: Vec<&str> = bare["edits"][0].as_object().unwrap().keys().map(String::as_str).collect();
+        assert!(!fields.contains(&"clear_at_least") && !fields.contains(&"exclude_tools"), "{fields:?}: unset parameters are left to the API");
     }
 
     #[test]

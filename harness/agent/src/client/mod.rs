@@ -21,7 +21,8 @@ use reloop_wire::format::decoder_for;
 use reloop_wire::{ModelTurn, Prompt, SseDecoder, SseFrame, StreamDelta, ToolChoice, WireError};
 
 use crate::clock::{Clock, SharedClock, with_timeout};
-use crate::message::Message;
+use crate::context::native::ContextManagement;
+use crate::message::{Message, Reasoning};
 use crate::tool_schema::{Freezer, FrozenToolSchema};
 
 /// Which provider API the client speaks: the wire crate's formats.
@@ -40,6 +41,9 @@ pub struct ProviderConfig {
     pub model: String,
     /// Where Anthropic requests carry `cache_control` breakpoints.
     pub cache_breakpoints: cache_breakpoints::CacheBreakpointSettings,
+    /// The provider-side context management every request asks for
+    /// (`strategy: native`); `None` for the others.
+    pub context_management: Option<ContextManagement>,
 }
 
 /// Everything one model call sends, provider-neutral.
@@ -72,13 +76,25 @@ fn prompt_without_tools(model: &str, request: &LlmRequest<'_>) -> Prompt {
     Prompt {
         model: model.to_owned(),
         system: Some(request.system.to_owned()),
-        messages: request.messages.to_vec(),
+        messages: since_latest_compaction(request.messages).to_vec(),
         tools: Vec::new(),
         tool_choice: if request.forbid_tools { ToolChoice::None } else { ToolChoice::Auto },
         max_output_tokens: Some(request.max_output_tokens),
         stream: request.stream,
         include_usage: request.stream,
     }
+}
+
+/// `messages` from the latest turn that carries a Responses `compaction`
+/// item: that item holds what came before it, and the provider documents
+/// that the items before the latest one may be dropped. All of `messages`
+/// when none does.
+fn since_latest_compaction(messages: &[Message]) -> &[Message] {
+    let compacted = |message: &Message| match message {
+        Message::Assistant { reasoning, .. } => reasoning.iter().any(|r| matches!(r, Reasoning::ResponsesCompaction { .. })),
+        _ => false,
+    };
+    &messages[messages.iter().rposition(compacted).unwrap_or(0)..]
 }
 
 /// Talks to one provider endpoint.
@@ -130,8 +146,13 @@ impl ProviderClient {
         let clock = self.clock.as_ref();
         let format = self.config.wire;
         let prompt = prompt_without_tools(&self.config.model, request);
-        let body = formats::body(format, prompt, request.tools, &self.config.cache_breakpoints)?;
-        let post = self.http.post(format!("{}{}", self.config.base_url, format.endpoint(&self.config.model, request.stream)));
+        let management = self.config.context_management.as_ref();
+        let extras = formats::BodyExtras { tools: request.tools, cache: &self.config.cache_breakpoints, context_management: management };
+        let body = formats::body(format, prompt, &extras)?;
+        let mut post = self.http.post(format!("{}{}", self.config.base_url, format.endpoint(&self.config.model, request.stream)));
+        if let Some((name, value)) = formats::context_management_headers(format, management) {
+            post = post.header(name, value);
+        }
         let send = formats::authenticate(format, post, &self.config.api_key)
             .header("content-type", "application/json")
             .body(body)
@@ -226,5 +247,23 @@ mod tests {
         assert_eq!(prompt.tools.len(), 1);
         assert_eq!(prompt.tool_choice, ToolChoice::None);
         assert!(prompt.include_usage);
+    }
+
+    /// A Responses compaction item stands for everything before it: the
+    /// request starts at the latest turn that carries one, and keeps it.
+    #[test]
+    fn the_request_starts_at_the_latest_compaction_item() {
+        let compacted = |content: &str| Message::Assistant {
+            text: String::new(),
+            tool_calls: Vec::new(),
+            reasoning: vec![Reasoning::ResponsesCompaction { id: None, encrypted_content: content.into() }],
+        };
+        let transcript =
+            vec![Message::user("task"), compacted("first"), Message::user("more"), compacted("second"), Message::user("then")];
+        let tools = FrozenToolSchema::none();
+        let request = |messages| LlmRequest { system: "s", messages, tools: &tools, forbid_tools: false, max_output_tokens: 10, stream: true };
+        assert_eq!(to_prompt("m", &request(&transcript)).messages, transcript[3..]);
+        assert_eq!(to_prompt("m", &request(&transcript[..3])).messages, transcript[1..3]);
+        assert_eq!(to_prompt("m", &request(&transcript[..1])).messages, transcript[..1], "none: all of it");
     }
 }

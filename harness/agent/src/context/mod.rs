@@ -10,12 +10,14 @@
 //! breaker has tripped, the mechanical session memory takes its place.
 //!
 //! Strategies: [`roku`] (layers 0–4, the default), [`opencode`], [`codex`],
-//! [`masking`], and `none`. Each keeps its constants in its own module,
+//! [`masking`], `none`, and [`native`] (the provider's own context
+//! management, asked for by the client). Each keeps its constants in its own module,
 //! with their source.
 
 pub mod codex;
 pub mod masking;
 pub mod microcompact;
+pub mod native;
 pub mod notes;
 pub mod opencode;
 pub mod roku;
@@ -137,6 +139,8 @@ pub enum StrategyName {
     Masking,
     /// No compaction at all.
     None,
+    /// The provider's own: Anthropic context editing, Responses compaction.
+    Native,
 }
 
 impl StrategyName {
@@ -148,6 +152,7 @@ impl StrategyName {
             Self::Codex => "codex",
             Self::Masking => "masking",
             Self::None => "none",
+            Self::Native => "native",
         }
     }
 }
@@ -164,15 +169,20 @@ pub struct StrategyTuning {
     pub codex: codex::CodexConfig,
     /// Masking's constants.
     pub masking: masking::MaskingConfig,
+    /// The policy `native` asks the provider for.
+    pub native: native::NativeConfig,
 }
 
-/// No compaction: the baseline every strategy is compared with.
-#[derive(Debug, Default)]
-pub struct NoCompaction;
+/// No compaction by the loop: `none`, the baseline every strategy is
+/// compared with, and `native`, where the provider does it ([`native`]).
+#[derive(Debug)]
+pub struct NoCompaction {
+    name: StrategyName,
+}
 
 impl ContextStrategy for NoCompaction {
     fn name(&self) -> &'static str {
-        "none"
+        self.name.as_str()
     }
     fn plan(&mut self, _: &StrategyContext<'_>) -> Option<Edit> {
         None
@@ -189,6 +199,6 @@ pub fn build(name: StrategyName, tuning: &StrategyTuning) -> Box<dyn ContextStra
         StrategyName::Opencode => Box::new(opencode::Opencode::new(tuning.opencode)),
         StrategyName::Codex => Box::new(codex::Codex::new(tuning.codex)),
         StrategyName::Masking => Box::new(masking::Masking::new(tuning.masking)),
-        StrategyName::None => Box::new(NoCompaction),
+        StrategyName::None | StrategyName::Native => Box::new(NoCompaction { name }),
     }
 }

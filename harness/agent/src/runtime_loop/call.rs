@@ -9,6 +9,7 @@ use super::AgentLoop;
 use super::prepare::Prepared;
 use crate::cache_break::SentRequest;
 use crate::client::{LlmError, LlmRequest};
+use crate::context::StrategyName;
 use crate::event::{LoopEvent, TimedEvent};
 use crate::price_table::max_output_tokens;
 use crate::outcome::Outcome;
@@ -175,7 +176,10 @@ impl AgentLoop<'_> {
                 record.finish_reason = Some(turn.finish_reason.clone());
                 record.tool_calls = turn.tool_calls.iter().map(|c| c.name.clone()).collect();
                 state.add_usage(&usage);
-                let calibrated = meta.raw_estimated_input_tokens.and_then(|raw| self.calibration.observe(raw, usage.input_tokens));
+                // Under `native` the provider counts the prompt it edited, not the view the loop
+                // estimated: nothing to learn from.
+                let estimated = meta.raw_estimated_input_tokens.filter(|_| self.deps.settings.strategy != StrategyName::Native);
+                let calibrated = estimated.and_then(|raw| self.calibration.observe(raw, usage.input_tokens));
                 if let Some(scale) = calibrated {
                     self.emit(state, LoopEvent::EstimatorCalibrated { scale });
                 }

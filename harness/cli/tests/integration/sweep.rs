@@ -79,3 +79,57 @@ fn a_sweep_exits_as_run_does_when_a_run_fails() {
     assert!(stdout(&output).contains("0/1"), "the table is printed all the same: {}", stdout(&output));
     assert!(out.join("runs.parquet").exists(), "and the reports written");
 }
+
+/// `sweep --strategies native` through the binary, over every wire: the
+/// provider's own context management runs where the wire has it (Anthropic
+/// context editing, Responses compaction, both applied by the mock), is
+/// left out with a note where it has none, and its figures are the server's:
+/// tokens saved against the uncompacted transcript, and the cache breaks the
+/// server's edits cause.
+#[test]
+fn a_native_sweep_runs_the_providers_own_context_management_on_every_wire_that_has_it() {
+    let dir = tempfile::tempdir().unwrap();
+    // Early triggers, so the session's few rounds reach them.
+    let early = "{ trigger_ratio: 0.05, clear_at_least_ratio: 0, keep_tool_uses: 2, compact_threshold_ratio: 0.12 }";
+    let variants = write(dir.path(), "native.yaml", &format!("variants:\n  - {{ name: native-early, strategy: native, strategies: {{ native: {early} }} }}\n"));
+    let out = dir.path().join("sweep");
+    let scenario = repo().join("scenarios/long-session-microcompaction.yaml");
+    let args = ["sweep", scenario.to_str().unwrap(), "--strategies", "native,none", "--variants", variants.to_str().unwrap()];
+    let output = reloop(&repo(), &[&args[..], &["--wires", "openai-chat,anthropic,openai-responses", "--out", out.to_str().unwrap()]].concat());
+    assert!(stderr(&output).contains("note: 2 native run(s) left out: their wire has no provider-side context management"), "{}", stderr(&output));
+    let runs = crate::tables::read_rows(&out.join("runs.parquet"));
+    let mut ran: Vec<String> = runs.iter().map(|r| format!("{} {}", r["scenario"], r["variant"])).collect();
+    ran.sort();
+    let name = "long-session-microcompaction";
+    let expected = [
+        "anthropic native",
+        "anthropic native-early",
+        "anthropic none",
+        "openai-chat none",
+        "openai-responses native",
+        "openai-responses native-early",
+        "openai-responses none",
+    ];
+    assert_eq!(ran, expected.map(|run| format!("{name}@{run}")));
+    let run = |wire: &str, variant: &str| runs.iter().find(|r| r["scenario"] == format!("{name}@{wire}") && r["variant"] == variant).unwrap();
+    for wire in ["anthropic", "openai-responses"] {
+        let (native, none) = (run(wire, "native-early"), run(wire, "none"));
+        assert_eq!(native["outcome"], none["outcome"], "{wire}: {native:?}");
+        let number = |row: &crate::tables::Row, column: &str| row[column].parse::<f64>().unwrap();
+        assert!(number(native, "input_tokens_total") < number(none, "input_tokens_total"), "{wire}: the server sent less to the model");
+        assert!(number(native, "tokens_saved_total") > 0.0 && number(none, "tokens_saved_total") == 0.0, "{wire}: {native:?}");
+        assert!(number(native, "compaction_calls") == 0.0, "{wire}: the loop made no summary call");
+    }
+    let steps = crate::tables::read_rows(&out.join("steps.parquet"));
+    let edited = steps.iter().filter(|s| s["scenario"] == format!("{name}@anthropic") && s["variant"] == "native-early" && s["cache_break_simulated"] == "true");
+    assert!(edited.count() > 0, "a cleared tool result changes the cached prefix");
+    let compacted = steps.iter().filter(|s| s["scenario"] == format!("{name}@openai-responses") && s["variant"] == "native-early");
+    let messages: Vec<u64> = compacted.map(|s| s["request_messages"].parse().unwrap()).collect();
+    assert!(messages.windows(2).any(|pair| pair[1] < pair[0]), "after a compaction the request starts at its item: {messages:?}");
+    // The server counts the prompt it edited, not the view the loop
+    // estimated: the loop's estimator learns nothing from native runs.
+    let events = crate::tables::read_rows(&out.join("events.parquet"));
+    let calibrations = |variant: &str| events.iter().filter(|e| e["variant"] == variant && e["kind"] == "estimator_calibrated").count();
+    assert_eq!(calibrations("native-early"), 0);
+    assert!(calibrations("none") > 0);
+}

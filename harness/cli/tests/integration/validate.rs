@@ -1,4 +1,4 @@
-//! `reloop validate`: the bundled files pass; each of 20 broken files exits
+//! `reloop validate`: the bundled files pass; each of 21 broken files exits
 //! 2 with its file, line and field.
 
 use crate::util::{reloop, repo, stderr, stdout, write};
@@ -11,7 +11,7 @@ exchanges:
 ";
 
 /// (name, which file is broken, its text, where the error must point).
-const BROKEN: [(&str, &str, &str, &str); 20] = [
+const BROKEN: [(&str, &str, &str, &str); 21] = [
     ("misspelt-field", "s.yaml", "modle: gpt-4o\nsystem: s\ntask: t\nrecording: recording.yaml\n", "s.yaml:1:1: field `modle`"),
     ("missing-task", "s.yaml", "model: gpt-4o\nsystem: s\nrecording: recording.yaml\n", "s.yaml:3:1: missing field `task`"),
     ("window-not-a-number", "s.yaml", "model: m\ncontext_window: lots\nsystem: s\ntask: t\nrecording: recording.yaml\n", "s.yaml:2:17: field `context_window`"),
@@ -29,6 +29,7 @@ const BROKEN: [(&str, &str, &str, &str); 20] = [
     ("recording-format-tag", "r.yaml", "format: reloop.recording/v1\nexchanges:\n  - text: hi\n    txt: typo\n", "r.yaml:4:5: field `exchanges[0].txt`"),
     ("recording-purpose", "r.yaml", "format: reloop.recording/v1\nexchanges:\n  - { purpose: gossip, text: hi }\n", "r.yaml:3"),
     ("recording-call-without-name", "r.yaml", "format: reloop.recording/v1\nexchanges:\n  - tool_calls:\n      - arguments: {}\n", "r.yaml:4"),
+    ("native-without-a-mechanism", "s.yaml", "model: m\nwire: [anthropic, gemini]\nsystem: s\ntask: t\nrecording: recording.yaml\nloop: { strategy: native }\ntools:\n  ci_status: { description: d, results: [{ output: o }] }\n", "s.yaml:6:19: field `loop.strategy`: is native, but wire `gemini` has no provider-side context management"),
     ("gates-unknown-check", "gates.yaml", "passed: { no_regression: true }\n", "gates.yaml:1"),
     ("gates-bad-percent", "gates.yaml", "input_tokens_total: { max_increase: lots }\n", "gates.yaml:1"),
     ("gates-bad-per", "gates.yaml", "cache_breaks: { max: 1, per: everyone }\n", "gates.yaml:1"),

@@ -111,7 +111,7 @@ async fn the_loop_streams_from_the_server_over_loopback() {
     registry.insert("run", Arc::clone(&session));
     let clock: SharedClock = Arc::new(VirtualClock::new());
     let client = ProviderClient::new(
-        ProviderConfig { base_url: server.session_base_url("run"), api_key: "k".into(), wire: WireFormat::OpenaiChat, model: "gpt-4o".into(), cache_breakpoints: Default::default() },
+        ProviderConfig { base_url: server.session_base_url("run"), api_key: "k".into(), wire: WireFormat::OpenaiChat, model: "gpt-4o".into(), cache_breakpoints: Default::default(), context_management: None },
         Arc::clone(&clock),
     )
     .unwrap();

@@ -450,7 +450,7 @@ pub(super) fn reasoning_block(reasoning: &Reasoning) -> Option<ContentBlock> {
         Reasoning::RedactedThinking { data } => {
             Some(ContentBlock::Other(json!({"type": "redacted_thinking", "data": data})))
         }
-        Reasoning::ResponsesItem { .. } | Reasoning::ReasoningContent { .. } => None,
+        Reasoning::ResponsesItem { .. } | Reasoning::ResponsesCompaction { .. } | Reasoning::ReasoningContent { .. } => None,
     }
 }
 

@@ -290,7 +290,7 @@ fn model_parts(text: &str, tool_calls: &[ToolCall], reasoning: &[Reasoning]) -> 
             Reasoning::Thinking { thinking, signature } => (thinking.clone(), signature.clone()),
             Reasoning::ReasoningContent { text } => (text.clone(), None),
             Reasoning::ResponsesItem { summary, .. } => (summary.join("\n\n"), None),
-            Reasoning::RedactedThinking { .. } => continue,
+            Reasoning::RedactedThinking { .. } | Reasoning::ResponsesCompaction { .. } => continue,
         };
         if thinking.is_empty() {
             bare_signature = bare_signature.or(signature);

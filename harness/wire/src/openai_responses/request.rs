@@ -12,6 +12,7 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::{Map, Value};
 
 use crate::ToolCall;
+use crate::context_management::{COMPACTION_ITEM, compaction_item_content};
 use crate::message::{Message, Reasoning, name_tool_results};
 use crate::openai_chat::MessageContent;
 use crate::prompt::{Prompt, ToolChoice, ToolSpec, join_system, push_tool_call};
@@ -256,8 +257,18 @@ fn reasoning_only(messages: &mut [Message]) -> Option<&mut String> {
     }
 }
 
-/// The `reasoning` input item of `reasoning`; reasoning of other APIs has no Responses form.
+/// The `reasoning` (or `compaction`) input item of `reasoning`; reasoning of other APIs has no
+/// Responses form.
 pub(super) fn reasoning_item(reasoning: &Reasoning) -> Option<InputItem> {
+    if let Reasoning::ResponsesCompaction { id, encrypted_content } = reasoning {
+        let mut item = Map::new();
+        item.insert("type".into(), COMPACTION_ITEM.into());
+        if let Some(id) = id {
+            item.insert("id".into(), id.clone().into());
+        }
+        item.insert("encrypted_content".into(), encrypted_content.clone().into());
+        return Some(InputItem::Other(Value::Object(item)));
+    }
     let Reasoning::ResponsesItem { id, summary, encrypted_content } = reasoning else { return None };
     let mut item = Map::new();
     item.insert("type".into(), "reasoning".into());
@@ -272,8 +283,12 @@ pub(super) fn reasoning_item(reasoning: &Reasoning) -> Option<InputItem> {
     Some(InputItem::Other(Value::Object(item)))
 }
 
-/// The reasoning a `reasoning` item (input or output) carries.
+/// The reasoning a `reasoning` or `compaction` item (input or output) carries.
 pub(super) fn item_reasoning(item: &Value) -> Option<Reasoning> {
+    let text = |field: &str| item.get(field).and_then(Value::as_str).map(str::to_owned);
+    if let Some(content) = compaction_item_content(item) {
+        return Some(Reasoning::ResponsesCompaction { id: text("id"), encrypted_content: content.to_owned() });
+    }
     (item.get("type").and_then(Value::as_str) == Some("reasoning")).then(|| Reasoning::ResponsesItem {
         id: item.get("id").and_then(Value::as_str).map(str::to_owned),
         summary: item
@@ -550,6 +565,38 @@ mod tests {
             serde_json::to_value(&request).unwrap()["input"],
             json!([{"role": "user", "content": "Tell me a three sentence bedtime story about a unicorn."}])
         );
+    }
+
+    /// Server-side compaction: the `compaction` output item reads into the turn (whole and
+    /// streamed), goes back as an input item in the documented shape, and a request that
+    /// starts with it reads back into the same turn.
+    #[test]
+    fn a_compaction_item_reads_into_the_turn_and_goes_back_as_input() {
+        use crate::{Format, SseFrame, codec};
+        let item = json!({"type": "compaction", "id": "cmp_1", "encrypted_content": "gAAA-opaque"});
+        let call = json!({"type": "function_call", "id": "fc_1", "call_id": "call_1", "name": "read", "arguments": "{}", "status": "completed"});
+        let body = json!({"id": "resp_1", "object": "response", "status": "completed", "model": "m", "output": [item, call]});
+        let turn = codec::decode_response(Format::OpenaiResponses, body.to_string().as_bytes()).unwrap();
+        let compaction = Reasoning::ResponsesCompaction { id: Some("cmp_1".into()), encrypted_content: "gAAA-opaque".into() };
+        assert_eq!(turn.reasoning, [compaction.clone()]);
+        let mut decoder = crate::format::decoder_for(Format::OpenaiResponses);
+        for event in [
+            json!({"type": "response.output_item.added", "output_index": 0, "item": item}),
+            json!({"type": "response.output_item.done", "output_index": 0, "item": item}),
+            json!({"type": "response.output_item.added", "output_index": 1, "item": call}),
+            json!({"type": "response.output_item.done", "output_index": 1, "item": call}),
+            json!({"type": "response.completed", "response": body}),
+        ] {
+            decoder.push_frame(&SseFrame { event: None, data: event.to_string() }).unwrap();
+        }
+        assert_eq!(decoder.finish().unwrap().reasoning, [compaction.clone()], "streamed");
+        let message = Message::Assistant { text: String::new(), tool_calls: turn.tool_calls.clone(), reasoning: turn.reasoning.clone() };
+        let prompt = Prompt { model: "m".into(), messages: vec![message.clone()], ..Prompt::default() };
+        let sent: Value = serde_json::from_slice(&codec::encode_request(Format::OpenaiResponses, prompt, |_| Vec::new()).unwrap()).unwrap();
+        assert_eq!(sent["input"][0], item, "first, in the documented shape");
+        assert_eq!(sent["input"][1]["type"], "function_call");
+        let read: ResponsesRequest = serde_json::from_value(sent).unwrap();
+        assert_eq!(read.to_prompt().messages, [message]);
     }
 
     #[test]
