@@ -21,6 +21,10 @@ use serde_json::{Value, json};
 
 use crate::result::StepRow;
 
+/// Longest text kept of each field of a message body (a tool result's
+/// content, a turn's text, a call's arguments), to keep reports small.
+const BODY_CHARS: usize = 1_000;
+
 /// The loop's transcripts (sub-agents' included), by content and by call id.
 #[derive(Default)]
 struct Originals {
@@ -95,7 +99,7 @@ pub(crate) fn fill(steps: &mut [StepRow], sent: &SentLog, state: Option<&LoopSta
             match sent.bodies.get(&hash) {
                 Some(SentPart::System(text)) => {
                     entry["shown"] = json!("system");
-                    entry["body"] = json!({ "role": "system", "text": text });
+                    entry["body"] = cut_texts(json!({ "role": "system", "text": text }));
                 }
                 Some(SentPart::Message(message)) => {
                     by_content.entry(content_hash(message)).or_insert(number);
@@ -105,7 +109,7 @@ pub(crate) fn fill(steps: &mut [StepRow], sent: &SentLog, state: Option<&LoopSta
                             entry["of"] = json!(of);
                         }
                     }
-                    entry["body"] = serde_json::to_value(message).unwrap_or(Value::Null);
+                    entry["body"] = serde_json::to_value(message).map_or(Value::Null, cut_texts);
                 }
                 None => {}
             }
@@ -116,6 +120,20 @@ pub(crate) fn fill(steps: &mut [StepRow], sent: &SentLog, state: Option<&LoopSta
         step.reply_message = sent.replies.get(index).copied().flatten().map(|hash| number_of(hash, &mut first_seen));
         step.sent_messages = Some(ranges(&sent_here));
         step.messages_first_seen = (!first_seen.is_empty()).then(|| Value::Array(first_seen).to_string());
+    }
+}
+
+/// `body` with each text longer than [`BODY_CHARS`] cut, saying how many
+/// bytes were left out: a report keeps a message's head, not a file read whole.
+fn cut_texts(body: Value) -> Value {
+    match body {
+        Value::String(text) => match text.char_indices().nth(BODY_CHARS) {
+            Some((at, _)) => Value::String(format!("{}… ({} more bytes)", &text[..at], text.len() - at)),
+            None => Value::String(text),
+        },
+        Value::Array(items) => Value::Array(items.into_iter().map(cut_texts).collect()),
+        Value::Object(fields) => Value::Object(fields.into_iter().map(|(name, value)| (name, cut_texts(value))).collect()),
+        other => other,
     }
 }
 
@@ -202,6 +220,13 @@ mod tests {
         fill(&mut steps, &sent, None);
         let first: Vec<Value> = serde_json::from_str(steps[0].messages_first_seen.as_deref().unwrap()).unwrap();
         assert_eq!(first[0].get("shown"), None);
+    }
+
+    #[test]
+    fn long_texts_of_a_body_are_cut_and_say_how_much() {
+        let body = cut_texts(json!({ "role": "tool_result", "content": "x".repeat(BODY_CHARS + 5), "is_error": false }));
+        assert_eq!(body["content"], format!("{}… (5 more bytes)", "x".repeat(BODY_CHARS)));
+        assert_eq!(body["is_error"], false);
     }
 
     #[test]

@@ -6,6 +6,7 @@
 //! with compaction, cache and doom-loop marks.
 
 mod page;
+mod sent;
 pub mod svg;
 mod viewer;
 
