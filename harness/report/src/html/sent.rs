@@ -54,6 +54,51 @@ impl Messages {
     }
 }
 
+/// A run's calls' `sent_messages` as the page keeps them: the history
+/// repeats, so each list is the length of its common start with the
+/// previous list of its kind (main or compaction calls), then the rest as
+/// ranges: `41|57,43-56`. Calls are taken in the order the viewer reads them.
+#[derive(Default)]
+pub(super) struct SentLists {
+    previous: HashMap<bool, Vec<u64>>,
+}
+
+impl SentLists {
+    pub(super) fn shorten(&mut self, call: &mut Value) {
+        let Some(numbers) = call["sent_messages"].as_str().map(numbers) else { return };
+        let previous = self.previous.insert(call["purpose"] == "compaction", numbers.clone()).unwrap_or_default();
+        let common = previous.iter().zip(&numbers).take_while(|(before, now)| before == now).count();
+        call["sent_messages"] = json!(format!("{common}|{}", ranges(&numbers[common..])));
+    }
+}
+
+/// The numbers of `0-3,9`; a malformed part (a hand-edited report) is skipped.
+fn numbers(ranges: &str) -> Vec<u64> {
+    let mut out = Vec::new();
+    for part in ranges.split(',') {
+        let (start, end) = part.split_once('-').unwrap_or((part, part));
+        if let (Ok(start), Ok(end)) = (start.parse::<u64>(), end.parse::<u64>()) {
+            out.extend(start..=end);
+        }
+    }
+    out
+}
+
+/// The numbers in order, runs of consecutive ones as ranges: `0-3,9`.
+fn ranges(numbers: &[u64]) -> String {
+    let mut parts: Vec<String> = Vec::new();
+    let mut at = 0;
+    while at < numbers.len() {
+        let mut end = at;
+        while numbers.get(end + 1) == Some(&(numbers[end] + 1)) {
+            end += 1;
+        }
+        parts.push(if end > at { format!("{}-{}", numbers[at], numbers[end]) } else { numbers[at].to_string() });
+        at = end + 1;
+    }
+    parts.join(",")
+}
+
 /// A message body (the wire's `Message` as JSON, or `{role: system, text}`)
 /// as the viewer shows it: the text; an assistant turn's reasoning first and
 /// its tool calls after; a tool result with its tool and call id.
@@ -102,6 +147,21 @@ mod tests {
         assert_eq!(second, first, "a second run sending the same messages adds none");
         assert_eq!(messages.entries[1], json!(["tool_result", "original", "[read c1] fn main() {}", null]));
         assert_eq!(messages.entries[2], json!(["tool_result", "masked", "[read c1] [masked]", 1]));
+    }
+
+    #[test]
+    fn a_call_keeps_only_what_differs_from_the_previous_call_of_its_kind() {
+        let mut lists = SentLists::default();
+        let mut calls = [
+            json!({ "purpose": "main", "sent_messages": "0-3" }),
+            json!({ "purpose": "compaction", "sent_messages": "0-3,5" }),
+            json!({ "purpose": "main", "sent_messages": "0-3,6-8" }),
+            json!({ "purpose": "main", "sent_messages": "0,9,2-3,6-8,10" }),
+        ];
+        calls.iter_mut().for_each(|call| lists.shorten(call));
+        let shortened: Vec<&str> = calls.iter().map(|call| call["sent_messages"].as_str().unwrap()).collect();
+        assert_eq!(shortened, ["0|0-3", "0|0-3,5", "4|6-8", "1|9,2-3,6-8,10"]);
+        assert_eq!(numbers("0,9,2-3,x-1"), [0, 9, 2, 3]);
     }
 
     #[test]

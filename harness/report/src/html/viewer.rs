@@ -4,11 +4,11 @@
 //! block, parsed and drawn only when the run is opened, and a step's details
 //! only when it is expanded: a suite of a thousand runs loads as its runs
 //! table. Per step the viewer shows the calls (tokens, cost, cache hit or
-//! break with its explanation, retries and faults), the model's text and tool
-//! calls with their results, and the loop's events (compactions with their
-//! before and after, doom-loop marks). The reports keep no message bodies:
-//! texts are the streamed text and the tool results' heads the events carry,
-//! cut to [`TEXT_CHARS`].
+//! break with its explanation, retries and faults, the messages sent and the
+//! reply: [`super::sent`]), the tool calls with their results, and the
+//! loop's events (compactions with their before and after, doom-loop
+//! marks). Texts from events are the streamed text and the tool results'
+//! heads the events carry, cut to [`TEXT_CHARS`].
 
 use std::collections::HashMap;
 use std::fmt::Write as _;
@@ -75,6 +75,8 @@ pub(super) fn run_data(html: &mut String, runs: &Table, steps: &Table, events: &
             let step = event_step[event].unwrap_or(0.0) as u64;
             by_step.entry(step).or_default().add(&kind[event], &body);
         }
+        let mut lists = super::sent::SentLists::default();
+        by_step.values_mut().flat_map(|view| view.calls.iter_mut()).for_each(|call| lists.shorten(call));
         let steps: Vec<Value> = by_step.into_iter().map(|(step, view)| view.json(step)).collect();
         let data = json!({ "divergence": divergence[row], "messages": sent, "steps": steps });
         let _ = write!(html, r#"<script type="application/json" id="run-{row}">{}</script>"#, script_json(&data));
@@ -213,9 +215,13 @@ impl StepView {
         }
     }
 
+    /// The step as the page keeps it; the streamed text only when no call
+    /// has its reply, which holds that text whole.
     fn json(self, step: u64) -> Value {
         let notes: Vec<Value> = self.notes.into_iter().map(|(class, text)| json!([class, text])).collect();
-        json!({ "step": step, "calls": self.calls, "text": cut(&self.text), "tools": self.tools, "notes": notes })
+        let replied = self.calls.iter().any(|call| call.get("reply_message").is_some());
+        let text = if replied { String::new() } else { cut(&self.text) };
+        json!({ "step": step, "calls": self.calls, "text": text, "tools": self.tools, "notes": notes })
     }
 }
 
@@ -400,11 +406,11 @@ pub(super) const SCRIPT: &str = r#"
       var counts = {};
       call.sent.forEach(function (n) { var e = entryOf(run, n); if (e && e[1] && e[1] !== 'original') { counts[e[1]] = (counts[e[1]] || 0) + 1; } });
       var fresh = call.sent.filter(function (n) { return n >= call.firstNew; }).length;
-      var title = 'sent ' + call.sent.length + ' messages' + Object.keys(counts).map(function (k) { return ', ' + counts[k] + ' ' + k; }).join('') + ', ' + fresh + ' new';
+      var title = 'sent ' + plural(call.sent.length, 'message') + Object.keys(counts).map(function (k) { return ', ' + counts[k] + ' ' + k; }).join('') + ', ' + fresh + ' new';
       node.appendChild(messageList('sent', title, run, call.sent, call.firstNew));
     }
     if (call.dropped && call.dropped.length) {
-      node.appendChild(messageList('dropped', 'left out since the previous call: ' + call.dropped.length + ' messages', run, call.dropped, Infinity));
+      node.appendChild(messageList('dropped', 'left out since the previous call: ' + plural(call.dropped.length, 'message'), run, call.dropped, Infinity));
     }
     if (call.reply_message !== undefined) {
       var reply = entryOf(run, call.reply_message);
@@ -412,17 +418,19 @@ pub(super) const SCRIPT: &str = r#"
       node.appendChild(el('pre', 'reply', reply ? reply[2] : '(not kept)'));
     }
   }
-  // Per call: the messages it sent, the first it sent new, and those the
-  // previous call of the same kind sent that it left out.
+  // Per call: the messages it sent (its common start with the previous
+  // call of its kind, then the rest), the first it sent new, and those the
+  // previous call of its kind sent that it left out.
   function prepare(data) {
     var next = 0, previous = {};
     data.steps.forEach(function (step) {
       step.calls.forEach(function (call) {
         if (call.sent_messages === undefined) { return; }
-        call.sent = numbers(call.sent_messages);
+        var kind = call.purpose === 'compaction' ? 'compaction' : 'main';
+        var parts = call.sent_messages.split('|');
+        call.sent = (previous[kind] || []).slice(0, Number(parts[0])).concat(numbers(parts[1]));
         call.firstNew = next;
         call.sent.concat(call.reply_message === undefined ? [] : [call.reply_message]).forEach(function (n) { next = Math.max(next, n + 1); });
-        var kind = call.purpose === 'compaction' ? 'compaction' : 'main';
         if (previous[kind]) {
           var now = {};
           call.sent.forEach(function (n) { now[n] = true; });
@@ -443,6 +451,7 @@ pub(super) const SCRIPT: &str = r#"
     });
     return Object.keys(found);
   }
+  function plural(n, noun) { return n + ' ' + noun + (n === 1 ? '' : 's'); }
   function num(v) { return v === undefined ? '-' : (Math.round(v * 10000) / 10000).toLocaleString('en'); }
   function callNode(call, run) {
     var node = el('div', 'call');
@@ -469,7 +478,7 @@ pub(super) const SCRIPT: &str = r#"
   function stepBody(step, box, run) {
     step.calls.forEach(function (call) { box.appendChild(callNode(call, run)); });
     step.notes.forEach(function (note) { box.appendChild(el('div', 'note ' + note[0], note[1])); });
-    if (step.text && !step.calls.some(function (c) { return c.reply_message !== undefined; })) { box.appendChild(el('div', '', 'model text:')); box.appendChild(el('pre', 'text', step.text)); }
+    if (step.text) { box.appendChild(el('div', '', 'model text:')); box.appendChild(el('pre', 'text', step.text)); }
     step.tools.forEach(function (tool) {
       var node = el('div', 'tool' + (tool.error ? ' error' : ''));
       node.appendChild(el('div', 'toolname', 'tool call ' + tool.name + ' (' + tool.id + ')'));
@@ -541,6 +550,14 @@ mod tests {
         assert_eq!(view["notes"][1][0], "doom");
         assert_eq!(view["notes"][2], json!(["note", "the loop's detector: cache break (system, history)"]));
         assert_eq!(view["notes"].as_array().unwrap().len(), 3, "bookkeeping events are not shown");
+    }
+
+    #[test]
+    fn a_step_whose_reply_is_kept_does_not_repeat_its_streamed_text() {
+        let mut step = StepView::default();
+        step.add("llm_text_delta", &json!({ "text": "Reading it." }));
+        step.calls.push(json!({ "reply_message": 3 }));
+        assert_eq!(step.json(1)["text"], "");
     }
 
     #[test]
