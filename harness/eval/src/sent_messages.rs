@@ -12,7 +12,7 @@
 //! from the transcript's), `compacted` (a message no transcript holds: the
 //! compaction's summaries and collapsed rounds) or `system`.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use reloop_agent::{LoopState, Message};
 use reloop_mock::sent::{SentLog, SentPart};
@@ -28,7 +28,7 @@ const BODY_CHARS: usize = 1_000;
 /// The loop's transcripts (sub-agents' included), by content and by call id.
 #[derive(Default)]
 struct Originals {
-    whole: HashMap<u64, ()>,
+    whole: HashSet<u64>,
     /// A tool result's hash by its call id; an assistant turn's by its first call's id.
     by_call: HashMap<(bool, String), u64>,
 }
@@ -43,7 +43,7 @@ impl Originals {
     fn add(&mut self, state: &LoopState) {
         for message in &state.transcript {
             let hash = content_hash(message);
-            self.whole.insert(hash, ());
+            self.whole.insert(hash);
             if let Some(key) = call_key(message) {
                 self.by_call.entry(key).or_insert(hash);
             }
@@ -56,7 +56,7 @@ impl Originals {
     /// How `message` stands to the transcript, and the original's hash
     /// when it stands for one.
     fn class(&self, message: &Message) -> (&'static str, Option<u64>) {
-        if self.whole.contains_key(&content_hash(message)) {
+        if self.whole.contains(&content_hash(message)) {
             return ("original", None);
         }
         let original = call_key(message).and_then(|key| self.by_call.get(&key).copied());
