@@ -9,7 +9,7 @@ use std::collections::HashMap;
 
 use reloop_wire::{Message, ModelTurn, Prompt};
 
-use crate::tokens::content_hash;
+use crate::tokens::message_hash;
 
 /// A part of a request as sent: the system prompt or a message.
 #[derive(Debug, Clone, PartialEq)]
@@ -51,7 +51,8 @@ impl SentLog {
     /// Notes the reply to the latest request.
     pub(crate) fn reply(&mut self, turn: &ModelTurn) {
         let message = Message::Assistant { text: turn.text.clone(), tool_calls: turn.tool_calls.clone(), reasoning: turn.reasoning.clone() };
-        let hash = content_hash(&message);
+        // Hashed as a request's message is, so the turn sent back later is the same entry.
+        let hash = message_hash(&message);
         self.bodies.entry(hash).or_insert(SentPart::Message(message));
         if let Some(last) = self.replies.last_mut() {
             *last = Some(hash);
@@ -62,6 +63,22 @@ impl SentLog {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_reply_sent_back_is_the_same_entry() {
+        let mut log = SentLog::default();
+        let counter = crate::tokens::TokenCounter::new();
+        let turn = ModelTurn { text: "done".into(), ..ModelTurn::default() };
+        let first = Prompt { messages: vec![Message::user("task")], ..Prompt::default() };
+        log.request(&first, &counter.count_prompt(&first).message_hashes);
+        log.reply(&turn);
+        let reply = Message::Assistant { text: "done".into(), tool_calls: vec![], reasoning: vec![] };
+        let second = Prompt { messages: vec![Message::user("task"), reply], ..Prompt::default() };
+        let hashes = counter.count_prompt(&second).message_hashes;
+        log.request(&second, &hashes);
+        assert_eq!(log.replies[0], Some(hashes[1]));
+        assert_eq!(log.bodies.len(), 2);
+    }
 
     #[test]
     fn a_repeated_history_is_kept_once_and_each_request_as_its_hashes() {
