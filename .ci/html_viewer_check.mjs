@@ -1,9 +1,12 @@
 // The HTML report's trajectory viewer in a real headless Chromium, used as a
 // researcher would: filter the runs table by strategy, click into a run,
-// expand a step, and find the tool call and its result; on a sweep, the
+// expand a step, and find what the call sent, the reply, the tool call and
+// its result; on a sweep, open a step that first sent a masked or compacted
+// message and find it shown as such beside its original, and the
 // strategies of a scenario overlaid. Prints how long the page took to load
-// and to draw its runs table; fails past --max-ms (default 3000).
-// usage: node .ci/html_viewer_check.mjs REPORT.html [--max-ms N] [--sweep]
+// and to draw its runs table; fails past --max-ms (default 3000). With
+// --shot FILE, a screenshot of that step (docs/img/viewer.png).
+// usage: node .ci/html_viewer_check.mjs REPORT.html [--max-ms N] [--sweep] [--shot FILE]
 //        (NODE_PATH must reach puppeteer-core)
 import { statSync } from 'node:fs';
 import { resolve } from 'node:path';
@@ -12,7 +15,9 @@ const args = process.argv.slice(2);
 const file = resolve(args[0]);
 const maxMs = Number(args.includes('--max-ms') ? args[args.indexOf('--max-ms') + 1] : 3000);
 const sweep = args.includes('--sweep');
+const shot = args.includes('--shot') ? args[args.indexOf('--shot') + 1] : null;
 await withPage(async (page, problems) => {
+  if (shot) { await page.setViewport({ width: 1280, height: 1100 }); }
   const started = Date.now();
   await page.goto(`file://${file}`, { waitUntil: 'load' });
   // Layout and paint of what was loaded, the runs table included.
@@ -56,16 +61,26 @@ await withPage(async (page, problems) => {
       if (!step) { return null; }
       const before = step.querySelectorAll('.tool').length;
       step.querySelector('summary').click();
-      return new Promise((done) => setTimeout(() => {
+      // A details element draws on its toggle event, which comes a task later.
+      const tick = () => new Promise((done) => setTimeout(done, 50));
+      return tick().then(() => {
+        const sent = step.querySelector('details.sent');
+        if (sent) { sent.querySelector('summary').click(); }
+        return tick();
+      }).then(() => {
         const tool = step.querySelector('.tool');
-        done({
+        const sent = step.querySelector('details.sent');
+        return {
           steps: steps.length, before, open: step.open,
+          sent: sent && sent.querySelector('summary').textContent,
+          messages: sent ? [...sent.querySelectorAll('details.msg')].map((m) => m.querySelector('summary').textContent.slice(0, 40)) : [],
+          reply: step.querySelector('pre.reply') && step.querySelector('pre.reply').textContent,
           call: tool && tool.querySelector('.toolname').textContent,
           arguments: tool && tool.querySelector('pre.arguments').textContent,
           result: tool && tool.querySelector('pre.result').textContent,
           title: document.querySelector('#viewer h2').textContent,
-        });
-      }, 50));
+        };
+      });
     });
   }
   if (!found) problems.push('no run with a tool call opened in the viewer');
@@ -73,7 +88,56 @@ await withPage(async (page, problems) => {
     if (found.before !== 0) problems.push('a step was drawn before it was expanded');
     if (!found.open || !found.call || !found.call.startsWith('tool call ')) problems.push(`no tool call in the expanded step: ${JSON.stringify(found)}`);
     if (!found.result || found.result === '(no result)') problems.push(`no tool result in the expanded step: ${JSON.stringify(found)}`);
-    console.log(`viewer check: ${found.title}, ${found.steps} steps; expanded one shows ${found.call} → ${JSON.stringify(found.result.slice(0, 60))}`);
+    if (!found.sent || !found.messages.length || !found.messages.some((m) => /^#\d+ (system|user)/.test(m))) problems.push(`no messages sent in the expanded step: ${JSON.stringify(found)}`);
+    if (!found.reply || !found.reply.includes('→ ')) problems.push(`no reply with its tool call in the expanded step: ${JSON.stringify(found)}`);
+    console.log(`viewer check: ${found.title}, ${found.steps} steps; expanded one ${found.sent}, replied ${JSON.stringify((found.reply || '').slice(0, 60))}, shows ${found.call} → ${JSON.stringify(found.result.slice(0, 60))}`);
+  }
+
+  // Open runs until a step's badge says it first sent a masked or compacted
+  // message; expand it and its call's messages: that message is marked as
+  // such and, opened, shows its text (and a masked one the original).
+  const links = await page.$$eval('#runs a.view', (all) => all.length);
+  let edited = null;
+  for (let i = 0; i < Math.min(links, 200) && !edited; i++) {
+    await page.evaluate((index) => document.querySelectorAll('#runs a.view')[index].click(), i);
+    edited = await page.evaluate(async () => {
+      const tick = () => new Promise((done) => setTimeout(done, 50));
+      const step = [...document.querySelectorAll('#viewer details.step')]
+        .find((d) => d.querySelector('summary .badge.masked, summary .badge.compacted'));
+      if (!step) { return null; }
+      step.querySelector('summary').click();
+      await tick();
+      const lists = [...step.querySelectorAll('details.sent')];
+      lists.forEach((list) => list.querySelector('summary').click());
+      await tick();
+      const message = lists.flatMap((list) => [...list.querySelectorAll('details.msg.masked, details.msg.compacted')])
+        .find((m) => m.querySelector('.badge.new'));
+      if (!message) { return { step: step.dataset.step, missing: true }; }
+      message.querySelector('summary').click();
+      await tick();
+      const original = message.querySelector('pre.original');
+      step.scrollIntoView();
+      return {
+        title: document.querySelector('#viewer h2').textContent, step: step.dataset.step,
+        summary: message.querySelector('summary').textContent,
+        body: message.querySelector('pre.body') && message.querySelector('pre.body').textContent,
+        original: original && original.textContent, masked: message.classList.contains('masked'),
+      };
+    });
+  }
+  if (!edited) {
+    if (sweep) problems.push('no run sent a masked or compacted message');
+    else console.log('viewer check: no run sent a masked or compacted message');
+  } else {
+    if (edited.missing) problems.push(`step ${edited.step} has a badge but no masked or compacted message new in it`);
+    else {
+      const kind = edited.masked ? 'masked' : 'compacted';
+      if (!edited.summary.includes(kind) || !edited.body) problems.push(`the ${kind} message is not shown as such: ${JSON.stringify(edited)}`);
+      if (edited.masked && !edited.original) problems.push(`the masked message does not show its original: ${JSON.stringify(edited)}`);
+      console.log(`viewer check: ${edited.title}, step ${edited.step} sent ${JSON.stringify(edited.summary.slice(0, 70))}` +
+        (edited.original ? ` in place of ${JSON.stringify(edited.original.slice(0, 50))}` : ''));
+      if (shot) { await page.screenshot({ path: shot, fullPage: false }); console.log(`screenshot: ${shot}`); }
+    }
   }
   if (sweep) {
     const overlay = await page.evaluate(() => {

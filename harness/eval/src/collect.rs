@@ -49,6 +49,7 @@ pub fn collect(finished: Finished<'_>) -> RunReport {
     for (step, explained) in steps.iter_mut().zip(explained) {
         step.cache_break_explained = explained;
     }
+    crate::sent_messages::fill(&mut steps, &session.sent(), Some(&state));
     let mut metrics = run_metrics(scenario, &state, &steps, &log, &events);
     metrics.virtual_ms = virtual_ms;
     metrics.wall_ms = wall_ms;
@@ -132,6 +133,8 @@ fn step_rows(scenario: &Scenario, state: &LoopState, log: &[RequestRecord], sess
                 agent_depth: u64::from(record.sub_agent.is_some()),
                 parent_step: record.sub_agent.as_ref().map(|link| u64::from(link.parent_step)),
                 parent_call_id: record.sub_agent.as_ref().map(|link| link.parent_call_id.clone()),
+                // Filled from the server's log of what was sent (`crate::sent_messages`).
+                ..StepRow::default()
             }
         })
         .collect()

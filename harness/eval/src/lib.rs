@@ -27,6 +27,7 @@ pub mod run_mock;
 pub mod runner;
 pub mod scenario;
 pub mod script;
+mod sent_messages;
 pub mod sweep;
 pub mod token_fit;
 

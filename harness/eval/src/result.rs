@@ -234,6 +234,14 @@ pub struct StepRow {
     /// For a sub-agent's call: the parent's step and `Agent` call id.
     pub parent_step: Option<u64>,
     pub parent_call_id: Option<String>,
+    /// The run's message numbers the call sent, in order, as ranges
+    /// (`0-41,57`; `crate::sent_messages`).
+    pub sent_messages: Option<String>,
+    /// The number of the reply the call got.
+    pub reply_message: Option<u64>,
+    /// The messages this call was the first to send or receive, as a JSON
+    /// array: number, content hash, class and body.
+    pub messages_first_seen: Option<String>,
 }
 
 /// One loop event.

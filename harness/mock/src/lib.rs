@@ -27,6 +27,7 @@ pub mod recording;
 pub mod recovery;
 pub mod render;
 pub mod server;
+pub mod sent;
 pub mod session;
 pub mod stages;
 pub mod stream_plan;

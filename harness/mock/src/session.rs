@@ -136,6 +136,8 @@ struct SessionState {
     /// Every call served on the main purpose, in order, as rendered
     /// (`crate::call_ids`).
     served_calls: crate::call_ids::ServedCalls,
+    /// What each request sent and the reply it got, for the report's viewer.
+    sent: crate::sent::SentLog,
 }
 
 /// Account: the server's usage of a turn given its prompt, the cache
@@ -160,6 +162,7 @@ fn account(
     let cache = accounted.cache;
     let facts = BreakFacts { lost_tokens: cache.lost_tokens, expired: cache.expired, below_minimum: cache.below_minimum };
     record.cache_break_site = state.baselines.observe(request, &count.tools_json, cache.broke.then_some(facts));
+    state.sent.reply(turn);
     accounted.usage
 }
 
@@ -195,6 +198,11 @@ impl Session {
     /// The latest request's record, without copying the whole log.
     pub fn last_record(&self) -> Option<RequestRecord> {
         self.lock().log.last().cloned()
+    }
+
+    /// What each request so far sent, and the replies.
+    pub fn sent(&self) -> crate::sent::SentLog {
+        self.lock().sent.clone()
     }
 
     /// The divergences so far.
@@ -242,6 +250,7 @@ impl Session {
         let mut state = self.lock();
         let index = state.log.len();
         let retry = state.previous.is_some_and(|(previous, _, _)| previous == fingerprint);
+        state.sent.request(request, &count.message_hashes);
         let mut record = RequestRecord {
             index,
             exchange: None,

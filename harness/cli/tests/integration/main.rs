@@ -27,6 +27,7 @@ mod schema;
 mod sdk_async_openai;
 mod serve;
 pub mod serve_limits;
+mod sent_messages;
 mod serve_raw;
 mod shards;
 mod validate;

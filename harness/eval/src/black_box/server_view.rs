@@ -86,6 +86,7 @@ pub fn server_view(scenario: &Scenario, session: &Session) -> ServerView {
         let attempt = view.steps.iter().filter(|row| row.step == step && row.purpose == "main").count() as u64;
         view.steps.push(step_row(record, turn.as_ref(), step, attempt));
     }
+    crate::sent_messages::fill(&mut view.steps, &session.sent(), None);
     let only_calls: Vec<DoomCall> = calls.iter().map(|(_, call)| call.clone()).collect();
     let found = DoomLoopDetectors::scan(&scenario.loop_settings.doom_loop, &only_calls);
     let first_step = |kind: DoomLoopKind| found.iter().find(|(_, hit)| hit.kind == kind).map(|(index, _)| calls[*index].0);

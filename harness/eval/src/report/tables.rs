@@ -159,7 +159,10 @@ pub fn steps_batch(runs: &[RunReport]) -> Result<RecordBatch, ArrowError> {
         .int("finished_ms", rows.iter().map(|(_, s)| s.finished_ms))
         .int("agent_depth", rows.iter().map(|(_, s)| s.agent_depth))
         .int_opt("parent_step", rows.iter().map(|(_, s)| s.parent_step))
-        .text_opt("parent_call_id", rows.iter().map(|(_, s)| s.parent_call_id.as_deref()));
+        .text_opt("parent_call_id", rows.iter().map(|(_, s)| s.parent_call_id.as_deref()))
+        .text_opt("sent_messages", rows.iter().map(|(_, s)| s.sent_messages.as_deref()))
+        .int_opt("reply_message", rows.iter().map(|(_, s)| s.reply_message))
+        .text_opt("messages_first_seen", rows.iter().map(|(_, s)| s.messages_first_seen.as_deref()));
     t.finish(metadata("steps"))
 }
 

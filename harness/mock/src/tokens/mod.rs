@@ -85,6 +85,12 @@ pub fn content_hash(value: &impl Hash) -> u64 {
     foldhash::quality::FixedState::with_seed(0).hash_one(value)
 }
 
+/// The content hash a request's message is counted (and logged) under, as
+/// in [`PromptCount::message_hashes`].
+pub fn message_hash(message: &Message) -> u64 {
+    content_hash(&Part::Message(message))
+}
+
 impl TokenCounter {
     /// A counter with an empty memo.
     pub fn new() -> Self {

@@ -2,10 +2,12 @@
 //! inline SVG, inline script; no network): the diff against a baseline; for
 //! a sweep, savings and cost by strategy and the strategies of each scenario
 //! overlaid; the runs table grouped by scenario with filters; a step-by-step
-//! viewer of any run ([`viewer`]); and per run a timeline of prompt tokens
+//! viewer of any run ([`viewer`]), with the messages each call sent
+//! ([`sent`]); and per run a timeline of prompt tokens
 //! with compaction, cache and doom-loop marks.
 
 mod page;
+mod sent;
 pub mod svg;
 mod viewer;
 

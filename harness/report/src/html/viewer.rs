@@ -4,11 +4,11 @@
 //! block, parsed and drawn only when the run is opened, and a step's details
 //! only when it is expanded: a suite of a thousand runs loads as its runs
 //! table. Per step the viewer shows the calls (tokens, cost, cache hit or
-//! break with its explanation, retries and faults), the model's text and tool
-//! calls with their results, and the loop's events (compactions with their
-//! before and after, doom-loop marks). The reports keep no message bodies:
-//! texts are the streamed text and the tool results' heads the events carry,
-//! cut to [`TEXT_CHARS`].
+//! break with its explanation, retries and faults, the messages sent and the
+//! reply: [`super::sent`]), the tool calls with their results, and the
+//! loop's events (compactions with their before and after, doom-loop
+//! marks). Texts from events are the streamed text and the tool results'
+//! heads the events carry, cut to [`TEXT_CHARS`].
 
 use std::collections::HashMap;
 use std::fmt::Write as _;
@@ -60,10 +60,14 @@ pub(super) fn run_data(html: &mut String, runs: &Table, steps: &Table, events: &
     let (kind, payload, event_step) = (events.text("kind")?, texts(events, "payload")?, numbers(events, "step"));
     let (scenario, variant) = (runs.text("scenario")?, runs.text("variant")?);
     let divergence = texts(runs, "first_divergence")?;
+    let first_seen = texts(steps, "messages_first_seen")?;
+    let mut messages = super::sent::Messages::default();
     for row in 0..runs.len() {
         let key = (scenario[row].clone(), variant[row].clone());
         let mut by_step: std::collections::BTreeMap<u64, StepView> = std::collections::BTreeMap::new();
-        for &call in step_rows.get(&key).map_or(&[][..], Vec::as_slice) {
+        let run_steps = step_rows.get(&key).map_or(&[][..], Vec::as_slice);
+        let sent = messages.add_run(run_steps.iter().map(|&call| first_seen[call].as_deref()));
+        for &call in run_steps {
             by_step.entry(calls.step[call].unwrap_or(0.0) as u64).or_default().calls.push(calls.json(call));
         }
         for &event in event_rows.get(&key).map_or(&[][..], Vec::as_slice) {
@@ -71,17 +75,20 @@ pub(super) fn run_data(html: &mut String, runs: &Table, steps: &Table, events: &
             let step = event_step[event].unwrap_or(0.0) as u64;
             by_step.entry(step).or_default().add(&kind[event], &body);
         }
+        let mut lists = super::sent::SentLists::default();
+        by_step.values_mut().flat_map(|view| view.calls.iter_mut()).for_each(|call| lists.shorten(call));
         let steps: Vec<Value> = by_step.into_iter().map(|(step, view)| view.json(step)).collect();
-        let data = json!({ "divergence": divergence[row], "steps": steps });
+        let data = json!({ "divergence": divergence[row], "messages": sent, "steps": steps });
         let _ = write!(html, r#"<script type="application/json" id="run-{row}">{}</script>"#, script_json(&data));
     }
+    messages.write(html);
     Ok(())
 }
 
 /// `value` as the text of a script element: no `<`, since `</script` would
 /// end the element early and `<!--` change how it is parsed; `<` only occurs
 /// inside JSON strings, where `\u003c` reads back the same.
-fn script_json(value: &Value) -> String {
+pub(super) fn script_json(value: &Value) -> String {
     value.to_string().replace('<', "\\u003c")
 }
 
@@ -93,7 +100,7 @@ struct CallColumns {
 }
 
 impl CallColumns {
-    const NUMBERS: [&'static str; 10] = [
+    const NUMBERS: [&'static str; 11] = [
         "attempt",
         "input_tokens",
         "input_tokens_uncompacted",
@@ -104,8 +111,9 @@ impl CallColumns {
         "cache_break_message",
         "cache_break_byte_offset",
         "cache_tokens_lost",
+        "reply_message",
     ];
-    const TEXTS: [&'static str; 10] = [
+    const TEXTS: [&'static str; 11] = [
         "purpose",
         "server_result",
         "error",
@@ -116,6 +124,7 @@ impl CallColumns {
         "cache_break_block",
         "cache_break_span",
         "cache_break_causes",
+        "sent_messages",
     ];
 
     fn of(steps: &Table) -> Result<Self, ReportError> {
@@ -206,9 +215,13 @@ impl StepView {
         }
     }
 
+    /// The step as the page keeps it; the streamed text only when no call
+    /// has its reply, which holds that text whole.
     fn json(self, step: u64) -> Value {
         let notes: Vec<Value> = self.notes.into_iter().map(|(class, text)| json!([class, text])).collect();
-        json!({ "step": step, "calls": self.calls, "text": cut(&self.text), "tools": self.tools, "notes": notes })
+        let replied = self.calls.iter().any(|call| call.get("reply_message").is_some());
+        let text = if replied { String::new() } else { cut(&self.text) };
+        json!({ "step": step, "calls": self.calls, "text": text, "tools": self.tools, "notes": notes })
     }
 }
 
@@ -311,7 +324,7 @@ fn by_variant(html: &mut String, runs: &Table, variants: &[String], order: &[Str
     );
 }
 
-pub(super) const STYLE: &str = ".charts{display:flex;flex-wrap:wrap;gap:1em}.charts figure{margin:0}.charts svg{width:480px;height:auto}polyline.series{fill:none;stroke-width:2}#filters select{margin-right:1em}tr.first td{border-top:2px solid #888}a.view{cursor:pointer;color:#1f5fa8;text-decoration:underline}#viewer{border-top:2px solid #1f77b4;margin-top:1em}#viewer details.step{border:1px solid #ddd;border-radius:4px;margin:.3em 0;padding:.2em .5em}#viewer details.step>summary{cursor:pointer}.call{margin:.3em 0;padding:.3em;background:#f7f7f7}.cachebreak{color:#b00020}.cachehit{color:#1b7f3b}.tool{border-left:3px solid #1f77b4;padding-left:.5em;margin:.4em 0}.tool.error{border-color:#d62728}pre{white-space:pre-wrap;word-break:break-word;background:#fafafa;padding:.4em;margin:.2em 0;max-height:24em;overflow:auto}.note{margin:.2em 0}.note.compaction{color:#6a3d9a}.note.doom{color:#e65100;font-weight:bold}.note.retry{color:#8c564b}.note.fault{color:#b00020}.badge{display:inline-block;padding:0 .4em;border-radius:3px;font-size:12px;margin-left:.3em;background:#eee}.badge.doom{background:#ffe0b2}.badge.break{background:#fdecea}.badge.compaction{background:#ede7f6}pre .del{background:#fdecea}pre .ins{background:#e6f4ea}";
+pub(super) const STYLE: &str = ".charts{display:flex;flex-wrap:wrap;gap:1em}.charts figure{margin:0}.charts svg{width:480px;height:auto}polyline.series{fill:none;stroke-width:2}#filters select{margin-right:1em}tr.first td{border-top:2px solid #888}a.view{cursor:pointer;color:#1f5fa8;text-decoration:underline}#viewer{border-top:2px solid #1f77b4;margin-top:1em}#viewer details.step{border:1px solid #ddd;border-radius:4px;margin:.3em 0;padding:.2em .5em}#viewer details.step>summary{cursor:pointer}.call{margin:.3em 0;padding:.3em;background:#f7f7f7}.cachebreak{color:#b00020}.cachehit{color:#1b7f3b}.tool{border-left:3px solid #1f77b4;padding-left:.5em;margin:.4em 0}.tool.error{border-color:#d62728}pre{white-space:pre-wrap;word-break:break-word;background:#fafafa;padding:.4em;margin:.2em 0;max-height:24em;overflow:auto}.note{margin:.2em 0}.note.compaction{color:#6a3d9a}.note.doom{color:#e65100;font-weight:bold}.note.retry{color:#8c564b}.note.fault{color:#b00020}.badge{display:inline-block;padding:0 .4em;border-radius:3px;font-size:12px;margin-left:.3em;background:#eee}.badge.doom{background:#ffe0b2}.badge.break{background:#fdecea}.badge.compaction{background:#ede7f6}.badge.masked{background:#fff3cd}.badge.compacted{background:#ede7f6}.badge.edited{background:#e3f2fd}.badge.new{background:#e6f4ea}details.sent,details.dropped,details.msg{margin:.2em 0 .2em 1em}details.msg>summary .head{color:#666}details.msg.masked>summary,details.msg.compacted>summary{font-style:italic}pre.reply{border-left:3px solid #1b7f3b}pre .del{background:#fdecea}pre .ins{background:#e6f4ea}";
 
 /// The runs table's filters and grouping, and the viewer: a run opens on a
 /// click on its scenario, a step's details render when it is expanded.
@@ -336,8 +349,111 @@ pub(super) const SCRIPT: &str = r#"
     if (text !== undefined) { node.textContent = text; }
     return node;
   }
+  var shared = null;
+  function messageTable() {
+    if (!shared) { var node = document.getElementById('messages'); shared = node ? JSON.parse(node.textContent) : []; }
+    return shared;
+  }
+  function numbers(ranges) {
+    var out = [];
+    (ranges || '').split(',').forEach(function (part) {
+      if (!part) { return; }
+      var ends = part.split('-').map(Number);
+      for (var n = ends[0]; n <= ends[ends.length - 1]; n++) { out.push(n); }
+    });
+    return out;
+  }
+  function entryOf(run, n) { var at = run.messages[n]; return at === null || at === undefined ? null : messageTable()[at]; }
+  // A sent message, its body drawn when opened: number, role, class
+  // (masked, compacted, edited; nothing for a transcript message) and the
+  // text's head; a masked or edited one also shows its original.
+  function messageNode(run, n, fresh) {
+    var entry = entryOf(run, n);
+    var node = el('details', 'msg' + (entry ? ' ' + entry[0] + (entry[1] ? ' ' + entry[1] : '') : ''));
+    node.dataset.n = n;
+    var summary = el('summary', '', '#' + n + ' ' + (entry ? entry[0] : '(not kept)'));
+    if (entry && entry[1] && entry[1] !== 'original' && entry[1] !== 'system') { summary.appendChild(el('span', 'badge ' + entry[1], entry[1])); }
+    if (fresh) { summary.appendChild(el('span', 'badge new', 'new')); }
+    if (entry) { summary.appendChild(el('span', 'head', ' ' + entry[2].slice(0, 120).replace(/\s+/g, ' '))); }
+    node.appendChild(summary);
+    node.addEventListener('toggle', function () {
+      if (!node.open || node.dataset.drawn || !entry) { return; }
+      node.dataset.drawn = '1';
+      node.appendChild(el('pre', 'body', entry[2]));
+      if (entry[3] !== null) {
+        node.appendChild(el('div', '', entry[1] === 'masked' ? 'shown in place of:' : 'the transcript holds:'));
+        node.appendChild(el('pre', 'original', messageTable()[entry[3]][2]));
+      }
+    });
+    return node;
+  }
+  // A list of a call's messages as one closed block, drawn when opened.
+  function messageList(cls, title, run, list, firstNew) {
+    var box = el('details', cls);
+    box.appendChild(el('summary', '', title));
+    box.addEventListener('toggle', function () {
+      if (!box.open || box.dataset.drawn) { return; }
+      box.dataset.drawn = '1';
+      list.forEach(function (n) { box.appendChild(messageNode(run, n, n >= firstNew)); });
+    });
+    return box;
+  }
+  // What the call sent: the messages in order with their classes counted,
+  // those left out since the previous call (a compaction's before), and
+  // the reply.
+  function sentNode(call, run, node) {
+    if (call.sent) {
+      var counts = {};
+      call.sent.forEach(function (n) { var e = entryOf(run, n); if (e && e[1] && e[1] !== 'original') { counts[e[1]] = (counts[e[1]] || 0) + 1; } });
+      var fresh = call.sent.filter(function (n) { return n >= call.firstNew; }).length;
+      var title = 'sent ' + plural(call.sent.length, 'message') + Object.keys(counts).map(function (k) { return ', ' + counts[k] + ' ' + k; }).join('') + ', ' + fresh + ' new';
+      node.appendChild(messageList('sent', title, run, call.sent, call.firstNew));
+    }
+    if (call.dropped && call.dropped.length) {
+      node.appendChild(messageList('dropped', 'left out since the previous call: ' + plural(call.dropped.length, 'message'), run, call.dropped, Infinity));
+    }
+    if (call.reply_message !== undefined) {
+      var reply = entryOf(run, call.reply_message);
+      node.appendChild(el('div', '', 'reply:'));
+      node.appendChild(el('pre', 'reply', reply ? reply[2] : '(not kept)'));
+    }
+  }
+  // Per call: the messages it sent (its common start with the previous
+  // call of its kind, then the rest), the first it sent new, and those the
+  // previous call of its kind sent that it left out.
+  function prepare(data) {
+    var next = 0, previous = {};
+    data.steps.forEach(function (step) {
+      step.calls.forEach(function (call) {
+        if (call.sent_messages === undefined) { return; }
+        var kind = call.purpose === 'compaction' ? 'compaction' : 'main';
+        var parts = call.sent_messages.split('|');
+        call.sent = (previous[kind] || []).slice(0, Number(parts[0])).concat(numbers(parts[1]));
+        call.firstNew = next;
+        call.sent.concat(call.reply_message === undefined ? [] : [call.reply_message]).forEach(function (n) { next = Math.max(next, n + 1); });
+        if (previous[kind]) {
+          var now = {};
+          call.sent.forEach(function (n) { now[n] = true; });
+          call.dropped = previous[kind].filter(function (n) { return !now[n]; });
+        }
+        previous[kind] = call.sent;
+      });
+    });
+  }
+  // The classes first sent at a step, for its summary's badges.
+  function freshClasses(step, run) {
+    var found = {};
+    step.calls.forEach(function (call) {
+      (call.sent || []).forEach(function (n) {
+        var e = n >= call.firstNew && entryOf(run, n);
+        if (e && (e[1] === 'masked' || e[1] === 'compacted')) { found[e[1]] = true; }
+      });
+    });
+    return Object.keys(found);
+  }
+  function plural(n, noun) { return n + ' ' + noun + (n === 1 ? '' : 's'); }
   function num(v) { return v === undefined ? '-' : (Math.round(v * 10000) / 10000).toLocaleString('en'); }
-  function callNode(call) {
+  function callNode(call, run) {
     var node = el('div', 'call');
     var head = (call.purpose || 'main') + ' call' + (call.attempt ? ' (attempt ' + (call.attempt + 1) + ')' : '') +
       ': ' + num(call.input_tokens) + ' prompt tokens in ' + num(call.request_messages) + ' messages' +
@@ -356,10 +472,11 @@ pub(super) const SCRIPT: &str = r#"
     } else if (call.cache_read_tokens > 0) {
       node.appendChild(el('div', 'cachehit', 'cache hit: ' + num(call.cache_read_tokens) + ' tokens read'));
     }
+    sentNode(call, run, node);
     return node;
   }
-  function stepBody(step, box) {
-    step.calls.forEach(function (call) { box.appendChild(callNode(call)); });
+  function stepBody(step, box, run) {
+    step.calls.forEach(function (call) { box.appendChild(callNode(call, run)); });
     step.notes.forEach(function (note) { box.appendChild(el('div', 'note ' + note[0], note[1])); });
     if (step.text) { box.appendChild(el('div', '', 'model text:')); box.appendChild(el('pre', 'text', step.text)); }
     step.tools.forEach(function (tool) {
@@ -373,6 +490,7 @@ pub(super) const SCRIPT: &str = r#"
   }
   function open(index, label) {
     var data = JSON.parse(document.getElementById('run-' + index).textContent);
+    prepare(data);
     var viewer = document.getElementById('viewer');
     viewer.textContent = '';
     viewer.appendChild(el('h2', '', 'Run ' + label));
@@ -392,9 +510,10 @@ pub(super) const SCRIPT: &str = r#"
         (step.tools.length ? ' · ' + step.tools.map(function (t) { return t.name; }).join(', ') : ''));
       if (step.calls.some(function (c) { return c.cache_break_cause; })) { summary.appendChild(el('span', 'badge break', 'cache break')); }
       step.notes.forEach(function (note) { if (note[0] === 'doom' || note[0] === 'compaction' || note[0] === 'fault' || note[0] === 'retry') { summary.appendChild(el('span', 'badge ' + note[0], note[0])); } });
+      freshClasses(step, data).forEach(function (cls) { summary.appendChild(el('span', 'badge ' + cls, cls)); });
       details.appendChild(summary);
       details.addEventListener('toggle', function () {
-        if (details.open && !details.dataset.drawn) { details.dataset.drawn = '1'; stepBody(step, details); }
+        if (details.open && !details.dataset.drawn) { details.dataset.drawn = '1'; stepBody(step, details, data); }
       });
       viewer.appendChild(details);
     });
@@ -431,6 +550,14 @@ mod tests {
         assert_eq!(view["notes"][1][0], "doom");
         assert_eq!(view["notes"][2], json!(["note", "the loop's detector: cache break (system, history)"]));
         assert_eq!(view["notes"].as_array().unwrap().len(), 3, "bookkeeping events are not shown");
+    }
+
+    #[test]
+    fn a_step_whose_reply_is_kept_does_not_repeat_its_streamed_text() {
+        let mut step = StepView::default();
+        step.add("llm_text_delta", &json!({ "text": "Reading it." }));
+        step.calls.push(json!({ "reply_message": 3 }));
+        assert_eq!(step.json(1)["text"], "");
     }
 
     #[test]

@@ -1,0 +1,237 @@
+//! What each call sent, for the report's trajectory viewer: the steps
+//! table's `sent_messages`, `reply_message` and `messages_first_seen`
+//! (`docs/metrics.md`), from the server session's [`SentLog`].
+//!
+//! The history repeats in every request, so a run numbers its distinct
+//! messages in the order it first sent (or received) them, a call lists the
+//! numbers it sent as ranges (`0-41,57`), and each body is written once, on
+//! the row of the call that first carried it. Against the loop's own
+//! transcript each message is classed: `original` (a transcript message as
+//! it is), `masked` (a tool result shown as a placeholder, with the number
+//! of the original when it was sent), `edited` (an assistant turn differing
+//! from the transcript's), `compacted` (a message no transcript holds: the
+//! compaction's summaries and collapsed rounds) or `system`.
+
+use std::collections::{HashMap, HashSet};
+
+use reloop_agent::{LoopState, Message};
+use reloop_mock::sent::{SentLog, SentPart};
+use reloop_mock::tokens::content_hash;
+use serde_json::{Value, json};
+
+use crate::result::StepRow;
+
+/// Longest text kept of each field of a message body (a tool result's
+/// content, a turn's text, a call's arguments), to keep reports small.
+const BODY_CHARS: usize = 1_000;
+
+/// The loop's transcripts (sub-agents' included), by content and by call id.
+#[derive(Default)]
+struct Originals {
+    whole: HashSet<u64>,
+    /// A tool result's hash by its call id; an assistant turn's by its first call's id.
+    by_call: HashMap<(bool, String), u64>,
+}
+
+impl Originals {
+    fn of(state: &LoopState) -> Self {
+        let mut originals = Self::default();
+        originals.add(state);
+        originals
+    }
+
+    fn add(&mut self, state: &LoopState) {
+        for message in &state.transcript {
+            let hash = content_hash(message);
+            self.whole.insert(hash);
+            if let Some(key) = call_key(message) {
+                self.by_call.entry(key).or_insert(hash);
+            }
+        }
+        for child in &state.sub_agents {
+            self.add(child);
+        }
+    }
+
+    /// How `message` stands to the transcript, and the original's hash
+    /// when it stands for one.
+    fn class(&self, message: &Message) -> (&'static str, Option<u64>) {
+        if self.whole.contains(&content_hash(message)) {
+            return ("original", None);
+        }
+        let original = call_key(message).and_then(|key| self.by_call.get(&key).copied());
+        match message {
+            Message::ToolResult { .. } => ("masked", original),
+            Message::Assistant { .. } => ("edited", original),
+            Message::User { .. } => ("compacted", None),
+        }
+    }
+}
+
+/// A tool result's call id, or an assistant turn's first call id.
+fn call_key(message: &Message) -> Option<(bool, String)> {
+    match message {
+        Message::ToolResult { call_id, .. } => Some((true, call_id.clone())),
+        Message::Assistant { tool_calls, .. } => tool_calls.first().map(|call| (false, call.id.clone())),
+        Message::User { .. } => None,
+    }
+}
+
+/// Fills the sent-message columns of `steps`, whose `call_index` is the
+/// request's place in `sent`; `state` is the built-in loop's (`None` for a
+/// black-box agent, whose messages go unclassed).
+pub(crate) fn fill(steps: &mut [StepRow], sent: &SentLog, state: Option<&LoopState>) {
+    let originals = state.map(Originals::of);
+    let mut numbers: HashMap<u64, u64> = HashMap::new();
+    // The number of each message sent so far, by the transcript's hash.
+    let mut by_content: HashMap<u64, u64> = HashMap::new();
+    for step in steps {
+        let index = step.call_index as usize;
+        let Some(hashes) = sent.requests.get(index) else { continue };
+        let mut first_seen = Vec::new();
+        let mut number_of = |hash: u64, first_seen: &mut Vec<Value>| -> u64 {
+            if let Some(number) = numbers.get(&hash) {
+                return *number;
+            }
+            let number = numbers.len() as u64;
+            numbers.insert(hash, number);
+            let mut entry = json!({ "n": number, "hash": format!("{hash:016x}") });
+            match sent.bodies.get(&hash) {
+                Some(SentPart::System(text)) => {
+                    entry["shown"] = json!("system");
+                    entry["body"] = cut_texts(json!({ "role": "system", "text": text }));
+                }
+                Some(SentPart::Message(message)) => {
+                    by_content.entry(content_hash(message)).or_insert(number);
+                    if let Some((class, original)) = originals.as_ref().map(|o| o.class(message)) {
+                        entry["shown"] = json!(class);
+                        if let Some(of) = original.and_then(|hash| by_content.get(&hash)) {
+                            entry["of"] = json!(of);
+                        }
+                    }
+                    entry["body"] = serde_json::to_value(message).map_or(Value::Null, cut_texts);
+                }
+                None => {}
+            }
+            first_seen.push(entry);
+            number
+        };
+        let sent_here: Vec<u64> = hashes.iter().map(|hash| number_of(*hash, &mut first_seen)).collect();
+        step.reply_message = sent.replies.get(index).copied().flatten().map(|hash| number_of(hash, &mut first_seen));
+        step.sent_messages = Some(ranges(&sent_here));
+        step.messages_first_seen = (!first_seen.is_empty()).then(|| Value::Array(first_seen).to_string());
+    }
+}
+
+/// `body` with each text longer than [`BODY_CHARS`] cut, saying how many
+/// bytes were left out: a report keeps a message's head, not a file read whole.
+fn cut_texts(body: Value) -> Value {
+    match body {
+        Value::String(text) => match text.char_indices().nth(BODY_CHARS) {
+            Some((at, _)) => Value::String(format!("{}… ({} more bytes)", &text[..at], text.len() - at)),
+            None => Value::String(text),
+        },
+        Value::Array(items) => Value::Array(items.into_iter().map(cut_texts).collect()),
+        Value::Object(fields) => Value::Object(fields.into_iter().map(|(name, value)| (name, cut_texts(value))).collect()),
+        other => other,
+    }
+}
+
+/// `0-41,57,43-56`: the numbers in order, runs of consecutive ones as ranges.
+fn ranges(numbers: &[u64]) -> String {
+    let mut out = String::new();
+    let mut at = 0;
+    while at < numbers.len() {
+        let start = numbers[at];
+        let mut end = at;
+        while end + 1 < numbers.len() && numbers[end + 1] == numbers[end] + 1 {
+            end += 1;
+        }
+        if !out.is_empty() {
+            out.push(',');
+        }
+        out.push_str(&start.to_string());
+        if end > at {
+            out.push('-');
+            out.push_str(&numbers[end].to_string());
+        }
+        at = end + 1;
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use reloop_wire::ToolCall;
+
+    fn result(id: &str, content: &str) -> Message {
+        Message::ToolResult { call_id: id.into(), tool_name: "read".into(), content: content.into(), is_error: false }
+    }
+
+    fn call(id: &str) -> Message {
+        Message::Assistant { text: String::new(), tool_calls: vec![ToolCall { id: id.into(), name: "read".into(), arguments: "{}".into() }], reasoning: vec![] }
+    }
+
+    /// A log of `requests`, each a list of parts, hashed by position in `parts`.
+    fn log(parts: &[SentPart], requests: &[&[usize]], replies: &[Option<usize>]) -> SentLog {
+        SentLog {
+            requests: requests.iter().map(|r| r.iter().map(|i| *i as u64 + 100).collect()).collect(),
+            replies: replies.iter().map(|r| r.map(|i| i as u64 + 100)).collect(),
+            bodies: parts.iter().enumerate().map(|(i, part)| (i as u64 + 100, part.clone())).collect(),
+        }
+    }
+
+    #[test]
+    fn each_message_is_written_once_and_masked_and_compacted_ones_are_named() {
+        let mut state = LoopState::new("task", 10);
+        state.transcript = vec![Message::user("task"), call("c1"), result("c1", "fn main() {}")];
+        let parts = [
+            SentPart::System("sys".into()),
+            SentPart::Message(Message::user("task")),
+            SentPart::Message(call("c1")),
+            SentPart::Message(result("c1", "fn main() {}")),
+            SentPart::Message(result("c1", "[masked: read, 12 bytes]")),
+            SentPart::Message(Message::user("summary of the work so far")),
+        ];
+        let sent = log(&parts, &[&[0, 1], &[0, 1, 2, 3], &[0, 5, 2, 4]], &[Some(2), None, None]);
+        let mut steps: Vec<StepRow> = (0..3).map(|i| StepRow { call_index: i, ..StepRow::default() }).collect();
+        fill(&mut steps, &sent, Some(&state));
+        assert_eq!(steps[0].sent_messages.as_deref(), Some("0-1"));
+        assert_eq!(steps[0].reply_message, Some(2), "the reply is numbered where it was received");
+        assert_eq!(steps[1].sent_messages.as_deref(), Some("0-3"));
+        assert_eq!(steps[2].sent_messages.as_deref(), Some("0,4,2,5"));
+        let first: Vec<Value> = serde_json::from_str(steps[0].messages_first_seen.as_deref().unwrap()).unwrap();
+        assert_eq!(first.iter().map(|m| m["shown"].as_str().unwrap()).collect::<Vec<_>>(), ["system", "original", "original"]);
+        assert_eq!(first[0]["body"], json!({ "role": "system", "text": "sys" }));
+        let second: Vec<Value> = serde_json::from_str(steps[1].messages_first_seen.as_deref().unwrap()).unwrap();
+        assert_eq!(second.len(), 1, "only the tool result is new at the second call");
+        let third: Vec<Value> = serde_json::from_str(steps[2].messages_first_seen.as_deref().unwrap()).unwrap();
+        assert_eq!((third[0]["n"].as_u64(), third[0]["shown"].as_str()), (Some(4), Some("compacted")));
+        assert_eq!((third[1]["n"].as_u64(), third[1]["shown"].as_str()), (Some(5), Some("masked")));
+        assert_eq!(third[1]["of"], 3, "the masked result names the original it stands for");
+        assert_eq!(third[1]["body"]["content"], "[masked: read, 12 bytes]");
+    }
+
+    #[test]
+    fn a_black_box_agents_messages_go_unclassed() {
+        let sent = log(&[SentPart::Message(Message::user("hi"))], &[&[0]], &[None]);
+        let mut steps = vec![StepRow::default()];
+        fill(&mut steps, &sent, None);
+        let first: Vec<Value> = serde_json::from_str(steps[0].messages_first_seen.as_deref().unwrap()).unwrap();
+        assert_eq!(first[0].get("shown"), None);
+    }
+
+    #[test]
+    fn long_texts_of_a_body_are_cut_and_say_how_much() {
+        let body = cut_texts(json!({ "role": "tool_result", "content": "x".repeat(BODY_CHARS + 5), "is_error": false }));
+        assert_eq!(body["content"], format!("{}… (5 more bytes)", "x".repeat(BODY_CHARS)));
+        assert_eq!(body["is_error"], false);
+    }
+
+    #[test]
+    fn consecutive_numbers_are_written_as_ranges() {
+        assert_eq!(ranges(&[0, 1, 2, 3, 9, 5, 6, 8]), "0-3,9,5-6,8");
+        assert_eq!(ranges(&[]), "");
+    }
+}
