@@ -86,6 +86,8 @@ pub struct Registry {
     log_requests: bool,
     /// `serve --log-json`: a JSON-lines file per session besides stderr.
     json_log: Option<JsonLog>,
+    /// `run --upstream`: where calls that go live are sent (`crate::live`).
+    live: Option<Arc<crate::live::Upstream>>,
 }
 
 impl std::fmt::Debug for Registry {
@@ -98,12 +100,22 @@ impl Registry {
     /// A registry that creates unknown sessions with `factory` and logs
     /// every request to standard error.
     pub fn serving(factory: SessionFactory, limits: SessionLimits) -> Self {
-        Self { sessions: Mutex::default(), factory: Some(factory), limits: Some(limits), log_requests: true, json_log: None }
+        Self { sessions: Mutex::default(), factory: Some(factory), limits: Some(limits), log_requests: true, json_log: None, live: None }
     }
 
     /// This registry, also logging each session's requests as JSON lines.
     pub fn with_json_log(self, log: JsonLog) -> Self {
         Self { json_log: Some(log), ..self }
+    }
+
+    /// This registry, sending the calls its sessions take live to `upstream`.
+    pub fn with_live(self, upstream: crate::live::Upstream) -> Self {
+        Self { live: Some(Arc::new(upstream)), ..self }
+    }
+
+    /// Where live calls go, if anywhere.
+    pub(crate) fn live(&self) -> Option<&Arc<crate::live::Upstream>> {
+        self.live.as_ref()
     }
 
     /// Adds or replaces a session.
@@ -260,6 +272,7 @@ fn router(registry: Arc<Registry>) -> Router {
         .route("/s/{session}", delete(end_session))
         .fallback(not_found)
         .method_not_allowed_fallback(api_errors::method_not_allowed)
+        .layer(axum::middleware::from_fn_with_state(Arc::clone(&registry), crate::live::intercept))
         .layer(axum::middleware::from_fn(api_errors::limit_headers))
         .with_state(registry)
 }
@@ -358,17 +371,17 @@ async fn models(headers: HeaderMap) -> Response {
 
 /// One call as its route gives it: the format, the model and streaming
 /// when the URL names them (Gemini), and the body.
-struct Call {
-    format: Format,
-    model: Option<String>,
-    stream: bool,
-    body: Result<Bytes, BytesRejection>,
+pub(crate) struct Call {
+    pub(crate) format: Format,
+    pub(crate) model: Option<String>,
+    pub(crate) stream: bool,
+    pub(crate) body: Result<Bytes, BytesRejection>,
 }
 
 /// Parses a request body of `format` into the neutral prompt and the cache
 /// model its format implies: OpenAI's automatic caching, Gemini's implicit
 /// one, or the Anthropic request's own breakpoints.
-fn parse(call: &Call, body: &[u8]) -> Result<(Prompt, Caching), serde_json::Error> {
+pub(crate) fn parse(call: &Call, body: &[u8]) -> Result<(Prompt, Caching), serde_json::Error> {
     let request = codec::decode_request(call.format, body, call.model.as_deref().unwrap_or_default(), call.stream)?;
     let caching = Caching::of(call.format, &request.prompt.model, request.breakpoints);
     Ok((request.prompt, caching))
@@ -439,7 +452,7 @@ fn log_line(session: &str, format: Format, record: &RequestRecord, reason: Optio
     )
 }
 
-fn respond(reply: Reply, prompt: &Prompt, format: Format, pacer: Arc<dyn Pacer>) -> Response {
+pub(crate) fn respond(reply: Reply, prompt: &Prompt, format: Format, pacer: Arc<dyn Pacer>) -> Response {
     let error = |error| codec::error_body(format, error);
     match reply {
         Reply::ContextExceeded { window, requested } => {
