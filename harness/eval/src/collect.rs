@@ -117,6 +117,7 @@ fn step_rows(scenario: &Scenario, state: &LoopState, log: &[RequestRecord], sess
                 estimated_cost_usd: server.filter(|_| answered).and_then(|s| call_cost(&scenario.spec.model, s)),
                 usage_recorded: server.filter(|_| answered).and_then(|s| s.recorded_usage),
                 exchange: server.and_then(|s| s.exchange).map(|e| e as u64),
+                live: server.is_some_and(|s| s.live),
                 cache_break_simulated: server.is_some_and(|s| s.cache_break),
                 cache_write_tokens: server.filter(|_| answered).map(|s| s.cache_write_tokens),
                 cache_write_1h_tokens: server.filter(|_| answered).map(|s| s.cache_write_1h_tokens),

@@ -194,6 +194,7 @@ fn step_row(record: &RequestRecord, turn: Option<&ModelTurn>, step: u64, attempt
         cache_write_1h_tokens: answered.then_some(record.cache_write_1h_tokens),
         usage_recorded: turn.and(record.recorded_usage),
         exchange: record.exchange.map(|e| e as u64),
+        live: record.live,
         cache_break_simulated: record.cache_break,
         // The agent's own cache-break detection is out of sight.
         cache_break_detected: false,
