@@ -267,6 +267,10 @@ pub struct DecideArgs {
     /// each removed run fails the `runs no_removed` check).
     #[arg(long)]
     pub allow_removed: bool,
+    /// Also gate runs an upstream answered live (`live_steps` > 0; by default they are not judged,
+    /// being not deterministic).
+    #[arg(long)]
+    pub gate_live: bool,
 }
 
 /// The printed form of a comparison.

@@ -96,6 +96,11 @@ fn record_mode_new_rerecords_from_the_first_divergence_and_the_rerecording_repla
     assert_eq!(steps, (1..=20).map(|step| (step, step >= 7)).collect::<Vec<_>>());
     assert_eq!(read_rows(&dir.path().join("new/runs.parquet"))[0]["live_steps"], "14");
 
+    let compared = reloop_env(dir.path(), &["compare", "plain", "new"], &[]);
+    assert!(stderr(&compared).contains("not gated, as runs an upstream answered live are not deterministic (--gate-live judges them): drift"), "{}", stderr(&compared));
+    let gated = reloop_env(dir.path(), &["compare", "plain", "new", "--gate-live"], &[]);
+    assert!(!stderr(&gated).contains("not gated") && crate::util::stdout(&gated).contains("drift"), "{}", crate::util::stdout(&gated));
+
     drop(upstream);
     write(dir.path(), "again.yaml", &scenario("drift.rerecorded.yaml").replace("name: drift", "name: again"));
     let again = reloop_env(dir.path(), &["run", "again.yaml", "--out", "again"], &[]);
