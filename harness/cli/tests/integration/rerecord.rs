@@ -109,6 +109,22 @@ fn record_mode_new_rerecords_from_the_first_divergence_and_the_rerecording_repla
 }
 
 #[test]
+fn record_mode_new_speaks_every_wire_to_its_upstream() {
+    for wire in ["openai-responses", "anthropic", "gemini"] {
+        let dir = tempfile::tempdir().unwrap();
+        write(dir.path(), "drift.recording.yaml", &recording(1..20, "old"));
+        let upstream = Serve::start_with(&write(dir.path(), "upstream.yaml", &recording(7..20, "new")), &[], Stdio::null());
+        write(dir.path(), "drift.yaml", &scenario("drift.recording.yaml").replace("model: gpt-4o\n", &format!("model: gpt-4o\nwire: {wire}\n")));
+        let run = reloop_env(dir.path(), &["run", "drift.yaml", "--out", "new", "--upstream", &upstream.addr, "--record-mode", "new"], &[]);
+        assert_eq!(run.status.code(), Some(0), "{wire}: {}", stderr(&run));
+        let texts = texts(&dir.path().join("drift.rerecorded.yaml"));
+        assert_eq!((texts.len(), texts[5].as_str(), texts[6].as_str(), texts[19].as_str()), (20, "Step 6 (old).", "Step 7 (new).", "Done (new)."), "{wire}");
+        let steps = live_by_step(&read_rows(&dir.path().join("new/steps.parquet")));
+        assert_eq!(steps, (1..=20).map(|step| (step, step >= 7)).collect::<Vec<_>>(), "{wire}");
+    }
+}
+
+#[test]
 fn fork_at_10_under_masking_replays_ten_steps_of_a_long_scenario_then_goes_live() {
     let dir = tempfile::tempdir().unwrap();
     let answers = "format: reloop.recording/v1\nexchanges:\n  - text: Checking the manifest again.\n    tool_calls: [ { name: read_file, arguments: { path: Cargo.toml } } ]\n  - text: Forked here; the rest is live.\n";
