@@ -233,6 +233,16 @@ impl Session {
         Recording { exchanges, redacted: kept, ..(**recorded).clone() }
     }
 
+    /// The exchange numbered `index` in the log: the recording's, or past
+    /// its last one, an exchange an upstream answered live.
+    pub fn exchange(&self, index: usize) -> Option<Exchange> {
+        let recorded = &self.config.recording.exchanges;
+        match index.checked_sub(recorded.len()) {
+            None => recorded.get(index).cloned(),
+            Some(live) => self.lock().live.get(live).cloned(),
+        }
+    }
+
     /// The token counter, for pricing counterfactual requests the same way.
     pub fn counter(&self) -> &TokenCounter {
         &self.counter
