@@ -1,11 +1,13 @@
 //! Going live in the middle of a replay (`reloop run --upstream`,
 //! `docs/rerecord.md`): a layer in front of the routes asks the session
-//! whether a model call goes live ([`Session::goes_live`]); if it does, the
+//! whether a model call goes live
+//! ([`crate::session::Session::goes_live`]); if it does, the
 //! call is forwarded to the upstream (an OpenAI-, Anthropic- or
 //! Gemini-compatible server), its complete answer becomes a redacted
 //! exchange exactly as `reloop record` keeps one
 //! ([`crate::record::exchange_of`]), and the session serves that exchange
-//! as if it were recorded ([`Session::handle_live`]): counted, cached and
+//! as if it were recorded
+//! ([`crate::session::Session::handle_live`]): counted, cached and
 //! rendered the same way, so a replay of the re-recording serves the same.
 //!
 //! The client's credentials never travel on: the key comes from the
