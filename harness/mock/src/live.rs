@@ -235,6 +235,51 @@ mod tests {
         Upstream::new("http://127.0.0.1:9/prefix/", model.map(str::to_owned), Trigger::default(), Redaction::new(&[], &[]).unwrap()).unwrap()
     }
 
+    /// A session over a tool call then an answer, and the requests that
+    /// make and answer the call (the second one answering it or not).
+    fn session_and_requests() -> (crate::Session, reloop_wire::Prompt, reloop_wire::Prompt) {
+        use reloop_wire::{Message, Prompt, ToolSpec};
+        let recording: crate::Recording = serde_json::from_value(serde_json::json!({
+            "format": "reloop.recording/v1",
+            "exchanges": [{ "text": "one", "tool_calls": [{ "name": "probe", "arguments": {} }] }, { "text": "two" }],
+        }))
+        .unwrap();
+        let config = crate::SessionConfig { recording: Arc::new(recording), context_window: None, pacer: Arc::new(crate::NoPacer), faults: Vec::new(), provider_tokens: None };
+        let tools = vec![ToolSpec { name: "probe".into(), description: "Probe.".into(), parameters: serde_json::Value::Null }];
+        let first = Prompt { model: "m".into(), messages: vec![Message::User { text: "go".into() }], tools, ..Prompt::default() };
+        let unanswered = Prompt { messages: vec![Message::User { text: "go".into() }, Message::User { text: "again".into() }], ..first.clone() };
+        (crate::Session::new(config).unwrap(), first, unanswered)
+    }
+
+    #[test]
+    fn new_goes_live_at_the_first_divergence_and_stays_live() {
+        let (session, first, unanswered) = session_and_requests();
+        let new = Trigger { mode: RecordMode::New, fork_at: None };
+        assert!(!session.goes_live(&first, &crate::session::Caching::Automatic, new));
+        session.handle(&first);
+        assert!(!session.goes_live(&first, &crate::session::Caching::Automatic, new), "a retry stays replayed");
+        assert!(session.goes_live(&unanswered, &crate::session::Caching::Automatic, new), "the call is not answered: a divergence");
+        assert!(!session.goes_live(&unanswered, &crate::session::Caching::Automatic, Trigger::default()), "once never goes live");
+        let live: crate::recording::Exchange = serde_json::from_value(serde_json::json!({ "parts": [{ "type": "text", "text": "live" }] })).unwrap();
+        session.handle_live(&unanswered, &crate::session::Caching::Automatic, live);
+        assert!(session.goes_live(&first, &crate::session::Caching::Automatic, Trigger::default()), "once live, always live");
+        let log = session.log();
+        assert_eq!((log[1].live, log[1].exchange), (true, Some(2)), "live exchanges number on past the recording's");
+        let rerecorded = session.rerecorded(&["header:x".into()]);
+        let texts: Vec<String> = rerecorded.exchanges.iter().map(crate::recording::Exchange::text).collect();
+        assert_eq!((texts, rerecorded.redacted), (vec!["one".to_owned(), "live".to_owned()], vec!["header:x".to_owned()]));
+    }
+
+    #[test]
+    fn fork_at_goes_live_once_that_many_exchanges_were_replayed() {
+        let (session, first, _) = session_and_requests();
+        let fork = Trigger { mode: RecordMode::Once, fork_at: Some(1) };
+        assert!(!session.goes_live(&first, &crate::session::Caching::Automatic, fork));
+        session.handle(&first);
+        assert!(session.goes_live(&first, &crate::session::Caching::Automatic, fork));
+        assert!(session.goes_live(&first, &crate::session::Caching::Automatic, Trigger { fork_at: Some(0), ..fork }), "--fork-at 0: live from the start");
+    }
+
     #[test]
     fn the_session_prefix_and_a_query_key_do_not_reach_the_upstream() {
         let upstream = upstream(None);
