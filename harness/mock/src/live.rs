@@ -183,7 +183,7 @@ pub async fn intercept(State(registry): State<Arc<Registry>>, request: Request, 
             let reply = session.handle_live(&prompt, &caching, exchange);
             respond(reply, &prompt, format, session.pacer())
         }
-        Ok(None) => passed_on(&observed),
+        Ok(None) => passed_on(&observed, format),
         Err(error) => error_response(format, StatusCode::BAD_GATEWAY, &format!("reloop: the upstream's answer could not be read: {error}")),
     }
 }
@@ -211,10 +211,16 @@ async fn forward(upstream: &Upstream, format: Format, path: &str, headers: &Head
 }
 
 /// An answer that is not a model turn (an error status): passed to the
-/// client as the upstream gave it, without its credentials headers; the
-/// session keeps nothing of it.
-fn passed_on(observed: &Observed) -> Response {
-    let mut response = Response::new(Body::from(observed.response_body.clone()));
+/// client as the upstream gave it, without its credentials headers and
+/// with the key it was sent replaced (an error may quote it, and an agent
+/// may print it into the report); the session keeps nothing of it.
+fn passed_on(observed: &Observed, format: Format) -> Response {
+    let body = String::from_utf8_lossy(&observed.response_body).into_owned();
+    let body = match std::env::var(key_variable(format)).ok().filter(|key| !key.is_empty()) {
+        Some(key) => body.replace(&key, crate::record::redact::REDACTED),
+        None => body,
+    };
+    let mut response = Response::new(Body::from(body));
     *response.status_mut() = StatusCode::from_u16(observed.status).unwrap_or(StatusCode::BAD_GATEWAY);
     for (name, value) in &observed.response_headers {
         let name = name.to_ascii_lowercase();
@@ -296,6 +302,21 @@ mod tests {
         let body = with_model(&Bytes::from(r#"{"model":"gpt-x","messages":[]}"#), "llama3");
         assert_eq!(serde_json::from_slice::<serde_json::Value>(&body).unwrap()["model"], "llama3");
         assert_eq!(with_model(&Bytes::from("not json"), "m"), Bytes::from("not json"));
+    }
+
+    #[test]
+    fn an_error_answer_passes_on_without_credential_headers() {
+        let observed = Observed {
+            path: "/v1/chat/completions".into(),
+            request_headers: Vec::new(),
+            request_body: Bytes::new(),
+            status: 401,
+            response_headers: vec![("set-cookie".into(), "s=1".into()), ("x-request-id".into(), "r".into())],
+            response_body: br#"{"error":"bad key"}"#.to_vec(),
+        };
+        let response = passed_on(&observed, Format::OpenaiChat);
+        assert_eq!(response.status(), StatusCode::UNAUTHORIZED);
+        assert!(response.headers().get("set-cookie").is_none() && response.headers().contains_key("x-request-id"));
     }
 
     #[test]

@@ -153,28 +153,37 @@ const PLANTED_COOKIE: &str = "planted-cookie-6262";
 const PLANTED_ORG: &str = "org-planted-7373";
 const PLANTED_BODY: &str = "sk-live-8484";
 
-/// A stub OpenAI upstream on loopback: answers every request with one
-/// streamed text turn carrying [`PLANTED_BODY`] and credential headers;
-/// what it was sent is handed back when the thread is joined.
-fn stub_upstream() -> (String, std::thread::JoinHandle<Vec<String>>) {
+/// A streamed text turn carrying [`PLANTED_BODY`], with credential headers.
+fn planted_answer() -> String {
+    let chunk = |delta: &str, finish: &str| format!("data: {{\"id\":\"c1\",\"object\":\"chat.completion.chunk\",\"created\":1,\"model\":\"gpt-4o\",\"choices\":[{{\"index\":0,\"delta\":{delta},\"finish_reason\":{finish}}}]}}\n\n");
+    let body = chunk(&format!("{{\"role\":\"assistant\",\"content\":\"The answer is 42 ({PLANTED_BODY}).\"}}"), "null") + &chunk("{}", "\"stop\"") + "data: [DONE]\n\n";
+    format!("HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\nset-cookie: s={PLANTED_COOKIE}\r\nopenai-organization: {PLANTED_ORG}\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}", body.len())
+}
+
+/// A 401 whose error quotes the key it was sent, as some providers' do.
+fn refusal_quoting_the_key() -> String {
+    let body = format!("{{\"error\":{{\"message\":\"Incorrect API key provided: {PLANTED_KEY}.\",\"type\":\"invalid_request_error\",\"code\":\"invalid_api_key\"}}}}");
+    format!("HTTP/1.1 401 Unauthorized\r\ncontent-type: application/json\r\nset-cookie: s={PLANTED_COOKIE}\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}", body.len())
+}
+
+/// A stub OpenAI upstream on loopback: answers each request with
+/// `answer` (a whole HTTP response) until `requests` came or a minute
+/// passed; what it was sent is handed back when the thread is joined.
+fn stub_upstream(answer: fn() -> String, requests: usize) -> (String, std::thread::JoinHandle<Vec<String>>) {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let addr = format!("http://{}", listener.local_addr().unwrap());
     let thread = std::thread::spawn(move || {
         let mut seen = Vec::new();
         listener.set_nonblocking(true).unwrap();
         let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
-        while std::time::Instant::now() < deadline && seen.is_empty() {
+        while std::time::Instant::now() < deadline && seen.len() < requests {
             let Ok((mut socket, _)) = listener.accept() else {
                 std::thread::sleep(std::time::Duration::from_millis(20));
                 continue;
             };
             socket.set_nonblocking(false).unwrap();
             seen.push(read_request(&mut socket));
-            let chunk = |delta: &str, finish: &str| format!("data: {{\"id\":\"c1\",\"object\":\"chat.completion.chunk\",\"created\":1,\"model\":\"gpt-4o\",\"choices\":[{{\"index\":0,\"delta\":{delta},\"finish_reason\":{finish}}}]}}\n\n");
-            let body = chunk(&format!("{{\"role\":\"assistant\",\"content\":\"The answer is 42 ({PLANTED_BODY}).\"}}"), "null") + &chunk("{}", "\"stop\"") + "data: [DONE]\n\n";
-            let head = format!("HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\nset-cookie: s={PLANTED_COOKIE}\r\nopenai-organization: {PLANTED_ORG}\r\ncontent-length: {}\r\nconnection: close\r\n\r\n", body.len());
-            socket.write_all(head.as_bytes()).unwrap();
-            socket.write_all(body.as_bytes()).unwrap();
+            socket.write_all(answer().as_bytes()).unwrap();
         }
         seen
     });
@@ -217,7 +226,7 @@ fn a_planted_key_goes_to_the_upstream_and_into_no_file_written() {
     let dir = tempfile::tempdir().unwrap();
     write(dir.path(), "recording.yaml", crate::util::ONE_TEXT_RECORDING);
     write(dir.path(), "scenario.yaml", crate::util::MINIMAL_SCENARIO);
-    let (addr, stub) = stub_upstream();
+    let (addr, stub) = stub_upstream(planted_answer, 1);
     let args = ["run", "scenario.yaml", "--out", "out", "--upstream", &addr, "--record-mode", "all", "--redact-body", "sk-live-[0-9]+"];
     let run = reloop_env(dir.path(), &args, &[("OPENAI_API_KEY", PLANTED_KEY)]);
     assert_eq!(run.status.code(), Some(0), "{}", stderr(&run));
@@ -228,7 +237,12 @@ fn a_planted_key_goes_to_the_upstream_and_into_no_file_written() {
 
     let rerecorded = std::fs::read_to_string(dir.path().join("recording.rerecorded.yaml")).unwrap();
     assert!(rerecorded.contains("The answer is 42 ([REDACTED])."), "{rerecorded}");
-    let files = every_file(dir.path());
+    assert_no_secret_in_files(dir.path());
+}
+
+/// No planted secret in any file below `dir`, nor in a cell of its report `out`.
+fn assert_no_secret_in_files(dir: &Path) {
+    let files = every_file(dir);
     assert!(files.iter().any(|(path, _)| path.ends_with("out/steps.parquet")));
     for (path, bytes) in &files {
         let text = String::from_utf8_lossy(bytes);
@@ -237,9 +251,27 @@ fn a_planted_key_goes_to_the_upstream_and_into_no_file_written() {
         }
     }
     for table in ["runs", "steps", "events"] {
-        let cells: String = read_rows(&dir.path().join(format!("out/{table}.parquet"))).iter().flat_map(|row| row.values().cloned()).collect();
+        let cells: String = read_rows(&dir.join(format!("out/{table}.parquet"))).iter().flat_map(|row| row.values().cloned()).collect();
         assert!(!cells.contains(PLANTED_KEY) && !cells.contains(PLANTED_BODY), "{table}.parquet");
     }
+}
+
+/// Regression: an upstream's error quoting the key it was sent reached the
+/// loop as it was, and through the loop's error the report.
+#[test]
+fn an_upstream_error_quoting_the_key_reaches_no_file() {
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "recording.yaml", crate::util::ONE_TEXT_RECORDING);
+    write(dir.path(), "scenario.yaml", crate::util::MINIMAL_SCENARIO);
+    let (addr, stub) = stub_upstream(refusal_quoting_the_key, 1);
+    let args = ["run", "scenario.yaml", "--out", "out", "--upstream", &addr, "--record-mode", "all"];
+    let run = reloop_env(dir.path(), &args, &[("OPENAI_API_KEY", PLANTED_KEY)]);
+    assert_eq!(run.status.code(), Some(1), "{}", stderr(&run));
+    assert!(stub.join().unwrap()[0].contains(PLANTED_KEY));
+    let runs = read_rows(&dir.path().join("out/runs.parquet"));
+    assert!(runs[0]["error"].contains("Incorrect API key provided: [REDACTED]"), "{:?}", runs[0]["error"]);
+    assert!(!stderr(&run).contains(PLANTED_KEY));
+    assert_no_secret_in_files(dir.path());
 }
 
 #[test]
