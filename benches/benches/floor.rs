@@ -56,7 +56,7 @@ fn settings() -> Settings {
 
 /// Runs the planned batch on `jobs` threads; every run must pass.
 fn reloop(plan: &Plan, jobs: usize) {
-    let options = RunOptions { jobs, cancel: Arc::default() };
+    let options = RunOptions { jobs, cancel: Arc::default(), live: None };
     let passed = AtomicUsize::new(0);
     run_all(plan, &options, &|_, report| {
         assert!(report.passed, "{}: {:?} {:?}", report.scenario, report.outcome, report.failed_expectations);

@@ -91,7 +91,7 @@ mod tests {
         let variants = vec![RunVariant::Swept(Variant::of_strategy(StrategyName::None))];
         let plan = Plan::validate(&[dir.path().to_owned()], variants).unwrap();
         let reports = Mutex::new(Vec::new());
-        run_all(&plan, &RunOptions { jobs: 2, cancel: Default::default() }, &|_, report| reports.lock().unwrap().push(report)).unwrap();
+        run_all(&plan, &RunOptions { jobs: 2, cancel: Default::default(), live: None }, &|_, report| reports.lock().unwrap().push(report)).unwrap();
         let reports = reports.into_inner().unwrap();
         assert_eq!(reports.len(), 3);
         for report in reports {

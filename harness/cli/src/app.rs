@@ -169,6 +169,59 @@ pub struct BatchArgs {
     /// Price with this table (the shape of the repository's `prices.yaml`) instead of the embedded one.
     #[arg(long, value_name = "FILE")]
     pub prices: Option<PathBuf>,
+    /// Going live against an upstream and re-recording (docs/rerecord.md).
+    #[command(flatten)]
+    pub live: LiveArgs,
+}
+
+/// `--upstream`, `--record-mode`, `--fork-at`: which calls go to a real
+/// (or local) server instead of the recording, and where what it answers
+/// is recorded.
+#[derive(Debug, Args, Default)]
+pub struct LiveArgs {
+    /// The OpenAI-, Anthropic- or Gemini-compatible server live calls go to (`https://api.openai.com`,
+    /// `http://127.0.0.1:8080`; the API path is appended); keys from OPENAI_API_KEY, ANTHROPIC_API_KEY, GEMINI_API_KEY.
+    #[arg(long, value_name = "URL")]
+    pub upstream: Option<String>,
+    /// Ask the upstream for this model instead of the scenario's.
+    #[arg(long, value_name = "MODEL", requires = "upstream")]
+    pub upstream_model: Option<String>,
+    /// once: replay only; new: replay while requests match, live from the first divergence; all: every call live.
+    #[arg(long, value_enum, default_value_t = RecordModeArg::Once)]
+    pub record_mode: RecordModeArg,
+    /// Replay the first STEP model calls, then go live (with the strategy or variant given).
+    #[arg(long, value_name = "STEP", requires = "upstream")]
+    pub fork_at: Option<usize>,
+    /// Write the re-recording here (a batch of one run) instead of NAME.rerecorded.yaml beside the recording.
+    #[arg(long, value_name = "PATH", requires = "upstream")]
+    pub rerecord_to: Option<PathBuf>,
+    /// What is stripped from live exchanges, as `reloop record` strips it.
+    #[command(flatten)]
+    pub redact: RedactArgs,
+}
+
+/// `--record-mode`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+pub enum RecordModeArg {
+    /// Replay only.
+    #[default]
+    Once,
+    /// Replay while requests match; from the first divergence, live and recorded.
+    New,
+    /// Every call live, recorded afresh.
+    All,
+}
+
+impl RecordModeArg {
+    /// The mock's mode.
+    pub fn mode(self) -> reloop_mock::live::RecordMode {
+        use reloop_mock::live::RecordMode;
+        match self {
+            Self::Once => RecordMode::Once,
+            Self::New => RecordMode::New,
+            Self::All => RecordMode::All,
+        }
+    }
 }
 
 /// `reloop run`.
@@ -214,6 +267,10 @@ pub struct DecideArgs {
     /// each removed run fails the `runs no_removed` check).
     #[arg(long)]
     pub allow_removed: bool,
+    /// Also gate runs an upstream answered live (`live_steps` > 0; by default they are not judged,
+    /// being not deterministic).
+    #[arg(long)]
+    pub gate_live: bool,
 }
 
 /// The printed form of a comparison.

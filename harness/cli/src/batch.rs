@@ -18,7 +18,10 @@ use reloop_eval::report::{ReportStream, table_batches, table_schemas, write_atom
 use reloop_eval::sweep::RunVariant;
 use reloop_eval::{Outcome, Plan, RunOptions, RunSummary, run_all};
 
-use crate::app::BatchArgs;
+use crate::app::{BatchArgs, LiveArgs, RecordModeArg};
+use reloop_eval::live_run::LiveSettings;
+use reloop_mock::live::{Trigger, Upstream};
+use reloop_mock::record::Redaction;
 use crate::{exit_code, junit};
 
 /// How often, at most, finished runs are checkpointed while a long batch
@@ -44,6 +47,10 @@ pub fn prepare(batch: &BatchArgs, variants: Vec<RunVariant>, wires: Option<&[Wir
         0 => {}
         runs => eprintln!("note: {runs} native run(s) left out: their wire has no provider-side context management (native runs on {NATIVE_WIRES})"),
     }
+    live_settings(&batch.live, plan.runs()).map_err(|error| {
+        eprintln!("error: {error}");
+        exit_code::BAD_INPUT
+    })?;
     let report = ReportStream::open(out, table_schemas(), CHECKPOINT_EVERY).map_err(|error| {
         if error.kind() == std::io::ErrorKind::WouldBlock {
             // Another batch holds `OUT.lock`; the message names its PID.
@@ -54,6 +61,29 @@ pub fn prepare(batch: &BatchArgs, variants: Vec<RunVariant>, wires: Option<&[Wir
         exit_code::BAD_INPUT
     })?;
     Ok((plan, report))
+}
+
+/// The batch's live settings from `--upstream` and its companions, `None`
+/// without an upstream; `Err` says what is wrong (a mode that needs an
+/// upstream without one, a URL that is not http(s), a bad pattern, one
+/// `--rerecord-to` for a batch of several runs).
+fn live_settings(args: &LiveArgs, runs: usize) -> Result<Option<Arc<LiveSettings>>, String> {
+    let Some(url) = &args.upstream else {
+        return match args.record_mode {
+            RecordModeArg::Once => Ok(None),
+            mode => Err(format!("--record-mode {}: needs --upstream URL (where the live calls go)", if mode == RecordModeArg::New { "new" } else { "all" })),
+        };
+    };
+    if args.record_mode == RecordModeArg::Once && args.fork_at.is_none() {
+        return Err("--upstream: nothing would go live; give --record-mode new|all or --fork-at STEP".into());
+    }
+    if args.rerecord_to.is_some() && runs > 1 {
+        return Err(format!("--rerecord-to: the batch makes {runs} runs, and each writes its own re-recording; leave it out (each goes beside its recording)"));
+    }
+    let redaction = Redaction::new(&args.redact.redact_header, &args.redact.redact_body)?;
+    let trigger = Trigger { mode: args.record_mode.mode(), fork_at: args.fork_at };
+    let upstream = Upstream::new(url, args.upstream_model.clone(), trigger, redaction)?;
+    Ok(Some(Arc::new(LiveSettings { upstream, rerecord_to: args.rerecord_to.clone() })))
 }
 
 /// Installs the `--prices` table for the whole process; a file that does
@@ -77,7 +107,8 @@ pub fn execute(plan: &Plan, batch: &BatchArgs, report: ReportStream, cancel: &Ar
     let jobs = batch.jobs.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
     let bar = ProgressBar::new(plan.runs() as u64)
         .with_style(ProgressStyle::with_template("{bar:30} {pos}/{len} {msg}").expect("static template"));
-    let options = RunOptions { jobs, cancel: Arc::clone(cancel) };
+    let live = live_settings(&batch.live, plan.runs()).map_err(anyhow::Error::msg)?;
+    let options = RunOptions { jobs, cancel: Arc::clone(cancel), live };
     let sink = Mutex::new(Sink { report, failed: None, summaries: Vec::new(), unpriced: BTreeSet::new() });
     run_all(plan, &options, &|index, run| {
         bar.set_message(reloop_report::escape::terminal(&run.scenario));
@@ -112,6 +143,11 @@ pub fn execute(plan: &Plan, batch: &BatchArgs, report: ReportStream, cancel: &Ar
     let refused: BTreeMap<&str, String> = runs.iter().filter_map(|r| Some((r.scenario.as_str(), r.metrics.provider_token_fit?.refusal()?))).collect();
     for (scenario, reason) in refused {
         eprintln!("warning: {scenario}: the provider-token fit is not credible ({reason}); provider_tokens_per_o200k is left empty");
+    }
+    let live: u64 = runs.iter().map(|r| r.metrics.live_steps).sum();
+    if live > 0 {
+        let went = runs.iter().filter(|r| r.metrics.live_steps > 0).count();
+        eprintln!("note: {live} calls of {went} runs were answered live by the upstream: those runs are not deterministic (steps.parquet `live`, runs.parquet `live_steps`)");
     }
     let wall = started.elapsed();
     if let Some(path) = &batch.junit {

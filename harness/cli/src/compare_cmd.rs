@@ -34,11 +34,14 @@ pub struct Allowed {
     pub empty: bool,
     /// Runs of the base missing from the new report.
     pub removed: bool,
+    /// Gating runs an upstream answered live (`live_steps` > 0 on either
+    /// side), which are not deterministic and left out by default.
+    pub live: bool,
 }
 
 impl From<&DecideArgs> for Allowed {
     fn from(args: &DecideArgs) -> Self {
-        Self { empty: args.allow_empty, removed: args.allow_removed }
+        Self { empty: args.allow_empty, removed: args.allow_removed, live: args.gate_live }
     }
 }
 
@@ -101,7 +104,14 @@ pub fn judge(base: &Path, new: &Path, gates: Option<&Path>, allowed: Allowed) ->
     let new_runs = load_runs(new, allowed)?;
     let (gate_file, gate_set) = load_gates(gates)?;
     check_gates(&gate_file, &gate_set, &[&base_runs.schema, &new_runs.schema]).map_err(|e| e.to_string())?;
-    let comparison = compare::compare(base_runs, new_runs);
+    let mut comparison = compare::compare(base_runs, new_runs);
+    if !allowed.live {
+        let live = comparison.leave_out_live();
+        if !live.is_empty() {
+            let names = reloop_report::first_named::first_named(&live, ToString::to_string);
+            eprintln!("note: not gated, as runs an upstream answered live are not deterministic (--gate-live judges them): {names}");
+        }
+    }
     let mut results = gates::evaluate(&gate_set, &comparison).map_err(|problem| gate_error(&gate_file, &problem).to_string())?;
     if !allowed.removed {
         results.push(gates::no_removed(&comparison));

@@ -120,6 +120,7 @@ fn step_rows(scenario: &Scenario, state: &LoopState, log: &[RequestRecord], sess
                 usage_recorded: server.filter(|_| answered).and_then(|s| s.recorded_usage),
                 cache_write_1h_tokens_recorded: server.filter(|_| answered).and_then(|s| s.recorded_cache_write_1h_tokens),
                 exchange: server.and_then(|s| s.exchange).map(|e| e as u64),
+                live: server.is_some_and(|s| s.live),
                 cache_break_simulated: server.is_some_and(|s| s.cache_break),
                 cache_write_tokens: server.filter(|_| answered).map(|s| s.cache_write_tokens),
                 cache_write_1h_tokens: server.filter(|_| answered).map(|s| s.cache_write_1h_tokens),

@@ -17,6 +17,7 @@ mod compaction_tokens;
 pub mod estimator_report;
 pub mod expect;
 pub mod fixture_tools;
+pub mod live_run;
 pub mod plan;
 pub mod recorded_pricing;
 pub mod references;

@@ -163,6 +163,9 @@ pub struct RunMetrics {
     pub wall_ms: u64,
     pub divergences: u64,
     pub first_divergence: Option<String>,
+    /// Calls an upstream answered live (`run --upstream`): a run with any
+    /// is not deterministic.
+    pub live_steps: u64,
 }
 
 impl RunMetrics {
@@ -217,6 +220,8 @@ pub struct StepRow {
     pub cache_write_1h_tokens_recorded: Option<u64>,
     /// The recording's exchange (0-based) that answered the call.
     pub exchange: Option<u64>,
+    /// Whether an upstream answered the call live rather than the recording.
+    pub live: bool,
     pub cache_break_simulated: bool,
     pub cache_write_tokens: Option<u64>,
     pub cache_write_1h_tokens: Option<u64>,

@@ -15,7 +15,10 @@ use crate::scenario::Scenario;
 /// `run` replaying the scenario's recording with its faults, paced by the
 /// run's clock.
 pub async fn start_mock(scenario: &Scenario, clock: &SharedClock) -> Result<(MockServer, Arc<Session>), String> {
-    let registry = Arc::new(Registry::default());
+    let registry = Arc::new(match &scenario.live {
+        Some(live) => Registry::default().with_live(live.upstream.clone()),
+        None => Registry::default(),
+    });
     let server = MockServer::start(0, Arc::clone(&registry)).await.map_err(|e| format!("cannot bind loopback: {e}"))?;
     let session = Arc::new(
         Session::new(SessionConfig {

@@ -41,6 +41,8 @@ pub struct RunOptions {
     pub jobs: usize,
     /// Set to stop starting new runs (Ctrl-C); finished runs are kept.
     pub cancel: Arc<AtomicBool>,
+    /// Where calls that go live are sent, if anywhere.
+    pub live: Option<Arc<crate::live_run::LiveSettings>>,
 }
 
 /// Receives each finished run with its position in the plan's order
@@ -86,6 +88,7 @@ fn run_file(plan: &Plan, planned: &PlannedFile, first: usize, options: &RunOptio
                 &Scenario {
                     variant: variant.name().to_owned(),
                     loop_settings: variant.apply(&file.spec.loop_settings),
+                    live: options.live.clone(),
                     ..file.run(name.clone(), *wire)
                 },
                 &options.cancel,
@@ -202,14 +205,16 @@ async fn replay(scenario: &Scenario, wall: Instant) -> Result<RunReport, String>
     while let Ok(event) = events_rx.try_recv() {
         events.push(event);
     }
-    Ok(collect(Finished {
+    let mut report = collect(Finished {
         scenario,
         state,
         events,
         session: &session,
         virtual_ms: clock.now_ms(),
         wall_ms: elapsed_ms(wall),
-    }))
+    });
+    crate::live_run::finish(scenario, &session, &mut report);
+    Ok(report)
 }
 
 fn elapsed_ms(since: Instant) -> u64 {
@@ -241,7 +246,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let planned = PlannedFile { path: dir.path().join("gone.yaml"), runs: vec![("gone".into(), reloop_agent::WireFormat::Anthropic)] };
         let plan = Plan { files: vec![planned], variants: vec![RunVariant::Label("a".into()), RunVariant::Label("b".into())], skipped: Vec::new() };
-        let options = RunOptions { jobs: 1, cancel: Arc::default() };
+        let options = RunOptions { jobs: 1, cancel: Arc::default(), live: None };
         let reports = Mutex::new(Vec::new());
         run_all(&plan, &options, &|index, report| reports.lock().unwrap().push((index, report))).unwrap();
         let mut reports = reports.into_inner().unwrap();

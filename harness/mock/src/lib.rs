@@ -18,6 +18,7 @@ pub mod connections;
 pub mod divergence;
 pub mod fault;
 pub mod json_log;
+pub mod live;
 pub mod pacing;
 pub mod provider_context;
 pub mod provider_tokens;

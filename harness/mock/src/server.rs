@@ -87,6 +87,8 @@ pub struct Registry {
     log_requests: bool,
     /// `serve --log-json`: a JSON-lines file per session besides stderr.
     json_log: Option<JsonLog>,
+    /// `run --upstream`: where calls that go live are sent (`crate::live`).
+    live: Option<Arc<crate::live::Upstream>>,
 }
 
 impl std::fmt::Debug for Registry {
@@ -99,12 +101,22 @@ impl Registry {
     /// A registry that creates unknown sessions with `factory` and logs
     /// every request to standard error.
     pub fn serving(factory: SessionFactory, limits: SessionLimits) -> Self {
-        Self { sessions: Mutex::default(), factory: Some(factory), limits: Some(limits), log_requests: true, json_log: None }
+        Self { sessions: Mutex::default(), factory: Some(factory), limits: Some(limits), log_requests: true, json_log: None, live: None }
     }
 
     /// This registry, also logging each session's requests as JSON lines.
     pub fn with_json_log(self, log: JsonLog) -> Self {
         Self { json_log: Some(log), ..self }
+    }
+
+    /// This registry, sending the calls its sessions take live to `upstream`.
+    pub fn with_live(self, upstream: crate::live::Upstream) -> Self {
+        Self { live: Some(Arc::new(upstream)), ..self }
+    }
+
+    /// Where live calls go, if anywhere.
+    pub(crate) fn live(&self) -> Option<&Arc<crate::live::Upstream>> {
+        self.live.as_ref()
     }
 
     /// Adds or replaces a session.
@@ -270,6 +282,7 @@ fn router(registry: Arc<Registry>) -> Router {
         .route("/s/{session}", delete(end_session))
         .fallback(not_found)
         .method_not_allowed_fallback(api_errors::method_not_allowed)
+        .layer(axum::middleware::from_fn_with_state(Arc::clone(&registry), crate::live::intercept))
         .layer(axum::middleware::from_fn(api_errors::limit_headers))
         .with_state(registry)
 }
@@ -368,18 +381,27 @@ async fn models(headers: HeaderMap) -> Response {
 
 /// One call as its route gives it: the format, the model and streaming
 /// when the URL names them (Gemini), and the body.
-struct Call {
-    format: Format,
-    model: Option<String>,
-    stream: bool,
+pub(crate) struct Call {
+    pub(crate) format: Format,
+    pub(crate) model: Option<String>,
+    pub(crate) stream: bool,
     /// The `anthropic-beta` header, which context management needs.
-    beta: Option<String>,
-    body: Result<Bytes, BytesRejection>,
+    pub(crate) beta: Option<String>,
+    pub(crate) body: Result<Bytes, BytesRejection>,
 }
 
 /// The `anthropic-beta` header of a request, when it has one.
-fn anthropic_beta(headers: &HeaderMap) -> Option<String> {
+pub(crate) fn anthropic_beta(headers: &HeaderMap) -> Option<String> {
     headers.get("anthropic-beta").and_then(|value| value.to_str().ok()).map(str::to_owned)
+}
+
+/// Parses a request body of `format` into the neutral prompt and the cache
+/// model its format implies: OpenAI's automatic caching, Gemini's implicit
+/// one, or the Anthropic request's own breakpoints.
+pub(crate) fn parse(call: &Call, body: &[u8]) -> Result<(Prompt, Caching), serde_json::Error> {
+    let request = codec::decode_request(call.format, body, call.model.as_deref().unwrap_or_default(), call.stream)?;
+    let caching = Caching::of(call.format, &request.prompt.model, request.breakpoints);
+    Ok((request.prompt, caching))
 }
 
 /// The session `name` names, or the API's error for a `format` client.
@@ -489,7 +511,7 @@ fn compact(registry: &Registry, name: &str, body: Result<Bytes, BytesRejection>)
     }
 }
 
-fn respond(reply: Reply, prompt: &Prompt, format: Format, pacer: Arc<dyn Pacer>, side: &ServerSide) -> Response {
+pub(crate) fn respond(reply: Reply, prompt: &Prompt, format: Format, pacer: Arc<dyn Pacer>, side: &ServerSide) -> Response {
     let error = |error| codec::error_body(format, error);
     match reply {
         Reply::ContextExceeded { window, requested } => {

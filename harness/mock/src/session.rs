@@ -111,6 +111,9 @@ pub struct RequestRecord {
     /// it was counted (`crate::provider_context`): `clear_tool_uses_20250919
     /// cleared 3 tool uses (1204 tokens)`; `None` when nothing.
     pub server_edit: Option<String>,
+    /// Whether an upstream answered it live (`crate::live`) rather than the
+    /// recording: such a step is not deterministic.
+    pub live: bool,
 }
 
 #[derive(Debug, Default)]
@@ -138,6 +141,10 @@ struct SessionState {
     served_calls: crate::call_ids::ServedCalls,
     /// What each request sent and the reply it got, for the report's viewer.
     sent: crate::sent::SentLog,
+    /// The request that went live first: every later one goes live too.
+    live_from: Option<usize>,
+    /// The exchanges the upstream answered, in order, redacted.
+    live: Vec<Exchange>,
 }
 
 /// Account: the server's usage of a turn given its prompt, the cache
@@ -210,6 +217,67 @@ impl Session {
         self.lock().divergences.clone()
     }
 
+    /// Whether `request` goes to the upstream under `trigger`: once one
+    /// request went live every later one does; before that, `all` sends
+    /// every request, `--fork-at N` each main request once `N` exchanges
+    /// were replayed, and `new` a request the recording would refuse as a
+    /// divergence (a retry of an answered request, or an auxiliary one,
+    /// stays replayed, as [`Session::handle_cached`] would answer it).
+    pub fn goes_live(&self, request: &Prompt, caching: &Caching, trigger: crate::live::Trigger) -> bool {
+        use crate::live::RecordMode;
+        let renamed = self.lock().served_calls.with_served_ids(request);
+        let request = renamed.as_ref().unwrap_or(request);
+        let state = self.lock();
+        let purpose = self.purpose_of(request);
+        if state.live_from.is_some() || trigger.mode == RecordMode::All {
+            return true;
+        }
+        if trigger.fork_at.is_some_and(|step| purpose == Purpose::Main && state.next[Purpose::Main.index()] >= step) {
+            return true;
+        }
+        if trigger.mode != RecordMode::New {
+            return false;
+        }
+        let count = self.counter.count_prompt(request);
+        let count = match &self.config.provider_tokens {
+            Some(provider) => provider.scale(&count),
+            None => count,
+        };
+        let retry = state.previous.is_some_and(|(previous, _, _)| previous == fingerprint(request, &count));
+        let next = self.next_exchange(&state, purpose).map(|i| &self.config.recording.exchanges[i]);
+        if retry || auxiliary::is_auxiliary(request, next, &self.config.recording.auxiliary) {
+            return false;
+        }
+        self.check(&state, state.log.len(), request, matches!(caching, Caching::Breakpoints(_))).is_err()
+    }
+
+    /// The recording this session's run leaves: the recorded exchanges it
+    /// replayed, in the recording's order, then the live ones. Everything
+    /// else of the recording (model, auxiliary answers, what was redacted)
+    /// is kept; `redacted` adds what the live exchanges lost.
+    pub fn rerecorded(&self, redacted: &[String]) -> Recording {
+        let state = self.lock();
+        let recorded = &self.config.recording;
+        let mut replayed: Vec<usize> = state.log.iter().filter(|r| !r.live).filter_map(|r| r.exchange).filter(|e| *e < recorded.exchanges.len()).collect();
+        replayed.sort_unstable();
+        replayed.dedup();
+        let mut exchanges: Vec<Exchange> = replayed.into_iter().map(|e| recorded.exchanges[e].clone()).collect();
+        exchanges.extend(state.live.iter().cloned());
+        let mut kept = recorded.redacted.clone();
+        kept.extend(redacted.iter().filter(|r| !recorded.redacted.contains(r)).cloned());
+        Recording { exchanges, redacted: kept, ..(**recorded).clone() }
+    }
+
+    /// The exchange numbered `index` in the log: the recording's, or past
+    /// its last one, an exchange an upstream answered live.
+    pub fn exchange(&self, index: usize) -> Option<Exchange> {
+        let recorded = &self.config.recording.exchanges;
+        match index.checked_sub(recorded.len()) {
+            None => recorded.get(index).cloned(),
+            Some(live) => self.lock().live.get(live).cloned(),
+        }
+    }
+
     /// The token counter, for pricing counterfactual requests the same way.
     pub fn counter(&self) -> &TokenCounter {
         &self.counter
@@ -237,6 +305,18 @@ impl Session {
     /// priced as `request`, matched against the recording as `managed`'s
     /// history, answered with its compaction when it has one.
     pub fn handle_managed(&self, request: &Prompt, caching: &Caching, managed: Managed<'_>) -> Reply {
+        self.handle_with(request, caching, managed, None)
+    }
+
+    /// As [`Session::handle_cached`], answered with `exchange`, what the
+    /// upstream answered live (redacted): counted, cached and rendered as
+    /// a recorded one would be, so a replay of the re-recording serves the
+    /// client the same reply.
+    pub fn handle_live(&self, request: &Prompt, caching: &Caching, exchange: Exchange) -> Reply {
+        self.handle_with(request, caching, Managed::default(), Some(exchange))
+    }
+
+    fn handle_with(&self, request: &Prompt, caching: &Caching, managed: Managed<'_>, live: Option<Exchange>) -> Reply {
         let renamed = self.lock().served_calls.with_served_ids(request);
         let request = renamed.as_ref().unwrap_or(request);
         let history = managed.history.map(|history| self.lock().served_calls.with_served_ids(history).unwrap_or_else(|| history.clone()));
@@ -274,10 +354,11 @@ impl Session {
             at_ms: self.config.pacer.now_ms(),
             tool_results: new_tool_results(matched),
             server_edit: managed.note.map(str::to_owned),
+            live: live.is_some(),
         };
         let served = match managed.compaction {
             Some(summary) => stages::admit(self.config.context_window, count.total).map(|()| self.compaction_reply(&mut state, (request, caching), &count, summary, &mut record)),
-            None => self.serve(&mut state, (request, caching), matched, &count, fingerprint, &mut record),
+            None => self.serve(&mut state, (request, caching), matched, &count, fingerprint, &mut record, live),
         };
         let reply = match served {
             Ok(reply) => reply,
@@ -301,9 +382,18 @@ impl Session {
         count: &PromptCount,
         fingerprint: u64,
         record: &mut RequestRecord,
+        live: Option<Exchange>,
     ) -> Result<Reply, Rejection> {
         stages::admit_breakpoints(caching)?;
         stages::admit(self.config.context_window, count.total)?;
+        if let Some(exchange) = live {
+            // Live exchanges are numbered on from the recording's.
+            let exchange_index = self.config.recording.exchanges.len() + state.live.len();
+            state.live_from.get_or_insert(record.index);
+            let reply = self.reply_with(state, (request, caching), count, fingerprint, record, (self.purpose_of(request), exchange_index, &exchange));
+            state.live.push(exchange);
+            return reply;
+        }
         let purpose = self.purpose_of(request);
         let next = self.next_exchange(state, purpose).map(|i| &self.config.recording.exchanges[i]);
         let recovering = purpose == Purpose::Main && state.recovery.is_side_request(request, count);
@@ -311,8 +401,22 @@ impl Session {
             return Ok(self.auxiliary_reply(state, (request, caching), count, record));
         }
         let (purpose, exchange_index) = self.match_exchange(state, record, matched, caching)?;
-        record.exchange = Some(exchange_index);
         let exchange = &self.config.recording.exchanges[exchange_index];
+        self.reply_with(state, (request, caching), count, fingerprint, record, (purpose, exchange_index, exchange))
+    }
+
+    /// Render, fault, account: the reply of `exchange` (number
+    /// `exchange_index`, of `purpose`), recorded or live.
+    fn reply_with(
+        &self,
+        state: &mut SessionState,
+        (request, caching): (&Prompt, &Caching),
+        count: &PromptCount,
+        fingerprint: u64,
+        record: &mut RequestRecord,
+        (purpose, exchange_index, exchange): (Purpose, usize, &Exchange),
+    ) -> Result<Reply, Rejection> {
+        record.exchange = Some(exchange_index);
         let mut turn = stages::render(exchange, exchange_index);
         let fault = state.faults.next_attempt(exchange_index);
         let effect = stages::apply_fault(fault, &mut turn, self.config.context_window, count.total)?;

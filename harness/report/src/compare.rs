@@ -89,6 +89,19 @@ pub struct Comparison {
 }
 
 impl Comparison {
+    /// Leaves the runs an upstream answered live on either side (a
+    /// `live_steps` above 0, `run --upstream`) out of what the gates
+    /// judge: they are not deterministic. Their keys, sorted.
+    pub fn leave_out_live(&mut self) -> Vec<RunKey> {
+        let live = |runs: &Runs, rows: &[usize]| runs.metric("live_steps").is_some_and(|m| rows.iter().any(|&row| m.values[row].is_some_and(|n| n > 0.0)));
+        let mut left: Vec<RunKey> = self.pairs.iter().filter(|p| live(&self.base, &p.base_rows) || live(&self.new, &p.new_rows)).map(|p| p.key.clone()).collect();
+        left.extend(self.added.iter().filter(|(_, rows)| live(&self.new, rows)).map(|(key, _)| key.clone()));
+        self.pairs.retain(|p| !left.contains(&p.key));
+        self.added.retain(|(key, _)| !left.contains(key));
+        left.sort();
+        left
+    }
+
     /// `like for like: 4 of 5 matched runs ended alike on both sides; left out of the means: a (final_answer → context_exceeded)`,
     /// naming the first few ([`crate::first_named`]).
     pub fn like_for_like(&self) -> String {

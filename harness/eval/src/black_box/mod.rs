@@ -99,7 +99,7 @@ pub async fn run(scenario: &Scenario, agent: &AgentSpec, cancel: &AtomicBool, wa
         Outcome::Divergence => metrics.first_divergence.as_ref().map(|divergence| format!("{divergence}\n{}", agent_output(&finished))),
         _ => None,
     };
-    Ok(RunReport {
+    let mut report = RunReport {
         passed: failed_expectations.is_empty(),
         failed_expectations,
         final_answer: view.final_answer,
@@ -110,7 +110,9 @@ pub async fn run(scenario: &Scenario, agent: &AgentSpec, cancel: &AtomicBool, wa
         events: vec![exit_event(&finished, exit_code, clock.now_ms())],
         divergences,
         ..RunReport::of(scenario, outcome)
-    })
+    };
+    crate::live_run::finish(scenario, &session, &mut report);
+    Ok(report)
 }
 
 /// The report of a run whose program is not installed: `skipped`, with

@@ -60,7 +60,7 @@ pub fn server_view(scenario: &Scenario, session: &Session) -> ServerView {
     // The exchange of the last turn delivered whole: an identical repeat is its retry.
     let mut delivered: Option<usize> = None;
     for (position, record) in log.iter().enumerate() {
-        let turn = served_turn(scenario, record).filter(|_| !broken_stream(scenario, record));
+        let turn = served_turn(session, record).filter(|_| !broken_stream(scenario, record));
         let step = match &turn {
             Some(turn) if !(record.retry && delivered == record.exchange) => {
                 for call in &turn.tool_calls {
@@ -170,9 +170,9 @@ fn retries(log: &[RequestRecord]) -> u64 {
 }
 
 /// The turn the server sent for `record`, if it sent one.
-fn served_turn(scenario: &Scenario, record: &RequestRecord) -> Option<ModelTurn> {
+fn served_turn(session: &Session, record: &RequestRecord) -> Option<ModelTurn> {
     let exchange = record.exchange.filter(|_| record.status == 200)?;
-    Some(scenario.recording.exchanges.get(exchange)?.to_turn(exchange))
+    Some(session.exchange(exchange)?.to_turn(exchange))
 }
 
 /// The row of one request: `turn` is what the agent got whole (none after
@@ -201,6 +201,7 @@ fn step_row(record: &RequestRecord, turn: Option<&ModelTurn>, step: u64, attempt
         usage_recorded: turn.and(record.recorded_usage),
         cache_write_1h_tokens_recorded: turn.and(record.recorded_cache_write_1h_tokens),
         exchange: record.exchange.map(|e| e as u64),
+        live: record.live,
         cache_break_simulated: record.cache_break,
         // The agent's own cache-break detection is out of sight.
         cache_break_detected: false,

@@ -43,6 +43,8 @@ pub struct Scenario {
     pub loop_settings: LoopSettings,
     /// The loaded recording.
     pub recording: Arc<Recording>,
+    /// Where calls that go live are sent (`run --upstream`); `None` replays only.
+    pub live: Option<Arc<crate::live_run::LiveSettings>>,
 }
 
 impl Scenario {
@@ -130,6 +132,7 @@ impl ScenarioFile {
             spec: Arc::clone(&self.spec),
             loop_settings: self.spec.loop_settings.clone(),
             recording: Arc::clone(&self.recording),
+            live: None,
         }
     }
 }

@@ -37,7 +37,7 @@ fn a_cancelled_batch_keeps_the_runs_that_finished() {
     let files = (0..5).map(|i| PlannedFile { path: path.clone(), runs: vec![(format!("run-{i}"), wire)] }).collect();
     let plan = Plan { files, variants: vec![RunVariant::Label("default".to_owned())], skipped: Vec::new() };
     let cancel = Arc::new(AtomicBool::new(false));
-    let options = reloop_eval::RunOptions { jobs: 1, cancel: Arc::clone(&cancel) };
+    let options = reloop_eval::RunOptions { jobs: 1, cancel: Arc::clone(&cancel), live: None };
     let reports = Mutex::new(Vec::new());
     // Ctrl-C arrives while the second run is under way.
     reloop_eval::run_all(&plan, &options, &|_, report| {

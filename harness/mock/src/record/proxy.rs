@@ -62,13 +62,7 @@ impl RecordProxy {
     pub async fn start(port: u16, upstream: &str, sink: mpsc::UnboundedSender<Observed>) -> std::io::Result<Self> {
         let listener = tokio::net::TcpListener::bind((Ipv4Addr::LOCALHOST, port)).await?;
         let addr = listener.local_addr()?;
-        // reqwest's rustls has no provider of its own: ring is installed
-        // (kept if one is there already) so https upstreams work.
-        let _ = rustls::crypto::ring::default_provider().install_default();
-        // Redirects are never followed: a 3xx is the upstream's answer, passed
-        // to the client and recorded as such. Following one would send the
-        // client's keys and body to whatever host the `location` names.
-        let client = reqwest::Client::builder().redirect(reqwest::redirect::Policy::none()).build().map_err(std::io::Error::other)?;
+        let client = upstream_client()?;
         let state = Upstream { base: upstream.trim_end_matches('/').to_owned(), client, sink };
         let app = Router::new().fallback(forward).with_state(state);
         let task = tokio::spawn(async move {
@@ -90,7 +84,24 @@ impl Drop for RecordProxy {
     }
 }
 
-fn pairs(headers: &HeaderMap) -> Vec<(String, String)> {
+/// The client that speaks to upstreams (here and in `crate::live`).
+pub(crate) fn upstream_client() -> std::io::Result<reqwest::Client> {
+    // reqwest's rustls has no provider of its own: ring is installed
+    // (kept if one is there already) so https upstreams work.
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    // Redirects are never followed: a 3xx is the upstream's answer, passed
+    // to the client and recorded as such. Following one would send the
+    // client's keys and body to whatever host the `location` names.
+    reqwest::Client::builder().redirect(reqwest::redirect::Policy::none()).build().map_err(std::io::Error::other)
+}
+
+/// Whether a request header goes on to the upstream: not one of a
+/// connection's ([`NOT_FORWARDED`]).
+pub(crate) fn forwarded(name: &str) -> bool {
+    !NOT_FORWARDED.contains(&name)
+}
+
+pub(crate) fn pairs(headers: &HeaderMap) -> Vec<(String, String)> {
     headers.iter().map(|(name, value)| (name.as_str().to_owned(), String::from_utf8_lossy(value.as_bytes()).into_owned())).collect()
 }
 
@@ -109,7 +120,7 @@ async fn forward(State(upstream): State<Upstream>, request: Request) -> Response
     let url = format!("{}{path}", upstream.base);
     let mut outgoing = upstream.client.request(parts.method.clone(), &url).body(body.clone());
     for (name, value) in &parts.headers {
-        if !NOT_FORWARDED.contains(&name.as_str()) {
+        if forwarded(name.as_str()) {
             outgoing = outgoing.header(name, value);
         }
     }

@@ -1,0 +1,71 @@
+//! Runs that go live (`reloop run --upstream`, `docs/rerecord.md`): the
+//! run's mock session sends some calls to an upstream
+//! ([`reloop_mock::live`]); once the run ends, its steps say which were
+//! live, and the recording it leaves (the exchanges it replayed, then the
+//! live ones) is written beside the old one, which stays as it was.
+
+use std::path::{Path, PathBuf};
+
+use reloop_mock::Session;
+use reloop_mock::live::Upstream;
+
+use crate::recording_file::{to_yaml, write_recording};
+use crate::result::RunReport;
+use crate::scenario::{DEFAULT_VARIANT, Scenario};
+
+/// Where a batch's live calls go and where its re-recordings are written.
+#[derive(Debug, Clone)]
+pub struct LiveSettings {
+    /// The upstream, when calls go live, and what is redacted.
+    pub upstream: Upstream,
+    /// The re-recording's path (a batch of one run only); by default
+    /// [`rerecording_path`].
+    pub rerecord_to: Option<PathBuf>,
+}
+
+/// `NAME.rerecorded.yaml` beside the scenario's recording `NAME.recording.yaml`
+/// (or `NAME.yaml`); a scenario run on several wires or under a variant
+/// adds them (`NAME.anthropic.masking.rerecorded.yaml`), so the runs of a
+/// batch never write the same file.
+pub fn rerecording_path(scenario: &Scenario) -> PathBuf {
+    let recording = scenario.file.parent().unwrap_or(Path::new(".")).join(&scenario.spec.recording);
+    let file = recording.file_name().map(|name| name.to_string_lossy().into_owned()).unwrap_or_default();
+    let stem = file.strip_suffix(".recording.yaml").or_else(|| file.strip_suffix(".yaml")).unwrap_or(&file);
+    let wire = scenario.name.contains('@').then(|| scenario.wire.as_str());
+    let variant = Some(scenario.variant.as_str()).filter(|variant| *variant != DEFAULT_VARIANT);
+    let parts: Vec<&str> = std::iter::once(stem).chain(wire).chain(variant).chain(["rerecorded", "yaml"]).collect();
+    recording.with_file_name(parts.join("."))
+}
+
+/// After a run of `scenario` on `session`: counts its live steps into the
+/// report and, when any went live, writes the re-recording (a failure to
+/// write fails the run, naming the file).
+pub fn finish(scenario: &Scenario, session: &Session, report: &mut RunReport) {
+    report.metrics.live_steps = report.steps.iter().filter(|step| step.live).count() as u64;
+    let Some(live) = scenario.live.as_deref() else { return };
+    if report.metrics.live_steps == 0 {
+        return;
+    }
+    let path = live.rerecord_to.clone().unwrap_or_else(|| rerecording_path(scenario));
+    match write_rerecording(&path, scenario, session, &live.upstream) {
+        Ok(()) => eprintln!("reloop: {}: re-recorded into {}", scenario.name, path.display()),
+        Err(error) => {
+            report.passed = false;
+            report.failed_expectations.push(format!("rerecord: {}: {error}", path.display()));
+        }
+    }
+}
+
+/// Writes the session's re-recording to `path`, atomically, never over the
+/// recording it replayed, and never with a match of a redaction pattern.
+fn write_rerecording(path: &Path, scenario: &Scenario, session: &Session, upstream: &Upstream) -> Result<(), String> {
+    let recording = scenario.file.parent().unwrap_or(Path::new(".")).join(&scenario.spec.recording);
+    if std::path::absolute(path).ok() == std::path::absolute(&recording).ok() {
+        return Err("is the recording replayed; the old recording stays intact (give another --rerecord-to)".into());
+    }
+    let rerecorded = session.rerecorded(&upstream.redaction().describe());
+    if upstream.redaction().finds(&to_yaml(&rerecorded)) {
+        return Err("a --redact-body pattern still matches; nothing written".into());
+    }
+    write_recording(path, &rerecorded).map_err(|e| e.to_string())
+}
