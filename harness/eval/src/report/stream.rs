@@ -100,17 +100,32 @@ impl ReportStream {
     }
 
     /// Checkpoints, compacts every part into one file per table and swaps
-    /// the set in for `out`; `OUT.partial/` is removed.
+    /// the set in for `out`; `OUT.partial/` is removed. A batch that never
+    /// checkpointed (most do not: one lasting under `every`) has one part,
+    /// still open: its files are finished and it becomes the set as it is,
+    /// instead of being written, read back and written again (which was
+    /// most of a one-run `reloop run`'s instructions, and its fsyncs).
     pub fn publish(mut self) -> io::Result<()> {
-        self.checkpoint()?;
         let fresh = sibling(&self.out, "publishing")?;
         if fresh.exists() {
             std::fs::remove_dir_all(&fresh)?;
         }
-        std::fs::create_dir(&fresh)?;
-        for (table, schema) in TABLE_FILES.iter().zip(&self.schemas) {
-            let parts: Vec<PathBuf> = self.parts().iter().map(|part| part.join(table)).collect();
-            compact(&parts, schema, &fresh.join(table))?;
+        if self.parts == 0 {
+            let part = match self.open.take() {
+                Some(part) => part,
+                None => self.start_part()?,
+            };
+            for writer in part.writers {
+                writer.into_inner().map_err(io::Error::other)?.sync_all()?;
+            }
+            std::fs::rename(&part.folder, &fresh)?;
+        } else {
+            self.checkpoint()?;
+            std::fs::create_dir(&fresh)?;
+            for (table, schema) in TABLE_FILES.iter().zip(&self.schemas) {
+                let parts: Vec<PathBuf> = self.parts().iter().map(|part| part.join(table)).collect();
+                compact(&parts, schema, &fresh.join(table))?;
+            }
         }
         File::open(&fresh)?.sync_all()?;
         swap_in(&fresh, &self.out)?;
@@ -242,6 +257,22 @@ mod tests {
             assert_eq!(read(&out.join(table)), [1, 2, 3], "{table}");
         }
         assert!(!partial.exists(), "the parts are gone once published");
+        let names: Vec<String> = std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+        assert_eq!(names, ["out"], "nothing is left beside the report");
+    }
+
+    #[test]
+    fn a_batch_that_never_checkpointed_publishes_its_open_part_as_it_is() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("out");
+        let mut report = open(&out);
+        report.append(&rows(&[1, 2])).unwrap();
+        report.append(&rows(&[3])).unwrap();
+        assert!(report.parts().is_empty());
+        report.publish().unwrap();
+        for table in TABLE_FILES {
+            assert_eq!(read(&out.join(table)), [1, 2, 3], "{table}");
+        }
         let names: Vec<String> = std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
         assert_eq!(names, ["out"], "nothing is left beside the report");
     }

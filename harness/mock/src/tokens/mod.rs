@@ -14,9 +14,10 @@
 //! published; this is close and stable).
 //!
 //! Below the messages, each pre-tokenizer piece's count is remembered per
-//! thread ([`piece_memo`]), and ASCII text is cut into pieces without the
+//! thread ([`piece_memo`]), ASCII text is cut into pieces without the
 //! regex ([`ascii_pieces`]), so new text mostly costs one pass and a hash
-//! probe per piece.
+//! probe per piece, and a piece's BPE runs over tables compiled into the
+//! binary ([`ranks`]), so a process that counts starts with no work.
 //!
 //! Each message is keyed by a hash of its content (role and fields), the
 //! same key the prompt-cache simulation compares prefixes by, so a request
@@ -26,6 +27,8 @@
 
 mod ascii_pieces;
 mod piece_memo;
+mod rank_hash;
+mod ranks;
 
 use std::collections::HashMap;
 use std::hash::{BuildHasher, Hash};
@@ -40,12 +43,16 @@ pub const TOKENS_PER_MESSAGE: u64 = 3;
 pub const REPLY_PRIMING_TOKENS: u64 = 3;
 
 /// Tokens of `text` under o200k_base.
+///
+/// ASCII text is cut by hand and every piece is counted over tables in the
+/// binary's read-only data ([`ranks`]), so this costs no start-up work;
+/// other text is cut by `bpe-openai`'s pre-tokenizer, which loads its
+/// tables the first time such text is counted.
 pub fn count_text(text: &str) -> u64 {
-    let tokenizer = bpe_openai::o200k_base();
     if text.is_ascii() {
-        piece_memo::count_pieces(tokenizer, ascii_pieces::ascii_pieces(text))
+        piece_memo::count_pieces(ascii_pieces::ascii_pieces(text))
     } else {
-        piece_memo::count_pieces(tokenizer, tokenizer.split(text))
+        piece_memo::count_pieces(bpe_openai::o200k_base().split(text))
     }
 }
 

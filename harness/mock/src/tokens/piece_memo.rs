@@ -19,7 +19,7 @@
 use std::cell::RefCell;
 use std::collections::HashMap;
 
-use bpe_openai::Tokenizer;
+use super::ranks;
 
 /// Pieces remembered before the memo starts over.
 const CAPACITY: usize = 1 << 16;
@@ -28,11 +28,11 @@ thread_local! {
     static MEMO: RefCell<PieceMemo> = RefCell::new(PieceMemo::with_capacity(CAPACITY));
 }
 
-/// Tokens of a text cut into `pieces` by `tokenizer`'s pre-tokenizer,
-/// through this thread's memo; equal to `tokenizer.count(text)` for a
-/// tokenizer that does not normalize (o200k_base does not).
-pub fn count_pieces<'a>(tokenizer: &Tokenizer, pieces: impl Iterator<Item = &'a str>) -> u64 {
-    MEMO.with_borrow_mut(|memo| pieces.map(|piece| memo.count(tokenizer, piece.as_bytes())).sum())
+/// Tokens of a text cut into `pieces` by o200k's pre-tokenizer, through
+/// this thread's memo; equal to o200k's count of the text (o200k_base does
+/// not normalize).
+pub fn count_pieces<'a>(pieces: impl Iterator<Item = &'a str>) -> u64 {
+    MEMO.with_borrow_mut(|memo| pieces.map(|piece| memo.count(piece.as_bytes())).sum())
 }
 
 /// Piece counts by packed key ([`packed`]), bounded at `capacity`.
@@ -48,15 +48,15 @@ impl PieceMemo {
     }
 
     /// Tokens of one pre-tokenizer `piece`.
-    fn count(&mut self, tokenizer: &Tokenizer, piece: &[u8]) -> u64 {
-        let Some(key) = packed(piece) else { return tokenizer.bpe.count(piece) as u64 };
+    fn count(&mut self, piece: &[u8]) -> u64 {
+        let Some(key) = packed(piece) else { return ranks::count_piece(piece) };
         if let Some(&tokens) = self.counts.get(&key) {
             return u64::from(tokens);
         }
         if self.counts.len() >= self.capacity {
             self.counts.clear();
         }
-        let tokens = tokenizer.bpe.count(piece) as u32;
+        let tokens = ranks::count_piece(piece) as u32;
         self.counts.insert(key, tokens);
         u64::from(tokens)
     }
@@ -93,7 +93,7 @@ mod tests {
         let tokenizer = bpe_openai::o200k_base();
         for pass in ["cold", "warm"] {
             for text in TEXTS {
-                assert_eq!(count_pieces(tokenizer, tokenizer.split(text)), tokenizer.count(*text) as u64, "{pass}: {text:?}");
+                assert_eq!(count_pieces(tokenizer.split(text)), tokenizer.count(*text) as u64, "{pass}: {text:?}");
             }
         }
     }
@@ -103,7 +103,7 @@ mod tests {
         let tokenizer = bpe_openai::o200k_base();
         let mut memo = PieceMemo::with_capacity(4);
         for text in TEXTS.iter().chain(TEXTS) {
-            let counted: u64 = tokenizer.split(text).map(|piece| memo.count(tokenizer, piece.as_bytes())).sum();
+            let counted: u64 = tokenizer.split(text).map(|piece| memo.count(piece.as_bytes())).sum();
             assert_eq!(counted, tokenizer.count(*text) as u64, "{text:?}");
             assert!(memo.counts.len() <= 4);
         }
