@@ -56,11 +56,22 @@ pub fn finish(scenario: &Scenario, session: &Session, report: &mut RunReport) {
     }
 }
 
+/// Whether `path` names the existing file `recording`, through `..`,
+/// symlinks or another spelling: `std::path::absolute` resolves neither, so
+/// `dir/../dir/x.yaml` would pass for another file and be replaced.
+fn same_file(path: &Path, recording: &Path) -> bool {
+    match (std::fs::canonicalize(path), std::fs::canonicalize(recording)) {
+        (Ok(path), Ok(recording)) => path == recording,
+        // A path that does not exist yet is not the recording, which does.
+        _ => false,
+    }
+}
+
 /// Writes the session's re-recording to `path`, atomically, never over the
 /// recording it replayed, and never with a match of a redaction pattern.
 fn write_rerecording(path: &Path, scenario: &Scenario, session: &Session, upstream: &Upstream) -> Result<(), String> {
     let recording = scenario.file.parent().unwrap_or(Path::new(".")).join(&scenario.spec.recording);
-    if std::path::absolute(path).ok() == std::path::absolute(&recording).ok() {
+    if same_file(path, &recording) {
         return Err("is the recording replayed; the old recording stays intact (give another --rerecord-to)".into());
     }
     let rerecorded = session.rerecorded(&upstream.redaction().describe());
@@ -68,4 +79,25 @@ fn write_rerecording(path: &Path, scenario: &Scenario, session: &Session, upstre
         return Err("a --redact-body pattern still matches; nothing written".into());
     }
     write_recording(path, &rerecorded).map_err(|e| e.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_recording_is_recognized_under_any_spelling_and_a_new_file_is_not_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let recording = dir.path().join("x.recording.yaml");
+        std::fs::write(&recording, "exchanges: []\n").unwrap();
+        let roundabout = dir.path().join("..").join(dir.path().file_name().unwrap()).join("x.recording.yaml");
+        assert!(same_file(&roundabout, &recording));
+        #[cfg(unix)]
+        {
+            let link = dir.path().join("link.yaml");
+            std::os::unix::fs::symlink(&recording, &link).unwrap();
+            assert!(same_file(&link, &recording));
+        }
+        assert!(!same_file(&dir.path().join("x.rerecorded.yaml"), &recording));
+    }
 }

@@ -136,7 +136,7 @@ impl Upstream {
 
 /// The environment variable a live call of `format` takes its key from
 /// (none set: no key is sent, as a local server wants).
-pub fn key_variable(format: Format) -> &'static str {
+pub(crate) fn key_variable(format: Format) -> &'static str {
     match format {
         Format::Anthropic => "ANTHROPIC_API_KEY",
         Format::Gemini => "GEMINI_API_KEY",

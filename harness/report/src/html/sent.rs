@@ -25,7 +25,10 @@ impl Messages {
         for cell in first_seen.flatten() {
             let Ok(Value::Array(entries)) = serde_json::from_str::<Value>(cell) else { continue };
             for entry in entries {
-                let Some(number) = entry["n"].as_u64().map(|n| n as usize) else { continue };
+                // A run numbers its messages densely in the order they were
+                // first seen; a number far past them (a hand-edited report)
+                // is skipped rather than allocated for.
+                let Some(number) = entry["n"].as_u64().map(|n| n as usize).filter(|&n| n <= by_number.len() + MAX_NUMBER_GAP) else { continue };
                 let original = entry["of"].as_u64().and_then(|of| by_number.get(of as usize).copied().flatten());
                 let shown = [
                     json!(entry["body"]["role"].as_str().unwrap_or("?")),
@@ -72,13 +75,21 @@ impl SentLists {
     }
 }
 
-/// The numbers of `0-3,9`; a malformed part (a hand-edited report) is skipped.
+/// How far past the numbers seen so far a message's number may be, and how
+/// long one range may be: reloop writes neither anywhere near this, so a
+/// larger one is a hand-edited report, skipped instead of allocated for.
+const MAX_NUMBER_GAP: usize = 1 << 20;
+
+/// The numbers of `0-3,9`; a malformed or absurdly long part (a
+/// hand-edited report) is skipped.
 fn numbers(ranges: &str) -> Vec<u64> {
     let mut out = Vec::new();
     for part in ranges.split(',') {
         let (start, end) = part.split_once('-').unwrap_or((part, part));
         if let (Ok(start), Ok(end)) = (start.parse::<u64>(), end.parse::<u64>()) {
-            out.extend(start..=end);
+            if end.checked_sub(start).is_some_and(|span| span <= MAX_NUMBER_GAP as u64) {
+                out.extend(start..=end);
+            }
         }
     }
     out
@@ -90,7 +101,7 @@ fn ranges(numbers: &[u64]) -> String {
     let mut at = 0;
     while at < numbers.len() {
         let mut end = at;
-        while numbers.get(end + 1) == Some(&(numbers[end] + 1)) {
+        while numbers[end].checked_add(1).is_some_and(|next| numbers.get(end + 1) == Some(&next)) {
             end += 1;
         }
         parts.push(if end > at { format!("{}-{}", numbers[at], numbers[end]) } else { numbers[at].to_string() });
@@ -147,6 +158,15 @@ mod tests {
         assert_eq!(second, first, "a second run sending the same messages adds none");
         assert_eq!(messages.entries[1], json!(["tool_result", "original", "[read c1] fn main() {}", null]));
         assert_eq!(messages.entries[2], json!(["tool_result", "masked", "[read c1] [masked]", 1]));
+    }
+
+    #[test]
+    fn absurd_numbers_of_a_hand_edited_report_are_skipped_not_allocated() {
+        assert_eq!(numbers("0-18446744073709551615,3,9-2"), [3], "an endless or reversed range is skipped");
+        assert_eq!(ranges(&[u64::MAX - 1, u64::MAX]), format!("{}-{}", u64::MAX - 1, u64::MAX));
+        let mut messages = Messages::default();
+        let cell = r#"[{"n":0,"shown":"system","body":{"role":"system","text":"s"}},{"n":1000000000000000000,"shown":"original","body":{"role":"user","text":"u"}}]"#;
+        assert_eq!(messages.add_run([Some(cell)].into_iter()), vec![Some(0)]);
     }
 
     #[test]
