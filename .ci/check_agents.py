@@ -2,8 +2,10 @@
 black boxes): every run of the agents named after the report folder
 (programs: codex pi opencode claude gemini mini) ran (none skipped) and
 passed, each ran at least twice, their wires were all spoken, every
-doom-loop scenario's loop was detected from the server side and every
-fault scenario saw its retry, and the steps table holds the server's view
+doom-loop scenario's loop was detected from the server side, every
+compaction scenario's agent compacted mid-task (Codex's remote path as
+compaction rows, its local path as its own summary turns, auxiliary rows),
+every fault scenario saw its retry, and the steps table holds the server's view
 of each run. Runs of agents not named (not installed here) may be skipped.
 Prints each agent's runs' wall time."""
 
@@ -35,6 +37,10 @@ for r in runs:
     assert r["input_tokens_total"] > 0 and r["steps_used"] > 0, r["scenario"]
     if "doom-loop" in r["scenario"]:
         assert r["doom_loop_detected"] and r["tool_calls"] >= 3, (r["scenario"], r["doom_loop_kind"], r["tool_calls"])
+    elif "compaction" in r["scenario"]:
+        purposes = [s["purpose"] for s in steps if s["scenario"] == r["scenario"]]
+        side = "auxiliary" if r["scenario"].endswith("-local") else "compaction"
+        assert purposes.count(side) >= 1 and purposes.count("main") >= 2, (r["scenario"], purposes)
     else:
         assert r["llm_retries"] >= 1, (r["scenario"], r["llm_retries"])
     served = [s for s in steps if s["scenario"] == r["scenario"]]
