@@ -31,7 +31,7 @@ const CHECKPOINT_EVERY: Duration = Duration::from_secs(5);
 /// Everything checked before the first run: the `--prices` table loaded,
 /// every scenario under the batch's paths validated (every error printed), then `out` created and written to.
 /// `Err` is the exit code for bad input.
-pub fn prepare(batch: &BatchArgs, variants: Vec<RunVariant>, wires: Option<&[WireFormat]>, out: &Path) -> Result<(Plan, ReportStream), i32> {
+pub fn prepare(batch: &BatchArgs, variants: Vec<RunVariant>, wires: Option<&[WireFormat]>, out: &Path) -> Result<Prepared, i32> {
     install_prices(batch.prices.as_deref())?;
     let paths = &batch.paths;
     let plan = Plan::validate_over(paths, variants, wires).map_err(|errors| {
@@ -47,7 +47,7 @@ pub fn prepare(batch: &BatchArgs, variants: Vec<RunVariant>, wires: Option<&[Wir
         0 => {}
         runs => eprintln!("note: {runs} native run(s) left out: their wire has no provider-side context management (native runs on {NATIVE_WIRES})"),
     }
-    live_settings(&batch.live, plan.runs()).map_err(|error| {
+    let live = live_settings(&batch.live, plan.runs()).map_err(|error| {
         eprintln!("error: {error}");
         exit_code::BAD_INPUT
     })?;
@@ -60,7 +60,15 @@ pub fn prepare(batch: &BatchArgs, variants: Vec<RunVariant>, wires: Option<&[Wir
         }
         exit_code::BAD_INPUT
     })?;
-    Ok((plan, report))
+    Ok(Prepared { plan, report, live })
+}
+
+/// A batch checked and ready to run: its plan, its report opened, and
+/// its live settings (`--upstream`), built once.
+pub struct Prepared {
+    pub plan: Plan,
+    pub report: ReportStream,
+    pub live: Option<Arc<LiveSettings>>,
 }
 
 /// The batch's live settings from `--upstream` and its companions, `None`
@@ -102,12 +110,11 @@ fn install_prices(path: Option<&Path>) -> Result<(), i32> {
 /// Runs `plan` with a progress bar, streaming each finished run to
 /// `report`, then publishes it (and JUnit when asked). Returns the runs'
 /// summaries in plan order and the batch's wall time.
-pub fn execute(plan: &Plan, batch: &BatchArgs, report: ReportStream, cancel: &Arc<AtomicBool>) -> anyhow::Result<(Vec<RunSummary>, Duration)> {
+pub fn execute(plan: &Plan, batch: &BatchArgs, report: ReportStream, live: Option<Arc<LiveSettings>>, cancel: &Arc<AtomicBool>) -> anyhow::Result<(Vec<RunSummary>, Duration)> {
     let started = std::time::Instant::now();
     let jobs = batch.jobs.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
     let bar = ProgressBar::new(plan.runs() as u64)
         .with_style(ProgressStyle::with_template("{bar:30} {pos}/{len} {msg}").expect("static template"));
-    let live = live_settings(&batch.live, plan.runs()).map_err(anyhow::Error::msg)?;
     let options = RunOptions { jobs, cancel: Arc::clone(cancel), live };
     let sink = Mutex::new(Sink { report, failed: None, summaries: Vec::new(), unpriced: BTreeSet::new() });
     run_all(plan, &options, &|index, run| {

@@ -8,7 +8,7 @@ use comfy_table::{ContentArrangement, Table, presets::UTF8_FULL_CONDENSED};
 use reloop_eval::sweep::{LikeForLike, RunVariant, Variant, VariantSummary, load_variants};
 
 use crate::app::SweepArgs;
-use crate::batch::{execute, exit_code_of, prepare};
+use crate::batch::{Prepared, execute, exit_code_of, prepare};
 use crate::exit_code;
 use crate::short_name::{MAX_NAME_CHARS, shortened};
 use crate::stdout::print_stdout;
@@ -32,11 +32,11 @@ pub fn run(args: SweepArgs, cancel: Arc<AtomicBool>) -> anyhow::Result<i32> {
         return Ok(exit_code::BAD_INPUT);
     }
     let variants: Vec<RunVariant> = variants.into_iter().map(RunVariant::Swept).collect();
-    let (plan, report) = match prepare(&args.batch, variants.clone(), (!args.wires.is_empty()).then_some(args.wires.as_slice()), &args.out) {
+    let Prepared { plan, report, live } = match prepare(&args.batch, variants.clone(), (!args.wires.is_empty()).then_some(args.wires.as_slice()), &args.out) {
         Ok(prepared) => prepared,
         Err(code) => return Ok(code),
     };
-    let (runs, _) = execute(&plan, &args.batch, report, &cancel)?;
+    let (runs, _) = execute(&plan, &args.batch, report, live, &cancel)?;
     // Totals over like with like; every run's own figures stay in the Parquet.
     let like = LikeForLike::of(&runs, &variants);
     print_stdout(&format!("{}{}\nreports: {}\n", render(&like.summaries), like.describe(), args.out.display()))?;
