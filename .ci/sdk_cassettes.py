@@ -51,30 +51,16 @@ CASSETTES = sorted((conformance.ROOT / "harness/import/tests/fixtures/sessions/v
 
 # Fields of the final objects that a neutral replay does not reproduce, by
 # API, as paths into `model_dump()`; `*` stands for every list element.
+# Everything a response carried that reloop does not model (the Responses
+# envelope, Chat's `service_tier`, Anthropic's `caller`, `stop_details`,
+# `container`, Responses' `phase`, Gemini's per-chunk `usageMetadata`) is
+# kept in the recording (`extra`) and sent back, so only what was never in
+# the response body is left out.
 NOT_RENDERED = {
-    # The Responses envelope echoes the request's and the account's settings
-    # (sampling, truncation, service tier, the tools as the server normalised
-    # them, prompt-cache retention, ...), which a recording does not keep;
-    # reloop sends its own defaults. The output items, ids, status, model,
-    # created_at and usage are compared.
-    "responses": [
-        "background", "billing", "completed_at", "frequency_penalty", "instructions", "max_output_tokens", "max_tool_calls",
-        "metadata", "moderation", "parallel_tool_calls", "presence_penalty", "previous_response_id", "prompt_cache_key",
-        "prompt_cache_retention", "reasoning", "safety_identifier", "service_tier", "store", "temperature", "text",
-        "tool_choice", "tools", "top_logprobs", "top_p", "truncation", "user", "conversation", "prompt", "error",
-        # `phase` on message items (newer responses) is not kept in a text part.
-        "output.*.phase",
-    ],
-    # Chat chunks carry `service_tier` and per-chunk `obfuscation`, and
-    # choices their `logprobs`; none is kept in a recording.
-    "chat": ["service_tier", "choices.*.logprobs"],
-    # Anthropic's `stop_details`, `container` and `context_management` are
-    # not kept; `usage.service_tier` and the cache-creation breakdown are in
-    # the recorded usage object and compared.
-    # `caller` on `tool_use` blocks (newer responses: who called the tool)
-    # is not kept in a tool-call part.
-    "anthropic": ["stop_details", "container", "context_management", "content.*.caller"],
-    # The SDK keeps the HTTP response (headers) on every object.
+    "responses": [],
+    "chat": [],
+    "anthropic": [],
+    # The SDK keeps the HTTP response (headers) on every object: not part of the body.
     "gemini": ["sdk_http_response"],
 }
 
@@ -248,22 +234,19 @@ def comparable(api: str, final):
     return final
 
 
-# The one cassette spliced from OpenRouter (Novita) repeats `role` and the
-# call's `id` in every chunk; the SDK concatenates them ('assistantassistant…',
-# id '00'), takes no finish reason, and keeps the provider's own fields. A
-# neutral replay sends each once, as OpenAI does, so the objects differ.
+# What still differs, each a strict xfail so a fix shows as a failure to be
+# taken off the list.
 NOT_EQUAL = {
-    "simonw-llm__test_tools_streaming_variant_a": "OpenRouter repeats role and id per chunk; the SDK concatenates them",
-    # Gemini (issue 29, left): a call recorded without an `id` (Gemini's ids
-    # are optional) is answered with a generated one, so the SDK's object
-    # has `function_call.id` where the recorded one has none.
-    "pydantic-ai__test_google_instructions_only_with_tool_calls": "Gemini calls recorded without ids are replayed with generated ids",
-    "pydantic-ai__test_google_streaming_tool_call_thought_signature": "Gemini calls recorded without ids are replayed with generated ids",
-    # Gemini streams (issue 24, left): each recorded chunk carries its own
-    # `usageMetadata` (growing counts, `promptTokensDetails`); a neutral
-    # stream repeats the last one, and adds `candidates[].index`.
-    "pydantic-ai__test_google_model_stream": "Gemini's per-chunk usageMetadata is not kept; the replay repeats the final one",
-    "pydantic-ai__test_google_model_thinking_part_iter": "Gemini's per-chunk usageMetadata is not kept; the replay repeats the final one",
+    # The one cassette spliced from OpenRouter (Novita) repeats `role` and the
+    # call's `id` inside every chunk's delta; the SDK concatenates them
+    # ('assistantassistant…', id '00') and takes no finish reason. A neutral
+    # replay sends each once, as OpenAI does: per-chunk fields inside a
+    # choice's delta are not kept (only a chunk's top-level ones are).
+    "simonw-llm__test_tools_streaming_variant_a": "OpenRouter repeats role and id inside every chunk's delta; the SDK concatenates them",
+    # gemini-2.0-flash-exp sent its candidates without `index`; a neutral
+    # replay numbers them (candidate-level fields are not kept).
+    "pydantic-ai__test_google_model_stream": "the recorded Gemini candidates have no `index`; the replay sends index 0",
+    "pydantic-ai__test_google_streaming_tool_call_thought_signature": "the recorded Gemini stream cuts its parts into other chunks than the replay",
 }
 
 

@@ -246,17 +246,12 @@ impl Builder {
 fn exchange(turn: &AssistantTurn) -> Exchange {
     let text = Some(turn.text.clone()).filter(|text| !text.is_empty()).map(text_part);
     let calls = turn.tool_calls.iter().map(|call| {
-        Part::ToolCall(ToolCallPart {
-            id: Some(call.id.clone()).filter(|id| !id.is_empty()),
-            name: call.name.clone(),
-            arguments: match &call.arguments {
-                // A JSON string reads back as text sent byte for byte.
-                Arguments::Json(Value::String(text)) | Arguments::Raw(text) => v2::Arguments::Raw(text.clone()),
-                Arguments::Json(value) => v2::Arguments::Json(value.clone()),
-            },
-            item_id: None,
-            chunks: Vec::new(),
-        })
+        let arguments = match &call.arguments {
+            // A JSON string reads back as text sent byte for byte.
+            Arguments::Json(Value::String(text)) | Arguments::Raw(text) => v2::Arguments::Raw(text.clone()),
+            Arguments::Json(value) => v2::Arguments::Json(value.clone()),
+        };
+        Part::ToolCall(ToolCallPart::new(Some(call.id.clone()).filter(|id| !id.is_empty()), call.name.clone(), arguments))
     });
     let usage = turn.usage.map(|usage| v2::RecordedUsage {
         input_tokens: usage.input_tokens,
@@ -270,7 +265,7 @@ fn exchange(turn: &AssistantTurn) -> Exchange {
 }
 
 fn text_part(text: String) -> Part {
-    Part::Text { text, id: None, annotations: Vec::new(), chunks: Vec::new() }
+    Part::text(text)
 }
 
 fn has_tool_calls(exchange: &Exchange) -> bool {

@@ -10,6 +10,52 @@ use serde::{Deserialize, Serialize};
 
 use crate::{ModelTurn, Usage};
 
+/// Fields a provider sent that reloop does not model, by name, in the
+/// order sent: kept in a recording where they were (on the part, or in
+/// [`ExtraFields`] for the response) so a replay sends them back there.
+pub type Extra = serde_json::Map<String, serde_json::Value>;
+
+/// What a response carried around its parts that reloop does not model:
+/// sent back only to a client of the API it was recorded from (a Responses
+/// envelope means nothing to a Chat client).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ExtraFields {
+    /// The API they came from: `openai_chat`, `openai_responses`, `anthropic` or `gemini`.
+    pub api: String,
+    /// Fields of the response object: Chat's completion (every chunk of a
+    /// stream), the Responses `response` (in each `response.*` event),
+    /// Anthropic's `message` (in `message_start` and the `message_delta`'s
+    /// delta), every Gemini chunk.
+    #[serde(default, skip_serializing_if = "Extra::is_empty")]
+    pub response: Extra,
+    /// A stream's fields that change from event to event, by event position
+    /// (a Chat or Gemini chunk, counting from 0): Gemini's `usageMetadata`
+    /// as it grew, a gateway's repeated `role`. Each is laid over the event
+    /// rendered at that position; empty where an event had none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub events: Vec<Extra>,
+}
+
+impl ExtraFields {
+    /// Whether there is nothing to send back.
+    pub fn is_empty(&self) -> bool {
+        self.response.is_empty() && self.events.is_empty()
+    }
+}
+
+/// The fields of `object` (a JSON object) not named in `modelled`.
+pub fn unmodelled(object: &serde_json::Value, modelled: &[&str]) -> Extra {
+    object.as_object().into_iter().flatten().filter(|(key, _)| !modelled.contains(&key.as_str())).map(|(key, value)| (key.clone(), value.clone())).collect()
+}
+
+/// `extra` laid over `object`: each field set as recorded.
+pub fn lay_over(object: &mut serde_json::Value, extra: &Extra) {
+    if let Some(object) = object.as_object_mut() {
+        object.extend(extra.iter().map(|(key, value)| (key.clone(), value.clone())));
+    }
+}
+
 /// Whether `value` is its type's default: written files leave defaults out.
 fn is_default<T: Default + PartialEq>(value: &T) -> bool {
     *value == T::default()
@@ -33,6 +79,10 @@ pub enum Part {
         /// Recorded delta sizes in characters; empty: word-sized deltas.
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
         chunks: Vec<usize>,
+        /// Fields of its block or item reloop does not model (Responses'
+        /// `phase`), sent back to a client of the API they came from.
+        #[serde(default, skip_serializing_if = "Extra::is_empty")]
+        extra: Extra,
     },
     /// OpenAI reasoning: a Responses `reasoning` item, or Chat-compatible
     /// `reasoning_content`.
@@ -103,6 +153,21 @@ pub enum Part {
     },
 }
 
+impl Part {
+    /// The part's unmodelled fields, for the kinds that keep them.
+    pub fn extra(&self) -> Option<&Extra> {
+        match self {
+            Self::Text { extra, .. } | Self::ToolCall(ToolCallPart { extra, .. }) => Some(extra).filter(|extra| !extra.is_empty()),
+            _ => None,
+        }
+    }
+
+    /// A text part with nothing but its text.
+    pub fn text(text: impl Into<String>) -> Self {
+        Self::Text { text: text.into(), id: None, annotations: Vec::new(), chunks: Vec::new(), extra: Extra::new() }
+    }
+}
+
 /// A call of a client-side tool.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -123,6 +188,17 @@ pub struct ToolCallPart {
     /// Recorded delta sizes of the arguments in characters; empty: one delta.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub chunks: Vec<usize>,
+    /// Fields of its block, item or call reloop does not model (Anthropic's
+    /// `caller`), sent back to a client of the API they came from.
+    #[serde(default, skip_serializing_if = "Extra::is_empty")]
+    pub extra: Extra,
+}
+
+impl ToolCallPart {
+    /// A call with its id, name and arguments, streamed in default fragments.
+    pub fn new(id: Option<String>, name: String, arguments: Arguments) -> Self {
+        Self { id, item_id: None, name, arguments, chunks: Vec::new(), extra: Extra::new() }
+    }
 }
 
 /// Tool-call arguments as written in a recording.
@@ -154,10 +230,8 @@ impl Arguments {
 /// The parts of a turn with no recorded exchange behind it: its text, then
 /// its calls (arguments sent as they are).
 pub fn of_turn(turn: &ModelTurn) -> Vec<Part> {
-    let text = (!turn.text.is_empty()).then(|| Part::Text { text: turn.text.clone(), id: None, annotations: Vec::new(), chunks: Vec::new() });
-    let calls = turn.tool_calls.iter().map(|call| {
-        Part::ToolCall(ToolCallPart { id: Some(call.id.clone()), item_id: None, name: call.name.clone(), arguments: Arguments::Raw(call.arguments.clone()), chunks: Vec::new() })
-    });
+    let text = (!turn.text.is_empty()).then(|| Part::text(turn.text.clone()));
+    let calls = turn.tool_calls.iter().map(|call| Part::ToolCall(ToolCallPart::new(Some(call.id.clone()), call.name.clone(), Arguments::Raw(call.arguments.clone()))));
     text.into_iter().chain(calls).collect()
 }
 

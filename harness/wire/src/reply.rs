@@ -8,7 +8,7 @@
 
 use serde_json::Value;
 
-use crate::parts::{Part, RecordedUsage, ResponseIds, ToolCallPart};
+use crate::parts::{ExtraFields, Part, RecordedUsage, ResponseIds, ToolCallPart};
 use crate::{FinishReason, Format, ToolSpec, Usage};
 
 /// A fixed creation time: replies must be the same bytes run after run.
@@ -29,6 +29,13 @@ pub struct Reply {
     pub wire_usage: Option<Value>,
     /// The recorded response ids; absent ones are generated.
     pub ids: ResponseIds,
+    /// Per tool call, in order: its id was generated, none recorded.
+    /// Gemini, whose call ids are optional, leaves those out; the other
+    /// APIs send them. Empty: every id was recorded.
+    pub generated_call_ids: Vec<bool>,
+    /// What the recorded response carried that reloop does not model; its
+    /// fields, and those of the parts, go back to a client of its API only.
+    pub extra: Option<ExtraFields>,
 }
 
 /// What identifies one reply besides its content.
@@ -67,6 +74,17 @@ impl Reply {
         (shape == format).then_some(wire)
     }
 
+    /// The unmodelled fields to send a client of `format`: those recorded
+    /// from that API, if any.
+    pub fn extra_for(&self, format: Format) -> Option<&ExtraFields> {
+        self.extra.as_ref().filter(|extra| extra.api == format.recorded_name())
+    }
+
+    /// Whether the `index`-th tool call's id was generated, not recorded.
+    pub fn call_id_generated(&self, index: usize) -> bool {
+        self.generated_call_ids.get(index).copied().unwrap_or(false)
+    }
+
     /// The tool calls, in order.
     pub fn tool_calls(&self) -> impl Iterator<Item = &ToolCallPart> {
         self.parts.iter().filter_map(|part| if let Part::ToolCall(call) = part { Some(call) } else { None })
@@ -86,6 +104,8 @@ pub struct DecodedReply {
     pub ids: ResponseIds,
     /// The usage the provider reported, its wire object kept.
     pub usage: Option<RecordedUsage>,
+    /// What it carried that reloop does not model.
+    pub extra: Option<ExtraFields>,
 }
 
 /// Why a response cannot be read into parts.
@@ -118,7 +138,8 @@ pub(crate) mod read {
     use serde_json::Value;
 
     pub use super::FromWireError;
-    use crate::parts::RecordedUsage;
+    use crate::Format;
+    use crate::parts::{Extra, ExtraFields, Part, RecordedUsage};
 
     /// Delta sizes per output slot, as a stream sent them.
     pub type Chunks = BTreeMap<String, Vec<usize>>;
@@ -152,6 +173,15 @@ pub(crate) mod read {
     /// A count field of `value`, or 0.
     pub fn count(value: &Value, pointer: &str) -> u64 {
         value.pointer(pointer).and_then(Value::as_u64).unwrap_or_default()
+    }
+
+    /// The unmodelled fields of a response read from `api`: of the
+    /// response object, of its stream's events, and whether `parts` keep
+    /// any (their API is named here too). None when there are none at all.
+    pub fn extra_fields(api: Format, parts: &[Part], response: Extra, events: Vec<Extra>) -> Option<ExtraFields> {
+        let events = if events.iter().all(Extra::is_empty) { Vec::new() } else { events };
+        let extra = ExtraFields { api: api.recorded_name().to_owned(), response, events };
+        (!extra.is_empty() || parts.iter().any(|part| part.extra().is_some())).then_some(extra)
     }
 
     /// An optional string field of `value`.

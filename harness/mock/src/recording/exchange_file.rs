@@ -9,7 +9,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 
 use super::{
-    Exchange, Part, Purpose, RawResponse, RecordedRequest, RecordedUsage, ReplayMode, RequestExpectations, ResponseIds, Timing,
+    Exchange, ExtraFields, Part, Purpose, RawResponse, RecordedRequest, RecordedUsage, ReplayMode, RequestExpectations, ResponseIds, Timing,
     ToolCallPart,
 };
 
@@ -56,6 +56,10 @@ pub struct ExchangeFile {
     /// Usage as originally recorded, kept beside the server's own count.
     #[serde(default)]
     usage: Option<RecordedUsage>,
+    /// What the response carried that reloop does not model, sent back to
+    /// a client of the API it came from.
+    #[serde(default)]
+    extra: Option<ExtraFields>,
     /// Selected response headers as recorded.
     #[serde(default)]
     headers: BTreeMap<String, String>,
@@ -85,7 +89,7 @@ impl TryFrom<ExchangeFile> for Exchange {
             return Err("`replay: raw` needs the recorded bytes in `raw`".into());
         }
         let parts = if shorthand {
-            let text = Some(file.text).filter(|t| !t.is_empty()).map(|text| Part::Text { text, id: None, annotations: Vec::new(), chunks: Vec::new() });
+            let text = Some(file.text).filter(|t| !t.is_empty()).map(Part::text);
             text.into_iter().chain(file.tool_calls.into_iter().map(Part::ToolCall)).collect()
         } else {
             file.parts
@@ -100,6 +104,7 @@ impl TryFrom<ExchangeFile> for Exchange {
             model: file.model,
             ids: file.ids,
             usage: file.usage,
+            extra: file.extra,
             headers: file.headers,
             timing: file.timing,
             replay: file.replay,

@@ -18,7 +18,7 @@ use serde::{Deserialize, Serialize};
 pub use auxiliary_answer::AuxiliaryAnswer;
 pub use reloop_wire::parts::{Arguments, Part, ToolCallPart};
 pub use recorded::{RawBody, RawResponse, RecordedRequest, ReplayMode};
-pub use reloop_wire::parts::{RecordedUsage, ResponseIds};
+pub use reloop_wire::parts::{ExtraFields, RecordedUsage, ResponseIds};
 
 /// The format tag of v1 recordings, still read.
 pub const FORMAT_V1: &str = "reloop.recording/v1";
@@ -138,6 +138,10 @@ pub struct Exchange {
     /// Usage as originally recorded, kept beside the server's own count.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub usage: Option<RecordedUsage>,
+    /// What the response carried around its parts that reloop does not
+    /// model (the parts keep their own), sent back to a client of its API.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub extra: Option<ExtraFields>,
     /// Selected response headers as recorded (`request-id`, rate limits…).
     #[serde(skip_serializing_if = "BTreeMap::is_empty")]
     pub headers: BTreeMap<String, String>,

@@ -16,7 +16,8 @@ use crate::recording::{Arguments, Exchange, Part, ToolCallPart};
 pub fn answer(turn: &ModelTurn, exchange: Option<&Exchange>, recorded_usage: bool) -> Reply {
     let counted = turn.usage.unwrap_or_default();
     let Some(exchange) = exchange else {
-        return Reply { parts: reloop_wire::parts::of_turn(turn), finish_reason: turn.finish_reason.clone(), usage: counted, wire_usage: None, ids: Default::default() };
+        let parts = reloop_wire::parts::of_turn(turn);
+        return Reply { parts, finish_reason: turn.finish_reason.clone(), usage: counted, wire_usage: None, ids: Default::default(), generated_call_ids: Vec::new(), extra: None };
     };
     let mut calls = turn.tool_calls.iter();
     let parts = exchange
@@ -39,6 +40,8 @@ pub fn answer(turn: &ModelTurn, exchange: Option<&Exchange>, recorded_usage: boo
         usage: recorded.map_or(counted, |usage| usage.tokens()),
         wire_usage: recorded.and_then(|usage| usage.wire.clone()),
         ids: exchange.ids.clone(),
+        generated_call_ids: exchange.tool_calls().map(|call| call.id.is_none()).collect(),
+        extra: exchange.extra.clone(),
     }
 }
 

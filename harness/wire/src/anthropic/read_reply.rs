@@ -1,11 +1,11 @@
 //! Anthropic Messages: a `message` object, or its stream (`message_start`,
 //! `content_block_*`, `message_delta`), read into parts.
 
-use crate::FinishReason;
+use crate::{FinishReason, Format};
 use serde_json::{Map, Value};
 
-use crate::reply::read::{Chunks, FromWireError, count, opt_str, str_of};
-use crate::parts::{Arguments, Part, RecordedUsage, ResponseIds, ToolCallPart};
+use crate::reply::read::{Chunks, FromWireError, count, extra_fields, opt_str, str_of};
+use crate::parts::{Arguments, Part, RecordedUsage, ResponseIds, ToolCallPart, unmodelled};
 use crate::reply::DecodedReply;
 
 /// Accumulates a stream into the message it describes, then reads that.
@@ -41,6 +41,9 @@ pub fn from_events(events: &[Value]) -> Result<DecodedReply, FromWireError> {
                 if let (Some(target), Some(delta)) = (message.as_object_mut(), event.get("delta").and_then(Value::as_object)) {
                     target.extend(delta.clone());
                 }
+                if let Some(target) = message.as_object_mut() {
+                    target.extend(unmodelled(event, &["type", "delta", "usage"]));
+                }
                 let usage = event.get("usage").and_then(Value::as_object).cloned().unwrap_or_default();
                 if let Some(target) = message.get_mut("usage").and_then(Value::as_object_mut) {
                     target.extend(usage.into_iter().filter(|(_, v)| !v.is_null()));
@@ -75,15 +78,20 @@ fn push_citation(block: &mut Value, citation: Value) {
 /// Reads a whole `message` object; `chunks` are the stream's delta sizes by block index.
 pub fn from_body(message: &Value, chunks: &Chunks) -> Result<DecodedReply, FromWireError> {
     let content = message.get("content").and_then(Value::as_array).ok_or_else(|| FromWireError::Shape("message without `content`".into()))?;
-    let parts = content.iter().enumerate().map(|(i, block)| part(block, chunks.get(&i.to_string()).cloned().unwrap_or_default())).collect::<Result<_, _>>()?;
+    let parts: Vec<Part> = content.iter().enumerate().map(|(i, block)| part(block, chunks.get(&i.to_string()).cloned().unwrap_or_default())).collect::<Result<_, _>>()?;
+    let extra = extra_fields(Format::Anthropic, &parts, unmodelled(message, ENVELOPE), Vec::new());
     Ok(DecodedReply {
         parts,
         finish_reason: message.get("stop_reason").and_then(Value::as_str).map(FinishReason::from_anthropic_str),
         model: opt_str(message, "model"),
         ids: ResponseIds { response: opt_str(message, "id"), ..ResponseIds::default() },
         usage: message.get("usage").filter(|u| u.is_object()).map(usage),
+        extra,
     })
 }
+
+/// The fields of a `message` that reloop models; the others are kept as extra.
+const ENVELOPE: &[&str] = &["id", "type", "role", "model", "content", "stop_reason", "stop_sequence", "usage"];
 
 fn part(block: &Value, chunks: Vec<usize>) -> Result<Part, FromWireError> {
     Ok(match str_of(block, "type") {
@@ -92,15 +100,14 @@ fn part(block: &Value, chunks: Vec<usize>) -> Result<Part, FromWireError> {
             id: None,
             annotations: block.get("citations").and_then(Value::as_array).cloned().unwrap_or_default(),
             chunks,
+            extra: unmodelled(block, &["type", "text", "citations"]),
         },
         "thinking" => Part::Thinking { thinking: str_of(block, "thinking").into(), signature: opt_str(block, "signature"), chunks },
         "redacted_thinking" => Part::RedactedThinking { data: str_of(block, "data").into() },
         "tool_use" => Part::ToolCall(ToolCallPart {
-            id: opt_str(block, "id"),
-            item_id: None,
-            name: str_of(block, "name").into(),
-            arguments: arguments(block),
             chunks,
+            extra: unmodelled(block, &["type", "id", "name", "input", "partial_json"]),
+            ..ToolCallPart::new(opt_str(block, "id"), str_of(block, "name").into(), arguments(block))
         }),
         "server_tool_use" => Part::ServerToolUse {
             id: opt_str(block, "id"),

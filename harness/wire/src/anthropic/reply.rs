@@ -5,7 +5,7 @@
 use serde_json::{Value, json};
 
 use crate::anthropic::{Message, MessageMeta};
-use crate::parts::Part;
+use crate::parts::{Part, lay_over};
 use crate::reply::{IdShape, Reply, ReplyMeta};
 use crate::split::{argument_pieces, text_pieces};
 use crate::{Format, ModelTurn, sse};
@@ -20,7 +20,7 @@ struct Block {
 /// The whole `message` body.
 pub fn message(reply: &Reply, meta: &ReplyMeta) -> Value {
     let mut message = envelope(reply, meta);
-    message["content"] = blocks(reply, meta.request_index).into_iter().map(|block| block.whole).collect();
+    message["content"] = blocks(reply, meta.request_index).map(|block| block.whole).collect();
     message
 }
 
@@ -35,14 +35,20 @@ pub fn stream(reply: &Reply, meta: &ReplyMeta) -> Vec<String> {
         start["usage"]["output_tokens"] = json!(1);
     }
     let mut events = vec![json!({ "type": "message_start", "message": start }), json!({ "type": "ping" })];
-    for (index, block) in blocks(reply, meta.request_index).into_iter().enumerate() {
+    for (index, block) in blocks(reply, meta.request_index).enumerate() {
         events.push(json!({ "type": "content_block_start", "index": index, "content_block": block.start }));
         events.extend(block.deltas.into_iter().map(|delta| json!({ "type": "content_block_delta", "index": index, "delta": delta })));
         events.push(json!({ "type": "content_block_stop", "index": index }));
     }
     let whole = envelope(reply, meta);
     let usage = if counted { json!({ "output_tokens": whole["usage"]["output_tokens"] }) } else { whole["usage"].clone() };
-    events.push(json!({ "type": "message_delta", "delta": { "stop_reason": whole["stop_reason"], "stop_sequence": null }, "usage": usage }));
+    let mut delta = json!({ "stop_reason": whole["stop_reason"], "stop_sequence": null });
+    // What the API learns at the end (`stop_details`, `container`) comes in
+    // the delta, which the SDKs lay over the message.
+    if let Some(extra) = reply.extra_for(Format::Anthropic) {
+        lay_over(&mut delta, &extra.response);
+    }
+    events.push(json!({ "type": "message_delta", "delta": delta, "usage": usage }));
     events.push(json!({ "type": "message_stop" }));
     events.iter().map(sse::encode_typed_frame).collect()
 }
@@ -55,11 +61,24 @@ fn envelope(reply: &Reply, meta: &ReplyMeta) -> Value {
     if let Some(wire) = reply.wire_usage_in(Format::Anthropic) {
         message["usage"] = wire.clone();
     }
+    if let Some(extra) = reply.extra_for(Format::Anthropic) {
+        lay_over(&mut message, &extra.response);
+    }
     message
 }
 
-fn blocks(reply: &Reply, request_index: usize) -> Vec<Block> {
-    reply.parts.iter().enumerate().map(|(slot, part)| block(part, request_index, slot)).collect()
+/// Each part's block, with the part's unmodelled fields when the reply was
+/// recorded from Anthropic.
+fn blocks(reply: &Reply, request_index: usize) -> impl Iterator<Item = Block> {
+    let recorded_here = reply.extra_for(Format::Anthropic).is_some();
+    reply.parts.iter().enumerate().map(move |(slot, part)| {
+        let mut block = block(part, request_index, slot);
+        if let Some(extra) = part.extra().filter(|_| recorded_here) {
+            lay_over(&mut block.start, extra);
+            lay_over(&mut block.whole, extra);
+        }
+        block
+    })
 }
 
 fn text_deltas(kind: &str, field: &str, text: &str, chunks: &[usize]) -> Vec<Value> {

@@ -5,21 +5,46 @@
 
 use serde_json::Value;
 
-use super::{Decoded, GeminiMeta, decode_body, decode_events, encode_response, encode_stream, finish_from_gemini, usage_metadata, usage_of};
-use crate::parts::{Part, RecordedUsage, ResponseIds};
+use std::borrow::Cow;
+
+use super::{Decoded, GeminiMeta, decode_body, decode_events, encode_response_with, encode_stream_with, finish_from_gemini, usage_metadata, usage_of};
+use crate::parts::{Part, RecordedUsage, ResponseIds, ToolCallPart};
+use crate::reply::read::extra_fields;
 use crate::reply::{DecodedReply, FromWireError, IdShape, Reply, ReplyMeta};
 use crate::{Format, WireError};
 
 /// The whole `GenerateContentResponse` body.
 pub fn response(reply: &Reply, meta: &ReplyMeta) -> Value {
     let (meta, usage) = gemini_meta(reply, meta);
-    encode_response(&reply.parts, &reply.finish_reason, &usage, &meta)
+    encode_response_with(&parts(reply), &reply.finish_reason, &usage, &meta, reply.extra_for(Format::Gemini))
 }
 
 /// The stream of `GenerateContentResponse` chunks.
 pub fn stream(reply: &Reply, meta: &ReplyMeta) -> Vec<String> {
     let (meta, usage) = gemini_meta(reply, meta);
-    encode_stream(&reply.parts, &reply.finish_reason, &usage, &meta)
+    let extra = reply.extra_for(Format::Gemini);
+    // A chunk's own recorded usage goes with the recorded usage only.
+    let events = extra.filter(|_| reply.wire_usage_in(Format::Gemini).is_some()).map_or(&[][..], |extra| &extra.events);
+    encode_stream_with(&parts(reply), &reply.finish_reason, &usage, &meta, extra, events)
+}
+
+/// The parts as Gemini sends them: a call's id only where one was
+/// recorded (Gemini's ids are optional; a client answers an id-less call
+/// by its name). Borrowed as they are when every id was recorded.
+fn parts(reply: &Reply) -> Cow<'_, [Part]> {
+    if !reply.generated_call_ids.contains(&true) {
+        return Cow::Borrowed(&reply.parts);
+    }
+    let mut index = 0;
+    let parts = reply.parts.iter().map(|part| match part {
+        Part::ToolCall(call) => {
+            let generated = reply.call_id_generated(index);
+            index += 1;
+            Part::ToolCall(ToolCallPart { id: call.id.clone().filter(|_| !generated), ..call.clone() })
+        }
+        other => other.clone(),
+    });
+    Cow::Owned(parts.collect())
 }
 
 fn gemini_meta(reply: &Reply, meta: &ReplyMeta) -> (GeminiMeta, Value) {
@@ -45,6 +70,7 @@ fn unsupported(error: WireError) -> FromWireError {
 fn decoded(decoded: Decoded) -> DecodedReply {
     let has_calls = decoded.parts.iter().any(|part| matches!(part, Part::ToolCall(_)));
     DecodedReply {
+        extra: extra_fields(Format::Gemini, &decoded.parts, decoded.envelope, decoded.events),
         finish_reason: decoded.finish_reason.as_deref().map(|reason| finish_from_gemini(reason, has_calls)),
         model: decoded.model,
         ids: ResponseIds { response: decoded.response_id, ..ResponseIds::default() },

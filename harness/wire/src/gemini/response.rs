@@ -11,7 +11,7 @@
 use serde_json::{Value, json};
 
 use super::{args_object, finish_from_gemini, finish_to_gemini};
-use crate::parts::{Arguments, Part, ToolCallPart};
+use crate::parts::{Arguments, Extra, ExtraFields, Part, ToolCallPart, lay_over, unmodelled};
 use crate::split::text_pieces;
 use crate::{FinishReason, ModelTurn, Reasoning, ToolCall, Usage, WireError};
 
@@ -54,15 +54,32 @@ pub fn usage_of(metadata: &Value) -> (Usage, Option<u64>) {
 
 /// The whole response: one candidate holding every part.
 pub fn encode_response(parts: &[Part], finish_reason: &FinishReason, usage: &Value, meta: &GeminiMeta) -> Value {
-    let parts: Vec<Value> = wire_parts(parts, false).into_iter().flatten().collect();
-    chunk(parts, Some(finish_reason), usage.clone(), meta)
+    encode_response_with(parts, finish_reason, usage, meta, None)
+}
+
+/// [`encode_response`] with the fields a recording kept laid over the
+/// response and its parts.
+pub fn encode_response_with(parts: &[Part], finish_reason: &FinishReason, usage: &Value, meta: &GeminiMeta, extra: Option<&ExtraFields>) -> Value {
+    let parts: Vec<Value> = wire_parts(parts, false, extra.is_some()).into_iter().flatten().collect();
+    let mut response = chunk(parts, Some(finish_reason), usage.clone(), meta);
+    if let Some(extra) = extra {
+        lay_over(&mut response, &extra.response);
+    }
+    response
 }
 
 /// The stream: one `data:` event per piece (text cut into its recorded
 /// sizes, a call whole), the last carrying the finish reason and the whole
 /// usage; events end in `\r\n\r\n` as Google's do.
 pub fn encode_stream(parts: &[Part], finish_reason: &FinishReason, usage: &Value, meta: &GeminiMeta) -> Vec<String> {
-    let mut pieces: Vec<Value> = wire_parts(parts, true).into_iter().flatten().collect();
+    encode_stream_with(parts, finish_reason, usage, meta, None, &[])
+}
+
+/// [`encode_stream`] with the fields a recording kept laid over the chunks:
+/// `extra.response` over each, `events[i]` (the recorded usage as it grew,
+/// when the recorded usage is reported) over the `i`-th.
+pub fn encode_stream_with(parts: &[Part], finish_reason: &FinishReason, usage: &Value, meta: &GeminiMeta, extra: Option<&ExtraFields>, events: &[Extra]) -> Vec<String> {
+    let mut pieces: Vec<Value> = wire_parts(parts, true, extra.is_some()).into_iter().flatten().collect();
     if pieces.is_empty() {
         pieces.push(json!({ "text": "" }));
     }
@@ -73,7 +90,14 @@ pub fn encode_stream(parts: &[Part], finish_reason: &FinishReason, usage: &Value
         .enumerate()
         .map(|(at, piece)| {
             let (finish, usage) = if at == last { (Some(finish_reason), usage.clone()) } else { (None, interim.clone()) };
-            format!("data: {}\r\n\r\n", chunk(vec![piece], finish, usage, meta))
+            let mut chunk = chunk(vec![piece], finish, usage, meta);
+            if let Some(extra) = extra {
+                lay_over(&mut chunk, &extra.response);
+            }
+            if let Some(event) = events.get(at) {
+                lay_over(&mut chunk, event);
+            }
+            format!("data: {chunk}\r\n\r\n")
         })
         .collect()
 }
@@ -90,7 +114,7 @@ fn chunk(parts: Vec<Value>, finish_reason: Option<&FinishReason>, usage: Value, 
 /// Each neutral part as Gemini parts: one, or its streamed pieces. A
 /// signature without thought text rides on the next call (else the next
 /// text), as Gemini sends it.
-fn wire_parts(parts: &[Part], streamed: bool) -> Vec<Vec<Value>> {
+fn wire_parts(parts: &[Part], streamed: bool, with_extra: bool) -> Vec<Vec<Value>> {
     let mut out = Vec::with_capacity(parts.len());
     let mut bare_signature: Option<&str> = None;
     for part in parts {
@@ -116,6 +140,9 @@ fn wire_parts(parts: &[Part], streamed: bool) -> Vec<Vec<Value>> {
                 let mut function_call = json!({ "name": call.name, "args": args_object(&call.arguments.to_wire()) });
                 if let Some(id) = &call.id {
                     function_call["id"] = json!(id);
+                }
+                if with_extra {
+                    lay_over(&mut function_call, &call.extra);
                 }
                 vec![json!({ "functionCall": function_call })]
             }
@@ -154,7 +181,14 @@ pub struct Decoded {
     pub response_id: Option<String>,
     /// The last `usageMetadata`, as sent.
     pub usage: Option<Value>,
+    /// The chunks' fields reloop does not model, the last value of each.
+    pub envelope: Extra,
+    /// Per streamed chunk, its own `usageMetadata` (the counts as they grew).
+    pub events: Vec<Extra>,
 }
+
+/// The fields of a response chunk that reloop models; the others are kept as extra.
+const ENVELOPE: &[&str] = &["candidates", "usageMetadata", "modelVersion", "responseId"];
 
 impl Decoded {
     /// Adds one response (a whole body or one streamed chunk); returns the
@@ -175,6 +209,10 @@ impl Decoded {
         self.response_id = text_of("responseId").or(self.response_id.take());
         if let Some(usage) = response.get("usageMetadata").filter(|usage| usage.is_object()) {
             self.usage = Some(usage.clone());
+        }
+        self.envelope.extend(unmodelled(response, ENVELOPE));
+        if streamed {
+            self.events.push(unmodelled(response, &["candidates", "modelVersion", "responseId"]).into_iter().filter(|(key, _)| key == "usageMetadata").collect());
         }
         let candidate = response.pointer("/candidates/0");
         if let Some(reason) = candidate.and_then(|c| c.get("finishReason")).and_then(Value::as_str) {
@@ -199,13 +237,10 @@ impl Decoded {
         }
         if let Some(call) = part.get("functionCall") {
             let text_of = |key: &str| call.get(key).and_then(Value::as_str).map(str::to_owned);
-            self.parts.push(Part::ToolCall(ToolCallPart {
-                id: text_of("id"),
-                item_id: None,
-                name: text_of("name").unwrap_or_default(),
-                arguments: Arguments::Json(call.get("args").cloned().unwrap_or_else(|| json!({}))),
-                chunks: Vec::new(),
-            }));
+            let arguments = Arguments::Json(call.get("args").cloned().unwrap_or_else(|| json!({})));
+            let mut tool_call = ToolCallPart::new(text_of("id"), text_of("name").unwrap_or_default(), arguments);
+            tool_call.extra = unmodelled(call, &["id", "name", "args"]);
+            self.parts.push(Part::ToolCall(tool_call));
             return Ok(None);
         }
         let Some(text) = part.get("text").and_then(Value::as_str) else {
@@ -231,7 +266,7 @@ impl Decoded {
         }
         match self.parts.last_mut() {
             Some(Part::Text { text: open, chunks, .. }) => extend(open, chunks, text, streamed),
-            _ => self.parts.push(Part::Text { text: text.to_owned(), id: None, annotations: Vec::new(), chunks: sizes(text, streamed) }),
+            _ => self.parts.push(Part::Text { text: text.to_owned(), id: None, annotations: Vec::new(), chunks: sizes(text, streamed), extra: Extra::new() }),
         }
         Ok(Some(text.to_owned()))
     }

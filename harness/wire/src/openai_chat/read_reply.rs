@@ -1,11 +1,11 @@
 //! OpenAI Chat Completions: a `chat.completion`, or its chunks, read into
 //! parts. Only the first choice is read (agents ask for one).
 
-use crate::FinishReason;
+use crate::{FinishReason, Format};
 use serde_json::{Map, Value, json};
 
-use crate::reply::read::{Chunks, FromWireError, UsageFields, openai_usage, opt_str};
-use crate::parts::{Arguments, Part, RecordedUsage, ResponseIds, ToolCallPart};
+use crate::reply::read::{Chunks, FromWireError, UsageFields, extra_fields, openai_usage, opt_str};
+use crate::parts::{Arguments, Part, RecordedUsage, ResponseIds, ToolCallPart, Extra, unmodelled};
 use crate::reply::DecodedReply;
 
 /// Accumulates the chunks into the completion they describe, then reads that.
@@ -24,6 +24,7 @@ pub fn from_events(events: &[Value]) -> Result<DecodedReply, FromWireError> {
                 completion.insert(key.into(), value.clone());
             }
         }
+        completion.extend(unmodelled(event, ENVELOPE));
         let Some(choice) = event.pointer("/choices/0") else { continue };
         if let Some(reason) = choice.get("finish_reason").filter(|v| !v.is_null()) {
             finish = reason.clone();
@@ -74,6 +75,9 @@ fn append(target: &mut Map<String, Value>, field: &str, piece: &str) {
     }
 }
 
+/// The fields of a completion (or chunk) that reloop models; the others are kept as extra.
+const ENVELOPE: &[&str] = &["id", "object", "created", "model", "system_fingerprint", "usage", "choices"];
+
 /// Reads a whole completion; `chunks` are the stream's delta sizes by field.
 pub fn from_body(completion: &Value, chunks: &Chunks) -> Result<DecodedReply, FromWireError> {
     let choice = completion.pointer("/choices/0").ok_or_else(|| FromWireError::Shape("completion without `choices[0]`".into()))?;
@@ -85,20 +89,21 @@ pub fn from_body(completion: &Value, chunks: &Chunks) -> Result<DecodedReply, Fr
     }
     if let Some(text) = opt_str(&message, "content") {
         let annotations = message.get("annotations").and_then(Value::as_array).cloned().unwrap_or_default();
-        parts.push(Part::Text { text, id: None, annotations, chunks: chunks_of("content") });
+        parts.push(Part::Text { text, id: None, annotations, chunks: chunks_of("content"), extra: Extra::new() });
     }
     if let Some(refusal) = opt_str(&message, "refusal") {
         parts.push(Part::Refusal { refusal });
     }
     for (i, call) in message.get("tool_calls").and_then(Value::as_array).into_iter().flatten().enumerate() {
+        let name = call.pointer("/function/name").and_then(Value::as_str).unwrap_or_default().into();
+        let arguments = Arguments::Raw(call.pointer("/function/arguments").and_then(Value::as_str).unwrap_or_default().into());
         parts.push(Part::ToolCall(ToolCallPart {
-            id: opt_str(call, "id"),
-            item_id: None,
-            name: call.pointer("/function/name").and_then(Value::as_str).unwrap_or_default().into(),
-            arguments: Arguments::Raw(call.pointer("/function/arguments").and_then(Value::as_str).unwrap_or_default().into()),
             chunks: chunks_of(&format!("tool:{i}")),
+            extra: unmodelled(call, &["id", "type", "function", "index"]),
+            ..ToolCallPart::new(opt_str(call, "id"), name, arguments)
         }));
     }
+    let extra = extra_fields(Format::OpenaiChat, &parts, unmodelled(completion, ENVELOPE), Vec::new());
     Ok(DecodedReply {
         parts,
         finish_reason: choice.get("finish_reason").and_then(Value::as_str).map(FinishReason::from_openai_str),
@@ -109,6 +114,7 @@ pub fn from_body(completion: &Value, chunks: &Chunks) -> Result<DecodedReply, Fr
             system_fingerprint: opt_str(completion, "system_fingerprint"),
         },
         usage: completion.get("usage").filter(|u| u.is_object()).map(usage),
+        extra,
     })
 }
 

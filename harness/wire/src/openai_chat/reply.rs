@@ -9,7 +9,7 @@ use serde::Serialize;
 use serde_json::{Value, json};
 
 use crate::openai_chat::{ChatCompletion, ChatUsage, ChunkMeta};
-use crate::parts::Part;
+use crate::parts::{Part, lay_over};
 use crate::reply::{CREATED, IdShape, Reply, ReplyMeta};
 use crate::split::{argument_pieces, text_pieces};
 use crate::{Format, ModelTurn, sse};
@@ -24,9 +24,16 @@ pub fn completion(reply: &Reply, meta: &ReplyMeta) -> Value {
     }
     let refusal: Vec<&str> = refusals(reply).collect();
     message["refusal"] = if refusal.is_empty() { Value::Null } else { json!(refusal.concat()) };
+    let recorded_here = reply.extra_for(Format::OpenaiChat).is_some();
     let calls: Vec<Value> = reply
         .tool_calls()
-        .map(|call| json!({ "id": call.id, "type": "function", "function": { "name": call.name, "arguments": call.arguments.to_wire() } }))
+        .map(|call| {
+            let mut whole = json!({ "id": call.id, "type": "function", "function": { "name": call.name, "arguments": call.arguments.to_wire() } });
+            if recorded_here {
+                lay_over(&mut whole, &call.extra);
+            }
+            whole
+        })
         .collect();
     if !calls.is_empty() {
         message["tool_calls"] = json!(calls);
@@ -45,6 +52,7 @@ pub fn completion(reply: &Reply, meta: &ReplyMeta) -> Value {
 pub fn stream(reply: &Reply, meta: &ReplyMeta) -> Vec<String> {
     let whole = envelope(reply, meta);
     let mut frames = ChunkFrames::around(&whole);
+    let recorded_here = reply.extra_for(Format::OpenaiChat).is_some();
     frames.push(&json!({ "role": "assistant", "content": content(reply).map(|_| ""), "refusal": null }), None);
     for part in &reply.parts {
         if let Part::Reasoning { .. } | Part::Thinking { .. } = part {
@@ -67,7 +75,10 @@ pub fn stream(reply: &Reply, meta: &ReplyMeta) -> Vec<String> {
         }
     }
     for (index, call) in reply.tool_calls().enumerate() {
-        let opening = json!({ "index": index, "id": call.id, "type": "function", "function": { "name": call.name, "arguments": "" } });
+        let mut opening = json!({ "index": index, "id": call.id, "type": "function", "function": { "name": call.name, "arguments": "" } });
+        if recorded_here {
+            lay_over(&mut opening, &call.extra);
+        }
         frames.push(&json!({ "tool_calls": [opening] }), None);
         let arguments = call.arguments.to_wire();
         for piece in argument_pieces(&arguments, &call.chunks) {
@@ -122,6 +133,9 @@ fn envelope(reply: &Reply, meta: &ReplyMeta) -> Value {
     completion["usage"] = reply.wire_usage_in(Format::OpenaiChat).cloned().unwrap_or_else(|| json!(ChatUsage::from_usage(&reply.usage)));
     if let Some(fingerprint) = &reply.ids.system_fingerprint {
         completion["system_fingerprint"] = json!(fingerprint);
+    }
+    if let Some(extra) = reply.extra_for(Format::OpenaiChat) {
+        lay_over(&mut completion, &extra.response);
     }
     completion
 }

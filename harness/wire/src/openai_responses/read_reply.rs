@@ -3,11 +3,11 @@
 //! (a `response.completed` may carry an empty `output`), its id, model,
 //! status and usage from the last `response.*` snapshot.
 
-use crate::FinishReason;
+use crate::{FinishReason, Format};
 use serde_json::Value;
 
-use crate::reply::read::{Chunks, FromWireError, UsageFields, openai_usage, opt_str, str_of};
-use crate::parts::{Arguments, Part, RecordedUsage, ResponseIds, ToolCallPart};
+use crate::reply::read::{Chunks, FromWireError, UsageFields, extra_fields, openai_usage, opt_str, str_of};
+use crate::parts::{Arguments, Part, RecordedUsage, ResponseIds, ToolCallPart, unmodelled};
 use crate::reply::DecodedReply;
 
 /// Accumulates a stream into the response it describes, then reads that.
@@ -51,14 +51,20 @@ pub fn from_body(response: &Value, chunks: &Chunks) -> Result<DecodedReply, From
         read_item(item, chunks, &mut parts)?;
     }
     let calls = parts.iter().any(|p| matches!(p, Part::ToolCall(_)));
+    let extra = extra_fields(Format::OpenaiResponses, &parts, unmodelled(response, ENVELOPE), Vec::new());
     Ok(DecodedReply {
         parts,
         finish_reason: Some(finish_reason(response, calls)),
         model: opt_str(response, "model"),
         ids: ResponseIds { response: opt_str(response, "id"), created: response.get("created_at").and_then(Value::as_u64), system_fingerprint: None },
         usage: response.get("usage").filter(|u| u.is_object()).map(usage),
+        extra,
     })
 }
+
+/// The fields of a `response` that reloop models; the others (the echo of
+/// the request's settings, `completed_at`, …) are kept as extra.
+const ENVELOPE: &[&str] = &["id", "object", "created_at", "model", "status", "output", "usage", "incomplete_details"];
 
 fn read_item(item: &Value, chunks: Vec<usize>, parts: &mut Vec<Part>) -> Result<(), FromWireError> {
     match str_of(item, "type") {
@@ -77,6 +83,7 @@ fn read_item(item: &Value, chunks: Vec<usize>, parts: &mut Vec<Part>) -> Result<
                         id: opt_str(item, "id"),
                         annotations: content.get("annotations").and_then(Value::as_array).cloned().unwrap_or_default(),
                         chunks: chunks.clone(),
+                        extra: unmodelled(item, &["id", "type", "status", "content", "role"]),
                     },
                     "refusal" => Part::Refusal { refusal: str_of(content, "refusal").into() },
                     other => return Err(FromWireError::Unsupported(format!("message content `{other}`"))),
@@ -84,11 +91,10 @@ fn read_item(item: &Value, chunks: Vec<usize>, parts: &mut Vec<Part>) -> Result<
             }
         }
         kind @ ("function_call" | "custom_tool_call") => parts.push(Part::ToolCall(ToolCallPart {
-            id: opt_str(item, "call_id"),
             item_id: opt_str(item, "id"),
-            name: str_of(item, "name").into(),
-            arguments: Arguments::Raw(str_of(item, if kind == "function_call" { "arguments" } else { "input" }).into()),
             chunks,
+            extra: unmodelled(item, &["id", "type", "status", "arguments", "input", "call_id", "name"]),
+            ..ToolCallPart::new(opt_str(item, "call_id"), str_of(item, "name").into(), Arguments::Raw(str_of(item, if kind == "function_call" { "arguments" } else { "input" }).into()))
         })),
         other => return Err(FromWireError::Unsupported(format!("output item `{other}`"))),
     }

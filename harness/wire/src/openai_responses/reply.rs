@@ -6,7 +6,7 @@
 use serde_json::{Value, json};
 
 use crate::openai_responses::{Response, ResponseMeta, ResponsesRequest};
-use crate::parts::Part;
+use crate::parts::{Extra, Part, lay_over};
 use crate::reply::{CREATED, IdShape, Reply, ReplyMeta};
 use crate::split::{argument_pieces, text_pieces};
 use crate::{Format, ModelTurn, Prompt, sse};
@@ -86,10 +86,16 @@ fn envelope(reply: &Reply, meta: &ReplyMeta) -> Value {
     if let Some(wire) = reply.wire_usage_in(Format::OpenaiResponses) {
         response["usage"] = wire.clone();
     }
+    if let Some(extra) = reply.extra_for(Format::OpenaiResponses) {
+        lay_over(&mut response, &extra.response);
+    }
     response
 }
 
 fn items(reply: &Reply, request_index: usize) -> Vec<Item> {
+    let recorded_here = reply.extra_for(Format::OpenaiResponses).is_some();
+    let no_extra = Extra::new();
+    let extra_of = |part| if recorded_here { part_extra(part, &no_extra) } else { &no_extra };
     let mut items: Vec<Item> = Vec::new();
     let mut message_id: Option<Option<String>> = None;
     for (slot, part) in reply.parts.iter().enumerate() {
@@ -100,7 +106,8 @@ fn items(reply: &Reply, request_index: usize) -> Vec<Item> {
                 let joins = message_id.as_ref().is_some_and(|open| *open == id) && items.last().is_some_and(|item| item.whole["type"] == "message");
                 if !joins {
                     let id = id.clone().unwrap_or_else(|| item_id("msg_"));
-                    let added = json!({ "id": id, "type": "message", "status": "in_progress", "content": [], "role": "assistant" });
+                    let mut added = json!({ "id": id, "type": "message", "status": "in_progress", "content": [], "role": "assistant" });
+                    lay_over(&mut added, extra_of(part));
                     let mut whole = added.clone();
                     whole["status"] = json!("completed");
                     items.push(Item { added, events: Vec::new(), whole });
@@ -122,7 +129,8 @@ fn items(reply: &Reply, request_index: usize) -> Vec<Item> {
             Part::ToolCall(call) => {
                 let arguments = call.arguments.to_wire();
                 let id = call.item_id.clone().unwrap_or_else(|| item_id("fc_"));
-                let whole = json!({ "id": id, "type": "function_call", "status": "completed", "arguments": arguments, "call_id": call.id, "name": call.name });
+                let mut whole = json!({ "id": id, "type": "function_call", "status": "completed", "arguments": arguments, "call_id": call.id, "name": call.name });
+                lay_over(&mut whole, extra_of(part));
                 let mut added = whole.clone();
                 added["status"] = json!("in_progress");
                 added["arguments"] = json!("");
@@ -149,6 +157,11 @@ fn items(reply: &Reply, request_index: usize) -> Vec<Item> {
         }
     }
     items
+}
+
+/// `part`'s unmodelled fields, or `none`.
+fn part_extra<'a>(part: &'a Part, none: &'a Extra) -> &'a Extra {
+    part.extra().unwrap_or(none)
 }
 
 /// The events and the whole content part of one text or refusal part.

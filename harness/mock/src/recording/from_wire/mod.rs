@@ -38,6 +38,7 @@ pub fn exchange_from_wire(api: Format, response: WireResponse<'_>, decoded: &[u8
         model: decoded.model,
         ids: decoded.ids,
         usage: decoded.usage,
+        extra: decoded.extra,
         ..Exchange::default()
     };
     exchange.headers = response
