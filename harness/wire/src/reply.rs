@@ -259,3 +259,7 @@ mod tests {
         assert_eq!(IdShape::ChatCompletion.id(1, 0).len(), 38);
     }
 }
+
+#[cfg(test)]
+#[path = "reply/extra_tests.rs"]
+mod extra_tests;

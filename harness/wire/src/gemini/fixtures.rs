@@ -6,7 +6,7 @@
 use serde_json::{Value, json};
 
 use super::response::{Decoded, usage_metadata};
-use super::{GeminiMeta, GeminiStreamDecoder, decode_body, decode_events, encode_response, encode_stream};
+use super::{GeminiMeta, GeminiStreamDecoder, decode_body, decode_events, encode_response, encode_stream, encode_stream_with};
 use crate::parts::{Extra, Part};
 use crate::testing::{Capture, capture, frames};
 use crate::{FinishReason, Reasoning, StreamDecoder, StreamDelta, Usage};
@@ -61,11 +61,11 @@ fn thoughts_stream_back_cut_as_recorded() {
     assert!(decoded.parts.iter().any(|part| matches!(part, Part::Text { .. })));
     let usage = decoded.usage.clone().unwrap();
     let reason = decoded.to_turn().finish_reason;
-    let again: Vec<Value> = encode_stream(&decoded.parts, &reason, &usage, &meta(&decoded))
+    let again: Vec<Value> = encode_stream_with(&decoded.parts, &reason, &usage, &meta(&decoded), None, &decoded.events)
         .iter()
         .map(|event| serde_json::from_str(event.strip_prefix("data: ").unwrap().trim_end()).unwrap())
         .collect();
-    assert_eq!(decode_events(&again).unwrap(), decoded, "the same parts, cut the same way");
+    assert_eq!(decode_events(&again).unwrap(), decoded, "the same parts, cut the same way, each chunk with its own usage");
 }
 
 #[test]

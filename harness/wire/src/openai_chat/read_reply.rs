@@ -49,6 +49,7 @@ pub fn from_events(events: &[Value]) -> Result<DecodedReply, FromWireError> {
             if let Some(id) = call.get("id").filter(|v| v.is_string()) {
                 target.insert("id".into(), id.clone());
             }
+            target.extend(unmodelled(call, CALL));
             let function = target.get_mut("function").and_then(Value::as_object_mut).expect("built with a function");
             if let Some(name) = call.pointer("/function/name").and_then(Value::as_str) {
                 append(function, "name", name);
@@ -78,6 +79,9 @@ fn append(target: &mut Map<String, Value>, field: &str, piece: &str) {
 /// The fields of a completion (or chunk) that reloop models; the others are kept as extra.
 const ENVELOPE: &[&str] = &["id", "object", "created", "model", "system_fingerprint", "usage", "choices"];
 
+/// The fields of a tool call that reloop models.
+const CALL: &[&str] = &["id", "type", "function", "index"];
+
 /// Reads a whole completion; `chunks` are the stream's delta sizes by field.
 pub fn from_body(completion: &Value, chunks: &Chunks) -> Result<DecodedReply, FromWireError> {
     let choice = completion.pointer("/choices/0").ok_or_else(|| FromWireError::Shape("completion without `choices[0]`".into()))?;
@@ -99,7 +103,7 @@ pub fn from_body(completion: &Value, chunks: &Chunks) -> Result<DecodedReply, Fr
         let arguments = Arguments::Raw(call.pointer("/function/arguments").and_then(Value::as_str).unwrap_or_default().into());
         parts.push(Part::ToolCall(ToolCallPart {
             chunks: chunks_of(&format!("tool:{i}")),
-            extra: unmodelled(call, &["id", "type", "function", "index"]),
+            extra: unmodelled(call, CALL),
             ..ToolCallPart::new(opt_str(call, "id"), name, arguments)
         }));
     }

@@ -1,0 +1,137 @@
+//! What a response carried that reloop does not model comes back where it
+//! was, on every API, whole and streamed, and only to a client of that API.
+
+use serde_json::{Value, json};
+
+use crate::codec::{decode_reply, encode_reply, encode_reply_stream};
+use crate::parts::Part;
+use crate::reply::{DecodedReply, Reply, ReplyMeta};
+use crate::{FinishReason, Format};
+
+/// A recorded response per API, each with fields reloop does not model on
+/// the response and on a part; and where each must come back.
+fn recorded() -> Vec<(Format, Value, [&'static str; 2])> {
+    vec![
+        (
+            Format::OpenaiChat,
+            json!({ "id": "chatcmpl-1", "object": "chat.completion", "created": 7, "model": "m", "service_tier": "default",
+                "choices": [{ "index": 0, "finish_reason": "tool_calls", "message": { "role": "assistant", "content": null,
+                    "tool_calls": [{ "id": "call_1", "type": "function", "function": { "name": "f", "arguments": "{}" }, "note": "kept" }] } }],
+                "usage": { "prompt_tokens": 3, "completion_tokens": 2, "total_tokens": 5 } }),
+            ["/service_tier", "/choices/0/message/tool_calls/0/note"],
+        ),
+        (
+            Format::OpenaiResponses,
+            json!({ "id": "resp_1", "object": "response", "created_at": 7, "model": "m", "status": "completed", "service_tier": "default",
+                "output": [{ "id": "msg_1", "type": "message", "status": "completed", "role": "assistant", "phase": "final_answer",
+                    "content": [{ "type": "output_text", "text": "hi", "annotations": [] }] }],
+                "usage": { "input_tokens": 3, "output_tokens": 2, "total_tokens": 5 } }),
+            ["/service_tier", "/output/0/phase"],
+        ),
+        (
+            Format::Anthropic,
+            json!({ "id": "msg_1", "type": "message", "role": "assistant", "model": "m", "stop_details": { "type": "tool" },
+                "content": [{ "type": "tool_use", "id": "toolu_1", "name": "f", "input": {}, "caller": { "type": "direct" } }],
+                "stop_reason": "tool_use", "stop_sequence": null, "usage": { "input_tokens": 3, "output_tokens": 2 } }),
+            ["/stop_details", "/content/0/caller"],
+        ),
+        (
+            Format::Gemini,
+            json!({ "candidates": [{ "content": { "role": "model", "parts": [{ "functionCall": { "name": "f", "args": {}, "note": "kept" } }] }, "finishReason": "STOP" }],
+                "usageMetadata": { "promptTokenCount": 3, "candidatesTokenCount": 2, "totalTokenCount": 5 }, "modelVersion": "m", "responseId": "r1",
+                "createTime": "2026-01-01T00:00:00Z" }),
+            ["/createTime", "/candidates/0/content/parts/0/functionCall/note"],
+        ),
+    ]
+}
+
+/// The reply a replay sends for `decoded`, recorded usage and all.
+fn reply_of(decoded: DecodedReply) -> Reply {
+    let usage = decoded.usage.clone().unwrap_or_default();
+    let generated_call_ids = decoded.parts.iter().filter_map(|part| if let Part::ToolCall(call) = part { Some(call.id.is_none()) } else { None }).collect();
+    Reply {
+        parts: decoded.parts,
+        finish_reason: decoded.finish_reason.unwrap_or(FinishReason::Stop),
+        usage: usage.tokens(),
+        wire_usage: usage.wire,
+        ids: decoded.ids,
+        generated_call_ids,
+        extra: decoded.extra,
+    }
+}
+
+fn meta() -> ReplyMeta {
+    ReplyMeta { request_index: 0, model: "m".into(), include_usage: true, tools: Vec::new() }
+}
+
+fn decoded_whole(format: Format, body: &Value) -> DecodedReply {
+    decode_reply(format, &body.to_string(), false).unwrap()
+}
+
+#[test]
+fn unmodelled_fields_come_back_where_they_were_whole_and_streamed() {
+    let part_extras = |reply: &DecodedReply| reply.parts.iter().map(|part| part.extra().cloned()).collect::<Vec<_>>();
+    for (format, body, paths) in recorded() {
+        let decoded = decoded_whole(format, &body);
+        assert_eq!(decoded.extra.as_ref().map(|extra| extra.api.as_str()), Some(format.recorded_name()), "{format:?}");
+        let reply = reply_of(decoded.clone());
+        let whole: Value = serde_json::from_str(&encode_reply(format, &reply, &meta())).unwrap();
+        for path in paths {
+            assert_eq!(whole.pointer(path), body.pointer(path), "{format:?} whole: {path}");
+        }
+        // Streamed, then read back: the same fields, on the response and the parts.
+        let again = decode_reply(format, &encode_reply_stream(format, &reply, &meta()).concat(), true).unwrap();
+        // (What reloop's own rendering adds, the Responses defaults, reads back as extra too.)
+        let sent = again.extra.clone().unwrap_or_default().response;
+        for (key, value) in decoded.extra.clone().unwrap_or_default().response {
+            assert_eq!(sent.get(&key), Some(&value), "{format:?} streamed: {key}");
+        }
+        assert_eq!(part_extras(&again), part_extras(&decoded), "{format:?} streamed parts");
+    }
+}
+
+#[test]
+fn unmodelled_fields_go_to_a_client_of_their_own_api_only() {
+    let (_, anthropic, _) = recorded().into_iter().find(|(format, ..)| *format == Format::Anthropic).unwrap();
+    let reply = reply_of(decoded_whole(Format::Anthropic, &anthropic));
+    for format in [Format::OpenaiChat, Format::OpenaiResponses, Format::Gemini] {
+        let body = encode_reply(format, &reply, &meta());
+        assert!(!body.contains("stop_details") && !body.contains("caller"), "{format:?}: {body}");
+        assert!(!encode_reply_stream(format, &reply, &meta()).concat().contains("caller"), "{format:?} streamed");
+    }
+}
+
+#[test]
+fn a_gemini_call_recorded_without_an_id_is_sent_without_one() {
+    let (_, gemini, _) = recorded().into_iter().find(|(format, ..)| *format == Format::Gemini).unwrap();
+    let mut reply = reply_of(decoded_whole(Format::Gemini, &gemini));
+    // The replay names the call with its own id, as the loop needs one.
+    if let Part::ToolCall(call) = &mut reply.parts[0] {
+        call.id = Some("call_000_0".into());
+    }
+    let whole: Value = serde_json::from_str(&encode_reply(Format::Gemini, &reply, &meta())).unwrap();
+    assert_eq!(whole.pointer("/candidates/0/content/parts/0/functionCall/id"), None);
+    // Other APIs need the id and get it.
+    let chat: Value = serde_json::from_str(&encode_reply(Format::OpenaiChat, &reply, &meta())).unwrap();
+    assert_eq!(chat.pointer("/choices/0/message/tool_calls/0/id"), Some(&json!("call_000_0")));
+}
+
+#[test]
+fn a_gemini_stream_sends_each_chunks_recorded_usage_with_the_recorded_usage_only() {
+    let chunk = |text: &str, total: u64, finish: bool| {
+        let mut candidate = json!({ "content": { "role": "model", "parts": [{ "text": text }] } });
+        if finish {
+            candidate["finishReason"] = json!("STOP");
+        }
+        let usage = json!({ "promptTokenCount": 3, "candidatesTokenCount": total, "totalTokenCount": 3 + total });
+        format!("data: {}\r\n\r\n", json!({ "candidates": [candidate], "usageMetadata": usage, "modelVersion": "m", "responseId": "r1" }))
+    };
+    let recorded = reply_of(decode_reply(Format::Gemini, &[chunk("Hel", 1, false), chunk("lo", 2, true)].concat(), true).unwrap());
+    let usages = |reply: &Reply| -> Vec<Value> {
+        let frames = encode_reply_stream(Format::Gemini, reply, &meta());
+        frames.iter().map(|frame| serde_json::from_str::<Value>(frame.trim().trim_start_matches("data: ")).unwrap()["usageMetadata"]["candidatesTokenCount"].clone()).collect()
+    };
+    assert_eq!(usages(&recorded), [json!(1), json!(2)]);
+    let counted = Reply { wire_usage: None, ..recorded };
+    assert_ne!(usages(&counted)[0], json!(1), "the server's count never carries a recorded chunk's usage");
+}
