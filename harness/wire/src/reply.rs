@@ -27,6 +27,10 @@ pub struct Reply {
     /// The provider's own usage object as recorded, sent as is by the API
     /// it was recorded from (every field kept); other APIs convert `usage`.
     pub wire_usage: Option<Value>,
+    /// The recorded usage is asked for and the recorded response carried
+    /// none: no usage is sent where the API allows it (Chat, Responses,
+    /// Gemini); Anthropic's events always carry it and get `usage`.
+    pub no_usage: bool,
     /// The recorded response ids; absent ones are generated.
     pub ids: ResponseIds,
     /// Per tool call, in order: its id was generated, none recorded.

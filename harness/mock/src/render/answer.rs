@@ -17,7 +17,8 @@ pub fn answer(turn: &ModelTurn, exchange: Option<&Exchange>, recorded_usage: boo
     let counted = turn.usage.unwrap_or_default();
     let Some(exchange) = exchange else {
         let parts = reloop_wire::parts::of_turn(turn);
-        return Reply { parts, finish_reason: turn.finish_reason.clone(), usage: counted, wire_usage: None, ids: Default::default(), generated_call_ids: Vec::new(), extra: None };
+        let finish_reason = turn.finish_reason.clone();
+        return Reply { parts, finish_reason, usage: counted, wire_usage: None, no_usage: false, ids: Default::default(), generated_call_ids: Vec::new(), extra: None };
     };
     let mut calls = turn.tool_calls.iter();
     let parts = exchange
@@ -39,6 +40,8 @@ pub fn answer(turn: &ModelTurn, exchange: Option<&Exchange>, recorded_usage: boo
         finish_reason: turn.finish_reason.clone(),
         usage: recorded.map_or(counted, |usage| usage.tokens()),
         wire_usage: recorded.and_then(|usage| usage.wire.clone()),
+        // Read off the wire without usage: the response had none to send.
+        no_usage: recorded_usage && exchange.usage.is_none() && exchange.raw.is_some(),
         ids: exchange.ids.clone(),
         generated_call_ids: exchange.tool_calls().map(|call| call.id.is_none()).collect(),
         extra: exchange.extra.clone(),

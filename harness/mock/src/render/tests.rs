@@ -146,3 +146,52 @@ fn renderings(case: &str, reply: &Reply, model: String) -> Vec<String> {
     }
     lines
 }
+
+/// The kinds of event that carry usage in a stream (Chat: what the chunk's
+/// delta carries, `usage` for a chunk without choices; Gemini: `chunk`).
+fn usage_carriers(body: &str) -> std::collections::BTreeSet<String> {
+    split_events(body)
+        .iter()
+        .filter_map(|event| event.lines().find_map(|line| line.strip_prefix("data:")).map(str::trim))
+        .filter_map(|data| serde_json::from_str::<Value>(data).ok())
+        .filter_map(|event| {
+            let carried = ["/usage", "/message/usage", "/response/usage", "/usageMetadata"].iter().any(|at| event.pointer(at).is_some_and(|usage| !usage.is_null()));
+            let kind = match event["type"].as_str() {
+                Some(kind) => kind.to_owned(),
+                None if event.get("candidates").is_some() => "chunk".to_owned(),
+                None => chat_kind(&event),
+            };
+            carried.then_some(kind)
+        })
+        .collect()
+}
+
+/// Every streamed capture of every API replayed with its recorded usage to
+/// a client of its own API that asks as the recorded one did (Chat's
+/// `include_usage`: whether a usage chunk came): usage comes in exactly the
+/// kinds of event that carried it when recorded, and nowhere when none did.
+#[test]
+fn usage_is_streamed_only_where_the_recording_streamed_it() {
+    let dirs = [(Format::OpenaiChat, "openai-chat"), (Format::OpenaiResponses, "openai-responses"), (Format::Anthropic, "anthropic-messages"), (Format::Gemini, "gemini")];
+    let mut checked = std::collections::BTreeMap::<&str, usize>::new();
+    for (api, dir) in dirs {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../wire/tests/data").join(dir);
+        let mut files: Vec<_> = std::fs::read_dir(&root).unwrap().map(|entry| entry.unwrap().path()).collect();
+        files.sort();
+        for file in files {
+            let name = file.file_name().unwrap().to_string_lossy().into_owned();
+            let text = std::fs::read_to_string(&file).unwrap();
+            let body = if name.ends_with(".chunks.jsonl") { framed(&text, api != Format::OpenaiChat) } else if name.ends_with(".sse") { text } else { continue };
+            let headers = [("content-type".to_owned(), "text/event-stream".to_owned())];
+            let Ok(recorded) = exchange_from_wire(api, WireResponse { status: 200, headers: &headers, body: body.as_bytes() }, body.as_bytes()) else { continue };
+            let carriers = usage_carriers(&body);
+            let reply = answer(&recorded.to_turn(0), Some(&recorded), true);
+            let include_usage = !carriers.is_empty();
+            let meta = ReplyMeta { request_index: 0, model: recorded.model.clone().unwrap_or_default(), include_usage, tools: Vec::new() };
+            let rendered = encode_reply_stream(api, &reply, &meta).concat();
+            assert_eq!(usage_carriers(&rendered), carriers, "{dir}/{name}");
+            *checked.entry(dir).or_default() += 1;
+        }
+    }
+    assert_eq!(checked.len(), 4, "every API has streamed captures: {checked:?}");
+}

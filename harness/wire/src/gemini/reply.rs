@@ -49,7 +49,7 @@ fn parts(reply: &Reply) -> Cow<'_, [Part]> {
 
 fn gemini_meta(reply: &Reply, meta: &ReplyMeta) -> (GeminiMeta, Value) {
     let response_id = reply.ids.response.clone().unwrap_or_else(|| IdShape::GeminiResponse.id(meta.request_index, 0));
-    let usage = reply.wire_usage_in(Format::Gemini).cloned().unwrap_or_else(|| usage_metadata(&reply.usage));
+    let usage = if reply.no_usage { Value::Null } else { reply.wire_usage_in(Format::Gemini).cloned().unwrap_or_else(|| usage_metadata(&reply.usage)) };
     (GeminiMeta { response_id, model: meta.model.clone() }, usage)
 }
 

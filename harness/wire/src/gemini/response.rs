@@ -83,7 +83,7 @@ pub fn encode_stream_with(parts: &[Part], finish_reason: &FinishReason, usage: &
     if pieces.is_empty() {
         pieces.push(json!({ "text": "" }));
     }
-    let interim = json!({ "promptTokenCount": usage["promptTokenCount"], "totalTokenCount": usage["promptTokenCount"] });
+    let interim = if usage.is_null() { Value::Null } else { json!({ "promptTokenCount": usage["promptTokenCount"], "totalTokenCount": usage["promptTokenCount"] }) };
     let last = pieces.len() - 1;
     pieces
         .into_iter()
@@ -96,6 +96,11 @@ pub fn encode_stream_with(parts: &[Part], finish_reason: &FinishReason, usage: &
             }
             if let Some(event) = events.get(at) {
                 lay_over(&mut chunk, event);
+                // A chunk recorded without usage is sent without.
+                if !event.contains_key("usageMetadata")
+                    && let Some(chunk) = chunk.as_object_mut() {
+                    chunk.shift_remove("usageMetadata");
+                }
             }
             format!("data: {chunk}\r\n\r\n")
         })
@@ -108,7 +113,12 @@ fn chunk(parts: Vec<Value>, finish_reason: Option<&FinishReason>, usage: Value, 
         candidate["finishReason"] = json!(finish_to_gemini(reason));
     }
     candidate["index"] = json!(0);
-    json!({ "candidates": [candidate], "usageMetadata": usage, "modelVersion": meta.model, "responseId": meta.response_id })
+    let mut chunk = json!({ "candidates": [candidate], "usageMetadata": usage, "modelVersion": meta.model, "responseId": meta.response_id });
+    if chunk["usageMetadata"].is_null()
+        && let Some(chunk) = chunk.as_object_mut() {
+        chunk.shift_remove("usageMetadata");
+    }
+    chunk
 }
 
 /// Each neutral part as Gemini parts: one, or its streamed pieces. A

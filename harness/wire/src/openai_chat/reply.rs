@@ -87,7 +87,7 @@ pub fn stream(reply: &Reply, meta: &ReplyMeta) -> Vec<String> {
     }
     frames.push(&json!({}), Some(reply.finish_reason.as_openai_str()));
     let mut frames = frames.done;
-    if meta.include_usage {
+    if meta.include_usage && !reply.no_usage {
         let mut usage = whole;
         usage["object"] = json!("chat.completion.chunk");
         usage["choices"] = json!([]);
@@ -131,6 +131,9 @@ fn envelope(reply: &Reply, meta: &ReplyMeta) -> Value {
     let turn = ModelTurn { finish_reason: reply.finish_reason.clone(), usage: Some(reply.usage), ..ModelTurn::default() };
     let mut completion = serde_json::to_value(ChatCompletion::from_turn(&turn, &chunk_meta)).expect("plain JSON");
     completion["usage"] = reply.wire_usage_in(Format::OpenaiChat).cloned().unwrap_or_else(|| json!(ChatUsage::from_usage(&reply.usage)));
+    if reply.no_usage && let Some(completion) = completion.as_object_mut() {
+        completion.shift_remove("usage");
+    }
     if let Some(fingerprint) = &reply.ids.system_fingerprint {
         completion["system_fingerprint"] = json!(fingerprint);
     }

@@ -86,6 +86,9 @@ fn envelope(reply: &Reply, meta: &ReplyMeta) -> Value {
     if let Some(wire) = reply.wire_usage_in(Format::OpenaiResponses) {
         response["usage"] = wire.clone();
     }
+    if reply.no_usage {
+        response["usage"] = Value::Null;
+    }
     if let Some(extra) = reply.extra_for(Format::OpenaiResponses) {
         lay_over(&mut response, &extra.response);
     }

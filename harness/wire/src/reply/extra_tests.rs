@@ -54,6 +54,7 @@ fn reply_of(decoded: DecodedReply) -> Reply {
         finish_reason: decoded.finish_reason.unwrap_or(FinishReason::Stop),
         usage: usage.tokens(),
         wire_usage: usage.wire,
+        no_usage: false,
         ids: decoded.ids,
         generated_call_ids,
         extra: decoded.extra,
