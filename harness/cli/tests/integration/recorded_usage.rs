@@ -3,7 +3,7 @@
 //! from it (an Anthropic session's recorded cache reads and writes included).
 
 use crate::tables::read_rows;
-use crate::util::{reloop, stderr, write};
+use crate::util::{Serve, post, reloop, repo, stderr, write};
 
 const SCENARIO: &str = "\
 model: claude-sonnet-4-5
@@ -50,4 +50,35 @@ fn without_recorded_usage_the_columns_are_null_and_the_cost_simulated() {
     assert_eq!(steps[0]["input_tokens_recorded"], "null");
     assert_eq!(runs[0]["input_tokens_recorded_total"], "null");
     assert_eq!(runs[0]["cost_source"], "simulated");
+}
+
+/// A real cassette (Anthropic, streamed) imported and served with
+/// `--recorded-usage`: what the response carried that reloop does not
+/// model (a `tool_use` block's `caller`, `stop_details`) is kept in the v2
+/// recording and comes back where it was, to an Anthropic client only; a
+/// Chat client of the same exchange gets neither.
+#[test]
+fn an_imported_cassettes_unmodelled_fields_come_back_to_a_client_of_its_api() {
+    let dir = tempfile::tempdir().unwrap();
+    let cassette = repo().join("harness/import/tests/fixtures/sessions/vcr-cassettes/anthropic-messages/llm-anthropic__test_fixed_version_tool_chain_regression.yaml");
+    let out = dir.path().join("out");
+    let output = reloop(dir.path(), &["import", cassette.to_str().unwrap(), "--out", out.to_str().unwrap()]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let neutral = std::fs::read_dir(&out).unwrap().map(|e| e.unwrap().path()).find(|p| p.to_string_lossy().ends_with(".recording.yaml") && !p.to_string_lossy().ends_with(".raw.recording.yaml")).unwrap();
+    let text = std::fs::read_to_string(&neutral).unwrap();
+    assert!(text.contains("caller:") && text.contains("api: anthropic"), "kept in the recording:\n{text}");
+    let recording: serde_json::Value = serde_saphyr::from_str(&text).unwrap();
+    let request = &recording["exchanges"][0]["request"]["body"];
+    assert_eq!(request["stream"], true);
+    let session = neutral.file_name().unwrap().to_string_lossy().trim_end_matches(".yaml").to_owned();
+    let server = Serve::start_with(&neutral, &["--recorded-usage"], std::process::Stdio::null());
+    let headers = "anthropic-version: 2023-06-01\r\nx-api-key: sk-test\r\n";
+    let (_, body) = post(&server.addr, &format!("/s/{session}/r/a/v1/messages"), headers, &request.to_string());
+    let stream = String::from_utf8(body).unwrap();
+    assert!(stream.contains(r#""caller":{"type":"direct"}"#), "{stream}");
+    assert!(stream.contains(r#""stop_details":null"#), "{stream}");
+    let chat = serde_json::json!({ "model": request["model"], "messages": [{ "role": "user", "content": request["messages"][0]["content"][0]["text"] }], "tools": [{ "type": "function", "function": { "name": "fixed_version", "parameters": { "type": "object" } } }] });
+    let (_, body) = post(&server.addr, &format!("/s/{session}/r/b/v1/chat/completions"), "", &chat.to_string());
+    let completion = String::from_utf8(body).unwrap();
+    assert!(completion.contains("fixed_version") && !completion.contains("caller") && !completion.contains("stop_details"), "{completion}");
 }
