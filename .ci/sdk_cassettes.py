@@ -240,16 +240,10 @@ NOT_EQUAL = {
     # The one cassette spliced from OpenRouter (Novita) repeats `role` and the
     # call's `id` inside every chunk's delta; the SDK concatenates them
     # ('assistantassistant…', id '00') and takes no finish reason. A neutral
-    # replay sends each once, as OpenAI does: per-chunk fields inside a
-    # choice's delta are not kept (only a chunk's top-level ones are).
+    # replay sends each once, as OpenAI does: fields inside a choice's delta
+    # are the parts, rendered as OpenAI streams them (only a chunk's
+    # top-level fields are kept as recorded).
     "simonw-llm__test_tools_streaming_variant_a": "OpenRouter repeats role and id inside every chunk's delta; the SDK concatenates them",
-    # gemini-2.0-flash-exp sent its candidates without `index`; a neutral
-    # replay numbers them (candidate-level fields are not kept).
-    "pydantic-ai__test_google_model_stream": "the recorded Gemini candidates have no `index`; the replay sends index 0",
-    # Its streams end in a chunk of their own holding only the finish
-    # reason; a neutral replay sends the finish reason on the last part's
-    # chunk, so the list of chunk objects is one shorter.
-    "pydantic-ai__test_google_streaming_tool_call_thought_signature": "the recorded Gemini stream ends in a finish-only chunk; the replay puts the finish reason on the last part's chunk",
 }
 
 

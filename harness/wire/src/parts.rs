@@ -35,12 +35,17 @@ pub struct ExtraFields {
     /// rendered at that position; empty where an event had none.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub events: Vec<Extra>,
+    /// Gemini: the candidate's fields besides its content and finish reason
+    /// (`index`, `safetyRatings`, …); a candidate sent back carries exactly
+    /// these (none: no `index`, as some models send it).
+    #[serde(default, skip_serializing_if = "Extra::is_empty")]
+    pub candidate: Extra,
 }
 
 impl ExtraFields {
     /// Whether there is nothing to send back.
     pub fn is_empty(&self) -> bool {
-        self.response.is_empty() && self.events.is_empty()
+        self.response.is_empty() && self.events.is_empty() && self.candidate.is_empty()
     }
 }
 

@@ -179,13 +179,18 @@ pub(crate) mod read {
         value.pointer(pointer).and_then(Value::as_u64).unwrap_or_default()
     }
 
-    /// The unmodelled fields of a response read from `api`: of the
-    /// response object, of its stream's events, and whether `parts` keep
-    /// any (their API is named here too). None when there are none at all.
-    pub fn extra_fields(api: Format, parts: &[Part], response: Extra, events: Vec<Extra>) -> Option<ExtraFields> {
-        let events = if events.iter().all(Extra::is_empty) { Vec::new() } else { events };
-        let extra = ExtraFields { api: api.recorded_name().to_owned(), response, events };
+    /// The unmodelled fields of a response read from `api`, named as its:
+    /// `fields`, and whether `parts` keep any (their API is named here too).
+    /// None when there are none at all.
+    pub fn extra_fields(api: Format, parts: &[Part], fields: ExtraFields) -> Option<ExtraFields> {
+        let events = if fields.events.iter().all(Extra::is_empty) { Vec::new() } else { fields.events };
+        let extra = ExtraFields { api: api.recorded_name().to_owned(), events, ..fields };
         (!extra.is_empty() || parts.iter().any(|part| part.extra().is_some())).then_some(extra)
+    }
+
+    /// Fields of the response object only.
+    pub fn of_response(response: Extra) -> ExtraFields {
+        ExtraFields { response, ..ExtraFields::default() }
     }
 
     /// An optional string field of `value`.

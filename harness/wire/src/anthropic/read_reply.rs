@@ -4,7 +4,7 @@
 use crate::{FinishReason, Format};
 use serde_json::{Map, Value};
 
-use crate::reply::read::{Chunks, FromWireError, count, extra_fields, opt_str, str_of};
+use crate::reply::read::{Chunks, FromWireError, count, extra_fields, of_response, opt_str, str_of};
 use crate::parts::{Arguments, Part, RecordedUsage, ResponseIds, ToolCallPart, unmodelled};
 use crate::reply::DecodedReply;
 
@@ -79,7 +79,7 @@ fn push_citation(block: &mut Value, citation: Value) {
 pub fn from_body(message: &Value, chunks: &Chunks) -> Result<DecodedReply, FromWireError> {
     let content = message.get("content").and_then(Value::as_array).ok_or_else(|| FromWireError::Shape("message without `content`".into()))?;
     let parts: Vec<Part> = content.iter().enumerate().map(|(i, block)| part(block, chunks.get(&i.to_string()).cloned().unwrap_or_default())).collect::<Result<_, _>>()?;
-    let extra = extra_fields(Format::Anthropic, &parts, unmodelled(message, ENVELOPE), Vec::new());
+    let extra = extra_fields(Format::Anthropic, &parts, of_response(unmodelled(message, ENVELOPE)));
     Ok(DecodedReply {
         parts,
         finish_reason: message.get("stop_reason").and_then(Value::as_str).map(FinishReason::from_anthropic_str),

@@ -8,7 +8,7 @@ use serde_json::Value;
 use std::borrow::Cow;
 
 use super::{Decoded, GeminiMeta, decode_body, decode_events, encode_response_with, encode_stream_with, finish_from_gemini, usage_metadata, usage_of};
-use crate::parts::{Part, RecordedUsage, ResponseIds, ToolCallPart};
+use crate::parts::{ExtraFields, Part, RecordedUsage, ResponseIds, ToolCallPart};
 use crate::reply::read::extra_fields;
 use crate::reply::{DecodedReply, FromWireError, IdShape, Reply, ReplyMeta};
 use crate::{Format, WireError};
@@ -70,7 +70,7 @@ fn unsupported(error: WireError) -> FromWireError {
 fn decoded(decoded: Decoded) -> DecodedReply {
     let has_calls = decoded.parts.iter().any(|part| matches!(part, Part::ToolCall(_)));
     DecodedReply {
-        extra: extra_fields(Format::Gemini, &decoded.parts, decoded.envelope, decoded.events),
+        extra: extra_fields(Format::Gemini, &decoded.parts, ExtraFields { response: decoded.envelope, events: decoded.events, candidate: decoded.candidate, ..ExtraFields::default() }),
         finish_reason: decoded.finish_reason.as_deref().map(|reason| finish_from_gemini(reason, has_calls)),
         model: decoded.model,
         ids: ResponseIds { response: decoded.response_id, ..ResponseIds::default() },

@@ -61,7 +61,7 @@ pub fn encode_response(parts: &[Part], finish_reason: &FinishReason, usage: &Val
 /// response and its parts.
 pub fn encode_response_with(parts: &[Part], finish_reason: &FinishReason, usage: &Value, meta: &GeminiMeta, extra: Option<&ExtraFields>) -> Value {
     let parts: Vec<Value> = wire_parts(parts, false, extra.is_some()).into_iter().flatten().collect();
-    let mut response = chunk(parts, Some(finish_reason), usage.clone(), meta);
+    let mut response = chunk(parts, Some(finish_reason), usage.clone(), meta, extra);
     if let Some(extra) = extra {
         lay_over(&mut response, &extra.response);
     }
@@ -80,7 +80,11 @@ pub fn encode_stream(parts: &[Part], finish_reason: &FinishReason, usage: &Value
 /// when the recorded usage is reported) over the `i`-th.
 pub fn encode_stream_with(parts: &[Part], finish_reason: &FinishReason, usage: &Value, meta: &GeminiMeta, extra: Option<&ExtraFields>, events: &[Extra]) -> Vec<String> {
     let mut pieces: Vec<Value> = wire_parts(parts, true, extra.is_some()).into_iter().flatten().collect();
-    if pieces.is_empty() {
+    // A stream recorded in more chunks than its parts fill (Gemini ends
+    // some with a chunk of only `""` and the finish reason) ends in as many
+    // empty texts; one at least.
+    let recorded_chunks = extra.map_or(0, |extra| extra.events.len()).max(1);
+    while pieces.len() < recorded_chunks {
         pieces.push(json!({ "text": "" }));
     }
     let interim = if usage.is_null() { Value::Null } else { json!({ "promptTokenCount": usage["promptTokenCount"], "totalTokenCount": usage["promptTokenCount"] }) };
@@ -90,7 +94,7 @@ pub fn encode_stream_with(parts: &[Part], finish_reason: &FinishReason, usage: &
         .enumerate()
         .map(|(at, piece)| {
             let (finish, usage) = if at == last { (Some(finish_reason), usage.clone()) } else { (None, interim.clone()) };
-            let mut chunk = chunk(vec![piece], finish, usage, meta);
+            let mut chunk = chunk(vec![piece], finish, usage, meta, extra);
             if let Some(extra) = extra {
                 lay_over(&mut chunk, &extra.response);
             }
@@ -107,12 +111,17 @@ pub fn encode_stream_with(parts: &[Part], finish_reason: &FinishReason, usage: &
         .collect()
 }
 
-fn chunk(parts: Vec<Value>, finish_reason: Option<&FinishReason>, usage: Value, meta: &GeminiMeta) -> Value {
+/// One response chunk. Its candidate carries `index: 0`, or exactly the
+/// recorded candidate's fields when `extra` (recorded from Gemini) has them.
+fn chunk(parts: Vec<Value>, finish_reason: Option<&FinishReason>, usage: Value, meta: &GeminiMeta, extra: Option<&ExtraFields>) -> Value {
     let mut candidate = json!({ "content": { "parts": parts, "role": "model" } });
     if let Some(reason) = finish_reason {
         candidate["finishReason"] = json!(finish_to_gemini(reason));
     }
-    candidate["index"] = json!(0);
+    match extra {
+        Some(extra) => lay_over(&mut candidate, &extra.candidate),
+        None => candidate["index"] = json!(0),
+    }
     let mut chunk = json!({ "candidates": [candidate], "usageMetadata": usage, "modelVersion": meta.model, "responseId": meta.response_id });
     if chunk["usageMetadata"].is_null()
         && let Some(chunk) = chunk.as_object_mut() {
@@ -195,6 +204,9 @@ pub struct Decoded {
     pub envelope: Extra,
     /// Per streamed chunk, its own `usageMetadata` (the counts as they grew).
     pub events: Vec<Extra>,
+    /// The candidate's fields besides its content and finish reason
+    /// (`index`, `safetyRatings`, …), the last value of each.
+    pub candidate: Extra,
 }
 
 /// The fields of a response chunk that reloop models; the others are kept as extra.
@@ -225,6 +237,9 @@ impl Decoded {
             self.events.push(unmodelled(response, &["candidates", "modelVersion", "responseId"]).into_iter().filter(|(key, _)| key == "usageMetadata").collect());
         }
         let candidate = response.pointer("/candidates/0");
+        if let Some(candidate) = candidate {
+            self.candidate.extend(unmodelled(candidate, &["content", "finishReason"]));
+        }
         if let Some(reason) = candidate.and_then(|c| c.get("finishReason")).and_then(Value::as_str) {
             self.finish_reason = Some(reason.to_owned());
         }

@@ -4,7 +4,7 @@
 use crate::{FinishReason, Format};
 use serde_json::{Map, Value, json};
 
-use crate::reply::read::{Chunks, FromWireError, UsageFields, extra_fields, openai_usage, opt_str};
+use crate::reply::read::{Chunks, FromWireError, UsageFields, extra_fields, of_response, openai_usage, opt_str};
 use crate::parts::{Arguments, Part, RecordedUsage, ResponseIds, ToolCallPart, Extra, unmodelled};
 use crate::reply::DecodedReply;
 
@@ -107,7 +107,7 @@ pub fn from_body(completion: &Value, chunks: &Chunks) -> Result<DecodedReply, Fr
             ..ToolCallPart::new(opt_str(call, "id"), name, arguments)
         }));
     }
-    let extra = extra_fields(Format::OpenaiChat, &parts, unmodelled(completion, ENVELOPE), Vec::new());
+    let extra = extra_fields(Format::OpenaiChat, &parts, of_response(unmodelled(completion, ENVELOPE)));
     Ok(DecodedReply {
         parts,
         finish_reason: choice.get("finish_reason").and_then(Value::as_str).map(FinishReason::from_openai_str),

@@ -6,7 +6,7 @@
 use crate::{FinishReason, Format};
 use serde_json::Value;
 
-use crate::reply::read::{Chunks, FromWireError, UsageFields, extra_fields, openai_usage, opt_str, str_of};
+use crate::reply::read::{Chunks, FromWireError, UsageFields, extra_fields, of_response, openai_usage, opt_str, str_of};
 use crate::parts::{Arguments, Part, RecordedUsage, ResponseIds, ToolCallPart, unmodelled};
 use crate::reply::DecodedReply;
 
@@ -51,7 +51,7 @@ pub fn from_body(response: &Value, chunks: &Chunks) -> Result<DecodedReply, From
         read_item(item, chunks, &mut parts)?;
     }
     let calls = parts.iter().any(|p| matches!(p, Part::ToolCall(_)));
-    let extra = extra_fields(Format::OpenaiResponses, &parts, unmodelled(response, ENVELOPE), Vec::new());
+    let extra = extra_fields(Format::OpenaiResponses, &parts, of_response(unmodelled(response, ENVELOPE)));
     Ok(DecodedReply {
         parts,
         finish_reason: Some(finish_reason(response, calls)),

@@ -136,3 +136,28 @@ fn a_gemini_stream_sends_each_chunks_recorded_usage_with_the_recorded_usage_only
     let counted = Reply { wire_usage: None, ..recorded };
     assert_ne!(usages(&counted)[0], json!(1), "the server's count never carries a recorded chunk's usage");
 }
+
+#[test]
+fn a_gemini_stream_keeps_its_candidates_fields_and_its_finish_only_chunk() {
+    // gemini-2.0 sends no candidate `index`; gemini-3 ends with a chunk of only `""` and the finish reason.
+    let chunk = |parts: Value, finish: bool| {
+        let mut candidate = json!({ "content": { "role": "model", "parts": parts }, "safetyRatings": [] });
+        if finish {
+            candidate["finishReason"] = json!("STOP");
+        }
+        let usage = json!({ "promptTokenCount": 3, "totalTokenCount": 3 });
+        format!("data: {}\r\n\r\n", json!({ "candidates": [candidate], "usageMetadata": usage, "modelVersion": "m", "responseId": "r1" }))
+    };
+    let recorded = [chunk(json!([{ "functionCall": { "name": "f", "args": {} } }]), false), chunk(json!([{ "text": "" }]), true)].concat();
+    let reply = reply_of(decode_reply(Format::Gemini, &recorded, true).unwrap());
+    let sent: Vec<Value> = encode_reply_stream(Format::Gemini, &reply, &meta())
+        .iter()
+        .map(|frame| serde_json::from_str(frame.trim().trim_start_matches("data: ")).unwrap())
+        .collect();
+    let candidates: Vec<&Value> = sent.iter().map(|chunk| &chunk["candidates"][0]).collect();
+    assert_eq!(candidates.len(), 2, "{sent:?}");
+    assert!(candidates.iter().all(|candidate| candidate.get("index").is_none() && candidate["safetyRatings"] == json!([])), "{candidates:?}");
+    assert_eq!(candidates[1]["content"]["parts"], json!([{ "text": "" }]));
+    assert_eq!(candidates[1]["finishReason"], "STOP");
+    assert!(candidates[0].get("finishReason").is_none());
+}
