@@ -28,11 +28,13 @@ pub fn stream(reply: &Reply, meta: &ReplyMeta) -> Vec<String> {
     encode_stream_with(&parts(reply), &reply.finish_reason, &usage, &meta, extra, events)
 }
 
-/// The parts as Gemini sends them: a call's id only where one was
-/// recorded (Gemini's ids are optional; a client answers an id-less call
-/// by its name). Borrowed as they are when every id was recorded.
+/// The parts as Gemini sends them. A reply recorded from Gemini sends a
+/// call's id only where one was recorded (Gemini's ids are optional; a
+/// client answers an id-less call by its name); elsewhere an absent id is
+/// a recording's shorthand and reloop's own is sent, which a client sends
+/// back. Borrowed as they are when there is nothing to leave out.
 fn parts(reply: &Reply) -> Cow<'_, [Part]> {
-    if !reply.generated_call_ids.contains(&true) {
+    if reply.extra_for(Format::Gemini).is_none() || !reply.generated_call_ids.contains(&true) {
         return Cow::Borrowed(&reply.parts);
     }
     let mut index = 0;

@@ -115,6 +115,10 @@ fn a_gemini_call_recorded_without_an_id_is_sent_without_one() {
     // Other APIs need the id and get it.
     let chat: Value = serde_json::from_str(&encode_reply(Format::OpenaiChat, &reply, &meta())).unwrap();
     assert_eq!(chat.pointer("/choices/0/message/tool_calls/0/id"), Some(&json!("call_000_0")));
+    // A call written by hand without an id (not recorded from Gemini) keeps reloop's, which the client sends back.
+    let written = Reply { extra: None, ..reply };
+    let whole: Value = serde_json::from_str(&encode_reply(Format::Gemini, &written, &meta())).unwrap();
+    assert_eq!(whole.pointer("/candidates/0/content/parts/0/functionCall/id"), Some(&json!("call_000_0")));
 }
 
 #[test]
