@@ -150,6 +150,27 @@ mod tests {
         assert!(!serde_json::to_string(&exchange).unwrap().contains("use sk-live1"));
     }
 
+    /// What `reloop record` keeps of fields it does not model: a block's
+    /// `caller` and the message's `container`, redacted like the rest (a
+    /// body pattern inside them is replaced), never a key or header.
+    #[test]
+    fn a_recorded_exchange_keeps_what_reloop_does_not_model_redacted() {
+        let body = concat!(
+            "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"id\":\"msg_1\",\"model\":\"m\",\"content\":[],\"container\":{\"id\":\"sk-live9\"},\"usage\":{\"input_tokens\":3,\"output_tokens\":1}}}\n\n",
+            "event: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":\"tool_use\",\"id\":\"toolu_1\",\"name\":\"f\",\"input\":{},\"caller\":{\"type\":\"direct\"}}}\n\n",
+            "event: message_delta\ndata: {\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"tool_use\"},\"usage\":{\"output_tokens\":2}}\n\n",
+        );
+        let redaction = Redaction::new(&[], &["sk-live[0-9]+".into()]).unwrap();
+        let exchange = exchange_of(&with_response("/v1/messages", 200, body), &redaction).unwrap().unwrap();
+        let extra = exchange.extra.as_ref().unwrap();
+        assert_eq!((extra.api.as_str(), &extra.response["container"]), ("anthropic", &serde_json::json!({ "id": "[REDACTED]" })));
+        assert_eq!(exchange.tool_calls().next().unwrap().extra["caller"], serde_json::json!({ "type": "direct" }));
+        let written = serde_json::to_string(&exchange).unwrap();
+        for secret in ["sk-live9", "sk-ant-secret", "x-api-key"] {
+            assert!(!written.contains(secret), "{secret} kept: {written}");
+        }
+    }
+
     #[test]
     fn other_requests_and_errors_are_not_exchanges() {
         let redaction = Redaction::new(&[], &[]).unwrap();
