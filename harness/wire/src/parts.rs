@@ -30,9 +30,9 @@ pub struct ExtraFields {
     #[serde(default, skip_serializing_if = "Extra::is_empty")]
     pub response: Extra,
     /// A stream's fields that change from event to event, by event position
-    /// (a Chat or Gemini chunk, counting from 0): Gemini's `usageMetadata`
-    /// as it grew, a gateway's repeated `role`. Each is laid over the event
-    /// rendered at that position; empty where an event had none.
+    /// (a Gemini chunk, counting from 0): its `usageMetadata` as it grew.
+    /// Each is laid over the event rendered at that position; empty where
+    /// an event had none.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub events: Vec<Extra>,
     /// Gemini: the candidate's fields besides its content and finish reason
