@@ -60,6 +60,13 @@ pub fn parse(text: &str) -> ImportedSession {
                     ..Compaction::summary(String::new(), record.line)
                 }));
             }
+            // A message typed while the agent worked, delivered inside the running turn.
+            "attachment" if value.pointer("/attachment/type").and_then(Value::as_str) == Some("queued_command") => {
+                flush(&mut session, &mut open);
+                session.lines.use_record(record);
+                let prompt = value.pointer("/attachment/prompt").map(content_text).unwrap_or_default();
+                session.items.push(Item::User { text: prompt, line: record.line });
+            }
             "system" => {
                 let subtype = str_at(value, "subtype").unwrap_or("system");
                 session.lines.ignore_record(record, &format!("system {subtype}"));
@@ -290,5 +297,27 @@ mod tests {
         assert_eq!(lines, [1, 2, 4, 5, 6, 8], "{users:?}");
         assert!(users[0].1.contains("/handgemacht:create-beads") && users[1].1 == "Create beads (epic + tasks).", "{users:?}");
         assert_eq!(session.lines.ignored.get("system local_command"), Some(&1), "{:?}", session.lines.ignored);
+    }
+
+    /// A message typed while Claude Code works is queued (`queue-operation`
+    /// rows, bookkeeping) and reaches the model inside the running turn as
+    /// an `attachment` row of type `queued_command` (its `prompt`); newer
+    /// versions write it so (the shape Claude Code 2.1.332's own code
+    /// reads; no public session with one was found). It was skipped as an
+    /// unknown line type, so the message never reached the replay.
+    #[test]
+    fn a_queued_command_attachment_is_the_user_message_the_model_saw() {
+        let text = [
+            r#"{"type":"user","message":{"role":"user","content":"go"}}"#.to_owned(),
+            assistant("m1", Some("tool_use"), 9, r#"{"type":"tool_use","id":"t1","name":"Bash","input":{"command":"ls"}}"#),
+            r#"{"type":"queue-operation","operation":"enqueue","content":"also check the tests"}"#.to_owned(),
+            r#"{"type":"user","message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"t1","content":"a"}]}}"#.to_owned(),
+            r#"{"type":"attachment","attachment":{"type":"queued_command","prompt":"also check the tests","commandMode":"prompt","origin":{"kind":"human"}}}"#.to_owned(),
+            assistant("m2", Some("end_turn"), 9, r#"{"type":"text","text":"Done."}"#),
+        ]
+        .join("\n");
+        let session = parse(&text);
+        assert!(matches!(&session.items[3], Item::User { text, line: 5 } if text == "also check the tests"), "{:?}", session.items);
+        assert!(session.lines.skipped.is_empty(), "{:?}", session.lines.skipped);
     }
 }
