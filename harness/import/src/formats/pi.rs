@@ -134,6 +134,9 @@ fn message(session: &mut ImportedSession, record: &Record) {
                 line: record.line,
             }));
         }
+        Some("bashExecution") if message.get("excludeFromContext").and_then(Value::as_bool) == Some(true) => {
+            session.lines.ignore_record(record, "bashExecution excluded from context (`!!`): never sent to the model");
+        }
         Some("bashExecution") => {
             let command = str_at(message, "command").unwrap_or_default();
             let output = str_at(message, "output").unwrap_or_default();
@@ -209,5 +212,23 @@ mod tests {
         assert!(matches!(session.items.as_slice(), [Item::User { .. }, Item::ProviderError(_)]), "{:?}", session.items);
         assert_eq!(session.lines.ignored.get("transcript-only assistant row (written by openclaw, not the model)"), Some(&1), "{:?}", session.lines.ignored);
         assert_eq!(session.model.as_deref(), Some("qwen3.5:9b"), "the failed call names the model");
+    }
+
+    /// pi's `!!command` runs a shell command for the user alone: its
+    /// `bashExecution` message has `excludeFromContext: true` and pi's
+    /// `convertToLlm` never sends it (`messages.ts`); a `!command` one is
+    /// sent as a user message. The first was delivered as a user turn the
+    /// model never saw.
+    #[test]
+    fn a_bash_execution_excluded_from_context_is_no_user_turn() {
+        let text = [
+            r#"{"type":"session","version":3,"id":"s","timestamp":"2026-03-08T12:15:35.580Z","cwd":"/w"}"#,
+            r#"{"type":"message","id":"a","parentId":null,"message":{"role":"bashExecution","command":"git status","output":"clean","excludeFromContext":true}}"#,
+            r#"{"type":"message","id":"b","parentId":"a","message":{"role":"bashExecution","command":"ls","output":"a.txt"}}"#,
+        ]
+        .join("\n");
+        let session = parse(&text);
+        assert!(matches!(session.items.as_slice(), [Item::User { line: 3, .. }]), "{:?}", session.items);
+        assert_eq!(session.lines.ignored.get("bashExecution excluded from context (`!!`): never sent to the model"), Some(&1));
     }
 }
