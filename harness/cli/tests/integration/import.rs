@@ -427,7 +427,10 @@ fn run_bundled(dir: &Path, names: &[&str]) -> PathBuf {
 /// an answer (spotter's slash-command session), stopped after a tool round
 /// (spotter tool_heavy), a submit call (SWE-agent), a provider error
 /// (openclaw's pi session, whose last model call failed with `fetch
-/// failed`: no status recorded, so the fault is a 500 through the retries).
+/// failed`: no status recorded, so the fault is a 500 through the retries),
+/// a context overflow (the session file real pi 0.73.1 wrote against the
+/// mock's `scenarios/agents/pi-context-overflow.yaml`: its second call
+/// refused with Anthropic's 400 "prompt is too long").
 #[test]
 fn a_real_session_of_each_ending_replays_to_that_ending() {
     let dir = tempfile::tempdir().unwrap();
@@ -436,6 +439,7 @@ fn a_real_session_of_each_ending_replays_to_that_ending() {
         ("spotter-tool-heavy", "stopped", 4),
         ("swe-agent-function-calling-simple", "submitted", 5),
         ("openclaw-session-8555a0a4-first-9-lines", "llm_error", 0),
+        ("pi-context-overflow-against-reloop-mock", "context_exceeded", 1),
     ];
     let out = run_bundled(dir.path(), &endings.map(|(name, _, _)| name));
     let runs = read_rows(&out.join("runs.parquet"));
