@@ -214,6 +214,18 @@ mod tests {
         assert_eq!(session.model.as_deref(), Some("qwen3.5:9b"), "the failed call names the model");
     }
 
+    /// The session file real pi 0.73.1 wrote against reloop's mock when the
+    /// mock's context window refused its second request: the failed call is
+    /// an assistant row with `stopReason: "error"`, empty content, zero
+    /// usage and the HTTP status and Anthropic's body in `errorMessage`.
+    #[test]
+    fn a_real_pi_session_ending_on_anthropics_prompt_too_long_is_a_context_overflow() {
+        let session = parse(include_str!("../../tests/fixtures/sessions/pi/pi-context-overflow-against-reloop-mock.jsonl"));
+        let Some(Item::ProviderError(error)) = session.items.last() else { panic!("{:?}", session.items) };
+        assert_eq!((error.status, error.context_overflow, error.line), (Some(400), true, 7), "{error:?}");
+        assert!(error.message.contains("prompt is too long: 1166 tokens > 1150 maximum"), "{}", error.message);
+    }
+
     /// pi's `!!command` runs a shell command for the user alone: its
     /// `bashExecution` message has `excludeFromContext: true` and pi's
     /// `convertToLlm` never sends it (`messages.ts`); a `!command` one is
