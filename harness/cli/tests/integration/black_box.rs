@@ -355,12 +355,14 @@ fn interrupting_reloop_run_during_a_real_opencode_run_leaves_none_of_its_process
     interrupt_and_check_none_survive(child, &agents, out.path());
 }
 
-/// Runs bundled scenario `name` with the installed agents on `PATH`; its
-/// steps rows, once it passed. `None` when the agents are not installed.
-fn run_bundled(name: &str, program: &str) -> Option<Vec<Row>> {
+/// Runs bundled scenario `name` with the installed agents on `PATH`
+/// (after `wrappers`, a folder of programs standing in for them, if any);
+/// its steps rows, once it passed. `None` when the agents are not installed.
+fn run_bundled(name: &str, program: &str, wrappers: Option<&Path>) -> Option<Vec<Row>> {
     let bin = agents_bin(program)?;
     let out = tempfile::tempdir().unwrap();
-    let path = std::env::join_paths(std::iter::once(bin).chain(std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default()))).unwrap();
+    let first = wrappers.map(Path::to_path_buf).into_iter().chain([bin]);
+    let path = std::env::join_paths(first.chain(std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default()))).unwrap();
     let scenario = crate::util::repo().join(format!("scenarios/agents/{name}.yaml"));
     let output = Command::new(env!("CARGO_BIN_EXE_reloop"))
         .args(["run", scenario.to_str().unwrap(), "--out", out.path().to_str().unwrap()])
@@ -381,7 +383,7 @@ fn run_bundled(name: &str, program: &str) -> Option<Vec<Row>> {
 /// and the break that reading makes is in `steps.parquet`, named.
 #[test]
 fn codex_compacts_remotely_mid_task_against_the_mock_and_passes_with_each_compaction_in_its_steps() {
-    let Some(steps) = run_bundled("codex-compaction", "codex") else { return };
+    let Some(steps) = run_bundled("codex-compaction", "codex", None) else { return };
     let purposes: Vec<&str> = steps.iter().map(|row| row["purpose"].as_str()).collect();
     assert!(purposes.contains(&"compaction"), "Codex compacted remotely: {purposes:?}");
     let read_back = steps.iter().find(|row| row["purpose"] == "main" && row["cache_break_by"].starts_with("compaction item read"));
@@ -394,7 +396,40 @@ fn codex_compacts_remotely_mid_task_against_the_mock_and_passes_with_each_compac
 /// exchange, and the replay goes on without the results it summarized.
 #[test]
 fn codex_compacts_locally_mid_task_against_the_mock_and_passes() {
-    let Some(steps) = run_bundled("codex-compaction-local", "codex") else { return };
+    let Some(steps) = run_bundled("codex-compaction-local", "codex", None) else { return };
     let rows: Vec<(&str, &str)> = steps.iter().map(|row| (row["purpose"].as_str(), row["server_result"].as_str())).collect();
     assert_eq!(rows, [("main", "ok"), ("auxiliary", "auxiliary"), ("main", "ok"), ("auxiliary", "auxiliary"), ("main", "ok")]);
+}
+
+/// Real pi, keeping its session file, against the mock's 1150-token window
+/// (`pi-context-overflow`): refused on its second request with Anthropic's
+/// 400 "prompt is too long", it exits 1, and the file it wrote ends on that
+/// error and imports as a context overflow. This is how the bundled
+/// `pi-context-overflow-against-reloop-mock` was made: a `pi` first on
+/// `PATH` runs the real one, then copies its sessions out of the workspace
+/// (the run removes it).
+#[test]
+fn real_pi_refused_for_the_context_window_writes_a_session_that_imports_as_a_context_overflow() {
+    let Some(bin) = agents_bin("pi") else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let kept = dir.path().join("kept");
+    let script = format!("#!/bin/sh\n\"{}\" \"$@\"\ncode=$?\ncp -r \"$PI_CODING_AGENT_DIR/sessions\" \"{}\"\nexit $code\n", bin.join("pi").display(), kept.display());
+    let wrapper = write(dir.path(), "bin/pi", &script);
+    std::fs::set_permissions(&wrapper, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let steps = run_bundled("pi-context-overflow", "pi", wrapper.parent()).unwrap();
+    let results: Vec<&str> = steps.iter().map(|row| row["server_result"].as_str()).collect();
+    assert_eq!(results, ["ok", "context_length_exceeded"]);
+    // pi keeps one session per working directory: `kept/--<cwd>--/<file>.jsonl`.
+    let only = |folder: &Path| std::fs::read_dir(folder).unwrap().next().expect("one entry").unwrap().path();
+    let session = only(&only(&kept));
+    let text = std::fs::read_to_string(&session).unwrap();
+    // The count moves by a token with the workspace's random name in pi's system prompt.
+    let last = text.lines().last().unwrap();
+    assert!(last.contains(r#""stopReason":"error""#) && last.contains("prompt is too long: ") && last.contains(" tokens > 1150 maximum"), "{text}");
+    let imported = dir.path().join("imported");
+    let output = reloop(dir.path(), &["import", session.to_str().unwrap(), "--out", imported.to_str().unwrap()]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let report = std::fs::read_dir(&imported).unwrap().map(|e| e.unwrap().path()).find(|p| p.to_string_lossy().ends_with(".import.json")).unwrap();
+    let report: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(report).unwrap()).unwrap();
+    assert_eq!(report["ending"], "context_exceeded", "{report}");
 }

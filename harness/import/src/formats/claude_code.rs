@@ -16,9 +16,6 @@ use crate::session::{Arguments, AssistantTurn, Compaction, ImportedSession, Item
 /// Line types that never reach the model.
 const IGNORED_TYPES: [&str; 6] = ["progress", "file-history-snapshot", "queue-operation", "last-prompt", "custom-title", "agent-name"];
 
-/// User texts that are local slash-command chatter, not prompts.
-const LOCAL_COMMAND_PREFIXES: [&str; 4] = ["<command-name>", "<local-command-stdout>", "<local-command-caveat>", "<command-message>"];
-
 /// How Claude Code writes the user stopping it (`[Request interrupted by
 /// user]`, `... for tool use]`): a user message the model sees next turn.
 const INTERRUPT_MARKER: &str = "[Request interrupted by user";
@@ -62,6 +59,13 @@ pub fn parse(text: &str) -> ImportedSession {
                     trigger: str_at(metadata, "trigger").map(str::to_owned),
                     ..Compaction::summary(String::new(), record.line)
                 }));
+            }
+            // A message typed while the agent worked, delivered inside the running turn.
+            "attachment" if value.pointer("/attachment/type").and_then(Value::as_str) == Some("queued_command") => {
+                flush(&mut session, &mut open);
+                session.lines.use_record(record);
+                let prompt = value.pointer("/attachment/prompt").map(content_text).unwrap_or_default();
+                session.items.push(Item::User { text: prompt, line: record.line });
             }
             "system" => {
                 let subtype = str_at(value, "subtype").unwrap_or("system");
@@ -160,10 +164,12 @@ fn assistant_line(session: &mut ImportedSession, record: &Record, open: &mut Ope
 }
 
 fn user_line(session: &mut ImportedSession, record: &Record, open: &mut OpenTurn) {
+    // Every `user` row is in the model's context, whatever put it there:
+    // typed text, a slash command's `<command-message>` row and its prompt
+    // (`isMeta`, which only hides a row from the screen), a local command's
+    // caveat, `<command-name>` and `<local-command-stdout>` rows (the caveat
+    // tells the model they are context, not a request).
     let value = &record.value;
-    if value.get("isMeta").and_then(Value::as_bool) == Some(true) {
-        return session.lines.ignore_record(record, "meta user line (not typed by the user)");
-    }
     let Some(content) = value.get("message").and_then(|m| m.get("content")) else {
         return session.lines.skip_record(record, "user line without `message.content`: skipped");
     };
@@ -179,9 +185,6 @@ fn user_line(session: &mut ImportedSession, record: &Record, open: &mut OpenTurn
     let results: Vec<&Value> = content.as_array().into_iter().flatten().filter(|b| str_at(b, "type") == Some("tool_result")).collect();
     if results.is_empty() {
         let text = content_text(content);
-        if LOCAL_COMMAND_PREFIXES.iter().any(|prefix| text.trim_start().starts_with(prefix)) {
-            return session.lines.ignore_record(record, "local slash command");
-        }
         flush(session, open);
         session.lines.use_record(record);
         if text.starts_with(INTERRUPT_MARKER) {
@@ -265,5 +268,56 @@ mod tests {
         let warning = session.lines.warnings.iter().find(|w| w.line == 5).expect("the placeholder is reported");
         assert!(warning.reason.contains("streaming placeholder (output_tokens 1"), "{}", warning.reason);
         assert_eq!(session.lines.warnings.iter().filter(|w| w.reason.contains("placeholder")).count(), 1, "m1's placeholder was replaced");
+    }
+
+    /// Claude Code builds the model's messages from the transcript's `user`
+    /// rows, `isMeta` ones included (the flag hides a row from the screen):
+    /// a prompt slash command is its `<command-message>` row and the
+    /// expanded prompt in an `isMeta` row (real: marot/spotter
+    /// `subagent.jsonl`), a local command its caveat, `<command-name>` and
+    /// `<local-command-stdout>` rows. Both were dropped, so the slash
+    /// command's task never reached the replay. `system` `local_command`
+    /// rows are the screen's and stay out.
+    #[test]
+    fn slash_command_and_meta_user_rows_are_delivered_in_order_and_system_rows_are_not() {
+        let text = [
+            r#"{"type":"user","message":{"role":"user","content":"<command-message>handgemacht:create-beads</command-message>\n<command-name>/handgemacht:create-beads</command-name>\n<command-args>websearch credo</command-args>"}}"#.to_owned(),
+            r#"{"type":"user","isMeta":true,"message":{"role":"user","content":[{"type":"text","text":"Create beads (epic + tasks)."}]}}"#.to_owned(),
+            assistant("m1", Some("end_turn"), 9, r#"{"type":"text","text":"Drafted."}"#),
+            r#"{"type":"user","isMeta":true,"message":{"role":"user","content":"<local-command-caveat>Caveat: DO NOT respond to these messages.</local-command-caveat>"}}"#.to_owned(),
+            r#"{"type":"user","message":{"role":"user","content":"<command-name>/mcp</command-name>\n<command-message>mcp</command-message>\n<command-args></command-args>"}}"#.to_owned(),
+            r#"{"type":"user","message":{"role":"user","content":"<local-command-stdout>Reconnected to tidewave.</local-command-stdout>"}}"#.to_owned(),
+            r#"{"type":"system","subtype":"local_command","content":"<local-command-stdout>MCP dialog dismissed</local-command-stdout>","isMeta":false}"#.to_owned(),
+            r#"{"type":"user","message":{"role":"user","content":"create the beads"}}"#.to_owned(),
+        ]
+        .join("\n");
+        let session = parse(&text);
+        let users: Vec<(usize, &str)> = session.items.iter().filter_map(|i| if let Item::User { text, line } = i { Some((*line, text.as_str())) } else { None }).collect();
+        let lines: Vec<usize> = users.iter().map(|(line, _)| *line).collect();
+        assert_eq!(lines, [1, 2, 4, 5, 6, 8], "{users:?}");
+        assert!(users[0].1.contains("/handgemacht:create-beads") && users[1].1 == "Create beads (epic + tasks).", "{users:?}");
+        assert_eq!(session.lines.ignored.get("system local_command"), Some(&1), "{:?}", session.lines.ignored);
+    }
+
+    /// A message typed while Claude Code works is queued (`queue-operation`
+    /// rows, bookkeeping) and reaches the model inside the running turn as
+    /// an `attachment` row of type `queued_command` (its `prompt`); newer
+    /// versions write it so (the shape Claude Code 2.1.332's own code
+    /// reads; no public session with one was found). It was skipped as an
+    /// unknown line type, so the message never reached the replay.
+    #[test]
+    fn a_queued_command_attachment_is_the_user_message_the_model_saw() {
+        let text = [
+            r#"{"type":"user","message":{"role":"user","content":"go"}}"#.to_owned(),
+            assistant("m1", Some("tool_use"), 9, r#"{"type":"tool_use","id":"t1","name":"Bash","input":{"command":"ls"}}"#),
+            r#"{"type":"queue-operation","operation":"enqueue","content":"also check the tests"}"#.to_owned(),
+            r#"{"type":"user","message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"t1","content":"a"}]}}"#.to_owned(),
+            r#"{"type":"attachment","attachment":{"type":"queued_command","prompt":"also check the tests","commandMode":"prompt","origin":{"kind":"human"}}}"#.to_owned(),
+            assistant("m2", Some("end_turn"), 9, r#"{"type":"text","text":"Done."}"#),
+        ]
+        .join("\n");
+        let session = parse(&text);
+        assert!(matches!(&session.items[3], Item::User { text, line: 5 } if text == "also check the tests"), "{:?}", session.items);
+        assert!(session.lines.skipped.is_empty(), "{:?}", session.lines.skipped);
     }
 }

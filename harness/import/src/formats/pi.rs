@@ -105,6 +105,9 @@ fn message(session: &mut ImportedSession, record: &Record) {
         Some("user" | "custom" | "hookMessage" | "branchSummary" | "compactionSummary") => {
             user(session, record, content_text(message.get("content").unwrap_or(&Value::Null)));
         }
+        Some("assistant") if transcript_only(message) => {
+            session.lines.ignore_record(record, "transcript-only assistant row (written by openclaw, not the model)");
+        }
         Some("assistant") if str_at(message, "stopReason") == Some("aborted") => {
             // The user stopped it: results of its calls have no call.
             session.lines.use_record(record);
@@ -112,6 +115,7 @@ fn message(session: &mut ImportedSession, record: &Record) {
         }
         Some("assistant") if str_at(message, "stopReason") == Some("error") => {
             session.lines.use_record(record);
+            session.model = str_at(message, "model").map(str::to_owned).or(session.model.take());
             let text = str_at(message, "errorMessage").unwrap_or_default();
             session.items.push(Item::ProviderError(ProviderError::from_message(text, None, record.line)));
         }
@@ -130,6 +134,9 @@ fn message(session: &mut ImportedSession, record: &Record) {
                 line: record.line,
             }));
         }
+        Some("bashExecution") if message.get("excludeFromContext").and_then(Value::as_bool) == Some(true) => {
+            session.lines.ignore_record(record, "bashExecution excluded from context (`!!`): never sent to the model");
+        }
         Some("bashExecution") => {
             let command = str_at(message, "command").unwrap_or_default();
             let output = str_at(message, "output").unwrap_or_default();
@@ -137,6 +144,15 @@ fn message(session: &mut ImportedSession, record: &Record) {
         }
         other => session.lines.skip_record(record, format!("message with unknown role {other:?}: skipped")),
     }
+}
+
+/// openclaw, a gateway built on pi, appends assistant rows that no model
+/// wrote: `provider: openclaw` with `model: gateway-injected` (a notice such
+/// as "Agent failed before reply") or `delivery-mirror` (a reply delivered
+/// to a channel, copied back). Its own `isTranscriptOnlyOpenclawAssistant`
+/// skips them; they are no model call.
+fn transcript_only(message: &Value) -> bool {
+    str_at(message, "provider") == Some("openclaw") && matches!(str_at(message, "model"), Some("gateway-injected" | "delivery-mirror"))
 }
 
 fn user(session: &mut ImportedSession, record: &Record, text: String) {
@@ -172,4 +188,59 @@ fn assistant(message: &Value, line: usize) -> AssistantTurn {
     turn.stop_reason = str_at(message, "stopReason").map(str::to_owned);
     turn.model = str_at(message, "model").map(str::to_owned);
     turn
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A real openclaw session (a pi-based gateway) opens with an assistant
+    /// row its gateway wrote (`provider: openclaw`, `model:
+    /// gateway-injected`, zero usage) before any user message: it was read
+    /// as the first model call, so the replay answered the task with it and
+    /// ended as a final answer instead of on the failed call that follows.
+    #[test]
+    fn an_assistant_row_openclaw_wrote_in_the_models_place_is_no_model_call() {
+        let text = [
+            r#"{"type":"session","version":3,"id":"s","timestamp":"2026-03-08T12:15:35.580Z","cwd":"/w"}"#,
+            r#"{"type":"message","id":"g","parentId":null,"message":{"role":"assistant","content":[{"type":"text","text":"Agent failed before reply"}],"stopReason":"stop","api":"openai-responses","provider":"openclaw","model":"gateway-injected"}}"#,
+            r#"{"type":"message","id":"u","parentId":"g","message":{"role":"user","content":[{"type":"text","text":"hi"}]}}"#,
+            r#"{"type":"message","id":"e","parentId":"u","message":{"role":"assistant","content":[],"stopReason":"error","provider":"ollama","model":"qwen3.5:9b","errorMessage":"fetch failed"}}"#,
+        ]
+        .join("\n");
+        let session = parse(&text);
+        assert!(matches!(session.items.as_slice(), [Item::User { .. }, Item::ProviderError(_)]), "{:?}", session.items);
+        assert_eq!(session.lines.ignored.get("transcript-only assistant row (written by openclaw, not the model)"), Some(&1), "{:?}", session.lines.ignored);
+        assert_eq!(session.model.as_deref(), Some("qwen3.5:9b"), "the failed call names the model");
+    }
+
+    /// The session file real pi 0.73.1 wrote against reloop's mock when the
+    /// mock's context window refused its second request: the failed call is
+    /// an assistant row with `stopReason: "error"`, empty content, zero
+    /// usage and the HTTP status and Anthropic's body in `errorMessage`.
+    #[test]
+    fn a_real_pi_session_ending_on_anthropics_prompt_too_long_is_a_context_overflow() {
+        let session = parse(include_str!("../../tests/fixtures/sessions/pi/pi-context-overflow-against-reloop-mock.jsonl"));
+        let Some(Item::ProviderError(error)) = session.items.last() else { panic!("{:?}", session.items) };
+        assert_eq!((error.status, error.context_overflow, error.line), (Some(400), true, 7), "{error:?}");
+        assert!(error.message.contains("prompt is too long: 1166 tokens > 1150 maximum"), "{}", error.message);
+    }
+
+    /// pi's `!!command` runs a shell command for the user alone: its
+    /// `bashExecution` message has `excludeFromContext: true` and pi's
+    /// `convertToLlm` never sends it (`messages.ts`); a `!command` one is
+    /// sent as a user message. The first was delivered as a user turn the
+    /// model never saw.
+    #[test]
+    fn a_bash_execution_excluded_from_context_is_no_user_turn() {
+        let text = [
+            r#"{"type":"session","version":3,"id":"s","timestamp":"2026-03-08T12:15:35.580Z","cwd":"/w"}"#,
+            r#"{"type":"message","id":"a","parentId":null,"message":{"role":"bashExecution","command":"git status","output":"clean","excludeFromContext":true}}"#,
+            r#"{"type":"message","id":"b","parentId":"a","message":{"role":"bashExecution","command":"ls","output":"a.txt"}}"#,
+        ]
+        .join("\n");
+        let session = parse(&text);
+        assert!(matches!(session.items.as_slice(), [Item::User { line: 3, .. }]), "{:?}", session.items);
+        assert_eq!(session.lines.ignored.get("bashExecution excluded from context (`!!`): never sent to the model"), Some(&1));
+    }
 }
