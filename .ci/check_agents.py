@@ -5,6 +5,7 @@ passed, each ran at least twice, their wires were all spoken, every
 doom-loop scenario's loop was detected from the server side, every
 compaction scenario's agent compacted mid-task (Codex's remote path as
 compaction rows, its local path as its own summary turns, auxiliary rows),
+every context-overflow scenario's last call was refused for the window,
 every fault scenario saw its retry, and the steps table holds the server's view
 of each run. Runs of agents not named (not installed here) may be skipped.
 Prints each agent's runs' wall time."""
@@ -41,6 +42,9 @@ for r in runs:
         purposes = [s["purpose"] for s in steps if s["scenario"] == r["scenario"]]
         side = "auxiliary" if r["scenario"].endswith("-local") else "compaction"
         assert purposes.count(side) >= 1 and purposes.count("main") >= 2, (r["scenario"], purposes)
+    elif "context-overflow" in r["scenario"]:
+        results = [s["server_result"] for s in sorted(steps, key=lambda s: s["call_index"]) if s["scenario"] == r["scenario"]]
+        assert results[-1] == "context_length_exceeded" and "ok" in results, (r["scenario"], results)
     else:
         assert r["llm_retries"] >= 1, (r["scenario"], r["llm_retries"])
     served = [s for s in steps if s["scenario"] == r["scenario"]]
