@@ -6,6 +6,7 @@
 //! body is kept once per session, when first seen.
 
 use std::collections::HashMap;
+use std::collections::hash_map::Entry;
 
 use reloop_wire::{Message, ModelTurn, Prompt};
 
@@ -35,13 +36,21 @@ pub struct SentLog {
 
 impl SentLog {
     /// Notes a request; `hashes` are its parts' content hashes, as counted.
+    ///
+    /// A part is copied only when its hash is new: the history repeats in
+    /// every request, and copying each part before looking it up cloned the
+    /// whole history per request (quadratic in the run's length: 67 M of a
+    /// 20 × 50-turn replay's 3,169 M instructions, benches/README.md).
     pub(crate) fn request(&mut self, request: &Prompt, hashes: &[u64]) {
-        let system = request.system.iter().map(|text| SentPart::System(text.clone()));
-        let mut parts = system.chain(request.messages.iter().map(|message| SentPart::Message(message.clone())));
-        for hash in hashes {
-            let part = parts.next();
-            if let (false, Some(part)) = (self.bodies.contains_key(hash), part) {
-                self.bodies.insert(*hash, part);
+        let offset = usize::from(request.system.is_some());
+        for (index, hash) in hashes.iter().enumerate() {
+            let Entry::Vacant(entry) = self.bodies.entry(*hash) else { continue };
+            let part = match index.checked_sub(offset) {
+                None => request.system.clone().map(SentPart::System),
+                Some(index) => request.messages.get(index).cloned().map(SentPart::Message),
+            };
+            if let Some(part) = part {
+                entry.insert(part);
             }
         }
         self.requests.push(hashes.to_vec());
