@@ -185,7 +185,14 @@ fn imported_sessions_replay_their_calls_and_stay_step_aligned_under_every_strate
 fn agent_compactions_and_recorded_cache_writes_are_reported(suite: &Path, out: &Path, runs: &[crate::tables::Row]) {
     let events = read_rows(&out.join("events.parquet"));
     let import_report = |name: &str| -> serde_json::Value { serde_json::from_str(&std::fs::read_to_string(suite.join(format!("{name}.import.json"))).unwrap()).unwrap() };
-    let formats = ["constructed-claude-code-compaction", "constructed-pi-compaction", "constructed-codex-compaction", "constructed-openhands-condensation"];
+    let formats = [
+        "constructed-claude-code-compaction",
+        "constructed-pi-compaction",
+        "constructed-codex-compaction",
+        "constructed-openhands-condensation",
+        "spotter-ae4a77f8-lines-1481-1531",
+        "pi-mono-compact-2638daee-line-1-and-lines-670-674",
+    ];
     for scenario in formats {
         let report = import_report(scenario);
         let compaction = &report["compactions"][0];
@@ -207,6 +214,40 @@ fn agent_compactions_and_recorded_cache_writes_are_reported(suite: &Path, out: &
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
     let recorded = std::fs::read_to_string(&traces).unwrap().matches(r#"{"key":"reloop.strategy","value":{"stringValue":"recorded"}}"#).count();
     assert_eq!(recorded, formats.len() * runs.iter().filter(|r| r["scenario"] == formats[0]).count(), "one span event per agent compaction and run");
+}
+
+/// A real session that compacted, cut to its compaction and what followed
+/// (SOURCES.md says where), imported and replayed through the binary: the
+/// agent's compaction is an `agent_compaction` event at step 1 with the size
+/// the agent wrote before it and the billed prompt of its first call after,
+/// and the run's `tokens_saved_recorded` is that difference on every call
+/// after it. The sizes are the source's own numbers, read off the file.
+fn a_real_compaction_replays_as_an_event(fixture: &str, scenario: &str, tokens_before: u64, tokens_after: u64, calls_after: u64) {
+    let dir = tempfile::tempdir().unwrap();
+    import_into(dir.path(), &[repo().join("harness/import/tests/fixtures/sessions").join(fixture)]);
+    let out = dir.path().join("run");
+    let output = reloop(&repo(), &["run", dir.path().join(format!("{scenario}.yaml")).to_str().unwrap(), "--out", out.to_str().unwrap()]);
+    assert_eq!(output.status.code(), Some(0), "the cut session replays and passes as imported: {}{}", stdout(&output), stderr(&output));
+    let events = read_rows(&out.join("events.parquet"));
+    let compactions: Vec<(&str, &str, &str)> =
+        events.iter().filter(|e| e["kind"] == "agent_compaction").map(|e| (e["step"].as_str(), e["tokens_before"].as_str(), e["tokens_after"].as_str())).collect();
+    assert_eq!(compactions, [("1", tokens_before.to_string().as_str(), tokens_after.to_string().as_str())]);
+    let runs = read_rows(&out.join("runs.parquet"));
+    assert_eq!(runs[0]["tokens_saved_recorded"], ((tokens_before - tokens_after) * calls_after).to_string(), "{:?}", runs[0]);
+}
+
+/// Claude Code 2.1.39's manual `/compact` (marot/spotter): `preTokens`
+/// 142,431; its first call after bills 3 + 21,448 read + 23,812 written.
+#[test]
+fn a_real_claude_code_compact_boundary_is_an_event_with_its_pre_tokens_and_the_next_billed_prompt() {
+    a_real_compaction_replays_as_an_event("claude-code/spotter__ae4a77f8__lines-1481-1531.jsonl", "spotter-ae4a77f8-lines-1481-1531", 142_431, 45_263, 3);
+}
+
+/// pi's v1 `compaction` entry (badlogic/pi-mono's own session):
+/// `tokensBefore` 184,525; its first call after bills 3 + 32,559 written.
+#[test]
+fn a_real_pi_compaction_entry_is_an_event_with_its_tokens_before_and_the_next_billed_prompt() {
+    a_real_compaction_replays_as_an_event("pi/pi-mono__compact-2638daee__line-1-and-lines-670-674.jsonl", "pi-mono-compact-2638daee-line-1-and-lines-670-674", 184_525, 32_562, 2);
 }
 
 #[test]
