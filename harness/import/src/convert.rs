@@ -236,6 +236,14 @@ impl Builder {
             Item::Compaction(compaction) => {
                 report.compactions_seen += 1;
                 self.compactions.push((self.exchanges.len(), compaction.clone()));
+                // A session opening with the agent's compaction goes on from
+                // the summary, which the agent sends as a user message: it is
+                // the task, and a prompt typed next reaches the model with it.
+                if self.task.is_none() && self.exchanges.is_empty() && !compaction.summary.is_empty() {
+                    self.task = Some(compaction.summary.clone());
+                    self.last_user = LastUser::Task;
+                    self.last_was_user = true;
+                }
             }
         }
     }

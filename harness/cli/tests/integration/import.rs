@@ -191,6 +191,7 @@ fn agent_compactions_and_recorded_cache_writes_are_reported(suite: &Path, out: &
         "constructed-codex-compaction",
         "constructed-openhands-condensation",
         "spotter-ae4a77f8-lines-1481-1531",
+        "spotter-8463c716-lines-714-743",
         "pi-mono-compact-2638daee-line-1-and-lines-670-674",
     ];
     for scenario in formats {
@@ -241,6 +242,16 @@ fn a_real_compaction_replays_as_an_event(fixture: &str, scenario: &str, tokens_b
 #[test]
 fn a_real_claude_code_compact_boundary_is_an_event_with_its_pre_tokens_and_the_next_billed_prompt() {
     a_real_compaction_replays_as_an_event("claude-code/spotter__ae4a77f8__lines-1481-1531.jsonl", "spotter-ae4a77f8-lines-1481-1531", 142_431, 45_263, 3);
+}
+
+/// Claude Code 2.1.39's automatic compaction (marot/spotter): `preTokens`
+/// 167,731; its first call after bills 3 + 21,445 read + 21,155 written. The
+/// session goes on from the summary alone, which is then the task.
+#[test]
+fn a_real_claude_code_auto_compaction_is_an_event_and_its_summary_the_task() {
+    a_real_compaction_replays_as_an_event("claude-code/spotter__8463c716__lines-714-743.jsonl", "spotter-8463c716-lines-714-743", 167_731, 42_603, 2);
+    let scenario = std::fs::read_to_string(repo().join("scenarios/imported/spotter-8463c716-lines-714-743.yaml")).unwrap();
+    assert!(scenario.contains("task: |-\n  This session is being continued from a previous conversation"), "{}", &scenario[..600]);
 }
 
 /// pi's v1 `compaction` entry (badlogic/pi-mono's own session):
