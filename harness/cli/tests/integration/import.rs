@@ -6,7 +6,7 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use crate::tables::read_rows;
+use crate::tables::{Row, read_rows};
 use crate::util::{reloop, repo, stderr, stdout, write};
 
 /// The session fixtures (`harness/import/tests/fixtures/sessions/`), cassettes aside.
@@ -224,17 +224,25 @@ fn agent_compactions_and_recorded_cache_writes_are_reported(suite: &Path, out: &
 /// and the run's `tokens_saved_recorded` is that difference on every call
 /// after it. The sizes are the source's own numbers, read off the file.
 fn a_real_compaction_replays_as_an_event(fixture: &str, scenario: &str, tokens_before: u64, tokens_after: u64, calls_after: u64) {
+    let (compactions, saved) = replayed_compactions(fixture, scenario);
+    assert_eq!(compactions, [[1, tokens_before, tokens_after]]);
+    assert_eq!(saved, ((tokens_before - tokens_after) * calls_after).to_string());
+}
+
+/// Imports `fixture` and replays it through the binary, which must pass as
+/// imported: its `agent_compaction` events as `[step, tokens_before,
+/// tokens_after]`, and the run's `tokens_saved_recorded`.
+fn replayed_compactions(fixture: &str, scenario: &str) -> (Vec<[u64; 3]>, String) {
     let dir = tempfile::tempdir().unwrap();
     import_into(dir.path(), &[repo().join("harness/import/tests/fixtures/sessions").join(fixture)]);
     let out = dir.path().join("run");
     let output = reloop(&repo(), &["run", dir.path().join(format!("{scenario}.yaml")).to_str().unwrap(), "--out", out.to_str().unwrap()]);
-    assert_eq!(output.status.code(), Some(0), "the cut session replays and passes as imported: {}{}", stdout(&output), stderr(&output));
+    assert_eq!(output.status.code(), Some(0), "the session replays and passes as imported: {}{}", stdout(&output), stderr(&output));
     let events = read_rows(&out.join("events.parquet"));
-    let compactions: Vec<(&str, &str, &str)> =
-        events.iter().filter(|e| e["kind"] == "agent_compaction").map(|e| (e["step"].as_str(), e["tokens_before"].as_str(), e["tokens_after"].as_str())).collect();
-    assert_eq!(compactions, [("1", tokens_before.to_string().as_str(), tokens_after.to_string().as_str())]);
+    let number = |e: &Row, key: &str| e[key].parse::<u64>().unwrap_or_else(|_| panic!("{key}: {e:?}"));
+    let compactions = events.iter().filter(|e| e["kind"] == "agent_compaction").map(|e| [number(e, "step"), number(e, "tokens_before"), number(e, "tokens_after")]).collect();
     let runs = read_rows(&out.join("runs.parquet"));
-    assert_eq!(runs[0]["tokens_saved_recorded"], ((tokens_before - tokens_after) * calls_after).to_string(), "{:?}", runs[0]);
+    (compactions, runs[0]["tokens_saved_recorded"].clone())
 }
 
 /// Claude Code 2.1.39's manual `/compact` (marot/spotter): `preTokens`
@@ -259,6 +267,23 @@ fn a_real_claude_code_auto_compaction_is_an_event_and_its_summary_the_task() {
 #[test]
 fn a_real_pi_compaction_entry_is_an_event_with_its_tokens_before_and_the_next_billed_prompt() {
     a_real_compaction_replays_as_an_event("pi/pi-mono__compact-2638daee__line-1-and-lines-670-674.jsonl", "pi-mono-compact-2638daee-line-1-and-lines-670-674", 184_525, 32_562, 2);
+}
+
+/// Rollouts the real Codex CLI 0.169.0 wrote while reloop's mock replayed
+/// scenarios/agents/codex-compaction.yaml (model replies authored, agent
+/// and file real). Remote (`/responses/compact`): before is the compaction
+/// request's own prompt (`latest_token_usage_record`), 8,558 then 5,630;
+/// after the next call's billed 1,965 then 2,005. Local: the summary turn
+/// (`compaction_output`) is the compaction's call, 7,179 then 8,278 before,
+/// 5,981 after each; the session keeps its 3 calls.
+#[test]
+fn a_real_codex_0_169_rollout_compaction_is_an_event_with_the_compacted_prompt_and_the_next_billed_one() {
+    let (remote, saved) = replayed_compactions("codex/codex-0.169-remote-compaction-rollout.jsonl", "codex-0-169-remote-compaction-rollout");
+    assert_eq!((remote, saved.as_str()), (vec![[2, 8_558, 1_965], [3, 5_630, 2_005]], "16811"));
+    let (local, saved) = replayed_compactions("codex/codex-0.169-local-compaction-rollout.jsonl", "codex-0-169-local-compaction-rollout");
+    assert_eq!((local, saved.as_str()), (vec![[2, 7_179, 5_981], [3, 8_278, 5_981]], "4693"));
+    let report = std::fs::read_to_string(repo().join("scenarios/imported/codex-0-169-remote-compaction-rollout.import.json")).unwrap();
+    assert!(report.contains("keep no readable summary") && !report.contains("never compacted"), "{report}");
 }
 
 #[test]
