@@ -81,7 +81,7 @@ pub fn convert(mut session: ImportedSession, options: ConvertOptions) -> Convert
     });
     let recorded_compactions = recorded_compactions(&builder.compactions, &builder.exchanges, &mut report);
     let summaries: Vec<String> = builder.compactions.iter().map(|(_, c)| c.summary.clone()).filter(|s| !s.is_empty()).collect();
-    let compactions = compaction_exchanges(&summaries, &task, &builder.calls, &mut report);
+    let compactions = compaction_exchanges(&summaries, !builder.compactions.is_empty(), &task, &builder.calls, &mut report);
     let tools = tool_fixtures(&session, &options, &builder.calls, &mut report);
     let workspace_root = options.workspace_root.clone().or_else(|| workspace_root(session.cwd.as_deref(), builder.calls.iter().map(|c| &c.call)));
     let main_exchanges = builder.exchanges.len() as u64;
@@ -236,6 +236,14 @@ impl Builder {
             Item::Compaction(compaction) => {
                 report.compactions_seen += 1;
                 self.compactions.push((self.exchanges.len(), compaction.clone()));
+                // A session opening with the agent's compaction goes on from
+                // the summary, which the agent sends as a user message: it is
+                // the task, and a prompt typed next reaches the model with it.
+                if self.task.is_none() && self.exchanges.is_empty() && !compaction.summary.is_empty() {
+                    self.task = Some(compaction.summary.clone());
+                    self.last_user = LastUser::Task;
+                    self.last_was_user = true;
+                }
             }
         }
     }
@@ -293,11 +301,13 @@ fn recorded_compactions(compactions: &[(usize, Compaction)], exchanges: &[Exchan
     recorded
 }
 
-/// The session's own summaries, the last reusable; or one mechanical summary.
-fn compaction_exchanges(summaries: &[String], task: &str, calls: &[CallRecord], report: &mut ImportReport) -> Vec<Exchange> {
+/// The session's own summaries, the last reusable; or one mechanical summary
+/// when it never compacted or kept no summary readable (`compacted`: it did).
+fn compaction_exchanges(summaries: &[String], compacted: bool, task: &str, calls: &[CallRecord], report: &mut ImportReport) -> Vec<Exchange> {
     let compaction = |text: String, reusable: bool| Exchange { purpose: Purpose::Compaction, reusable, parts: vec![text_part(text)], ..Default::default() };
     if summaries.is_empty() {
-        report.synthetic.push("a mechanical compaction summary: the session never compacted".into());
+        let why = if compacted { "the session's compactions keep no readable summary (Codex's remote one is encrypted)" } else { "the session never compacted" };
+        report.synthetic.push(format!("a mechanical compaction summary: {why}"));
         let mut names: Vec<&str> = calls.iter().map(|c| c.call.name.as_str()).collect();
         names.dedup();
         let task_head: String = task.chars().take(400).collect();

@@ -6,7 +6,7 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use crate::tables::read_rows;
+use crate::tables::{Row, read_rows};
 use crate::util::{reloop, repo, stderr, stdout, write};
 
 /// The session fixtures (`harness/import/tests/fixtures/sessions/`), cassettes aside.
@@ -187,7 +187,15 @@ fn imported_sessions_replay_their_calls_and_stay_step_aligned_under_every_strate
 fn agent_compactions_and_recorded_cache_writes_are_reported(suite: &Path, out: &Path, runs: &[crate::tables::Row]) {
     let events = read_rows(&out.join("events.parquet"));
     let import_report = |name: &str| -> serde_json::Value { serde_json::from_str(&std::fs::read_to_string(suite.join(format!("{name}.import.json"))).unwrap()).unwrap() };
-    let formats = ["constructed-claude-code-compaction", "constructed-pi-compaction", "constructed-codex-compaction", "constructed-openhands-condensation"];
+    let formats = [
+        "constructed-claude-code-compaction",
+        "constructed-pi-compaction",
+        "constructed-codex-compaction",
+        "constructed-openhands-condensation",
+        "spotter-ae4a77f8-lines-1481-1531",
+        "spotter-8463c716-lines-714-743",
+        "pi-mono-compact-2638daee-line-1-and-lines-670-674",
+    ];
     for scenario in formats {
         let report = import_report(scenario);
         let compaction = &report["compactions"][0];
@@ -208,7 +216,77 @@ fn agent_compactions_and_recorded_cache_writes_are_reported(suite: &Path, out: &
     let output = reloop(&repo(), &["export", out.to_str().unwrap(), "--otlp", traces.to_str().unwrap()]);
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
     let recorded = std::fs::read_to_string(&traces).unwrap().matches(r#"{"key":"reloop.strategy","value":{"stringValue":"recorded"}}"#).count();
-    assert_eq!(recorded, formats.len() * runs.iter().filter(|r| r["scenario"] == formats[0]).count(), "one span event per agent compaction and run");
+    let compactions: usize = runs.iter().map(|r| import_report(&r["scenario"])["compactions"].as_array().map_or(0, Vec::len)).sum();
+    assert_eq!(recorded, compactions, "one span event per agent compaction and run");
+}
+
+/// A real session that compacted, cut to its compaction and what followed
+/// (SOURCES.md says where), imported and replayed through the binary: the
+/// agent's compaction is an `agent_compaction` event at step 1 with the size
+/// the agent wrote before it and the billed prompt of its first call after,
+/// and the run's `tokens_saved_recorded` is that difference on every call
+/// after it. The sizes are the source's own numbers, read off the file.
+fn a_real_compaction_replays_as_an_event(fixture: &str, scenario: &str, tokens_before: u64, tokens_after: u64, calls_after: u64) {
+    let (compactions, saved) = replayed_compactions(fixture, scenario);
+    assert_eq!(compactions, [[1, tokens_before, tokens_after]]);
+    assert_eq!(saved, ((tokens_before - tokens_after) * calls_after).to_string());
+}
+
+/// Imports `fixture` and replays it through the binary, which must pass as
+/// imported: its `agent_compaction` events as `[step, tokens_before,
+/// tokens_after]`, and the run's `tokens_saved_recorded`.
+fn replayed_compactions(fixture: &str, scenario: &str) -> (Vec<[u64; 3]>, String) {
+    let dir = tempfile::tempdir().unwrap();
+    import_into(dir.path(), &[repo().join("harness/import/tests/fixtures/sessions").join(fixture)]);
+    let out = dir.path().join("run");
+    let output = reloop(&repo(), &["run", dir.path().join(format!("{scenario}.yaml")).to_str().unwrap(), "--out", out.to_str().unwrap()]);
+    assert_eq!(output.status.code(), Some(0), "the session replays and passes as imported: {}{}", stdout(&output), stderr(&output));
+    let events = read_rows(&out.join("events.parquet"));
+    let number = |e: &Row, key: &str| e[key].parse::<u64>().unwrap_or_else(|_| panic!("{key}: {e:?}"));
+    let compactions = events.iter().filter(|e| e["kind"] == "agent_compaction").map(|e| [number(e, "step"), number(e, "tokens_before"), number(e, "tokens_after")]).collect();
+    let runs = read_rows(&out.join("runs.parquet"));
+    (compactions, runs[0]["tokens_saved_recorded"].clone())
+}
+
+/// Claude Code 2.1.39's manual `/compact` (marot/spotter): `preTokens`
+/// 142,431; its first call after bills 3 + 21,448 read + 23,812 written.
+#[test]
+fn a_real_claude_code_compact_boundary_is_an_event_with_its_pre_tokens_and_the_next_billed_prompt() {
+    a_real_compaction_replays_as_an_event("claude-code/spotter__ae4a77f8__lines-1481-1531.jsonl", "spotter-ae4a77f8-lines-1481-1531", 142_431, 45_263, 3);
+}
+
+/// Claude Code 2.1.39's automatic compaction (marot/spotter): `preTokens`
+/// 167,731; its first call after bills 3 + 21,445 read + 21,155 written. The
+/// session goes on from the summary alone, which is then the task.
+#[test]
+fn a_real_claude_code_auto_compaction_is_an_event_and_its_summary_the_task() {
+    a_real_compaction_replays_as_an_event("claude-code/spotter__8463c716__lines-714-743.jsonl", "spotter-8463c716-lines-714-743", 167_731, 42_603, 2);
+    let scenario = std::fs::read_to_string(repo().join("scenarios/imported/spotter-8463c716-lines-714-743.yaml")).unwrap();
+    assert!(scenario.contains("task: |-\n  This session is being continued from a previous conversation"), "{}", &scenario[..600]);
+}
+
+/// pi's v1 `compaction` entry (badlogic/pi-mono's own session):
+/// `tokensBefore` 184,525; its first call after bills 3 + 32,559 written.
+#[test]
+fn a_real_pi_compaction_entry_is_an_event_with_its_tokens_before_and_the_next_billed_prompt() {
+    a_real_compaction_replays_as_an_event("pi/pi-mono__compact-2638daee__line-1-and-lines-670-674.jsonl", "pi-mono-compact-2638daee-line-1-and-lines-670-674", 184_525, 32_562, 2);
+}
+
+/// Rollouts the real Codex CLI 0.169.0 wrote while reloop's mock replayed
+/// scenarios/agents/codex-compaction.yaml (model replies authored, agent
+/// and file real). Remote (`/responses/compact`): before is the compaction
+/// request's own prompt (`latest_token_usage_record`), 8,558 then 5,630;
+/// after the next call's billed 1,965 then 2,005. Local: the summary turn
+/// (`compaction_output`) is the compaction's call, 7,179 then 8,278 before,
+/// 5,981 after each; the session keeps its 3 calls.
+#[test]
+fn a_real_codex_0_169_rollout_compaction_is_an_event_with_the_compacted_prompt_and_the_next_billed_one() {
+    let (remote, saved) = replayed_compactions("codex/codex-0.169-remote-compaction-rollout.jsonl", "codex-0-169-remote-compaction-rollout");
+    assert_eq!((remote, saved.as_str()), (vec![[2, 8_558, 1_965], [3, 5_630, 2_005]], "16811"));
+    let (local, saved) = replayed_compactions("codex/codex-0.169-local-compaction-rollout.jsonl", "codex-0-169-local-compaction-rollout");
+    assert_eq!((local, saved.as_str()), (vec![[2, 7_179, 5_981], [3, 8_278, 5_981]], "4693"));
+    let report = std::fs::read_to_string(repo().join("scenarios/imported/codex-0-169-remote-compaction-rollout.import.json")).unwrap();
+    assert!(report.contains("keep no readable summary") && !report.contains("never compacted"), "{report}");
 }
 
 #[test]

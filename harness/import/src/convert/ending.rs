@@ -275,6 +275,24 @@ mod tests {
         assert_eq!(converted.report.compactions, converted.scenario.recorded_compactions);
     }
 
+    /// A session that opens with the agent's compaction (Claude Code after an
+    /// automatic compaction, or a file cut at its boundary) goes on from the
+    /// summary: the agent sends it as a user message, so it is the task, not
+    /// a made-up one, and a prompt typed next reaches the model with it.
+    #[test]
+    fn a_session_opening_with_a_compaction_has_its_summary_as_the_task() {
+        use crate::session::Compaction;
+        let summary = || Item::Compaction(Compaction::summary("This session is being continued: read a next.".into(), 2));
+        let [first, first_result] = call("a", "read");
+        let resumed = converted(vec![summary(), first, first_result], |_| {});
+        assert_eq!(resumed.scenario.task, "This session is being continued: read a next.");
+        assert!(resumed.report.synthetic.is_empty(), "{:?}", resumed.report.synthetic);
+        let [first, first_result] = call("a", "read");
+        let typed = converted(vec![summary(), user("continue implementation"), first, first_result], |_| {});
+        assert_eq!(typed.scenario.task, "This session is being continued: read a next.\n\ncontinue implementation");
+        assert!(typed.scenario.follow_ups.is_empty());
+    }
+
     /// A session whose only model call failed was given a made-up final
     /// answer before the failed call, so its replay ended `final_answer`.
     #[test]

@@ -1,7 +1,8 @@
 //! Codex CLI rollouts (openai/codex, `codex-rs/protocol` `RolloutItem` and
 //! `codex-rs/core/src/rollout`): JSONL of `{timestamp, type, payload}` with
 //! `session_meta`, `response_item`, `turn_context`, `event_msg` and
-//! `compacted`. Rollouts before the wrapper (2025 spring) hold a bare header
+//! `compacted` (0.169 adds `world_state` and `token_usage_record`).
+//! Rollouts before the wrapper (2025 spring) hold a bare header
 //! `{id, timestamp, instructions}` and bare response items, plus
 //! `record_type: state` lines; both are read.
 //!
@@ -22,7 +23,7 @@ const CONTEXT_PREFIXES: [&str; 5] = ["<environment_context>", "<user_instruction
 /// Reads a Codex rollout.
 pub fn parse(text: &str) -> ImportedSession {
     let mut session = ImportedSession { format: "codex", agent: Some("codex"), ..Default::default() };
-    let mut reader = Reader { session: &mut session, open: None, context: Vec::new(), pending_usage: None, last_total: None };
+    let mut reader = Reader { session: &mut session, open: None, context: Vec::new(), pending_usage: None, last_total: None, compaction_output: false };
     for record in records(text, &mut reader.session.lines) {
         reader.record(&record);
     }
@@ -45,6 +46,9 @@ struct Reader<'s> {
     pending_usage: Option<RecordedUsage>,
     /// The previous count's running total: an equal one is a repeat.
     last_total: Option<Value>,
+    /// A local compaction's summary turn was just read: the next count is
+    /// its usage, not a turn's.
+    compaction_output: bool,
 }
 
 impl Reader<'_> {
@@ -74,14 +78,26 @@ impl Reader<'_> {
                     self.session.model = Some(model.to_owned());
                 }
             }
+            // Codex 0.169's local compaction: its summary turn, the
+            // compaction's own model call.
+            "response_item" if value.pointer("/metadata/compaction_output") == Some(&Value::Bool(true)) => {
+                self.compaction_output = true;
+                self.session.lines.ignore_record(record, "compaction output");
+            }
             "response_item" => self.item(record, payload),
             "event_msg" => self.event(record, payload),
             "compacted" => {
                 self.close();
                 self.session.lines.use_record(record);
                 let summary = str_at(payload, "message").unwrap_or_default().to_owned();
-                self.session.items.push(Item::Compaction(Compaction::summary(summary, record.line)));
+                // Codex 0.169 keeps the compaction request's own usage: its
+                // prompt is the history the agent compacted.
+                let before = payload.get("latest_token_usage_record").and_then(|r| r.get("usage")).and_then(|u| u.get("input_tokens")).and_then(Value::as_u64);
+                self.session.items.push(Item::Compaction(Compaction { tokens_before: before, ..Compaction::summary(summary, record.line) }));
             }
+            // Codex 0.169's resume state and per-response usage records: the
+            // `token_count` events carry the same usage.
+            kind @ ("world_state" | "token_usage_record") => self.session.lines.ignore_record(record, kind),
             other => self.session.lines.skip_record(record, format!("unknown rollout line type `{other}`: skipped")),
         }
     }
@@ -175,6 +191,9 @@ impl Reader<'_> {
                     return self.session.lines.ignore_record(record, "token_count repeated");
                 }
                 self.last_total = total;
+                if std::mem::take(&mut self.compaction_output) {
+                    return self.session.lines.ignore_record(record, "compaction output");
+                }
                 self.session.lines.use_record(record);
                 if let Some(window) = info.and_then(|info| info.get("model_context_window")).and_then(Value::as_u64) {
                     self.session.context_window = Some(window);
@@ -240,4 +259,58 @@ fn latest_response(items: &mut [Item]) -> Option<&mut AssistantTurn> {
         }
     }
     None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Codex 0.169 writes `world_state` and `token_usage_record` lines beside
+    /// the `token_count` events, and its `compacted` line carries the usage of
+    /// the compaction request itself (`latest_token_usage_record`): the
+    /// prompt the agent compacted, the size before. Lines cut from the real
+    /// rollout bundled as `codex-0.169-remote-compaction-rollout`.
+    #[test]
+    fn a_0_169_compacted_line_states_the_prompt_it_compacted_and_its_new_lines_are_known() {
+        let text = [
+            r#"{"timestamp":"t","type":"response_item","payload":{"type":"message","role":"user","content":[{"type":"input_text","text":"Print the numbers"}]}}"#,
+            r#"{"timestamp":"t","type":"world_state","payload":{"full":true,"state":{}}}"#,
+            r#"{"timestamp":"t","type":"response_item","payload":{"type":"function_call","name":"exec_command","arguments":"{\"cmd\":\"seq 1 1200\"}","call_id":"call_000_0"}}"#,
+            r#"{"timestamp":"t","type":"token_usage_record","payload":{"response_id":"resp_1","usage":{"input_tokens":5893,"cached_input_tokens":0,"output_tokens":16}}}"#,
+            r#"{"timestamp":"t","type":"response_item","payload":{"type":"function_call_output","call_id":"call_000_0","output":"1\n2"}}"#,
+            r#"{"timestamp":"t","type":"event_msg","payload":{"type":"token_count","info":{"total_token_usage":{"input_tokens":5893},"last_token_usage":{"input_tokens":5893,"cached_input_tokens":0,"output_tokens":16}}}}"#,
+            r#"{"timestamp":"t","type":"compacted","payload":{"message":"","replacement_history":[],"compaction_response_id":"resp_2","latest_token_usage_record":{"response_id":"resp_2","usage":{"input_tokens":8558,"cached_input_tokens":5888,"output_tokens":194}}}}"#,
+        ]
+        .join("\n");
+        let session = parse(&text);
+        assert!(session.lines.skipped.is_empty(), "{:?}", session.lines.skipped);
+        assert_eq!((session.lines.ignored.get("world_state"), session.lines.ignored.get("token_usage_record")), (Some(&1), Some(&1)));
+        let Some(Item::Compaction(compaction)) = session.items.last() else { panic!("{:?}", session.items) };
+        assert_eq!((compaction.tokens_before, compaction.tokens_after, compaction.line), (Some(8_558), None, 7));
+    }
+
+    /// Codex 0.169's local compaction writes its summary turn as an
+    /// assistant message marked `metadata.compaction_output`, then its
+    /// `token_count`: that call is the compaction's, not one of the
+    /// session's turns, and its count is not the next turn's usage.
+    #[test]
+    fn a_0_169_local_compaction_output_and_its_count_are_not_a_turn() {
+        let count = |input: u64, total: u64| format!(r#"{{"type":"event_msg","payload":{{"type":"token_count","info":{{"total_token_usage":{{"input_tokens":{total}}},"last_token_usage":{{"input_tokens":{input},"output_tokens":1}}}}}}}}"#);
+        let text = [
+            r#"{"type":"response_item","payload":{"type":"message","role":"user","content":[{"type":"input_text","text":"Print the numbers"}]}}"#.to_owned(),
+            r#"{"type":"response_item","payload":{"type":"function_call","name":"exec_command","arguments":"{}","call_id":"c0"}}"#.to_owned(),
+            r#"{"type":"response_item","payload":{"type":"function_call_output","call_id":"c0","output":"1"}}"#.to_owned(),
+            count(5883, 5883),
+            r#"{"type":"response_item","payload":{"type":"message","role":"assistant","content":[{"type":"output_text","text":"Handoff summary"}]},"metadata":{"compaction_output":true}}"#.to_owned(),
+            count(7179, 13_062),
+            r#"{"type":"compacted","payload":{"message":"Another language model started. Handoff summary","latest_token_usage_record":{"usage":{"input_tokens":7179}}}}"#.to_owned(),
+            r#"{"type":"response_item","payload":{"type":"message","role":"assistant","content":[{"type":"output_text","text":"Done."}]}}"#.to_owned(),
+            count(5981, 19_043),
+        ]
+        .join("\n");
+        let session = parse(&text);
+        let turns: Vec<(&str, Option<u64>)> = session.items.iter().filter_map(|i| if let Item::Assistant(t) = i { Some((t.text.as_str(), t.usage.map(|u| u.input_tokens))) } else { None }).collect();
+        assert_eq!(turns, [("", Some(5883)), ("Done.", Some(5981))]);
+        assert_eq!(session.lines.ignored.get("compaction output"), Some(&2));
+    }
 }
