@@ -159,6 +159,15 @@ fn replay_tools(document: &Value) -> Vec<ToolSpec> {
     tools
 }
 
+/// A call's `arguments`: a JSON string parsed where it parses, a value as is.
+fn arguments_of(arguments: Option<&Value>) -> Arguments {
+    match arguments {
+        Some(Value::String(text)) => Arguments::from_text(text),
+        Some(value) => Arguments::Json(value.clone()),
+        None => Arguments::Json(Value::Object(Default::default())),
+    }
+}
+
 /// `tool_calls` of an OpenAI chat message, arguments parsed where they parse.
 fn chat_tool_calls(message: &Value) -> Vec<ToolCall> {
     message
@@ -168,11 +177,7 @@ fn chat_tool_calls(message: &Value) -> Vec<ToolCall> {
         .flatten()
         .map(|call| {
             let function = call.get("function").unwrap_or(&Value::Null);
-            let arguments = match function.get("arguments") {
-                Some(Value::String(text)) => Arguments::from_text(text),
-                Some(value) => Arguments::Json(value.clone()),
-                None => Arguments::Json(Value::Object(Default::default())),
-            };
+            let arguments = arguments_of(function.get("arguments"));
             ToolCall { id: str_at(call, "id").unwrap_or_default().to_owned(), name: str_at(function, "name").unwrap_or_default().to_owned(), arguments }
         })
         .collect()
@@ -277,11 +282,7 @@ pub fn parse_sdk(events: &[Value], base_state: &Value) -> ImportedSession {
             }
             ("ActionEvent", _) => {
                 let call = event.get("tool_call").unwrap_or(&Value::Null);
-                let arguments = match call.get("arguments") {
-                    Some(Value::String(text)) => Arguments::from_text(text),
-                    Some(value) => Arguments::Json(value.clone()),
-                    None => Arguments::Json(Value::Object(Default::default())),
-                };
+                let arguments = arguments_of(call.get("arguments"));
                 let call = ToolCall { id: str_at(call, "id").unwrap_or_default().to_owned(), name: str_at(call, "name").unwrap_or_default().to_owned(), arguments };
                 let response = str_at(event, "llm_response_id");
                 if let (Some(response), Some(Item::Assistant(turn))) = (response, session.items.last_mut())
