@@ -85,6 +85,9 @@ pub enum ImportError {
 
 /// Reads `path` as `format` (or detects it) into a session.
 pub fn read_session(path: &Path, format: Option<Format>) -> Result<ImportedSession, ImportError> {
+    if path.is_dir() {
+        return read_sdk_folder(path);
+    }
     let text = read_input(path)?;
     let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
     let format = format.or_else(|| detect(&name, &text)).ok_or_else(|| ImportError::UnknownFormat { path: path.to_owned() })?;
@@ -95,6 +98,26 @@ pub fn read_session(path: &Path, format: Option<Format>) -> Result<ImportedSessi
         Format::OpenaiMessages => formats::openai_messages::parse(&text),
         Format::Atif => formats::atif::parse(&text),
     })
+}
+
+/// An OpenHands SDK conversation folder, as the SDK persists it:
+/// `base_state.json` and `events/event-NNNNN-<id>.json`, one event per file,
+/// in the order of their names.
+fn read_sdk_folder(path: &Path) -> Result<ImportedSession, ImportError> {
+    let refuse = |message: String| ImportError::Input { path: path.to_owned(), message };
+    let json = |file: &Path| -> Result<serde_json::Value, ImportError> {
+        serde_json::from_str(&read_input(file)?).map_err(|error| ImportError::Input { path: file.to_owned(), message: format!("not JSON: {error}") })
+    };
+    let events_dir = path.join("events");
+    let listing = std::fs::read_dir(&events_dir).map_err(|error| refuse(format!("a folder is read as an OpenHands SDK conversation, but {} cannot be listed: {error}", events_dir.display())))?;
+    let mut files: Vec<PathBuf> = listing
+        .filter_map(|entry| entry.ok().map(|e| e.path()))
+        .filter(|file| file.file_name().is_some_and(|n| n.to_string_lossy().starts_with("event-")) && file.extension().is_some_and(|e| e == "json"))
+        .collect();
+    files.sort();
+    let events = files.iter().map(|file| json(file)).collect::<Result<Vec<_>, _>>()?;
+    let base_state = json(&path.join("base_state.json"))?;
+    Ok(formats::openai_messages::parse_sdk(&events, &base_state))
 }
 
 /// Reads a `--tools` file: a JSON or YAML list of `{name, description,

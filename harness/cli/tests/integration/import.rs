@@ -13,9 +13,13 @@ use crate::util::{reloop, repo, stderr, stdout, write};
 fn session_fixtures() -> Vec<PathBuf> {
     let root = repo().join("harness/import/tests/fixtures/sessions");
     let mut files = Vec::new();
-    for format in ["pi", "codex", "claude-code", "openai-messages", "atif"] {
+    for format in ["pi", "codex", "claude-code", "openai-messages", "atif", "openhands"] {
         for entry in std::fs::read_dir(root.join(format)).unwrap() {
-            files.push(entry.unwrap().path());
+            let path = entry.unwrap().path();
+            // openhands/ holds SDK conversation folders beside how they were made.
+            if format != "openhands" || path.is_dir() {
+                files.push(path);
+            }
         }
     }
     files.sort();
@@ -270,6 +274,17 @@ fn a_real_claude_code_auto_compaction_is_an_event_and_its_summary_the_task() {
 #[test]
 fn a_real_pi_compaction_entry_is_an_event_with_its_tokens_before_and_the_next_billed_prompt() {
     a_real_compaction_replays_as_an_event("pi/pi-mono__compact-2638daee__line-1-and-lines-670-674.jsonl", "pi-mono-compact-2638daee-line-1-and-lines-670-674", 184_525, 32_562, 2);
+}
+
+/// OpenHands SDK 1.58.2's `Condensation` (a conversation folder the real SDK
+/// wrote against reloop's mock, model replies authored): the agent's fifth
+/// call billed 3,916 prompt tokens, its first after the condensation (step 6)
+/// 3,827; the condenser's own 661-token call is not one of the agent's.
+#[test]
+fn a_real_openhands_sdk_condensation_is_an_event_with_the_prompt_before_and_the_next_billed_one() {
+    let name = "openhands-sdk-1-58-2-condensation-against-reloop-mock";
+    let (compactions, saved) = replayed_compactions(&format!("openhands/{name}"), name);
+    assert_eq!((compactions, saved.as_str()), (vec![[6, 3_916, 3_827]], "178"));
 }
 
 /// Rollouts the real Codex CLI 0.169.0 wrote while reloop's mock replayed

@@ -10,6 +10,11 @@
 //!   actions of one response share it and become one turn; observations
 //!   answer by `tool_call_metadata.tool_call_id`.
 //!
+//! - OpenHands SDK (V1) conversation folders (OpenHands/software-agent-sdk):
+//!   one event per file, told by `kind`; the usage of each LLM call is not in
+//!   its events but in `base_state.json`'s `stats.usage_to_metrics.*.token_usages`,
+//!   by `response_id`, which `ActionEvent`s name as `llm_response_id`.
+//!
 //! The accounting unit is a message (SWE-agent) or an event (OpenHands).
 
 use reloop_wire::ToolSpec;
@@ -154,6 +159,15 @@ fn replay_tools(document: &Value) -> Vec<ToolSpec> {
     tools
 }
 
+/// A call's `arguments`: a JSON string parsed where it parses, a value as is.
+fn arguments_of(arguments: Option<&Value>) -> Arguments {
+    match arguments {
+        Some(Value::String(text)) => Arguments::from_text(text),
+        Some(value) => Arguments::Json(value.clone()),
+        None => Arguments::Json(Value::Object(Default::default())),
+    }
+}
+
 /// `tool_calls` of an OpenAI chat message, arguments parsed where they parse.
 fn chat_tool_calls(message: &Value) -> Vec<ToolCall> {
     message
@@ -163,11 +177,7 @@ fn chat_tool_calls(message: &Value) -> Vec<ToolCall> {
         .flatten()
         .map(|call| {
             let function = call.get("function").unwrap_or(&Value::Null);
-            let arguments = match function.get("arguments") {
-                Some(Value::String(text)) => Arguments::from_text(text),
-                Some(value) => Arguments::Json(value.clone()),
-                None => Arguments::Json(Value::Object(Default::default())),
-            };
+            let arguments = arguments_of(function.get("arguments"));
             ToolCall { id: str_at(call, "id").unwrap_or_default().to_owned(), name: str_at(function, "name").unwrap_or_default().to_owned(), arguments }
         })
         .collect()
@@ -226,6 +236,86 @@ fn openhands(session: &mut ImportedSession, events: &[Value]) {
     }
 }
 
+/// Reads an OpenHands SDK conversation: its `events` in file order and its
+/// `base_state.json` (for the usage of each LLM response).
+pub fn parse_sdk(events: &[Value], base_state: &Value) -> ImportedSession {
+    let mut session = ImportedSession { format: "openai-messages", ..Default::default() };
+    session.submit_tools = &["finish"];
+    session.model = base_state.pointer("/agent/llm/model").and_then(Value::as_str).map(str::to_owned);
+    let usages: Vec<&Value> = base_state
+        .pointer("/stats/usage_to_metrics")
+        .and_then(Value::as_object)
+        .into_iter()
+        .flat_map(|metrics| metrics.values())
+        .filter_map(|metrics| metrics.get("token_usages").and_then(Value::as_array))
+        .flatten()
+        .collect();
+    let usage_of = |response: &str| {
+        usages.iter().find(|usage| str_at(usage, "response_id") == Some(response)).map(|usage| RecordedUsage {
+            input_tokens: u64_at(usage, "prompt_tokens"),
+            output_tokens: u64_at(usage, "completion_tokens"),
+            cache_read_tokens: u64_at(usage, "cache_read_tokens"),
+            cache_write_tokens: u64_at(usage, "cache_write_tokens"),
+            ..RecordedUsage::default()
+        })
+    };
+    let mut last_response: Option<&str> = None;
+    for (index, event) in events.iter().enumerate() {
+        let unit = index + 1;
+        session.lines.read += 1;
+        let kind = str_at(event, "kind").unwrap_or("?");
+        match (kind, str_at(event, "source")) {
+            ("SystemPromptEvent", _) => {
+                session.lines.used += 1;
+                session.system = event.pointer("/system_prompt/text").and_then(Value::as_str).map(str::to_owned);
+            }
+            ("MessageEvent", Some("user")) => {
+                session.lines.used += 1;
+                let text = content_text(event.pointer("/llm_message/content").unwrap_or(&Value::Null));
+                session.items.push(Item::User { text, line: unit });
+            }
+            ("MessageEvent", Some("agent")) => {
+                session.lines.used += 1;
+                let text = content_text(event.pointer("/llm_message/content").unwrap_or(&Value::Null));
+                let usage = str_at(event, "llm_response_id").and_then(&usage_of);
+                session.items.push(Item::Assistant(AssistantTurn { line: unit, text, model: session.model.clone(), usage, ..Default::default() }));
+            }
+            ("ActionEvent", _) => {
+                let call = event.get("tool_call").unwrap_or(&Value::Null);
+                let arguments = arguments_of(call.get("arguments"));
+                let call = ToolCall { id: str_at(call, "id").unwrap_or_default().to_owned(), name: str_at(call, "name").unwrap_or_default().to_owned(), arguments };
+                let response = str_at(event, "llm_response_id");
+                if let (Some(response), Some(Item::Assistant(turn))) = (response, session.items.last_mut())
+                    && last_response == Some(response)
+                {
+                    turn.tool_calls.push(call);
+                    session.lines.join(unit, "another action of the same model response: joined");
+                    continue;
+                }
+                last_response = response;
+                session.lines.used += 1;
+                let text = content_text(event.get("thought").unwrap_or(&Value::Null));
+                let usage = response.and_then(&usage_of);
+                session.items.push(Item::Assistant(AssistantTurn { line: unit, text, tool_calls: vec![call], model: session.model.clone(), usage, ..Default::default() }));
+            }
+            ("ObservationEvent", _) => {
+                session.lines.used += 1;
+                let output = content_text(event.pointer("/observation/content").unwrap_or(&Value::Null));
+                let is_error = event.pointer("/observation/is_error").and_then(Value::as_bool).unwrap_or(false);
+                session.items.push(Item::ToolResult(ToolResult { call_id: str_at(event, "tool_call_id").unwrap_or_default().to_owned(), output, is_error, line: unit }));
+            }
+            // The condenser forgot `forgotten_event_ids` and wrote `summary`;
+            // its size before and after comes from the calls around it.
+            ("Condensation", _) => {
+                session.lines.used += 1;
+                session.items.push(Item::Compaction(Compaction::summary(str_at(event, "summary").unwrap_or_default().to_owned(), unit)));
+            }
+            (kind, source) => session.lines.ignore(&format!("{} event {kind}", source.unwrap_or("unknown"))),
+        }
+    }
+    session
+}
+
 /// One turn from a `chat.completion`: its first choice and its usage.
 fn completion_turn(response: &Value, unit: usize) -> AssistantTurn {
     let message = response.pointer("/choices/0/message").unwrap_or(&Value::Null);
@@ -244,4 +334,29 @@ fn completion_turn(response: &Value, unit: usize) -> AssistantTurn {
         });
     }
     turn
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const SDK: &str = "tests/fixtures/sessions/openhands/openhands-sdk-1-58-2-condensation-against-reloop-mock";
+
+    #[test]
+    fn a_real_openhands_sdk_condensation_is_a_compaction_between_calls_with_their_usage() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(SDK);
+        let mut files: Vec<_> = std::fs::read_dir(root.join("events")).unwrap().map(|e| e.unwrap().path()).filter(|p| p.extension().is_some_and(|e| e == "json")).collect();
+        files.sort();
+        let events: Vec<Value> = files.iter().map(|f| serde_json::from_str(&std::fs::read_to_string(f).unwrap()).unwrap()).collect();
+        let base_state: Value = serde_json::from_str(&std::fs::read_to_string(root.join("base_state.json")).unwrap()).unwrap();
+        let session = parse_sdk(&events, &base_state);
+        let prompts: Vec<u64> = session.items.iter().filter_map(|item| if let Item::Assistant(turn) = item { turn.usage.as_ref().map(|u| u.input_tokens) } else { None }).collect();
+        assert_eq!(prompts, [3766, 3803, 3842, 3881, 3916, 3827, 3863], "the agent's calls, not the condenser's");
+        let compaction = session.items.iter().position(|item| matches!(item, Item::Compaction(_))).expect("the condensation");
+        assert_eq!(session.items.iter().take(compaction).filter(|item| matches!(item, Item::Assistant(_))).count(), 5);
+        assert!(matches!(&session.items[compaction], Item::Compaction(c) if c.summary.starts_with("USER_CONTEXT: plan a release checklist")));
+        assert!(session.system.as_deref().is_some_and(|s| s.contains("OpenHands")));
+        assert_eq!(session.lines.read, 17);
+        assert_eq!(session.lines.used, 17);
+    }
 }
