@@ -344,12 +344,7 @@ mod tests {
 
     #[test]
     fn a_real_openhands_sdk_condensation_is_a_compaction_between_calls_with_their_usage() {
-        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(SDK);
-        let mut files: Vec<_> = std::fs::read_dir(root.join("events")).unwrap().map(|e| e.unwrap().path()).filter(|p| p.extension().is_some_and(|e| e == "json")).collect();
-        files.sort();
-        let events: Vec<Value> = files.iter().map(|f| serde_json::from_str(&std::fs::read_to_string(f).unwrap()).unwrap()).collect();
-        let base_state: Value = serde_json::from_str(&std::fs::read_to_string(root.join("base_state.json")).unwrap()).unwrap();
-        let session = parse_sdk(&events, &base_state);
+        let session = crate::read_session(&std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(SDK), None).unwrap();
         let prompts: Vec<u64> = session.items.iter().filter_map(|item| if let Item::Assistant(turn) = item { turn.usage.as_ref().map(|u| u.input_tokens) } else { None }).collect();
         assert_eq!(prompts, [3766, 3803, 3842, 3881, 3916, 3827, 3863], "the agent's calls, not the condenser's");
         let compaction = session.items.iter().position(|item| matches!(item, Item::Compaction(_))).expect("the condensation");

@@ -99,13 +99,7 @@ fn responses_reasoning_encrypted_and_tool_call() {
 fn the_rendered_bytes_stay_the_same() {
     let mut digests = Vec::new();
     for (api, dir) in [(Format::OpenaiChat, "openai-chat"), (Format::OpenaiResponses, "openai-responses"), (Format::Anthropic, "anthropic-messages")] {
-        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../wire/tests/data").join(dir);
-        let mut files: Vec<_> = std::fs::read_dir(&root).unwrap().map(|entry| entry.unwrap().path()).collect();
-        files.sort();
-        for file in files {
-            let name = file.file_name().unwrap().to_string_lossy().into_owned();
-            let text = std::fs::read_to_string(&file).unwrap();
-            let body = if name.ends_with(".chunks.jsonl") { framed(&text, api != Format::OpenaiChat) } else if name.ends_with(".sse") { text } else { continue };
+        for (name, body) in streamed_captures(api, dir) {
             let headers = [("content-type".to_owned(), "text/event-stream".to_owned())];
             let Ok(recorded) = exchange_from_wire(api, WireResponse { status: 200, headers: &headers, body: body.as_bytes() }, body.as_bytes()) else {
                 digests.push(format!("{dir}/{name}: unreadable"));
@@ -147,6 +141,24 @@ fn renderings(case: &str, reply: &Reply, model: String) -> Vec<String> {
     lines
 }
 
+/// Every streamed capture of `api` in `wire/tests/data/DIR`, by file name
+/// in order, as the SSE body a provider sent (`.sse` as it is, a
+/// `.chunks.jsonl` framed).
+fn streamed_captures(api: Format, dir: &str) -> Vec<(String, String)> {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../wire/tests/data").join(dir);
+    let mut files: Vec<_> = std::fs::read_dir(&root).unwrap().map(|entry| entry.unwrap().path()).collect();
+    files.sort();
+    files
+        .into_iter()
+        .filter_map(|file| {
+            let name = file.file_name().unwrap().to_string_lossy().into_owned();
+            let text = std::fs::read_to_string(&file).unwrap();
+            let body = if name.ends_with(".chunks.jsonl") { framed(&text, api != Format::OpenaiChat) } else if name.ends_with(".sse") { text } else { return None };
+            Some((name, body))
+        })
+        .collect()
+}
+
 /// The kinds of event that carry usage in a stream (Chat: what the chunk's
 /// delta carries, `usage` for a chunk without choices; Gemini: `chunk`).
 fn usage_carriers(body: &str) -> std::collections::BTreeSet<String> {
@@ -175,13 +187,7 @@ fn usage_is_streamed_only_where_the_recording_streamed_it() {
     let dirs = [(Format::OpenaiChat, "openai-chat"), (Format::OpenaiResponses, "openai-responses"), (Format::Anthropic, "anthropic-messages"), (Format::Gemini, "gemini")];
     let mut checked = std::collections::BTreeMap::<&str, usize>::new();
     for (api, dir) in dirs {
-        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../wire/tests/data").join(dir);
-        let mut files: Vec<_> = std::fs::read_dir(&root).unwrap().map(|entry| entry.unwrap().path()).collect();
-        files.sort();
-        for file in files {
-            let name = file.file_name().unwrap().to_string_lossy().into_owned();
-            let text = std::fs::read_to_string(&file).unwrap();
-            let body = if name.ends_with(".chunks.jsonl") { framed(&text, api != Format::OpenaiChat) } else if name.ends_with(".sse") { text } else { continue };
+        for (name, body) in streamed_captures(api, dir) {
             let headers = [("content-type".to_owned(), "text/event-stream".to_owned())];
             let Ok(recorded) = exchange_from_wire(api, WireResponse { status: 200, headers: &headers, body: body.as_bytes() }, body.as_bytes()) else { continue };
             let carriers = usage_carriers(&body);

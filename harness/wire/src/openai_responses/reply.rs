@@ -6,7 +6,7 @@
 use serde_json::{Value, json};
 
 use crate::openai_responses::{Response, ResponseMeta, ResponsesRequest};
-use crate::parts::{Extra, Part, lay_over};
+use crate::parts::{Part, lay_over};
 use crate::reply::{CREATED, IdShape, Reply, ReplyMeta};
 use crate::split::{argument_pieces, text_pieces};
 use crate::{Format, ModelTurn, Prompt, sse};
@@ -97,8 +97,6 @@ fn envelope(reply: &Reply, meta: &ReplyMeta) -> Value {
 
 fn items(reply: &Reply, request_index: usize) -> Vec<Item> {
     let recorded_here = reply.extra_for(Format::OpenaiResponses).is_some();
-    let no_extra = Extra::new();
-    let extra_of = |part| if recorded_here { part_extra(part, &no_extra) } else { &no_extra };
     let mut items: Vec<Item> = Vec::new();
     let mut message_id: Option<Option<String>> = None;
     for (slot, part) in reply.parts.iter().enumerate() {
@@ -110,7 +108,9 @@ fn items(reply: &Reply, request_index: usize) -> Vec<Item> {
                 if !joins {
                     let id = id.clone().unwrap_or_else(|| item_id("msg_"));
                     let mut added = json!({ "id": id, "type": "message", "status": "in_progress", "content": [], "role": "assistant" });
-                    lay_over(&mut added, extra_of(part));
+                    if let Some(extra) = part.extra().filter(|_| recorded_here) {
+                        lay_over(&mut added, extra);
+                    }
                     let mut whole = added.clone();
                     whole["status"] = json!("completed");
                     items.push(Item { added, events: Vec::new(), whole });
@@ -133,7 +133,9 @@ fn items(reply: &Reply, request_index: usize) -> Vec<Item> {
                 let arguments = call.arguments.to_wire();
                 let id = call.item_id.clone().unwrap_or_else(|| item_id("fc_"));
                 let mut whole = json!({ "id": id, "type": "function_call", "status": "completed", "arguments": arguments, "call_id": call.id, "name": call.name });
-                lay_over(&mut whole, extra_of(part));
+                if let Some(extra) = part.extra().filter(|_| recorded_here) {
+                    lay_over(&mut whole, extra);
+                }
                 let mut added = whole.clone();
                 added["status"] = json!("in_progress");
                 added["arguments"] = json!("");
@@ -160,11 +162,6 @@ fn items(reply: &Reply, request_index: usize) -> Vec<Item> {
         }
     }
     items
-}
-
-/// `part`'s unmodelled fields, or `none`.
-fn part_extra<'a>(part: &'a Part, none: &'a Extra) -> &'a Extra {
-    part.extra().unwrap_or(none)
 }
 
 /// The events and the whole content part of one text or refusal part.
