@@ -86,7 +86,13 @@ pub enum ImportError {
 /// Reads `path` as `format` (or detects it) into a session.
 pub fn read_session(path: &Path, format: Option<Format>) -> Result<ImportedSession, ImportError> {
     if path.is_dir() {
-        return read_sdk_folder(path);
+        return match format {
+            None | Some(Format::OpenaiMessages) => read_sdk_folder(path),
+            Some(other) => Err(ImportError::Input {
+                path: path.to_owned(),
+                message: format!("a folder is read only as an OpenHands SDK conversation (format openai-messages), not as {}: name the session file instead", other.name()),
+            }),
+        };
     }
     let text = read_input(path)?;
     let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
@@ -201,4 +207,17 @@ pub fn scenario_name(path: &Path) -> String {
         name = name.replace("--", "-");
     }
     name.trim_matches('-').to_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_folder_named_with_a_file_format_is_refused_not_read_as_another() {
+        let folder = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/sessions/openhands/openhands-sdk-1-58-2-condensation-against-reloop-mock");
+        let error = read_session(&folder, Some(Format::Pi)).unwrap_err().to_string();
+        assert!(error.contains("openhands-sdk-1-58-2-condensation-against-reloop-mock") && error.contains("not as pi"), "{error}");
+        assert_eq!(read_session(&folder, Some(Format::OpenaiMessages)).unwrap().items.len(), read_session(&folder, None).unwrap().items.len());
+    }
 }

@@ -523,7 +523,9 @@ fn run_bundled(dir: &Path, names: &[&str]) -> PathBuf {
 /// failed`: no status recorded, so the fault is a 500 through the retries),
 /// a context overflow (the session file real pi 0.73.1 wrote against the
 /// mock's `scenarios/agents/pi-context-overflow.yaml`: its second call
-/// refused with Anthropic's 400 "prompt is too long").
+/// refused with Anthropic's 400 "prompt is too long"; and the folder the
+/// real OpenHands SDK 1.58.2 wrote when the mock's 4,000-token window
+/// refused its fifth call, an `LLMContextWindowExceedError`).
 #[test]
 fn a_real_session_of_each_ending_replays_to_that_ending() {
     let dir = tempfile::tempdir().unwrap();
@@ -533,6 +535,7 @@ fn a_real_session_of_each_ending_replays_to_that_ending() {
         ("swe-agent-function-calling-simple", "submitted", 5),
         ("openclaw-session-8555a0a4-first-9-lines", "llm_error", 0),
         ("pi-context-overflow-against-reloop-mock", "context_exceeded", 1),
+        ("openhands-sdk-1-58-2-context-overflow-against-reloop-mock", "context_exceeded", 4),
     ];
     let out = run_bundled(dir.path(), &endings.map(|(name, _, _)| name));
     let runs = read_rows(&out.join("runs.parquet"));

@@ -299,10 +299,30 @@ pub fn parse_sdk(events: &[Value], base_state: &Value) -> ImportedSession {
                 session.items.push(Item::Assistant(AssistantTurn { line: unit, text, tool_calls: vec![call], model: session.model.clone(), usage, ..Default::default() }));
             }
             ("ObservationEvent", _) => {
-                session.lines.used += 1;
                 let output = content_text(event.pointer("/observation/content").unwrap_or(&Value::Null));
                 let is_error = event.pointer("/observation/is_error").and_then(Value::as_bool).unwrap_or(false);
-                session.items.push(Item::ToolResult(ToolResult { call_id: str_at(event, "tool_call_id").unwrap_or_default().to_owned(), output, is_error, line: unit }));
+                sdk_tool_result(&mut session, event, output, is_error, unit);
+            }
+            // The scaffold's answer to a call it could not carry out (arguments
+            // that fail the tool's schema, a tool that raised, a cancelled
+            // call): the model reads `error` as the call's result.
+            ("AgentErrorEvent", _) => {
+                let output = str_at(event, "error").unwrap_or_default().to_owned();
+                sdk_tool_result(&mut session, event, output, true, unit);
+            }
+            // A call the user (confirmation mode) or a hook refused, with the
+            // text the SDK sends the model in its place.
+            ("UserRejectObservation", _) => {
+                let output = format!("Action rejected: {}", str_at(event, "rejection_reason").unwrap_or("User rejected the action"));
+                sdk_tool_result(&mut session, event, output, true, unit);
+            }
+            ("ConversationErrorEvent", _) => {
+                session.lines.used += 1;
+                let (code, detail) = (str_at(event, "code").unwrap_or("?"), str_at(event, "detail").unwrap_or_default());
+                match sdk_provider_error(code, detail, unit) {
+                    Some(error) => session.items.push(Item::ProviderError(error)),
+                    None => session.lines.warn(unit, format!("the run stopped on {code} ({detail}), not a failed model call: the log ends there")),
+                }
             }
             // The condenser forgot `forgotten_event_ids` and wrote `summary`;
             // its size before and after comes from the calls around it.
@@ -314,6 +334,43 @@ pub fn parse_sdk(events: &[Value], base_state: &Value) -> ImportedSession {
         }
     }
     session
+}
+
+/// An SDK observation of any kind (`ObservationEvent`, `AgentErrorEvent`,
+/// `UserRejectObservation`): the result of the call it names.
+fn sdk_tool_result(session: &mut ImportedSession, event: &Value, output: String, is_error: bool, unit: usize) {
+    session.lines.used += 1;
+    let call_id = str_at(event, "tool_call_id").unwrap_or_default().to_owned();
+    session.items.push(Item::ToolResult(ToolResult { call_id, output, is_error, line: unit }));
+}
+
+/// A `ConversationErrorEvent` that is a failed model call: its `code` is one
+/// of the SDK's own LLM errors (`openhands.sdk.llm.exceptions`, mapped from
+/// LiteLLM's by `map_provider_exception`, with the status each stands for),
+/// or a provider exception the SDK passed through unmapped (its status, if
+/// any, read from `detail`). Other codes (`MaxIterationsReached`,
+/// `MaxBudgetReached`, a crash's `KeyError`) are the SDK's own limits.
+fn sdk_provider_error(code: &str, detail: &str, unit: usize) -> Option<ProviderError> {
+    const SDK_ERRORS: [(&str, Option<u16>); 9] = [
+        ("LLMContextWindowExceedError", Some(400)),
+        ("LLMMalformedConversationHistoryError", Some(400)),
+        ("LLMBadRequestError", Some(400)),
+        ("LLMContentPolicyViolationError", Some(400)),
+        ("LLMAuthenticationError", Some(401)),
+        ("LLMRateLimitError", Some(429)),
+        ("LLMServiceUnavailableError", Some(503)),
+        ("LLMTimeoutError", None),
+        ("LLMNoResponseError", None),
+    ];
+    const PASSED_THROUGH: [&str; 11] =
+        ["APIError", "APIConnectionError", "InternalServerError", "BadGatewayError", "HTTPStatusError", "OpenAIError", "AnthropicError", "OpenRouterException", "OllamaError", "BaseLLMException", "CloudflareError"];
+    let status = match SDK_ERRORS.iter().find(|(name, _)| *name == code) {
+        Some((_, status)) => *status,
+        None if PASSED_THROUGH.contains(&code) => None,
+        None => return None,
+    };
+    let error = ProviderError::from_message(detail, status, unit);
+    Some(ProviderError { message: format!("{code}: {detail}"), context_overflow: error.context_overflow || code == "LLMContextWindowExceedError", ..error })
 }
 
 /// One turn from a `chat.completion`: its first choice and its usage.
@@ -353,5 +410,34 @@ mod tests {
         assert!(session.system.as_deref().is_some_and(|s| s.contains("OpenHands")));
         assert_eq!(session.lines.read, 17);
         assert_eq!(session.lines.used, 17);
+    }
+
+    /// The real SDK 1.58.2 run without a condenser against a served context
+    /// window of 4,000 tokens: its first call's arguments fail `think`'s
+    /// schema (an `AgentErrorEvent`), three rounds later the window refuses
+    /// the prompt (a `ConversationErrorEvent`, `LLMContextWindowExceedError`).
+    #[test]
+    fn a_real_openhands_sdk_error_result_and_context_overflow_are_a_failed_call_and_a_failed_end() {
+        let folder = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/sessions/openhands/openhands-sdk-1-58-2-context-overflow-against-reloop-mock");
+        let session = crate::read_session(&folder, None).unwrap();
+        let results: Vec<(&str, bool)> = session.items.iter().filter_map(|item| if let Item::ToolResult(r) = item { Some((r.call_id.as_str(), r.is_error)) } else { None }).collect();
+        assert_eq!(results, [("call_000_0", true), ("call_001_0", false), ("call_002_0", false), ("call_003_0", false)]);
+        assert!(matches!(&session.items[2], Item::ToolResult(r) if r.output.starts_with("Error validating tool 'think'")), "{:?}", session.items[2]);
+        let Some(Item::ProviderError(error)) = session.items.last() else { panic!("{:?}", session.items.last()) };
+        assert!(error.context_overflow && error.message.starts_with("LLMContextWindowExceedError: ") && error.line == 11, "{error:?}");
+        assert_eq!((session.lines.read, session.lines.used), (11, 11), "{:?}", session.lines);
+    }
+
+    #[test]
+    fn only_the_sdks_model_call_errors_end_a_conversation_as_a_failed_call() {
+        let limit = sdk_provider_error("LLMRateLimitError", "litellm.RateLimitError: slow down", 4).unwrap();
+        assert_eq!((limit.status, limit.context_overflow), (Some(429), false));
+        let passed = sdk_provider_error("APIError", "529 overloaded", 4).unwrap();
+        assert_eq!(passed.status, Some(529), "read from the detail");
+        let overflow = sdk_provider_error("LLMBadRequestError", "This model's maximum context length is 8192 tokens", 4).unwrap();
+        assert!(overflow.context_overflow, "told by the detail's words");
+        for own in ["MaxIterationsReached", "MaxBudgetReached", "KeyError"] {
+            assert_eq!(sdk_provider_error(own, "stop", 4), None, "{own}");
+        }
     }
 }
