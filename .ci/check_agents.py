@@ -4,7 +4,8 @@ black boxes): every run of the agents named after the report folder
 passed, each ran at least twice, their wires were all spoken, every
 doom-loop scenario's loop was detected from the server side, every
 compaction scenario's agent compacted mid-task (Codex's remote path as
-compaction rows, its local path as its own summary turns, auxiliary rows),
+compaction rows, its local path and pi as their own summary turns, auxiliary
+rows; pi's after the window refused a call and its retry answered),
 every context-overflow scenario's last call was refused for the window,
 every fault scenario saw its retry, and the steps table holds the server's view
 of each run. Runs of agents not named (not installed here) may be skipped.
@@ -40,8 +41,13 @@ for r in runs:
         assert r["doom_loop_detected"] and r["tool_calls"] >= 3, (r["scenario"], r["doom_loop_kind"], r["tool_calls"])
     elif "compaction" in r["scenario"]:
         purposes = [s["purpose"] for s in steps if s["scenario"] == r["scenario"]]
-        side = "auxiliary" if r["scenario"].endswith("-local") else "compaction"
+        # Codex's remote path compacts through /responses/compact; every other
+        # agent by a summary turn of its own.
+        side = "compaction" if r["scenario"] == "codex-compaction" else "auxiliary"
         assert purposes.count(side) >= 1 and purposes.count("main") >= 2, (r["scenario"], purposes)
+        if "overflow" in r["scenario"]:
+            results = [s["server_result"] for s in sorted(steps, key=lambda s: s["call_index"]) if s["scenario"] == r["scenario"]]
+            assert "context_length_exceeded" in results and results[-1] == "ok", (r["scenario"], results)
     elif "context-overflow" in r["scenario"]:
         results = [s["server_result"] for s in sorted(steps, key=lambda s: s["call_index"]) if s["scenario"] == r["scenario"]]
         assert results[-1] == "context_length_exceeded" and "ok" in results, (r["scenario"], results)

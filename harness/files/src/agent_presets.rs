@@ -97,7 +97,10 @@ const PI: PresetLaunch = PresetLaunch {
     )],
     tools: "pi-0.73",
     volatile_result_lines: &[],
-    auxiliary: &[],
+    // Its compaction (past its reserve, or after a context overflow) and
+    // its branch summaries: a request without tools whose system prompt is
+    // `SUMMARIZATION_SYSTEM_PROMPT` (pi-coding-agent core/compaction/utils).
+    auxiliary: &[("You are a context summarization assistant.", "## Goal\nThe user's task as first stated.\n\n## Progress\nA replayed session: continue the task.")],
     user_agent: None,
     submit_marker: None,
 };

@@ -412,16 +412,9 @@ fn codex_compacts_locally_mid_task_against_the_mock_and_passes() {
 fn real_pi_refused_for_the_context_window_writes_a_session_that_imports_as_a_context_overflow() {
     let Some(bin) = agents_bin("pi") else { return };
     let dir = tempfile::tempdir().unwrap();
-    let kept = dir.path().join("kept");
-    let script = format!("#!/bin/sh\n\"{}\" \"$@\"\ncode=$?\ncp -r \"$PI_CODING_AGENT_DIR/sessions\" \"{}\"\nexit $code\n", bin.join("pi").display(), kept.display());
-    let wrapper = write(dir.path(), "bin/pi", &script);
-    std::fs::set_permissions(&wrapper, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
-    let steps = run_bundled("pi-context-overflow", "pi", wrapper.parent()).unwrap();
+    let (steps, session) = run_pi_keeping_its_session("pi-context-overflow", &bin, dir.path());
     let results: Vec<&str> = steps.iter().map(|row| row["server_result"].as_str()).collect();
     assert_eq!(results, ["ok", "context_length_exceeded"]);
-    // pi keeps one session per working directory: `kept/--<cwd>--/<file>.jsonl`.
-    let only = |folder: &Path| std::fs::read_dir(folder).unwrap().next().expect("one entry").unwrap().path();
-    let session = only(&only(&kept));
     let text = std::fs::read_to_string(&session).unwrap();
     // The count moves by a token with the workspace's random name in pi's system prompt.
     let last = text.lines().last().unwrap();
@@ -432,4 +425,37 @@ fn real_pi_refused_for_the_context_window_writes_a_session_that_imports_as_a_con
     let report = std::fs::read_dir(&imported).unwrap().map(|e| e.unwrap().path()).find(|p| p.to_string_lossy().ends_with(".import.json")).unwrap();
     let report: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(report).unwrap()).unwrap();
     assert_eq!(report["ending"], "context_exceeded", "{report}");
+}
+
+/// Runs bundled scenario `name` with a `pi` first on `PATH` that runs the
+/// real one from `bin`, then copies its sessions out of the workspace (the
+/// run removes it) into `dir`: the steps rows and the one session file.
+fn run_pi_keeping_its_session(name: &str, bin: &Path, dir: &Path) -> (Vec<Row>, PathBuf) {
+    let kept = dir.join("kept");
+    let script = format!("#!/bin/sh\n\"{}\" \"$@\"\ncode=$?\ncp -r \"$PI_CODING_AGENT_DIR/sessions\" \"{}\"\nexit $code\n", bin.join("pi").display(), kept.display());
+    let wrapper = write(dir, "bin/pi", &script);
+    std::fs::set_permissions(&wrapper, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let steps = run_bundled(name, "pi", wrapper.parent()).unwrap();
+    // pi keeps one session per working directory: `kept/--<cwd>--/<file>.jsonl`.
+    let only = |folder: &Path| std::fs::read_dir(folder).unwrap().next().expect("one entry").unwrap().path();
+    (steps, only(&only(&kept)))
+}
+
+/// Real pi with its auto-compaction on (`pi-compaction-on-overflow`): the
+/// mock's window refuses its third request, pi summarizes the long log it
+/// read (its summary request, by its preset's rule, answered as auxiliary
+/// without consuming an exchange), and its retry, now under the window,
+/// gets the recorded answer. Its session file holds the compaction, with
+/// pi's own count of the prompt before it.
+#[test]
+fn real_pi_compacts_when_the_window_refuses_and_its_retry_gets_the_recorded_answer() {
+    let Some(bin) = agents_bin("pi") else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let (steps, session) = run_pi_keeping_its_session("pi-compaction-on-overflow", &bin, dir.path());
+    let rows: Vec<(&str, &str)> = steps.iter().map(|row| (row["purpose"].as_str(), row["server_result"].as_str())).collect();
+    assert_eq!(rows, [("main", "ok"), ("main", "ok"), ("main", "context_length_exceeded"), ("auxiliary", "auxiliary"), ("main", "ok")]);
+    let tokens: Vec<u64> = steps.iter().map(|row| row["input_tokens"].parse().unwrap()).collect();
+    assert!(tokens[4] < 3550 && tokens[2] > 3550 && tokens[4] * 2 < tokens[2], "the retry fits after the log is summarized: {tokens:?}");
+    let text = std::fs::read_to_string(&session).unwrap();
+    assert!(text.lines().any(|line| line.contains(r#""type":"compaction""#) && line.contains(r#""tokensBefore":"#)), "{text}");
 }
