@@ -108,9 +108,14 @@ impl ChunkLayout {
     }
 
     /// The layout of one recorded chunk, its pieces the deltas the reader
-    /// counts. None when it carried more than one piece or call, which a
-    /// layout cannot say (the reply is then streamed OpenAI's way).
+    /// counts. None when it carried more than one piece or call, or a
+    /// choice other than the first (`n > 1`), which a layout cannot say
+    /// (the reply is then streamed OpenAI's way).
     pub(crate) fn of_chunk(chunk: &Value) -> Option<Self> {
+        let choices = chunk.get("choices").and_then(Value::as_array).map_or(&[][..], Vec::as_slice);
+        if choices.iter().any(|choice| choice.get("index").and_then(Value::as_u64).unwrap_or_default() != 0) {
+            return None;
+        }
         let mut layout = Self::default();
         if chunk.get("system_fingerprint").is_none() {
             layout.with.push(ChunkField::NoSystemFingerprint);
@@ -118,7 +123,7 @@ impl ChunkLayout {
         if chunk.get("usage").is_some_and(Value::is_object) {
             layout.with.push(ChunkField::Usage);
         }
-        let Some(choice) = chunk.pointer("/choices/0") else {
+        let Some(choice) = choices.first() else {
             layout.with.push(ChunkField::NoChoice);
             return Some(layout);
         };
@@ -164,24 +169,27 @@ impl ChunkLayout {
 }
 
 /// Whether an SDK accumulates from `layout` what it does from reloop's
-/// rendering of the same reply (OpenAI's layout): `role` on the first chunk
-/// only; empty and null fields only there, with `content` as reloop sends
-/// it when the reply has no text (`null` beside calls, else `""`) and no
-/// empty reasoning or refusal; a call's `id`, `type` and name together on
-/// its opening only; one finish chunk with nothing after it but the usage,
-/// which comes without a choice; every chunk with the fingerprint (the
-/// reader drops [`ChunkField::NoSystemFingerprint`] from a stream that had
-/// none). `has_text` and `has_calls` describe the
-/// reply's parts.
+/// rendering of the same reply (OpenAI's layout): `role` on the first
+/// chunk with a choice only; empty and null fields only there, with
+/// `content` as reloop sends it when the reply has no text (`null` beside
+/// calls, else `""`) and no empty reasoning or refusal; a call's `id`,
+/// `type` and name together on its opening only; one finish chunk with
+/// nothing after it but choiceless chunks; usage only in a chunk without a
+/// choice; the fingerprint on the last chunk (an SDK keeps the last
+/// chunk's; the reader drops [`ChunkField::NoSystemFingerprint`] from a
+/// stream that had none). Chunks without a choice and without usage
+/// (Azure's prompt filter results) add nothing. `has_text` and `has_calls`
+/// describe the reply's parts.
 pub fn is_openai_like(layout: &[ChunkLayout], has_text: bool, has_calls: bool) -> bool {
     use ChunkField::*;
+    let mut with_choice = layout.iter().filter(|chunk| !chunk.has(NoChoice));
     let content_blank = if has_calls { ContentNull } else { ContentEmpty };
-    let first_ok = layout.first().is_some_and(|first| {
+    let first_ok = with_choice.next().is_some_and(|first| {
         first.has(Role) && (has_text || first.has(content_blank))
             && ![ReasoningContentEmpty, ReasoningContentNull, RefusalEmpty].iter().any(|field| first.has(*field))
     });
     let blanks = [ContentEmpty, ContentNull, ReasoningContentEmpty, ReasoningContentNull, RefusalEmpty, RefusalNull, Role];
-    let rest_plain = layout.iter().skip(1).all(|chunk| !blanks.iter().any(|field| chunk.has(*field)));
+    let rest_plain = with_choice.all(|chunk| !blanks.iter().any(|field| chunk.has(*field)));
     let call_fields = [CallId, CallType, CallName];
     let calls_ok = layout.iter().all(|chunk| match chunk.call {
         Some(_) => call_fields.iter().all(|field| chunk.has(*field)),
@@ -189,8 +197,8 @@ pub fn is_openai_like(layout: &[ChunkLayout], has_text: bool, has_calls: bool) -
     });
     let finishes: Vec<usize> = layout.iter().enumerate().filter(|(_, chunk)| chunk.has(FinishReason)).map(|(at, _)| at).collect();
     let finish_ok = matches!(finishes[..], [at] if layout[at + 1..].iter().all(|chunk| chunk.has(NoChoice)));
-    let usage_ok = layout.iter().all(|chunk| chunk.has(Usage) == chunk.has(NoChoice));
-    let fingerprint_ok = !layout.iter().any(|chunk| chunk.has(NoSystemFingerprint));
+    let usage_ok = layout.iter().all(|chunk| !chunk.has(Usage) || chunk.has(NoChoice));
+    let fingerprint_ok = layout.last().is_some_and(|last| !last.has(NoSystemFingerprint));
     first_ok && rest_plain && calls_ok && finish_ok && usage_ok && fingerprint_ok
 }
 
@@ -227,7 +235,8 @@ mod tests {
     }
 
     #[test]
-    fn two_pieces_or_two_calls_in_one_chunk_cannot_be_laid_out() {
+    fn two_pieces_or_two_calls_in_one_chunk_or_a_second_choice_cannot_be_laid_out() {
+        assert_eq!(of(json!({ "choices": [{ "index": 1, "delta": { "content": "a" } }] })), None);
         assert_eq!(of(choice(json!({ "content": "a", "refusal": "b" }), Value::Null)), None);
         let call = |index| json!({ "index": index, "id": "c", "function": { "name": "f", "arguments": "" } });
         assert_eq!(of(choice(json!({ "tool_calls": [call(0), call(1)] }), Value::Null)), None);
@@ -258,7 +267,9 @@ mod tests {
         usage_in_choice[1].with.push(ChunkField::Usage);
         assert!(!is_openai_like(&usage_in_choice, true, false), "usage beside a choice");
         let mut unprinted = text;
+        unprinted[0].with.push(ChunkField::NoSystemFingerprint);
+        assert!(is_openai_like(&unprinted, true, false), "an SDK keeps the last chunk's fingerprint");
         unprinted[1].with.push(ChunkField::NoSystemFingerprint);
-        assert!(!is_openai_like(&unprinted, true, false), "a chunk without the fingerprint");
+        assert!(!is_openai_like(&unprinted, true, false), "the last chunk without the fingerprint");
     }
 }

@@ -141,3 +141,79 @@ impl Pieces {
         if at == *last { cut.drain(..).collect() } else { cut.pop_front().unwrap_or_default() }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use serde_json::{Value, json};
+
+    use crate::Format;
+    use crate::codec::{decode_reply, encode_reply_stream};
+    use crate::parts::{Arguments, Part};
+    use crate::reply::extra_tests::reply_of;
+    use crate::reply::{Reply, ReplyMeta};
+
+    /// An OpenRouter stream (simonw-llm's cassette, shortened): `role` in
+    /// every chunk, two openings with `content: ""`, the call's id, type and
+    /// name repeated, no finish reason, the usage beside a choice and
+    /// without the fingerprint.
+    fn recorded() -> Vec<Value> {
+        let chunk = |delta: Value| json!({ "id": "gen-1", "provider": "Novita", "model": "kimi", "object": "chat.completion.chunk", "created": 7,
+            "choices": [{ "index": 0, "delta": delta, "finish_reason": null, "native_finish_reason": null, "logprobs": null }], "system_fingerprint": "fp_1" });
+        let call = |arguments: &str| json!({ "role": "assistant", "content": null, "tool_calls": [{ "index": 0, "id": "0", "type": "function", "function": { "name": "llm_version", "arguments": arguments } }] });
+        let mut usage = chunk(json!({ "role": "assistant", "content": "" }));
+        usage["usage"] = json!({ "prompt_tokens": 57, "completion_tokens": 17, "total_tokens": 74, "cost": 0.00007159 });
+        usage.as_object_mut().unwrap().shift_remove("system_fingerprint");
+        vec![chunk(json!({ "role": "assistant", "content": "" })), chunk(json!({ "role": "assistant", "content": "" })), chunk(call("")), chunk(call("{}")), usage]
+    }
+
+    fn reply() -> Reply {
+        let stream: String = recorded().iter().map(|chunk| format!("data: {chunk}\n\n")).chain(["data: [DONE]\n\n".into()]).collect();
+        reply_of(decode_reply(Format::OpenaiChat, &stream, true).unwrap())
+    }
+
+    fn sent(reply: &Reply, include_usage: bool) -> Vec<Value> {
+        let meta = ReplyMeta { request_index: 0, model: "kimi".into(), include_usage, tools: Vec::new() };
+        let frames = encode_reply_stream(Format::OpenaiChat, reply, &meta);
+        assert_eq!(frames.last().map(String::as_str), Some("data: [DONE]\n\n"));
+        frames[..frames.len() - 1].iter().map(|frame| serde_json::from_str(frame.strip_prefix("data: ").unwrap().trim_end()).unwrap()).collect()
+    }
+
+    fn arguments(chunks: &[Value]) -> Vec<&str> {
+        chunks.iter().filter_map(|chunk| chunk.pointer("/choices/0/delta/tool_calls/0/function/arguments")?.as_str()).collect()
+    }
+
+    #[test]
+    fn a_gateways_stream_is_sent_chunk_for_chunk_as_recorded() {
+        let reply = reply();
+        let Some(Part::ToolCall(call)) = reply.parts.first() else { panic!("{:?}", reply.parts) };
+        assert_eq!(call.name, "llm_version", "a name repeated with the call's id is not a second fragment");
+        assert_eq!(sent(&reply, true), recorded());
+    }
+
+    #[test]
+    fn usage_not_asked_for_leaves_out_the_chunk_that_only_brought_it() {
+        let recorded = recorded();
+        assert_eq!(sent(&reply(), false), recorded[..4]);
+    }
+
+    #[test]
+    fn truncated_or_longer_arguments_all_go_in_the_recorded_chunks() {
+        let mut reply = reply();
+        let Some(Part::ToolCall(call)) = reply.parts.first_mut() else { panic!() };
+        call.arguments = Arguments::Raw(r#"{"path":"a.rs","line":1200}"#.into());
+        assert_eq!(arguments(&sent(&reply, true)), ["", r#"{"path":"a.rs","line":1200}"#], "the call's last chunk takes what is left");
+        let Some(Part::ToolCall(call)) = reply.parts.first_mut() else { panic!() };
+        call.arguments = Arguments::Raw(String::new());
+        call.chunks.clear();
+        assert_eq!(arguments(&sent(&reply, true)), ["", ""], "a chunk whose piece ran out sends it empty");
+    }
+
+    #[test]
+    fn a_piece_the_layout_has_no_chunk_for_is_streamed_openais_way() {
+        let mut reply = reply();
+        reply.parts.insert(0, Part::Text { text: "Checking.".into(), id: None, annotations: Vec::new(), chunks: Vec::new(), extra: Default::default() });
+        let chunks = sent(&reply, true);
+        let roles = chunks.iter().filter(|chunk| chunk.pointer("/choices/0/delta/role").is_some()).count();
+        assert_eq!((roles, chunks[1]["choices"][0]["delta"]["content"].as_str()), (1, Some("Checking.")));
+    }
+}
