@@ -121,4 +121,18 @@ fn an_imported_gateway_stream_is_served_in_its_recorded_chunks() {
         }
         assert_eq!(chunks(&String::from_utf8(body).unwrap()), recorded, "reply {index}");
     }
+    drop(server);
+
+    // A scenario's fault breaks the kept layout like any stream: three recorded chunks, then the cut.
+    let scenario = format!("name: cut\nmodel: gpt-4.1-mini\ntask: t\nrecording: {}\nfaults: [{{ exchange: 0, cut_after_events: 3 }}]\n", neutral.display());
+    let scenario = write(dir.path(), "cut.yaml", &scenario);
+    let server = Serve::start_with_flags(&["--scenario", scenario.to_str().unwrap()], std::process::Stdio::null());
+    let request = &recording["exchanges"][0]["request"]["body"];
+    let (_, body) = post(&server.addr, "/s/cut/r/1/v1/chat/completions", "", &request.to_string());
+    let body = String::from_utf8(body).unwrap();
+    let recorded = chunks(cassette["interactions"][0]["response"]["body"]["string"].as_str().unwrap());
+    let sent = chunks(&body);
+    assert_eq!(sent.len(), 3, "{body}");
+    assert_eq!(sent.iter().map(|chunk| &chunk["choices"]).collect::<Vec<_>>(), recorded[..3].iter().map(|chunk| &chunk["choices"]).collect::<Vec<_>>());
+    assert!(!body.contains("[DONE]"), "{body}");
 }
