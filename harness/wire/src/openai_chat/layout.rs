@@ -27,7 +27,8 @@ use crate::parts::{Extra, unmodelled};
 pub struct ChunkLayout {
     /// The slot of the piece it carried: `content`, `reasoning_content`,
     /// `refusal` or `tool:N` (call N's arguments); absent: none.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "slot")]
+    #[schemars(pattern(r"^(content|reasoning_content|refusal|tool:[0-9]+)$"))]
     pub piece: Option<String>,
     /// The tool call its delta named without a piece (`arguments: ""`, as
     /// a call's opening does).
@@ -94,6 +95,19 @@ pub(crate) fn is_text_delta(delta: &Value, piece: &str) -> bool {
 /// `""` beside the call's id is not.
 pub(crate) fn is_arguments_delta(call: &Value, piece: &str) -> bool {
     !(piece.is_empty() && call.get("id").is_some_and(Value::is_string))
+}
+
+/// A `piece` as written: one of the slots, so a misspelt one is an error
+/// naming the field rather than a piece never sent.
+fn slot<'de, D: serde::Deserializer<'de>>(deserializer: D) -> Result<Option<String>, D::Error> {
+    let slot = String::deserialize(deserializer)?;
+    let known = TEXT_FIELDS.iter().any(|(field, ..)| *field == slot)
+        || slot.strip_prefix("tool:").is_some_and(|index| index.parse::<u32>().is_ok());
+    if known {
+        Ok(Some(slot))
+    } else {
+        Err(serde::de::Error::custom(format!("unknown piece `{slot}`, expected content, reasoning_content, refusal or tool:N")))
+    }
 }
 
 /// The slot name of call `index`'s arguments.
@@ -232,6 +246,17 @@ mod tests {
         assert_eq!(of(json!({ "choices": [], "usage": { "prompt_tokens": 1 } })).unwrap().with, [ChunkField::Usage, ChunkField::NoChoice]);
         let unprinted = ChunkLayout::of_chunk(&json!({ "choices": [] })).unwrap();
         assert_eq!(unprinted.with, [ChunkField::NoSystemFingerprint, ChunkField::NoChoice]);
+    }
+
+    #[test]
+    fn a_written_piece_must_name_a_slot() {
+        let read = |piece: &str| serde_json::from_value::<ChunkLayout>(json!({ "piece": piece }));
+        assert_eq!(read("tool:3").unwrap().piece.as_deref(), Some("tool:3"));
+        assert_eq!(read("reasoning_content").unwrap().piece.as_deref(), Some("reasoning_content"));
+        for wrong in ["contnet", "tool:", "tool:x"] {
+            let error = read(wrong).unwrap_err().to_string();
+            assert!(error.contains(&format!("unknown piece `{wrong}`")), "{error}");
+        }
     }
 
     #[test]
