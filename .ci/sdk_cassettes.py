@@ -236,18 +236,10 @@ def comparable(api: str, final):
 
 # What still differs, each a strict xfail so a fix shows as a failure to be
 # taken off the list.
-NOT_EQUAL = {
-    # The one cassette spliced from OpenRouter (Novita) repeats `role` in
-    # all five chunks of its first reply (the usage chunk too) and the call's
-    # `id` in both of its chunks, opens twice (`content: ""`), and sends no
-    # finish reason; the SDK makes of it role 'assistant' x5, id '00',
-    # content '' and finish_reason None. A neutral replay streams it as
-    # OpenAI does (role once, id once, content null beside a call, a finish
-    # chunk, a usage chunk without choices): fields inside a choice are the
-    # parts, and the recorded chunks do not line up with the rendered ones,
-    # so a per-position extra alone would not bring them back.
-    "simonw-llm__test_tools_streaming_variant_a": "OpenRouter repeats role and id inside every chunk's delta; the SDK concatenates them",
-}
+# None today: the OpenRouter cassette, which repeats `role` and the call's
+# id in every chunk, is replayed in its recorded chunk layout
+# (docs/recording-format.md, `extra.chunks`).
+NOT_EQUAL: dict[str, str] = {}
 
 
 @pytest.mark.parametrize("cassette", list(cases(NOT_EQUAL)))

@@ -40,12 +40,18 @@ pub struct ExtraFields {
     /// these (none: no `index`, as some models send it).
     #[serde(default, skip_serializing_if = "Extra::is_empty")]
     pub candidate: Extra,
+    /// A Chat stream whose chunks an SDK would not accumulate as it does
+    /// OpenAI's (a gateway repeating `role` or a call's id in every chunk):
+    /// each recorded chunk's layout, in order, which the replay follows
+    /// ([`ChunkLayout`](crate::openai_chat::ChunkLayout)).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub chunks: Vec<crate::openai_chat::ChunkLayout>,
 }
 
 impl ExtraFields {
     /// Whether there is nothing to send back.
     pub fn is_empty(&self) -> bool {
-        self.response.is_empty() && self.events.is_empty() && self.candidate.is_empty()
+        self.response.is_empty() && self.events.is_empty() && self.candidate.is_empty() && self.chunks.is_empty()
     }
 }
 

@@ -271,4 +271,4 @@ mod tests {
 
 #[cfg(test)]
 #[path = "reply/extra_tests.rs"]
-mod extra_tests;
+pub(crate) mod extra_tests;

@@ -52,6 +52,16 @@ fn without_recorded_usage_the_columns_are_null_and_the_cost_simulated() {
     assert_eq!(runs[0]["cost_source"], "simulated");
 }
 
+/// The neutral recording `reloop import` writes of the vcr cassette at
+/// `cassette` (under the importer's fixtures), in `dir`.
+fn imported(dir: &std::path::Path, cassette: &str) -> std::path::PathBuf {
+    let cassette = repo().join("harness/import/tests/fixtures/sessions/vcr-cassettes").join(cassette);
+    let out = dir.join("out");
+    let output = reloop(dir, &["import", cassette.to_str().unwrap(), "--out", out.to_str().unwrap()]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    std::fs::read_dir(&out).unwrap().map(|e| e.unwrap().path()).find(|p| p.to_string_lossy().ends_with(".recording.yaml") && !p.to_string_lossy().ends_with(".raw.recording.yaml")).unwrap()
+}
+
 /// A real cassette (Anthropic, streamed) imported and served with
 /// `--recorded-usage`: what the response carried that reloop does not
 /// model (a `tool_use` block's `caller`, `stop_details`) is kept in the v2
@@ -60,11 +70,7 @@ fn without_recorded_usage_the_columns_are_null_and_the_cost_simulated() {
 #[test]
 fn an_imported_cassettes_unmodelled_fields_come_back_to_a_client_of_its_api() {
     let dir = tempfile::tempdir().unwrap();
-    let cassette = repo().join("harness/import/tests/fixtures/sessions/vcr-cassettes/anthropic-messages/llm-anthropic__test_fixed_version_tool_chain_regression.yaml");
-    let out = dir.path().join("out");
-    let output = reloop(dir.path(), &["import", cassette.to_str().unwrap(), "--out", out.to_str().unwrap()]);
-    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
-    let neutral = std::fs::read_dir(&out).unwrap().map(|e| e.unwrap().path()).find(|p| p.to_string_lossy().ends_with(".recording.yaml") && !p.to_string_lossy().ends_with(".raw.recording.yaml")).unwrap();
+    let neutral = imported(dir.path(), "anthropic-messages/llm-anthropic__test_fixed_version_tool_chain_regression.yaml");
     let text = std::fs::read_to_string(&neutral).unwrap();
     assert!(text.contains("caller:") && text.contains("api: anthropic"), "kept in the recording:\n{text}");
     let recording: serde_json::Value = serde_saphyr::from_str(&text).unwrap();
@@ -81,4 +87,52 @@ fn an_imported_cassettes_unmodelled_fields_come_back_to_a_client_of_its_api() {
     let (_, body) = post(&server.addr, &format!("/s/{session}/r/b/v1/chat/completions"), "", &chat.to_string());
     let completion = String::from_utf8(body).unwrap();
     assert!(completion.contains("fixed_version") && !completion.contains("caller") && !completion.contains("stop_details"), "{completion}");
+}
+
+/// OpenRouter's Chat streams (repeating `role` and the call's id in every
+/// chunk, opening twice, without a finish reason, the usage beside a
+/// choice) are imported with their chunk layout and served chunk for chunk:
+/// with `--recorded-usage`, every chunk of both replies is the recorded
+/// one but for the empty `system_fingerprint`, which reloop does not keep.
+#[test]
+fn an_imported_gateway_stream_is_served_in_its_recorded_chunks() {
+    let dir = tempfile::tempdir().unwrap();
+    let name = "openai-chat/simonw-llm__test_tools_streaming_variant_a.yaml";
+    let neutral = imported(dir.path(), name);
+    let text = std::fs::read_to_string(&neutral).unwrap();
+    assert!(text.contains("chunks:") && text.contains("content_empty") && text.contains("name: llm_version\n"), "kept in the recording:\n{text}");
+    let recording: serde_json::Value = serde_saphyr::from_str(&text).unwrap();
+    let cassette_path = repo().join("harness/import/tests/fixtures/sessions/vcr-cassettes").join(name);
+    let cassette: serde_json::Value = serde_saphyr::from_str(&std::fs::read_to_string(cassette_path).unwrap()).unwrap();
+    let chunks = |stream: &str| -> Vec<serde_json::Value> {
+        let data = stream.split("\n\n").filter_map(|event| event.trim().strip_prefix("data: ")).filter(|data| *data != "[DONE]");
+        data.map(|data| serde_json::from_str::<serde_json::Value>(data).unwrap()).collect()
+    };
+    let session = neutral.file_name().unwrap().to_string_lossy().trim_end_matches(".yaml").to_owned();
+    let server = Serve::start_with(&neutral, &["--recorded-usage"], std::process::Stdio::null());
+    for index in 0..2 {
+        let request = &recording["exchanges"][index]["request"]["body"];
+        let (_, body) = post(&server.addr, &format!("/s/{session}/r/a/v1/chat/completions"), "", &request.to_string());
+        let mut recorded = chunks(cassette["interactions"][index]["response"]["body"]["string"].as_str().unwrap());
+        for chunk in &mut recorded {
+            if chunk["system_fingerprint"] == "" {
+                chunk.as_object_mut().unwrap().remove("system_fingerprint");
+            }
+        }
+        assert_eq!(chunks(&String::from_utf8(body).unwrap()), recorded, "reply {index}");
+    }
+    drop(server);
+
+    // A scenario's fault breaks the kept layout like any stream: three recorded chunks, then the cut.
+    let scenario = format!("name: cut\nmodel: gpt-4.1-mini\ntask: t\nrecording: {}\nfaults: [{{ exchange: 0, cut_after_events: 3 }}]\n", neutral.display());
+    let scenario = write(dir.path(), "cut.yaml", &scenario);
+    let server = Serve::start_with_flags(&["--scenario", scenario.to_str().unwrap()], std::process::Stdio::null());
+    let request = &recording["exchanges"][0]["request"]["body"];
+    let (_, body) = post(&server.addr, "/s/cut/r/1/v1/chat/completions", "", &request.to_string());
+    let body = String::from_utf8(body).unwrap();
+    let recorded = chunks(cassette["interactions"][0]["response"]["body"]["string"].as_str().unwrap());
+    let sent = chunks(&body);
+    assert_eq!(sent.len(), 3, "{body}");
+    assert_eq!(sent.iter().map(|chunk| &chunk["choices"]).collect::<Vec<_>>(), recorded[..3].iter().map(|chunk| &chunk["choices"]).collect::<Vec<_>>());
+    assert!(!body.contains("[DONE]"), "{body}");
 }

@@ -273,3 +273,22 @@ fn captures_decode_the_same_fed_byte_by_byte() {
     let captures: Vec<Capture> = OPENAI_SSE.iter().copied().chain([AZURE_MODEL_ROUTER]).collect();
     assert_frames_survive_any_split(&captures);
 }
+
+/// The chunk layout `from_events` keeps for a capture, if any.
+fn kept_layout(capture: &Capture) -> Vec<super::ChunkLayout> {
+    let events: Vec<Value> = capture.data().iter().filter(|data| *data != "[DONE]").map(|data| serde_json::from_str(data).unwrap()).collect();
+    let decoded = super::read_reply::from_events(&events).unwrap_or_else(|e| panic!("{}: {e}", capture.name));
+    decoded.extra.map(|extra| extra.chunks).unwrap_or_default()
+}
+
+#[test]
+fn openai_and_azure_streams_keep_no_chunk_layout_but_a_refusal() {
+    for capture in OPENAI_SSE.iter().chain([&AZURE_MODEL_ROUTER]).filter(|capture| capture.name != REFUSAL.name) {
+        let layout = kept_layout(capture);
+        assert!(layout.is_empty(), "{}: {layout:?}", capture.name);
+    }
+    // OpenAI opens a refusal with `content: null`, which the SDK keeps;
+    // reloop's own layout opens every reply without calls with `""`.
+    let refusal = kept_layout(&REFUSAL);
+    assert_eq!(refusal[0].with, [super::ChunkField::Role, super::ChunkField::ContentNull, super::ChunkField::RefusalEmpty]);
+}

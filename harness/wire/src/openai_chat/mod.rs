@@ -2,6 +2,7 @@
 //! comes back streamed or whole, and the error envelope.
 
 pub mod error_body;
+pub mod layout;
 mod read_message;
 pub mod request;
 pub mod reply;
@@ -13,6 +14,7 @@ pub mod stream;
 mod fixtures;
 
 pub use error_body::{ApiError, ApiErrorBody};
+pub use layout::{ChunkField, ChunkLayout};
 pub use request::{
     ChatMessage, ChatRequest, ChatTool, ChatToolCall, ContentPart, FunctionCall, FunctionDef,
     MessageContent, StreamOptions,

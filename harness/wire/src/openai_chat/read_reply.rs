@@ -5,20 +5,28 @@ use crate::{FinishReason, Format};
 use serde_json::{Map, Value, json};
 
 use crate::reply::read::{Chunks, FromWireError, UsageFields, extra_fields, of_response, openai_usage, opt_str};
-use crate::parts::{Arguments, Part, RecordedUsage, ResponseIds, ToolCallPart, Extra, unmodelled};
+use crate::parts::{Arguments, Extra, ExtraFields, Part, RecordedUsage, ResponseIds, ToolCallPart, unmodelled};
+use super::layout::{ChunkField, ChunkLayout, is_arguments_delta, is_openai_like, is_text_delta, tool_slot};
 use crate::reply::DecodedReply;
 
-/// Accumulates the chunks into the completion they describe, then reads that.
+/// Accumulates the chunks into the completion they describe, then reads
+/// that; a layout an SDK would not accumulate as OpenAI's is kept (see
+/// [`layout`](super::layout)).
 pub fn from_events(events: &[Value]) -> Result<DecodedReply, FromWireError> {
     let mut completion = Map::new();
     let mut message = Map::new();
     let mut calls: Vec<Value> = Vec::new();
     let mut finish = Value::Null;
     let mut chunks = Chunks::new();
+    let mut layout = Some(Vec::with_capacity(events.len()));
     for event in events {
         if let Some(error) = event.get("error") {
             return Err(FromWireError::Unsupported(format!("in-stream error {error}")));
         }
+        layout = layout.zip(ChunkLayout::of_chunk(event)).map(|(mut layout, chunk)| {
+            layout.push(chunk);
+            layout
+        });
         for key in ["id", "model", "created", "system_fingerprint", "usage"] {
             if let Some(value) = event.get(key).filter(|v| !v.is_null()) {
                 completion.insert(key.into(), value.clone());
@@ -32,9 +40,7 @@ pub fn from_events(events: &[Value]) -> Result<DecodedReply, FromWireError> {
         let delta = choice.get("delta").cloned().unwrap_or_default();
         for field in ["content", "reasoning_content", "refusal"] {
             if let Some(piece) = delta.get(field).and_then(Value::as_str) {
-                // The role chunk's empty `content` opens the message; it is not a delta.
-                let opening = piece.is_empty() && delta.get("role").is_some();
-                if !opening {
+                if is_text_delta(&delta, piece) {
                     chunks.entry(field.into()).or_default().push(piece.chars().count());
                 }
                 append(&mut message, field, piece);
@@ -46,28 +52,44 @@ pub fn from_events(events: &[Value]) -> Result<DecodedReply, FromWireError> {
                 calls.push(json!({ "function": {} }));
             }
             let target = calls[index].as_object_mut().expect("built as an object");
+            // A gateway repeating the call's id repeats its name with it: not a second fragment.
+            let repeated = call.get("id").is_some_and(Value::is_string) && target.contains_key("id");
             if let Some(id) = call.get("id").filter(|v| v.is_string()) {
                 target.insert("id".into(), id.clone());
             }
             target.extend(unmodelled(call, CALL));
             let function = target.get_mut("function").and_then(Value::as_object_mut).expect("built with a function");
-            if let Some(name) = call.pointer("/function/name").and_then(Value::as_str) {
+            if let Some(name) = call.pointer("/function/name").and_then(Value::as_str)
+                && !repeated
+            {
                 append(function, "name", name);
             }
             if let Some(piece) = call.pointer("/function/arguments").and_then(Value::as_str) {
-                // Like the role chunk's content, a call's opening `""` is not a delta.
-                if !(piece.is_empty() && call.get("id").is_some_and(Value::is_string)) {
-                    chunks.entry(format!("tool:{index}")).or_default().push(piece.chars().count());
+                if is_arguments_delta(call, piece) {
+                    chunks.entry(tool_slot(index)).or_default().push(piece.chars().count());
                 }
                 append(function, "arguments", piece);
             }
         }
     }
+    if completion.get("system_fingerprint").and_then(Value::as_str).is_none_or(str::is_empty) {
+        // No chunk had one to leave out.
+        for chunk in layout.iter_mut().flatten() {
+            chunk.with.retain(|field| *field != ChunkField::NoSystemFingerprint);
+        }
+    }
+    let has_text = message.get("content").and_then(Value::as_str).is_some_and(|text| !text.is_empty());
+    let layout = layout.filter(|layout| !is_openai_like(layout, has_text, !calls.is_empty()));
     if !calls.is_empty() {
         message.insert("tool_calls".into(), Value::Array(calls));
     }
     completion.insert("choices".into(), json!([{ "message": message, "finish_reason": finish }]));
-    from_body(&Value::Object(completion), &chunks)
+    let mut decoded = from_body(&Value::Object(completion), &chunks)?;
+    if let Some(layout) = layout {
+        let extra = decoded.extra.get_or_insert_with(|| ExtraFields { api: Format::OpenaiChat.recorded_name().to_owned(), ..ExtraFields::default() });
+        extra.chunks = layout;
+    }
+    Ok(decoded)
 }
 
 fn append(target: &mut Map<String, Value>, field: &str, piece: &str) {

@@ -14,6 +14,8 @@ use crate::reply::{CREATED, IdShape, Reply, ReplyMeta};
 use crate::split::{argument_pieces, text_pieces};
 use crate::{Format, ModelTurn, sse};
 
+mod laid_out;
+
 /// The whole `chat.completion` body.
 pub fn completion(reply: &Reply, meta: &ReplyMeta) -> Value {
     let mut completion = envelope(reply, meta);
@@ -48,8 +50,15 @@ pub fn completion(reply: &Reply, meta: &ReplyMeta) -> Value {
 
 /// The stream: a role chunk, reasoning, content and refusal deltas, each
 /// tool call (id and name first, then its arguments), the finish chunk,
-/// the usage chunk when the client asked for it, `[DONE]`.
+/// the usage chunk when the client asked for it, `[DONE]`; or, for a reply
+/// recorded in another layout (`extra.chunks`), the recorded chunks.
 pub fn stream(reply: &Reply, meta: &ReplyMeta) -> Vec<String> {
+    if let Some(extra) = reply.extra_for(Format::OpenaiChat)
+        && !extra.chunks.is_empty()
+        && let Some(frames) = laid_out::stream(reply, meta, &extra.chunks)
+    {
+        return frames;
+    }
     let whole = envelope(reply, meta);
     let mut frames = ChunkFrames::around(&whole);
     let recorded_here = reply.extra_for(Format::OpenaiChat).is_some();

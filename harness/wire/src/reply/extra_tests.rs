@@ -46,7 +46,7 @@ fn recorded() -> Vec<(Format, Value, [&'static str; 2])> {
 }
 
 /// The reply a replay sends for `decoded`, recorded usage and all.
-fn reply_of(decoded: DecodedReply) -> Reply {
+pub(crate) fn reply_of(decoded: DecodedReply) -> Reply {
     let usage = decoded.usage.clone().unwrap_or_default();
     let generated_call_ids = decoded.parts.iter().filter_map(|part| if let Part::ToolCall(call) = part { Some(call.id.is_none()) } else { None }).collect();
     Reply {
