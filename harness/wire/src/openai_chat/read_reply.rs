@@ -33,7 +33,8 @@ pub fn from_events(events: &[Value]) -> Result<DecodedReply, FromWireError> {
             }
         }
         completion.extend(unmodelled(event, ENVELOPE));
-        let Some(choice) = event.pointer("/choices/0") else { continue };
+        // With `n > 1` the choices' chunks interleave, each with its `index`.
+        let Some(choice) = event.get("choices").and_then(Value::as_array).into_iter().flatten().find(|choice| choice.get("index").and_then(Value::as_u64).unwrap_or_default() == 0) else { continue };
         if let Some(reason) = choice.get("finish_reason").filter(|v| !v.is_null()) {
             finish = reason.clone();
         }
@@ -149,3 +150,25 @@ fn usage(wire: &Value) -> RecordedUsage {
     openai_usage(wire, &fields)
 }
 
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_stream_of_several_choices_reads_the_first_choice_alone() {
+        let chunk = |index: u64, delta: Value, finish: Value| json!({ "id": "c", "choices": [{ "index": index, "delta": delta, "finish_reason": finish }] });
+        let events = [
+            chunk(0, json!({ "role": "assistant", "content": "" }), Value::Null),
+            chunk(1, json!({ "role": "assistant", "content": "" }), Value::Null),
+            chunk(1, json!({ "content": "second" }), Value::Null),
+            chunk(0, json!({ "content": "first" }), Value::Null),
+            chunk(1, json!({}), json!("length")),
+            chunk(0, json!({}), json!("stop")),
+        ];
+        let decoded = from_events(&events).unwrap();
+        let texts: Vec<&str> = decoded.parts.iter().map(|part| if let Part::Text { text, .. } = part { text.as_str() } else { "" }).collect();
+        assert_eq!(texts, ["first"]);
+        assert_eq!(decoded.finish_reason, Some(FinishReason::Stop));
+    }
+}
