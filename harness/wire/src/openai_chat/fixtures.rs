@@ -182,6 +182,10 @@ fn n3_keeps_choice_zero_only() {
         finishes, 1,
         "the finish reasons of choices 1 and 2 are ignored"
     );
+    // The recordings' reader (import, record) keeps the same choice alone.
+    let events: Vec<Value> = CHOICES_N3.data().iter().filter(|data| *data != "[DONE]").map(|data| serde_json::from_str(data).unwrap()).collect();
+    let texts: Vec<String> = super::read_reply::from_events(&events).unwrap().parts.into_iter().filter_map(|part| if let crate::parts::Part::Text { text, .. } = part { Some(text) } else { None }).collect();
+    assert_eq!(texts, [r#"{"city":"San Francisco","temperature":65,"units":"f"}"#]);
 }
 
 #[test]
