@@ -59,6 +59,26 @@ impl Message {
             reasoning: Vec::new(),
         }
     }
+
+    /// The bytes of its texts (call ids, names and arguments included; reasoning left out): most
+    /// of its size on the wire, for sizing a request body before it is written.
+    pub(crate) fn text_len(&self) -> usize {
+        match self {
+            Self::User { text } => text.len(),
+            Self::Assistant {
+                text, tool_calls, ..
+            } => {
+                text.len()
+                    + tool_calls
+                        .iter()
+                        .map(|call| call.id.len() + call.name.len() + call.arguments.len())
+                        .sum::<usize>()
+            }
+            Self::ToolResult {
+                call_id, content, ..
+            } => call_id.len() + content.len(),
+        }
+    }
 }
 
 /// One piece of a model's reasoning, in the shape its API sends it back.
