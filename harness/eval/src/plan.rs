@@ -15,7 +15,7 @@ use reloop_agent::WireFormat;
 
 use reloop_files::kind::Skipped;
 
-use crate::scenario::{Discovered, ScenarioFile, discover};
+use crate::scenario::{Discovered, LastRecording, ScenarioFile, discover};
 use crate::sweep::RunVariant;
 use crate::yaml::InputError;
 
@@ -57,8 +57,9 @@ impl Plan {
             let path = paths.first().map_or(Path::new("."), PathBuf::as_path);
             return Err(vec![InputError::file(path, "no scenario files (*.yaml) found")]);
         }
+        let last = LastRecording::default();
         let read = |path: &PathBuf| {
-            ScenarioFile::load(path).map(|file| match wires {
+            ScenarioFile::load_sharing(path, &last).map(|file| match wires {
                 Some(wires) if file.spec.agent.is_none() => {
                     wires.iter().map(|wire| (format!("{}@{}", file.name, wire.as_str()), *wire)).collect()
                 }
