@@ -34,7 +34,7 @@ const CHECKPOINT_EVERY: Duration = Duration::from_secs(5);
 pub fn prepare(batch: &BatchArgs, variants: Vec<RunVariant>, wires: Option<&[WireFormat]>, out: &Path) -> Result<Prepared, i32> {
     install_prices(batch.prices.as_deref())?;
     let paths = &batch.paths;
-    let plan = Plan::validate_over(paths, variants, wires).map_err(|errors| {
+    let plan = Plan::validate_over(paths, variants, wires, jobs(batch)).map_err(|errors| {
         for error in errors {
             eprintln!("error: {error}");
         }
@@ -107,12 +107,18 @@ fn install_prices(path: Option<&Path>) -> Result<(), i32> {
     Ok(())
 }
 
+/// How many runs go at once (`--jobs`, else one per core); the batch's
+/// files are read and checked on as many threads.
+fn jobs(batch: &BatchArgs) -> usize {
+    batch.jobs.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
+}
+
 /// Runs `plan` with a progress bar, streaming each finished run to
 /// `report`, then publishes it (and JUnit when asked). Returns the runs'
 /// summaries in plan order and the batch's wall time.
 pub fn execute(plan: &Plan, batch: &BatchArgs, report: ReportStream, live: Option<Arc<LiveSettings>>, cancel: &Arc<AtomicBool>) -> anyhow::Result<(Vec<RunSummary>, Duration)> {
     let started = std::time::Instant::now();
-    let jobs = batch.jobs.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+    let jobs = jobs(batch);
     let bar = ProgressBar::new(plan.runs() as u64)
         .with_style(ProgressStyle::with_template("{bar:30} {pos}/{len} {msg}").expect("static template"));
     let options = RunOptions { jobs, cancel: Arc::clone(cancel), live };

@@ -2,16 +2,20 @@
 //! first run starts, so bad input stops the batch with every error at once;
 //! the plan then keeps only each file's path and run names. The files are
 //! loaded again when their runs start, and dropped when those runs end, so
-//! a batch holds a few scenarios at a time, however many it runs.
+//! a batch holds a few scenarios at a time, however many it runs. The
+//! files are read on as many threads as the batch has jobs: no run starts
+//! before the last is checked, so reading them one at a time was start-up
+//! that did not get shorter with a second core.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
+use rayon::prelude::*;
 use reloop_agent::WireFormat;
 
 use reloop_files::kind::Skipped;
 
-use crate::scenario::{Discovered, ScenarioFile, discover};
+use crate::scenario::{Discovered, LastRecording, ScenarioFile, discover};
 use crate::sweep::RunVariant;
 use crate::yaml::InputError;
 
@@ -39,31 +43,40 @@ impl Plan {
     /// Validates every scenario under `paths` (and the recordings they name),
     /// reporting every error rather than stopping at the first.
     pub fn validate(paths: &[PathBuf], variants: Vec<RunVariant>) -> Result<Self, Vec<InputError>> {
-        Self::validate_over(paths, variants, None)
+        Self::validate_over(paths, variants, None, 1)
     }
 
     /// [`Plan::validate`], each built-in-loop scenario run over `wires`
     /// (as `name@wire`) instead of its own when given: a sweep compares
     /// `native` on every wire that has it (`sweep --wires`). An `agent:`
-    /// scenario keeps the wire its agent speaks.
-    pub fn validate_over(paths: &[PathBuf], variants: Vec<RunVariant>, wires: Option<&[WireFormat]>) -> Result<Self, Vec<InputError>> {
+    /// scenario keeps the wire its agent speaks. The files are read on
+    /// `jobs` threads (each dropped once its runs are named).
+    pub fn validate_over(paths: &[PathBuf], variants: Vec<RunVariant>, wires: Option<&[WireFormat]>, jobs: usize) -> Result<Self, Vec<InputError>> {
         let Discovered { files, skipped } = discover(paths).map_err(|error| vec![error])?;
         if files.is_empty() {
             let path = paths.first().map_or(Path::new("."), PathBuf::as_path);
             return Err(vec![InputError::file(path, "no scenario files (*.yaml) found")]);
         }
+        let last = LastRecording::default();
+        let read = |path: &PathBuf| {
+            ScenarioFile::load_sharing(path, &last).map(|file| match wires {
+                Some(wires) if file.spec.agent.is_none() => {
+                    wires.iter().map(|wire| (format!("{}@{}", file.name, wire.as_str()), *wire)).collect()
+                }
+                _ => file.run_names(),
+            })
+        };
+        let pool = (jobs > 1).then(|| rayon::ThreadPoolBuilder::new().num_threads(jobs).build().ok()).flatten();
+        let read: Vec<_> = match pool {
+            Some(pool) => pool.install(|| files.par_iter().map(read).collect()),
+            None => files.iter().map(read).collect(),
+        };
         let mut planned = Vec::with_capacity(files.len());
         let mut errors = Vec::new();
         let mut seen: HashMap<String, usize> = HashMap::new();
-        for path in files {
-            match ScenarioFile::load(&path) {
-                Ok(file) => {
-                    let runs = match wires {
-                        Some(wires) if file.spec.agent.is_none() => {
-                            wires.iter().map(|wire| (format!("{}@{}", file.name, wire.as_str()), *wire)).collect()
-                        }
-                        _ => file.run_names(),
-                    };
+        for (path, runs) in files.into_iter().zip(read) {
+            match runs {
+                Ok(runs) => {
                     for (name, _) in &runs {
                         if let Some(first) = seen.insert(name.clone(), planned.len()) {
                             let message = format!("scenario name `{name}` is already used by {}", planned_path(&planned, first, &path).display());
@@ -144,6 +157,9 @@ mod tests {
         assert_eq!(errors.len(), 2, "{messages:?}");
         assert!(messages[0].contains("b.yaml") && messages[0].contains("`same` is already used by") && messages[0].contains("a.yaml"), "{messages:?}");
         assert!(messages[1].contains("c.yaml"), "{messages:?}");
+        // Read on three threads, the files are checked and reported in the same order.
+        let threaded = Plan::validate_over(&[dir.path().to_owned()], vec![RunVariant::Label("x".into())], None, 3).unwrap_err();
+        assert_eq!(threaded.iter().map(ToString::to_string).collect::<Vec<_>>(), messages);
     }
 
     #[test]
@@ -164,7 +180,7 @@ mod tests {
         let dir = batch(&[("a.yaml", scenario("a", "openai-chat"))]);
         let variants = [StrategyName::Native, StrategyName::None].map(|s| RunVariant::Swept(crate::sweep::Variant::of_strategy(s))).to_vec();
         let wires = [WireFormat::OpenaiChat, WireFormat::Anthropic, WireFormat::OpenaiResponses];
-        let plan = Plan::validate_over(&[dir.path().to_owned()], variants.clone(), Some(&wires)).unwrap();
+        let plan = Plan::validate_over(&[dir.path().to_owned()], variants.clone(), Some(&wires), 2).unwrap();
         let runs: Vec<String> = plan.runs_of(&plan.files[0]).iter().map(|((name, _), variant)| format!("{name} {}", variant.name())).collect();
         assert_eq!(runs, ["a@openai-chat none", "a@anthropic native", "a@anthropic none", "a@openai-responses native", "a@openai-responses none"]);
         assert_eq!((plan.runs(), plan.skipped_native()), (5, 1));

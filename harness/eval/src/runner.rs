@@ -23,7 +23,7 @@ use reloop_agent::context::StrategyName;
 use reloop_agent::context::native::ContextManagement;
 use crate::plan::{Plan, PlannedFile};
 use crate::result::{RunMetrics, RunReport};
-use crate::scenario::{Scenario, ScenarioFile};
+use crate::scenario::{LastRecording, Scenario, ScenarioFile};
 use crate::script::{ScriptedApprovals, ScriptedUser};
 use crate::sweep::RunVariant;
 
@@ -63,22 +63,24 @@ pub fn run_all(plan: &Plan, options: &RunOptions, on_finished: OnFinished<'_>) -
             Some(first)
         })
         .collect();
+    let last = LastRecording::default();
     pool.install(|| {
-        plan.files.par_iter().zip(firsts).for_each(|(file, first)| run_file(plan, file, first, options, on_finished));
+        plan.files.par_iter().zip(firsts).for_each(|(file, first)| run_file(plan, file, &last, first, options, on_finished));
     });
     Ok(())
 }
 
-/// Loads `planned` and runs each of its runs under each variant, sharing the
-/// loaded file between them; it is dropped when the last one ends. `first`
-/// is the plan position of its first run.
-fn run_file(plan: &Plan, planned: &PlannedFile, first: usize, options: &RunOptions, on_finished: OnFinished<'_>) {
+/// Loads `planned` (its recording from `last` when the file before named the
+/// same) and runs each of its runs under each variant, sharing the loaded
+/// file between them; it is dropped when the last one ends. `first` is the
+/// plan position of its first run.
+fn run_file(plan: &Plan, planned: &PlannedFile, last: &LastRecording, first: usize, options: &RunOptions, on_finished: OnFinished<'_>) {
     let cancelled = || options.cancel.load(Ordering::SeqCst);
     if cancelled() {
         return;
     }
     let runs = plan.runs_of(planned);
-    let file = ScenarioFile::load(&planned.path);
+    let file = ScenarioFile::load_sharing(&planned.path, last);
     runs.par_iter().enumerate().for_each(|(index, ((name, wire), variant))| {
         if cancelled() {
             return;

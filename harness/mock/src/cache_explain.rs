@@ -14,7 +14,6 @@
 //! the one just before, whose tools it dropped.
 
 use std::collections::HashMap;
-use std::sync::Arc;
 
 use reloop_wire::{Message, Prompt, ToolSpec};
 use serde::Serialize;
@@ -67,10 +66,14 @@ pub struct BreakFacts {
 }
 
 /// The earlier requests breaks are explained against, by tool declarations.
+/// Each is a copy that the next request declaring the same tools updates in
+/// place ([`update`]): copying every request whole, its history included,
+/// was 4 % of a replay's instructions.
 #[derive(Debug, Default)]
 pub struct Baselines {
-    by_tools: HashMap<u64, Arc<Prompt>>,
-    last: Option<Arc<Prompt>>,
+    by_tools: HashMap<u64, Prompt>,
+    /// The tools key of the request just before.
+    last: Option<u64>,
 }
 
 impl Baselines {
@@ -81,14 +84,35 @@ impl Baselines {
         let tools = content_hash(&tools_json);
         let site = facts.and_then(|facts| {
             let own = self.by_tools.get(&tools).filter(|_| !request.tools.is_empty());
-            let baseline = own.or(self.last.as_ref())?;
+            let baseline = own.or_else(|| self.by_tools.get(&self.last?))?;
             Some(explain(baseline, request, facts))
         });
-        let kept = Arc::new(request.clone());
-        self.by_tools.insert(tools, Arc::clone(&kept));
-        self.last = Some(kept);
+        match self.by_tools.get_mut(&tools) {
+            Some(kept) => update(kept, request),
+            None => {
+                self.by_tools.insert(tools, request.clone());
+            }
+        }
+        self.last = Some(tools);
         site
     }
+}
+
+/// Makes `kept` equal to `request`, copying only the messages past the
+/// prefix the two share (found by comparing, which costs no allocation)
+/// and the fields that differ.
+fn update(kept: &mut Prompt, request: &Prompt) {
+    let Prompt { model, system, messages, tools, tool_choice, max_output_tokens, stream, include_usage } = request;
+    let shared = kept.messages.iter().zip(messages).take_while(|(old, new)| old == new).count();
+    kept.messages.truncate(shared);
+    kept.messages.extend_from_slice(&messages[shared..]);
+    kept.model.clone_from(model);
+    kept.system.clone_from(system);
+    if kept.tools != *tools {
+        kept.tools.clone_from(tools);
+    }
+    kept.tool_choice.clone_from(tool_choice);
+    (kept.max_output_tokens, kept.stream, kept.include_usage) = (*max_output_tokens, *stream, *include_usage);
 }
 
 /// One part of a request in cache order.
@@ -288,5 +312,26 @@ mod tests {
         assert_eq!(again.cause, "tools", "against the main call before it, not the earlier summary");
         let after = baselines.observe(&main(vec![Message::user("summary 2"), Message::user("b")]), "read", Some(FACTS)).unwrap();
         assert_eq!((after.cause, after.message), ("edited", Some(0)), "against the main call before the summary");
+    }
+
+    /// A baseline updated in place is the request it was updated to, however
+    /// that request differs from it: grown, edited mid-history, cut short,
+    /// another system prompt, model or limit.
+    #[test]
+    fn a_baseline_updated_in_place_equals_the_request() {
+        let (a, b, c) = (Message::user("a"), Message::user("b"), Message::user("c"));
+        let requests = [
+            prompt("s", vec![a.clone()]),
+            prompt("s", vec![a.clone(), b.clone(), c.clone()]),
+            prompt("s", vec![a.clone(), Message::user("B"), c.clone()]),
+            prompt("s", vec![a.clone()]),
+            Prompt { model: "other".into(), max_output_tokens: Some(9), stream: true, ..prompt("t", vec![b.clone(), a.clone()]) },
+            Prompt { system: None, ..prompt("s", vec![b, a, c]) },
+        ];
+        let mut baselines = Baselines::default();
+        for request in &requests {
+            baselines.observe(request, "", Some(FACTS));
+            assert_eq!(baselines.by_tools[&content_hash(&"")], *request);
+        }
     }
 }

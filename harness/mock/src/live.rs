@@ -182,7 +182,7 @@ pub async fn intercept(State(registry): State<Arc<Registry>>, request: Request, 
     match exchange_of(&observed, upstream.redaction()) {
         Ok(Some(exchange)) => {
             let reply = session.handle_live(&prompt, &caching, exchange);
-            respond(reply, &prompt, format, session.pacer(), &ServerSide::default())
+            respond(reply, prompt, format, session.pacer(), &ServerSide::default())
         }
         Ok(None) => passed_on(&observed, format),
         Err(error) => error_response(format, StatusCode::BAD_GATEWAY, &format!("reloop: the upstream's answer could not be read: {error}")),

@@ -453,7 +453,7 @@ fn answer(registry: &Registry, name: &str, call: Call) -> Response {
     let managed = Managed { note: side.note.as_deref(), compaction: paused, history: prepared.history.as_ref() };
     let reply = session.handle_managed(&prompt, &caching, managed);
     let record = log_request(registry, name, format, &session);
-    let mut response = respond(reply, &prompt, format, session.pacer(), &side);
+    let mut response = respond(reply, prompt, format, session.pacer(), &side);
     // Both SDKs surface these as the request id; deterministic per session
     // (a raw reply keeps the recorded ones).
     if let Some(id) = record.and_then(|r| HeaderValue::try_from(format!("req_reloop_{name}_{:05}", r.index)).ok()) {
@@ -507,11 +507,13 @@ fn compact(registry: &Registry, name: &str, body: Result<Bytes, BytesRejection>)
     let reply = session.handle_managed(&prompt, &Caching::Automatic, Managed { note: Some(&note), compaction: Some(&summary), history: None });
     match (reply, log_request(registry, name, format, &session)) {
         (Reply::Turn { .. }, Some(record)) => json_response(StatusCode::OK, provider_context::responses::compact_body(&output, &record).to_string()),
-        (reply, _) => respond(reply, &prompt, format, session.pacer(), &ServerSide::default()),
+        (reply, _) => respond(reply, prompt, format, session.pacer(), &ServerSide::default()),
     }
 }
 
-pub(crate) fn respond(reply: Reply, prompt: &Prompt, format: Format, pacer: Arc<dyn Pacer>, side: &ServerSide) -> Response {
+/// Takes the request's `prompt` to move its tools into the reply's metadata (the Responses API
+/// echoes them) instead of copying them on every request.
+pub(crate) fn respond(reply: Reply, prompt: Prompt, format: Format, pacer: Arc<dyn Pacer>, side: &ServerSide) -> Response {
     let error = |error| codec::error_body(format, error);
     match reply {
         Reply::ContextExceeded { window, requested } => {
@@ -544,7 +546,7 @@ pub(crate) fn respond(reply: Reply, prompt: &Prompt, format: Format, pacer: Arc<
             raw_reply::with_recorded_head(response, &raw)
         }
         Reply::Turn { answer, fault, timing, model, request_index, .. } => {
-            let meta = ReplyMeta { request_index, model, include_usage: prompt.include_usage, tools: prompt.tools.clone() };
+            let meta = ReplyMeta { request_index, model, include_usage: prompt.include_usage, tools: prompt.tools };
             let amend = provider_context::reply::amends(format, side);
             if prompt.stream {
                 let mut frames = codec::encode_reply_stream(format, &answer, &meta);

@@ -321,7 +321,7 @@ impl Session {
         let request = renamed.as_ref().unwrap_or(request);
         let history = managed.history.map(|history| self.lock().served_calls.with_served_ids(history).unwrap_or_else(|| history.clone()));
         let matched = history.as_ref().unwrap_or(request);
-        let count = self.counter.count_prompt(request);
+        let count = self.counter.count_and_keep(request);
         let count = match &self.config.provider_tokens {
             Some(provider) => provider.scale(&count),
             None => count,

@@ -35,16 +35,26 @@ pub fn auth_headers(format: Format, api_key: &str) -> Vec<(&'static str, String)
 ///
 /// Serialization failed (it does not for plain prompts).
 pub fn encode_request(format: Format, prompt: Prompt, breakpoints: impl FnOnce(&Prompt) -> Vec<CacheBreakpoint>) -> Result<Vec<u8>, serde_json::Error> {
+    let mut body = Vec::with_capacity(body_capacity(&prompt));
     match format {
-        Format::OpenaiChat => serde_json::to_vec(&ChatRequest::from_owned_prompt(prompt)),
-        Format::OpenaiResponses => serde_json::to_vec(&ResponsesRequest::from_prompt(&prompt)),
+        Format::OpenaiChat => serde_json::to_writer(&mut body, &ChatRequest::from_owned_prompt(prompt)),
+        Format::OpenaiResponses => serde_json::to_writer(&mut body, &ResponsesRequest::from_prompt(&prompt)),
         Format::Anthropic => {
             let mut request = MessagesRequest::from_prompt(&prompt);
             request.place_cache_breakpoints(&breakpoints(&prompt));
-            serde_json::to_vec(&request)
+            serde_json::to_writer(&mut body, &request)
         }
-        Format::Gemini => serde_json::to_vec(&GenerateContentRequest::from_prompt(&prompt)),
-    }
+        Format::Gemini => serde_json::to_writer(&mut body, &GenerateContentRequest::from_prompt(&prompt)),
+    }?;
+    Ok(body)
+}
+
+/// Room for `prompt`'s body before it is written: its texts, an eighth more for escapes, and
+/// some bytes a message for the JSON around them. `serde_json::to_vec` starts small and doubles,
+/// which copied a long history's body about ten times over on every request.
+fn body_capacity(prompt: &Prompt) -> usize {
+    let texts = prompt.system.as_ref().map_or(0, String::len) + prompt.messages.iter().map(crate::Message::text_len).sum::<usize>();
+    texts + texts / 8 + 128 * (prompt.messages.len() + 2)
 }
 
 /// `specs` as `format`'s `tools` array, as its request renders it; for
@@ -371,6 +381,27 @@ mod tests {
         assert_eq!((format, prompt.model.as_str(), prompt.stream), (Format::Gemini, "gemini-2.5-flash", true));
         assert_eq!(decode_request_at("/v1/messages", br#"{"model":"m","max_tokens":1,"messages":[]}"#).unwrap().0, Format::Anthropic);
         assert!(decode_request_at("/v1/models", b"").is_none());
+    }
+
+    /// A request body is written into room taken once, before: a long
+    /// history (as the client sends it, the tools appended after) no longer
+    /// regrows and copies the buffer about ten times as it is written, and
+    /// the bytes stay those of the format's request type.
+    #[test]
+    fn a_long_history_s_body_is_written_without_regrowing() {
+        let result = "fn main() {\n    println!(\"{}\", 1);\n}\n".repeat(50);
+        let mut prompt = Prompt { tools: Vec::new(), ..crate::prompt::tests::rich_prompt() };
+        for i in 0..50 {
+            let call = crate::ToolCall { id: format!("call_{i}"), name: "read_file".into(), arguments: format!(r#"{{"path":"src/{i}.rs"}}"#) };
+            prompt.messages.push(crate::Message::assistant("", vec![call]));
+            prompt.messages.push(crate::Message::ToolResult { call_id: format!("call_{i}"), tool_name: "read_file".into(), content: result.clone(), is_error: false });
+        }
+        for format in Format::ALL {
+            let body = encode_request(format, prompt.clone(), |_| Vec::new()).unwrap();
+            assert_eq!(body.capacity(), body_capacity(&prompt), "{format:?}: {} bytes outgrew the room", body.len());
+        }
+        let chat = encode_request(Format::OpenaiChat, prompt.clone(), |_| Vec::new()).unwrap();
+        assert_eq!(chat, serde_json::to_vec(&ChatRequest::from_prompt(&prompt)).unwrap());
     }
 
     #[test]

@@ -5,6 +5,8 @@
 //! type renders them (`from_prompt`) and reads them back (`to_prompt`). Conversion to a
 //! provider's shapes happens at the wire edge only.
 
+use std::collections::HashMap;
+
 use serde::{Deserialize, Serialize};
 
 use crate::ToolCall;
@@ -55,6 +57,26 @@ impl Message {
             text: text.into(),
             tool_calls,
             reasoning: Vec::new(),
+        }
+    }
+
+    /// The bytes of its texts (call ids, names and arguments included; reasoning left out): most
+    /// of its size on the wire, for sizing a request body before it is written.
+    pub(crate) fn text_len(&self) -> usize {
+        match self {
+            Self::User { text } => text.len(),
+            Self::Assistant {
+                text, tool_calls, ..
+            } => {
+                text.len()
+                    + tool_calls
+                        .iter()
+                        .map(|call| call.id.len() + call.name.len() + call.arguments.len())
+                        .sum::<usize>()
+            }
+            Self::ToolResult {
+                call_id, content, ..
+            } => call_id.len() + content.len(),
         }
     }
 }
@@ -109,20 +131,31 @@ pub enum Reasoning {
 /// earlier call has its id). Formats name tool results only by call id; each `to_prompt` calls
 /// this so a request read off the wire carries the same names the loop's transcript does.
 pub(crate) fn name_tool_results(messages: &mut [Message]) {
-    let mut names: std::collections::HashMap<String, String> = std::collections::HashMap::new();
-    for message in messages {
+    // The ids and names are borrowed while the calls are looked up, and a name is copied once per
+    // result: the mock reads every request's whole history through here, and copying each call's
+    // id and name into the map (with std's SipHash) was two thirds of a Chat request's
+    // `into_prompt`.
+    let mut calls: HashMap<&str, &str, foldhash::fast::RandomState> = HashMap::default();
+    let mut names: Vec<(usize, String)> = Vec::new();
+    for (index, message) in messages.iter().enumerate() {
         match message {
             Message::Assistant { tool_calls, .. } => {
-                for call in tool_calls.iter() {
-                    names.insert(call.id.clone(), call.name.clone());
-                }
+                calls.extend(
+                    tool_calls
+                        .iter()
+                        .map(|call| (call.id.as_str(), call.name.as_str())),
+                );
             }
-            Message::ToolResult {
-                call_id, tool_name, ..
-            } => {
-                *tool_name = names.get(call_id.as_str()).cloned().unwrap_or_default();
+            Message::ToolResult { call_id, .. } => {
+                let name = calls.get(call_id.as_str()).copied().unwrap_or_default();
+                names.push((index, name.to_owned()));
             }
             Message::User { .. } => {}
+        }
+    }
+    for (index, name) in names {
+        if let Message::ToolResult { tool_name, .. } = &mut messages[index] {
+            *tool_name = name;
         }
     }
 }

@@ -86,9 +86,7 @@ impl ReportStream {
     pub fn checkpoint(&mut self) -> io::Result<()> {
         self.last_checkpoint = Instant::now();
         let Some(part) = self.open.take() else { return Ok(()) };
-        for writer in part.writers {
-            writer.into_inner().map_err(io::Error::other)?.sync_all()?;
-        }
+        finish(part.writers)?;
         self.parts += 1;
         std::fs::rename(&part.folder, self.part_folder(self.parts))?;
         Ok(())
@@ -115,9 +113,7 @@ impl ReportStream {
                 Some(part) => part,
                 None => self.start_part()?,
             };
-            for writer in part.writers {
-                writer.into_inner().map_err(io::Error::other)?.sync_all()?;
-            }
+            finish(part.writers)?;
             std::fs::rename(&part.folder, &fresh)?;
         } else {
             self.checkpoint()?;
@@ -170,6 +166,18 @@ fn discard(dir: &Path, out: &Path) -> io::Result<()> {
         std::fs::remove_dir_all(&aside)?;
     }
     Ok(())
+}
+
+/// Finishes each table's file (its last row group and footer) and syncs it,
+/// each on a thread of its own: the batch's last step, which no other core
+/// shares, so three files finished and synced in turn were start-to-end
+/// time that a second job could not shorten.
+fn finish(writers: Vec<ArrowWriter<File>>) -> io::Result<()> {
+    std::thread::scope(|scope| {
+        let finishing: Vec<_> =
+            writers.into_iter().map(|writer| scope.spawn(move || writer.into_inner().map_err(io::Error::other)?.sync_all())).collect();
+        finishing.into_iter().try_for_each(|thread| thread.join().unwrap_or_else(|_| Err(io::Error::other("a report writer panicked"))))
+    })
 }
 
 /// Copies the rows of `parts`, in order, into one file at `target`, a row

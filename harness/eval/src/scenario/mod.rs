@@ -5,7 +5,7 @@
 pub use reloop_files::scenario::{agent, spec};
 
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use reloop_agent::{LoopSettings, WireFormat};
 use reloop_mock::Recording;
@@ -85,9 +85,34 @@ pub struct ScenarioFile {
     pub recording: Arc<Recording>,
 }
 
+/// The recording a batch read last, with its path: the files of a batch
+/// often name one recording (a generated suite, a scenario's variants), and
+/// each reading of a scenario file parsed and checked it again. Holding only
+/// the last keeps a batch of distinct recordings to one in memory.
+#[derive(Debug, Default)]
+pub struct LastRecording(Mutex<Option<(PathBuf, Arc<Recording>)>>);
+
+impl LastRecording {
+    fn load(&self, path: &Path) -> Result<Arc<Recording>, InputError> {
+        let last = || self.0.lock().expect("last recording poisoned");
+        if let Some((_, recording)) = last().as_ref().filter(|(kept, _)| kept == path) {
+            return Ok(Arc::clone(recording));
+        }
+        let recording = Arc::new(yaml::load_checked(path, validate_settings::check_recording)?);
+        *last() = Some((path.to_owned(), Arc::clone(&recording)));
+        Ok(recording)
+    }
+}
+
 impl ScenarioFile {
     /// Loads and validates `file` and the recording it names.
     pub fn load(file: &Path) -> Result<Self, InputError> {
+        Self::load_sharing(file, &LastRecording::default())
+    }
+
+    /// [`ScenarioFile::load`], taking the recording from `last` when it is
+    /// the one `file` names.
+    pub fn load_sharing(file: &Path, last: &LastRecording) -> Result<Self, InputError> {
         let text = input_file::read_text(file, input_file::max_input_bytes())?;
         let mut spec: ScenarioSpec = yaml::parse(file, &text)?;
         spec.agent = spec.agent.as_ref().map(agent::AgentSpec::resolved);
@@ -96,7 +121,7 @@ impl ScenarioFile {
             return Err(InputError::field(file, "wire", "names no wire format"));
         }
         let recording_path = file.parent().unwrap_or(Path::new(".")).join(&spec.recording);
-        let recording: Recording = yaml::load_checked(&recording_path, validate_settings::check_recording)?;
+        let recording = last.load(&recording_path)?;
         validate_settings::check_scenario(&spec, &recording).map_err(|e| yaml::range_error(file, &text, e))?;
         if let Some(preset) = spec.agent.as_ref().and_then(|a| a.preset) {
             check_calls_fit(&recording_path, preset, &recording)?;
@@ -105,7 +130,7 @@ impl ScenarioFile {
         let name = spec.name.clone().unwrap_or_else(|| {
             file.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default()
         });
-        Ok(Self { file: file.to_owned(), name, spec: Arc::new(spec), recording: Arc::new(recording) })
+        Ok(Self { file: file.to_owned(), name, spec: Arc::new(spec), recording })
     }
 
     /// Its runs' names and wire formats: `name@format` when it names several.
@@ -221,4 +246,30 @@ pub fn discover(paths: &[PathBuf]) -> Result<Discovered, InputError> {
         }
     }
     Ok(discovered)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Files naming one recording share one parsed copy through the same
+    /// [`LastRecording`]; a file naming another reads its own.
+    #[test]
+    fn files_naming_the_last_recording_share_it() {
+        let dir = tempfile::tempdir().unwrap();
+        for (recording, text) in [("one.yaml", "done"), ("two.yaml", "other")] {
+            std::fs::write(dir.path().join(recording), format!("format: reloop.recording/v1\nexchanges:\n  - text: {text}\n")).unwrap();
+        }
+        let scenario = |name: &str, recording: &str| {
+            let path = dir.path().join(format!("{name}.yaml"));
+            std::fs::write(&path, format!("name: {name}\nwire: openai-chat\nmodel: gpt-4o\nsystem: s\ntask: t\nrecording: {recording}\n")).unwrap();
+            path
+        };
+        let last = LastRecording::default();
+        let [a, b, c] = [scenario("a", "one.yaml"), scenario("b", "one.yaml"), scenario("c", "two.yaml")].map(|path| ScenarioFile::load_sharing(&path, &last).unwrap());
+        assert!(Arc::ptr_eq(&a.recording, &b.recording), "parsed once");
+        assert!(!Arc::ptr_eq(&a.recording, &c.recording));
+        assert_eq!(c.recording.exchanges.len(), 1);
+        assert_eq!(*a.recording, *ScenarioFile::load(&a.file).unwrap().recording, "the same recording as read alone");
+    }
 }

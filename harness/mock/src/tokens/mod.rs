@@ -21,9 +21,13 @@
 //!
 //! Each message is keyed by a hash of its content (role and fields), the
 //! same key the prompt-cache simulation compares prefixes by, so a request
-//! is hashed once and tokenized only where it is new. Every request hashes
-//! its whole history, so the hash is foldhash's (with a fixed seed) rather
-//! than std's SipHash, which took 8 % of a replay's instructions.
+//! is tokenized only where it is new. The hash is foldhash's (with a fixed
+//! seed) rather than std's SipHash, which took 8 % of a replay's
+//! instructions. A session's counter also keeps the latest request it
+//! answered ([`TokenCounter::count_and_keep`]), and the next request takes
+//! the hashes and counts of the prefix it shares with it by comparing the
+//! parts, which is cheaper than hashing them: a request hashes only what
+//! follows that prefix, not its whole history again.
 
 mod ascii_pieces;
 mod piece_memo;
@@ -59,8 +63,49 @@ pub fn count_text(text: &str) -> u64 {
 /// A memoizing counter; one per session keeps contention away.
 #[derive(Debug, Default)]
 pub struct TokenCounter {
-    /// Tokens by content hash ([`content_hash`]).
-    memo: Mutex<HashMap<u64, u64>>,
+    memo: Mutex<Memo>,
+}
+
+#[derive(Debug, Default)]
+struct Memo {
+    /// Tokens by content hash ([`content_hash`]); the keys are hashes
+    /// already, so foldhash's fast mix rather than SipHash again.
+    tokens: HashMap<u64, u64, foldhash::fast::RandomState>,
+    /// The parts of the latest request [`TokenCounter::count_and_keep`]
+    /// counted, in order, each with its hash and tokens.
+    latest: Vec<Counted>,
+}
+
+/// One part of a kept request: what it was, its content hash and tokens.
+#[derive(Debug)]
+struct Counted {
+    part: OwnedPart,
+    hash: u64,
+    tokens: u64,
+}
+
+/// A [`Part`] owned, to compare the next request's parts with.
+#[derive(Debug)]
+enum OwnedPart {
+    System(String),
+    Message(Message),
+}
+
+impl OwnedPart {
+    fn of(part: &Part<'_>) -> Self {
+        match part {
+            Part::System(text) => Self::System((*text).to_owned()),
+            Part::Message(message) => Self::Message((*message).clone()),
+        }
+    }
+
+    fn is(&self, part: &Part<'_>) -> bool {
+        match (self, part) {
+            (Self::System(kept), Part::System(text)) => kept == text,
+            (Self::Message(kept), Part::Message(message)) => kept == *message,
+            _ => false,
+        }
+    }
 }
 
 /// The token counts of one chat request, with the content hash of each
@@ -104,16 +149,42 @@ impl TokenCounter {
         Self::default()
     }
 
-    /// Counts a whole request, tokenizing only parts not seen before.
+    /// Counts a whole request, tokenizing only parts not seen before and
+    /// hashing only those past the prefix it shares with the kept request.
     pub fn count_prompt(&self, prompt: &Prompt) -> PromptCount {
+        self.count(prompt, false)
+    }
+
+    /// [`Self::count_prompt`], then keeps `prompt`'s parts (copying those
+    /// past the shared prefix) for the next request to compare with: the
+    /// session's path for each request it answers.
+    pub fn count_and_keep(&self, prompt: &Prompt) -> PromptCount {
+        self.count(prompt, true)
+    }
+
+    fn count(&self, prompt: &Prompt, keep: bool) -> PromptCount {
         let tools_json = if prompt.tools.is_empty() { String::new() } else { serde_json::to_string(&prompt.tools).unwrap_or_default() };
         let system = prompt.system.as_deref().map(Part::System);
         let parts: Vec<Part<'_>> = system.into_iter().chain(prompt.messages.iter().map(Part::Message)).collect();
-        let message_hashes: Vec<u64> = parts.iter().map(content_hash).collect();
         let mut memo = self.memo.lock().expect("token memo poisoned");
-        let tools = if tools_json.is_empty() { 0 } else { *memo.entry(content_hash(&tools_json)).or_insert_with(|| count_text(&tools_json)) };
-        let messages: Vec<u64> =
-            parts.iter().zip(&message_hashes).map(|(part, hash)| *memo.entry(*hash).or_insert_with(|| count_part(part))).collect();
+        let memo = &mut *memo;
+        let tools = if tools_json.is_empty() { 0 } else { *memo.tokens.entry(content_hash(&tools_json)).or_insert_with(|| count_text(&tools_json)) };
+        let shared = memo.latest.iter().zip(&parts).take_while(|(kept, part)| kept.part.is(part)).count();
+        let (mut message_hashes, mut messages) = (Vec::with_capacity(parts.len()), Vec::with_capacity(parts.len()));
+        message_hashes.extend(memo.latest[..shared].iter().map(|kept| kept.hash));
+        messages.extend(memo.latest[..shared].iter().map(|kept| kept.tokens));
+        if keep {
+            memo.latest.truncate(shared);
+        }
+        for part in &parts[shared..] {
+            let hash = content_hash(part);
+            let tokens = *memo.tokens.entry(hash).or_insert_with(|| count_part(part));
+            if keep {
+                memo.latest.push(Counted { part: OwnedPart::of(part), hash, tokens });
+            }
+            message_hashes.push(hash);
+            messages.push(tokens);
+        }
         let total = tools + messages.iter().sum::<u64>() + REPLY_PRIMING_TOKENS;
         PromptCount { tools, tools_json, messages, message_hashes, total }
     }
@@ -130,7 +201,7 @@ impl TokenCounter {
     /// Counts one message, framing included.
     pub fn count_message(&self, message: &Message) -> u64 {
         let part = Part::Message(message);
-        *self.memo.lock().expect("token memo poisoned").entry(content_hash(&part)).or_insert_with(|| count_part(&part))
+        *self.memo.lock().expect("token memo poisoned").tokens.entry(content_hash(&part)).or_insert_with(|| count_part(&part))
     }
 }
 
@@ -184,5 +255,36 @@ mod tests {
         let short = counter.count_prompt(&prompt("hi"));
         assert_eq!(short.messages[1], TOKENS_PER_MESSAGE + count_text("user") + count_text("hi"));
         assert_eq!(counter.count_message(&Message::User { text: "hi".into() }), short.messages[1]);
+    }
+
+    /// The prefix a request shares with the kept one is taken by comparing
+    /// parts, not hashing them: however the next request differs (grown, a
+    /// result masked mid-history, cut short, another or no system prompt),
+    /// it counts exactly as a fresh counter counts it.
+    #[test]
+    fn a_request_after_a_kept_one_counts_as_a_fresh_counter_does() {
+        let message = |i: usize| match i % 2 {
+            0 => Message::User { text: format!("question {i}") },
+            _ => Message::ToolResult { call_id: format!("c{i}"), tool_name: String::new(), content: "fn x() {}\n".repeat(i * 10), is_error: false },
+        };
+        let prompt = |system: Option<&str>, messages: &[Message]| Prompt { system: system.map(str::to_owned), messages: messages.to_vec(), ..Prompt::default() };
+        let history: Vec<Message> = (0..8).map(message).collect();
+        let mut masked = history.clone();
+        masked[3] = Message::ToolResult { call_id: "c3".into(), tool_name: String::new(), content: "[masked]".into(), is_error: false };
+        let kept = TokenCounter::new();
+        let requests = [
+            prompt(Some("s"), &history[..4]),
+            prompt(Some("s"), &history),
+            prompt(Some("s"), &masked),
+            prompt(Some("s"), &history[..2]),
+            prompt(Some("t"), &history),
+            prompt(None, &history),
+            prompt(Some("s"), &history),
+        ];
+        for request in &requests {
+            let fresh = TokenCounter::new().count_prompt(request);
+            assert_eq!(kept.count_prompt(request), fresh, "before keeping {request:?}");
+            assert_eq!(kept.count_and_keep(request), fresh, "keeping {request:?}");
+        }
     }
 }
