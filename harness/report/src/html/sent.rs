@@ -86,10 +86,10 @@ fn numbers(ranges: &str) -> Vec<u64> {
     let mut out = Vec::new();
     for part in ranges.split(',') {
         let (start, end) = part.split_once('-').unwrap_or((part, part));
-        if let (Ok(start), Ok(end)) = (start.parse::<u64>(), end.parse::<u64>()) {
-            if end.checked_sub(start).is_some_and(|span| span <= MAX_NUMBER_GAP as u64) {
-                out.extend(start..=end);
-            }
+        if let (Ok(start), Ok(end)) = (start.parse::<u64>(), end.parse::<u64>())
+            && end.checked_sub(start).is_some_and(|span| span <= MAX_NUMBER_GAP as u64)
+        {
+            out.extend(start..=end);
         }
     }
     out

@@ -578,7 +578,7 @@ mod tests {
         let body = json!({"id": "resp_1", "object": "response", "status": "completed", "model": "m", "output": [item, call]});
         let turn = codec::decode_response(Format::OpenaiResponses, body.to_string().as_bytes()).unwrap();
         let compaction = Reasoning::ResponsesCompaction { id: Some("cmp_1".into()), encrypted_content: "gAAA-opaque".into() };
-        assert_eq!(turn.reasoning, [compaction.clone()]);
+        assert_eq!(turn.reasoning, std::slice::from_ref(&compaction));
         let mut decoder = crate::format::decoder_for(Format::OpenaiResponses);
         for event in [
             json!({"type": "response.output_item.added", "output_index": 0, "item": item}),
@@ -589,7 +589,7 @@ mod tests {
         ] {
             decoder.push_frame(&SseFrame { event: None, data: event.to_string() }).unwrap();
         }
-        assert_eq!(decoder.finish().unwrap().reasoning, [compaction.clone()], "streamed");
+        assert_eq!(decoder.finish().unwrap().reasoning, std::slice::from_ref(&compaction), "streamed");
         let message = Message::Assistant { text: String::new(), tool_calls: turn.tool_calls.clone(), reasoning: turn.reasoning.clone() };
         let prompt = Prompt { model: "m".into(), messages: vec![message.clone()], ..Prompt::default() };
         let sent: Value = serde_json::from_slice(&codec::encode_request(Format::OpenaiResponses, prompt, |_| Vec::new()).unwrap()).unwrap();
