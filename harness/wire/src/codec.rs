@@ -7,7 +7,7 @@
 
 use crate::anthropic::{AnthropicErrorBody, CacheBreakpoint, CachePoint, Message, MessagesRequest};
 use crate::gemini::{GenerateContentRequest, GoogleErrorBody};
-use crate::openai_chat::{ApiErrorBody, ChatCompletion, ChatRequest};
+use crate::openai_chat::{ApiErrorBody, ChatCompletion, ChatRequest, HistoryBytes};
 use crate::openai_responses::{Response, ResponsesRequest};
 pub use crate::error_reply::{DIVERGENCE_ERROR_TYPE, ErrorReply, StreamErrorKind};
 use crate::reply::{DecodedReply, FromWireError, Reply, ReplyMeta};
@@ -47,6 +47,54 @@ pub fn encode_request(format: Format, prompt: Prompt, breakpoints: impl FnOnce(&
         Format::Gemini => serde_json::to_writer(&mut body, &GenerateContentRequest::from_prompt(&prompt)),
     }?;
     Ok(body)
+}
+
+/// Writes the request bodies of one conversation, one after another. On
+/// the Chat wire it keeps the previous body's messages serialized and
+/// writes only what a request changes or adds ([`HistoryBytes`]): resending
+/// the history otherwise costs as much as the rest of a replay together.
+/// The other wires write the whole prompt each time: their messages are
+/// not written one for one (Anthropic joins tool results and moves its
+/// breakpoints, Responses turns a message into several items).
+#[derive(Debug)]
+pub struct RequestWriter {
+    format: Format,
+    chat_history: HistoryBytes,
+}
+
+impl RequestWriter {
+    /// A writer of `format`'s request bodies.
+    pub fn new(format: Format) -> Self {
+        Self { format, chat_history: HistoryBytes::default() }
+    }
+
+    /// The format written.
+    pub fn format(&self) -> Format {
+        self.format
+    }
+
+    /// The body [`encode_request`] writes for `head` with `messages` as its
+    /// conversation, with at least `reserve` bytes of room after it.
+    ///
+    /// # Errors
+    ///
+    /// Serialization failed (it does not for plain prompts).
+    pub fn write(
+        &mut self,
+        head: Prompt,
+        messages: &[crate::Message],
+        reserve: usize,
+        breakpoints: impl FnOnce(&Prompt) -> Vec<CacheBreakpoint>,
+    ) -> Result<Vec<u8>, serde_json::Error> {
+        match self.format {
+            Format::OpenaiChat => self.chat_history.body(head, messages, reserve),
+            format => {
+                let mut body = encode_request(format, Prompt { messages: messages.to_vec(), ..head }, breakpoints)?;
+                body.reserve(reserve);
+                Ok(body)
+            }
+        }
+    }
 }
 
 /// Room for `prompt`'s body before it is written: its texts, an eighth more for escapes, and

@@ -5,7 +5,8 @@
 
 use std::time::Duration;
 
-use reloop_wire::{Format, ModelTurn, Prompt, codec};
+use reloop_wire::codec::RequestWriter;
+use reloop_wire::{Format, Message, ModelTurn, Prompt, codec};
 
 use super::cache_breakpoints::CacheBreakpointSettings;
 use super::{LlmError, wire_error};
@@ -24,15 +25,20 @@ pub(super) struct BodyExtras<'a> {
     pub context_management: Option<&'a ContextManagement>,
 }
 
-/// The serialized request body of `prompt` (whose own tools are not
-/// rendered) with `extras`: the frozen tools' bytes are spliced in as the
-/// body's last member, never serialized again, after the context management
-/// the format has (none on wires without it).
-pub(super) fn body(format: Format, prompt: Prompt, extras: &BodyExtras<'_>) -> Result<Vec<u8>, LlmError> {
+/// The serialized request body of `head` (whose own tools are not
+/// rendered) with `messages`, written by `writer`, and `extras`: the frozen
+/// tools' bytes are spliced in as the body's last member, never serialized
+/// again, after the context management the format has (none on wires
+/// without it).
+pub(super) fn body(writer: &mut RequestWriter, head: Prompt, messages: &[Message], extras: &BodyExtras<'_>) -> Result<Vec<u8>, LlmError> {
+    let format = writer.format();
+    let management = extras.context_management.and_then(|m| context_management(format, m)).map(|m| m.to_string());
+    // Room for the members spliced in below and their names.
+    let room = extras.tools.wire_json().len() + management.as_ref().map_or(0, String::len) + 48;
     let mut body =
-        codec::encode_request(format, prompt, |prompt| extras.cache.breakpoints(prompt)).map_err(|e| LlmError::Protocol(e.to_string()))?;
-    if let Some(management) = extras.context_management.and_then(|m| context_management(format, m)) {
-        body = with_member(body, "context_management", management.to_string().as_bytes());
+        writer.write(head, messages, room, |prompt| extras.cache.breakpoints(prompt)).map_err(|e| LlmError::Protocol(e.to_string()))?;
+    if let Some(management) = management {
+        body = with_member(body, "context_management", management.as_bytes());
     }
     Ok(if extras.tools.specs().is_empty() { body } else { with_member(body, "tools", extras.tools.wire_json()) })
 }
