@@ -147,9 +147,10 @@ mod tests {
         let without_tools = Prompt { tools: Vec::new(), ..full.clone() };
         for format in Format::ALL {
             let frozen = FrozenToolSchema::freeze(vec![spec.clone()], format, &cache);
-            let spliced = body(format, without_tools.clone(), &BodyExtras { tools: &frozen, cache: &cache, context_management: None }).unwrap();
+            let mut writer = RequestWriter::new(format);
+            let spliced = body(&mut writer, without_tools.clone(), &full.messages, &BodyExtras { tools: &frozen, cache: &cache, context_management: None }).unwrap();
             let none = FrozenToolSchema::none();
-            let whole = body(format, full.clone(), &BodyExtras { tools: &none, cache: &cache, context_management: None }).unwrap();
+            let whole = body(&mut writer, full.clone(), &full.messages, &BodyExtras { tools: &none, cache: &cache, context_management: None }).unwrap();
             let tail = [&b",\"tools\":"[..], frozen.wire_json(), b"}"].concat();
             assert!(spliced.ends_with(&tail), "{format:?}: the frozen bytes, verbatim");
             let parse = |bytes: &[u8]| serde_json::from_slice::<serde_json::Value>(bytes).unwrap();
@@ -175,7 +176,8 @@ mod tests {
         let compaction = ContextManagement::Compaction { compact_threshold: 96_000 };
         let sent = |format: Format, management: &ContextManagement| {
             let extras = BodyExtras { tools: &tools, cache: &cache, context_management: Some(management) };
-            let body: serde_json::Value = serde_json::from_slice(&body(format, prompt.clone(), &extras).unwrap()).unwrap();
+            let written = body(&mut RequestWriter::new(format), prompt.clone(), &prompt.messages, &extras).unwrap();
+            let body: serde_json::Value = serde_json::from_slice(&written).unwrap();
             (body.get("context_management").cloned(), context_management_headers(format, Some(management)))
         };
         let anthropic = json!({"edits": [{
