@@ -7,7 +7,8 @@
 
 use crate::anthropic::{AnthropicErrorBody, CacheBreakpoint, CachePoint, Message, MessagesRequest};
 use crate::gemini::{GenerateContentRequest, GoogleErrorBody};
-use crate::openai_chat::{ApiErrorBody, ChatCompletion, ChatRequest, HistoryBytes};
+use crate::history_bytes::{HistoryArray, HistoryBytes};
+use crate::openai_chat::{ApiErrorBody, ChatCompletion, ChatRequest};
 use crate::openai_responses::{Response, ResponsesRequest};
 pub use crate::error_reply::{DIVERGENCE_ERROR_TYPE, ErrorReply, StreamErrorKind};
 use crate::reply::{DecodedReply, FromWireError, Reply, ReplyMeta};
@@ -50,22 +51,27 @@ pub fn encode_request(format: Format, prompt: Prompt, breakpoints: impl FnOnce(&
 }
 
 /// Writes the request bodies of one conversation, one after another. On
-/// the Chat wire it keeps the previous body's messages serialized and
+/// the OpenAI wires it keeps the previous body's history serialized and
 /// writes only what a request changes or adds ([`HistoryBytes`]): resending
 /// the history otherwise costs as much as the rest of a replay together.
-/// The other wires write the whole prompt each time: their messages are
-/// not written one for one (Anthropic joins tool results and moves its
-/// breakpoints, Responses turns a message into several items).
+/// Anthropic and Gemini write the whole prompt each time: their messages
+/// are not written one by one (both join consecutive tool results into
+/// one turn, and Anthropic's breakpoints move with the last message).
 #[derive(Debug)]
 pub struct RequestWriter {
     format: Format,
-    chat_history: HistoryBytes,
+    history: Option<HistoryBytes>,
 }
 
 impl RequestWriter {
     /// A writer of `format`'s request bodies.
     pub fn new(format: Format) -> Self {
-        Self { format, chat_history: HistoryBytes::default() }
+        let array = match format {
+            Format::OpenaiChat => Some(HistoryArray::ChatMessages),
+            Format::OpenaiResponses => Some(HistoryArray::ResponsesInput),
+            Format::Anthropic | Format::Gemini => None,
+        };
+        Self { format, history: array.map(HistoryBytes::new) }
     }
 
     /// The format written.
@@ -86,14 +92,12 @@ impl RequestWriter {
         reserve: usize,
         breakpoints: impl FnOnce(&Prompt) -> Vec<CacheBreakpoint>,
     ) -> Result<Vec<u8>, serde_json::Error> {
-        match self.format {
-            Format::OpenaiChat => self.chat_history.body(head, messages, reserve),
-            format => {
-                let mut body = encode_request(format, Prompt { messages: messages.to_vec(), ..head }, breakpoints)?;
-                body.reserve(reserve);
-                Ok(body)
-            }
+        if let Some(history) = &mut self.history {
+            return history.body(head, messages, reserve);
         }
+        let mut body = encode_request(self.format, Prompt { messages: messages.to_vec(), ..head }, breakpoints)?;
+        body.reserve(reserve);
+        Ok(body)
     }
 }
 

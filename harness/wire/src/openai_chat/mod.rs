@@ -2,7 +2,6 @@
 //! comes back streamed or whole, and the error envelope.
 
 pub mod error_body;
-mod history_bytes;
 pub mod layout;
 mod read_message;
 pub mod request;
@@ -15,7 +14,6 @@ pub mod stream;
 mod fixtures;
 
 pub use error_body::{ApiError, ApiErrorBody};
-pub use history_bytes::HistoryBytes;
 pub use layout::{ChunkField, ChunkLayout};
 pub use request::{
     ChatMessage, ChatRequest, ChatTool, ChatToolCall, ContentPart, FunctionCall, FunctionDef,
