@@ -29,6 +29,10 @@ use clap::Parser;
 use app::{App, Command};
 use interrupt::Interrupt;
 
+/// mimalloc, not the system's: see the workspace manifest's note.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn main() {
     // `reloop __agent-keeper …`: this process keeps a black-box agent.
     if let Some(code) = reloop_eval::black_box::keeper::enter_if_asked() {

@@ -7,6 +7,7 @@
 
 use crate::anthropic::{AnthropicErrorBody, CacheBreakpoint, CachePoint, Message, MessagesRequest};
 use crate::gemini::{GenerateContentRequest, GoogleErrorBody};
+use crate::history_bytes::{HistoryArray, HistoryBytes};
 use crate::openai_chat::{ApiErrorBody, ChatCompletion, ChatRequest};
 use crate::openai_responses::{Response, ResponsesRequest};
 pub use crate::error_reply::{DIVERGENCE_ERROR_TYPE, ErrorReply, StreamErrorKind};
@@ -47,6 +48,57 @@ pub fn encode_request(format: Format, prompt: Prompt, breakpoints: impl FnOnce(&
         Format::Gemini => serde_json::to_writer(&mut body, &GenerateContentRequest::from_prompt(&prompt)),
     }?;
     Ok(body)
+}
+
+/// Writes the request bodies of one conversation, one after another. On
+/// the OpenAI wires it keeps the previous body's history serialized and
+/// writes only what a request changes or adds ([`HistoryBytes`]): resending
+/// the history otherwise costs as much as the rest of a replay together.
+/// Anthropic and Gemini write the whole prompt each time: their messages
+/// are not written one by one (both join consecutive tool results into
+/// one turn, and Anthropic's breakpoints move with the last message).
+#[derive(Debug)]
+pub struct RequestWriter {
+    format: Format,
+    history: Option<HistoryBytes>,
+}
+
+impl RequestWriter {
+    /// A writer of `format`'s request bodies.
+    pub fn new(format: Format) -> Self {
+        let array = match format {
+            Format::OpenaiChat => Some(HistoryArray::ChatMessages),
+            Format::OpenaiResponses => Some(HistoryArray::ResponsesInput),
+            Format::Anthropic | Format::Gemini => None,
+        };
+        Self { format, history: array.map(HistoryBytes::new) }
+    }
+
+    /// The format written.
+    pub fn format(&self) -> Format {
+        self.format
+    }
+
+    /// The body [`encode_request`] writes for `head` with `messages` as its
+    /// conversation, with at least `reserve` bytes of room after it.
+    ///
+    /// # Errors
+    ///
+    /// Serialization failed (it does not for plain prompts).
+    pub fn write(
+        &mut self,
+        head: Prompt,
+        messages: &[crate::Message],
+        reserve: usize,
+        breakpoints: impl FnOnce(&Prompt) -> Vec<CacheBreakpoint>,
+    ) -> Result<Vec<u8>, serde_json::Error> {
+        if let Some(history) = &mut self.history {
+            return history.body(head, messages, reserve);
+        }
+        let mut body = encode_request(self.format, Prompt { messages: messages.to_vec(), ..head }, breakpoints)?;
+        body.reserve(reserve);
+        Ok(body)
+    }
 }
 
 /// Room for `prompt`'s body before it is written: its texts, an eighth more for escapes, and

@@ -54,6 +54,7 @@ pub mod sse;
 pub mod sse_events;
 pub mod turn;
 
+mod history_bytes;
 mod nullable;
 mod tagged;
 #[cfg(test)]

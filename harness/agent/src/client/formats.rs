@@ -5,7 +5,8 @@
 
 use std::time::Duration;
 
-use reloop_wire::{Format, ModelTurn, Prompt, codec};
+use reloop_wire::codec::RequestWriter;
+use reloop_wire::{Format, Message, ModelTurn, Prompt, codec};
 
 use super::cache_breakpoints::CacheBreakpointSettings;
 use super::{LlmError, wire_error};
@@ -24,15 +25,20 @@ pub(super) struct BodyExtras<'a> {
     pub context_management: Option<&'a ContextManagement>,
 }
 
-/// The serialized request body of `prompt` (whose own tools are not
-/// rendered) with `extras`: the frozen tools' bytes are spliced in as the
-/// body's last member, never serialized again, after the context management
-/// the format has (none on wires without it).
-pub(super) fn body(format: Format, prompt: Prompt, extras: &BodyExtras<'_>) -> Result<Vec<u8>, LlmError> {
+/// The serialized request body of `head` (whose own tools are not
+/// rendered) with `messages`, written by `writer`, and `extras`: the frozen
+/// tools' bytes are spliced in as the body's last member, never serialized
+/// again, after the context management the format has (none on wires
+/// without it).
+pub(super) fn body(writer: &mut RequestWriter, head: Prompt, messages: &[Message], extras: &BodyExtras<'_>) -> Result<Vec<u8>, LlmError> {
+    let format = writer.format();
+    let management = extras.context_management.and_then(|m| context_management(format, m)).map(|m| m.to_string());
+    // Room for the members spliced in below and their names.
+    let room = extras.tools.wire_json().len() + management.as_ref().map_or(0, String::len) + 48;
     let mut body =
-        codec::encode_request(format, prompt, |prompt| extras.cache.breakpoints(prompt)).map_err(|e| LlmError::Protocol(e.to_string()))?;
-    if let Some(management) = extras.context_management.and_then(|m| context_management(format, m)) {
-        body = with_member(body, "context_management", management.to_string().as_bytes());
+        writer.write(head, messages, room, |prompt| extras.cache.breakpoints(prompt)).map_err(|e| LlmError::Protocol(e.to_string()))?;
+    if let Some(management) = management {
+        body = with_member(body, "context_management", management.as_bytes());
     }
     Ok(if extras.tools.specs().is_empty() { body } else { with_member(body, "tools", extras.tools.wire_json()) })
 }
@@ -141,9 +147,10 @@ mod tests {
         let without_tools = Prompt { tools: Vec::new(), ..full.clone() };
         for format in Format::ALL {
             let frozen = FrozenToolSchema::freeze(vec![spec.clone()], format, &cache);
-            let spliced = body(format, without_tools.clone(), &BodyExtras { tools: &frozen, cache: &cache, context_management: None }).unwrap();
+            let mut writer = RequestWriter::new(format);
+            let spliced = body(&mut writer, without_tools.clone(), &full.messages, &BodyExtras { tools: &frozen, cache: &cache, context_management: None }).unwrap();
             let none = FrozenToolSchema::none();
-            let whole = body(format, full.clone(), &BodyExtras { tools: &none, cache: &cache, context_management: None }).unwrap();
+            let whole = body(&mut writer, full.clone(), &full.messages, &BodyExtras { tools: &none, cache: &cache, context_management: None }).unwrap();
             let tail = [&b",\"tools\":"[..], frozen.wire_json(), b"}"].concat();
             assert!(spliced.ends_with(&tail), "{format:?}: the frozen bytes, verbatim");
             let parse = |bytes: &[u8]| serde_json::from_slice::<serde_json::Value>(bytes).unwrap();
@@ -169,7 +176,8 @@ mod tests {
         let compaction = ContextManagement::Compaction { compact_threshold: 96_000 };
         let sent = |format: Format, management: &ContextManagement| {
             let extras = BodyExtras { tools: &tools, cache: &cache, context_management: Some(management) };
-            let body: serde_json::Value = serde_json::from_slice(&body(format, prompt.clone(), &extras).unwrap()).unwrap();
+            let written = body(&mut RequestWriter::new(format), prompt.clone(), &prompt.messages, &extras).unwrap();
+            let body: serde_json::Value = serde_json::from_slice(&written).unwrap();
             (body.get("context_management").cloned(), context_management_headers(format, Some(management)))
         };
         let anthropic = json!({"edits": [{

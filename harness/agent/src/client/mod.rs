@@ -14,9 +14,11 @@ pub use formats::ANTHROPIC_VERSION;
 pub use retry::{RetryPolicy, parse_retry_after};
 pub use tls::ensure_crypto_provider;
 
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use futures_util::StreamExt;
+use reloop_wire::codec::RequestWriter;
 use reloop_wire::format::decoder_for;
 use reloop_wire::{ModelTurn, Prompt, SseDecoder, SseFrame, StreamDelta, ToolChoice, WireError};
 
@@ -68,15 +70,16 @@ pub struct LlmRequest<'a> {
 /// Public so the harness can price a counterfactual view with exactly what
 /// the loop would have sent.
 pub fn to_prompt(model: &str, request: &LlmRequest<'_>) -> Prompt {
-    Prompt { tools: request.tools.specs().to_vec(), ..prompt_without_tools(model, request) }
+    Prompt { tools: request.tools.specs().to_vec(), messages: since_latest_compaction(request.messages).to_vec(), ..prompt_head(model, request) }
 }
 
-/// [`to_prompt`] without the tools, which the body carries as frozen bytes.
-fn prompt_without_tools(model: &str, request: &LlmRequest<'_>) -> Prompt {
+/// [`to_prompt`] without the messages, which the body writer reads where
+/// they are, and without the tools, which the body carries as frozen bytes.
+fn prompt_head(model: &str, request: &LlmRequest<'_>) -> Prompt {
     Prompt {
         model: model.to_owned(),
         system: Some(request.system.to_owned()),
-        messages: since_latest_compaction(request.messages).to_vec(),
+        messages: Vec::new(),
         tools: Vec::new(),
         tool_choice: if request.forbid_tools { ToolChoice::None } else { ToolChoice::Auto },
         max_output_tokens: Some(request.max_output_tokens),
@@ -103,6 +106,10 @@ pub struct ProviderClient {
     http: reqwest::Client,
     config: ProviderConfig,
     clock: SharedClock,
+    /// The latest request's body, kept so the next one writes only what it
+    /// adds. Clones share it: a call made for another conversation (a
+    /// summary) only costs the next call a whole write.
+    writer: Arc<Mutex<RequestWriter>>,
 }
 
 impl ProviderClient {
@@ -114,7 +121,8 @@ impl ProviderClient {
         let http = tls::roots_for(reqwest::Client::builder().no_proxy(), &config.base_url)
             .build()
             .map_err(|e| LlmError::Transport(e.to_string()))?;
-        Ok(Self { http, config, clock })
+        let writer = Arc::new(Mutex::new(RequestWriter::new(config.wire)));
+        Ok(Self { http, config, clock, writer })
     }
 
     /// The model requests are made for.
@@ -145,10 +153,13 @@ impl ProviderClient {
     ) -> Result<ModelTurn, LlmError> {
         let clock = self.clock.as_ref();
         let format = self.config.wire;
-        let prompt = prompt_without_tools(&self.config.model, request);
+        let head = prompt_head(&self.config.model, request);
         let management = self.config.context_management.as_ref();
         let extras = formats::BodyExtras { tools: request.tools, cache: &self.config.cache_breakpoints, context_management: management };
-        let body = formats::body(format, prompt, &extras)?;
+        let body = {
+            let mut writer = self.writer.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+            formats::body(&mut writer, head, since_latest_compaction(request.messages), &extras)?
+        };
         let mut post = self.http.post(format!("{}{}", self.config.base_url, format.endpoint(&self.config.model, request.stream)));
         if let Some((name, value)) = formats::context_management_headers(format, management) {
             post = post.header(name, value);

@@ -212,7 +212,7 @@ pub enum ChatMessage {
 
 impl ChatMessage {
     /// The wire form of a neutral message (see [`ChatRequest::from_prompt`]).
-    fn from_prompt_message(message: Message) -> Self {
+    pub(crate) fn from_prompt_message(message: Message) -> Self {
         match message {
             Message::User { text } => Self::User {
                 content: MessageContent::Text(text),

@@ -303,7 +303,7 @@ pub(super) fn item_reasoning(item: &Value) -> Option<Reasoning> {
 }
 
 /// The items of one neutral message (see [`ResponsesRequest::from_prompt`]).
-fn prompt_items(message: &Message) -> Vec<InputItem> {
+pub(crate) fn prompt_items(message: &Message) -> Vec<InputItem> {
     match message {
         Message::User { text } => vec![InputItem::message(Role::User, text)],
         Message::Assistant {
