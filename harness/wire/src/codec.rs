@@ -105,6 +105,29 @@ pub fn decode_request(format: Format, body: &[u8], model: &str, stream: bool) ->
     })
 }
 
+/// A decoded request's history kept for the next request of its conversation, which
+/// [`decode_request_reusing`] then parses only past what the two share. OpenAI Chat only (the
+/// replay workload's wire); the other formats are parsed whole.
+#[derive(Debug, Clone)]
+pub struct Reusable<B>(crate::history_prefix::Previous<B, crate::openai_chat::ChatMessage>);
+
+/// [`decode_request`] of a conversation's next `body`, parsing only what it adds to the
+/// request `previous` was kept from (`crate::history_prefix`); equal to `decode_request` for
+/// every body. Also what the conversation's next request may reuse.
+///
+/// # Errors
+///
+/// The body is not the format's request: `decode_request`'s error.
+pub fn decode_request_reusing<B: AsRef<[u8]>>(format: Format, body: B, model: &str, stream: bool, previous: Option<Reusable<B>>) -> Result<(DecodedRequest, Option<Reusable<B>>), serde_json::Error> {
+    match format {
+        Format::OpenaiChat => {
+            let (request, kept) = crate::history_prefix::read(body, "messages", previous.map(|kept| kept.0), |request: &mut ChatRequest| &mut request.messages)?;
+            Ok((DecodedRequest { prompt: request.into_prompt(), breakpoints: None }, kept.map(Reusable)))
+        }
+        _ => Ok((decode_request(format, body.as_ref(), model, stream)?, None)),
+    }
+}
+
 /// A token-count request read into the neutral prompt: Anthropic's
 /// `count_tokens` body is a Messages request without `max_tokens`, and
 /// Gemini's `countTokens` body holds either the request's `contents` or the
