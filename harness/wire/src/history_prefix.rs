@@ -335,7 +335,22 @@ mod tests {
         "([a-z ]{1,6}|\"|\\\\|\\\\\"|\\n|é|😀|[\\[\\]{},:]|\\\\u00e9){0,8}"
     }
 
-    fn message() -> impl Strategy<Value = Value> {
+    /// A history element of OpenAI Chat, or of Gemini when `gemini`, some of them invalid.
+    fn message(gemini: bool) -> BoxedStrategy<Value> {
+        if gemini {
+            return prop_oneof![
+                text().prop_map(|t| json!({"role": "user", "parts": [{"text": t}]})),
+                (text(), text()).prop_map(|(thought, path)| json!({"role": "model", "parts": [
+                    {"text": thought, "thought": true, "thoughtSignature": "c2ln"},
+                    {"functionCall": {"name": "read_file", "args": {"path": path, "n": [1, {"x": null}]}}},
+                ]})),
+                text().prop_map(|t| json!({"role": "user", "parts": [{"functionResponse": {"name": "read_file", "response": {"output": t}}}]})),
+                text().prop_map(|t| json!({"parts": [{"function_response": {"name": "read_file", "response": {"output": t}}, "inlineData": {}}], "role": "user"})),
+                Just(json!({"role": "model", "parts": "x"})),
+                Just(json!(7)),
+            ]
+            .boxed();
+        }
         prop_oneof![
             text().prop_map(|t| json!({"role": "user", "content": t})),
             (text(), text()).prop_map(|(a, b)| json!({"role": "user", "content": [{"type": "text", "text": a}, {"type": "text", "text": b}]})),
@@ -348,12 +363,13 @@ mod tests {
             Just(json!({"role": "robot", "content": "x"})),
             Just(json!(7)),
         ]
+        .boxed()
     }
 
-    fn step() -> impl Strategy<Value = Step> {
+    fn step(gemini: bool) -> impl Strategy<Value = Step> {
         prop_oneof![
-            6 => proptest::collection::vec(message(), 1..4).prop_map(Step::Append),
-            1 => (any::<usize>(), message()).prop_map(|(at, m)| Step::Edit(at, m)),
+            6 => proptest::collection::vec(message(gemini), 1..4).prop_map(Step::Append),
+            1 => (any::<usize>(), message(gemini)).prop_map(|(at, m)| Step::Edit(at, m)),
             1 => "[a-z]{1,3}".prop_map(Step::Model),
             1 => text().prop_map(Step::System),
             1 => Just(Step::Reorder),
@@ -364,18 +380,32 @@ mod tests {
         ]
     }
 
+    /// The format a conversation is sent in, and its history's key.
+    fn wire(gemini: bool) -> (Format, &'static str) {
+        if gemini { (Format::Gemini, "contents") } else { (Format::OpenaiChat, "messages") }
+    }
+
     /// The body of a conversation: the members in `order`'s rotation, the tools after the
-    /// history or before it.
-    fn body(model: &str, system: &str, messages: &[Value], order: usize, pretty: bool) -> Vec<u8> {
-        let mut history = vec![json!({"role": "system", "content": system})];
-        history.extend_from_slice(messages);
-        let mut members = vec![
-            ("model", json!(model)),
-            ("messages", Value::Array(history)),
-            ("tools", json!([{"type": "function", "function": {"name": "read_file", "parameters": {"type": "object"}}}])),
-            ("stream", json!(true)),
-            ("temperature", json!(0.5)),
-        ];
+    /// history or before it. Gemini names the model in the URL: `model` is its output limit.
+    fn body(gemini: bool, model: &str, system: &str, messages: &[Value], order: usize, pretty: bool) -> Vec<u8> {
+        let mut members = if gemini {
+            vec![
+                ("generationConfig", json!({"maxOutputTokens": model.len()})),
+                ("contents", Value::Array(messages.to_vec())),
+                ("tools", json!([{"functionDeclarations": [{"name": "read_file", "parameters": {"type": "object"}}]}])),
+                ("systemInstruction", json!({"parts": [{"text": system}]})),
+            ]
+        } else {
+            let mut history = vec![json!({"role": "system", "content": system})];
+            history.extend_from_slice(messages);
+            vec![
+                ("model", json!(model)),
+                ("messages", Value::Array(history)),
+                ("tools", json!([{"type": "function", "function": {"name": "read_file", "parameters": {"type": "object"}}}])),
+                ("stream", json!(true)),
+                ("temperature", json!(0.5)),
+            ]
+        };
         let count = members.len();
         members.rotate_left(order % count);
         let object = Value::Object(members.into_iter().map(|(k, v)| (k.to_owned(), v)).collect::<Map<_, _>>());
@@ -383,10 +413,12 @@ mod tests {
     }
 
     proptest! {
-        /// Over any conversation, incremental decoding equals `decode_request` on every body:
-        /// the same request, or the same error.
+        /// Over any conversation, in OpenAI Chat or Gemini, incremental decoding equals
+        /// `decode_request` on every body: the same request, or the same error.
         #[test]
-        fn incremental_decoding_equals_the_whole_parse(steps in proptest::collection::vec(step(), 1..24)) {
+        fn incremental_decoding_equals_the_whole_parse((gemini, steps) in any::<bool>().prop_flat_map(|gemini| (Just(gemini), proptest::collection::vec(step(gemini), 1..24)))) {
+            let (format, key) = wire(gemini);
+            let body = |model: &str, system: &str, messages: &[Value], order, pretty| body(gemini, model, system, messages, order, pretty);
             let (mut model, mut system, mut messages, mut order, mut pretty) = ("m".to_owned(), "s".to_owned(), Vec::new(), 0, false);
             let mut previous: Option<Reusable<Vec<u8>>> = None;
             for step in steps {
@@ -415,13 +447,13 @@ mod tests {
                     Step::Twice => {
                         let mut whole = body(&model, &system, &messages, order, pretty);
                         whole.truncate(whole.len() - 1);
-                        whole.extend_from_slice(br#","messages":[]}"#);
+                        whole.extend_from_slice(format!(r#","{key}":[]}}"#).as_bytes());
                         sent = Some(whole);
                     }
                 }
                 let sent = sent.unwrap_or_else(|| body(&model, &system, &messages, order, pretty));
-                let whole = decode_request(Format::OpenaiChat, &sent, "", false);
-                match (whole, decode_request_reusing(Format::OpenaiChat, sent.clone(), "", false, previous.take())) {
+                let whole = decode_request(format, &sent, "m", false);
+                match (whole, decode_request_reusing(format, sent.clone(), "m", false, previous.take())) {
                     (Ok(whole), Ok((incremental, kept))) => {
                         prop_assert_eq!(whole, incremental);
                         previous = kept;
