@@ -290,8 +290,9 @@ impl Session {
 
     /// `body` decoded as [`codec::decode_request`] does, parsing only what it adds to the
     /// session's previous request ([`codec::decode_request_reusing`]): a client resends the whole
-    /// history each time, and parsing it whole made a replay quadratic in its length. A request
-    /// decoded meanwhile by another connection finds nothing to reuse and is parsed whole.
+    /// history each time, and parsing it whole parsed the conversation's first message once per
+    /// request. A request decoded meanwhile by another connection finds nothing to reuse and is
+    /// parsed whole.
     ///
     /// # Errors
     ///

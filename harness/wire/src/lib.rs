@@ -31,7 +31,8 @@
 //!   prompt, replies encoded and read, error bodies written and read, fault frames), one arm
 //!   per format.
 //! - [`history_prefix`]: a request's history parsed only past what it shares with the previous
-//!   request of its conversation (the mock's parse, linear instead of quadratic in its length).
+//!   request of its conversation (the mock no longer parses a conversation's first message once
+//!   per request).
 //! - [`context_management`]: provider-side context management as requests ask for it
 //!   (Anthropic context edits and compaction, Responses compaction).
 //! - [`format`](mod@format): the formats as a value, to pick an endpoint and a stream decoder
