@@ -6,10 +6,11 @@
 //! valgrind --tool=callgrind target/release/examples/decode_history whole
 //! valgrind --tool=callgrind target/release/examples/decode_history reusing
 //! valgrind --tool=callgrind target/release/examples/decode_history build   # the bodies alone
+//! valgrind --tool=callgrind target/release/examples/decode_history reusing gemini
 //! ```
 //!
 //! The bodies are those of `reloop-generate --scenarios 20 --steps 50 --result-chars 2000`
-//! (`benches/src/workload.rs`) as the client encodes them: each request of a conversation
+//! (`benches/src/workload.rs`) as the client encodes them (in OpenAI Chat, or Gemini when asked): each request of a conversation
 //! carries the system prompt, the task and every `read_file` call and result so far. Kept in
 //! the wire crate so that its release build needs only the wire's few dependencies.
 
@@ -20,6 +21,7 @@ use reloop_wire::{Format, Message, Prompt, ToolCall};
 
 fn main() {
     let mode = std::env::args().nth(1).unwrap_or_else(|| "reusing".to_owned());
+    let format = if std::env::args().nth(2).as_deref() == Some("gemini") { Format::Gemini } else { Format::OpenaiChat };
     let (scenarios, steps, result_chars) = (20, 50, 2000);
     let line = "pub fn handle(request: &Request) -> Result<Response, Error> { let user = authenticate(request)?; Ok(Response::ok(render(&user))) }\n";
     let result: String = line.chars().cycle().take(result_chars).collect();
@@ -30,12 +32,12 @@ fn main() {
         prompt.messages.push(Message::User { text: "Read every module.".into() });
         let mut previous: Option<Reusable<Vec<u8>>> = None;
         for step in 1..=steps {
-            let body = codec::encode_request(Format::OpenaiChat, prompt.clone(), |_| Vec::new()).expect("plain JSON");
+            let body = codec::encode_request(format, prompt.clone(), |_| Vec::new()).expect("plain JSON");
             bytes += body.len();
             let decoded = match mode.as_str() {
-                "whole" => Some(codec::decode_request(Format::OpenaiChat, &body, "", true).expect("the client's body")),
+                "whole" => Some(codec::decode_request(format, &body, "replay", true).expect("the client's body")),
                 "reusing" => {
-                    let (decoded, kept) = codec::decode_request_reusing(Format::OpenaiChat, body, "", true, previous.take()).expect("the client's body");
+                    let (decoded, kept) = codec::decode_request_reusing(format, body, "replay", true, previous.take()).expect("the client's body");
                     previous = kept;
                     Some(decoded)
                 }
@@ -48,5 +50,5 @@ fn main() {
             prompt.messages.push(Message::ToolResult { call_id: id, tool_name: "read_file".into(), content: result.clone(), is_error: false });
         }
     }
-    println!("{mode}: {scenarios} conversations, {} requests, {bytes} bytes, {messages} messages decoded, {:?}", scenarios * steps as usize, started.elapsed());
+    println!("{mode} {format:?}: {scenarios} conversations, {} requests, {bytes} bytes, {messages} messages decoded, {:?}", scenarios * steps as usize, started.elapsed());
 }
