@@ -443,7 +443,7 @@ fn answer(registry: &Registry, name: &str, call: Call) -> Response {
     // The prompt the provider would send to the model: its context
     // management applied, so counting, matching, caching and cost follow it.
     let model = call.model.as_deref().unwrap_or_default();
-    let prepared = match provider_context::prepare(format, body, call.beta.as_deref(), session.counter(), model, call.stream) {
+    let prepared = match provider_context::prepare(format, body, call.beta.as_deref(), &session, model, call.stream) {
         Ok(prepared) => prepared,
         Err(message) => return json_response(StatusCode::BAD_REQUEST, codec::error_body(format, ErrorReply::InvalidRequest(&message))),
     };

@@ -3,7 +3,9 @@
 
 use std::sync::{Arc, Mutex};
 
-use reloop_wire::{ModelTurn, Prompt, Usage};
+use axum::body::Bytes;
+use reloop_wire::codec::{self, DecodedRequest, Reusable};
+use reloop_wire::{Format, ModelTurn, Prompt, Usage};
 use serde::Serialize;
 
 use crate::cache_explain::{Baselines, BreakFacts, BreakSite};
@@ -181,6 +183,9 @@ pub struct Session {
     by_purpose: [Vec<usize>; 2],
     counter: TokenCounter,
     state: Mutex<SessionState>,
+    /// The previous request's parse, which the next request of the conversation reuses
+    /// ([`Self::decode`]); apart from `state`, so no request waits on a parse.
+    reusable: Mutex<Option<Reusable<Bytes>>>,
 }
 
 impl Session {
@@ -189,7 +194,7 @@ impl Session {
         let faults = FaultPlan::new(&config.faults)?;
         let state = SessionState { faults, ..SessionState::default() };
         let by_purpose = config.recording.by_purpose();
-        Ok(Self { config, by_purpose, counter: TokenCounter::new(), state: Mutex::new(state) })
+        Ok(Self { config, by_purpose, counter: TokenCounter::new(), state: Mutex::new(state), reusable: Mutex::default() })
     }
 
     /// The session's pacer.
@@ -281,6 +286,23 @@ impl Session {
     /// The token counter, for pricing counterfactual requests the same way.
     pub fn counter(&self) -> &TokenCounter {
         &self.counter
+    }
+
+    /// `body` decoded as [`codec::decode_request`] does, parsing only what it adds to the
+    /// session's previous request ([`codec::decode_request_reusing`]): a client resends the whole
+    /// history each time, and parsing it whole parsed the conversation's first message once per
+    /// request. A request decoded meanwhile by another connection finds nothing to reuse and is
+    /// parsed whole.
+    ///
+    /// # Errors
+    ///
+    /// The body is not the format's request.
+    pub fn decode(&self, format: Format, body: &Bytes, model: &str, stream: bool) -> Result<DecodedRequest, serde_json::Error> {
+        let reusable = || self.reusable.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let previous = reusable().take();
+        let (request, kept) = codec::decode_request_reusing(format, body.clone(), model, stream, previous)?;
+        *reusable() = kept;
+        Ok(request)
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, SessionState> {
@@ -572,4 +594,33 @@ fn fingerprint(request: &Prompt, count: &PromptCount) -> u64 {
     let Prompt { model, system: _, messages: _, tools: _, tool_choice, max_output_tokens, stream, include_usage } = request;
     let choice = serde_json::to_string(tool_choice).unwrap_or_default();
     content_hash(&(model, &count.tools_json, &count.message_hashes, choice, max_output_tokens, stream, include_usage))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use reloop_wire::{Message, ToolCall};
+
+    /// A session decodes each request of a conversation as the whole parse does, whatever came
+    /// before it: a grown history (reused), a body that does not parse, another format.
+    #[test]
+    fn a_session_decodes_a_conversation_as_the_whole_parse_does() {
+        let recording: Recording = serde_json::from_value(serde_json::json!({ "format": "reloop.recording/v1", "exchanges": [{ "text": "one" }] })).unwrap();
+        let config = SessionConfig { recording: Arc::new(recording), context_window: None, pacer: Arc::new(crate::NoPacer), faults: Vec::new(), provider_tokens: None };
+        let session = Session::new(config).unwrap();
+        let mut prompt = Prompt { model: "m".into(), system: Some("s".into()), messages: vec![Message::User { text: "go".into() }], ..Prompt::default() };
+        let mut bodies = Vec::new();
+        for i in 0..4 {
+            let call = ToolCall { id: format!("call_{i}"), name: "read_file".into(), arguments: format!(r#"{{"path":"src/{i}.rs"}}"#) };
+            prompt.messages.push(Message::assistant("", vec![call]));
+            prompt.messages.push(Message::ToolResult { call_id: format!("call_{i}"), tool_name: "read_file".into(), content: format!("line \"{i}\"\n"), is_error: false });
+            bodies.push((Format::OpenaiChat, codec::encode_request(Format::OpenaiChat, prompt.clone(), |_| Vec::new()).unwrap()));
+        }
+        bodies.insert(2, (Format::OpenaiChat, b"{\"model\":\"m\",\"messages\":[".to_vec()));
+        bodies.insert(4, (Format::Gemini, codec::encode_request(Format::Gemini, prompt.clone(), |_| Vec::new()).unwrap()));
+        for (format, body) in bodies {
+            let whole = codec::decode_request(format, &body, "m", false).map_err(|e| e.to_string());
+            assert_eq!(session.decode(format, &Bytes::from(body), "m", false).map_err(|e| e.to_string()), whole);
+        }
+    }
 }

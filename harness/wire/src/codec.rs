@@ -8,6 +8,7 @@
 use crate::anthropic::{AnthropicErrorBody, CacheBreakpoint, CachePoint, Message, MessagesRequest};
 use crate::gemini::{GenerateContentRequest, GoogleErrorBody};
 use crate::history_bytes::{HistoryArray, HistoryBytes};
+use crate::history_prefix::{self, Previous};
 use crate::openai_chat::{ApiErrorBody, ChatCompletion, ChatRequest};
 use crate::openai_responses::{Response, ResponsesRequest};
 pub use crate::error_reply::{DIVERGENCE_ERROR_TYPE, ErrorReply, StreamErrorKind};
@@ -155,6 +156,42 @@ pub fn decode_request(format: Format, body: &[u8], model: &str, stream: bool) ->
         }
         Format::Gemini => unmarked(serde_json::from_slice::<GenerateContentRequest>(body)?.to_prompt(model, stream)),
     })
+}
+
+/// A decoded request's history kept for the next request of its conversation, which
+/// [`decode_request_reusing`] then parses only past what the two share: OpenAI Chat's
+/// `messages`, Gemini's `contents`. The formats the mock reads through its context management
+/// (Responses, Anthropic) are parsed whole.
+#[derive(Debug, Clone)]
+pub enum Reusable<B> {
+    /// An OpenAI Chat request's messages.
+    Chat(Previous<B, crate::openai_chat::ChatMessage>),
+    /// A Gemini request's contents.
+    Gemini(Previous<B, crate::gemini::Content>),
+}
+
+/// [`decode_request`] of a conversation's next `body`, parsing only what it adds to the
+/// request `previous` was kept from ([`crate::history_prefix`]); equal to `decode_request` for
+/// every body. Also what the conversation's next request may reuse.
+///
+/// # Errors
+///
+/// The body is not the format's request: `decode_request`'s error.
+pub fn decode_request_reusing<B: AsRef<[u8]>>(format: Format, body: B, model: &str, stream: bool, previous: Option<Reusable<B>>) -> Result<(DecodedRequest, Option<Reusable<B>>), serde_json::Error> {
+    let unmarked = |prompt| DecodedRequest { prompt, breakpoints: None };
+    match format {
+        Format::OpenaiChat => {
+            let previous = previous.and_then(|kept| if let Reusable::Chat(kept) = kept { Some(kept) } else { None });
+            let (request, kept) = history_prefix::read(body, "messages", previous, |request: &mut ChatRequest| &mut request.messages)?;
+            Ok((unmarked(request.into_prompt()), kept.map(Reusable::Chat)))
+        }
+        Format::Gemini => {
+            let previous = previous.and_then(|kept| if let Reusable::Gemini(kept) = kept { Some(kept) } else { None });
+            let (request, kept) = history_prefix::read(body, "contents", previous, |request: &mut GenerateContentRequest| &mut request.contents)?;
+            Ok((unmarked(request.to_prompt(model, stream)), kept.map(Reusable::Gemini)))
+        }
+        Format::OpenaiResponses | Format::Anthropic => Ok((decode_request(format, body.as_ref(), model, stream)?, None)),
+    }
 }
 
 /// A token-count request read into the neutral prompt: Anthropic's

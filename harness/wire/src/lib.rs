@@ -30,6 +30,9 @@
 //! - [`codec`]: what callers ask of any format (auth headers, requests to and from the
 //!   prompt, replies encoded and read, error bodies written and read, fault frames), one arm
 //!   per format.
+//! - [`history_prefix`]: a request's history parsed only past what it shares with the previous
+//!   request of its conversation (the mock no longer parses a conversation's first message once
+//!   per request).
 //! - [`context_management`]: provider-side context management as requests ask for it
 //!   (Anthropic context edits and compaction, Responses compaction).
 //! - [`format`](mod@format): the formats as a value, to pick an endpoint and a stream decoder
@@ -43,6 +46,7 @@ pub mod error;
 pub mod error_reply;
 pub mod format;
 pub mod gemini;
+pub mod history_prefix;
 pub mod message;
 pub mod openai_chat;
 pub mod openai_responses;

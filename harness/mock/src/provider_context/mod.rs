@@ -23,12 +23,13 @@ pub mod responses;
 pub mod sealed;
 pub mod summary;
 
+use axum::body::Bytes;
 use reloop_wire::context_management::AppliedEdit;
 use reloop_wire::anthropic::CacheBreakpoint;
 use reloop_wire::{Format, Prompt};
 use serde_json::Value;
 
-use crate::tokens::TokenCounter;
+use crate::session::Session;
 
 /// A request as the provider would have sent it to the model, and what the
 /// provider did to get there.
@@ -76,20 +77,22 @@ pub type Refusal = String;
 
 /// Reads a model call's body as the provider would: the edits and
 /// compactions it asks for applied (Anthropic, Responses), the other formats
-/// as they are. `beta` is the request's `anthropic-beta` header.
+/// as they are. `beta` is the request's `anthropic-beta` header; `session`
+/// counts tokens and keeps the previous request's parse ([`Session::decode`]).
 ///
 /// # Errors
 ///
 /// The body is not the format's request, or asks for context management
 /// the provider would refuse (an unknown edit, a missing beta header, a
 /// trigger below the minimum, a compaction item the mock did not make).
-pub fn prepare(format: Format, body: &[u8], beta: Option<&str>, counter: &TokenCounter, model: &str, stream: bool) -> Result<Prepared, Refusal> {
+pub fn prepare(format: Format, body: &Bytes, beta: Option<&str>, session: &Session, model: &str, stream: bool) -> Result<Prepared, Refusal> {
     let parse = |e: serde_json::Error| format!("could not parse the JSON body of your request: {e}");
+    let counter = session.counter();
     match format {
         Format::Anthropic => anthropic::prepare(serde_json::from_slice(body).map_err(parse)?, beta, counter),
         Format::OpenaiResponses => responses::prepare(serde_json::from_slice(body).map_err(parse)?, counter),
         Format::OpenaiChat | Format::Gemini => {
-            let request = reloop_wire::codec::decode_request(format, body, model, stream).map_err(parse)?;
+            let request = session.decode(format, body, model, stream).map_err(parse)?;
             Ok(Prepared { prompt: request.prompt, breakpoints: request.breakpoints, side: ServerSide::default(), history: None })
         }
     }
