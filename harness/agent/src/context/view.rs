@@ -265,6 +265,26 @@ impl ContextView {
         self.render_range(transcript, 0..self.items.len())
     }
 
+    /// [`Self::render`] into `previous`, an earlier rendering given back:
+    /// the leading messages it holds that the view still shows (compared,
+    /// not assumed) are kept, and only the rest is copied from the
+    /// transcript. Each step sends the whole history, and copying it anew
+    /// each time was the loop's one cost that grew with it.
+    pub fn render_reusing(&self, transcript: &[Message], mut previous: Vec<Message>) -> Vec<Message> {
+        let kept = self
+            .items
+            .iter()
+            .zip(&previous)
+            .take_while(|(item, rendered)| match self.shown(item, transcript) {
+                ShownItem::Transcript(index) => transcript[index] == **rendered,
+                ShownItem::Rewritten(message) => message == **rendered,
+            })
+            .count();
+        previous.truncate(kept);
+        previous.extend(self.render_range(transcript, kept..self.items.len()));
+        previous
+    }
+
     /// Items `range` as messages.
     pub fn render_range(&self, transcript: &[Message], range: Range<usize>) -> Vec<Message> {
         self.items[range]
@@ -319,6 +339,30 @@ mod tests {
         let rendered = view.render(&t);
         assert_eq!(rendered.len(), 3);
         assert_eq!(rendered[1], Message::user("note"));
+    }
+
+    /// Rendering into the previous step's messages gives what a fresh
+    /// rendering gives, after every kind of edit and from any earlier
+    /// rendering, even one of another conversation.
+    #[test]
+    fn a_reused_rendering_equals_a_fresh_one() {
+        let t = transcript();
+        let mut view = ContextView::new();
+        let mut previous = vec![Message::user("another conversation"), t[1].clone()];
+        let mut check = |view: &ContextView| {
+            previous = view.render_reusing(&t, std::mem::take(&mut previous));
+            assert_eq!(previous, view.render(&t));
+        };
+        view.sync(&t[..2]);
+        check(&view);
+        view.sync(&t);
+        check(&view);
+        view.mask(&t, 2, "[cleared]");
+        check(&view);
+        view.replace(1..3, vec![ViewItem::Note("note".into())], &t);
+        check(&view);
+        view.replace(0..1, Vec::new(), &t);
+        check(&view);
     }
 
     #[test]

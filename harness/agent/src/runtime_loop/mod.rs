@@ -99,6 +99,10 @@ pub struct AgentLoop<'a> {
     cache: CacheBreakDetector,
     doom: DoomLoopDetectors,
     view: ContextView,
+    /// The previous step's rendering of the view, given back after its
+    /// call: the next rendering keeps the messages it still shows instead
+    /// of copying the whole history again.
+    last_view: Vec<crate::message::Message>,
     strategy: Box<dyn ContextStrategy>,
     breaker: compact::CircuitBreaker,
     /// Scales the token estimate by what the provider reported.
@@ -124,6 +128,7 @@ impl<'a> AgentLoop<'a> {
             cache: CacheBreakDetector::default(),
             doom,
             view: ContextView::new(),
+            last_view: Vec::new(),
             strategy,
             breaker: compact::CircuitBreaker::default(),
             calibration: Calibration::new(),
@@ -161,7 +166,9 @@ impl<'a> AgentLoop<'a> {
 
     async fn step(&mut self, state: &mut LoopState) {
         let mut prepared = self.prepare(state).await;
-        let Some(turn) = self.call(state, &mut prepared).await else { return };
+        let turn = self.call(state, &mut prepared).await;
+        self.last_view = std::mem::take(&mut prepared.view);
+        let Some(turn) = turn else { return };
         self.act(state, turn, prepared.final_turn).await;
         if state.status == LoopStatus::Running
             && let Some(outcome) = self.deps.user.ends_after(state.step_index + 1)

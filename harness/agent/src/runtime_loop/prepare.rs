@@ -56,7 +56,8 @@ impl AgentLoop<'_> {
         let mut prepared = Prepared {
             system,
             system_index,
-            view: Vec::new(),
+            // The previous step's rendering, which `render` reuses.
+            view: std::mem::take(&mut self.last_view),
             history: Vec::new(),
             tools,
             final_turn,
@@ -68,10 +69,10 @@ impl AgentLoop<'_> {
         prepared
     }
 
-    /// Renders the view into `prepared`, with the loop's estimate of it,
-    /// raw and calibrated.
+    /// Renders the view into `prepared` (reusing what its `view` already
+    /// holds), with the loop's estimate of it, raw and calibrated.
     pub(super) fn render(&self, state: &LoopState, prepared: &mut Prepared) {
-        prepared.view = self.view.render(&state.transcript);
+        prepared.view = self.view.render_reusing(&state.transcript, std::mem::take(&mut prepared.view));
         if self.deps.settings.text_tool_calling() {
             prepared.view = text_tools::render_view(std::mem::take(&mut prepared.view));
         }
