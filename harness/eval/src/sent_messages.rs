@@ -82,9 +82,11 @@ fn call_key(message: &Message) -> Option<(bool, String)> {
 /// black-box agent, whose messages go unclassed).
 pub(crate) fn fill(steps: &mut [StepRow], sent: &SentLog, state: Option<&LoopState>) {
     let originals = state.map(Originals::of);
-    let mut numbers: HashMap<u64, u64> = HashMap::new();
+    // Keyed by hashes already: foldhash, not SipHash, for a lookup per
+    // message per request.
+    let mut numbers: HashMap<u64, u64, foldhash::fast::RandomState> = HashMap::default();
     // The number of each message sent so far, by the transcript's hash.
-    let mut by_content: HashMap<u64, u64> = HashMap::new();
+    let mut by_content: HashMap<u64, u64, foldhash::fast::RandomState> = HashMap::default();
     for step in steps {
         let index = step.call_index as usize;
         let Some(hashes) = sent.requests.get(index) else { continue };
@@ -127,13 +129,25 @@ pub(crate) fn fill(steps: &mut [StepRow], sent: &SentLog, state: Option<&LoopSta
 /// bytes were left out: a report keeps a message's head, not a file read whole.
 fn cut_texts(body: Value) -> Value {
     match body {
-        Value::String(text) => match text.char_indices().nth(BODY_CHARS) {
-            Some((at, _)) => Value::String(format!("{}… ({} more bytes)", &text[..at], text.len() - at)),
+        Value::String(text) => match cut_at(&text) {
+            Some(at) => Value::String(format!("{}… ({} more bytes)", &text[..at], text.len() - at)),
             None => Value::String(text),
         },
         Value::Array(items) => Value::Array(items.into_iter().map(cut_texts).collect()),
         Value::Object(fields) => Value::Object(fields.into_iter().map(|(name, value)| (name, cut_texts(value))).collect()),
         other => other,
+    }
+}
+
+/// Where `text` is cut: the byte offset of its character past the first
+/// [`BODY_CHARS`], if it has more. A text of that many bytes or fewer has
+/// no more characters, and an ASCII head is as many bytes as characters,
+/// so only other texts are walked character by character.
+fn cut_at(text: &str) -> Option<usize> {
+    match text.as_bytes().get(..BODY_CHARS) {
+        None => None,
+        Some(head) if head.is_ascii() => (text.len() > BODY_CHARS).then_some(BODY_CHARS),
+        Some(_) => text.char_indices().nth(BODY_CHARS).map(|(at, _)| at),
     }
 }
 
@@ -179,6 +193,18 @@ mod tests {
             requests: requests.iter().map(|r| r.iter().map(|i| *i as u64 + 100).collect()).collect(),
             replies: replies.iter().map(|r| r.map(|i| i as u64 + 100)).collect(),
             bodies: parts.iter().enumerate().map(|(i, part)| (i as u64 + 100, part.clone())).collect(),
+        }
+    }
+
+    /// The quick cut agrees with walking the characters, at and around
+    /// the limit, in ASCII and in multi-byte text.
+    #[test]
+    fn texts_are_cut_after_their_first_thousand_characters() {
+        let walked = |text: &str| text.char_indices().nth(BODY_CHARS).map(|(at, _)| at);
+        for len in [0, 1, BODY_CHARS - 1, BODY_CHARS, BODY_CHARS + 1, 3 * BODY_CHARS] {
+            for text in ["a".repeat(len), "é".repeat(len), format!("{}é{}", "a".repeat(len / 2), "b".repeat(len / 2))] {
+                assert_eq!(cut_at(&text), walked(&text), "{} bytes", text.len());
+            }
         }
     }
 
