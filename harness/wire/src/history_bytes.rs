@@ -37,11 +37,11 @@ impl HistoryArray {
     /// The body of `head` without history, and the elements the array
     /// starts with whatever the history (Chat's system message).
     fn frame(self, head: Prompt) -> Result<(Vec<u8>, Option<Vec<u8>>), serde_json::Error> {
-        let head = Prompt { messages: Vec::new(), ..head };
+        let mut head = Prompt { messages: Vec::new(), ..head };
         Ok(match self {
             Self::ChatMessages => {
-                let system = head.system.clone().map(|text| ChatMessage::System { content: MessageContent::Text(text), name: None });
-                let frame = serde_json::to_vec(&ChatRequest::from_owned_prompt(Prompt { system: None, ..head }))?;
+                let system = head.system.take().map(|text| ChatMessage::System { content: MessageContent::Text(text), name: None });
+                let frame = serde_json::to_vec(&ChatRequest::from_owned_prompt(head))?;
                 (frame, system.map(|system| serde_json::to_vec(&system)).transpose()?)
             }
             Self::ResponsesInput => (serde_json::to_vec(&ResponsesRequest::from_prompt(&head))?, None),
