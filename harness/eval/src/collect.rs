@@ -84,6 +84,8 @@ pub fn collect(finished: Finished<'_>) -> RunReport {
         failed_expectations,
         final_answer: state.final_answer.clone(),
         error: state.error.clone().or_else(|| state.pending_question.clone()),
+        // The name the strategy gave itself: a plug-in's from its handshake.
+        strategy: state.strategy.clone(),
         metrics,
         events: event_rows(&events, &steps, &scenario.spec.recorded_compactions),
         steps,

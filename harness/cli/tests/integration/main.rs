@@ -21,6 +21,7 @@ mod record;
 mod html_report;
 mod import;
 mod nothing_lost;
+mod plugin_strategies;
 mod recorded_usage;
 mod rerecord;
 mod run_suite;

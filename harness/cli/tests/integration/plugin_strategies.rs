@@ -1,0 +1,129 @@
+//! Strategies as plug-ins (`docs/strategies.md`) through the real binary:
+//! the Python re-implementation of `masking` gives the built-in's figures,
+//! and every way a plug-in can fail ends only its own run, as
+//! `strategy_error` with a message naming the step and what came back.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use crate::tables::{Row, read_rows};
+use crate::util::{reloop, repo, stderr, write};
+
+/// Columns that may differ between two runs of the same strategy: the
+/// variant's label, the strategy's name, and wall-clock time.
+const NAMING_AND_TIMING: [&str; 3] = ["variant", "strategy", "wall_ms"];
+
+/// `rows` of one variant with the naming and timing columns left out and
+/// the plug-in's name read as the built-in's where text quotes it (a cache
+/// break's cause names the strategy whose edit caused it).
+fn comparable(rows: &[Row], variant: &str, plugin_name: &str) -> Vec<BTreeMap<String, String>> {
+    rows.iter()
+        .filter(|row| row["variant"] == variant)
+        .map(|row| {
+            row.iter()
+                .filter(|(column, _)| !NAMING_AND_TIMING.contains(&column.as_str()))
+                .map(|(column, cell)| (column.clone(), cell.replace(plugin_name, "masking")))
+                .collect()
+        })
+        .collect()
+}
+
+#[test]
+fn the_python_masking_plugin_gives_the_builtin_figures_on_a_long_scenario() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("sweep");
+    let scenario = repo().join("scenarios/long/refactor-log-to-tracing.yaml");
+    let output = reloop(
+        &repo(),
+        &["sweep", scenario.to_str().unwrap(), "--strategies", "masking,examples/strategies/masking.py", "--out", out.to_str().unwrap()],
+    );
+    assert!(matches!(output.status.code(), Some(0 | 1)), "{}", stderr(&output));
+    for table in ["runs", "steps", "events"] {
+        let rows = read_rows(&out.join(format!("{table}.parquet")));
+        let builtin = comparable(&rows, "masking", "masking-py");
+        let plugin = comparable(&rows, "masking-py", "masking-py");
+        assert!(!builtin.is_empty(), "{table}: the built-in's rows are there");
+        assert_eq!(builtin.len(), plugin.len(), "{table}: as many rows");
+        for (i, (a, b)) in builtin.iter().zip(&plugin).enumerate() {
+            assert_eq!(a, b, "{table} row {i}: the plug-in's row equals the built-in's");
+        }
+    }
+    let runs = read_rows(&out.join("runs.parquet"));
+    let strategies: Vec<(&str, &str)> = runs.iter().map(|r| (r["variant"].as_str(), r["strategy"].as_str())).collect();
+    assert_eq!(strategies, [("masking", "masking"), ("masking-py", "masking-py")], "named by its handshake");
+    let masked: u64 = runs[0]["compactions_layer0"].parse().unwrap();
+    assert!(masked > 0, "masking masked something, so the comparison compares edits");
+}
+
+#[test]
+fn a_sweep_refuses_a_plugin_path_that_is_not_a_file_naming_the_strategies() {
+    let scenario = repo().join("scenarios/one-shot-answer.yaml");
+    let output = reloop(&repo(), &["sweep", scenario.to_str().unwrap(), "--strategies", "masking,maskng"]);
+    assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
+    assert!(stderr(&output).contains("`maskng` is neither a strategy (roku, opencode, codex, masking, none, native) nor a plug-in's file"), "{}", stderr(&output));
+}
+
+/// The long microcompaction scenario, in `dir`, under the misbehaving
+/// fixture plug-in with `fault` at `at_step`, answering within a second.
+fn misbehaving_scenario(dir: &Path, fault: &str, at_step: u32) -> PathBuf {
+    let base = std::fs::read_to_string(repo().join("scenarios/long-session-microcompaction.yaml")).unwrap();
+    let recording = repo().join("recordings/long-session-microcompaction.yaml");
+    let plugin = repo().join("harness/cli/tests/data/strategies/misbehaving.py");
+    let strategy = format!(
+        "  strategy: {{ command: [python3, {}], timeout_secs: 1, settings: {{ fault: {fault}, at_step: {at_step} }} }}\n",
+        plugin.display()
+    );
+    let text = base
+        .replace("name: long-session-microcompaction", &format!("name: plugin-{fault}"))
+        .replace("recording: ../recordings/long-session-microcompaction.yaml", &format!("recording: {}", recording.display()))
+        .replace("loop:\n  step_budget: 25\n", &format!("loop:\n  step_budget: 25\n{strategy}"));
+    assert!(text.contains("misbehaving.py") && text.contains(&recording.display().to_string()), "the base scenario still has these lines");
+    write(dir, &format!("{fault}.yaml"), &text)
+}
+
+#[test]
+fn each_plugin_failure_ends_only_its_run_as_strategy_error_naming_the_step_and_the_answer() {
+    let dir = tempfile::tempdir().unwrap();
+    let suite = dir.path().join("suite");
+    let faults = [
+        ("crash", 2, "at step 2: exited (exit status: 1) without answering; its stderr ends: "),
+        ("garbage", 0, "at step 0: answered `certainly! here is the edit you asked for`, which is not a protocol line (expected value"),
+        ("wrong_shape", 0, "at step 0: answered `{\"type\": \"edit\", \"edit\": {\"kind\": \"fold\", \"range\": [0, 1]}}`, which is not a protocol line (unknown variant `fold`"),
+        ("wrong_version", 0, "at step 0: its hello speaks protocol 2; this reloop speaks 1"),
+        ("silent", 0, "at step 0: did not answer within 1 s"),
+        ("missing", 0, "at step 0: asked for an edit that cannot be made: mask names message 999, which does not exist (the transcript has 1)"),
+    ];
+    for (fault, at_step, _) in faults {
+        misbehaving_scenario(&suite, fault, at_step);
+    }
+    std::fs::copy(repo().join("scenarios/long-session-microcompaction.yaml"), suite.join("healthy.yaml")).unwrap();
+    let healthy = std::fs::read_to_string(suite.join("healthy.yaml")).unwrap();
+    let recording = repo().join("recordings/long-session-microcompaction.yaml");
+    write(&suite, "healthy.yaml", &healthy.replace("recording: ../recordings/long-session-microcompaction.yaml", &format!("recording: {}", recording.display())));
+
+    let out = dir.path().join("report");
+    let output = reloop(dir.path(), &["run", suite.to_str().unwrap(), "--out", out.to_str().unwrap()]);
+    assert_eq!(output.status.code(), Some(1), "the failed runs fail the batch: {}", stderr(&output));
+
+    let runs = read_rows(&out.join("runs.parquet"));
+    let run = |name: &str| runs.iter().find(|r| r["scenario"] == name).unwrap_or_else(|| panic!("{name} has a row: {runs:?}"));
+    assert_eq!(run("long-session-microcompaction")["outcome"], "final_answer", "the healthy run of the batch went on");
+    for (fault, _, expected) in faults {
+        let row = run(&format!("plugin-{fault}"));
+        assert_eq!(row["outcome"], "strategy_error", "{fault}: {row:?}");
+        let error = &row["error"];
+        assert!(error.starts_with("strategy plug-in `python3 ") && error.contains(expected), "{fault}: {error}");
+    }
+    assert!(run("plugin-crash")["error"].contains("RuntimeError: planted crash at step 2"), "the stderr's tail is quoted");
+    let steps = read_rows(&out.join("steps.parquet"));
+    assert_eq!(steps.iter().filter(|s| s["scenario"] == "plugin-crash").count(), 2, "the steps before the crash are kept");
+
+    // Every plug-in was killed and reaped with its run: none is left running.
+    let left: Vec<String> = std::fs::read_dir("/proc")
+        .unwrap()
+        .filter_map(|entry| std::fs::read(entry.ok()?.path().join("cmdline")).ok())
+        .map(|cmdline| String::from_utf8_lossy(&cmdline).replace('\0', " "))
+        .filter(|cmdline| cmdline.contains("misbehaving.py"))
+        .collect();
+    assert!(left.is_empty(), "plug-ins left running: {left:?}");
+}
