@@ -48,7 +48,9 @@ impl StrategySpec {
     /// built-in's name, or the file stem of the plug-in's file (of the
     /// command's last word).
     pub fn label(&self) -> Cow<'_, str> {
-        let stem = |path: &Path| path.file_stem().map_or_else(|| path.to_string_lossy(), |stem| stem.to_string_lossy());
+        fn stem(path: &Path) -> Cow<'_, str> {
+            path.file_stem().map_or_else(|| path.to_string_lossy(), |stem| stem.to_string_lossy())
+        }
         match self {
             Self::Builtin(name) => Cow::Borrowed(name.as_str()),
             Self::File(file) => stem(file),
