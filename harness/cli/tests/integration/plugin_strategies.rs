@@ -64,13 +64,14 @@ fn a_sweep_refuses_a_plugin_path_that_is_not_a_file_naming_the_strategies() {
 }
 
 /// The long microcompaction scenario, in `dir`, under the misbehaving
-/// fixture plug-in with `fault` at `at_step`, answering within a second.
+/// fixture plug-in with `fault` at `at_step`, answering within 5 s (time
+/// enough for a Python to start on a loaded machine).
 fn misbehaving_scenario(dir: &Path, fault: &str, at_step: u32) -> PathBuf {
     let base = std::fs::read_to_string(repo().join("scenarios/long-session-microcompaction.yaml")).unwrap();
     let recording = repo().join("recordings/long-session-microcompaction.yaml");
     let plugin = repo().join("harness/cli/tests/data/strategies/misbehaving.py");
     let strategy = format!(
-        "  strategy: {{ command: [python3, {}], timeout_secs: 1, settings: {{ fault: {fault}, at_step: {at_step} }} }}\n",
+        "  strategy: {{ command: [python3, {}], timeout_secs: 5, settings: {{ fault: {fault}, at_step: {at_step} }} }}\n",
         plugin.display()
     );
     let text = base
@@ -90,7 +91,7 @@ fn each_plugin_failure_ends_only_its_run_as_strategy_error_naming_the_step_and_t
         ("garbage", 0, "at step 0: answered `certainly! here is the edit you asked for`, which is not a protocol line (expected value"),
         ("wrong_shape", 0, "at step 0: answered `{\"type\": \"edit\", \"edit\": {\"kind\": \"fold\", \"range\": [0, 1]}}`, which is not a protocol line (unknown variant `fold`"),
         ("wrong_version", 0, "at step 0: its hello speaks protocol 2; this reloop speaks 1"),
-        ("silent", 0, "at step 0: did not answer within 1 s"),
+        ("silent", 0, "at step 0: did not answer within 5 s"),
         ("missing", 0, "at step 0: asked for an edit that cannot be made: mask names message 999, which does not exist (the transcript has 1)"),
     ];
     for (fault, at_step, _) in faults {
