@@ -33,10 +33,8 @@ fn the_python_masking_plugin_gives_the_builtin_figures_on_a_long_scenario() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("sweep");
     let scenario = repo().join("scenarios/long/refactor-log-to-tracing.yaml");
-    let output = reloop(
-        &repo(),
-        &["sweep", scenario.to_str().unwrap(), "--strategies", "masking,examples/strategies/masking.py", "--out", out.to_str().unwrap()],
-    );
+    let output =
+        reloop(&repo(), &["sweep", scenario.to_str().unwrap(), "--strategies", "masking,examples/strategies/masking.py", "--out", out.to_str().unwrap()]);
     assert!(matches!(output.status.code(), Some(0 | 1)), "{}", stderr(&output));
     for table in ["runs", "steps", "events"] {
         let rows = read_rows(&out.join(format!("{table}.parquet")));
@@ -60,7 +58,11 @@ fn a_sweep_refuses_a_plugin_path_that_is_not_a_file_naming_the_strategies() {
     let scenario = repo().join("scenarios/one-shot-answer.yaml");
     let output = reloop(&repo(), &["sweep", scenario.to_str().unwrap(), "--strategies", "masking,maskng"]);
     assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
-    assert!(stderr(&output).contains("`maskng` is neither a strategy (roku, opencode, codex, masking, none, native) nor a plug-in's file"), "{}", stderr(&output));
+    assert!(
+        stderr(&output).contains("`maskng` is neither a strategy (roku, opencode, codex, masking, none, native) nor a plug-in's file"),
+        "{}",
+        stderr(&output)
+    );
 }
 
 /// The long microcompaction scenario, in `dir`, under the misbehaving
@@ -70,10 +72,7 @@ fn misbehaving_scenario(dir: &Path, fault: &str, at_step: u32) -> PathBuf {
     let base = std::fs::read_to_string(repo().join("scenarios/long-session-microcompaction.yaml")).unwrap();
     let recording = repo().join("recordings/long-session-microcompaction.yaml");
     let plugin = repo().join("harness/cli/tests/data/strategies/misbehaving.py");
-    let strategy = format!(
-        "  strategy: {{ command: [python3, {}], timeout_secs: 5, settings: {{ fault: {fault}, at_step: {at_step} }} }}\n",
-        plugin.display()
-    );
+    let strategy = format!("  strategy: {{ command: [python3, {}], timeout_secs: 5, settings: {{ fault: {fault}, at_step: {at_step} }} }}\n", plugin.display());
     let text = base
         .replace("name: long-session-microcompaction", &format!("name: plugin-{fault}"))
         .replace("recording: ../recordings/long-session-microcompaction.yaml", &format!("recording: {}", recording.display()))
@@ -89,7 +88,11 @@ fn each_plugin_failure_ends_only_its_run_as_strategy_error_naming_the_step_and_t
     let faults = [
         ("crash", 2, "at step 2: exited (exit status: 1) without answering; its stderr ends: "),
         ("garbage", 0, "at step 0: answered `certainly! here is the edit you asked for`, which is not a protocol line (expected value"),
-        ("wrong_shape", 0, "at step 0: answered `{\"type\": \"edit\", \"edit\": {\"kind\": \"fold\", \"range\": [0, 1]}}`, which is not a protocol line (unknown variant `fold`"),
+        (
+            "wrong_shape",
+            0,
+            "at step 0: answered `{\"type\": \"edit\", \"edit\": {\"kind\": \"fold\", \"range\": [0, 1]}}`, which is not a protocol line (unknown variant `fold`",
+        ),
         ("wrong_version", 0, "at step 0: its hello speaks protocol 2; this reloop speaks 1"),
         ("silent", 0, "at step 0: did not answer within 5 s"),
         ("missing", 0, "at step 0: asked for an edit that cannot be made: mask names message 999, which does not exist (the transcript has 1)"),
@@ -100,7 +103,11 @@ fn each_plugin_failure_ends_only_its_run_as_strategy_error_naming_the_step_and_t
     std::fs::copy(repo().join("scenarios/long-session-microcompaction.yaml"), suite.join("healthy.yaml")).unwrap();
     let healthy = std::fs::read_to_string(suite.join("healthy.yaml")).unwrap();
     let recording = repo().join("recordings/long-session-microcompaction.yaml");
-    write(&suite, "healthy.yaml", &healthy.replace("recording: ../recordings/long-session-microcompaction.yaml", &format!("recording: {}", recording.display())));
+    write(
+        &suite,
+        "healthy.yaml",
+        &healthy.replace("recording: ../recordings/long-session-microcompaction.yaml", &format!("recording: {}", recording.display())),
+    );
 
     let out = dir.path().join("report");
     let output = reloop(dir.path(), &["run", suite.to_str().unwrap(), "--out", out.to_str().unwrap()]);

@@ -129,7 +129,9 @@ impl PluginStrategy {
         process.send(&serde_json::to_string(&hello).expect("a hello serializes"));
         match answer(&mut process, self.command.timeout()) {
             Ok(FromPlugin::Hello { protocol, name }) if protocol == PROTOCOL_VERSION => Ok((process, name)),
-            Ok(FromPlugin::Hello { protocol, .. }) => Err((Some(process), format!("its hello speaks protocol {protocol}; this reloop speaks {PROTOCOL_VERSION}"))),
+            Ok(FromPlugin::Hello { protocol, .. }) => {
+                Err((Some(process), format!("its hello speaks protocol {protocol}; this reloop speaks {PROTOCOL_VERSION}")))
+            }
             Ok(other) => Err((Some(process), format!("answered the hello with {}", quoted(&serde_json::to_string(&other).unwrap_or_default())))),
             Err(what) => Err((Some(process), format!("{what} to the hello"))),
         }

@@ -43,13 +43,7 @@ impl PluginProcess {
     /// Starts `command` in `dir`.
     pub fn start(command: &[String], dir: &Path) -> std::io::Result<Self> {
         let (program, args) = command.split_first().ok_or_else(|| std::io::Error::other("the command is empty"))?;
-        let mut child = Command::new(program)
-            .args(args)
-            .current_dir(dir)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()?;
+        let mut child = Command::new(program).args(args).current_dir(dir).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn()?;
         let (stdin, stdout, stderr) = (child.stdin.take(), child.stdout.take(), child.stderr.take());
         let (stdin, stdout, stderr) = (stdin.expect("piped"), stdout.expect("piped"), stderr.expect("piped"));
 

@@ -228,10 +228,8 @@ fn message_line<'a>(view: &ContextView, id: usize, message: &'a Message) -> Mess
         Message::Assistant { text, tool_calls, .. } => {
             line.role = Role::Assistant;
             line.text = Cow::Borrowed(text);
-            line.tool_calls = tool_calls
-                .iter()
-                .map(|call| ToolCallLine { name: Cow::Borrowed(&call.name), arguments: Cow::Borrowed(&call.arguments) })
-                .collect();
+            line.tool_calls =
+                tool_calls.iter().map(|call| ToolCallLine { name: Cow::Borrowed(&call.name), arguments: Cow::Borrowed(&call.arguments) }).collect();
         }
         Message::ToolResult { tool_name, content, is_error, .. } => {
             line.role = Role::Tool;
