@@ -398,11 +398,18 @@ mod tests {
     }
 
     fn mask(tokens_before: u64, tokens_after: u64) -> TimedEvent {
-        at(LoopEvent::MicrocompactRan { strategy: "masking", cleared: 1, tokens_before, tokens_after, change: ViewChange::default() })
+        at(LoopEvent::MicrocompactRan { strategy: "masking".into(), cleared: 1, tokens_before, tokens_after, change: ViewChange::default() })
     }
 
     fn summary(used_fallback: bool) -> TimedEvent {
-        at(LoopEvent::CompactComplete { strategy: "roku", layer: 3, tokens_before: 9_000, tokens_after: 2_000, used_fallback, change: ViewChange::default() })
+        at(LoopEvent::CompactComplete {
+            strategy: "roku".into(),
+            layer: 3,
+            tokens_before: 9_000,
+            tokens_after: 2_000,
+            used_fallback,
+            change: ViewChange::default(),
+        })
     }
 
     /// Issue 30: layer 3 counted mechanical fallbacks as model summaries, and
