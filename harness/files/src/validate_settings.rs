@@ -55,6 +55,18 @@ fn check_plugin(strategy: &StrategySpec) -> Checked {
     at_least("loop.strategy.timeout_secs", plugin.timeout_secs, 1)
 }
 
+/// A plug-in named by its file: the file exists in `dir`, the scenario's
+/// folder (where the plug-in runs). A name that is no strategy's reads as a
+/// file, so a misspelt name is refused here, with the names.
+pub fn check_plugin_file(strategy: &StrategySpec, dir: &std::path::Path) -> Checked {
+    let StrategySpec::File(file) = strategy else { return Ok(()) };
+    if dir.join(file).is_file() {
+        return Ok(());
+    }
+    let names: Vec<&str> = StrategyName::ALL.iter().map(|name| name.as_str()).collect();
+    fail("loop.strategy", format!("`{}` is neither a strategy ({}) nor a plug-in's file in {}", file.display(), names.join(", "), dir.display()))
+}
+
 /// Checks the scenario's settings, then its faults against `recording`.
 pub fn check_scenario(spec: &ScenarioSpec, recording: &Recording) -> Checked {
     at_least("context_window", spec.context_window, 1)?;

@@ -225,7 +225,7 @@ pub fn build(spec: &StrategySpec, tuning: &StrategyTuning, plugin_dir: &std::pat
     match spec {
         StrategySpec::Builtin(name) => build_builtin(*name, tuning),
         StrategySpec::File(file) => plugin(plugin::PluginCommand::for_file(file)),
-        StrategySpec::Command(command) => plugin(command.clone()),
+        StrategySpec::Command(command) => plugin((**command).clone()),
     }
 }
 

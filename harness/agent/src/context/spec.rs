@@ -22,8 +22,8 @@ pub enum StrategySpec {
     /// A plug-in by its file: `.py` runs with `python3`, anything else is
     /// run itself (an executable, a script with a `#!` line).
     File(PathBuf),
-    /// A plug-in by its command.
-    Command(PluginCommand),
+    /// A plug-in by its command (boxed: a variant stays small).
+    Command(Box<PluginCommand>),
 }
 
 impl Default for StrategySpec {

@@ -14,7 +14,6 @@ mod edits;
 mod process;
 pub mod protocol;
 
-use std::borrow::Cow;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -101,7 +100,7 @@ enum State {
 impl PluginStrategy {
     /// The plug-in `command`, sent `tuning` in its hello, run in `dir`.
     pub fn new(command: PluginCommand, tuning: StrategyTuning, dir: PathBuf) -> Self {
-        let label = StrategySpec::Command(command.clone()).label().into_owned();
+        let label = StrategySpec::Command(Box::new(command.clone())).label().into_owned();
         Self { command, tuning, dir, label, state: State::Idle }
     }
 
@@ -125,7 +124,7 @@ impl PluginStrategy {
     /// (and the process, for its stderr).
     fn start(&self) -> Result<(PluginProcess, String), (Option<PluginProcess>, String)> {
         let mut process = PluginProcess::start(&self.command.command, &self.dir).map_err(|error| (None, format!("cannot start: {error}")))?;
-        let hello = ToPlugin::Hello { protocol: PROTOCOL_VERSION, settings: Cow::Borrowed(&self.command.settings), strategies: Cow::Borrowed(&self.tuning) };
+        let hello = ToPlugin::Hello { protocol: PROTOCOL_VERSION, settings: &self.command.settings, strategies: &self.tuning };
         process.send(&serde_json::to_string(&hello).expect("a hello serializes"));
         match answer(&mut process, self.command.timeout()) {
             Ok(FromPlugin::Hello { protocol, name }) if protocol == PROTOCOL_VERSION => Ok((process, name)),
@@ -142,7 +141,7 @@ impl PluginStrategy {
         let step = context.step;
         let timeout = self.command.timeout();
         let (process, sent) = self.running(Some(step))?;
-        let request = ToPlugin::Plan(Box::new(PlanRequest::of(context, *sent, reactive)));
+        let request = ToPlugin::Plan(PlanRequest::of(context, *sent, reactive));
         process.send(&serde_json::to_string(&request).expect("a plan serializes"));
         *sent = context.transcript.len();
         let checked = match answer(process, timeout) {

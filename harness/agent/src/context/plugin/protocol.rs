@@ -8,8 +8,6 @@
 //! the view, which edits rewrite, is sent whole but small: ids, flags and
 //! token figures, and the text of notes only.
 
-use std::borrow::Cow;
-
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -19,8 +17,8 @@ use crate::message::Message;
 /// The protocol version this reloop speaks; a plug-in's hello must name it.
 pub const PROTOCOL_VERSION: u32 = 1;
 
-/// A line reloop writes.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+/// A line reloop writes (borrowing what it sends from the loop).
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum ToPlugin<'a> {
     /// The first line: the protocol spoken and the strategy's settings.
@@ -28,19 +26,19 @@ pub enum ToPlugin<'a> {
         /// [`PROTOCOL_VERSION`].
         protocol: u32,
         /// The scenario's `loop.strategy.settings`, as written (null when absent).
-        settings: Cow<'a, serde_json::Value>,
+        settings: &'a serde_json::Value,
         /// The scenario's `loop.strategies`: the built-ins' constants, for a
         /// plug-in that re-implements or varies one.
-        strategies: Cow<'a, StrategyTuning>,
+        strategies: &'a StrategyTuning,
     },
     /// Before a model call (or after the provider rejected the context):
     /// the next edit, if any. Within a step it is asked again after each
     /// edit, until it answers none.
-    Plan(Box<PlanRequest<'a>>),
+    Plan(PlanRequest<'a>),
 }
 
 /// What a `plan` line carries.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 pub struct PlanRequest<'a> {
     /// The loop's step (0-based).
     pub step: u32,
@@ -74,52 +72,52 @@ pub enum Role {
 }
 
 /// A transcript message, whole.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 pub struct MessageLine<'a> {
     /// Its index in the transcript: what a `mask` or `keep_users` names.
     pub id: usize,
     /// Whose it is.
     pub role: Role,
     /// The text (a tool result's content).
-    pub text: Cow<'a, str>,
+    pub text: &'a str,
     /// A tool result's tool.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub tool_name: Option<Cow<'a, str>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tool_name: Option<&'a str>,
     /// Whether a tool result is an error.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub is_error: Option<bool>,
     /// A tool result's line count (as reloop's `masking` counts them).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub lines: Option<usize>,
     /// An assistant message's tool calls.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub tool_calls: Vec<ToolCallLine<'a>>,
     /// The loop's estimate of the message shown whole, framing included.
     pub tokens: u64,
 }
 
 /// A tool call of an assistant message.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 pub struct ToolCallLine<'a> {
     /// The tool.
-    pub name: Cow<'a, str>,
+    pub name: &'a str,
     /// Its arguments, a JSON text.
-    pub arguments: Cow<'a, str>,
+    pub arguments: &'a str,
 }
 
 /// A view item: a transcript message (`id`, maybe masked) or a note
 /// standing for messages no longer shown (`note`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 pub struct ViewLine<'a> {
     /// The transcript message shown here.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub id: Option<usize>,
     /// Whether that message (a tool result) is shown as a placeholder.
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub masked: bool,
     /// A note's text (a collapsed round, the session memory, a summary).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub note: Option<Cow<'a, str>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub note: Option<&'a str>,
     /// The loop's estimate of the item as shown, framing included.
     pub tokens: u64,
 }
@@ -186,7 +184,7 @@ pub struct MaskLine {
 }
 
 /// Any line of the protocol, either way: the root of its JSON Schema.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 #[serde(untagged)]
 pub enum ProtocolLine<'a> {
     /// reloop to the plug-in.
@@ -213,28 +211,19 @@ impl<'a> PlanRequest<'a> {
 }
 
 fn message_line<'a>(view: &ContextView, id: usize, message: &'a Message) -> MessageLine<'a> {
-    let mut line = MessageLine {
-        id,
-        role: Role::User,
-        text: Cow::Borrowed(""),
-        tool_name: None,
-        is_error: None,
-        lines: None,
-        tool_calls: Vec::new(),
-        tokens: view.message_tokens(id),
-    };
+    let mut line =
+        MessageLine { id, role: Role::User, text: "", tool_name: None, is_error: None, lines: None, tool_calls: Vec::new(), tokens: view.message_tokens(id) };
     match message {
-        Message::User { text } => line.text = Cow::Borrowed(text),
+        Message::User { text } => line.text = text,
         Message::Assistant { text, tool_calls, .. } => {
             line.role = Role::Assistant;
-            line.text = Cow::Borrowed(text);
-            line.tool_calls =
-                tool_calls.iter().map(|call| ToolCallLine { name: Cow::Borrowed(&call.name), arguments: Cow::Borrowed(&call.arguments) }).collect();
+            line.text = text;
+            line.tool_calls = tool_calls.iter().map(|call| ToolCallLine { name: &call.name, arguments: &call.arguments }).collect();
         }
         Message::ToolResult { tool_name, content, is_error, .. } => {
             line.role = Role::Tool;
-            line.text = Cow::Borrowed(content);
-            line.tool_name = Some(Cow::Borrowed(tool_name));
+            line.text = content;
+            line.tool_name = Some(tool_name);
             line.is_error = Some(*is_error);
             line.lines = Some(content.lines().count());
         }
@@ -250,7 +239,7 @@ fn view_lines(view: &ContextView) -> Vec<ViewLine<'_>> {
             let tokens = view.item_tokens(position);
             match item {
                 ViewItem::Message(id) => ViewLine { id: Some(*id), masked: view.is_masked(*id), note: None, tokens },
-                ViewItem::Note(text) => ViewLine { id: None, masked: false, note: Some(Cow::Borrowed(text)), tokens },
+                ViewItem::Note(text) => ViewLine { id: None, masked: false, note: Some(text), tokens },
             }
         })
         .collect()
