@@ -305,6 +305,7 @@ mod tests {
             divergences: Vec::new(),
             metrics: RunMetrics { input_tokens_total: input_tokens, ..RunMetrics::default() },
             agent_output: None,
+            strategy_error: None,
         }
     }
 

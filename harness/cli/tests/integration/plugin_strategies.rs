@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use crate::tables::{Row, read_rows};
-use crate::util::{reloop, repo, stderr, write};
+use crate::util::{reloop, repo, stderr, stdout, write};
 
 /// Columns that may differ between two runs of the same strategy: the
 /// variant's label, the strategy's name, and wall-clock time.
@@ -112,6 +112,8 @@ fn each_plugin_failure_ends_only_its_run_as_strategy_error_naming_the_step_and_t
     let out = dir.path().join("report");
     let output = reloop(dir.path(), &["run", suite.to_str().unwrap(), "--out", out.to_str().unwrap()]);
     assert_eq!(output.status.code(), Some(1), "the failed runs fail the batch: {}", stderr(&output));
+    let printed = stdout(&output);
+    assert!(printed.contains("at step 2: exited (exit status: 1) without answering"), "the terminal says why, under the run: {printed}");
 
     let runs = read_rows(&out.join("runs.parquet"));
     let run = |name: &str| runs.iter().find(|r| r["scenario"] == name).unwrap_or_else(|| panic!("{name} has a row: {runs:?}"));
