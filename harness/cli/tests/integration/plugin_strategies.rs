@@ -67,6 +67,36 @@ fn a_sweep_refuses_a_plugin_path_that_is_not_a_file_naming_the_strategies() {
     );
 }
 
+/// A variants file names plug-ins by command (with settings) or by a file
+/// relative to it; a plug-in told `keep: 2` masks as the built-in tuned so.
+#[test]
+fn a_variants_file_names_plugins_by_command_or_by_a_file_beside_it() {
+    let dir = tempfile::tempdir().unwrap();
+    std::os::unix::fs::symlink(repo().join("examples/strategies"), dir.path().join("strategies")).unwrap();
+    let script = repo().join("examples/strategies/masking.py");
+    let variants = write(
+        dir.path(),
+        "variants.yaml",
+        &format!(
+            "variants:\n  - {{ name: builtin-keep-2, strategy: masking, strategies: {{ masking: {{ keep: 2 }} }} }}\n  - {{ name: plugin-keep-2, strategy: {{ command: [python3, {}], settings: {{ keep: 2 }} }} }}\n  - {{ name: plugin-file, strategy: strategies/masking.py }}\n",
+            script.display()
+        ),
+    );
+    let out = dir.path().join("sweep");
+    let scenario = repo().join("scenarios/long-session-microcompaction.yaml");
+    let output = reloop(dir.path(), &["sweep", scenario.to_str().unwrap(), "--variants", variants.to_str().unwrap(), "--out", out.to_str().unwrap()]);
+    assert!(matches!(output.status.code(), Some(0 | 1)), "{}", stderr(&output));
+    let runs = read_rows(&out.join("runs.parquet"));
+    let run = |variant: &str| runs.iter().find(|r| r["variant"] == variant).unwrap_or_else(|| panic!("{variant}: {runs:?}"));
+    for variant in ["plugin-keep-2", "plugin-file"] {
+        assert_eq!(run(variant)["strategy"], "masking-py", "{variant} ran the plug-in: {:?}", run(variant)["error"]);
+    }
+    for column in ["input_tokens_total", "compactions_layer0", "cache_breaks_simulated"] {
+        assert_eq!(run("plugin-keep-2")[column], run("builtin-keep-2")[column], "{column}: the settings reached the plug-in");
+    }
+    assert_ne!(run("plugin-keep-2")["input_tokens_total"], run("plugin-file")["input_tokens_total"], "keep 2 is not the default 10");
+}
+
 /// The long microcompaction scenario, in `dir`, under the misbehaving
 /// fixture plug-in with `fault` at `at_step`, answering within 5 s (time
 /// enough for a Python to start on a loaded machine).
