@@ -97,6 +97,29 @@ fn a_variants_file_names_plugins_by_command_or_by_a_file_beside_it() {
     assert_ne!(run("plugin-keep-2")["input_tokens_total"], run("plugin-file")["input_tokens_total"], "keep 2 is not the default 10");
 }
 
+/// A scenario names a plug-in by a file beside it, which runs in the
+/// scenario's folder whatever reloop's own working directory.
+#[test]
+fn a_plugin_file_named_by_a_scenario_runs_in_the_scenarios_folder() {
+    let dir = tempfile::tempdir().unwrap();
+    let folder = dir.path().join("the-scenarios-folder");
+    // Raw protocol: it names itself after its working directory, then never edits.
+    let plugin = "import json, os, sys\nsys.stdin.readline()\nprint(json.dumps({'type': 'hello', 'protocol': 1, 'name': os.path.basename(os.getcwd())}), flush=True)\nfor line in sys.stdin:\n    print(json.dumps({'type': 'edit', 'edit': None}), flush=True)\n";
+    write(&folder, "where_am_i.py", plugin);
+    let base = std::fs::read_to_string(repo().join("scenarios/one-shot-answer.yaml")).unwrap();
+    let recording = repo().join("recordings/one-shot-answer.yaml");
+    let text = base
+        .replace("recording: ../recordings/one-shot-answer.yaml", &format!("recording: {}", recording.display()))
+        .replace("loop:\n  step_budget: 8\n", "loop:\n  step_budget: 8\n  strategy: where_am_i.py\n");
+    assert!(text.contains("where_am_i.py") && text.contains(&recording.display().to_string()), "the base scenario has these lines");
+    let scenario = write(&folder, "s.yaml", &text);
+    let out = dir.path().join("report");
+    let output = reloop(dir.path(), &["run", scenario.to_str().unwrap(), "--out", out.to_str().unwrap()]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let runs = read_rows(&out.join("runs.parquet"));
+    assert_eq!((runs[0]["outcome"].as_str(), runs[0]["strategy"].as_str()), ("final_answer", "the-scenarios-folder"));
+}
+
 /// The long microcompaction scenario, in `dir`, under the misbehaving
 /// fixture plug-in with `fault` at `at_step`, answering within 5 s (time
 /// enough for a Python to start on a loaded machine).

@@ -246,6 +246,9 @@ mod tests {
         let tuning = StrategyTuning::default();
         let greeting = sh(r#"read hello; echo '{"type":"hello","protocol":1,"name":"mine"}'; read plan"#);
         assert_eq!(declared_name(&greeting, &tuning, Path::new(".")), Ok("mine".to_owned()));
+        let missing = PluginCommand::for_file(Path::new("/nonexistent/strategy"));
+        let error = declared_name(&missing, &tuning, Path::new(".")).unwrap_err();
+        assert_eq!(error.0, "strategy plug-in `/nonexistent/strategy` before the run: cannot start: No such file or directory (os error 2)");
         let future = sh(r#"read hello; echo '{"type":"hello","protocol":9,"name":"mine"}'"#);
         let error = declared_name(&future, &tuning, Path::new(".")).unwrap_err();
         assert!(error.0.ends_with("before the run: its hello speaks protocol 9; this reloop speaks 1"), "{error}");
