@@ -23,6 +23,7 @@ mod import;
 mod nothing_lost;
 mod recorded_usage;
 mod rerecord;
+mod retention;
 mod run_suite;
 mod schema;
 mod sdk_async_openai;

@@ -1,0 +1,266 @@
+//! A run's retention (`docs/metrics.md`, "Retention"): the references its
+//! actions needed and those its context no longer held, from the server
+//! session's [`SentLog`], for the built-in loop and black-box agents alike.
+//!
+//! The log holds each request as the provider kept it (after `native`'s
+//! server-side clearing), so a result the provider cleared counts as gone.
+//! Each distinct part is searched once for every span any action of the
+//! run uses ([`SpanTable`]); a step then asks only which of its parts hold
+//! a span, never rescanning their text.
+
+use std::collections::{HashMap, HashSet};
+
+use reloop_agent::TimedEvent;
+use reloop_mock::RequestRecord;
+use reloop_mock::sent::{SentLog, SentPart};
+use reloop_wire::Message;
+use serde_json::{Value, json};
+
+use super::spans::{SpanTable, action_spans, part_texts};
+use crate::result::{EventRow, RunMetrics, StepRow};
+
+type Fast = foldhash::fast::RandomState;
+
+/// Who edits the context a run's requests were made from, to name what
+/// removed a lost reference's tool result.
+#[derive(Debug, Clone, Copy)]
+pub enum Editor<'a> {
+    /// The built-in loop, with its events (its compactions among them).
+    Loop(&'a [TimedEvent]),
+    /// A black-box agent: its edits are out of sight.
+    Agent,
+}
+
+/// The run's figures.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Retention {
+    /// References the run's actions used.
+    pub needed: u64,
+    /// Of those, the ones not in what their step sent.
+    pub lost: u64,
+    /// The first step that lost one.
+    pub first_lost_step: Option<u64>,
+    /// One `reference_lost` event per loss.
+    pub events: Vec<EventRow>,
+}
+
+impl Retention {
+    /// `1 − lost / needed`; `None` when nothing was needed.
+    pub fn ratio(&self) -> Option<f64> {
+        (self.needed > 0).then(|| 1.0 - self.lost as f64 / self.needed as f64)
+    }
+
+    /// Writes the run's figures into `metrics`.
+    pub fn fill(&self, metrics: &mut RunMetrics) {
+        metrics.references_needed = self.needed;
+        metrics.references_lost = self.lost;
+        metrics.retention = self.ratio();
+        metrics.references_first_lost_step = self.first_lost_step;
+    }
+}
+
+/// The tool result that first held a span.
+#[derive(Debug, Clone)]
+struct Introduction {
+    hash: u64,
+    call_index: usize,
+    tool: String,
+    call_id: String,
+}
+
+/// Where a span was first seen in the run.
+#[derive(Debug, Clone, Copy)]
+enum Origin {
+    /// In the original of a tool result (an index into the introductions).
+    Result(usize),
+    /// In the system prompt, a user message, the model's own turn, or an
+    /// edited tool result: no reference to a tool result.
+    Elsewhere,
+}
+
+/// The calls whose request shows a context (summary and auxiliary calls
+/// send something else); `parent_call_id` tells a sub-agent's apart.
+fn shows_context(row: &StepRow) -> bool {
+    matches!(row.purpose.as_str(), "main" | "final_turn" | "escalation")
+}
+
+/// Measures `steps` (whose `call_index` is the request's place in `sent`
+/// and `log`) and fills their `references_*` columns.
+pub fn measure(steps: &mut [StepRow], sent: &SentLog, log: &[RequestRecord], editor: Editor<'_>) -> Retention {
+    // An action per (context, step): the last call of the step answered (a retry repeats it).
+    let mut acting: HashMap<(Option<&str>, u64), usize> = HashMap::new();
+    for (row_index, row) in steps.iter().enumerate() {
+        let answered = row.error.is_none() && sent.replies.get(row.call_index as usize).copied().flatten().is_some();
+        if shows_context(row) && answered {
+            acting.insert((row.parent_call_id.as_deref(), row.step), row_index);
+        }
+    }
+    let mut table = SpanTable::default();
+    let mut actions: HashMap<usize, Vec<u32>> = HashMap::new();
+    for &row_index in acting.values() {
+        let call = steps[row_index].call_index as usize;
+        if let Some(Some(SentPart::Message(reply))) = sent.replies[call].map(|hash| sent.bodies.get(&hash)) {
+            actions.insert(call, action_spans(reply).iter().map(|span| table.intern(span)).collect());
+        }
+    }
+    let row_of: HashMap<usize, usize> = steps.iter().enumerate().map(|(index, row)| (row.call_index as usize, index)).collect();
+    let mut walk = Walk { sent, table: &table, found: HashMap::default(), origins: vec![None; table.len()], introductions: Vec::new(), results_seen: HashSet::new() };
+    // Per context: its requests in order, and the last of them that sent each part.
+    let mut context_calls: HashMap<Option<String>, Vec<usize>> = HashMap::new();
+    let mut last_sent: HashMap<(Option<String>, u64), usize, Fast> = HashMap::default();
+    let mut retention = Retention::default();
+    for call in 0..sent.requests.len() {
+        walk.request(call);
+        let Some(row_index) = row_of.get(&call).copied() else { continue };
+        let context = steps[row_index].parent_call_id.clone();
+        if let Some(spans) = actions.get(&call) {
+            let losses = walk.references(call, spans);
+            let (used, lost) = (losses.len() as u64, losses.iter().filter(|loss| loss.is_some()).count() as u64);
+            let mut lost_spans = Vec::new();
+            for (span, intro) in losses.into_iter().flatten() {
+                let intro = &walk.introductions[intro];
+                let calls = context_calls.get(&context).map_or(&[][..], Vec::as_slice);
+                // The first request of this context after the last one that sent the original.
+                let removed = match last_sent.get(&(context.clone(), intro.hash)) {
+                    Some(last) => calls.iter().find(|c| **c > *last).copied().or(Some(call)),
+                    None => None,
+                };
+                let removed_row = removed.and_then(|c| row_of.get(&c)).map(|r| &steps[*r]);
+                lost_spans.push(table.name(span).to_owned());
+                let row = &steps[row_index];
+                retention.events.push(loss_event(row, table.name(span), (intro, row_of.get(&intro.call_index).map(|r| &steps[*r])), removed_row, log, editor));
+            }
+            let row = &mut steps[row_index];
+            row.references_used = used;
+            row.references_lost = lost;
+            row.references_lost_spans = (!lost_spans.is_empty()).then(|| json!(lost_spans).to_string());
+            retention.needed += used;
+            retention.lost += lost;
+            if lost > 0 && retention.first_lost_step.is_none() {
+                retention.first_lost_step = Some(row.step);
+            }
+        }
+        walk.reply(call);
+        if shows_context(&steps[row_index]) {
+            for hash in &sent.requests[call] {
+                last_sent.insert((context.clone(), *hash), call);
+            }
+            context_calls.entry(context).or_default().push(call);
+        }
+    }
+    retention
+}
+
+/// The walk through the log in the order parts were first sent.
+struct Walk<'a> {
+    sent: &'a SentLog,
+    table: &'a SpanTable,
+    /// The spans each distinct part holds, sorted.
+    found: HashMap<u64, Vec<u32>, Fast>,
+    origins: Vec<Option<Origin>>,
+    introductions: Vec<Introduction>,
+    /// Tool calls whose result has been sent: a later version is an edit.
+    results_seen: HashSet<String>,
+}
+
+impl Walk<'_> {
+    /// Takes in the parts request `call` is the first to send.
+    fn request(&mut self, call: usize) {
+        for hash in &self.sent.requests[call] {
+            self.first_sight(*hash, call);
+        }
+    }
+
+    /// Takes in the reply to request `call`: the model's own turn.
+    fn reply(&mut self, call: usize) {
+        if let Some(hash) = self.sent.replies[call] {
+            self.first_sight(hash, call);
+        }
+    }
+
+    fn first_sight(&mut self, hash: u64, call: usize) {
+        if self.found.contains_key(&hash) {
+            return;
+        }
+        let (spans, origin) = match self.sent.bodies.get(&hash) {
+            Some(SentPart::System(text)) => (self.table.find_in_all([text.as_str()]), Origin::Elsewhere),
+            Some(SentPart::Message(message)) => {
+                let texts = part_texts(message);
+                let spans = self.table.find_in_all(texts.iter().map(|text| text.as_ref()));
+                let origin = match message {
+                    Message::ToolResult { call_id, tool_name, .. } if self.results_seen.insert(call_id.clone()) => {
+                        self.introductions.push(Introduction { hash, call_index: call, tool: tool_name.clone(), call_id: call_id.clone() });
+                        Origin::Result(self.introductions.len() - 1)
+                    }
+                    _ => Origin::Elsewhere,
+                };
+                (spans, origin)
+            }
+            None => (Vec::new(), Origin::Elsewhere),
+        };
+        for span in &spans {
+            self.origins[*span as usize].get_or_insert(origin);
+        }
+        self.found.insert(hash, spans);
+    }
+
+    /// The references among an action's `spans` at request `call`, each
+    /// with its introduction when the request no longer held it.
+    fn references(&self, call: usize, spans: &[u32]) -> Vec<Option<(u32, usize)>> {
+        let hashes = &self.sent.requests[call];
+        spans
+            .iter()
+            .filter_map(|span| match self.origins[*span as usize] {
+                Some(Origin::Result(intro)) => {
+                    // Recent parts first: a kept reference is found sooner.
+                    let held = hashes.iter().rev().any(|hash| self.found.get(hash).is_some_and(|found| found.binary_search(span).is_ok()));
+                    Some((!held).then_some((*span, intro)))
+                }
+                _ => None,
+            })
+            .collect()
+    }
+}
+
+/// The `reference_lost` event of `span` at `row`: the tool result that
+/// introduced it (at `intro_row`), the step that first sent the context
+/// without it, and the edit that did it there.
+fn loss_event(row: &StepRow, span: &str, (intro, intro_row): (&Introduction, Option<&StepRow>), removed: Option<&StepRow>, log: &[RequestRecord], editor: Editor<'_>) -> EventRow {
+    let edit = removed.map(|removed| edit_at(removed, log, editor));
+    let payload = json!({
+        "kind": "reference_lost",
+        "span": span,
+        "call_index": row.call_index,
+        "introduced_by": { "tool": intro.tool, "call_id": intro.call_id, "step": intro_row.map(|r| r.step) },
+        "removed_at_step": removed.map(|r| r.step),
+        "edit": edit,
+    });
+    EventRow {
+        step: row.step,
+        at_ms: row.started_ms,
+        kind: "reference_lost".to_owned(),
+        layer: edit.as_ref().and_then(|e| e["layer"].as_u64()),
+        strategy: edit.as_ref().and_then(|e| e["strategy"].as_str().map(str::to_owned)),
+        payload: payload.to_string(),
+        ..EventRow::default()
+    }
+}
+
+/// What edited the context at `row`'s request: the loop's compaction at
+/// that step, else the provider's context management, else the black-box
+/// agent itself.
+fn edit_at(row: &StepRow, log: &[RequestRecord], editor: Editor<'_>) -> Value {
+    if let Editor::Loop(events) = editor {
+        let compaction = events.iter().filter(|e| row.agent_depth == 0 && u64::from(e.step) == row.step).find_map(|e| Some((e.event.kind(), e.event.compaction()?)));
+        if let Some((kind, figures)) = compaction {
+            return json!({ "by": "loop", "event": kind, "layer": figures.layer, "strategy": figures.strategy });
+        }
+    }
+    if let Some(note) = log.get(row.call_index as usize).and_then(|record| record.server_edit.as_deref()) {
+        return json!({ "by": "provider", "strategy": "provider", "note": note });
+    }
+    match editor {
+        Editor::Loop(_) => json!({ "by": "unknown" }),
+        Editor::Agent => json!({ "by": "agent" }),
+    }
+}
