@@ -39,7 +39,8 @@ fn the_planted_session_loses_one_of_two_references_under_masking_and_none_withou
     assert_eq!((losses[0]["variant"].as_str(), losses[0]["step"].as_str(), losses[0]["layer"].as_str(), losses[0]["strategy"].as_str()), ("masking", "13", "0", "masking"));
     let payload: Value = serde_json::from_str(&losses[0]["payload"]).unwrap();
     assert_eq!(payload["span"], "ledger-sync-worker");
-    assert_eq!((&payload["introduced_by"]["tool"], &payload["introduced_by"]["step"]), (&Value::from("read_file"), &Value::from(0)));
+    // The first call's result came in with the request of step 1.
+    assert_eq!((&payload["introduced_by"]["tool"], &payload["introduced_by"]["step"]), (&Value::from("read_file"), &Value::from(1)));
     assert!(payload["introduced_by"]["call_id"].as_str().is_some_and(|id| !id.is_empty()), "{payload}");
     assert_eq!(payload["removed_at_step"], 11, "masking keeps ten results: the eleventh step masks the first");
     assert_eq!((&payload["edit"]["event"], &payload["edit"]["strategy"]), (&Value::from("microcompact_ran"), &Value::from("masking")));

@@ -264,3 +264,133 @@ fn edit_at(row: &StepRow, log: &[RequestRecord], editor: Editor<'_>) -> Value {
         Editor::Agent => json!({ "by": "agent" }),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use reloop_agent::LoopEvent;
+    use reloop_agent::event::ViewChange;
+    use reloop_wire::ToolCall;
+
+    fn call(id: &str, arguments: &str) -> Message {
+        Message::assistant("", vec![ToolCall { id: id.into(), name: "read".into(), arguments: arguments.into() }])
+    }
+
+    fn result(id: &str, content: &str) -> Message {
+        Message::ToolResult { call_id: id.into(), tool_name: "read".into(), content: content.into(), is_error: false }
+    }
+
+    /// A session's log, request by request: the parts each sent, the reply it got.
+    #[derive(Default)]
+    struct Session {
+        sent: SentLog,
+    }
+
+    impl Session {
+        fn request(&mut self, parts: &[Message], reply: Message) -> &mut Self {
+            let mut hash_of = |part: &Message| {
+                let part = SentPart::Message(part.clone());
+                let known = self.sent.bodies.iter().find(|(_, body)| **body == part).map(|(hash, _)| *hash);
+                known.unwrap_or_else(|| {
+                    let hash = self.sent.bodies.len() as u64 + 1;
+                    self.sent.bodies.insert(hash, part);
+                    hash
+                })
+            };
+            let hashes: Vec<u64> = parts.iter().map(&mut hash_of).collect();
+            let reply = hash_of(&reply);
+            self.sent.requests.push(hashes);
+            self.sent.replies.push(Some(reply));
+            self
+        }
+
+        fn measure(&self, editor: Editor<'_>) -> (Retention, Vec<StepRow>) {
+            let mut steps: Vec<StepRow> = (0..self.sent.requests.len()).map(|i| StepRow { step: i as u64, call_index: i as u64, purpose: "main".into(), ..StepRow::default() }).collect();
+            (measure(&mut steps, &self.sent, &[], editor), steps)
+        }
+    }
+
+    /// Reads a file naming `ledger_svc`, then one more; the third request
+    /// shows the first result as `shown` and its reply greps for the name.
+    fn session(shown: Message) -> Session {
+        let task = Message::user("Find the export service.");
+        let first = call("c1", r#"{"path": "deploy/a.yaml"}"#);
+        let found = result("c1", "runs_on: ledger_svc");
+        let second = call("c2", r#"{"path": "deploy/b.yaml"}"#);
+        let mut session = Session::default();
+        session
+            .request(&[task.clone()], first.clone())
+            .request(&[task.clone(), first.clone(), found], second.clone())
+            .request(&[task, first, shown, second, result("c2", "b")], call("c3", r#"{"pattern": "ledger_svc"}"#));
+        session
+    }
+
+    fn masked() -> Message {
+        result("c1", "[Observation omitted: read returned 1 lines]")
+    }
+
+    #[test]
+    fn a_kept_reference_is_needed_and_not_lost() {
+        let (retention, steps) = session(result("c1", "runs_on: ledger_svc")).measure(Editor::Agent);
+        assert_eq!((retention.needed, retention.lost, retention.ratio()), (1, 0, Some(1.0)));
+        assert_eq!((steps[2].references_used, steps[2].references_lost, steps[2].references_lost_spans.as_deref()), (1, 0, None));
+        assert!(retention.events.is_empty());
+    }
+
+    #[test]
+    fn a_masked_reference_is_lost_and_its_event_names_the_result_the_step_and_the_edit() {
+        let events = [TimedEvent { step: 2, at_ms: 0, event: LoopEvent::MicrocompactRan { strategy: "masking", cleared: 1, tokens_before: 9, tokens_after: 5, change: ViewChange::default() } }];
+        let (retention, steps) = session(masked()).measure(Editor::Loop(&events));
+        assert_eq!((retention.needed, retention.lost, retention.ratio(), retention.first_lost_step), (1, 1, Some(0.0), Some(2)));
+        assert_eq!(steps[2].references_lost_spans.as_deref(), Some(r#"["ledger_svc"]"#));
+        let payload: Value = serde_json::from_str(&retention.events[0].payload).unwrap();
+        assert_eq!(payload["span"], "ledger_svc");
+        assert_eq!(payload["introduced_by"], json!({ "tool": "read", "call_id": "c1", "step": 1 }));
+        assert_eq!(payload["removed_at_step"], 2);
+        assert_eq!(payload["edit"], json!({ "by": "loop", "event": "microcompact_ran", "layer": 0, "strategy": "masking" }));
+        assert_eq!((retention.events[0].step, retention.events[0].layer, retention.events[0].strategy.as_deref()), (2, Some(0), Some("masking")));
+    }
+
+    #[test]
+    fn a_span_the_task_held_is_no_reference() {
+        let task = Message::user("Find what runs on ledger_svc.");
+        let mut log = Session::default();
+        log.request(&[task.clone()], call("c1", r#"{"path": "deploy/a.yaml"}"#));
+        log.request(&[task.clone(), masked()], call("c2", r#"{"pattern": "ledger_svc"}"#));
+        let (retention, _) = log.measure(Editor::Agent);
+        assert_eq!((retention.needed, retention.ratio()), (0, None));
+    }
+
+    #[test]
+    fn a_span_the_model_wrote_after_reading_it_is_not_lost_when_the_result_is_masked() {
+        let task = Message::user("Find the export service.");
+        let first = call("c1", r#"{"path": "deploy/a.yaml"}"#);
+        let turn = |text: &str| Message::assistant(text, vec![ToolCall { id: "c2".into(), name: "read".into(), arguments: "{}".into() }]);
+        let (said, silent) = (turn("It is ledger_svc."), turn(""));
+        for (turn, lost) in [(said, 0), (silent, 1)] {
+            let mut log = Session::default();
+            log.request(&[task.clone()], first.clone());
+            log.request(&[task.clone(), first.clone(), result("c1", "runs_on: ledger_svc")], turn.clone());
+            log.request(&[task.clone(), first.clone(), masked(), turn], call("c3", r#"{"pattern": "ledger_svc"}"#));
+            let (retention, _) = log.measure(Editor::Agent);
+            assert_eq!((retention.needed, retention.lost), (1, lost));
+        }
+    }
+
+    #[test]
+    fn a_summary_holding_the_span_keeps_it() {
+        let task = Message::user("Find the export service.");
+        for (summary, lost) in [("So far: the export runs on ledger_svc.", 0), ("So far: one file read.", 1)] {
+            let mut log = Session::default();
+            log.request(&[task.clone()], call("c1", r#"{"path": "deploy/a.yaml"}"#));
+            log.request(&[task.clone(), call("c1", r#"{"path": "deploy/a.yaml"}"#), result("c1", "runs_on: ledger_svc")], call("c2", r#"{"path": "deploy/b.yaml"}"#));
+            log.request(&[task.clone(), Message::user(summary)], call("c3", r#"{"pattern": "ledger_svc"}"#));
+            let (retention, _) = log.measure(Editor::Agent);
+            assert_eq!((retention.needed, retention.lost), (1, lost), "{summary}");
+            if lost == 1 {
+                let payload: Value = serde_json::from_str(&retention.events[0].payload).unwrap();
+                assert_eq!(payload["edit"], json!({ "by": "agent" }), "a black-box agent's edit is its own");
+            }
+        }
+    }
+}
