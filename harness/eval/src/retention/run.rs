@@ -104,32 +104,33 @@ pub fn measure(steps: &mut [StepRow], sent: &SentLog, log: &[RequestRecord], edi
         }
     }
     let row_of: HashMap<usize, usize> = steps.iter().enumerate().map(|(index, row)| (row.call_index as usize, index)).collect();
-    let mut walk = Walk { sent, table: &table, found: HashMap::default(), origins: vec![None; table.len()], introductions: Vec::new(), results_seen: HashSet::new() };
-    // Per context: its requests in order, and the last of them that sent each part.
+    let mut walk = Walk { sent, table: &table, seen: HashSet::default(), holders: vec![Vec::new(); table.len()], origins: vec![None; table.len()], introductions: Vec::new(), results_seen: HashSet::new() };
+    // Per context, the calls whose requests showed it, in order.
     let mut context_calls: HashMap<Option<String>, Vec<usize>> = HashMap::new();
-    let mut last_sent: HashMap<(Option<String>, u64), usize, Fast> = HashMap::default();
     let mut retention = Retention::default();
     for call in 0..sent.requests.len() {
         walk.request(call);
         let Some(row_index) = row_of.get(&call).copied() else { continue };
         let context = steps[row_index].parent_call_id.clone();
+        if shows_context(&steps[row_index]) {
+            context_calls.entry(context.clone()).or_default().push(call);
+        }
         if let Some(spans) = actions.get(&call) {
-            let losses = walk.references(call, spans);
-            let (used, lost) = (losses.len() as u64, losses.iter().filter(|loss| loss.is_some()).count() as u64);
+            let references = walk.references(call, spans);
+            let used = references.len() as u64;
             let mut lost_spans = Vec::new();
-            for (span, intro) in losses.into_iter().flatten() {
+            for (span, intro) in references.into_iter().flatten() {
                 let intro = &walk.introductions[intro];
-                let calls = context_calls.get(&context).map_or(&[][..], Vec::as_slice);
-                // The first request of this context after the last one that sent the original.
-                let removed = match last_sent.get(&(context.clone(), intro.hash)) {
-                    Some(last) => calls.iter().find(|c| **c > *last).copied().or(Some(call)),
-                    None => None,
-                };
-                let removed_row = removed.and_then(|c| row_of.get(&c)).map(|r| &steps[*r]);
+                let calls = &context_calls[&context];
+                // The first request of this context after the original's that no longer sent it.
+                let removed = calls.iter().filter(|c| **c > intro.call_index).find(|c| !sent.requests[**c].contains(&intro.hash));
+                let in_context = calls.iter().any(|c| sent.requests[*c].contains(&intro.hash));
+                let removed_row = removed.filter(|_| in_context).and_then(|c| row_of.get(c)).map(|r| &steps[*r]);
                 lost_spans.push(table.name(span).to_owned());
-                let row = &steps[row_index];
-                retention.events.push(loss_event(row, table.name(span), (intro, row_of.get(&intro.call_index).map(|r| &steps[*r])), removed_row, log, editor));
+                let intro_row = row_of.get(&intro.call_index).map(|r| &steps[*r]);
+                retention.events.push(loss_event(&steps[row_index], table.name(span), (intro, intro_row), removed_row, log, editor));
             }
+            let lost = lost_spans.len() as u64;
             let row = &mut steps[row_index];
             row.references_used = used;
             row.references_lost = lost;
@@ -141,12 +142,6 @@ pub fn measure(steps: &mut [StepRow], sent: &SentLog, log: &[RequestRecord], edi
             }
         }
         walk.reply(call);
-        if shows_context(&steps[row_index]) {
-            for hash in &sent.requests[call] {
-                last_sent.insert((context.clone(), *hash), call);
-            }
-            context_calls.entry(context).or_default().push(call);
-        }
     }
     retention
 }
@@ -155,8 +150,10 @@ pub fn measure(steps: &mut [StepRow], sent: &SentLog, log: &[RequestRecord], edi
 struct Walk<'a> {
     sent: &'a SentLog,
     table: &'a SpanTable,
-    /// The spans each distinct part holds, sorted.
-    found: HashMap<u64, Vec<u32>, Fast>,
+    /// The parts seen so far.
+    seen: HashSet<u64, Fast>,
+    /// Per span, the parts that hold it, in the order first seen.
+    holders: Vec<Vec<u64>>,
     origins: Vec<Option<Origin>>,
     introductions: Vec<Introduction>,
     /// Tool calls whose result has been sent: a later version is an edit.
@@ -179,7 +176,7 @@ impl Walk<'_> {
     }
 
     fn first_sight(&mut self, hash: u64, call: usize) {
-        if self.found.contains_key(&hash) {
+        if !self.seen.insert(hash) {
             return;
         }
         let (spans, origin) = match self.sent.bodies.get(&hash) {
@@ -200,8 +197,8 @@ impl Walk<'_> {
         };
         for span in &spans {
             self.origins[*span as usize].get_or_insert(origin);
+            self.holders[*span as usize].push(hash);
         }
-        self.found.insert(hash, spans);
     }
 
     /// The references among an action's `spans` at request `call`, each
@@ -212,8 +209,8 @@ impl Walk<'_> {
             .iter()
             .filter_map(|span| match self.origins[*span as usize] {
                 Some(Origin::Result(intro)) => {
-                    // Recent parts first: a kept reference is found sooner.
-                    let held = hashes.iter().rev().any(|hash| self.found.get(hash).is_some_and(|found| found.binary_search(span).is_ok()));
+                    // The newest holder first: a kept reference is found sooner.
+                    let held = self.holders[*span as usize].iter().rev().any(|holder| hashes.contains(holder));
                     Some((!held).then_some((*span, intro)))
                 }
                 _ => None,

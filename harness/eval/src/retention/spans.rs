@@ -35,6 +35,19 @@ fn is_token_char(c: char) -> bool {
     is_atom(c) || is_joiner(c)
 }
 
+/// [`is_token_char`] for each ASCII byte: [`SpanTable::find_in`] classes a
+/// byte with one lookup, which counts over long tool outputs in debug builds.
+const TOKEN_BYTES: [bool; 128] = {
+    let mut table = [false; 128];
+    let mut byte = 0;
+    while byte < 128 {
+        let c = byte as u8;
+        table[byte] = c.is_ascii_alphanumeric() || matches!(c, b'_' | b'-' | b'.' | b'/' | b':');
+        byte += 1;
+    }
+    table
+};
+
 /// The maximal runs of token characters of `text`, as byte ranges.
 fn runs(text: &str) -> impl Iterator<Item = &str> {
     text.split(|c: char| !is_token_char(c)).filter(|run| !run.is_empty())
@@ -176,9 +189,11 @@ fn length_bit(len: usize) -> u128 {
 pub struct SpanTable {
     ids: HashMap<Box<str>, u32, foldhash::fast::RandomState>,
     names: Vec<Box<str>>,
-    /// Bit `n − 1` set when some span is `n` bytes long: most candidates
-    /// are skipped unhashed.
+    /// Bit `n − 1` set when some span is `n` bytes long.
     lengths: u128,
+    /// A bit per pair of first two bytes some span begins with (every span
+    /// has two bytes or more): most candidates are skipped unhashed.
+    starts: Vec<u64>,
 }
 
 impl SpanTable {
@@ -191,6 +206,13 @@ impl SpanTable {
         self.names.push(span.into());
         self.ids.insert(span.into(), id);
         self.lengths |= length_bit(span.len());
+        if self.starts.is_empty() {
+            self.starts = vec![0; 1 << 10];
+        }
+        if let [first, second, ..] = span.as_bytes() {
+            let pair = usize::from(*first) << 8 | usize::from(*second);
+            self.starts[pair / 64] |= 1 << (pair % 64);
+        }
         id
     }
 
@@ -211,31 +233,64 @@ impl SpanTable {
 
     /// The numbers of the spans that occur in `text`, added to `found`
     /// (sorted and unique once every text of a part is in). Each run is
-    /// tried at every start and end a span may have (its ends and its
-    /// joiners), up to [`MAX_SPAN_BYTES`].
+    /// tried at every start a span may have (its start and after each
+    /// joiner) whose first two bytes begin some span, and at every end (a
+    /// joiner or its end) up to [`MAX_SPAN_BYTES`] on. ASCII bytes are
+    /// classed by a table ([`TOKEN_BYTES`]) and only a non-ASCII character
+    /// is decoded, so a long tool output costs one pass and few lookups.
     pub fn find_in(&self, text: &str, found: &mut Vec<u32>) {
         if self.is_empty() {
             return;
         }
-        for run in runs(text) {
-            let bytes = run.as_bytes();
-            // Joiners are ASCII: their byte offsets are character boundaries.
-            let cuts = bytes.iter().enumerate().filter(|(_, b)| matches!(b, b'-' | b'.' | b'/' | b':')).map(|(at, _)| at);
-            // A span starts at the run's start or right after a joiner (so a
-            // leading `/` or `.` is found only where no atom precedes it).
-            let starts: Vec<usize> = std::iter::once(0).chain(cuts.clone().map(|at| at + 1)).collect();
-            let ends: Vec<usize> = cuts.chain(std::iter::once(run.len())).collect();
-            for &start in &starts {
-                for &end in ends.iter().filter(|end| **end > start && **end - start <= MAX_SPAN_BYTES) {
-                    if self.lengths & length_bit(end - start) == 0 {
-                        continue;
-                    }
-                    if let Some(id) = self.ids.get(&run[start..end]) {
-                        found.push(*id);
+        let bytes = text.as_bytes();
+        let (mut at, mut run_start) = (0, None);
+        while at < bytes.len() {
+            let (token_char, width) = match bytes[at] {
+                byte @ 0..0x80 => (TOKEN_BYTES[usize::from(byte)], 1),
+                _ => text[at..].chars().next().map_or((false, 1), |c| (is_token_char(c), c.len_utf8())),
+            };
+            match (token_char, run_start) {
+                (true, None) => run_start = Some(at),
+                (false, Some(start)) => {
+                    self.find_in_run(&text[start..at], found);
+                    run_start = None;
+                }
+                _ => {}
+            }
+            at += width;
+        }
+        if let Some(start) = run_start {
+            self.find_in_run(&text[start..], found);
+        }
+    }
+
+    fn find_in_run(&self, run: &str, found: &mut Vec<u32>) {
+        let bytes = run.as_bytes();
+        let joiner = |byte: &u8| matches!(byte, b'-' | b'.' | b'/' | b':');
+        let mut start = 0;
+        // Joiners are ASCII: a start after one and an end at one are character boundaries.
+        while start + 1 < bytes.len() {
+            if self.may_start(bytes[start], bytes[start + 1]) {
+                let limit = bytes.len().min(start + MAX_SPAN_BYTES);
+                for end in start + 2..=limit {
+                    if (end == bytes.len() || joiner(&bytes[end])) && self.lengths & length_bit(end - start) != 0 {
+                        if let Some(id) = self.ids.get(&run[start..end]) {
+                            found.push(*id);
+                        }
                     }
                 }
             }
+            match bytes[start..].iter().position(joiner) {
+                Some(offset) => start += offset + 1,
+                None => break,
+            }
         }
+    }
+
+    /// Whether some span begins with the bytes `first`, `second`.
+    fn may_start(&self, first: u8, second: u8) -> bool {
+        let pair = usize::from(first) << 8 | usize::from(second);
+        self.starts[pair / 64] & 1 << (pair % 64) != 0
     }
 
     /// The spans of every text in `texts`, sorted and unique.
@@ -259,6 +314,13 @@ mod tests {
         let mut out = Vec::new();
         text_spans(text, &mut out);
         out
+    }
+
+    #[test]
+    fn the_byte_table_classes_ascii_as_the_character_rule_does() {
+        for byte in 0..128u8 {
+            assert_eq!(TOKEN_BYTES[usize::from(byte)], is_token_char(char::from(byte)), "{byte}");
+        }
     }
 
     #[test]
@@ -312,5 +374,6 @@ mod tests {
         assert_eq!(table.find_in_all(["main.rsx x42 PaymentServiceImpl /etc/hostsfile"]), Vec::<u32>::new());
         assert_eq!(table.find_in_all(["cat /etc/hosts --dry-run"]), vec![ids[4], ids[5]]);
         assert_eq!(table.find_in_all(["(PaymentService)", "none"]), vec![ids[3]], "punctuation is a boundary");
+        assert_eq!(table.find_in_all(["« main.rs » émain.rs 42é"]), vec![ids[0]], "a letter beyond ASCII is an atom, other characters are boundaries");
     }
 }
