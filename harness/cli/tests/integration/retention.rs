@@ -29,14 +29,18 @@ fn the_planted_session_loses_one_of_two_references_under_masking_and_none_withou
     assert_eq!(figures("none"), ["true", "2", "0", "1.0", "null"]);
     assert_eq!(figures("masking"), ["true", "2", "1", "0.5", "13"]);
 
-    let lost_steps: Vec<(&str, &str)> = of(&steps, "masking").iter().filter(|s| s["references_lost"] != "0").map(|s| (s["step"].as_str(), s["references_lost_spans"].as_str())).collect();
+    let lost_steps: Vec<(&str, &str)> =
+        of(&steps, "masking").iter().filter(|s| s["references_lost"] != "0").map(|s| (s["step"].as_str(), s["references_lost_spans"].as_str())).collect();
     assert_eq!(lost_steps, [("13", r#"["ledger-sync-worker"]"#)]);
     let used: u64 = of(&steps, "none").iter().map(|s| s["references_used"].parse::<u64>().unwrap()).sum();
     assert_eq!(used, 2);
 
     let losses: Vec<&Row> = events.iter().filter(|e| e["kind"] == "reference_lost").collect();
     assert_eq!(losses.len(), 1, "one loss, under masking");
-    assert_eq!((losses[0]["variant"].as_str(), losses[0]["step"].as_str(), losses[0]["layer"].as_str(), losses[0]["strategy"].as_str()), ("masking", "13", "0", "masking"));
+    assert_eq!(
+        (losses[0]["variant"].as_str(), losses[0]["step"].as_str(), losses[0]["layer"].as_str(), losses[0]["strategy"].as_str()),
+        ("masking", "13", "0", "masking")
+    );
     let payload: Value = serde_json::from_str(&losses[0]["payload"]).unwrap();
     assert_eq!(payload["span"], "ledger-sync-worker");
     // The first call's result came in with the request of step 1.

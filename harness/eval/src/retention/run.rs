@@ -104,7 +104,15 @@ pub fn measure(steps: &mut [StepRow], sent: &SentLog, log: &[RequestRecord], edi
         }
     }
     let row_of: HashMap<usize, usize> = steps.iter().enumerate().map(|(index, row)| (row.call_index as usize, index)).collect();
-    let mut walk = Walk { sent, table: &table, seen: HashSet::default(), holders: vec![Vec::new(); table.len()], origins: vec![None; table.len()], introductions: Vec::new(), results_seen: HashSet::new() };
+    let mut walk = Walk {
+        sent,
+        table: &table,
+        seen: HashSet::default(),
+        holders: vec![Vec::new(); table.len()],
+        origins: vec![None; table.len()],
+        introductions: Vec::new(),
+        results_seen: HashSet::new(),
+    };
     // Per context, the calls whose requests showed it, in order.
     let mut context_calls: HashMap<Option<String>, Vec<usize>> = HashMap::new();
     let mut retention = Retention::default();
@@ -222,7 +230,14 @@ impl Walk<'_> {
 /// The `reference_lost` event of `span` at `row`: the tool result that
 /// introduced it (at `intro_row`), the step that first sent the context
 /// without it, and the edit that did it there.
-fn loss_event(row: &StepRow, span: &str, (intro, intro_row): (&Introduction, Option<&StepRow>), removed: Option<&StepRow>, log: &[RequestRecord], editor: Editor<'_>) -> EventRow {
+fn loss_event(
+    row: &StepRow,
+    span: &str,
+    (intro, intro_row): (&Introduction, Option<&StepRow>),
+    removed: Option<&StepRow>,
+    log: &[RequestRecord],
+    editor: Editor<'_>,
+) -> EventRow {
     let edit = removed.map(|removed| edit_at(removed, log, editor));
     let payload = json!({
         "kind": "reference_lost",
@@ -248,7 +263,8 @@ fn loss_event(row: &StepRow, span: &str, (intro, intro_row): (&Introduction, Opt
 /// agent itself.
 fn edit_at(row: &StepRow, log: &[RequestRecord], editor: Editor<'_>) -> Value {
     if let Editor::Loop(events) = editor {
-        let compaction = events.iter().filter(|e| row.agent_depth == 0 && u64::from(e.step) == row.step).find_map(|e| Some((e.event.kind(), e.event.compaction()?)));
+        let compaction =
+            events.iter().filter(|e| row.agent_depth == 0 && u64::from(e.step) == row.step).find_map(|e| Some((e.event.kind(), e.event.compaction()?)));
         if let Some((kind, figures)) = compaction {
             return json!({ "by": "loop", "event": kind, "layer": figures.layer, "strategy": figures.strategy });
         }
@@ -302,7 +318,8 @@ mod tests {
         }
 
         fn measure(&self, editor: Editor<'_>) -> (Retention, Vec<StepRow>) {
-            let mut steps: Vec<StepRow> = (0..self.sent.requests.len()).map(|i| StepRow { step: i as u64, call_index: i as u64, purpose: "main".into(), ..StepRow::default() }).collect();
+            let mut steps: Vec<StepRow> =
+                (0..self.sent.requests.len()).map(|i| StepRow { step: i as u64, call_index: i as u64, purpose: "main".into(), ..StepRow::default() }).collect();
             (measure(&mut steps, &self.sent, &[], editor), steps)
         }
     }
@@ -336,7 +353,11 @@ mod tests {
 
     #[test]
     fn a_masked_reference_is_lost_and_its_event_names_the_result_the_step_and_the_edit() {
-        let events = [TimedEvent { step: 2, at_ms: 0, event: LoopEvent::MicrocompactRan { strategy: "masking", cleared: 1, tokens_before: 9, tokens_after: 5, change: ViewChange::default() } }];
+        let events = [TimedEvent {
+            step: 2,
+            at_ms: 0,
+            event: LoopEvent::MicrocompactRan { strategy: "masking", cleared: 1, tokens_before: 9, tokens_after: 5, change: ViewChange::default() },
+        }];
         let (retention, steps) = session(masked()).measure(Editor::Loop(&events));
         assert_eq!((retention.needed, retention.lost, retention.ratio(), retention.first_lost_step), (1, 1, Some(0.0), Some(2)));
         assert_eq!(steps[2].references_lost_spans.as_deref(), Some(r#"["ledger_svc"]"#));
@@ -380,7 +401,10 @@ mod tests {
         for (summary, lost) in [("So far: the export runs on ledger_svc.", 0), ("So far: one file read.", 1)] {
             let mut log = Session::default();
             log.request(&[task.clone()], call("c1", r#"{"path": "deploy/a.yaml"}"#));
-            log.request(&[task.clone(), call("c1", r#"{"path": "deploy/a.yaml"}"#), result("c1", "runs_on: ledger_svc")], call("c2", r#"{"path": "deploy/b.yaml"}"#));
+            log.request(
+                &[task.clone(), call("c1", r#"{"path": "deploy/a.yaml"}"#), result("c1", "runs_on: ledger_svc")],
+                call("c2", r#"{"path": "deploy/b.yaml"}"#),
+            );
             log.request(&[task.clone(), Message::user(summary)], call("c3", r#"{"pattern": "ledger_svc"}"#));
             let (retention, _) = log.measure(Editor::Agent);
             assert_eq!((retention.needed, retention.lost), (1, lost), "{summary}");

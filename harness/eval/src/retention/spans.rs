@@ -172,9 +172,9 @@ pub fn part_texts(message: &Message) -> Vec<std::borrow::Cow<'_, str>> {
     match message {
         Message::User { text } => vec![Cow::Borrowed(text.as_str())],
         Message::ToolResult { content, .. } => vec![Cow::Borrowed(content.as_str())],
-        Message::Assistant { text, tool_calls, .. } => std::iter::once(Cow::Borrowed(text.as_str()))
-            .chain(tool_calls.iter().flat_map(|call| argument_texts(&call.arguments)).map(Cow::Owned))
-            .collect(),
+        Message::Assistant { text, tool_calls, .. } => {
+            std::iter::once(Cow::Borrowed(text.as_str())).chain(tool_calls.iter().flat_map(|call| argument_texts(&call.arguments)).map(Cow::Owned)).collect()
+        }
     }
 }
 
@@ -337,7 +337,23 @@ mod tests {
 
     #[test]
     fn paths_marked_identifiers_and_numbers_are_spans_plain_words_are_not() {
-        for span in ["src/main.rs", "/etc/hosts", ".gitignore", "main.rs", "ledger_url", "PaymentService", "HTTP", "v1.2", "abc1", "ledger-svc", "std::fs", "8080", "42", "3.14", "a1b2c3d"] {
+        for span in [
+            "src/main.rs",
+            "/etc/hosts",
+            ".gitignore",
+            "main.rs",
+            "ledger_url",
+            "PaymentService",
+            "HTTP",
+            "v1.2",
+            "abc1",
+            "ledger-svc",
+            "std::fs",
+            "8080",
+            "42",
+            "3.14",
+            "a1b2c3d",
+        ] {
             assert!(is_span(span), "{span}");
         }
         for word in ["error", "Ledger", "the", "ab", "a1", "7", "rn", "a/"] {
