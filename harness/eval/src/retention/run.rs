@@ -333,7 +333,7 @@ mod tests {
         let second = call("c2", r#"{"path": "deploy/b.yaml"}"#);
         let mut session = Session::default();
         session
-            .request(&[task.clone()], first.clone())
+            .request(std::slice::from_ref(&task), first.clone())
             .request(&[task.clone(), first.clone(), found], second.clone())
             .request(&[task, first, shown, second, result("c2", "b")], call("c3", r#"{"pattern": "ledger_svc"}"#));
         session
@@ -373,7 +373,7 @@ mod tests {
     fn a_span_the_task_held_is_no_reference() {
         let task = Message::user("Find what runs on ledger_svc.");
         let mut log = Session::default();
-        log.request(&[task.clone()], call("c1", r#"{"path": "deploy/a.yaml"}"#));
+        log.request(std::slice::from_ref(&task), call("c1", r#"{"path": "deploy/a.yaml"}"#));
         log.request(&[task.clone(), masked()], call("c2", r#"{"pattern": "ledger_svc"}"#));
         let (retention, _) = log.measure(Editor::Agent);
         assert_eq!((retention.needed, retention.ratio()), (0, None));
@@ -387,7 +387,7 @@ mod tests {
         let (said, silent) = (turn("It is ledger_svc."), turn(""));
         for (turn, lost) in [(said, 0), (silent, 1)] {
             let mut log = Session::default();
-            log.request(&[task.clone()], first.clone());
+            log.request(std::slice::from_ref(&task), first.clone());
             log.request(&[task.clone(), first.clone(), result("c1", "runs_on: ledger_svc")], turn.clone());
             log.request(&[task.clone(), first.clone(), masked(), turn], call("c3", r#"{"pattern": "ledger_svc"}"#));
             let (retention, _) = log.measure(Editor::Agent);
@@ -400,7 +400,7 @@ mod tests {
         let task = Message::user("Find the export service.");
         for (summary, lost) in [("So far: the export runs on ledger_svc.", 0), ("So far: one file read.", 1)] {
             let mut log = Session::default();
-            log.request(&[task.clone()], call("c1", r#"{"path": "deploy/a.yaml"}"#));
+            log.request(std::slice::from_ref(&task), call("c1", r#"{"path": "deploy/a.yaml"}"#));
             log.request(
                 &[task.clone(), call("c1", r#"{"path": "deploy/a.yaml"}"#), result("c1", "runs_on: ledger_svc")],
                 call("c2", r#"{"path": "deploy/b.yaml"}"#),

@@ -273,10 +273,9 @@ impl SpanTable {
             if self.may_start(bytes[start], bytes[start + 1]) {
                 let limit = bytes.len().min(start + MAX_SPAN_BYTES);
                 for end in start + 2..=limit {
-                    if (end == bytes.len() || joiner(&bytes[end])) && self.lengths & length_bit(end - start) != 0 {
-                        if let Some(id) = self.ids.get(&run[start..end]) {
-                            found.push(*id);
-                        }
+                    let may_end = (end == bytes.len() || joiner(&bytes[end])) && self.lengths & length_bit(end - start) != 0;
+                    if may_end && let Some(id) = self.ids.get(&run[start..end]) {
+                        found.push(*id);
                     }
                 }
             }
