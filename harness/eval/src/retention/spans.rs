@@ -4,8 +4,8 @@
 //!
 //! A text is cut into *runs*: maximal runs of token characters, which are
 //! the atom characters (letters, digits, `_`) and the joiners `-`, `.`,
-//! `/`, `:`. A run trimmed of its joiners at both ends (a leading `/`, `.`
-//! or `../` kept, a leading `./` dropped) is a *token*. A span *occurs* in a
+//! `/`, `:`. A run trimmed of its joiners at both ends (a leading `/` or
+//! `../` kept) is a *token*. A span *occurs* in a
 //! text where it is a substring flanked by no atom character on either
 //! side: `main.rs` occurs in `src/main.rs:42:`, `42` too, and neither
 //! occurs in `main.rsx` or `x42`. [`SpanTable::find_in`] finds every span
@@ -54,14 +54,17 @@ fn runs(text: &str) -> impl Iterator<Item = &str> {
 }
 
 /// A run trimmed to its token: joiners off both ends, but a leading `/`
-/// (an absolute path), `.` (a dotfile) or `../` stays, and a leading `./`
-/// goes (`./src/x` and `src/x` name one file). `None` when no atom is left.
+/// (an absolute path) or `../` stays, and a leading `./` goes (`./src/x`
+/// and `src/x` name one file). A leading `.` goes too: in code it starts a
+/// method chain (`.try_init()`) far more often than a dotfile is named
+/// alone, and `try_init` then occurs in `builder.try_init()` as well.
+/// `None` when no atom is left.
 pub fn token(run: &str) -> Option<&str> {
     let mut token = run.trim_end_matches(is_joiner);
     while let Some(rest) = token.strip_prefix("./") {
         token = rest;
     }
-    let keep_lead = token.starts_with('/') || token.starts_with("../") || token.starts_with('.') && token[1..].starts_with(is_atom);
+    let keep_lead = token.starts_with('/') || token.starts_with("../");
     if !keep_lead {
         token = token.trim_start_matches(is_joiner);
     }
@@ -69,7 +72,7 @@ pub fn token(run: &str) -> Option<&str> {
 }
 
 /// Whether `token` is a span: a number of two digits or more, a path (it
-/// holds a `/`, or is a dotfile), or an identifier of three characters or
+/// holds a `/`), or an identifier of three characters or
 /// more with a distinguishing mark: `_`, a digit, a capital after its
 /// first character, or a joiner inside. Plain words (`error`, `Ledger`)
 /// are not: they recur in the task, the prompts and the model's prose, so
@@ -83,7 +86,7 @@ pub fn is_span(token: &str) -> bool {
     if token.chars().all(|c| c.is_ascii_digit() || c == '.') {
         return digits >= 2;
     }
-    if token.contains('/') && token.chars().count() >= 3 || token.starts_with('.') && token[1..].starts_with(is_atom) {
+    if token.contains('/') && token.chars().count() >= 3 {
         return true;
     }
     let chars: Vec<char> = token.chars().collect();
@@ -323,12 +326,13 @@ mod tests {
     }
 
     #[test]
-    fn tokens_drop_trailing_joiners_and_a_leading_dot_slash_but_keep_paths_and_dotfiles() {
+    fn tokens_drop_trailing_joiners_a_leading_dot_and_dot_slash_but_keep_paths() {
         assert_eq!(token("src/main.rs:42:"), Some("src/main.rs:42"));
         assert_eq!(token("./src/x.rs."), Some("src/x.rs"));
         assert_eq!(token("/etc/hosts"), Some("/etc/hosts"));
         assert_eq!(token("../lib"), Some("../lib"));
-        assert_eq!(token(".env"), Some(".env"));
+        assert_eq!(token(".try_init"), Some("try_init"));
+        assert_eq!(token(".github/ci.yml"), Some("github/ci.yml"));
         assert_eq!(token("--dry-run"), Some("dry-run"));
         assert_eq!(token("..."), None);
         assert_eq!(token("-:-"), None);
@@ -339,7 +343,6 @@ mod tests {
         for span in [
             "src/main.rs",
             "/etc/hosts",
-            ".gitignore",
             "main.rs",
             "ledger_url",
             "PaymentService",
