@@ -62,3 +62,35 @@ fn without_compaction_every_long_session_keeps_every_reference() {
     }
     assert!(events.iter().all(|e| e["kind"] != "reference_lost"));
 }
+
+/// Issue 40, part 2: the constructed sessions each compact after their
+/// second call and then edit `src/config.py` with text (`text.splitlines`)
+/// that only the first read's result held, which the summary does not
+/// restate; all but Claude Code's rerun the tests with the same arguments
+/// as before the compaction (Claude Code's rerun has a new description).
+#[test]
+fn an_imported_sessions_own_compactions_report_what_they_dropped_and_what_it_fetched_again() {
+    let sessions = ["claude-code-compaction", "codex-compaction", "pi-compaction", "openhands-condensation"]
+        .map(|name| format!("scenarios/imported/constructed-{name}.yaml"));
+    let others = ["scenarios/imported/codex-0-169-remote-compaction-rollout.yaml", "scenarios/imported/agent-history-pi-session-01-redacted.yaml"];
+    let paths: Vec<&str> = sessions.iter().map(String::as_str).chain(others).collect();
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("sweep");
+    let mut args = vec!["sweep"];
+    args.extend(&paths);
+    args.extend(["--strategies", "none,masking", "--jobs", "2", "--out", out.to_str().unwrap()]);
+    let output = reloop(&repo(), &args);
+    assert!(out.join("runs.parquet").exists(), "{}", stderr(&output));
+    let runs = read_rows(&out.join("runs.parquet"));
+    let figures = |scenario: &str| -> Vec<(String, String)> {
+        let rows = runs.iter().filter(|r| r["scenario"] == scenario);
+        rows.map(|r| (r["references_lost_recorded"].clone(), r["refetches_recorded"].clone())).collect()
+    };
+    let twice = |lost: &str, refetched: &str| vec![(lost.to_owned(), refetched.to_owned()); 2];
+    assert_eq!(figures("constructed-claude-code-compaction"), twice("1", "0"), "the same on every variant");
+    for name in ["constructed-codex-compaction", "constructed-pi-compaction", "constructed-openhands-condensation"] {
+        assert_eq!(figures(name), twice("1", "1"), "{name}");
+    }
+    assert_eq!(figures("codex-0-169-remote-compaction-rollout"), twice("null", "0"), "an encrypted summary: what it held is unknown");
+    assert_eq!(figures("agent-history-pi-session-01-redacted"), twice("null", "null"), "no compaction, no figures");
+}
