@@ -118,35 +118,37 @@ pub fn measure(steps: &mut [StepRow], sent: &SentLog, log: &[RequestRecord], edi
     let mut retention = Retention::default();
     for call in 0..sent.requests.len() {
         walk.request(call);
-        let Some(row_index) = row_of.get(&call).copied() else { continue };
-        let context = steps[row_index].parent_call_id.clone();
-        if shows_context(&steps[row_index]) {
-            context_calls.entry(context.clone()).or_default().push(call);
-        }
-        if let Some(spans) = actions.get(&call) {
-            let references = walk.references(call, spans);
-            let used = references.len() as u64;
-            let mut lost_spans = Vec::new();
-            for (span, intro) in references.into_iter().flatten() {
-                let intro = &walk.introductions[intro];
-                let calls = &context_calls[&context];
-                // The first request of this context after the original's that no longer sent it.
-                let removed = calls.iter().filter(|c| **c > intro.call_index).find(|c| !sent.requests[**c].contains(&intro.hash));
-                let in_context = calls.iter().any(|c| sent.requests[*c].contains(&intro.hash));
-                let removed_row = removed.filter(|_| in_context).and_then(|c| row_of.get(c)).map(|r| &steps[*r]);
-                lost_spans.push(table.name(span).to_owned());
-                let intro_row = row_of.get(&intro.call_index).map(|r| &steps[*r]);
-                retention.events.push(loss_event(&steps[row_index], table.name(span), (intro, intro_row), removed_row, log, editor));
+        // A request no step row stands for still sends parts and gets a reply.
+        if let Some(row_index) = row_of.get(&call).copied() {
+            let context = steps[row_index].parent_call_id.clone();
+            if shows_context(&steps[row_index]) {
+                context_calls.entry(context.clone()).or_default().push(call);
             }
-            let lost = lost_spans.len() as u64;
-            let row = &mut steps[row_index];
-            row.references_used = used;
-            row.references_lost = lost;
-            row.references_lost_spans = (!lost_spans.is_empty()).then(|| json!(lost_spans).to_string());
-            retention.needed += used;
-            retention.lost += lost;
-            if lost > 0 && retention.first_lost_step.is_none() {
-                retention.first_lost_step = Some(row.step);
+            if let Some(spans) = actions.get(&call) {
+                let references = walk.references(call, spans);
+                let used = references.len() as u64;
+                let mut lost_spans = Vec::new();
+                for (span, intro) in references.into_iter().flatten() {
+                    let intro = &walk.introductions[intro];
+                    let calls = &context_calls[&context];
+                    // The first request of this context after the original's that no longer sent it.
+                    let removed = calls.iter().filter(|c| **c > intro.call_index).find(|c| !sent.requests[**c].contains(&intro.hash));
+                    let in_context = calls.iter().any(|c| sent.requests[*c].contains(&intro.hash));
+                    let removed_row = removed.filter(|_| in_context).and_then(|c| row_of.get(c)).map(|r| &steps[*r]);
+                    lost_spans.push(table.name(span).to_owned());
+                    let intro_row = row_of.get(&intro.call_index).map(|r| &steps[*r]);
+                    retention.events.push(loss_event(&steps[row_index], table.name(span), (intro, intro_row), removed_row, log, editor));
+                }
+                let lost = lost_spans.len() as u64;
+                let row = &mut steps[row_index];
+                row.references_used = used;
+                row.references_lost = lost;
+                row.references_lost_spans = (!lost_spans.is_empty()).then(|| json!(lost_spans).to_string());
+                retention.needed += used;
+                retention.lost += lost;
+                if lost > 0 && retention.first_lost_step.is_none() {
+                    retention.first_lost_step = Some(row.step);
+                }
             }
         }
         walk.reply(call);
