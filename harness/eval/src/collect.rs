@@ -15,6 +15,7 @@ use crate::compaction_tokens::{context_index, price_compactions};
 use crate::expect::{RunFacts, check};
 use crate::recorded_pricing::price_recorded_usage;
 use crate::result::{EventRow, RunMetrics, RunReport, StepRow};
+use crate::retention::{self, run::Editor};
 use crate::scenario::Scenario;
 
 /// Everything a finished run left behind.
@@ -45,8 +46,13 @@ pub fn collect(finished: Finished<'_>) -> RunReport {
     for (step, explained) in steps.iter_mut().zip(explained) {
         step.cache_break_explained = explained;
     }
-    crate::sent_messages::fill(&mut steps, &session.sent(), Some(&state));
+    let sent = session.sent();
+    crate::sent_messages::fill(&mut steps, &sent, Some(&state));
+    let retention = retention::run::measure(&mut steps, &sent, &log, Editor::Loop(&events));
     let mut metrics = run_metrics(scenario, &state, &steps, &log, &events);
+    retention.fill(&mut metrics);
+    let recorded = retention::recorded::of_run(scenario, &state);
+    (metrics.references_lost_recorded, metrics.refetches_recorded) = (recorded.references_lost, recorded.refetches);
     metrics.virtual_ms = virtual_ms;
     metrics.wall_ms = wall_ms;
     metrics.divergences = divergences.len() as u64;
@@ -83,7 +89,7 @@ pub fn collect(finished: Finished<'_>) -> RunReport {
         // The name the strategy gave itself: a plug-in's from its handshake.
         strategy: state.strategy.clone(),
         metrics,
-        events: event_rows(&events, &steps, &scenario.spec.recorded_compactions),
+        events: event_rows(&events, &steps, &scenario.spec.recorded_compactions, retention.events),
         steps,
         divergences,
         ..RunReport::of(scenario, outcome)
@@ -318,7 +324,7 @@ fn compacted(events: &[TimedEvent], steps: &[StepRow]) -> bool {
 
 /// The loop's events, each simulated break's explanation among them
 /// (`cache_break_simulated`, at its call's start).
-fn event_rows(events: &[TimedEvent], steps: &[StepRow], recorded: &[RecordedCompaction]) -> Vec<EventRow> {
+fn event_rows(events: &[TimedEvent], steps: &[StepRow], recorded: &[RecordedCompaction], losses: Vec<EventRow>) -> Vec<EventRow> {
     let loop_rows = events.iter().map(|timed| {
         let figures = timed.event.compaction();
         EventRow {
@@ -353,6 +359,11 @@ fn event_rows(events: &[TimedEvent], steps: &[StepRow], recorded: &[RecordedComp
         let row = agent_compaction_row(compaction, steps);
         // Before the events of the step whose request followed it.
         let at = rows.iter().position(|e| e.step >= row.step).unwrap_or(rows.len());
+        rows.insert(at, row);
+    }
+    for row in losses {
+        // After the events of its step.
+        let at = rows.iter().position(|e| e.step > row.step).unwrap_or(rows.len());
         rows.insert(at, row);
     }
     for (seq, row) in rows.iter_mut().enumerate() {

@@ -23,6 +23,7 @@ pub mod recorded_pricing;
 pub mod references;
 pub mod report;
 pub mod result;
+pub mod retention;
 pub mod run_mock;
 pub mod run_summary;
 pub mod runner;

@@ -116,6 +116,19 @@ pub struct RunMetrics {
     pub tokens_saved_recorded: Option<i64>,
     pub input_tokens_total: u64,
     pub input_tokens_uncompacted_total: u64,
+    /// References the run's actions used (`crate::retention`).
+    pub references_needed: u64,
+    /// Of those, the ones the context sent at their step no longer held.
+    pub references_lost: u64,
+    /// `1 − references_lost / references_needed`; `None` when none were needed.
+    pub retention: Option<f64>,
+    /// The first step that lost a reference.
+    pub references_first_lost_step: Option<u64>,
+    /// What the recorded agent's own compactions dropped that it used later
+    /// (imported sessions that compacted; `crate::retention::recorded`).
+    pub references_lost_recorded: Option<u64>,
+    /// The recorded calls after a compaction that repeat one made before it.
+    pub refetches_recorded: Option<u64>,
     pub compaction_savings_ratio: f64,
     pub cache_breaks: u64,
     pub cache_breaks_simulated: u64,
@@ -247,6 +260,12 @@ pub struct StepRow {
     /// The messages this call was the first to send or receive, as a JSON
     /// array: number, content hash, class and body.
     pub messages_first_seen: Option<String>,
+    /// References the call's action used (`crate::retention`).
+    pub references_used: u64,
+    /// Of those, the ones its request no longer held.
+    pub references_lost: u64,
+    /// The lost spans, as a JSON array.
+    pub references_lost_spans: Option<String>,
 }
 
 /// One loop event.

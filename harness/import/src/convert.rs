@@ -29,7 +29,7 @@ pub const FAILED_CALL_TEXT: &str = "[reloop import] The recorded session's last 
 
 /// Prefix of the summary written when the session never compacted: strategies
 /// that ask for a summary get it, and no main exchange is consumed.
-pub const MECHANICAL_SUMMARY_PREFIX: &str = "[reloop import: mechanical summary]";
+pub use reloop_files::scenario::spec::MECHANICAL_SUMMARY_PREFIX;
 
 /// Choices the user makes on the command line.
 #[derive(Debug, Clone, Default)]

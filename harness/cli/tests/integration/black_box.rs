@@ -77,6 +77,10 @@ fn the_official_openai_sdk_agent_runs_as_a_black_box_with_its_expectations_check
     );
     assert!(rows.iter().all(|r| r["passed"] == "true"), "{rows:#?}");
     assert!(rows.iter().filter(|r| r["scenario"] != "sdk-agent-no-progress").all(|r| r["final_answer"].contains("8080")), "{rows:#?}");
+    // Retention from the server's side alone (issue 40): the answer's port
+    // came from the file the agent read, which its last request still held.
+    let sdk = rows.iter().find(|r| r["scenario"] == "sdk-agent").unwrap();
+    assert_eq!((sdk["references_needed"].as_str(), sdk["references_lost"].as_str(), sdk["retention"].as_str()), ("1", "0", "1.0"));
     // The results the agent sent back reach the detectors: four different
     // calls with one result are no progress, first seen at the fourth (step 3).
     let no_progress = rows.iter().find(|r| r["scenario"] == "sdk-agent-no-progress").unwrap();

@@ -24,6 +24,7 @@ mod provider_context;
 mod record;
 mod recorded_usage;
 mod rerecord;
+mod retention;
 mod run_suite;
 mod schema;
 mod sdk_async_openai;

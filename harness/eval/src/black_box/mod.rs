@@ -101,7 +101,7 @@ pub async fn run(scenario: &Scenario, agent: &AgentSpec, cancel: &AtomicBool, wa
         agent_exit_code: exit_code,
         metrics,
         steps: view.steps,
-        events: vec![exit_event(&finished, exit_code, clock.now_ms())],
+        events: numbered(view.reference_losses.into_iter().chain([exit_event(&finished, exit_code, clock.now_ms())])),
         divergences,
         ..RunReport::of(scenario, outcome)
     };
@@ -178,6 +178,11 @@ fn exit_event(finished: &process::Finished, exit_code: Option<i32>, at_ms: u64) 
     };
     let payload = serde_json::json!({ "ending": ending, "exit_code": exit_code, "stdout": finished.stdout, "stderr": finished.stderr });
     EventRow { seq: 0, step: 0, at_ms, kind: "agent_exit".to_owned(), payload: payload.to_string(), ..EventRow::default() }
+}
+
+/// `rows` in order, numbered.
+fn numbered(rows: impl Iterator<Item = EventRow>) -> Vec<EventRow> {
+    rows.enumerate().map(|(seq, row)| EventRow { seq: seq as u64, ..row }).collect()
 }
 
 /// The end of the agent's standard error and standard output, for the

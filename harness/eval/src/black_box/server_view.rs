@@ -15,7 +15,8 @@ use reloop_wire::{ModelTurn, ToolCall};
 
 use crate::call_shares::RunCalls;
 use crate::collect::ratio;
-use crate::result::{RunMetrics, StepRow};
+use crate::result::{EventRow, RunMetrics, StepRow};
+use crate::retention::run::Editor;
 use crate::scenario::Scenario;
 
 /// What the server saw of a run, ready for the report.
@@ -32,6 +33,8 @@ pub struct ServerView {
     pub final_answer: Option<String>,
     /// The doom-loop detectors that fired.
     pub doom_loop_kinds: Vec<DoomLoopKind>,
+    /// One `reference_lost` event per reference lost (`crate::retention`).
+    pub reference_losses: Vec<EventRow>,
 }
 
 use reloop_mock::auxiliary::AUXILIARY_RESULT as AUXILIARY;
@@ -86,7 +89,9 @@ pub fn server_view(scenario: &Scenario, session: &Session) -> ServerView {
         let attempt = view.steps.iter().filter(|row| row.step == step && row.purpose == "main").count() as u64;
         view.steps.push(step_row(record, turn.as_ref(), step, attempt));
     }
-    crate::sent_messages::fill(&mut view.steps, &session.sent(), None);
+    let sent = session.sent();
+    crate::sent_messages::fill(&mut view.steps, &sent, None);
+    let retention = crate::retention::run::measure(&mut view.steps, &sent, &log, Editor::Agent);
     let only_calls: Vec<DoomCall> = calls.iter().map(|(_, call)| call.clone()).collect();
     let found = DoomLoopDetectors::scan(&scenario.loop_settings.doom_loop, &only_calls);
     let first_step = |kind: DoomLoopKind| found.iter().find(|(_, hit)| hit.kind == kind).map(|(index, _)| calls[*index].0);
@@ -120,6 +125,8 @@ pub fn server_view(scenario: &Scenario, session: &Session) -> ServerView {
         tool_errors: errors,
         ..RunMetrics::default()
     };
+    retention.fill(&mut view.metrics);
+    view.reference_losses = retention.events;
     // Only the turns delivered whole are the recorded session's calls.
     let turns: Vec<StepRow> = view.steps.iter().filter(|row| row.error.is_none() && row.purpose == "main").cloned().collect();
     crate::recorded_pricing::price_recorded_usage(&mut view.metrics, scenario, &turns, false);

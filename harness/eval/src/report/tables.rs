@@ -60,6 +60,12 @@ pub fn runs_batch(runs: &[RunReport]) -> Result<RecordBatch, ArrowError> {
         .int("input_tokens_total", m(|r| r.metrics.input_tokens_total))
         .int("input_tokens_uncompacted_total", m(|r| r.metrics.input_tokens_uncompacted_total))
         .float("compaction_savings_ratio", runs.iter().map(|r| r.metrics.compaction_savings_ratio))
+        .int("references_needed", m(|r| r.metrics.references_needed))
+        .int("references_lost", m(|r| r.metrics.references_lost))
+        .float_opt("retention", runs.iter().map(|r| r.metrics.retention))
+        .int_opt("references_first_lost_step", runs.iter().map(|r| r.metrics.references_first_lost_step))
+        .int_opt("references_lost_recorded", runs.iter().map(|r| r.metrics.references_lost_recorded))
+        .int_opt("refetches_recorded", runs.iter().map(|r| r.metrics.refetches_recorded))
         .int("cache_breaks", m(|r| r.metrics.cache_breaks))
         .int("cache_breaks_simulated", m(|r| r.metrics.cache_breaks_simulated))
         .int("cache_breaks_matched", m(|r| r.metrics.cache_breaks_matched))
@@ -163,7 +169,10 @@ pub fn steps_batch(runs: &[RunReport]) -> Result<RecordBatch, ArrowError> {
         .text_opt("parent_call_id", rows.iter().map(|(_, s)| s.parent_call_id.as_deref()))
         .text_opt("sent_messages", rows.iter().map(|(_, s)| s.sent_messages.as_deref()))
         .int_opt("reply_message", rows.iter().map(|(_, s)| s.reply_message))
-        .text_opt("messages_first_seen", rows.iter().map(|(_, s)| s.messages_first_seen.as_deref()));
+        .text_opt("messages_first_seen", rows.iter().map(|(_, s)| s.messages_first_seen.as_deref()))
+        .int("references_used", rows.iter().map(|(_, s)| s.references_used))
+        .int("references_lost", rows.iter().map(|(_, s)| s.references_lost))
+        .text_opt("references_lost_spans", rows.iter().map(|(_, s)| s.references_lost_spans.as_deref()));
     t.finish(metadata("steps"))
 }
 

@@ -211,6 +211,11 @@ pub struct Ending {
     pub steps: u32,
 }
 
+/// How the importer opens the compaction summary it writes when the session
+/// kept none readable: such a summary is reloop's, not the agent's, so
+/// retention does not read it as what the agent kept.
+pub const MECHANICAL_SUMMARY_PREFIX: &str = "[reloop import: mechanical summary]";
+
 /// A compaction the recorded agent did: after which model call, and the
 /// prompt tokens it took the context from and to, as the source states
 /// them or, where it does not, as the calls either side were billed.
