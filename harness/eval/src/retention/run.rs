@@ -358,7 +358,7 @@ mod tests {
         let events = [TimedEvent {
             step: 2,
             at_ms: 0,
-            event: LoopEvent::MicrocompactRan { strategy: "masking", cleared: 1, tokens_before: 9, tokens_after: 5, change: ViewChange::default() },
+            event: LoopEvent::MicrocompactRan { strategy: "masking".into(), cleared: 1, tokens_before: 9, tokens_after: 5, change: ViewChange::default() },
         }];
         let (retention, steps) = session(masked()).measure(Editor::Loop(&events));
         assert_eq!((retention.needed, retention.lost, retention.ratio(), retention.first_lost_step), (1, 1, Some(0.0), Some(2)));
