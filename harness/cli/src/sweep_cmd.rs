@@ -5,7 +5,7 @@ use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 
 use comfy_table::{ContentArrangement, Table, presets::UTF8_FULL_CONDENSED};
-use reloop_eval::sweep::{LikeForLike, RunVariant, Variant, VariantSummary, load_variants};
+use reloop_eval::sweep::{LikeForLike, RunVariant, StrategyName, Variant, VariantSummary, load_variants};
 
 use crate::app::SweepArgs;
 use crate::batch::{Prepared, execute, exit_code_of, prepare};
@@ -43,8 +43,11 @@ pub fn run(args: SweepArgs, cancel: Arc<AtomicBool>) -> anyhow::Result<i32> {
     Ok(exit_code_of(&runs, plan.runs(), &cancel))
 }
 
-/// One row per variant.
+/// One row per variant. `cost vs none` is against the variant named `none`
+/// (the run without compaction), `-` when the sweep has none; `retention`
+/// is `-` when the runs needed no reference to an earlier tool result.
 fn render(summaries: &[VariantSummary]) -> String {
+    let base = summaries.iter().find(|s| s.variant == StrategyName::None.as_str());
     let mut table = Table::new();
     table.load_preset(UTF8_FULL_CONDENSED).set_content_arrangement(ContentArrangement::Dynamic).set_header(vec![
         "variant",
@@ -57,7 +60,9 @@ fn render(summaries: &[VariantSummary]) -> String {
         "cache breaks (sim)",
         "detected (P / R)",
         "cost $",
+        "cost vs none",
         "summary share",
+        "retention",
         "pass",
     ]);
     for s in summaries {
@@ -73,7 +78,9 @@ fn render(summaries: &[VariantSummary]) -> String {
             s.cache_breaks_simulated.to_string(),
             format!("{} ({} / {})", s.cache_breaks_detected, ratio(s.cache_break_precision()), ratio(s.cache_break_recall())),
             format!("{:.4}", s.cost_usd),
+            base.and_then(|base| s.cost_against(base)).map_or_else(|| "-".to_owned(), |against| format!("{:+.1}%", against * 100.0)),
             s.summary_share().map_or_else(|| "-".to_owned(), |share| format!("{:.1}%", share * 100.0)),
+            s.retention().map_or_else(|| "-".to_owned(), |retention| format!("{:.1}%", retention * 100.0)),
             format!("{}/{}", s.passed, s.runs),
         ]);
     }

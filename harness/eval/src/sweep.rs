@@ -136,6 +136,10 @@ pub struct VariantSummary {
     pub cost_usd: f64,
     /// Σ of that paid for summary calls.
     pub compaction_cost_usd: f64,
+    /// Σ references to earlier tool results that later actions used.
+    pub references_needed: u64,
+    /// Σ of those the context no longer held when they were used.
+    pub references_lost: u64,
 }
 
 impl VariantSummary {
@@ -156,6 +160,19 @@ impl VariantSummary {
         self.cache_breaks_matched += m.cache_breaks_matched;
         self.cost_usd += m.estimated_cost_usd.unwrap_or(0.0);
         self.compaction_cost_usd += m.by_share[Share::COMPACTION.index()].estimated_cost_usd.unwrap_or(0.0);
+        self.references_needed += m.references_needed;
+        self.references_lost += m.references_lost;
+    }
+
+    /// 1 − Σ lost / Σ needed over all runs; `None` when nothing was needed.
+    pub fn retention(&self) -> Option<f64> {
+        (self.references_needed > 0).then(|| 1.0 - self.references_lost as f64 / self.references_needed as f64)
+    }
+
+    /// The cost relative to `base`'s (`+0.5`: half as dear again); `None`
+    /// when `base` cost nothing.
+    pub fn cost_against(&self, base: &VariantSummary) -> Option<f64> {
+        (base.cost_usd > 0.0).then(|| self.cost_usd / base.cost_usd - 1.0)
     }
 
     /// The share of the cost paid for summary calls; `None` when nothing was priced.
@@ -305,5 +322,26 @@ mod tests {
         // An imported session that ends where its source stopped is complete.
         assert_eq!(inputs, [("roku", 400), ("none", 500)]);
         assert_eq!(like.describe(), "like for like: 2 of 3 scenarios completed under every variant; left out: long-a (none: context_exceeded)");
+    }
+
+    /// Issue 40: a strategy's retention is over its references, summed run
+    /// by run, not a mean of the runs' ratios.
+    #[test]
+    fn retention_and_cost_against_none_are_over_all_runs() {
+        let with = |needed, lost, cost| {
+            let mut run = run("s", "masking", Outcome::FinalAnswer, 0);
+            run.metrics.references_needed = needed;
+            run.metrics.references_lost = lost;
+            run.metrics.estimated_cost_usd = Some(cost);
+            run
+        };
+        let mut masking = VariantSummary::default();
+        masking.add(&with(2, 1, 3.0));
+        masking.add(&with(8, 1, 3.0));
+        assert_eq!(masking.retention(), Some(0.8));
+        let mut none = VariantSummary::default();
+        assert_eq!(none.retention(), None, "nothing needed, nothing to retain");
+        none.add(&with(0, 0, 4.0));
+        assert_eq!(masking.cost_against(&none), Some(0.5));
     }
 }
