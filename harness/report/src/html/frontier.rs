@@ -1,6 +1,7 @@
 //! The cost–retention frontier as an inline SVG scatter: one point per
 //! strategy at (retention, cost with the prompt cache priced), labelled with
-//! its variant, the Pareto-optimal ones ringed and joined by a dashed line.
+//! its variant, the Pareto-optimal ones ringed and joined by a dashed
+//! staircase.
 //! A strategy without a retention figure (an older report, or nothing
 //! needed) sits in a lane of its own left of the axis, so it is still drawn
 //! and never mistaken for a measured 0; one whose runs did not complete is
@@ -65,13 +66,19 @@ pub fn chart(points: &[Point<'_>], title: &str) -> String {
             right = plot_left,
             middle = LEFT + UNMEASURED_LANE / 2.0,
             tick = bottom + 14.0,
-            note = TOP + 10.0,
+            note = bottom + 28.0,
         );
     }
+    // A staircase through the optimal points by retention: the lowest cost
+    // at each retention level is the next optimal point's at or above it.
     let mut frontier: Vec<(f64, f64)> = points.iter().filter(|p| p.optimal).map(|p| (x(p.totals.retention()), y(p.totals.cost_usd))).collect();
     frontier.sort_by(|a, b| a.0.total_cmp(&b.0));
     if frontier.len() > 1 {
-        let path: Vec<String> = frontier.iter().map(|(px, py)| format!("{px:.1},{py:.1}")).collect();
+        let mut path = vec![format!("{:.1},{:.1}", frontier[0].0, frontier[0].1)];
+        for pair in frontier.windows(2) {
+            let ((from_x, _), (to_x, to_y)) = (pair[0], pair[1]);
+            path.push(format!("{from_x:.1},{to_y:.1} {to_x:.1},{to_y:.1}"));
+        }
         let _ = write!(svg, r#"<polyline class="frontier" points="{}"/>"#, path.join(" "));
     }
     let placed = label_positions(points.iter().map(|p| (x(p.totals.retention()), y(p.totals.cost_usd))).collect());
@@ -86,7 +93,7 @@ pub fn chart(points: &[Point<'_>], title: &str) -> String {
             class.push_str(" incomplete");
         }
         let label = if totals.completed() { totals.variant.clone() } else { format!("{} ({})", totals.variant, distinct(&totals.incomplete)) };
-        let (anchor, label_x) = if px > WIDTH * 0.7 { ("end", px - 9.0) } else { ("start", px + 9.0) };
+        let (anchor, label_x) = if px > WIDTH * 0.7 { ("end", px - 12.0) } else { ("start", px + 12.0) };
         let ring = if point.optimal { format!(r#"<circle class="ring" cx="{px:.1}" cy="{py:.1}" r="9" style="stroke:{colour}"/>"#) } else { String::new() };
         let fill = if totals.completed() { colour } else { "#fff" };
         let _ = write!(
@@ -129,7 +136,10 @@ fn axes(svg: &mut String, low: f64, top: f64, plot_left: f64, x: &impl Fn(Option
 
 /// Each point with the baseline of its label: points are labelled beside
 /// themselves, and a label that would overlap one already placed near it is
-/// moved down below that one.
+/// moved down below that one. Overlap is judged with half a pixel to spare,
+/// so a label moved to exactly one line below another (give or take the
+/// rounding of `y + LABEL_HEIGHT`) is not moved again, and every move goes
+/// down by at least that half pixel: the loop ends.
 fn label_positions(points: Vec<(f64, f64)>) -> Vec<((f64, f64), f64)> {
     let mut order: Vec<usize> = (0..points.len()).collect();
     order.sort_by(|&a, &b| points[a].1.total_cmp(&points[b].1));
@@ -138,7 +148,7 @@ fn label_positions(points: Vec<(f64, f64)>) -> Vec<((f64, f64), f64)> {
     for index in order {
         let (px, py) = points[index];
         let mut at = py + 4.0;
-        while let Some(&(_, clash)) = placed.iter().find(|&&(other_x, other_y)| (other_x - px).abs() < 160.0 && (other_y - at).abs() < LABEL_HEIGHT) {
+        while let Some(&(_, clash)) = placed.iter().find(|&&(other_x, other_y)| (other_x - px).abs() < 160.0 && (other_y - at).abs() < LABEL_HEIGHT - 0.5) {
             at = clash + LABEL_HEIGHT;
         }
         placed.push((px, at));
@@ -193,6 +203,7 @@ mod tests {
         let lossy = totals("lossy", 6.0, Some((20.0, 10.0)));
         let older = totals("older", 30.0, None);
         let mut stopped = totals("stopped", 2.0, Some((5.0, 0.0)));
+        stopped.runs = 2;
         stopped.incomplete = vec!["context_exceeded".to_owned(), "context_exceeded".to_owned()];
         let all = [none, masking, lossy, older, stopped];
         let optimal = crate::strategy_totals::pareto_optimal(&all);
@@ -209,5 +220,16 @@ mod tests {
     fn labels_of_nearby_points_do_not_overlap() {
         let placed = label_positions(vec![(100.0, 50.0), (110.0, 52.0), (500.0, 51.0)]);
         assert_eq!(placed.iter().map(|p| p.1).collect::<Vec<_>>(), [54.0, 66.0, 55.0]);
+    }
+
+    /// Regression: with `y + 12 − y` rounding to just under 12, a label one
+    /// line below another clashed with it again, and the page never ended.
+    #[test]
+    fn labels_stacked_at_fractional_heights_are_placed() {
+        let points: Vec<(f64, f64)> = (0..40).map(|i| (300.0, 207.04 + f64::from(i) * 0.1)).collect();
+        let placed = label_positions(points);
+        let mut heights: Vec<f64> = placed.iter().map(|p| p.1).collect();
+        heights.sort_by(f64::total_cmp);
+        assert!(heights.windows(2).all(|pair| pair[1] - pair[0] >= LABEL_HEIGHT - 0.5), "{heights:?}");
     }
 }

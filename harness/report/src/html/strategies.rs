@@ -52,7 +52,7 @@ fn like_for_like(totals: &SweepTotals) -> String {
     if !unfinished.is_empty() {
         let _ = write!(
             text,
-            ". Completed none of them, so summed over them as far as they got and drawn hollow, never on the frontier: {}",
+            ". Completed no scenario, so summed over these as far as it got, drawn hollow and never on the frontier: {}",
             unfinished.join(", ")
         );
     }
