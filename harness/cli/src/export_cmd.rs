@@ -80,13 +80,7 @@ fn post(endpoint: &str, body: Vec<u8>) -> Result<(), String> {
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().map_err(|e| e.to_string())?;
     runtime.block_on(async {
         let client = reqwest::Client::builder().timeout(ENDPOINT_TIMEOUT).build().map_err(|e| e.to_string())?;
-        let response = client
-            .post(&url)
-            .header("content-type", "application/json")
-            .body(body)
-            .send()
-            .await
-            .map_err(|e| format!("{url}: {e}"))?;
+        let response = client.post(&url).header("content-type", "application/json").body(body).send().await.map_err(|e| format!("{url}: {e}"))?;
         let status = response.status();
         if status.is_success() {
             return Ok(());

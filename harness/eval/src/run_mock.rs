@@ -60,4 +60,3 @@ impl Pacer for ClockPacer {
         self.0.sleep(duration)
     }
 }
-

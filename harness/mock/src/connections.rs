@@ -58,11 +58,7 @@ pub async fn serve(listener: TcpListener, app: Router, limits: ConnectionLimits,
         tokio::spawn(async move {
             let _permit = permit;
             let mut builder = http1::Builder::new();
-            builder
-                .timer(TokioTimer::new())
-                .header_read_timeout(limits.header_read_timeout)
-                .max_buf_size(MAX_HEAD_BYTES)
-                .max_headers(MAX_HEADERS);
+            builder.timer(TokioTimer::new()).header_read_timeout(limits.header_read_timeout).max_buf_size(MAX_HEAD_BYTES).max_headers(MAX_HEADERS);
             let connection = builder.serve_connection(TokioIo::new(tcp), service);
             tokio::pin!(connection);
             // Errors are per connection (a reset, a timeout): nothing to do.

@@ -277,7 +277,8 @@ mod tests {
         let totals = SweepTotals::of(&runs(&SWEEP, Some(references)));
         assert_eq!(totals.variants, ["roku", "masking", "none"]);
         assert_eq!(totals.common, ["a"]);
-        let overall: Vec<(&str, f64, Option<f64>, bool)> = totals.overall.iter().map(|t| (t.variant.as_str(), t.cost_usd, t.retention(), t.completed())).collect();
+        let overall: Vec<(&str, f64, Option<f64>, bool)> =
+            totals.overall.iter().map(|t| (t.variant.as_str(), t.cost_usd, t.retention(), t.completed())).collect();
         assert_eq!(overall, [("roku", 5.0, Some(1.0), true), ("masking", 6.0, Some(0.75), true), ("none", 1.0, Some(1.0), false)]);
         assert_eq!(pareto_optimal(&totals.overall), [true, false, false]);
         let b = &totals.scenarios[1];

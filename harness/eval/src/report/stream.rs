@@ -174,8 +174,7 @@ fn discard(dir: &Path, out: &Path) -> io::Result<()> {
 /// time that a second job could not shorten.
 fn finish(writers: Vec<ArrowWriter<File>>) -> io::Result<()> {
     std::thread::scope(|scope| {
-        let finishing: Vec<_> =
-            writers.into_iter().map(|writer| scope.spawn(move || writer.into_inner().map_err(io::Error::other)?.sync_all())).collect();
+        let finishing: Vec<_> = writers.into_iter().map(|writer| scope.spawn(move || writer.into_inner().map_err(io::Error::other)?.sync_all())).collect();
         finishing.into_iter().try_for_each(|thread| thread.join().unwrap_or_else(|_| Err(io::Error::other("a report writer panicked"))))
     })
 }

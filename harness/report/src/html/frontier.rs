@@ -118,7 +118,13 @@ fn axes(svg: &mut String, low: f64, top: f64, plot_left: f64, x: &impl Fn(Option
     );
     for i in 0..=4 {
         let retention = low + (1.0 - low) * f64::from(i) / 4.0;
-        let _ = write!(svg, r#"<text x="{:.1}" y="{:.1}" text-anchor="middle">{}</text>"#, x(Some(retention)), bottom + 14.0, number((retention * 1000.0).round() / 1000.0));
+        let _ = write!(
+            svg,
+            r#"<text x="{:.1}" y="{:.1}" text-anchor="middle">{}</text>"#,
+            x(Some(retention)),
+            bottom + 14.0,
+            number((retention * 1000.0).round() / 1000.0)
+        );
     }
     for i in 0..=2 {
         let cost = top * f64::from(i) / 2.0;
@@ -172,7 +178,8 @@ fn distinct(outcomes: &[String]) -> String {
 fn tooltip(point: &Point<'_>) -> String {
     let totals = point.totals;
     let retention = totals.retention().map_or_else(|| "-".to_owned(), |r| format!("{:.1}%", r * 100.0));
-    let mut text = format!("{}: cost ${:.4}, retention {retention}, {} simulated cache breaks", totals.variant, totals.cost_usd, number(totals.cache_breaks_simulated));
+    let mut text =
+        format!("{}: cost ${:.4}, retention {retention}, {} simulated cache breaks", totals.variant, totals.cost_usd, number(totals.cache_breaks_simulated));
     if point.optimal {
         text.push_str("; on the frontier");
     }

@@ -50,11 +50,8 @@ fn like_for_like(totals: &SweepTotals) -> String {
     }
     let unfinished: Vec<&str> = totals.overall.iter().filter(|t| !t.completed()).map(|t| t.variant.as_str()).collect();
     if !unfinished.is_empty() {
-        let _ = write!(
-            text,
-            ". Completed no scenario, so summed over these as far as it got, drawn hollow and never on the frontier: {}",
-            unfinished.join(", ")
-        );
+        let _ =
+            write!(text, ". Completed no scenario, so summed over these as far as it got, drawn hollow and never on the frontier: {}", unfinished.join(", "));
     }
     text.push('.');
     text
