@@ -6,7 +6,7 @@
 use std::hint::black_box;
 
 use reloop_agent::cache_break::{CacheBreakDetector, SentRequest};
-use reloop_agent::context::{self, ContextStrategy, ContextView, Edit, StrategyContext, StrategyName, StrategyTuning};
+use reloop_agent::context::{self, ContextStrategy, ContextView, Edit, StrategyContext, StrategySpec, StrategyTuning};
 use reloop_agent::estimate::{Calibration, prompt_tokens, text_tokens};
 use reloop_agent::tool_schema::FrozenToolSchema;
 use reloop_agent::{LoopEvent, Message, TimedEvent, ToolSpec};
@@ -44,8 +44,9 @@ fn tool_round(step: u32) -> [Message; 2] {
 }
 
 impl Loop {
-    /// A run under `strategy` grown to `messages` messages.
-    pub fn with_history(messages: usize, strategy: StrategyName) -> Self {
+    /// A run under `strategy` grown to `messages` messages (a plug-in runs
+    /// in the current directory).
+    pub fn with_history(messages: usize, strategy: impl Into<StrategySpec>) -> Self {
         let spec = ToolSpec {
             name: "read_file".into(),
             description: "Read a file".into(),
@@ -55,7 +56,7 @@ impl Loop {
         let mut run = Self {
             transcript: vec![Message::user("Read every module.")],
             view: ContextView::new(),
-            strategy: context::build(strategy, &StrategyTuning::default()),
+            strategy: context::build(&strategy.into(), &StrategyTuning::default(), std::path::Path::new(".")),
             schema: FrozenToolSchema::freeze(vec![spec], reloop_wire::Format::OpenaiChat, &Default::default()),
             system_tokens: text_tokens(SYSTEM),
             calibration: Calibration::new(),
@@ -111,7 +112,7 @@ impl Loop {
                 max_output_tokens: 4_096,
                 step: self.step,
             };
-            match self.strategy.plan(&context) {
+            match self.strategy.plan(&context).expect("the strategy plans") {
                 Some(Edit::Mask { results, .. }) => {
                     self.view.mask_all(&self.transcript, &results);
                 }

@@ -19,10 +19,14 @@ pub struct LoopSettings {
     pub context_window: u64,
     /// The output slot requested per call (`max_tokens`).
     pub max_output_tokens: u32,
-    /// The compaction strategy.
-    pub strategy: crate::context::StrategyName,
+    /// The compaction strategy: a built-in's name or a plug-in.
+    pub strategy: crate::context::StrategySpec,
     /// Tuned constants of the strategies.
     pub strategies: crate::context::StrategyTuning,
+    /// Where a plug-in strategy runs (its working directory): the
+    /// scenario's folder. Set by the embedding application.
+    #[serde(skip)]
+    pub plugin_dir: std::path::PathBuf,
     /// How long a compaction summary may take, in seconds (Roku's
     /// `COMPACT_LLM_TIMEOUT`: 300); then the mechanical fallback is used.
     pub summary_timeout_secs: u64,
@@ -78,8 +82,9 @@ impl Default for LoopSettings {
             step_budget: 25,
             context_window: 128_000,
             max_output_tokens: 4_096,
-            strategy: crate::context::StrategyName::Roku,
+            strategy: crate::context::StrategySpec::default(),
             strategies: crate::context::StrategyTuning::default(),
+            plugin_dir: std::path::PathBuf::from("."),
             summary_timeout_secs: 300,
             doom_loop: DoomLoopConfig::default(),
             pseudo_tools: true,

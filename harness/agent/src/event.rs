@@ -34,7 +34,7 @@ pub enum LoopEvent {
     TokenUsage { input_tokens: u64, output_tokens: u64, cache_read_tokens: u64, cache_write_tokens: u64, estimated_cost_usd: Option<f64> },
     /// Layer 0 masked old tool results.
     MicrocompactRan {
-        strategy: &'static str,
+        strategy: String,
         cleared: usize,
         tokens_before: u64,
         tokens_after: u64,
@@ -43,7 +43,7 @@ pub enum LoopEvent {
     },
     /// Layer 1 collapsed old tool rounds.
     MidCompactLayer1Ran {
-        strategy: &'static str,
+        strategy: String,
         rounds: usize,
         tokens_before: u64,
         tokens_after: u64,
@@ -52,7 +52,7 @@ pub enum LoopEvent {
     },
     /// Layer 2 replaced older history by the session memory.
     MidCompactLayer2Ran {
-        strategy: &'static str,
+        strategy: String,
         messages: usize,
         tokens_before: u64,
         tokens_after: u64,
@@ -60,10 +60,10 @@ pub enum LoopEvent {
         change: ViewChange,
     },
     /// A model-written summary (Layer 3, or 4 when reactive) starts.
-    CompactTriggered { strategy: &'static str, layer: u8, estimated_tokens: u64, window: u64 },
+    CompactTriggered { strategy: String, layer: u8, estimated_tokens: u64, window: u64 },
     /// A summary (or its mechanical fallback) replaced older history.
     CompactComplete {
-        strategy: &'static str,
+        strategy: String,
         layer: u8,
         tokens_before: u64,
         tokens_after: u64,
@@ -73,7 +73,7 @@ pub enum LoopEvent {
     },
     /// The provider rejected the context; Layer 4 compacts and retries once.
     ReactiveCompactTriggered {
-        strategy: &'static str,
+        strategy: String,
         tokens_before: u64,
         #[serde(skip)]
         change: ViewChange,
@@ -126,11 +126,11 @@ pub enum LoopEvent {
 
 /// A compaction as the report tabulates it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct CompactionFigures {
+pub struct CompactionFigures<'a> {
     /// The layer (0 mask, 1 collapse, 2 memory, 3 summary, 4 reactive).
     pub layer: u8,
     /// The strategy.
-    pub strategy: &'static str,
+    pub strategy: &'a str,
     /// Request tokens before.
     pub tokens_before: u64,
     /// Request tokens after.
@@ -199,15 +199,15 @@ impl LoopEvent {
     }
 
     /// The figures of a completed compaction; `None` for other events.
-    pub fn compaction(&self) -> Option<CompactionFigures> {
-        let (layer, strategy, tokens_before, tokens_after) = match *self {
+    pub fn compaction(&self) -> Option<CompactionFigures<'_>> {
+        let (layer, strategy, tokens_before, tokens_after) = match self {
             Self::MicrocompactRan { strategy, tokens_before, tokens_after, .. } => (0, strategy, tokens_before, tokens_after),
             Self::MidCompactLayer1Ran { strategy, tokens_before, tokens_after, .. } => (1, strategy, tokens_before, tokens_after),
             Self::MidCompactLayer2Ran { strategy, tokens_before, tokens_after, .. } => (2, strategy, tokens_before, tokens_after),
-            Self::CompactComplete { strategy, layer, tokens_before, tokens_after, .. } => (layer, strategy, tokens_before, tokens_after),
+            Self::CompactComplete { strategy, layer, tokens_before, tokens_after, .. } => (*layer, strategy, tokens_before, tokens_after),
             _ => return None,
         };
-        Some(CompactionFigures { layer, strategy, tokens_before, tokens_after })
+        Some(CompactionFigures { layer, strategy, tokens_before: *tokens_before, tokens_after: *tokens_after })
     }
 
     /// The variant name in snake case, as it appears in reports.

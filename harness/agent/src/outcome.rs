@@ -39,6 +39,10 @@ pub enum Outcome {
     AgentError,
     /// A black-box agent process ran past its timeout and was killed.
     AgentTimeout,
+    /// A plug-in strategy crashed, answered garbage, timed out or asked for
+    /// an impossible edit (`docs/strategies.md`); the error names the step
+    /// and what came back.
+    StrategyError,
     /// A black-box agent's program is not installed here: nothing ran, and
     /// no expectation was checked, so the run does not fail (a suite of
     /// real agents does not fail a machine without them); `reloop run`
@@ -48,7 +52,7 @@ pub enum Outcome {
 
 impl Outcome {
     /// Every outcome, in report order.
-    pub const ALL: [Outcome; 15] = [
+    pub const ALL: [Outcome; 16] = [
         Self::FinalAnswer,
         Self::AskUser,
         Self::Fail,
@@ -63,6 +67,7 @@ impl Outcome {
         Self::HarnessError,
         Self::AgentError,
         Self::AgentTimeout,
+        Self::StrategyError,
         Self::Skipped,
     ];
 
@@ -91,6 +96,7 @@ impl Outcome {
             Self::HarnessError => "harness_error",
             Self::AgentError => "agent_error",
             Self::AgentTimeout => "agent_timeout",
+            Self::StrategyError => "strategy_error",
             Self::Skipped => "skipped",
         }
     }

@@ -135,6 +135,9 @@ pub struct LoopState {
     pub pending_question: Option<String>,
     /// The error text, when the run ended on an error.
     pub error: Option<String>,
+    /// The compaction strategy's name as it reported itself (a plug-in's
+    /// from its handshake), once the run has ended.
+    pub strategy: String,
     /// The first doom loop detected, if any.
     pub doom_loop: Option<DoomLoopHit>,
     /// The step each detector first fired at, in the order they fired.
@@ -173,6 +176,7 @@ impl LoopState {
             final_answer: None,
             pending_question: None,
             error: None,
+            strategy: String::new(),
             doom_loop: None,
             doom_loop_first_steps: Vec::new(),
             llm_retries: 0,

@@ -144,6 +144,8 @@ pub enum SchemaFormat {
     Recording,
     /// A gates file of `reloop compare`.
     Gates,
+    /// A line of the plug-in strategy protocol, either way (`docs/strategies.md`).
+    Strategy,
 }
 
 /// `reloop validate`.
@@ -356,9 +358,11 @@ pub struct SweepArgs {
     /// The scenarios and how to run them.
     #[command(flatten)]
     pub batch: BatchArgs,
-    /// Strategies to compare, each as the scenarios tune it.
-    #[arg(long, value_delimiter = ',', value_enum)]
-    pub strategies: Vec<StrategyArg>,
+    /// Strategies to compare, each as the scenarios tune it: built-in names
+    /// (roku, opencode, codex, masking, none, native) or plug-ins' files
+    /// (`docs/strategies.md`), e.g. `masking,examples/strategies/masking.py`.
+    #[arg(long, value_delimiter = ',', value_name = "NAME|FILE")]
+    pub strategies: Vec<reloop_eval::sweep::StrategySpec>,
     /// A YAML file of named variants (strategy plus tuned constants).
     #[arg(long)]
     pub variants: Option<PathBuf>,
@@ -379,38 +383,6 @@ fn parse_wire(name: &str) -> Result<reloop_agent::WireFormat, String> {
         let names: Vec<&str> = all.iter().map(|wire| wire.as_str()).collect();
         format!("unknown wire format; one of: {}", names.join(", "))
     })
-}
-
-/// A strategy name on the command line.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum StrategyArg {
-    /// Roku's layers 0–4.
-    Roku,
-    /// OpenCode's prune and summarize.
-    Opencode,
-    /// Codex's auto-compaction.
-    Codex,
-    /// Observation masking.
-    Masking,
-    /// No compaction.
-    None,
-    /// The provider's own (Anthropic context editing, Responses compaction).
-    Native,
-}
-
-impl StrategyArg {
-    /// The library's name for it.
-    pub fn name(self) -> reloop_eval::sweep::StrategyName {
-        use reloop_eval::sweep::StrategyName;
-        match self {
-            Self::Roku => StrategyName::Roku,
-            Self::Opencode => StrategyName::Opencode,
-            Self::Codex => StrategyName::Codex,
-            Self::Masking => StrategyName::Masking,
-            Self::None => StrategyName::None,
-            Self::Native => StrategyName::Native,
-        }
-    }
 }
 
 /// `reloop serve`.

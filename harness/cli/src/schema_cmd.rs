@@ -1,8 +1,10 @@
-//! `reloop schema scenario|recording|gates`: the JSON Schema of a file
-//! format, generated from the serde types its loader reads, so editors and
+//! `reloop schema scenario|recording|gates|strategy`: the JSON Schema of a
+//! file format (or of the plug-in protocol's lines), generated from the serde
+//! types its loader reads, so editors and
 //! other validators check what `reloop validate` checks (ranges and
 //! references aside). Draft 7, the version editors' YAML support knows best.
 
+use reloop_agent::context::plugin::protocol::ProtocolLine;
 use reloop_eval::scenario::ScenarioSpec;
 use reloop_mock::Recording;
 use reloop_report::gates::GateSet;
@@ -18,6 +20,11 @@ pub fn run(args: &SchemaArgs) -> anyhow::Result<i32> {
         SchemaFormat::Scenario => (schema_of::<ScenarioSpec>(), "reloop scenario", "One task for the agent loop (docs/scenario-format.md)."),
         SchemaFormat::Recording => (schema_of::<Recording>(), "reloop recording", "The model's side of each exchange (docs/recording-format.md)."),
         SchemaFormat::Gates => (schema_of::<GateSet>(), "reloop gates", "CI gates of `reloop compare`: a runs.parquet column → its rule."),
+        SchemaFormat::Strategy => (
+            schema_of::<ProtocolLine<'_>>(),
+            "reloop strategy protocol",
+            "One JSON line between reloop and a plug-in strategy, either way (docs/strategies.md).",
+        ),
     };
     schema.insert("title".to_owned(), title.into());
     schema.insert("description".to_owned(), description.into());

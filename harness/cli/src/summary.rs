@@ -56,6 +56,9 @@ pub fn render(runs: &[RunSummary]) -> String {
             let lines: Vec<String> = divergence.lines().map(terminal).collect();
             text.push_str(&format!("  {}\n", lines.join("\n  ")));
         }
+        if let Some(error) = &run.strategy_error {
+            text.push_str(&format!("  {}\n", terminal(error)));
+        }
         if let Some(output) = run.agent_output.as_deref().filter(|output| !output.trim().is_empty()) {
             text.push_str(&format!("  the agent's last output:\n{}", tail_lines(output, AGENT_TAIL_LINES)));
         }

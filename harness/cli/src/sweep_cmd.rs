@@ -17,7 +17,16 @@ use crate::stdout::print_stdout;
 /// expectation failed (under any variant), so a sweep in CI fails on what a
 /// run would fail on; the table and reports are written all the same.
 pub fn run(args: SweepArgs, cancel: Arc<AtomicBool>) -> anyhow::Result<i32> {
-    let mut variants: Vec<Variant> = args.strategies.iter().map(|s| Variant::of_strategy(s.name())).collect();
+    let mut variants = Vec::new();
+    for strategy in &args.strategies {
+        match Variant::of_spec(strategy.clone()) {
+            Ok(variant) => variants.push(variant),
+            Err(error) => {
+                eprintln!("error: --strategies: {error}");
+                return Ok(exit_code::BAD_INPUT);
+            }
+        }
+    }
     if let Some(path) = &args.variants {
         match load_variants(path) {
             Ok(loaded) => variants.extend(loaded),
@@ -26,6 +35,10 @@ pub fn run(args: SweepArgs, cancel: Arc<AtomicBool>) -> anyhow::Result<i32> {
                 return Ok(exit_code::BAD_INPUT);
             }
         }
+    }
+    if let Some(twice) = variants.iter().enumerate().find_map(|(i, v)| variants[..i].iter().any(|w| w.name == v.name).then_some(&v.name)) {
+        eprintln!("error: two variants are named `{twice}`; give one another name in a variants file (--variants)");
+        return Ok(exit_code::BAD_INPUT);
     }
     if variants.is_empty() {
         eprintln!("error: give --strategies, --variants, or both");

@@ -80,7 +80,7 @@ pub(crate) fn explain(model: &str, state: &LoopState, events: &[TimedEvent], log
 /// `the summary request of roku layer 3 at step 14`: the last summary
 /// triggered by the summary call's step.
 fn summary_request(events: &[TimedEvent], step: u32) -> String {
-    let trigger = events.iter().rev().filter(|timed| timed.step <= step).find_map(|timed| match timed.event {
+    let trigger = events.iter().rev().filter(|timed| timed.step <= step).find_map(|timed| match &timed.event {
         LoopEvent::CompactTriggered { strategy, layer, .. } => Some(format!(" of {strategy} layer {layer} at step {}", timed.step)),
         _ => None,
     });
@@ -100,7 +100,7 @@ fn discovered(events: &[TimedEvent], step: u32) -> Option<String> {
 fn describe(timed: &TimedEvent, state: &LoopState, call: usize) -> String {
     let (layer, strategy) = match (&timed.event, timed.event.compaction()) {
         (_, Some(figures)) => (figures.layer, figures.strategy),
-        (LoopEvent::ReactiveCompactTriggered { strategy, .. }, None) => (4, *strategy),
+        (LoopEvent::ReactiveCompactTriggered { strategy, .. }, None) => (4, strategy.as_str()),
         _ => (4, "unknown"),
     };
     let mut text = format!("{strategy} layer {layer} at step {}", timed.step);

@@ -80,6 +80,8 @@ pub fn collect(finished: Finished<'_>) -> RunReport {
         failed_expectations,
         final_answer: state.final_answer.clone(),
         error: state.error.clone().or_else(|| state.pending_question.clone()),
+        // The name the strategy gave itself: a plug-in's from its handshake.
+        strategy: state.strategy.clone(),
         metrics,
         events: event_rows(&events, &steps, &scenario.spec.recorded_compactions),
         steps,
@@ -396,11 +398,18 @@ mod tests {
     }
 
     fn mask(tokens_before: u64, tokens_after: u64) -> TimedEvent {
-        at(LoopEvent::MicrocompactRan { strategy: "masking", cleared: 1, tokens_before, tokens_after, change: ViewChange::default() })
+        at(LoopEvent::MicrocompactRan { strategy: "masking".into(), cleared: 1, tokens_before, tokens_after, change: ViewChange::default() })
     }
 
     fn summary(used_fallback: bool) -> TimedEvent {
-        at(LoopEvent::CompactComplete { strategy: "roku", layer: 3, tokens_before: 9_000, tokens_after: 2_000, used_fallback, change: ViewChange::default() })
+        at(LoopEvent::CompactComplete {
+            strategy: "roku".into(),
+            layer: 3,
+            tokens_before: 9_000,
+            tokens_after: 2_000,
+            used_fallback,
+            change: ViewChange::default(),
+        })
     }
 
     /// Issue 30: layer 3 counted mechanical fallbacks as model summaries, and

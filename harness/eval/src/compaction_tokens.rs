@@ -232,7 +232,7 @@ mod tests {
     type Sides = (u64, u64);
 
     fn event(change: ViewChange, layer: u8) -> TimedEvent {
-        let event = LoopEvent::CompactComplete { strategy: "roku", layer, tokens_before: 1, tokens_after: 1, used_fallback: false, change };
+        let event = LoopEvent::CompactComplete { strategy: "roku".into(), layer, tokens_before: 1, tokens_after: 1, used_fallback: false, change };
         TimedEvent { step: 1, at_ms: 0, event }
     }
 

@@ -56,7 +56,7 @@ impl RunReport {
             scenario: scenario.name.clone(),
             scenario_file: scenario.file.display().to_string(),
             variant: scenario.variant.clone(),
-            strategy: scenario.loop_settings.strategy.as_str().to_owned(),
+            strategy: scenario.loop_settings.strategy.label().into_owned(),
             wire: scenario.wire.as_str().to_owned(),
             model: scenario.spec.model.clone(),
             system_under_test: system_under_test(scenario),

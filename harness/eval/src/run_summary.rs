@@ -27,6 +27,9 @@ pub struct RunSummary {
     /// output) when it failed, timed out, diverged or never got a final
     /// turn: the cause of the failure.
     pub agent_output: Option<String>,
+    /// Why a plug-in strategy ended the run (`strategy_error`): the step,
+    /// what it answered, the end of its stderr.
+    pub strategy_error: Option<String>,
     /// The run's figures.
     pub metrics: RunMetrics,
 }
@@ -52,6 +55,7 @@ impl From<&RunReport> for RunSummary {
                 }
                 _ => None,
             },
+            strategy_error: report.error.clone().filter(|_| report.outcome == Outcome::StrategyError),
             metrics: report.metrics.clone(),
         }
     }

@@ -11,7 +11,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use rayon::prelude::*;
-use reloop_agent::{AgentLoop, Clock, LoopDeps, Outcome, ProviderClient, ProviderConfig, SharedClock, SystemPromptSource, VirtualClock};
+use reloop_agent::{AgentLoop, Clock, LoopDeps, LoopSettings, Outcome, ProviderClient, ProviderConfig, SharedClock, SystemPromptSource, VirtualClock};
 
 use crate::collect::{Finished, collect};
 use crate::fixture_tools::FixtureTools;
@@ -158,7 +158,7 @@ pub fn run_cancellable(scenario: &Scenario, cancel: &AtomicBool) -> RunReport {
 /// What `strategy: native` asks the provider for on the scenario's wire.
 fn native_context(scenario: &Scenario) -> Option<ContextManagement> {
     let settings = &scenario.loop_settings;
-    (settings.strategy == StrategyName::Native).then(|| settings.strategies.native.request(scenario.wire, settings.context_window)).flatten()
+    settings.strategy.is(StrategyName::Native).then(|| settings.strategies.native.request(scenario.wire, settings.context_window)).flatten()
 }
 
 async fn replay(scenario: &Scenario, wall: Instant) -> Result<RunReport, String> {
@@ -183,9 +183,11 @@ async fn replay(scenario: &Scenario, wall: Instant) -> Result<RunReport, String>
     let mut user = ScriptedUser::new(&scenario.spec);
     let mut approvals = ScriptedApprovals::new(&scenario.spec);
     let (events_tx, mut events_rx) = tokio::sync::mpsc::unbounded_channel();
+    // A plug-in strategy runs in the scenario's folder.
+    let plugin_dir = scenario.file.parent().filter(|dir| !dir.as_os_str().is_empty()).unwrap_or(std::path::Path::new("."));
     let state = AgentLoop::new(LoopDeps {
         client,
-        settings: scenario.loop_settings.clone(),
+        settings: LoopSettings { plugin_dir: plugin_dir.to_owned(), ..scenario.loop_settings.clone() },
         system_prompt: scenario,
         tools: &tools,
         user: &mut user,

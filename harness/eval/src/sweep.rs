@@ -6,7 +6,8 @@ use std::path::Path;
 
 use reloop_agent::LoopSettings;
 use reloop_agent::client::cache_breakpoints::CacheBreakpointSettings;
-pub use reloop_agent::context::{StrategyName, StrategyTuning};
+use reloop_agent::context::plugin::PluginCommand;
+pub use reloop_agent::context::{StrategyName, StrategySpec, StrategyTuning};
 use serde::Deserialize;
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -23,8 +24,9 @@ use crate::yaml::{self, InputError};
 pub struct Variant {
     /// The label written to the `variant` column.
     pub name: String,
-    /// The strategy.
-    pub strategy: StrategyName,
+    /// The strategy: a built-in's name, a plug-in's file (relative to the
+    /// variants file) or a plug-in's command.
+    pub strategy: StrategySpec,
     /// Tuned constants; absent keeps each scenario's own.
     #[serde(default)]
     pub strategies: Option<StrategyTuning>,
@@ -35,15 +37,27 @@ pub struct Variant {
 }
 
 impl Variant {
-    /// The variant running `strategy` as each scenario tunes it.
+    /// The variant running the built-in `strategy` as each scenario tunes it.
     pub fn of_strategy(strategy: StrategyName) -> Self {
-        Self { name: strategy.as_str().to_owned(), strategy, strategies: None, cache_breakpoints: None }
+        Self { name: strategy.as_str().to_owned(), strategy: strategy.into(), strategies: None, cache_breakpoints: None }
+    }
+
+    /// The variant running `strategy` as each scenario tunes it, named as
+    /// a built-in is, or as a plug-in declares itself in its handshake
+    /// (started once for that, in the current directory).
+    pub fn of_spec(strategy: StrategySpec) -> Result<Self, reloop_agent::context::StrategyError> {
+        let name = match &strategy {
+            StrategySpec::Builtin(name) => name.as_str().to_owned(),
+            StrategySpec::File(file) => declared_name(&PluginCommand::for_file(file))?,
+            StrategySpec::Command(command) => declared_name(command)?,
+        };
+        Ok(Self { name, strategy, strategies: None, cache_breakpoints: None })
     }
 
     /// A scenario's loop `settings` under this variant.
     pub fn apply(&self, settings: &LoopSettings) -> LoopSettings {
         let mut run = settings.clone();
-        run.strategy = self.strategy;
+        run.strategy = self.strategy.clone();
         if let Some(tuning) = &self.strategies {
             run.strategies = tuning.clone();
         }
@@ -84,7 +98,7 @@ impl RunVariant {
     /// Whether it runs over `wire`: `native` needs the wire's own mechanism
     /// (a scenario naming it on another wire is refused when it loads).
     pub fn runs_on(&self, wire: reloop_agent::WireFormat) -> bool {
-        !matches!(self, Self::Swept(variant) if variant.strategy == StrategyName::Native) || reloop_agent::context::native::has_native(wire)
+        !matches!(self, Self::Swept(variant) if variant.strategy.is(StrategyName::Native)) || reloop_agent::context::native::has_native(wire)
     }
 }
 
@@ -96,9 +110,20 @@ pub struct VariantsFile {
     pub variants: Vec<Variant>,
 }
 
-/// Reads a variants file, rejecting duplicate names.
+/// The name `command` declares, asked in the current directory with the
+/// built-ins' default constants.
+fn declared_name(command: &PluginCommand) -> Result<String, reloop_agent::context::StrategyError> {
+    reloop_agent::context::plugin::declared_name(command, &StrategyTuning::default(), Path::new("."))
+}
+
+/// Reads a variants file, rejecting duplicate names; a plug-in's file is
+/// taken relative to the variants file.
 pub fn load_variants(path: &Path) -> Result<Vec<Variant>, InputError> {
-    let file: VariantsFile = yaml::load(path)?;
+    let mut file: VariantsFile = yaml::load(path)?;
+    let dir = path.parent().unwrap_or(Path::new(""));
+    for variant in &mut file.variants {
+        variant.strategy = std::mem::take(&mut variant.strategy).relative_to(dir);
+    }
     for (i, variant) in file.variants.iter().enumerate() {
         if file.variants[..i].iter().any(|v| v.name == variant.name) {
             return Err(InputError::field(path, format!("variants[{i}].name"), format!("`{}` is used twice", variant.name)));
@@ -311,6 +336,7 @@ mod tests {
             divergences: Vec::new(),
             metrics: RunMetrics { input_tokens_total: input_tokens, ..RunMetrics::default() },
             agent_output: None,
+            strategy_error: None,
         }
     }
 

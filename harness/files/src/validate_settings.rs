@@ -5,8 +5,8 @@
 //! within a day of virtual time, faults aimed at exchanges that exist.
 
 use reloop_agent::LoopSettings;
-use reloop_agent::context::StrategyName;
 use reloop_agent::context::native::{NATIVE_WIRES, has_native};
+use reloop_agent::context::{StrategyName, StrategySpec};
 use reloop_mock::Recording;
 use reloop_mock::fault::MAX_VIRTUAL_SECS;
 
@@ -46,6 +46,27 @@ fn bounds(field: &str, bounds: Option<Bounds>) -> Checked {
     }
 }
 
+/// A plug-in's command names a program and gives it at least a second.
+fn check_plugin(strategy: &StrategySpec) -> Checked {
+    let StrategySpec::Command(plugin) = strategy else { return Ok(()) };
+    if plugin.command.first().is_none_or(String::is_empty) {
+        return fail("loop.strategy.command", "must name a program (and its arguments)");
+    }
+    at_least("loop.strategy.timeout_secs", plugin.timeout_secs, 1)
+}
+
+/// A plug-in named by its file: the file exists in `dir`, the scenario's
+/// folder (where the plug-in runs). A name that is no strategy's reads as a
+/// file, so a misspelt name is refused here, with the names.
+pub fn check_plugin_file(strategy: &StrategySpec, dir: &std::path::Path) -> Checked {
+    let StrategySpec::File(file) = strategy else { return Ok(()) };
+    if dir.join(file).is_file() {
+        return Ok(());
+    }
+    let names: Vec<&str> = StrategyName::ALL.iter().map(|name| name.as_str()).collect();
+    fail("loop.strategy", format!("`{}` is neither a strategy ({}) nor a plug-in's file in {}", file.display(), names.join(", "), dir.display()))
+}
+
 /// Checks the scenario's settings, then its faults against `recording`.
 pub fn check_scenario(spec: &ScenarioSpec, recording: &Recording) -> Checked {
     at_least("context_window", spec.context_window, 1)?;
@@ -56,6 +77,7 @@ pub fn check_scenario(spec: &ScenarioSpec, recording: &Recording) -> Checked {
     }
     check_loop(&spec.loop_settings)?;
     check_native(spec)?;
+    check_plugin(&spec.loop_settings.strategy)?;
     for (name, tool) in &spec.tools {
         millis(&format!("tools.{name}.latency_ms"), tool.latency_ms)?;
         for (i, result) in tool.results.iter().enumerate() {
@@ -158,7 +180,7 @@ pub fn check_loop(settings: &LoopSettings) -> Checked {
 /// nothing and the run would pass for `none`, so it is refused (a sweep skips
 /// those wires instead; `docs/native-context.md`).
 fn check_native(spec: &ScenarioSpec) -> Checked {
-    if spec.loop_settings.strategy != StrategyName::Native || spec.agent.is_some() {
+    if !spec.loop_settings.strategy.is(StrategyName::Native) || spec.agent.is_some() {
         return Ok(());
     }
     let wires = match &spec.wire {

@@ -11,7 +11,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::view::ViewItem;
-use super::{ContextStrategy, Edit, StrategyContext};
+use super::{ContextStrategy, Edit, Planned, StrategyContext};
 use crate::message::Message;
 
 /// Codex's constants.
@@ -64,11 +64,22 @@ impl Codex {
 }
 
 impl ContextStrategy for Codex {
-    fn name(&self) -> &'static str {
+    fn name(&self) -> &str {
         "codex"
     }
 
-    fn plan(&mut self, context: &StrategyContext<'_>) -> Option<Edit> {
+    fn plan(&mut self, context: &StrategyContext<'_>) -> Planned {
+        Ok(self.next_edit(context))
+    }
+
+    fn plan_reactive(&mut self, context: &StrategyContext<'_>) -> Planned {
+        Ok(self.reactive_edit(context))
+    }
+}
+
+impl Codex {
+    /// The planned edit, if any.
+    fn next_edit(&mut self, context: &StrategyContext<'_>) -> Option<Edit> {
         let limit = self.config.auto_compact_ratio * context.window as f64;
         if (context.estimated_tokens as f64) < limit {
             return None;
@@ -76,7 +87,8 @@ impl ContextStrategy for Codex {
         self.compact(context, 3)
     }
 
-    fn plan_reactive(&mut self, context: &StrategyContext<'_>) -> Option<Edit> {
+    /// The reactive edit (Layer 4), if any.
+    fn reactive_edit(&mut self, context: &StrategyContext<'_>) -> Option<Edit> {
         self.compact(context, 4)
     }
 }

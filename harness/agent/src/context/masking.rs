@@ -7,7 +7,7 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::{ContextStrategy, Edit, StrategyContext};
+use super::{ContextStrategy, Edit, Planned, StrategyContext};
 use crate::message::Message;
 
 /// Masking's constants.
@@ -57,11 +57,22 @@ fn placeholder(message: &Message) -> String {
 }
 
 impl ContextStrategy for Masking {
-    fn name(&self) -> &'static str {
+    fn name(&self) -> &str {
         "masking"
     }
 
-    fn plan(&mut self, context: &StrategyContext<'_>) -> Option<Edit> {
+    fn plan(&mut self, context: &StrategyContext<'_>) -> Planned {
+        Ok(self.next_edit(context))
+    }
+
+    fn plan_reactive(&mut self, context: &StrategyContext<'_>) -> Planned {
+        Ok(self.reactive_edit(context))
+    }
+}
+
+impl Masking {
+    /// The planned edit, if any.
+    fn next_edit(&mut self, context: &StrategyContext<'_>) -> Option<Edit> {
         let live = context.view.live_tool_results(context.transcript).len();
         if live < self.config.keep + self.config.batch.max(1) {
             return None;
@@ -70,7 +81,8 @@ impl ContextStrategy for Masking {
         (!results.is_empty()).then_some(Edit::Mask { layer: 0, results })
     }
 
-    fn plan_reactive(&mut self, context: &StrategyContext<'_>) -> Option<Edit> {
+    /// The reactive edit (Layer 4), if any.
+    fn reactive_edit(&mut self, context: &StrategyContext<'_>) -> Option<Edit> {
         let results = Self::masks(context, 1);
         (!results.is_empty()).then_some(Edit::Mask { layer: 4, results })
     }

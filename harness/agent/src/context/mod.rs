@@ -12,7 +12,8 @@
 //! Strategies: [`roku`] (layers 0–4, the default), [`opencode`], [`codex`],
 //! [`masking`], `none`, and [`native`] (the provider's own context
 //! management, asked for by the client). Each keeps its constants in its own module,
-//! with their source.
+//! with their source. A [`plugin`] is a strategy in another process, in any
+//! language, behind the same trait (`docs/strategies.md`).
 
 pub mod codex;
 pub mod masking;
@@ -20,8 +21,10 @@ pub mod microcompact;
 pub mod native;
 pub mod notes;
 pub mod opencode;
+pub mod plugin;
 pub mod roku;
 mod rounds;
+mod spec;
 pub mod view;
 
 use std::ops::Range;
@@ -30,6 +33,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 pub use rounds::Rounds;
+pub use spec::StrategySpec;
 pub use view::{ContextView, ShownItem, ViewItem};
 
 use crate::message::Message;
@@ -107,10 +111,22 @@ impl StrategyContext<'_> {
     }
 }
 
+/// Why a strategy could not plan: only a [`plugin`] fails (it crashed,
+/// answered garbage, timed out or named a message that does not exist); the
+/// run ends with outcome `strategy_error` and this message.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct StrategyError(pub String);
+
+/// What planning gives: the next edit, none when the view is ready, or the
+/// strategy's failure.
+pub type Planned = Result<Option<Edit>, StrategyError>;
+
 /// A compaction strategy.
 pub trait ContextStrategy: Send {
-    /// The name reported with every compaction.
-    fn name(&self) -> &'static str;
+    /// The name reported with every compaction (a plug-in's is the one its
+    /// handshake declares).
+    fn name(&self) -> &str;
     /// Notes a tool result appended at transcript `index` (for incremental
     /// bookkeeping).
     fn on_tool_result(&mut self, index: usize) {
@@ -118,13 +134,15 @@ pub trait ContextStrategy: Send {
     }
     /// The next edit before a call, or `None` when the view is ready. Called
     /// repeatedly within a step, with a fresh context after each edit.
-    fn plan(&mut self, context: &StrategyContext<'_>) -> Option<Edit>;
+    fn plan(&mut self, context: &StrategyContext<'_>) -> Planned;
     /// The edit after the provider rejected the context (Layer 4); `None`
     /// gives up.
-    fn plan_reactive(&mut self, context: &StrategyContext<'_>) -> Option<Edit>;
+    fn plan_reactive(&mut self, context: &StrategyContext<'_>) -> Planned;
 }
 
-/// The strategies by name.
+/// The built-in strategies by name. A new one is a module and a variant
+/// here (with its arm in [`StrategyName::ALL`], [`StrategyName::as_str`] and
+/// [`build`]); the command line and the scenario format read this type.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum StrategyName {
@@ -144,6 +162,14 @@ pub enum StrategyName {
 }
 
 impl StrategyName {
+    /// Every built-in strategy, in the order `--help` lists them.
+    pub const ALL: [StrategyName; 6] = [Self::Roku, Self::Opencode, Self::Codex, Self::Masking, Self::None, Self::Native];
+
+    /// The strategy named `name`, if it is a built-in one.
+    pub fn parse(name: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|strategy| strategy.as_str() == name)
+    }
+
     /// The name as written.
     pub fn as_str(self) -> &'static str {
         match self {
@@ -181,19 +207,30 @@ pub struct NoCompaction {
 }
 
 impl ContextStrategy for NoCompaction {
-    fn name(&self) -> &'static str {
+    fn name(&self) -> &str {
         self.name.as_str()
     }
-    fn plan(&mut self, _: &StrategyContext<'_>) -> Option<Edit> {
-        None
+    fn plan(&mut self, _: &StrategyContext<'_>) -> Planned {
+        Ok(None)
     }
-    fn plan_reactive(&mut self, _: &StrategyContext<'_>) -> Option<Edit> {
-        None
+    fn plan_reactive(&mut self, _: &StrategyContext<'_>) -> Planned {
+        Ok(None)
     }
 }
 
-/// The strategy `name` with its constants from `tuning`.
-pub fn build(name: StrategyName, tuning: &StrategyTuning) -> Box<dyn ContextStrategy> {
+/// The strategy `spec` names, with the built-ins' constants from `tuning`
+/// (a plug-in is sent them too); a plug-in runs in `plugin_dir`.
+pub fn build(spec: &StrategySpec, tuning: &StrategyTuning, plugin_dir: &std::path::Path) -> Box<dyn ContextStrategy> {
+    let plugin = |command| -> Box<dyn ContextStrategy> { Box::new(plugin::PluginStrategy::new(command, tuning.clone(), plugin_dir.to_owned())) };
+    match spec {
+        StrategySpec::Builtin(name) => build_builtin(*name, tuning),
+        StrategySpec::File(file) => plugin(plugin::PluginCommand::for_file(file)),
+        StrategySpec::Command(command) => plugin((**command).clone()),
+    }
+}
+
+/// The built-in strategy `name` with its constants from `tuning`.
+fn build_builtin(name: StrategyName, tuning: &StrategyTuning) -> Box<dyn ContextStrategy> {
     match name {
         StrategyName::Roku => Box::new(roku::Roku::new(tuning.roku)),
         StrategyName::Opencode => Box::new(opencode::Opencode::new(tuning.opencode)),

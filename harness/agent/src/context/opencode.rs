@@ -11,7 +11,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::view::ViewItem;
-use super::{ContextStrategy, Edit, StrategyContext};
+use super::{ContextStrategy, Edit, Planned, StrategyContext};
 use crate::context::microcompact::CLEARED_PLACEHOLDER;
 use crate::message::Message;
 
@@ -72,11 +72,22 @@ impl Opencode {
 }
 
 impl ContextStrategy for Opencode {
-    fn name(&self) -> &'static str {
+    fn name(&self) -> &str {
         "opencode"
     }
 
-    fn plan(&mut self, context: &StrategyContext<'_>) -> Option<Edit> {
+    fn plan(&mut self, context: &StrategyContext<'_>) -> Planned {
+        Ok(self.next_edit(context))
+    }
+
+    fn plan_reactive(&mut self, context: &StrategyContext<'_>) -> Planned {
+        Ok(self.reactive_edit(context))
+    }
+}
+
+impl Opencode {
+    /// The planned edit, if any.
+    fn next_edit(&mut self, context: &StrategyContext<'_>) -> Option<Edit> {
         if self.pruned_at != Some(context.step) {
             self.pruned_at = Some(context.step);
             let results = self.prune(context);
@@ -92,7 +103,8 @@ impl ContextStrategy for Opencode {
         Some(Edit::Summarize { layer: 3, range, keep_users: Vec::new() })
     }
 
-    fn plan_reactive(&mut self, context: &StrategyContext<'_>) -> Option<Edit> {
+    /// The reactive edit (Layer 4), if any.
+    fn reactive_edit(&mut self, context: &StrategyContext<'_>) -> Option<Edit> {
         let range = context.rounds().older_than(1)?;
         Some(Edit::Summarize { layer: 4, range, keep_users: Vec::new() })
     }

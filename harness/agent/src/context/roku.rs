@@ -10,7 +10,7 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::{ContextStrategy, Edit, StrategyContext};
+use super::{ContextStrategy, Edit, Planned, StrategyContext};
 use crate::context::microcompact::{CLEARED_PLACEHOLDER, Microcompactor, RETAIN_RECENT};
 
 /// Roku's constants.
@@ -56,7 +56,7 @@ impl Roku {
 }
 
 impl ContextStrategy for Roku {
-    fn name(&self) -> &'static str {
+    fn name(&self) -> &str {
         "roku"
     }
 
@@ -64,7 +64,18 @@ impl ContextStrategy for Roku {
         self.micro.note_tool_result(index);
     }
 
-    fn plan(&mut self, context: &StrategyContext<'_>) -> Option<Edit> {
+    fn plan(&mut self, context: &StrategyContext<'_>) -> Planned {
+        Ok(self.next_edit(context))
+    }
+
+    fn plan_reactive(&mut self, context: &StrategyContext<'_>) -> Planned {
+        Ok(self.reactive_edit(context))
+    }
+}
+
+impl Roku {
+    /// The planned edit, if any.
+    fn next_edit(&mut self, context: &StrategyContext<'_>) -> Option<Edit> {
         if self.step != Some(context.step) {
             self.step = Some(context.step);
             self.ran = [false; 4];
@@ -99,7 +110,8 @@ impl ContextStrategy for Roku {
         None
     }
 
-    fn plan_reactive(&mut self, context: &StrategyContext<'_>) -> Option<Edit> {
+    /// The reactive edit (Layer 4), if any.
+    fn reactive_edit(&mut self, context: &StrategyContext<'_>) -> Option<Edit> {
         let range = context.rounds().older_than(1)?;
         Some(Edit::Summarize { layer: 4, range, keep_users: Vec::new() })
     }

@@ -232,6 +232,12 @@ impl ContextView {
         framed_message_tokens(self.figures.item[position])
     }
 
+    /// The estimate of transcript message `index` shown whole, framing
+    /// included (kept from when it was synced).
+    pub fn message_tokens(&self, index: usize) -> u64 {
+        framed_message_tokens(self.figures.message[index].0)
+    }
+
     /// Positions where the view may be cut without separating a tool call
     /// from its results: before every user or assistant message and every
     /// note, never before a tool result.

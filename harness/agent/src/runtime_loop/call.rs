@@ -57,10 +57,20 @@ impl AgentLoop<'_> {
             let meta = CallMeta::of(prepared);
             match self.call_with_retries(state, &meta, &request, purpose).await {
                 Ok(turn) => break turn,
-                Err(LlmError::ContextWindowExceeded { .. }) if !reacted && self.compact_reactive(state).await => {
-                    reacted = true;
-                    self.render(state, prepared);
-                }
+                Err(error @ LlmError::ContextWindowExceeded { .. }) if !reacted => match self.compact_reactive(state).await {
+                    Ok(true) => {
+                        reacted = true;
+                        self.render(state, prepared);
+                    }
+                    Ok(false) => {
+                        self.fail_call(state, error);
+                        return None;
+                    }
+                    Err(failed) => {
+                        self.fail_strategy(state, failed);
+                        return None;
+                    }
+                },
                 Err(error) => {
                     self.fail_call(state, error);
                     return None;
@@ -175,7 +185,7 @@ impl AgentLoop<'_> {
                 state.add_usage(&usage);
                 // Under `native` the provider counts the prompt it edited, not the view the loop
                 // estimated: nothing to learn from.
-                let estimated = meta.raw_estimated_input_tokens.filter(|_| self.deps.settings.strategy != StrategyName::Native);
+                let estimated = meta.raw_estimated_input_tokens.filter(|_| !self.deps.settings.strategy.is(StrategyName::Native));
                 let calibrated = estimated.and_then(|raw| self.calibration.observe(raw, usage.input_tokens));
                 if let Some(scale) = calibrated {
                     self.emit(state, LoopEvent::EstimatorCalibrated { scale });

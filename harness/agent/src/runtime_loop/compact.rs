@@ -13,7 +13,7 @@ use crate::cache_break::prefix_hashes;
 use crate::client::LlmRequest;
 use crate::clock::with_timeout;
 use crate::config::LoopSettings;
-use crate::context::{ContextView, Edit, ShownItem, StrategyContext, ViewItem, notes};
+use crate::context::{ContextView, Edit, ShownItem, StrategyContext, StrategyError, ViewItem, notes};
 use crate::estimate::{Calibration, estimate_prompt};
 use crate::event::{LoopEvent, ViewChange};
 use crate::message::Message;
@@ -50,30 +50,37 @@ impl CircuitBreaker {
 
 impl AgentLoop<'_> {
     /// Applies the strategy's planned edits until it has none.
-    pub(super) async fn compact_planned(&mut self, state: &mut LoopState) {
+    pub(super) async fn compact_planned(&mut self, state: &mut LoopState) -> Result<(), StrategyError> {
         for _ in 0..MAX_EDITS_PER_STEP {
             let raw = self.raw_estimate();
             let context = strategy_context(&self.view, &self.deps.settings, &self.calibration, state, raw);
-            let Some(edit) = self.strategy.plan(&context) else { return };
+            let Some(edit) = self.strategy.plan(&context)? else { return Ok(()) };
             self.apply(state, edit).await;
         }
+        Ok(())
     }
 
     /// Applies the strategy's reactive edit (Layer 4); `false` when it had none.
-    pub(super) async fn compact_reactive(&mut self, state: &mut LoopState) -> bool {
+    pub(super) async fn compact_reactive(&mut self, state: &mut LoopState) -> Result<bool, StrategyError> {
         let (tokens_before, change) = (self.raw_estimate(), self.view_change(state));
-        self.emit(state, LoopEvent::ReactiveCompactTriggered { strategy: self.strategy.name(), tokens_before, change });
+        self.emit(state, LoopEvent::ReactiveCompactTriggered { strategy: self.strategy.name().to_owned(), tokens_before, change });
         let raw = self.raw_estimate();
         let context = strategy_context(&self.view, &self.deps.settings, &self.calibration, state, raw);
-        let Some(edit) = self.strategy.plan_reactive(&context) else { return false };
+        let Some(edit) = self.strategy.plan_reactive(&context)? else { return Ok(false) };
         self.apply(state, edit).await;
-        true
+        Ok(true)
+    }
+
+    /// Ends the run on the strategy's failure (a plug-in's: `docs/strategies.md`).
+    pub(super) fn fail_strategy(&self, state: &mut LoopState, error: StrategyError) {
+        state.error = Some(error.0);
+        state.finish(crate::outcome::Outcome::StrategyError);
     }
 
     /// Carries out `edit` and reports it with the loop's estimates before
     /// and after, and the [`ViewChange`] a report prices them from.
     async fn apply(&mut self, state: &mut LoopState, edit: Edit) {
-        let strategy = self.strategy.name();
+        let strategy = self.strategy.name().to_owned();
         let tokens_before = self.raw_estimate();
         let mut change = self.view_change(state);
         let event = match edit {
@@ -104,7 +111,7 @@ impl AgentLoop<'_> {
             Edit::Summarize { layer, range, keep_users } => {
                 let estimated_tokens = self.calibration.apply(self.raw_estimate());
                 let window = self.deps.settings.context_window;
-                self.emit(state, LoopEvent::CompactTriggered { strategy, layer, estimated_tokens, window });
+                self.emit(state, LoopEvent::CompactTriggered { strategy: strategy.clone(), layer, estimated_tokens, window });
                 let messages = self.view.render_range(&state.transcript, range.clone());
                 let summary = self.summarize(state, &messages).await;
                 let used_fallback = summary.is_none();

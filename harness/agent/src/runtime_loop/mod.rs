@@ -120,7 +120,8 @@ impl<'a> AgentLoop<'a> {
     /// Prepares a run.
     pub fn new(deps: LoopDeps<'a>) -> Self {
         let doom = DoomLoopDetectors::new(deps.settings.doom_loop.clone());
-        let strategy = crate::context::build(deps.settings.strategy, &deps.settings.strategies);
+        let settings = &deps.settings;
+        let strategy = crate::context::build(&settings.strategy, &settings.strategies, &settings.plugin_dir);
         let tools = deps.client.tool_freezer();
         Self {
             deps,
@@ -142,6 +143,7 @@ impl<'a> AgentLoop<'a> {
     pub async fn run(mut self, task: &str) -> LoopState {
         let mut state = LoopState::new(task, self.deps.settings.step_budget);
         self.drive(&mut state).await;
+        state.strategy = self.strategy.name().to_owned();
         let usage: Usage = state.usage;
         self.emit(
             &state,
@@ -169,7 +171,8 @@ impl<'a> AgentLoop<'a> {
 
     async fn step(&mut self, state: &mut LoopState) {
         let mut prepared = self.prepare(state).await;
-        let turn = self.call(state, &mut prepared).await;
+        // A strategy that failed while preparing has ended the run.
+        let turn = if state.is_finished() { None } else { self.call(state, &mut prepared).await };
         self.last_view = std::mem::take(&mut prepared.view);
         let Some(turn) = turn else { return };
         self.act(state, turn, prepared.final_turn).await;

@@ -51,7 +51,9 @@ impl AgentLoop<'_> {
             self.system_estimate = (system_index, text_tokens(&system));
         }
         self.view.sync(&state.transcript);
-        self.compact_planned(state).await;
+        if let Err(error) = self.compact_planned(state).await {
+            self.fail_strategy(state, error);
+        }
 
         let mut prepared = Prepared {
             system,

@@ -18,6 +18,7 @@ mod hostile_input;
 mod html_report;
 mod import;
 mod nothing_lost;
+mod plugin_strategies;
 mod prices;
 mod provider_context;
 mod record;

@@ -7,7 +7,7 @@ use crate::util::{reloop, repo, stderr, stdout};
 #[test]
 fn the_checked_in_schemas_are_fresh() {
     let mut stale = Vec::new();
-    for format in ["scenario", "recording", "gates"] {
+    for format in ["scenario", "recording", "gates", "strategy"] {
         let output = reloop(&repo(), &["schema", format]);
         assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
         let file = format!("docs/schema/{format}.schema.json");

@@ -11,7 +11,7 @@ exchanges:
 ";
 
 /// (name, which file is broken, its text, where the error must point).
-const BROKEN: [(&str, &str, &str, &str); 21] = [
+const BROKEN: [(&str, &str, &str, &str); 24] = [
     ("misspelt-field", "s.yaml", "modle: gpt-4o\nsystem: s\ntask: t\nrecording: recording.yaml\n", "s.yaml:1:1: field `modle`"),
     ("missing-task", "s.yaml", "model: gpt-4o\nsystem: s\nrecording: recording.yaml\n", "s.yaml:3:1: missing field `task`"),
     ("window-not-a-number", "s.yaml", "model: m\ncontext_window: lots\nsystem: s\ntask: t\nrecording: recording.yaml\n", "s.yaml:2:17: field `context_window`"),
@@ -64,6 +64,24 @@ const BROKEN: [(&str, &str, &str, &str); 21] = [
         "s.yaml",
         "model: m\nwire: [anthropic, gemini]\nsystem: s\ntask: t\nrecording: recording.yaml\nloop: { strategy: native }\ntools:\n  ci_status: { description: d, results: [{ output: o }] }\n",
         "s.yaml:6:19: field `loop.strategy`: is native, but wire `gemini` has no provider-side context management",
+    ),
+    (
+        "misspelt-strategy",
+        "s.yaml",
+        "model: m\nsystem: s\ntask: t\nrecording: recording.yaml\nloop: { strategy: rokuu }\ntools:\n  ci_status: { description: d, results: [{ output: o }] }\n",
+        "field `loop.strategy`: `rokuu` is neither a strategy (roku, opencode, codex, masking, none, native) nor a plug-in's file in",
+    ),
+    (
+        "plugin-without-a-program",
+        "s.yaml",
+        "model: m\nsystem: s\ntask: t\nrecording: recording.yaml\nloop: { strategy: { command: [] } }\ntools:\n  ci_status: { description: d, results: [{ output: o }] }\n",
+        "field `loop.strategy.command`: must name a program (and its arguments)",
+    ),
+    (
+        "plugin-without-time",
+        "s.yaml",
+        "model: m\nsystem: s\ntask: t\nrecording: recording.yaml\nloop: { strategy: { command: [python3, s.py], timeout_secs: 0 } }\ntools:\n  ci_status: { description: d, results: [{ output: o }] }\n",
+        "field `loop.strategy.timeout_secs`: must be at least 1, not 0",
     ),
     ("gates-unknown-check", "gates.yaml", "passed: { no_regression: true }\n", "gates.yaml:1"),
     ("gates-bad-percent", "gates.yaml", "input_tokens_total: { max_increase: lots }\n", "gates.yaml:1"),

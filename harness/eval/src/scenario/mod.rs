@@ -122,6 +122,8 @@ impl ScenarioFile {
         let recording_path = file.parent().unwrap_or(Path::new(".")).join(&spec.recording);
         let recording = last.load(&recording_path)?;
         validate_settings::check_scenario(&spec, &recording).map_err(|e| yaml::range_error(file, &text, e))?;
+        validate_settings::check_plugin_file(&spec.loop_settings.strategy, file.parent().unwrap_or(Path::new(".")))
+            .map_err(|e| yaml::range_error(file, &text, e))?;
         if let Some(preset) = spec.agent.as_ref().and_then(|a| a.preset) {
             check_calls_fit(&recording_path, preset, &recording)?;
         }

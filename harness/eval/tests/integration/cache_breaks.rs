@@ -28,7 +28,7 @@ fn a_timestamp_in_the_system_prompt_is_named_with_its_span() {
 #[test]
 fn a_masking_break_names_the_masked_message_and_its_step() {
     let mut scenario = Scenario::load(&crate::bundled("long-session-microcompaction")).unwrap();
-    scenario.loop_settings.strategy = StrategyName::Masking;
+    scenario.loop_settings.strategy = StrategyName::Masking.into();
     let report = run_scenario(&scenario);
     let found = breaks(&report);
     assert!(!found.is_empty());

@@ -29,7 +29,7 @@ fn recorded_cost() -> f64 {
 /// message, with the 5-minute lifetime.
 fn as_pi_ran_it() -> Scenario {
     let mut scenario = Scenario::load(&bundled(SESSION)).unwrap();
-    scenario.loop_settings.strategy = StrategyName::None;
+    scenario.loop_settings.strategy = StrategyName::None.into();
     scenario.loop_settings.cache_breakpoints =
         CacheBreakpointSettings { at: vec![BreakpointPlace::System, BreakpointPlace::LastMessage], ttl: CacheTtl::FiveMinutes };
     scenario
@@ -84,7 +84,7 @@ fn a_recorded_anthropic_session_simulated_prices_within_25_percent_of_its_record
 fn recorded_usage_prices_only_the_run_that_sent_what_the_session_sent() {
     let faithful = run_scenario(&as_pi_ran_it());
     let mut masking = as_pi_ran_it();
-    masking.loop_settings.strategy = StrategyName::Masking;
+    masking.loop_settings.strategy = StrategyName::Masking.into();
     masking.loop_settings.strategies.masking.keep = 1;
     let masked = run_scenario(&masking);
     assert!(masked.metrics.compactions[0] > 0, "masking must mask for this test to mean anything: {:?}", masked.metrics.compactions);
@@ -106,7 +106,7 @@ fn recorded_usage_prices_only_the_run_that_sent_what_the_session_sent() {
 #[test]
 fn a_session_ending_mid_task_keeps_recorded_pricing_on() {
     let mut scenario = Scenario::load(&bundled("imported/codemie-code-rollout-2026-01-02t18-39-45-019b7f94-51b4-7593-922e-ba12b5b73b52")).unwrap();
-    scenario.loop_settings.strategy = StrategyName::None;
+    scenario.loop_settings.strategy = StrategyName::None.into();
     let report = run_scenario(&scenario);
     assert_eq!(report.metrics.cost_source, CostSource::Recorded, "{:?}", report.outcome);
     let recorded = report.metrics.usage_recorded.expect("the three recorded calls price the run");
@@ -120,7 +120,7 @@ fn a_session_ending_mid_task_keeps_recorded_pricing_on() {
 fn every_strategy_shares_the_sessions_provider_token_fit() {
     let none = run_scenario(&as_pi_ran_it());
     let mut masking = as_pi_ran_it();
-    masking.loop_settings.strategy = StrategyName::Masking;
+    masking.loop_settings.strategy = StrategyName::Masking.into();
     masking.loop_settings.strategies.masking.keep = 1;
     let masked = run_scenario(&masking);
     assert!(masked.metrics.tokens_saved_total > 0, "masking changed the prompts");
