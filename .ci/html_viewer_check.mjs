@@ -3,10 +3,13 @@
 // expand a step, and find what the call sent, the reply, the tool call and
 // its result; on a sweep, open a step that first sent a masked or compacted
 // message and find it shown as such beside its original, and the
-// strategies of a scenario overlaid. Prints how long the page took to load
+// strategies of a scenario overlaid, and the cost–retention frontier (one
+// labelled point per strategy, labelled axes). Prints how long the page took to load
 // and to draw its runs table; fails past --max-ms (default 3000). With
-// --shot FILE, a screenshot of that step (docs/img/viewer.png).
-// usage: node .ci/html_viewer_check.mjs REPORT.html [--max-ms N] [--sweep] [--shot FILE]
+// --shot FILE, a screenshot of that step (docs/img/viewer.png); with
+// --sweep --frontier-shot FILE, of the overall frontier under its heading
+// (docs/img/frontier.png).
+// usage: node .ci/html_viewer_check.mjs REPORT.html [--max-ms N] [--sweep] [--shot FILE] [--frontier-shot FILE]
 //        (NODE_PATH must reach puppeteer-core)
 import { statSync } from 'node:fs';
 import { resolve } from 'node:path';
@@ -16,6 +19,7 @@ const file = resolve(args[0]);
 const maxMs = Number(args.includes('--max-ms') ? args[args.indexOf('--max-ms') + 1] : 3000);
 const sweep = args.includes('--sweep');
 const shot = args.includes('--shot') ? args[args.indexOf('--shot') + 1] : null;
+const frontierShot = args.includes('--frontier-shot') ? args[args.indexOf('--frontier-shot') + 1] : null;
 await withPage(async (page, problems) => {
   if (shot) { await page.setViewport({ width: 1280, height: 1100 }); }
   const started = Date.now();
@@ -148,5 +152,56 @@ await withPage(async (page, problems) => {
     if (overlay.charts < 3 || overlay.series < 2) problems.push(`no overlaid strategies: ${JSON.stringify(overlay)}`);
     if (overlay.side < 2) problems.push(`no savings and cost by strategy: ${JSON.stringify(overlay)}`);
     console.log(`viewer check: ${overlay.charts} overlay charts, ${overlay.series} strategies on the first, ${overlay.side} strategies side by side`);
+
+    // The frontier (issue 40): cost against retention, overall first, then
+    // per scenario; one drawn point per strategy of the table, each labelled
+    // with its variant, both axes labelled, and the optimal points named in
+    // the caption.
+    const frontier = await page.evaluate(() => {
+      const chart = (figure) => {
+        const points = [...figure.querySelectorAll('svg g.point')];
+        return {
+          variants: points.map((p) => p.dataset.variant),
+          labelled: points.filter((p) => { const t = p.querySelector('text'); return t && t.textContent.startsWith(p.dataset.variant); }).length,
+          drawn: points.filter((p) => { const b = p.querySelector('circle').getBoundingClientRect(); return b.width > 0 && b.height > 0; }).length,
+          optimal: points.filter((p) => p.classList.contains('optimal')).map((p) => p.dataset.variant),
+          axes: [...figure.querySelectorAll('svg text.axis-label')].map((t) => t.textContent),
+          caption: figure.querySelector('figcaption') ? figure.querySelector('figcaption').textContent : '',
+        };
+      };
+      const figures = [...document.querySelectorAll('figure.frontier')];
+      const overall = document.querySelector('figure.frontier.overall');
+      return {
+        strategies: [...document.querySelectorAll('#by-variant tbody tr')].map((r) => r.cells[0].textContent),
+        overallFirst: figures.length > 0 && figures[0] === overall,
+        overall: overall && chart(overall),
+        scenarios: [...document.querySelectorAll('figure.frontier.scenario')].map((f) => Object.assign({ scenario: f.dataset.scenario }, chart(f))),
+      };
+    });
+    const same = (a, b) => JSON.stringify([...a].sort()) === JSON.stringify([...b].sort());
+    if (!frontier.overall || !frontier.overallFirst) problems.push(`no overall frontier before the per-scenario ones: ${JSON.stringify(frontier).slice(0, 300)}`);
+    else {
+      const o = frontier.overall;
+      if (!same(o.variants, frontier.strategies) || o.drawn !== o.variants.length || o.labelled !== o.variants.length) problems.push(`the overall frontier has not one drawn, labelled point per strategy: ${JSON.stringify(o)} against ${frontier.strategies}`);
+      if (o.axes.length !== 2 || !o.axes.some((a) => a.startsWith('retention')) || !o.axes.some((a) => a.startsWith('cost'))) problems.push(`the overall frontier's axes are not labelled: ${o.axes}`);
+      if (!o.optimal.every((v) => o.caption.includes(v))) problems.push(`the caption does not name the optimal points ${o.optimal}: ${o.caption}`);
+      console.log(`viewer check: frontier of ${o.variants.length} strategies, ${o.caption}`);
+    }
+    if (frontier.scenarios.length === 0) problems.push('no per-scenario frontier');
+    frontier.scenarios.forEach((s) => {
+      if (s.variants.length < 2 || s.drawn !== s.variants.length || s.labelled !== s.variants.length || s.axes.length !== 2) problems.push(`frontier of ${s.scenario}: ${JSON.stringify(s)}`);
+    });
+    console.log(`viewer check: ${frontier.scenarios.length} per-scenario frontiers`);
+    if (frontierShot) {
+      // The overall frontier under its heading: the README's picture.
+      await page.setViewport({ width: 1000, height: 1100 });
+      const clip = await page.evaluate(() => {
+        const top = document.querySelector('#frontier').getBoundingClientRect();
+        const chart = document.querySelector('#frontier-overall').getBoundingClientRect();
+        return { x: 0, y: top.top + window.scrollY - 8, width: 1000, height: chart.bottom - top.top + 16 };
+      });
+      await page.screenshot({ path: frontierShot, clip });
+      console.log(`screenshot: ${frontierShot}`);
+    }
   }
 });

@@ -5,7 +5,7 @@ use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 
 use comfy_table::{ContentArrangement, Table, presets::UTF8_FULL_CONDENSED};
-use reloop_eval::sweep::{LikeForLike, RunVariant, Variant, VariantSummary, load_variants};
+use reloop_eval::sweep::{LikeForLike, RunVariant, StrategyName, Variant, load_variants};
 
 use crate::app::SweepArgs;
 use crate::batch::{Prepared, execute, exit_code_of, prepare};
@@ -52,12 +52,18 @@ pub fn run(args: SweepArgs, cancel: Arc<AtomicBool>) -> anyhow::Result<i32> {
     let (runs, _) = execute(&plan, &args.batch, report, live, &cancel)?;
     // Totals over like with like; every run's own figures stay in the Parquet.
     let like = LikeForLike::of(&runs, &variants);
-    print_stdout(&format!("{}{}\nreports: {}\n", render(&like.summaries), like.describe(), args.out.display()))?;
+    print_stdout(&format!("{}{}\nreports: {}\n", render(&like), like.describe(), args.out.display()))?;
     Ok(exit_code_of(&runs, plan.runs(), &cancel))
 }
 
-/// One row per variant.
-fn render(summaries: &[VariantSummary]) -> String {
+/// One row per variant. `cost vs none` is against the variant named `none`
+/// (the run without compaction), `-` when the sweep has none or it completed
+/// no scenario; `retention` is `-` when the runs needed no reference to an
+/// earlier tool result.
+fn render(like: &LikeForLike) -> String {
+    let summaries = &like.summaries;
+    let none = StrategyName::None.as_str();
+    let base = summaries.iter().find(|s| s.variant == none && !like.completed_none.iter().any(|v| v == none));
     let mut table = Table::new();
     table.load_preset(UTF8_FULL_CONDENSED).set_content_arrangement(ContentArrangement::Dynamic).set_header(vec![
         "variant",
@@ -70,7 +76,9 @@ fn render(summaries: &[VariantSummary]) -> String {
         "cache breaks (sim)",
         "detected (P / R)",
         "cost $",
+        "cost vs none",
         "summary share",
+        "retention",
         "pass",
     ]);
     for s in summaries {
@@ -86,7 +94,9 @@ fn render(summaries: &[VariantSummary]) -> String {
             s.cache_breaks_simulated.to_string(),
             format!("{} ({} / {})", s.cache_breaks_detected, ratio(s.cache_break_precision()), ratio(s.cache_break_recall())),
             format!("{:.4}", s.cost_usd),
+            base.and_then(|base| s.cost_against(base)).map_or_else(|| "-".to_owned(), |against| format!("{:+.1}%", against * 100.0)),
             s.summary_share().map_or_else(|| "-".to_owned(), |share| format!("{:.1}%", share * 100.0)),
+            s.retention().map_or_else(|| "-".to_owned(), |retention| format!("{:.1}%", retention * 100.0)),
             format!("{}/{}", s.passed, s.runs),
         ]);
     }

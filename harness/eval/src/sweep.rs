@@ -161,6 +161,10 @@ pub struct VariantSummary {
     pub cost_usd: f64,
     /// Σ of that paid for summary calls.
     pub compaction_cost_usd: f64,
+    /// Σ references to earlier tool results that later actions used.
+    pub references_needed: u64,
+    /// Σ of those the context no longer held when they were used.
+    pub references_lost: u64,
 }
 
 impl VariantSummary {
@@ -181,6 +185,19 @@ impl VariantSummary {
         self.cache_breaks_matched += m.cache_breaks_matched;
         self.cost_usd += m.estimated_cost_usd.unwrap_or(0.0);
         self.compaction_cost_usd += m.by_share[Share::COMPACTION.index()].estimated_cost_usd.unwrap_or(0.0);
+        self.references_needed += m.references_needed;
+        self.references_lost += m.references_lost;
+    }
+
+    /// 1 − Σ lost / Σ needed over all runs; `None` when nothing was needed.
+    pub fn retention(&self) -> Option<f64> {
+        (self.references_needed > 0).then(|| 1.0 - self.references_lost as f64 / self.references_needed as f64)
+    }
+
+    /// The cost relative to `base`'s (`+0.5`: half as dear again); `None`
+    /// when `base` cost nothing.
+    pub fn cost_against(&self, base: &VariantSummary) -> Option<f64> {
+        (base.cost_usd > 0.0).then(|| self.cost_usd / base.cost_usd - 1.0)
     }
 
     /// The share of the cost paid for summary calls; `None` when nothing was priced.
@@ -233,7 +250,10 @@ impl SweepTally {
 /// Sweep totals over like with like: the scenarios every variant completed
 /// (ended with a final answer, or where an imported session ended). A variant whose run of a scenario stopped
 /// early (a context overflow at step 261 against 558 for the others) would
-/// otherwise look cheap for having done less.
+/// otherwise look cheap for having done less. A variant that completed no
+/// scenario at all is not asked to (it would leave nothing to compare);
+/// it is named as such. The HTML report sums the same way
+/// (`reloop_report::strategy_totals`).
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct LikeForLike {
     /// Per variant, in the order given, over the common scenarios only.
@@ -243,16 +263,23 @@ pub struct LikeForLike {
     /// The other scenarios, by name, with each variant that did not
     /// complete them and how its run ended (`None`: the variant has no run).
     pub left_out: BTreeMap<String, Vec<(String, Option<Outcome>)>>,
+    /// Variants that completed no scenario (`none` on scenarios/long/, where
+    /// it overflows every window): they do not empty the comparison, and
+    /// their rows sum their runs of the common scenarios as far as they got.
+    pub completed_none: Vec<String>,
 }
 
 impl LikeForLike {
-    /// Sums `runs` of `variants` over the scenarios all of them completed.
+    /// Sums `runs` of `variants` over the scenarios all of them completed,
+    /// leaving out of that condition the variants that completed none.
     pub fn of(runs: &[RunSummary], variants: &[RunVariant]) -> Self {
         let completed = |run: &RunSummary| run.outcome.completed();
         let scenarios: BTreeSet<&str> = runs.iter().map(|r| r.scenario.as_str()).collect();
+        let (judged, completed_none): (Vec<&RunVariant>, Vec<&RunVariant>) =
+            variants.iter().partition(|variant| runs.iter().any(|r| r.variant == variant.name() && completed(r)));
         let mut left_out = BTreeMap::new();
         for scenario in &scenarios {
-            let missing: Vec<(String, Option<Outcome>)> = variants
+            let missing: Vec<(String, Option<Outcome>)> = judged
                 .iter()
                 .filter_map(|variant| {
                     let run = runs.iter().find(|r| r.scenario == *scenario && r.variant == variant.name());
@@ -267,7 +294,8 @@ impl LikeForLike {
         for run in runs.iter().filter(|r| !left_out.contains_key(&r.scenario)) {
             tally.add(run);
         }
-        Self { summaries: tally.variants, scenarios: scenarios.len() - left_out.len(), left_out }
+        let completed_none = completed_none.iter().map(|v| v.name().to_owned()).collect();
+        Self { summaries: tally.variants, scenarios: scenarios.len() - left_out.len(), left_out, completed_none }
     }
 
     /// `12 of 14 scenarios completed under every variant; left out: a (none: context_exceeded), b (masking: llm_error)`.
@@ -284,6 +312,9 @@ impl LikeForLike {
                 })
                 .collect();
             text.push_str(&format!("; left out: {}", names.join(", ")));
+        }
+        if !self.completed_none.is_empty() {
+            text.push_str(&format!("; completed none, summed as far as they got: {}", self.completed_none.join(", ")));
         }
         text
     }
@@ -327,5 +358,46 @@ mod tests {
         // An imported session that ends where its source stopped is complete.
         assert_eq!(inputs, [("roku", 400), ("none", 500)]);
         assert_eq!(like.describe(), "like for like: 2 of 3 scenarios completed under every variant; left out: long-a (none: context_exceeded)");
+    }
+
+    /// Issue 40: on scenarios/long/ `none` overflows every window, and the
+    /// totals were over 0 of 5 scenarios, all zeros.
+    #[test]
+    fn a_variant_that_completed_nothing_does_not_empty_the_totals() {
+        let variants = [RunVariant::Swept(Variant::of_strategy(StrategyName::Masking)), RunVariant::Swept(Variant::of_strategy(StrategyName::None))];
+        let runs = [
+            run("long-a", "masking", Outcome::FinalAnswer, 500),
+            run("long-a", "none", Outcome::ContextExceeded, 200),
+            run("long-b", "masking", Outcome::ContextExceeded, 300),
+            run("long-b", "none", Outcome::ContextExceeded, 400),
+        ];
+        let like = LikeForLike::of(&runs, &variants);
+        let inputs: Vec<(&str, u64)> = like.summaries.iter().map(|s| (s.variant.as_str(), s.input_tokens)).collect();
+        assert_eq!(inputs, [("masking", 500), ("none", 200)]);
+        assert_eq!(
+            like.describe(),
+            "like for like: 1 of 2 scenarios completed under every variant; left out: long-b (masking: context_exceeded); completed none, summed as far as they got: none"
+        );
+    }
+
+    /// Issue 40: a strategy's retention is over its references, summed run
+    /// by run, not a mean of the runs' ratios.
+    #[test]
+    fn retention_and_cost_against_none_are_over_all_runs() {
+        let with = |needed, lost, cost| {
+            let mut run = run("s", "masking", Outcome::FinalAnswer, 0);
+            run.metrics.references_needed = needed;
+            run.metrics.references_lost = lost;
+            run.metrics.estimated_cost_usd = Some(cost);
+            run
+        };
+        let mut masking = VariantSummary::default();
+        masking.add(&with(2, 1, 3.0));
+        masking.add(&with(8, 1, 3.0));
+        assert_eq!(masking.retention(), Some(0.8));
+        let mut none = VariantSummary::default();
+        assert_eq!(none.retention(), None, "nothing needed, nothing to retain");
+        none.add(&with(0, 0, 4.0));
+        assert_eq!(masking.cost_against(&none), Some(0.5));
     }
 }

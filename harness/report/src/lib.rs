@@ -6,7 +6,8 @@
 //! of them on (scenario, variant) into a [`compare::Comparison`];
 //! [`gates::GateSet`] judges it; the [`render`] modules turn the verdict into
 //! a terminal table, JSON, a pull-request comment, GitHub annotations; the
-//! [`html`] module draws a self-contained page; [`merge`] joins shards;
+//! [`html`] module draws a self-contained page, with a sweep's
+//! [`strategy_totals`] and their cost–retention frontier; [`merge`] joins shards;
 //! [`detectors`] scores the doom-loop detectors against a labelled suite.
 
 pub mod cache_causes;
@@ -23,6 +24,7 @@ pub mod merge;
 pub mod render;
 pub mod runs;
 pub mod stats;
+pub mod strategy_totals;
 pub mod table;
 
 pub use error::ReportError;

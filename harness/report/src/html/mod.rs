@@ -1,13 +1,16 @@
 //! `reloop report DIR --html FILE`: one self-contained page (inline CSS,
 //! inline SVG, inline script; no network): the diff against a baseline; for
-//! a sweep, savings and cost by strategy and the strategies of each scenario
-//! overlaid; the runs table grouped by scenario with filters; a step-by-step
+//! a sweep, savings, cost, cache breaks and retention by strategy with the
+//! cost–retention frontier ([`strategies`], [`frontier`]) and the strategies
+//! of each scenario overlaid; the runs table grouped by scenario with filters; a step-by-step
 //! viewer of any run ([`viewer`]), with the messages each call sent
 //! ([`sent`]); and per run a timeline of prompt tokens
 //! with compaction, cache and doom-loop marks.
 
+pub mod frontier;
 mod page;
 mod sent;
+mod strategies;
 pub mod svg;
 mod viewer;
 

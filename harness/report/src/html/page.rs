@@ -45,7 +45,13 @@ pub fn render(dir: &Path, baseline: Option<&Verdict<'_>>) -> Result<String, Repo
     let steps = Table::load(dir, "steps")?;
     let events = Table::load(dir, "events")?;
     let mut html = String::from("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">");
-    let _ = write!(html, "<title>reloop report: {}</title><style>{STYLE}{}</style></head><body>", escape(&dir.display().to_string()), viewer::STYLE);
+    let _ = write!(
+        html,
+        "<title>reloop report: {}</title><style>{STYLE}{}{}</style></head><body>",
+        escape(&dir.display().to_string()),
+        viewer::STYLE,
+        super::frontier::STYLE
+    );
     let skipped = runs.text("outcome")?.iter().filter(|outcome| *outcome == SKIPPED).count();
     let passed = runs.number("passed").map_or(0, |v| v.iter().filter(|p| **p == Some(1.0)).count()).saturating_sub(skipped);
     let failed = runs.len() - passed - skipped;

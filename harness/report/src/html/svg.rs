@@ -1,6 +1,8 @@
 //! Inline SVG charts drawn by hand: a step timeline (prompt tokens sent and
 //! uncompacted, compaction marks, cache hits and breaks, the doom loop's
-//! first step) and a horizontal bar chart. No scripts, no external assets.
+//! first step), a horizontal bar chart and lines per series; the frontier's
+//! scatter ([`super::frontier`]) shares the frame and colours. No scripts, no
+//! external assets.
 
 use std::fmt::Write as _;
 
@@ -119,7 +121,7 @@ pub fn labelled_bars(rows: &[(String, f64, String)], title: &str) -> String {
 }
 
 /// Series colours of [`lines`], in order (a variant keeps its colour on every chart).
-const PALETTE: [&str; 8] = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#17becf"];
+pub(super) const PALETTE: [&str; 8] = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#17becf"];
 
 /// One line per series over the steps, with a legend: the strategies of one
 /// scenario overlaid. `title` names the value.
@@ -151,7 +153,8 @@ pub fn lines(series: &[(String, Vec<(u64, f64)>)], title: &str) -> String {
     svg
 }
 
-fn open(width: f64, height: f64, title: &str) -> String {
+/// An `<svg>` element of `width` × `height` with its accessible `title`; the caller closes it.
+pub(super) fn open(width: f64, height: f64, title: &str) -> String {
     format!(
         r#"<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {width} {height}" width="{width}" height="{height}" role="img"><title>{}</title>"#,
         escape(title)

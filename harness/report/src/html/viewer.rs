@@ -229,10 +229,10 @@ impl StepView {
     }
 }
 
-/// The sweep's views: per scenario run under several variants, the variants
-/// overlaid (prompt tokens per step, cumulative cost, cache hit ratio); and
-/// savings, cost and cache hits by variant side by side. Nothing for a
-/// single variant.
+/// The sweep's views: the strategies side by side with their frontier
+/// ([`super::strategies`]); and per scenario run under several variants, the
+/// variants overlaid (prompt tokens per step, cumulative cost, cache hit
+/// ratio). Nothing for a single variant.
 pub(super) fn sweep_section(html: &mut String, runs: &Table, steps: &Table) -> Result<(), ReportError> {
     let variants = runs.text("variant")?;
     let mut order: Vec<String> = Vec::new();
@@ -244,7 +244,7 @@ pub(super) fn sweep_section(html: &mut String, runs: &Table, steps: &Table) -> R
     if order.len() < 2 {
         return Ok(());
     }
-    by_variant(html, runs, &variants, &order);
+    super::strategies::section(html, runs)?;
     let step_rows = rows_by_run(steps)?;
     let (step, purpose) = (numbers(steps, "step"), texts(steps, "purpose")?);
     let (input, cache_read, cost) = (numbers(steps, "input_tokens"), numbers(steps, "cache_read_tokens"), numbers(steps, "estimated_cost_usd"));
@@ -290,49 +290,6 @@ pub(super) fn sweep_section(html: &mut String, runs: &Table, steps: &Table) -> R
         );
     }
     Ok(())
-}
-
-/// Savings, cost and cache hits per variant, over all its runs.
-fn by_variant(html: &mut String, runs: &Table, variants: &[String], order: &[String]) {
-    let column = |name| numbers(runs, name);
-    let (sent, uncompacted, cost, read) =
-        (column("input_tokens_total"), column("input_tokens_uncompacted_total"), column("estimated_cost_usd"), column("cache_read_tokens"));
-    let lost = column("cache_tokens_lost");
-    let totals: Vec<[f64; 5]> = order
-        .iter()
-        .map(|variant| {
-            let mut total = [0.0; 5];
-            for row in (0..variants.len()).filter(|row| &variants[*row] == variant) {
-                for (sum, value) in total.iter_mut().zip([&sent, &uncompacted, &cost, &read, &lost]) {
-                    *sum += value[row].unwrap_or(0.0);
-                }
-            }
-            total
-        })
-        .collect();
-    let savings: Vec<(String, f64)> = order.iter().zip(&totals).map(|(v, t)| (v.clone(), if t[1] > 0.0 { 1.0 - t[0] / t[1] } else { 0.0 })).collect();
-    let top_cost = totals.iter().map(|t| t[2]).fold(0.0, f64::max);
-    let costs: Vec<(String, f64, String)> =
-        order.iter().zip(&totals).map(|(v, t)| (v.clone(), if top_cost > 0.0 { t[2] / top_cost } else { 0.0 }, format!("${:.4}", t[2]))).collect();
-    html.push_str("<h2>Savings and cost by strategy</h2><table class=\"sortable\" id=\"by-variant\"><thead><tr><th>variant</th><th>savings</th><th>cost $</th><th>cache hit ratio</th><th>cached tokens lost to breaks</th></tr></thead><tbody>");
-    for ((variant, saving), total) in savings.iter().zip(&totals) {
-        let hit = if total[0] > 0.0 { total[3] / total[0] } else { 0.0 };
-        let _ = write!(
-            html,
-            "<tr><td>{}</td><td>{:.1}%</td><td>{:.4}</td><td>{:.1}%</td><td>{}</td></tr>",
-            escape(variant),
-            saving * 100.0,
-            total[2],
-            hit * 100.0,
-            crate::figures::number(total[4])
-        );
-    }
-    let _ = write!(
-        html,
-        "</tbody></table><div class=\"charts\"><figure>{}<figcaption>savings: 1 − input tokens sent / uncompacted</figcaption></figure><figure>{}<figcaption>cost, USD</figcaption></figure></div>",
-        svg::bars(&savings, "compaction savings by variant"),
-        svg::labelled_bars(&costs, "cost by variant")
-    );
 }
 
 pub(super) const STYLE: &str = ".charts{display:flex;flex-wrap:wrap;gap:1em}.charts figure{margin:0}.charts svg{width:480px;height:auto}polyline.series{fill:none;stroke-width:2}#filters select{margin-right:1em}tr.first td{border-top:2px solid #888}a.view{cursor:pointer;color:#1f5fa8;text-decoration:underline}#viewer{border-top:2px solid #1f77b4;margin-top:1em}#viewer details.step{border:1px solid #ddd;border-radius:4px;margin:.3em 0;padding:.2em .5em}#viewer details.step>summary{cursor:pointer}.call{margin:.3em 0;padding:.3em;background:#f7f7f7}.cachebreak{color:#b00020}.cachehit{color:#1b7f3b}.tool{border-left:3px solid #1f77b4;padding-left:.5em;margin:.4em 0}.tool.error{border-color:#d62728}pre{white-space:pre-wrap;word-break:break-word;background:#fafafa;padding:.4em;margin:.2em 0;max-height:24em;overflow:auto}.note{margin:.2em 0}.note.compaction{color:#6a3d9a}.note.doom{color:#e65100;font-weight:bold}.note.retry{color:#8c564b}.note.fault{color:#b00020}.badge{display:inline-block;padding:0 .4em;border-radius:3px;font-size:12px;margin-left:.3em;background:#eee}.badge.doom{background:#ffe0b2}.badge.break{background:#fdecea}.badge.compaction{background:#ede7f6}.badge.masked{background:#fff3cd}.badge.compacted{background:#ede7f6}.badge.edited{background:#e3f2fd}.badge.new{background:#e6f4ea}details.sent,details.dropped,details.msg{margin:.2em 0 .2em 1em}details.msg>summary .head{color:#666}details.msg.masked>summary,details.msg.compacted>summary{font-style:italic}pre.reply{border-left:3px solid #1b7f3b}pre .del{background:#fdecea}pre .ins{background:#e6f4ea}";
