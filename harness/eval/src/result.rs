@@ -179,10 +179,6 @@ pub struct RunMetrics {
     /// Calls an upstream answered live (`run --upstream`): a run with any
     /// is not deterministic.
     pub live_steps: u64,
-    /// References to earlier tool results that later actions used.
-    pub references_needed: u64,
-    /// Of those, the ones no message sent at the using step contained.
-    pub references_lost: u64,
 }
 
 impl RunMetrics {
