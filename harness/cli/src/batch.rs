@@ -31,7 +31,8 @@ const CHECKPOINT_EVERY: Duration = Duration::from_secs(5);
 /// Everything checked before the first run: the `--prices` table loaded,
 /// every scenario under the batch's paths validated (every error printed), then `out` created and written to.
 /// `Err` is the exit code for bad input.
-pub fn prepare(batch: &BatchArgs, variants: Vec<RunVariant>, wires: Option<&[WireFormat]>, out: &Path) -> Result<Prepared, i32> {
+/// `cancel` (the first Ctrl-C) also ends the live calls in flight.
+pub fn prepare(batch: &BatchArgs, variants: Vec<RunVariant>, wires: Option<&[WireFormat]>, out: &Path, cancel: &Arc<AtomicBool>) -> Result<Prepared, i32> {
     install_prices(batch.prices.as_deref())?;
     let paths = &batch.paths;
     let plan = Plan::validate_over(paths, variants, wires, jobs(batch)).map_err(|errors| {
@@ -47,7 +48,7 @@ pub fn prepare(batch: &BatchArgs, variants: Vec<RunVariant>, wires: Option<&[Wir
         0 => {}
         runs => eprintln!("note: {runs} native run(s) left out: their wire has no provider-side context management (native runs on {NATIVE_WIRES})"),
     }
-    let live = live_settings(&batch.live, plan.runs()).map_err(|error| {
+    let live = live_settings(&batch.live, plan.runs(), cancel).map_err(|error| {
         eprintln!("error: {error}");
         exit_code::BAD_INPUT
     })?;
@@ -75,7 +76,7 @@ pub struct Prepared {
 /// without an upstream; `Err` says what is wrong (a mode that needs an
 /// upstream without one, a URL that is not http(s), a bad pattern, one
 /// `--rerecord-to` for a batch of several runs).
-fn live_settings(args: &LiveArgs, runs: usize) -> Result<Option<Arc<LiveSettings>>, String> {
+fn live_settings(args: &LiveArgs, runs: usize, cancel: &Arc<AtomicBool>) -> Result<Option<Arc<LiveSettings>>, String> {
     let Some(url) = &args.upstream else {
         return match args.record_mode {
             RecordModeArg::Once => Ok(None),
@@ -90,7 +91,7 @@ fn live_settings(args: &LiveArgs, runs: usize) -> Result<Option<Arc<LiveSettings
     }
     let redaction = Redaction::new(&args.redact.redact_header, &args.redact.redact_body)?;
     let trigger = Trigger { mode: args.record_mode.mode(), fork_at: args.fork_at };
-    let upstream = Upstream::new(url, args.upstream_model.clone(), trigger, redaction)?;
+    let upstream = Upstream::new(url, args.upstream_model.clone(), trigger, redaction)?.interrupted_by(Arc::clone(cancel));
     Ok(Some(Arc::new(LiveSettings { upstream, rerecord_to: args.rerecord_to.clone() })))
 }
 

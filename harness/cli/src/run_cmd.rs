@@ -43,7 +43,7 @@ pub fn run(args: RunArgs, cancel: Arc<AtomicBool>) -> anyhow::Result<i32> {
 
 /// The batch, then the comparison when it finished.
 fn run_batch(args: &RunArgs, cancel: Arc<AtomicBool>, markdown: Option<&Path>) -> anyhow::Result<i32> {
-    let Prepared { mut plan, report, live } = match prepare(&args.batch, vec![RunVariant::Label(args.variant.clone())], None, &args.out) {
+    let Prepared { mut plan, report, live } = match prepare(&args.batch, vec![RunVariant::Label(args.variant.clone())], None, &args.out, &cancel) {
         Ok(prepared) => prepared,
         Err(code) => {
             stopped(markdown, "reloop run found bad input before the first run (the errors are in the job's log)")?;

@@ -16,7 +16,8 @@ use crate::scenario::Scenario;
 /// run's clock.
 pub async fn start_mock(scenario: &Scenario, clock: &SharedClock) -> Result<(MockServer, Arc<Session>), String> {
     let registry = Arc::new(match &scenario.live {
-        Some(live) => Registry::default().with_live(live.upstream.clone()),
+        // Live calls are bounded in real time by the run's idle limit.
+        Some(live) => Registry::default().with_live(live.upstream.clone().idle_after(scenario.loop_settings.stream_idle_timeout())),
         None => Registry::default(),
     });
     let server = MockServer::start(0, Arc::clone(&registry)).await.map_err(|e| format!("cannot bind loopback: {e}"))?;

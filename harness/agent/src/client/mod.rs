@@ -116,9 +116,12 @@ impl ProviderClient {
     /// A client for `config`, timing calls with `clock`.
     pub fn new(config: ProviderConfig, clock: SharedClock) -> Result<Self, LlmError> {
         // Never route through an environment proxy: the harness talks to
-        // loopback, and a proxy would see API keys.
+        // loopback, and a proxy would see API keys. Never follow a redirect
+        // either: it would send the conversation to a host nobody named
+        // (`reloop_wire::redirect`).
         ensure_crypto_provider();
-        let http = tls::roots_for(reqwest::Client::builder().no_proxy(), &config.base_url)
+        let builder = reqwest::Client::builder().no_proxy().redirect(reqwest::redirect::Policy::none());
+        let http = tls::roots_for(builder, &config.base_url)
             .build()
             .map_err(|e| LlmError::Transport(e.to_string()))?;
         let writer = Arc::new(Mutex::new(RequestWriter::new(config.wire)));
@@ -160,7 +163,8 @@ impl ProviderClient {
             let mut writer = self.writer.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
             formats::body(&mut writer, head, since_latest_compaction(request.messages), &extras)?
         };
-        let mut post = self.http.post(format!("{}{}", self.config.base_url, format.endpoint(&self.config.model, request.stream)));
+        let url = format!("{}{}", self.config.base_url, format.endpoint(&self.config.model, request.stream));
+        let mut post = self.http.post(&url);
         if let Some((name, value)) = formats::context_management_headers(format, management) {
             post = post.header(name, value);
         }
@@ -173,6 +177,10 @@ impl ProviderClient {
             .ok_or(LlmError::StreamIdle { after_ms: millis(idle) })?
             .map_err(|e| LlmError::Transport(e.to_string()))?;
         let status = response.status().as_u16();
+        if reloop_wire::redirect::is_redirect(status) {
+            let location = response.headers().get("location").map(|value| String::from_utf8_lossy(value.as_bytes()).into_owned());
+            return Err(LlmError::InvalidRequest { status, message: reloop_wire::redirect::refused(&url, status, location.as_deref()) });
+        }
         if !(200..300).contains(&status) {
             let retry_after = retry_after(response.headers(), clock);
             let bytes = response.bytes().await.map_err(|e| LlmError::Transport(e.to_string()))?;

@@ -20,6 +20,7 @@ mod provider_context;
 mod record;
 mod html_report;
 mod import;
+mod live_hostile;
 mod nothing_lost;
 mod recorded_usage;
 mod rerecord;
