@@ -459,6 +459,9 @@ pub struct ServeArgs {
     /// Drop a connection that has not sent its request headers within this many seconds.
     #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u64).range(1..=3600))]
     pub header_timeout_secs: u64,
+    /// Drop a connection that has not sent a request's body within this many seconds of its headers.
+    #[arg(long, default_value_t = 30, value_parser = clap::value_parser!(u64).range(1..=3600))]
+    pub body_timeout_secs: u64,
     /// Connections served at once; more wait in the kernel's queue.
     #[arg(long, default_value_t = 1024, value_parser = clap::value_parser!(u64).range(1..=65536))]
     pub max_connections: u64,

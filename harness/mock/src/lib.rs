@@ -11,6 +11,7 @@
 pub mod anthropic_cache;
 pub mod api_errors;
 pub mod auxiliary;
+mod body_timeout;
 pub mod cache_explain;
 pub mod cache_sim;
 pub mod call_ids;
