@@ -47,6 +47,10 @@ fn main() {
         _ => Interrupt::default(),
     };
     let cancel = interrupt.flag();
+    let batch = matches!(app.command, Command::Run(_) | Command::Sweep(_));
+    if batch {
+        reloop_eval::black_box::keeper::adopt_orphans();
+    }
     let result = match app.command {
         Command::Run(args) => run_cmd::run(args, cancel),
         Command::Sweep(args) => sweep_cmd::run(args, cancel),
@@ -66,5 +70,9 @@ fn main() {
         eprintln!("error: {error:#}");
         exit_code::INTERNAL
     });
+    if batch {
+        // Whatever an agent left running (having killed its keeper) ends with the batch.
+        reloop_eval::black_box::keeper::end_adopted();
+    }
     std::process::exit(code);
 }
