@@ -114,10 +114,37 @@ fn jobs(batch: &BatchArgs) -> usize {
     batch.jobs.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
 }
 
+/// A finished batch: its runs' summaries in plan order, its wall time,
+/// and why its report could not be written, if it could not (a full disk,
+/// a file-size limit): the table of what finished is printed all the same.
+pub struct Executed {
+    pub runs: Vec<RunSummary>,
+    pub wall: Duration,
+    pub unwritten: Option<String>,
+}
+
+impl Executed {
+    /// `reports: OUT` once the report is written; nothing when it is not.
+    pub fn reports_line(&self, out: &Path) -> String {
+        if self.unwritten.is_some() { String::new() } else { format!("reports: {}\n", out.display()) }
+    }
+
+    /// The exit code: a report that could not be written is reloop's own
+    /// failure (said here), else [`exit_code_of`].
+    pub fn exit_code(&self, planned: usize, cancel: &AtomicBool) -> i32 {
+        match &self.unwritten {
+            Some(message) => {
+                eprintln!("error: {message}; the previous report (if any) is as it was");
+                exit_code::INTERNAL
+            }
+            None => exit_code_of(&self.runs, planned, cancel),
+        }
+    }
+}
+
 /// Runs `plan` with a progress bar, streaming each finished run to
-/// `report`, then publishes it (and JUnit when asked). Returns the runs'
-/// summaries in plan order and the batch's wall time.
-pub fn execute(plan: &Plan, batch: &BatchArgs, report: ReportStream, live: Option<Arc<LiveSettings>>, cancel: &Arc<AtomicBool>) -> anyhow::Result<(Vec<RunSummary>, Duration)> {
+/// `report`, then publishes it (and JUnit when asked).
+pub fn execute(plan: &Plan, batch: &BatchArgs, report: ReportStream, live: Option<Arc<LiveSettings>>, cancel: &Arc<AtomicBool>) -> anyhow::Result<Executed> {
     let started = std::time::Instant::now();
     let jobs = jobs(batch);
     let bar = ProgressBar::new(plan.runs() as u64)
@@ -147,10 +174,13 @@ pub fn execute(plan: &Plan, batch: &BatchArgs, report: ReportStream, live: Optio
     for model in unpriced {
         eprintln!("warning: model `{model}` is not in the price table; its runs have no estimated_cost_usd (add a row with --prices FILE)");
     }
-    if let Some(error) = failed {
-        anyhow::bail!("cannot write the report: {error}");
-    }
-    report.publish()?;
+    let mut unwritten = match failed {
+        Some(error) => {
+            report.abandon();
+            Some(format!("cannot write the report: {error}"))
+        }
+        None => report.publish().err().map(|error| format!("cannot write the report: {error}")),
+    };
     summaries.sort_by_key(|(index, _)| *index);
     let runs: Vec<RunSummary> = summaries.into_iter().map(|(_, summary)| summary).collect();
     // One line per session: every strategy's run of it shares one fit.
@@ -164,10 +194,11 @@ pub fn execute(plan: &Plan, batch: &BatchArgs, report: ReportStream, live: Optio
         eprintln!("note: {live} calls of {went} runs were answered live by the upstream: those runs are not deterministic (steps.parquet `live`, runs.parquet `live_steps`)");
     }
     let wall = started.elapsed();
-    if let Some(path) = &batch.junit {
-        write_atomically(path, |file| file.write_all(junit::render(&runs, &[], wall).as_bytes()))?;
+    if let Some(path) = batch.junit.as_ref().filter(|_| unwritten.is_none()) {
+        let written = write_atomically(path, |file| file.write_all(junit::render(&runs, &[], wall).as_bytes()));
+        unwritten = written.err().map(|error| format!("{}: cannot write the JUnit report: {error}", path.display()));
     }
-    Ok((runs, wall))
+    Ok(Executed { runs, wall, unwritten })
 }
 
 /// Where finished runs go: the report, and the summaries kept.

@@ -11,6 +11,7 @@ mod interrupt;
 mod exit_code;
 mod junit;
 mod export_cmd;
+mod file_size_limit;
 mod merge_cmd;
 mod record_cmd;
 mod report_cmd;
@@ -38,6 +39,7 @@ fn main() {
     if let Some(code) = reloop_eval::black_box::keeper::enter_if_asked() {
         std::process::exit(code);
     }
+    file_size_limit::report_instead_of_dying();
     let app = App::parse();
     // The commands that stop cleanly on a signal listen for one; the others
     // keep the default and end at once (a `timeout` ends an `import` too).

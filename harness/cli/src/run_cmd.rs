@@ -14,7 +14,7 @@ use reloop_eval::report::write_atomically;
 use reloop_eval::sweep::RunVariant;
 
 use crate::app::RunArgs;
-use crate::batch::{Prepared, execute, exit_code_of, prepare};
+use crate::batch::{Prepared, execute, prepare};
 use crate::compare_cmd::{Allowed, bad_input, preflight, stopped};
 use crate::stdout::print_stdout;
 use crate::{exit_code, junit, summary};
@@ -53,11 +53,11 @@ fn run_batch(args: &RunArgs, cancel: Arc<AtomicBool>, markdown: Option<&Path>) -
     if let Some(shard) = args.shard {
         plan.files.retain(|file| shard.contains(&file.path));
     }
-    let (runs, wall) = execute(&plan, &args.batch, report, live, &cancel)?;
-    print_stdout(&format!("{}reports: {}\n", summary::render(&runs), args.out.display()))?;
-    let code = exit_code_of(&runs, plan.runs(), &cancel);
+    let executed = execute(&plan, &args.batch, report, live, &cancel)?;
+    print_stdout(&format!("{}{}", summary::render(&executed.runs), executed.reports_line(&args.out)))?;
+    let code = executed.exit_code(plan.runs(), &cancel);
     match &args.baseline {
-        Some(baseline) if code <= exit_code::EXPECTATIONS_FAILED => compare_with_baseline(args, baseline, &runs, wall, code),
+        Some(baseline) if code <= exit_code::EXPECTATIONS_FAILED => compare_with_baseline(args, baseline, &executed.runs, executed.wall, code),
         _ => Ok(code),
     }
 }

@@ -8,7 +8,7 @@ use comfy_table::{ContentArrangement, Table, presets::UTF8_FULL_CONDENSED};
 use reloop_eval::sweep::{LikeForLike, RunVariant, Variant, VariantSummary, load_variants};
 
 use crate::app::SweepArgs;
-use crate::batch::{Prepared, execute, exit_code_of, prepare};
+use crate::batch::{Prepared, execute, prepare};
 use crate::exit_code;
 use crate::short_name::{MAX_NAME_CHARS, shortened};
 use crate::stdout::print_stdout;
@@ -36,11 +36,11 @@ pub fn run(args: SweepArgs, cancel: Arc<AtomicBool>) -> anyhow::Result<i32> {
         Ok(prepared) => prepared,
         Err(code) => return Ok(code),
     };
-    let (runs, _) = execute(&plan, &args.batch, report, live, &cancel)?;
+    let executed = execute(&plan, &args.batch, report, live, &cancel)?;
     // Totals over like with like; every run's own figures stay in the Parquet.
-    let like = LikeForLike::of(&runs, &variants);
-    print_stdout(&format!("{}{}\nreports: {}\n", render(&like.summaries), like.describe(), args.out.display()))?;
-    Ok(exit_code_of(&runs, plan.runs(), &cancel))
+    let like = LikeForLike::of(&executed.runs, &variants);
+    print_stdout(&format!("{}{}\n{}", render(&like.summaries), like.describe(), executed.reports_line(&args.out)))?;
+    Ok(executed.exit_code(plan.runs(), &cancel))
 }
 
 /// One row per variant.

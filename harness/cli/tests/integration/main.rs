@@ -10,6 +10,7 @@ pub mod black_box;
 mod black_box_truth;
 mod compare;
 mod detectors;
+mod disk_full;
 mod estimate;
 mod export;
 mod file_kinds;
