@@ -26,6 +26,7 @@ mod nothing_lost;
 mod recorded_usage;
 mod rerecord;
 mod run_suite;
+mod scenario_limits;
 mod schema;
 mod sdk_async_openai;
 mod serve;
