@@ -48,7 +48,7 @@ pub fn prepare(batch: &BatchArgs, variants: Vec<RunVariant>, wires: Option<&[Wir
         0 => {}
         runs => eprintln!("note: {runs} native run(s) left out: their wire has no provider-side context management (native runs on {NATIVE_WIRES})"),
     }
-    let live = live_settings(&batch.live, plan.runs(), cancel).map_err(|error| {
+    let live = live_settings(&batch.live, &plan, cancel).map_err(|error| {
         eprintln!("error: {error}");
         exit_code::BAD_INPUT
     })?;
@@ -75,8 +75,10 @@ pub struct Prepared {
 /// The batch's live settings from `--upstream` and its companions, `None`
 /// without an upstream; `Err` says what is wrong (a mode that needs an
 /// upstream without one, a URL that is not http(s), a bad pattern, one
-/// `--rerecord-to` for a batch of several runs).
-fn live_settings(args: &LiveArgs, runs: usize, cancel: &Arc<AtomicBool>) -> Result<Option<Arc<LiveSettings>>, String> {
+/// `--rerecord-to` for a batch of several runs or naming the recording
+/// replayed), all before anything is sent upstream.
+fn live_settings(args: &LiveArgs, plan: &Plan, cancel: &Arc<AtomicBool>) -> Result<Option<Arc<LiveSettings>>, String> {
+    let runs = plan.runs();
     let Some(url) = &args.upstream else {
         return match args.record_mode {
             RecordModeArg::Once => Ok(None),
@@ -88,6 +90,9 @@ fn live_settings(args: &LiveArgs, runs: usize, cancel: &Arc<AtomicBool>) -> Resu
     }
     if args.rerecord_to.is_some() && runs > 1 {
         return Err(format!("--rerecord-to: the batch makes {runs} runs, and each writes its own re-recording; leave it out (each goes beside its recording)"));
+    }
+    if let (Some(path), [file]) = (&args.rerecord_to, plan.files.as_slice()) {
+        reloop_eval::live_run::check_rerecord_to(path, &file.path)?;
     }
     let redaction = Redaction::new(&args.redact.redact_header, &args.redact.redact_body)?;
     let trigger = Trigger { mode: args.record_mode.mode(), fork_at: args.fork_at };

@@ -304,3 +304,19 @@ fn one_ctrl_c_ends_a_run_with_a_hung_live_call_within_3_s_with_its_report() {
     assert_eq!(runs.len(), 1, "the run in flight is reported");
     assert!(runs[0]["error"].contains("interrupted"), "{}", runs[0]["error"]);
 }
+
+/// Regression: `--rerecord-to` naming the recording being replayed was
+/// refused only after three live calls had been made (and paid for).
+#[test]
+fn rerecord_to_naming_the_replayed_recording_is_refused_before_any_live_call() {
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "recording.yaml", ONE_TEXT_RECORDING);
+    write(dir.path(), "scenario.yaml", MINIMAL_SCENARIO);
+    let upstream = Scripted::start(|_, socket| send(socket, &answer("200 OK", "content-type: text/event-stream\r\n", &chat_stream("Live: 42."))));
+    let args = ["run", "scenario.yaml", "--out", "out", "--upstream", &upstream.addr, "--record-mode", "all", "--rerecord-to", "./recording.yaml"];
+    let (run, _) = run_within(dir.path(), &args, &[], Duration::from_secs(60));
+    assert_eq!(run.status.code(), Some(2), "{}", text(&run.stderr));
+    assert!(text(&run.stderr).contains("--rerecord-to ./recording.yaml: is the recording the scenario replays"), "{}", text(&run.stderr));
+    assert_eq!(upstream.count(), 0, "a live call was made before the refusal");
+    assert_eq!(std::fs::read_to_string(dir.path().join("recording.yaml")).unwrap(), ONE_TEXT_RECORDING);
+}

@@ -224,3 +224,22 @@ fn a_thousand_clients_trickling_bodies_are_dropped_at_the_body_timeout_while_oth
     let (status, _, body) = exchange(&server.addr, &request("POST", "/v1/models", "", ""));
     assert_ne!(status, 0, "the server still answers: {body}");
 }
+
+/// Regression: Gemini routes answered `[]` and `{"model": 1}` with 200 and
+/// used up the recorded turn. They get Google's 400; the turn stays.
+#[test]
+fn malformed_gemini_bodies_get_googles_400_and_leave_the_recorded_turn() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = Serve::start_with(&recording(dir.path()), &[], Stdio::null());
+    let path = "/v1beta/models/gemini-2.5-flash:generateContent";
+    for body in ["[]", r#"{"model": 1}"#] {
+        let (status, _, answer) = exchange(&server.addr, &request("POST", path, "", body));
+        assert_eq!(status, 400, "{body}: {answer}");
+        let error: serde_json::Value = serde_json::from_str(&answer).unwrap();
+        assert_eq!((error["error"]["code"].as_u64(), error["error"]["status"].as_str()), (Some(400), Some("INVALID_ARGUMENT")), "{body}: {answer}");
+    }
+    let valid = r#"{"contents":[{"role":"user","parts":[{"text":"hi"}]}]}"#;
+    let (status, _, answer) = exchange(&server.addr, &request("POST", path, "", valid));
+    assert_eq!(status, 200, "{answer}");
+    assert!(answer.contains("Hello."), "the recorded turn is still there: {answer}");
+}
