@@ -31,6 +31,7 @@ pub mod render;
 pub mod server;
 pub mod sent;
 pub mod session;
+pub mod session_name;
 pub mod stages;
 pub mod stream_plan;
 pub mod tokens;

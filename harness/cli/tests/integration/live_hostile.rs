@@ -73,7 +73,11 @@ fn answer(status: &str, headers: &str, body: &str) -> String {
 
 /// A streamed Chat text turn saying `text`.
 fn chat_stream(text: &str) -> String {
-    let chunk = |delta: &str, finish: &str| format!("data: {{\"id\":\"c1\",\"object\":\"chat.completion.chunk\",\"created\":1,\"model\":\"gpt-4o\",\"choices\":[{{\"index\":0,\"delta\":{delta},\"finish_reason\":{finish}}}]}}\n\n");
+    let chunk = |delta: &str, finish: &str| {
+        format!(
+            "data: {{\"id\":\"c1\",\"object\":\"chat.completion.chunk\",\"created\":1,\"model\":\"gpt-4o\",\"choices\":[{{\"index\":0,\"delta\":{delta},\"finish_reason\":{finish}}}]}}\n\n"
+        )
+    };
     chunk(&format!("{{\"role\":\"assistant\",\"content\":\"{text}\"}}"), "null") + &chunk("{}", "\"stop\"") + "data: [DONE]\n\n"
 }
 
@@ -183,10 +187,15 @@ fn echoing_answer(serve: &str, request: &str) -> String {
     let (head, body) = request.split_once("\r\n\r\n").unwrap();
     let path = head.split(' ').nth(1).unwrap();
     let (served_head, served) = crate::util::post(serve, path, "anthropic-version: 2023-06-01\r\n", body);
-    let content_type = served_head.lines().find_map(|line| line.to_ascii_lowercase().strip_prefix("content-type:").map(|v| v.trim().to_owned())).unwrap_or_default();
+    let content_type =
+        served_head.lines().find_map(|line| line.to_ascii_lowercase().strip_prefix("content-type:").map(|v| v.trim().to_owned())).unwrap_or_default();
     let served = text(&served);
     let body = if content_type.starts_with("text/event-stream") {
-        served.lines().map(|line| line.strip_prefix("data: ").map_or_else(|| line.to_owned(), |data| format!("id: {KEY}\ndata: {}", hostile_json(data)))).collect::<Vec<_>>().join("\n")
+        served
+            .lines()
+            .map(|line| line.strip_prefix("data: ").map_or_else(|| line.to_owned(), |data| format!("id: {KEY}\ndata: {}", hostile_json(data))))
+            .collect::<Vec<_>>()
+            .join("\n")
     } else {
         hostile_json(&served)
     };

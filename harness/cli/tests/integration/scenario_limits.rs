@@ -16,7 +16,11 @@ fn a_tool_result_of_2_3_mb_in_a_1m_token_window_reaches_the_mock_whole() {
     let dir = tempfile::tempdir().unwrap();
     let result = "lorem ipsum dolor sit amet ".repeat(2_300_000 / 27);
     assert!(result.len() > 2_290_000);
-    write(dir.path(), "recording.yaml", "format: reloop.recording/v1\nexchanges:\n  - text: Reading.\n    tool_calls: [ { name: read, arguments: {} } ]\n  - text: The answer is 42.\n");
+    write(
+        dir.path(),
+        "recording.yaml",
+        "format: reloop.recording/v1\nexchanges:\n  - text: Reading.\n    tool_calls: [ { name: read, arguments: {} } ]\n  - text: The answer is 42.\n",
+    );
     let scenario = format!(
         "model: gpt-4o\ncontext_window: 1000000\nsystem: You read.\ntask: Read it.\nrecording: recording.yaml\n\
          tools:\n  read:\n    description: Read.\n    parameters: {{ type: object }}\n    results:\n      - output: \"{result}\"\n\

@@ -183,7 +183,7 @@ pub async fn intercept(State(registry): State<Arc<Registry>>, request: Request, 
     let Ok(body) = axum::body::to_bytes(body, MAX_REQUEST_BYTES).await else {
         return error_response(format, StatusCode::PAYLOAD_TOO_LARGE, &format!("reloop: request body over {MAX_REQUEST_BYTES} bytes"));
     };
-    let session_name = session_of(&path).unwrap_or(DEFAULT_SESSION).to_owned();
+    let session_name = session_of(&path).map_or_else(|| DEFAULT_SESSION.to_owned(), crate::session_name::decoded);
     let call = call_of(format, &path, anthropic_beta(&parts.headers), body.clone());
     let live = registry.get(&session_name).ok().and_then(|session| {
         let (prompt, caching) = parse(&call, &body).ok()?;
