@@ -268,6 +268,41 @@ mod tests {
         assert!(prompt.include_usage);
     }
 
+    /// A 307 to another origin is an error naming both, and the other
+    /// origin is never contacted (the conversation would go there).
+    #[tokio::test]
+    async fn a_redirect_is_an_error_naming_both_ends_and_is_not_followed() {
+        use std::io::{Read as _, Write as _};
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let elsewhere = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        elsewhere.set_nonblocking(true).unwrap();
+        let base_url = format!("http://{}/v1", listener.local_addr().unwrap());
+        let target = format!("http://{}/v1/chat/completions", elsewhere.local_addr().unwrap());
+        let answer = format!("HTTP/1.1 307 Temporary Redirect\r\nlocation: {target}\r\ncontent-length: 0\r\nconnection: close\r\n\r\n");
+        let redirecting = std::thread::spawn(move || {
+            let (mut socket, _) = listener.accept().unwrap();
+            let _ = socket.read(&mut [0u8; 65536]).unwrap();
+            socket.write_all(answer.as_bytes()).unwrap();
+        });
+        let config = ProviderConfig {
+            base_url: base_url.clone(),
+            api_key: "k".into(),
+            wire: WireFormat::OpenaiChat,
+            model: "m".into(),
+            cache_breakpoints: Default::default(),
+            context_management: None,
+        };
+        let client = ProviderClient::new(config, Arc::new(crate::clock::VirtualClock::new())).unwrap();
+        let tools = FrozenToolSchema::none();
+        let request = LlmRequest { system: "s", messages: &[Message::user("hi")], tools: &tools, forbid_tools: false, max_output_tokens: 10, stream: false };
+        let error = client.stream_turn(&request, Duration::from_secs(300), &mut |_| {}).await.unwrap_err();
+        redirecting.join().unwrap();
+        let message = error.to_string();
+        assert!(message.contains(&format!("{base_url}/chat/completions")) && message.contains(&target), "{message}");
+        assert!(!error.is_retryable(), "{error:?}");
+        assert!(elsewhere.accept().is_err_and(|e| e.kind() == std::io::ErrorKind::WouldBlock), "the redirect was followed");
+    }
+
     /// A Responses compaction item stands for everything before it: the
     /// request starts at the latest turn that carries one, and keeps it.
     #[test]
