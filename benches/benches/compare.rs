@@ -67,9 +67,7 @@ fn compare_reports(c: &mut Criterion) {
     let gates: GateSet = reloop_eval::yaml::parse(Path::new("default gates"), DEFAULT_GATES).unwrap();
     let mut group = c.benchmark_group("compare_10000_runs");
     group.sample_size(10);
-    group.bench_function("read both runs.parquet (baseline)", |b| {
-        b.iter(|| black_box((table::read_batch(&base).unwrap(), table::read_batch(&new).unwrap())))
-    });
+    group.bench_function("read both runs.parquet (baseline)", |b| b.iter(|| black_box((table::read_batch(&base).unwrap(), table::read_batch(&new).unwrap()))));
     group.bench_function("compare + default gates + table", |b| {
         b.iter(|| {
             let comparison = compare::compare(Runs::load(&base).unwrap(), Runs::load(&new).unwrap());

@@ -35,9 +35,7 @@ fn estimator(c: &mut Criterion) {
     group.bench_function("class_estimator", |b| b.iter(|| texts.iter().map(|t| estimate_text(black_box(t))).sum::<u64>()));
     group.bench_function("bpe_openai_o200k", |b| b.iter(|| texts.iter().map(|t| bpe.count(black_box(t))).sum::<usize>()));
     group.bench_function("mock_o200k_piece_memo", |b| b.iter(|| texts.iter().map(|t| count_text(black_box(t))).sum::<u64>()));
-    group.bench_function("tiktoken_o200k", |b| {
-        b.iter(|| texts.iter().map(|t| tiktoken.encode_ordinary(black_box(t)).len()).sum::<usize>())
-    });
+    group.bench_function("tiktoken_o200k", |b| b.iter(|| texts.iter().map(|t| tiktoken.encode_ordinary(black_box(t)).len()).sum::<usize>()));
     group.finish();
 }
 

@@ -170,7 +170,11 @@ fn main() {
     let settings = settings();
     if let Some(side) = &settings.only {
         for &steps in &settings.steps {
-            profile(side, Workload { scenarios: settings.scenarios, steps, result_chars: settings.result_chars, context_window: Workload::UNBOUNDED }, settings.repeats);
+            profile(
+                side,
+                Workload { scenarios: settings.scenarios, steps, result_chars: settings.result_chars, context_window: Workload::UNBOUNDED },
+                settings.repeats,
+            );
         }
         return;
     }
@@ -178,7 +182,12 @@ fn main() {
     let rows: Vec<Row> = settings
         .steps
         .iter()
-        .map(|&steps| measure(Workload { scenarios: settings.scenarios, steps, result_chars: settings.result_chars, context_window: Workload::UNBOUNDED }, settings.repeats))
+        .map(|&steps| {
+            measure(
+                Workload { scenarios: settings.scenarios, steps, result_chars: settings.result_chars, context_window: Workload::UNBOUNDED },
+                settings.repeats,
+            )
+        })
         .collect();
     println!(
         "\n{} scenarios × K steps, {}-character tool results, strategy none; medians of {} repeats\n",

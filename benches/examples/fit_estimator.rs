@@ -87,8 +87,7 @@ fn mape(samples: &[Sample], estimates: &[f64]) -> Vec<f64> {
     CLASSES
         .iter()
         .map(|class| {
-            let errors: Vec<f64> =
-                samples.iter().zip(estimates).filter(|(s, _)| s.class == *class).map(|(s, e)| (e - s.tokens).abs() / s.tokens).collect();
+            let errors: Vec<f64> = samples.iter().zip(estimates).filter(|(s, _)| s.class == *class).map(|(s, e)| (e - s.tokens).abs() / s.tokens).collect();
             // No files of the class (a held-out set not written yet): NaN.
             100.0 * errors.iter().sum::<f64>() / errors.len() as f64
         })
@@ -119,9 +118,7 @@ fn main() {
         println!("| {name} | {:.3} | {:.3} |", current[i], fitted[i]);
     }
     let under = |set: &[Sample], constants: &[f64; FIGURES]| mape(set, &set.iter().map(|s| estimate(s, constants)).collect::<Vec<_>>());
-    println!(
-        "\n| class | tuning, current | tuning, fitted | tuning, cross-validated | held-out, current | held-out, fitted |\n|---|---:|---:|---:|---:|---:|"
-    );
+    println!("\n| class | tuning, current | tuning, fitted | tuning, cross-validated | held-out, current | held-out, fitted |\n|---|---:|---:|---:|---:|---:|");
     let columns =
         [under(&samples, &current), under(&samples, &fitted), mape(&samples, &cross_validated(&samples)), under(&heldout, &current), under(&heldout, &fitted)];
     for (i, class) in CLASSES.iter().enumerate() {

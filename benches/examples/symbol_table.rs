@@ -45,5 +45,10 @@ fn main() {
     let doc = ["Bits `2 (c - FIRST)` and up: the tokens of character `c` alone, 3 for three or more; 0", "for blanks and controls."];
     table.words(&doc, "SYMBOL_TOKENS", &words);
     let path = table.write("symbol_table");
-    println!("{} characters priced, {} merging in runs, written to {}", words.iter().map(|w| (0..32).filter(|i| w >> (2 * i) & 3 != 0).count()).sum::<usize>(), merging.len(), path.display());
+    println!(
+        "{} characters priced, {} merging in runs, written to {}",
+        words.iter().map(|w| (0..32).filter(|i| w >> (2 * i) & 3 != 0).count()).sum::<usize>(),
+        merging.len(),
+        path.display()
+    );
 }

@@ -88,12 +88,7 @@ async fn conversation(steps: u32, output: &str) -> u32 {
     // the system's certificates is no part of replaying over loopback.
     let client = reqwest::Client::builder().tls_certs_only([]).build().expect("a client builds");
     let tools = vec![json!({ "type": "function", "function": { "name": TOOL, "description": "Read a file", "parameters": { "type": "object" } } })];
-    let mut request = ChatRequest {
-        model: "gpt-4o".to_owned(),
-        stream: true,
-        messages: vec![message("system", SYSTEM), message("user", TASK)],
-        tools,
-    };
+    let mut request = ChatRequest { model: "gpt-4o".to_owned(), stream: true, messages: vec![message("system", SYSTEM), message("user", TASK)], tools };
     let mut made = 0;
     loop {
         let body = serde_json::to_vec(&request).expect("the request serializes");
@@ -140,10 +135,7 @@ fn answer(body: &[u8], steps: u32) -> Response {
     }
     frames.push("data: [DONE]\n\n".to_owned());
     let stream = futures_util::stream::iter(frames.into_iter().map(|frame| Ok::<_, Infallible>(Bytes::from(frame))));
-    Response::builder()
-        .header(header::CONTENT_TYPE, "text/event-stream")
-        .body(Body::from_stream(stream))
-        .expect("static headers are valid")
+    Response::builder().header(header::CONTENT_TYPE, "text/event-stream").body(Body::from_stream(stream)).expect("static headers are valid")
 }
 
 /// The client: reads the SSE body event by event, parses each one, and

@@ -41,7 +41,8 @@ impl Workload {
 
     /// The tool result every call gets: Rust-like source, `result_chars` long.
     pub fn tool_output(&self) -> String {
-        const LINE: &str = "pub fn handle(request: &Request) -> Result<Response, Error> { let user = authenticate(request)?; Ok(Response::ok(render(&user))) }\n";
+        const LINE: &str =
+            "pub fn handle(request: &Request) -> Result<Response, Error> { let user = authenticate(request)?; Ok(Response::ok(render(&user))) }\n";
         LINE.chars().cycle().take(self.result_chars).collect()
     }
 

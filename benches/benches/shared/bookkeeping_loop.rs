@@ -6,9 +6,9 @@
 use std::hint::black_box;
 
 use reloop_agent::cache_break::{CacheBreakDetector, SentRequest};
-use reloop_agent::tool_schema::FrozenToolSchema;
 use reloop_agent::context::{self, ContextStrategy, ContextView, Edit, StrategyContext, StrategyName, StrategyTuning};
 use reloop_agent::estimate::{Calibration, prompt_tokens, text_tokens};
+use reloop_agent::tool_schema::FrozenToolSchema;
 use reloop_agent::{LoopEvent, Message, TimedEvent, ToolSpec};
 use reloop_wire::ToolCall;
 
@@ -34,7 +34,9 @@ pub struct Loop {
 fn tool_round(step: u32) -> [Message; 2] {
     let id = format!("call_{step}");
     let arguments = format!("{{\"path\":\"src/module_{step}.rs\"}}");
-    let content = "pub fn handle(request: &Request) -> Result<Response, Error> {\n    let user = authenticate(request)?;\n    Ok(Response::ok(render(&user)))\n}\n".repeat(4);
+    let content =
+        "pub fn handle(request: &Request) -> Result<Response, Error> {\n    let user = authenticate(request)?;\n    Ok(Response::ok(render(&user)))\n}\n"
+            .repeat(4);
     [
         Message::assistant(String::new(), vec![ToolCall { id: id.clone(), name: "read_file".into(), arguments }]),
         Message::ToolResult { call_id: id, tool_name: "read_file".into(), content, is_error: false },

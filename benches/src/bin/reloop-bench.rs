@@ -87,7 +87,8 @@ fn measure(program: &Path, args: &[&str], env: &[(&str, &Path)], scratch: &Path)
     }
     let text = std::fs::read_to_string(&rss_file).map_err(|e| format!("{}: {e}", rss_file.display()))?;
     // The last line: time writes a note about a signal before it, if any.
-    let peak_rss_kib = text.lines().last().and_then(|line| line.trim().parse().ok()).ok_or_else(|| format!("{}: no peak RSS in {text:?}", rss_file.display()))?;
+    let peak_rss_kib =
+        text.lines().last().and_then(|line| line.trim().parse().ok()).ok_or_else(|| format!("{}: no peak RSS in {text:?}", rss_file.display()))?;
     Ok(Sample { wall, peak_rss_kib })
 }
 
@@ -149,7 +150,17 @@ impl Bench {
                 let (steps, count) = (self.workload.steps.to_string(), self.workload.scenarios.to_string());
                 let output_file = self.work.join("tool-output.txt");
                 let log_dir = self.work.join("inspect-logs");
-                let args = [path_str(&self.script)?, "--output-file", path_str(&output_file)?, "--scenarios", &count, "--steps", &steps, "--log-dir", path_str(&log_dir)?];
+                let args = [
+                    path_str(&self.script)?,
+                    "--output-file",
+                    path_str(&output_file)?,
+                    "--scenarios",
+                    &count,
+                    "--steps",
+                    &steps,
+                    "--log-dir",
+                    path_str(&log_dir)?,
+                ];
                 measure(python, &args, &[], &self.work)
             }
         }
@@ -249,7 +260,8 @@ fn measure_all(bench: &Bench, repeats: usize) -> Result<(), String> {
         let all = listed(&walls, 1);
         println!("{:<32} {:>12.1} {:>12.1}  {all}", subject.label(), median(&mut walls), median(&mut rss));
     }
-    let ratios = |top: Subject, bottom: Subject| -> Vec<f64> { of(top).iter().zip(of(bottom)).map(|(a, b)| a.wall.as_secs_f64() / b.wall.as_secs_f64()).collect() };
+    let ratios =
+        |top: Subject, bottom: Subject| -> Vec<f64> { of(top).iter().zip(of(bottom)).map(|(a, b)| a.wall.as_secs_f64() / b.wall.as_secs_f64()).collect() };
     println!();
     let line = |label: &str, mut values: Vec<f64>, goal: &str| {
         let all = listed(&values, 2);

@@ -16,9 +16,7 @@ use crate::message::Message;
 /// 64-bit FNV-1a: stable across Rust versions and platforms, which std's
 /// `DefaultHasher` does not promise; collisions only blur a report.
 pub fn fnv1a(bytes: &[u8]) -> u64 {
-    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |hash, byte| {
-        (hash ^ u64::from(*byte)).wrapping_mul(0x0100_0000_01b3)
-    })
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |hash, byte| (hash ^ u64::from(*byte)).wrapping_mul(0x0100_0000_01b3))
 }
 
 /// A message's content hash, for telling a grown history from a rewritten

@@ -49,15 +49,9 @@ pub const VIRTUAL_EPOCH_UNIX_MS: u64 = 1_767_225_600_000;
 pub type SharedClock = Arc<dyn Clock>;
 
 /// Runs `future` under `clock`'s deadline, returning `None` on timeout.
-pub async fn with_timeout<T: Send>(
-    clock: &dyn Clock,
-    limit: Duration,
-    future: impl Future<Output = T> + Send,
-) -> Option<T> {
+pub async fn with_timeout<T: Send>(clock: &dyn Clock, limit: Duration, future: impl Future<Output = T> + Send) -> Option<T> {
     let mut slot = None;
-    let in_time = clock
-        .deadline(limit, Box::pin(async { slot = Some(future.await) }))
-        .await;
+    let in_time = clock.deadline(limit, Box::pin(async { slot = Some(future.await) })).await;
     if in_time { slot } else { None }
 }
 
@@ -198,11 +192,8 @@ impl Clock for VirtualClock {
         }
     }
     fn deadline<'a>(&self, limit: Duration, future: BoxFuture<'a, ()>) -> BoxFuture<'a, bool> {
-        let deadline = Arc::new(VirtualDeadline {
-            at_ms: self.now_ms().saturating_add(millis(limit)),
-            expired: AtomicBool::new(false),
-            waker: Mutex::new(None),
-        });
+        let deadline =
+            Arc::new(VirtualDeadline { at_ms: self.now_ms().saturating_add(millis(limit)), expired: AtomicBool::new(false), waker: Mutex::new(None) });
         self.inner.deadlines.lock().expect("deadlines poisoned").push(Arc::clone(&deadline));
         let registration = Registration { clock: Arc::clone(&self.inner), deadline: Arc::clone(&deadline) };
         let at_ms = deadline.at_ms;

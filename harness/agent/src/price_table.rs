@@ -203,7 +203,12 @@ mod tests {
             let line: Line = serde_json::from_str(line).unwrap();
             let u = &line.usage;
             // Anthropic's input excludes cached tokens; the neutral usage includes them.
-            let usage = Usage { input_tokens: u.input + u.cache_read + u.cache_write, output_tokens: u.output, cache_read_tokens: u.cache_read, cache_write_tokens: u.cache_write };
+            let usage = Usage {
+                input_tokens: u.input + u.cache_read + u.cache_write,
+                output_tokens: u.output,
+                cache_read_tokens: u.cache_read,
+                cache_write_tokens: u.cache_write,
+            };
             let ours = PriceTable::embedded().cost(&line.model, &PricedUsage { usage, cache_write_1h_tokens: 0 }).unwrap();
             let entry = sessions.entry(line.session).or_default();
             entry.0 += ours;

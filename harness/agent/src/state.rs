@@ -224,10 +224,8 @@ impl LoopState {
     /// Main-loop decisions the model made (failed calls, retries and
     /// escalations excluded): the `steps_used` column of `docs/metrics.md`.
     pub fn steps_used(&self) -> u32 {
-        let decided = self
-            .calls
-            .iter()
-            .filter(|c| c.error.is_none() && c.sub_agent.is_none() && matches!(c.purpose, CallPurpose::Main | CallPurpose::FinalTurn));
+        let decided =
+            self.calls.iter().filter(|c| c.error.is_none() && c.sub_agent.is_none() && matches!(c.purpose, CallPurpose::Main | CallPurpose::FinalTurn));
         decided.count() as u32
     }
 

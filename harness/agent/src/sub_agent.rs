@@ -11,8 +11,8 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::outcome::Outcome;
 use crate::UserChannel;
+use crate::outcome::Outcome;
 use crate::state::LoopState;
 use crate::tools::{ToolOutput, ToolSpec};
 
@@ -69,14 +69,10 @@ pub fn delegated_task(arguments: &str) -> Option<String> {
 pub fn child_result(child: &LoopState, max_chars: usize) -> ToolOutput {
     match (child.outcome(), &child.final_answer) {
         (Some(Outcome::FinalAnswer), Some(answer)) => ToolOutput::ok(cut_chars(answer, max_chars)),
-        (Some(Outcome::AskUser), _) => ToolOutput::error(format!(
-            "the sub-agent stopped to ask the user, which it cannot: {}",
-            child.pending_question.as_deref().unwrap_or_default()
-        )),
-        (Some(Outcome::StepBudgetExhausted), _) => ToolOutput::error(format!(
-            "the sub-agent used its {} steps without an answer",
-            child.steps_used()
-        )),
+        (Some(Outcome::AskUser), _) => {
+            ToolOutput::error(format!("the sub-agent stopped to ask the user, which it cannot: {}", child.pending_question.as_deref().unwrap_or_default()))
+        }
+        (Some(Outcome::StepBudgetExhausted), _) => ToolOutput::error(format!("the sub-agent used its {} steps without an answer", child.steps_used())),
         (outcome, _) => ToolOutput::error(format!(
             "the sub-agent ended with {}{}",
             outcome.map_or("no outcome", Outcome::as_str),

@@ -25,8 +25,7 @@ pub fn visible_tools(runtime: &dyn ToolRuntime, settings: &crate::LoopSettings, 
         return declared_tools(runtime, settings);
     }
     let deferred = &settings.deferred_tools;
-    let mut specs: Vec<ToolSpec> =
-        runtime_specs.into_iter().filter(|spec| !deferred.is_deferred(&spec.name) || discovered.contains(&spec.name)).collect();
+    let mut specs: Vec<ToolSpec> = runtime_specs.into_iter().filter(|spec| !deferred.is_deferred(&spec.name) || discovered.contains(&spec.name)).collect();
     specs.push(tool_search_spec());
     specs.extend(loop_tools(settings));
     specs

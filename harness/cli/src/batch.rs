@@ -11,18 +11,18 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use indicatif::{ProgressBar, ProgressStyle};
-use reloop_agent::price_table::{self, PriceTable};
 use reloop_agent::WireFormat;
 use reloop_agent::context::native::NATIVE_WIRES;
+use reloop_agent::price_table::{self, PriceTable};
 use reloop_eval::report::{ReportStream, table_batches, table_schemas, write_atomically};
 use reloop_eval::sweep::RunVariant;
 use reloop_eval::{Outcome, Plan, RunOptions, RunSummary, run_all};
 
 use crate::app::{BatchArgs, LiveArgs, RecordModeArg};
+use crate::{exit_code, junit};
 use reloop_eval::live_run::LiveSettings;
 use reloop_mock::live::{Trigger, Upstream};
 use reloop_mock::record::Redaction;
-use crate::{exit_code, junit};
 
 /// How often, at most, finished runs are checkpointed while a long batch
 /// goes on, so that a crash loses at most this much work.
@@ -152,8 +152,7 @@ impl Executed {
 pub fn execute(plan: &Plan, batch: &BatchArgs, report: ReportStream, live: Option<Arc<LiveSettings>>, cancel: &Arc<AtomicBool>) -> anyhow::Result<Executed> {
     let started = std::time::Instant::now();
     let jobs = jobs(batch);
-    let bar = ProgressBar::new(plan.runs() as u64)
-        .with_style(ProgressStyle::with_template("{bar:30} {pos}/{len} {msg}").expect("static template"));
+    let bar = ProgressBar::new(plan.runs() as u64).with_style(ProgressStyle::with_template("{bar:30} {pos}/{len} {msg}").expect("static template"));
     let options = RunOptions { jobs, cancel: Arc::clone(cancel), live };
     let sink = Mutex::new(Sink { report, failed: None, summaries: Vec::new(), unpriced: BTreeSet::new() });
     run_all(plan, &options, &|index, run| {
@@ -196,7 +195,9 @@ pub fn execute(plan: &Plan, batch: &BatchArgs, report: ReportStream, live: Optio
     let live: u64 = runs.iter().map(|r| r.metrics.live_steps).sum();
     if live > 0 {
         let went = runs.iter().filter(|r| r.metrics.live_steps > 0).count();
-        eprintln!("note: {live} calls of {went} runs were answered live by the upstream: those runs are not deterministic (steps.parquet `live`, runs.parquet `live_steps`)");
+        eprintln!(
+            "note: {live} calls of {went} runs were answered live by the upstream: those runs are not deterministic (steps.parquet `live`, runs.parquet `live_steps`)"
+        );
     }
     let wall = started.elapsed();
     if let Some(path) = batch.junit.as_ref().filter(|_| unwritten.is_none()) {

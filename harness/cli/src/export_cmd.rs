@@ -81,18 +81,8 @@ fn post(endpoint: &str, body: Vec<u8>) -> Result<(), String> {
     runtime.block_on(async {
         // A redirect is never followed: the report would go to a host the
         // user did not name, and the message would name the first one.
-        let client = reqwest::Client::builder()
-            .timeout(ENDPOINT_TIMEOUT)
-            .redirect(reqwest::redirect::Policy::none())
-            .build()
-            .map_err(|e| e.to_string())?;
-        let response = client
-            .post(&url)
-            .header("content-type", "application/json")
-            .body(body)
-            .send()
-            .await
-            .map_err(|e| format!("{url}: {e}"))?;
+        let client = reqwest::Client::builder().timeout(ENDPOINT_TIMEOUT).redirect(reqwest::redirect::Policy::none()).build().map_err(|e| e.to_string())?;
+        let response = client.post(&url).header("content-type", "application/json").body(body).send().await.map_err(|e| format!("{url}: {e}"))?;
         let status = response.status();
         if status.is_redirection() {
             let location = response.headers().get("location").map(|value| String::from_utf8_lossy(value.as_bytes()).into_owned());

@@ -7,8 +7,8 @@ use std::path::Path;
 
 use reloop_import::vcr::{import_cassette, is_cassette};
 use reloop_import::{
-    ConvertOptions, Format, ImportError, convert, import_file_names, read_input, read_session, read_tools, recording_file_name, scenario_name, skeleton_scenario,
-    write_files, write_yaml,
+    ConvertOptions, Format, ImportError, convert, import_file_names, read_input, read_session, read_tools, recording_file_name, scenario_name,
+    skeleton_scenario, write_files, write_yaml,
 };
 use reloop_mock::record::Redaction;
 use reloop_mock::recording::ReplayMode;
@@ -98,7 +98,10 @@ fn plan(args: &ImportArgs) -> Result<Vec<Source<'_>>, ImportError> {
             return Err(refuse(file, "no scenario name can be made from this file name (it needs a letter or a digit); rename the file".into()));
         }
         if let Some(first) = sources.iter().find(|source| source.name.eq_ignore_ascii_case(&name)) {
-            return Err(refuse(file, format!("would become scenario `{name}`, as {} does; rename one of them or import them into different --out folders", first.file.display())));
+            return Err(refuse(
+                file,
+                format!("would become scenario `{name}`, as {} does; rename one of them or import them into different --out folders", first.file.display()),
+            ));
         }
         let cassette = args.format == ImportFormat::Vcr || (args.format == ImportFormat::Auto && is_yaml_cassette(file));
         sources.push(Source { file, name, cassette });
@@ -148,7 +151,12 @@ fn cassette(file: &Path, name: &str, out: &Path, redaction: &Redaction) -> Resul
     write_yaml(&out.join(&neutral_file), &neutral.recording)?;
     write_yaml(&out.join(raw_file), &raw.recording)?;
     write_yaml(&out.join(skeleton_file), &skeleton_scenario(&neutral.skeleton, name, &neutral_file, &neutral.recording))?;
-    let mut summary = format!("{name} (vcr:{}): {exchanges} exchanges over {}, neutral and raw recordings and a scenario skeleton written to {}\n", file.display(), neutral.skeleton.wire, out.display());
+    let mut summary = format!(
+        "{name} (vcr:{}): {exchanges} exchanges over {}, neutral and raw recordings and a scenario skeleton written to {}\n",
+        file.display(),
+        neutral.skeleton.wire,
+        out.display()
+    );
     for skipped in &neutral.skipped {
         summary.push_str(&format!("  skipped {skipped}\n"));
     }

@@ -20,12 +20,8 @@ pub fn render(runs: &[RunSummary], gates: &[GateResult], wall: Duration) -> Stri
     let virtual_ms: u64 = runs.iter().map(|r| r.metrics.virtual_ms).sum();
     let wall = wall.as_secs_f64();
     let mut xml = String::from("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
-    let _ = writeln!(
-        xml,
-        "<testsuites name=\"reloop\" tests=\"{}\" failures=\"{}\" time=\"{wall:.3}\">",
-        runs.len() + gates.len(),
-        run_failures + gate_failures,
-    );
+    let _ =
+        writeln!(xml, "<testsuites name=\"reloop\" tests=\"{}\" failures=\"{}\" time=\"{wall:.3}\">", runs.len() + gates.len(), run_failures + gate_failures,);
     if !runs.is_empty() || gates.is_empty() {
         let _ = writeln!(xml, "  <testsuite name=\"reloop\" tests=\"{}\" failures=\"{run_failures}\" time=\"{wall:.3}\">", runs.len());
         property(&mut xml, "    ", virtual_ms);
@@ -81,11 +77,7 @@ fn run_reason(run: &RunSummary) -> String {
 
 /// `virtual_seconds`: the simulated time, as a property block.
 fn property(xml: &mut String, indent: &str, virtual_ms: u64) {
-    let _ = writeln!(
-        xml,
-        "{indent}<properties><property name=\"virtual_seconds\" value=\"{:.3}\"/></properties>",
-        virtual_ms as f64 / 1000.0
-    );
+    let _ = writeln!(xml, "{indent}<properties><property name=\"virtual_seconds\" value=\"{:.3}\"/></properties>", virtual_ms as f64 / 1000.0);
 }
 
 /// Ends a test case whose opening tag is closed, with its failure if any.

@@ -6,12 +6,12 @@ mod batch;
 mod compare_cmd;
 mod detectors_cmd;
 mod estimate_cmd;
-mod import_cmd;
-mod interrupt;
 mod exit_code;
-mod junit;
 mod export_cmd;
 mod file_size_limit;
+mod import_cmd;
+mod interrupt;
+mod junit;
 mod merge_cmd;
 mod record_cmd;
 mod report_cmd;
@@ -21,9 +21,9 @@ mod serve_cmd;
 mod shard;
 mod short_name;
 mod stdout;
+mod summary;
 mod sweep_cmd;
 mod validate_cmd;
-mod summary;
 
 use clap::Parser;
 

@@ -23,9 +23,9 @@ use reloop_import::capture_writer::{CaptureWriter, Target};
 use reloop_mock::record::{RecordProxy, Redaction};
 
 use crate::app::ServeArgs;
+use crate::exit_code;
 use crate::interrupt::Interrupt;
 use crate::record_cmd::{GRACE_AFTER_INTERRUPT, record_until_interrupted};
-use crate::exit_code;
 
 /// Runs the command; returns the exit code.
 pub fn run(args: ServeArgs, interrupt: &Interrupt) -> anyhow::Result<i32> {
@@ -36,10 +36,8 @@ pub fn run(args: ServeArgs, interrupt: &Interrupt) -> anyhow::Result<i32> {
         ([], Some(path)) => match load_recordings(path) {
             Ok((recordings, skipped)) => {
                 skipped_scenarios = skipped;
-                let recordings: HashMap<String, Arc<Recording>> = recordings
-                    .into_iter()
-                    .map(|(name, recording)| (name, Arc::new(as_asked(&args, recording))))
-                    .collect();
+                let recordings: HashMap<String, Arc<Recording>> =
+                    recordings.into_iter().map(|(name, recording)| (name, Arc::new(as_asked(&args, recording)))).collect();
                 let mut names: Vec<String> = recordings.keys().cloned().collect();
                 names.sort();
                 (path.display().to_string(), names, recording_factory(recordings, pacer, args.context_window))
@@ -58,10 +56,8 @@ pub fn run(args: ServeArgs, interrupt: &Interrupt) -> anyhow::Result<i32> {
             Err(errors) => return Ok(bad_input(errors)),
         },
     };
-    let sessions = SessionLimits {
-        idle_ttl: Duration::from_secs(args.session_ttl_secs),
-        max_sessions: usize::try_from(args.max_sessions).unwrap_or(usize::MAX),
-    };
+    let sessions =
+        SessionLimits { idle_ttl: Duration::from_secs(args.session_ttl_secs), max_sessions: usize::try_from(args.max_sessions).unwrap_or(usize::MAX) };
     let connections = ConnectionLimits {
         header_read_timeout: Duration::from_secs(args.header_timeout_secs),
         body_read_timeout: Duration::from_secs(args.body_timeout_secs),
@@ -144,7 +140,9 @@ fn replay_raw(recording: Recording) -> Recording {
 /// saying how the other clients and fresh replays address them.
 fn print_sessions(addr: std::net::SocketAddr, names: &[String], args: &ServeArgs) {
     let root = format!("http://{addr}");
-    println!("any API key; a log line per request on stderr; Ctrl-C stops. Base URLs: OpenAI {root}/s/NAME/v1, Anthropic and Gemini {root}/s/NAME; /s/NAME/r/RUN/… replays afresh");
+    println!(
+        "any API key; a log line per request on stderr; Ctrl-C stops. Base URLs: OpenAI {root}/s/NAME/v1, Anthropic and Gemini {root}/s/NAME; /s/NAME/r/RUN/… replays afresh"
+    );
     if let [scenario] = args.scenario.as_slice() {
         println!("every session name replays {} afresh, with its faults", scenario.display());
     }
@@ -193,11 +191,8 @@ fn scenarios_factory(args: &ServeArgs, scenarios: Vec<reloop_eval::ScenarioFile>
         .into_iter()
         .map(|scenario| {
             let window = args.context_window.or(Some(scenario.spec.context_window));
-            let recording = if args.raw || args.recorded_usage {
-                Arc::new(as_asked(args, (*scenario.recording).clone()))
-            } else {
-                Arc::clone(&scenario.recording)
-            };
+            let recording =
+                if args.raw || args.recorded_usage { Arc::new(as_asked(args, (*scenario.recording).clone())) } else { Arc::clone(&scenario.recording) };
             (scenario.name.clone(), scenario_factory(recording, scenario.spec.faults.clone(), Arc::clone(pacer), window))
         })
         .collect();

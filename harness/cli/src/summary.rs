@@ -43,11 +43,7 @@ pub fn render(runs: &[RunSummary]) -> String {
     let mut text = table.to_string();
     text.push_str(&format!("\n{passed} passed, {} failed\n", runs.len() - passed - skipped.len()));
     if !skipped.is_empty() {
-        text.push_str(&format!(
-            "{} skipped (agent not installed, see docs/black-box.md): {}\n",
-            skipped.len(),
-            skipped.join(", ")
-        ));
+        text.push_str(&format!("{} skipped (agent not installed, see docs/black-box.md): {}\n", skipped.len(), skipped.join(", ")));
     }
     for run in runs.iter().filter(|r| !r.passed) {
         // A line that starts with the name: nothing in it may end the line

@@ -32,10 +32,11 @@ pub fn run(args: SweepArgs, cancel: Arc<AtomicBool>) -> anyhow::Result<i32> {
         return Ok(exit_code::BAD_INPUT);
     }
     let variants: Vec<RunVariant> = variants.into_iter().map(RunVariant::Swept).collect();
-    let Prepared { plan, report, live } = match prepare(&args.batch, variants.clone(), (!args.wires.is_empty()).then_some(args.wires.as_slice()), &args.out, &cancel) {
-        Ok(prepared) => prepared,
-        Err(code) => return Ok(code),
-    };
+    let Prepared { plan, report, live } =
+        match prepare(&args.batch, variants.clone(), (!args.wires.is_empty()).then_some(args.wires.as_slice()), &args.out, &cancel) {
+            Ok(prepared) => prepared,
+            Err(code) => return Ok(code),
+        };
     let executed = execute(&plan, &args.batch, report, live, &cancel)?;
     // Totals over like with like; every run's own figures stay in the Parquet.
     let like = LikeForLike::of(&executed.runs, &variants);

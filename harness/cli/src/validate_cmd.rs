@@ -71,8 +71,8 @@ fn check_scenario(file: &Path) -> Vec<InputError> {
 /// Parses a gate file and checks it as `compare` does, against the runs
 /// table `run` writes.
 fn check_gates(file: &Path) -> Vec<InputError> {
-    let checked = reloop_eval::yaml::load::<GateSet>(file)
-        .and_then(|gates| crate::compare_cmd::check_gates(file, &gates, &[&crate::compare_cmd::runs_schema()]));
+    let checked =
+        reloop_eval::yaml::load::<GateSet>(file).and_then(|gates| crate::compare_cmd::check_gates(file, &gates, &[&crate::compare_cmd::runs_schema()]));
     checked.err().into_iter().collect()
 }
 

@@ -10,12 +10,12 @@ use reloop_mock::{RequestRecord, Session};
 use reloop_wire::Usage;
 
 use crate::cache_breaks::{self, ByCause};
+use crate::call_shares::RunCalls;
 use crate::compaction_tokens::{context_index, price_compactions};
 use crate::expect::{RunFacts, check};
+use crate::recorded_pricing::price_recorded_usage;
 use crate::result::{EventRow, RunMetrics, RunReport, StepRow};
 use crate::scenario::Scenario;
-use crate::call_shares::RunCalls;
-use crate::recorded_pricing::price_recorded_usage;
 
 /// Everything a finished run left behind.
 pub struct Finished<'a> {
@@ -39,11 +39,7 @@ pub fn collect(finished: Finished<'_>) -> RunReport {
     let log = session.log();
     price_compactions(&mut events, &state, &log, session, scenario.wire);
     let divergences = session.divergences();
-    let outcome = if divergences.is_empty() {
-        state.outcome().unwrap_or(Outcome::HarnessError)
-    } else {
-        Outcome::Divergence
-    };
+    let outcome = if divergences.is_empty() { state.outcome().unwrap_or(Outcome::HarnessError) } else { Outcome::Divergence };
     let explained = cache_breaks::explain(&scenario.spec.model, &state, &events, &log);
     let mut steps = step_rows(scenario, &state, &log, session);
     for (step, explained) in steps.iter_mut().zip(explained) {
@@ -179,7 +175,12 @@ impl<'a> UncompactedCounts<'a> {
                 let main = state.calls.iter().filter(|call| call.purpose != CallPurpose::Compaction && context_index(call) == context);
                 let needed = main.map(|call| call.transcript_len).max().unwrap_or(0);
                 let counts = session.counter().count_messages(scenario.wire, &owner.transcript[..needed]);
-                std::iter::once(0).chain(counts.iter().scan(0, |sum, count| { *sum += count; Some(*sum) })).collect()
+                std::iter::once(0)
+                    .chain(counts.iter().scan(0, |sum, count| {
+                        *sum += count;
+                        Some(*sum)
+                    }))
+                    .collect()
             })
             .collect();
         Self { prefix, text_tools: None }
@@ -215,9 +216,7 @@ fn run_metrics(scenario: &Scenario, state: &LoopState, steps: &[StepRow], log: &
         doom_loop_detected: state.doom_loop.is_some(),
         doom_loop_first_step: state.doom_loop.as_ref().map(|d| u64::from(d.step)),
         doom_loop_kind: state.doom_loop.as_ref().map(|d| d.detected.kind.as_str().to_owned()),
-        doom_loop_first_steps: DoomLoopKind::ALL.map(|kind| {
-            state.doom_loop_first_steps.iter().find(|(k, _)| *k == kind).map(|(_, step)| u64::from(*step))
-        }),
+        doom_loop_first_steps: DoomLoopKind::ALL.map(|kind| state.doom_loop_first_steps.iter().find(|(k, _)| *k == kind).map(|(_, step)| u64::from(*step))),
         doom_loop_expected_kind: scenario.spec.expect.doom_loop.map(|label| match (label.detected, label.kind) {
             (false, _) => "none".to_owned(),
             (true, Some(kind)) => kind.as_str().to_owned(),
@@ -229,7 +228,10 @@ fn run_metrics(scenario: &Scenario, state: &LoopState, steps: &[StepRow], log: &
         compaction_calls: steps.iter().filter(|s| s.purpose == CallPurpose::Compaction.as_str()).count() as u64,
         breaker_tripped: events.iter().any(|e| matches!(e.event, LoopEvent::AutoCompactCircuitBreakerTripped { .. })),
         tokens_saved_total: signed(input_tokens_uncompacted_total) - signed(input_tokens_total),
-        tokens_saved_recorded: RecordedCompaction::saved_over(&scenario.spec.recorded_compactions, scenario.spec.ending.map_or(state.steps_used(), |e| e.steps)),
+        tokens_saved_recorded: RecordedCompaction::saved_over(
+            &scenario.spec.recorded_compactions,
+            scenario.spec.ending.map_or(state.steps_used(), |e| e.steps),
+        ),
         input_tokens_total,
         input_tokens_uncompacted_total,
         compaction_savings_ratio: 1.0 - ratio(input_tokens_total, input_tokens_uncompacted_total),
@@ -334,7 +336,8 @@ fn event_rows(events: &[TimedEvent], steps: &[StepRow], recorded: &[RecordedComp
         let mut payload = serde_json::to_value(explained).unwrap_or_default();
         payload["kind"] = "cache_break_simulated".into();
         payload["call_index"] = step.call_index.into();
-        let row = EventRow { step: step.step, at_ms: step.started_ms, kind: "cache_break_simulated".to_owned(), payload: payload.to_string(), ..EventRow::default() };
+        let row =
+            EventRow { step: step.step, at_ms: step.started_ms, kind: "cache_break_simulated".to_owned(), payload: payload.to_string(), ..EventRow::default() };
         Some(row)
     });
     let mut rows: Vec<EventRow> = loop_rows.collect();

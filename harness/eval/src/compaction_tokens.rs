@@ -24,8 +24,8 @@
 
 use std::collections::BTreeMap;
 
-use reloop_agent::{CallPurpose, CallRecord, LoopState, Message, TimedEvent, ViewChange, WireFormat};
 use reloop_agent::context::ShownItem;
+use reloop_agent::{CallPurpose, CallRecord, LoopState, Message, TimedEvent, ViewChange, WireFormat};
 use reloop_mock::{RequestRecord, Session};
 
 /// Puts the server's counts of each compaction's sides in place of the
@@ -242,10 +242,7 @@ mod tests {
         let change = |removed, added| ViewChange { sub_agent: None, calls_before: 1, transcript_len: 5, removed, added };
         vec![
             event(change(vec![ShownItem::Transcript(2)], vec![ShownItem::Rewritten(masked(state, 2))]), 0),
-            event(
-                change(vec![ShownItem::Transcript(1), ShownItem::Rewritten(masked(state, 2))], vec![ShownItem::Rewritten(note.clone())]),
-                2,
-            ),
+            event(change(vec![ShownItem::Transcript(1), ShownItem::Rewritten(masked(state, 2))], vec![ShownItem::Rewritten(note.clone())]), 2),
         ]
     }
 

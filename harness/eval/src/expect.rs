@@ -54,9 +54,10 @@ pub fn check(expect: &Expectations, facts: &RunFacts<'_>) -> Vec<String> {
         }
     }
     if let Some(expected) = &expect.tool_calls
-        && expected.iter().map(String::as_str).ne(facts.tool_calls.iter().copied()) {
-            failures.push(format!("tool_calls: expected [{}], got [{}]", expected.join(", "), facts.tool_calls.join(", ")));
-        }
+        && expected.iter().map(String::as_str).ne(facts.tool_calls.iter().copied())
+    {
+        failures.push(format!("tool_calls: expected [{}], got [{}]", expected.join(", "), facts.tool_calls.join(", ")));
+    }
     if let Some(doom) = expect.doom_loop.filter(|d| d.detected != facts.doom_loop_detected) {
         let verb = if doom.detected { "expected a doom loop, none was detected" } else { "expected no doom loop, one was detected" };
         failures.push(format!("doom_loop: {verb}"));

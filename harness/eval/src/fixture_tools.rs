@@ -46,8 +46,7 @@ impl FixtureTools {
     fn choose(&self, fixture: &ToolFixture, invocation: &ToolInvocation) -> Option<FixtureResult> {
         let mut used = self.used.lock().expect("fixture state poisoned");
         let (index, result) = fixture.results.iter().enumerate().find(|(index, result)| {
-            !(result.once && used.contains(&(invocation.name.clone(), *index)))
-                && result.when.as_ref().is_none_or(|when| matches(when, &invocation.arguments))
+            !(result.once && used.contains(&(invocation.name.clone(), *index))) && result.when.as_ref().is_none_or(|when| matches(when, &invocation.arguments))
         })?;
         if result.once {
             used.insert((invocation.name.clone(), index));
@@ -65,11 +64,7 @@ impl ToolRuntime for FixtureTools {
     fn specs(&self) -> Vec<ToolSpec> {
         self.tools
             .iter()
-            .map(|(name, fixture)| ToolSpec {
-                name: name.clone(),
-                description: fixture.description.clone(),
-                parameters: fixture.parameters.clone(),
-            })
+            .map(|(name, fixture)| ToolSpec { name: name.clone(), description: fixture.description.clone(), parameters: fixture.parameters.clone() })
             .collect()
     }
 
@@ -78,8 +73,9 @@ impl ToolRuntime for FixtureTools {
     }
 
     fn traits(&self, tool: &str) -> ToolTraits {
-        self.tools.get(tool).map_or(ToolTraits { parallel_safe: false, risk: DeclaredRisk::Unknown }, |fixture| {
-            ToolTraits { parallel_safe: fixture.parallel_safe, risk: fixture.risk }
+        self.tools.get(tool).map_or(ToolTraits { parallel_safe: false, risk: DeclaredRisk::Unknown }, |fixture| ToolTraits {
+            parallel_safe: fixture.parallel_safe,
+            risk: fixture.risk,
         })
     }
 
@@ -125,9 +121,7 @@ mod tests {
     #[tokio::test]
     async fn answers_by_argument_match_then_default_with_latency() {
         let clock = VirtualClock::new();
-        let tool = fixture(
-            "description: read\nlatency_ms: 250\nresults:\n  - when: { path: a.rs }\n    output: A\n  - error: no such file\n",
-        );
+        let tool = fixture("description: read\nlatency_ms: 250\nresults:\n  - when: { path: a.rs }\n    output: A\n  - error: no such file\n");
         let tools = FixtureTools::new(BTreeMap::from([("read".to_owned(), tool)]));
         let run = |arguments| tools.execute(call("read", arguments), context(&clock));
         assert_eq!(run(serde_json::json!({"path": "a.rs"})).await, ToolOutput::ok("A"));

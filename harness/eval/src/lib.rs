@@ -23,8 +23,8 @@ pub mod recorded_pricing;
 pub mod references;
 pub mod report;
 pub mod result;
-pub mod run_summary;
 pub mod run_mock;
+pub mod run_summary;
 pub mod runner;
 pub mod scenario;
 pub mod script;
@@ -32,10 +32,10 @@ mod sent_messages;
 pub mod sweep;
 pub mod token_fit;
 
+pub use plan::Plan;
 pub use reloop_agent::Outcome;
 /// The file loaders, checks and writers, from their one home.
 pub use reloop_files::{input_error, input_file, recording_file, validate_settings, yaml};
-pub use plan::Plan;
 pub use result::{EventRow, RunMetrics, RunReport, StepRow};
 pub use run_summary::RunSummary;
 pub use runner::{RunOptions, run_all, run_scenario};

@@ -60,9 +60,7 @@ impl Plan {
         let last = LastRecording::default();
         let read = |path: &PathBuf| {
             ScenarioFile::load_sharing(path, &last).map(|file| match wires {
-                Some(wires) if file.spec.agent.is_none() => {
-                    wires.iter().map(|wire| (format!("{}@{}", file.name, wire.as_str()), *wire)).collect()
-                }
+                Some(wires) if file.spec.agent.is_none() => wires.iter().map(|wire| (format!("{}@{}", file.name, wire.as_str()), *wire)).collect(),
                 _ => file.run_names(),
             })
         };
@@ -147,11 +145,7 @@ mod tests {
 
     #[test]
     fn every_bad_file_and_every_repeated_name_is_reported_before_anything_runs() {
-        let dir = batch(&[
-            ("a.yaml", scenario("same", "openai-chat")),
-            ("b.yaml", scenario("same", "openai-chat")),
-            ("c.yaml", "model: gpt-4o\n".to_owned()),
-        ]);
+        let dir = batch(&[("a.yaml", scenario("same", "openai-chat")), ("b.yaml", scenario("same", "openai-chat")), ("c.yaml", "model: gpt-4o\n".to_owned())]);
         let errors = Plan::validate(&[dir.path().to_owned()], vec![RunVariant::Label("x".into())]).unwrap_err();
         let messages: Vec<String> = errors.iter().map(ToString::to_string).collect();
         assert_eq!(errors.len(), 2, "{messages:?}");

@@ -4,8 +4,8 @@
 //! compaction the source did not do. Any other run sent other prompts, and
 //! only the server's counts of them tell what it would have cost.
 
-use reloop_mock::recording::{Exchange, Purpose};
 use reloop_agent::price_table::{self, PricedUsage};
+use reloop_mock::recording::{Exchange, Purpose};
 use reloop_wire::Usage;
 
 use crate::result::{CostSource, RunMetrics, StepRow};
@@ -19,11 +19,11 @@ pub fn price_recorded_usage(metrics: &mut RunMetrics, scenario: &Scenario, steps
     metrics.provider_token_fit = crate::token_fit::fit(&pairs);
     metrics.usage_recorded = faithful_recorded_usage(scenario, steps, compacted);
     // 1-hour writes where the recording says (Anthropic's `cache_creation`), the rest as 5-minute writes.
-    metrics.cache_write_1h_tokens_recorded = metrics.usage_recorded.map(|_| steps.iter().filter(|s| s.output_tokens.is_some()).filter_map(|s| s.cache_write_1h_tokens_recorded).sum());
+    metrics.cache_write_1h_tokens_recorded =
+        metrics.usage_recorded.map(|_| steps.iter().filter(|s| s.output_tokens.is_some()).filter_map(|s| s.cache_write_1h_tokens_recorded).sum());
     let cache_write_1h_tokens = metrics.cache_write_1h_tokens_recorded.unwrap_or(0);
-    metrics.estimated_cost_usd_recorded = metrics
-        .usage_recorded
-        .and_then(|usage| price_table::active().cost(&scenario.spec.model, &PricedUsage { usage, cache_write_1h_tokens }));
+    metrics.estimated_cost_usd_recorded =
+        metrics.usage_recorded.and_then(|usage| price_table::active().cost(&scenario.spec.model, &PricedUsage { usage, cache_write_1h_tokens }));
     metrics.cost_source = if metrics.usage_recorded.is_some() { CostSource::Recorded } else { CostSource::Simulated };
 }
 

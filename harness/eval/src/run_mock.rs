@@ -6,8 +6,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use reloop_agent::SharedClock;
-use reloop_mock::pacing::PaceFuture;
 use reloop_mock::connections::DEFAULT_MAX_BODY_BYTES;
+use reloop_mock::pacing::PaceFuture;
 use reloop_mock::{ConnectionLimits, MockServer, Pacer, Registry, Session, SessionConfig};
 
 use crate::scenario::Scenario;
@@ -73,4 +73,3 @@ impl Pacer for ClockPacer {
         self.0.sleep(duration)
     }
 }
-

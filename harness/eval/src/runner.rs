@@ -11,21 +11,18 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use rayon::prelude::*;
-use reloop_agent::{
-    AgentLoop, Clock, LoopDeps, Outcome, ProviderClient, ProviderConfig, SharedClock, SystemPromptSource,
-    VirtualClock,
-};
+use reloop_agent::{AgentLoop, Clock, LoopDeps, Outcome, ProviderClient, ProviderConfig, SharedClock, SystemPromptSource, VirtualClock};
 
 use crate::collect::{Finished, collect};
 use crate::fixture_tools::FixtureTools;
-use reloop_agent::grounding::Workspace;
-use reloop_agent::context::StrategyName;
-use reloop_agent::context::native::ContextManagement;
 use crate::plan::{Plan, PlannedFile};
 use crate::result::{RunMetrics, RunReport};
 use crate::scenario::{LastRecording, Scenario, ScenarioFile};
 use crate::script::{ScriptedApprovals, ScriptedUser};
 use crate::sweep::RunVariant;
+use reloop_agent::context::StrategyName;
+use reloop_agent::context::native::ContextManagement;
+use reloop_agent::grounding::Workspace;
 
 /// Real time one run may take before it is abandoned as a harness error.
 /// Virtual time makes every healthy run take milliseconds.
@@ -136,11 +133,7 @@ pub fn run_scenario(scenario: &Scenario) -> RunReport {
 pub fn run_cancellable(scenario: &Scenario, cancel: &AtomicBool) -> RunReport {
     let wall = Instant::now();
     let attempt = std::panic::catch_unwind(AssertUnwindSafe(|| -> Result<RunReport, String> {
-        let runtime = tokio::runtime::Builder::new_current_thread()
-            .enable_io()
-            .enable_time()
-            .build()
-            .map_err(|e| format!("cannot start a runtime: {e}"))?;
+        let runtime = tokio::runtime::Builder::new_current_thread().enable_io().enable_time().build().map_err(|e| format!("cannot start a runtime: {e}"))?;
         runtime.block_on(async {
             if let Some(agent) = &scenario.spec.agent {
                 // The agent's own `timeout_s` bounds it, and is reported as such.
@@ -207,14 +200,7 @@ async fn replay(scenario: &Scenario, wall: Instant) -> Result<RunReport, String>
     while let Ok(event) = events_rx.try_recv() {
         events.push(event);
     }
-    let mut report = collect(Finished {
-        scenario,
-        state,
-        events,
-        session: &session,
-        virtual_ms: clock.now_ms(),
-        wall_ms: elapsed_ms(wall),
-    });
+    let mut report = collect(Finished { scenario, state, events, session: &session, virtual_ms: clock.now_ms(), wall_ms: elapsed_ms(wall) });
     crate::live_run::finish(scenario, &session, &mut report);
     Ok(report)
 }

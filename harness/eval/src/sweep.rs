@@ -4,9 +4,9 @@
 
 use std::path::Path;
 
-pub use reloop_agent::context::{StrategyName, StrategyTuning};
 use reloop_agent::LoopSettings;
 use reloop_agent::client::cache_breakpoints::CacheBreakpointSettings;
+pub use reloop_agent::context::{StrategyName, StrategyTuning};
 use serde::Deserialize;
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -176,11 +176,7 @@ impl VariantSummary {
 
     /// 1 − input / uncompacted, over all runs.
     pub fn savings_ratio(&self) -> f64 {
-        if self.input_tokens_uncompacted == 0 {
-            0.0
-        } else {
-            1.0 - self.input_tokens as f64 / self.input_tokens_uncompacted as f64
-        }
+        if self.input_tokens_uncompacted == 0 { 0.0 } else { 1.0 - self.input_tokens as f64 / self.input_tokens_uncompacted as f64 }
     }
 }
 

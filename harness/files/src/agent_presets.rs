@@ -100,7 +100,10 @@ const PI: PresetLaunch = PresetLaunch {
     // Its compaction (past its reserve, or after a context overflow) and
     // its branch summaries: a request without tools whose system prompt is
     // `SUMMARIZATION_SYSTEM_PROMPT` (pi-coding-agent core/compaction/utils).
-    auxiliary: &[("You are a context summarization assistant.", "## Goal\nThe user's task as first stated.\n\n## Progress\nA replayed session: continue the task.")],
+    auxiliary: &[(
+        "You are a context summarization assistant.",
+        "## Goal\nThe user's task as first stated.\n\n## Progress\nA replayed session: continue the task.",
+    )],
     user_agent: None,
     submit_marker: None,
 };
@@ -142,8 +145,19 @@ const CLAUDE_CODE_SUMMARY: &str = "<analysis>A replayed session.</analysis>\n<su
 /// and turns off telemetry, error reports, updates and other traffic.
 const CLAUDE_CODE: PresetLaunch = PresetLaunch {
     command: &[
-        "claude", "-p", "--output-format", "stream-json", "--verbose", "--model", "{model}",
-        "--permission-mode", "acceptEdits", "--allowedTools", "Bash,Read,Edit,Write,Glob,Grep", "--", "{task}",
+        "claude",
+        "-p",
+        "--output-format",
+        "stream-json",
+        "--verbose",
+        "--model",
+        "{model}",
+        "--permission-mode",
+        "acceptEdits",
+        "--allowedTools",
+        "Bash,Read,Edit,Write,Glob,Grep",
+        "--",
+        "{task}",
     ],
     wire: WireFormat::Anthropic,
     env: &[
@@ -179,11 +193,7 @@ const CLAUDE_CODE: PresetLaunch = PresetLaunch {
 const GEMINI_CLI: PresetLaunch = PresetLaunch {
     command: &["gemini", "-p", "{task}", "--model", "{model}", "--approval-mode", "yolo", "--output-format", "stream-json"],
     wire: WireFormat::Gemini,
-    env: &[
-        ("GOOGLE_GEMINI_BASE_URL", "{anthropic_base_url}"),
-        ("GEMINI_API_KEY", "sk-reloop-black-box"),
-        ("GEMINI_CLI_TRUST_WORKSPACE", "true"),
-    ],
+    env: &[("GOOGLE_GEMINI_BASE_URL", "{anthropic_base_url}"), ("GEMINI_API_KEY", "sk-reloop-black-box"), ("GEMINI_CLI_TRUST_WORKSPACE", "true")],
     pass_env: &[],
     files: &[(
         ".gemini/settings.json",
@@ -206,7 +216,19 @@ const GEMINI_CLI: PresetLaunch = PresetLaunch {
 /// bounded: a divergence's 400 would otherwise be retried with growing
 /// backoff for minutes.
 const MINI_SWE_AGENT: PresetLaunch = PresetLaunch {
-    command: &["mini", "--yolo", "--exit-immediately", "--model", "openai/{model}", "--cost-limit", "0", "--output", "{workspace}/.mini/trajectory.json", "--task", "{task}"],
+    command: &[
+        "mini",
+        "--yolo",
+        "--exit-immediately",
+        "--model",
+        "openai/{model}",
+        "--cost-limit",
+        "0",
+        "--output",
+        "{workspace}/.mini/trajectory.json",
+        "--task",
+        "{task}",
+    ],
     wire: WireFormat::OpenaiChat,
     env: &[
         ("MSWEA_GLOBAL_CONFIG_DIR", "{workspace}/.mini"),

@@ -27,10 +27,7 @@ pub fn write_atomically(path: &Path, fill: impl FnOnce(&mut File) -> io::Result<
     std::fs::create_dir_all(directory)?;
     let file_name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
     let (mut file, temporary) = create_exclusive(directory, &file_name)?;
-    let result = fill(&mut file)
-        .and_then(|()| file.flush())
-        .and_then(|()| file.sync_all())
-        .and_then(|()| std::fs::rename(&temporary, path));
+    let result = fill(&mut file).and_then(|()| file.flush()).and_then(|()| file.sync_all()).and_then(|()| std::fs::rename(&temporary, path));
     if result.is_err() {
         let _ = std::fs::remove_file(&temporary);
     }

@@ -30,16 +30,9 @@ impl FileKind {
             text.lines()
                 .map(str::trim)
                 .find(|line| !line.is_empty() && !line.starts_with('#') && *line != "---")
-                .is_some_and(|line| {
-                    line.starts_with("format:")
-                        && [FORMAT_V1, FORMAT_V2].iter().any(|tag| line.contains(tag))
-                })
+                .is_some_and(|line| line.starts_with("format:") && [FORMAT_V1, FORMAT_V2].iter().any(|tag| line.contains(tag)))
         });
-        if tagged {
-            Self::Recording
-        } else {
-            Self::Scenario
-        }
+        if tagged { Self::Recording } else { Self::Scenario }
     }
 
     /// The plural noun, for the line that counts skipped files.
@@ -69,31 +62,18 @@ pub struct Skipped {
 
 impl fmt::Display for Skipped {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let noun = if self.count == 1 {
-            self.kind.plural().trim_end_matches('s')
-        } else {
-            self.kind.plural()
-        };
+        let noun = if self.count == 1 { self.kind.plural().trim_end_matches('s') } else { self.kind.plural() };
         let why = match self.kind {
             FileKind::Recording => "files tagged `format: reloop.recording/...`",
             FileKind::Scenario => "files without a recording's `format:` tag",
         };
-        write!(
-            f,
-            "{}: skipped {} {noun} ({why})",
-            self.dir.display(),
-            self.count
-        )
+        write!(f, "{}: skipped {} {noun} ({why})", self.dir.display(), self.count)
     }
 }
 
 /// The YAML files (`*.yaml`, `*.yml`) of `kind` in `dir`, below it at any
 /// depth when `recursive`, sorted; and what was skipped, when anything was.
-pub fn files_below(
-    dir: &Path,
-    kind: FileKind,
-    recursive: bool,
-) -> Result<(Vec<PathBuf>, Option<Skipped>), InputError> {
+pub fn files_below(dir: &Path, kind: FileKind, recursive: bool) -> Result<(Vec<PathBuf>, Option<Skipped>), InputError> {
     let mut found = Vec::new();
     yaml_files_below(dir, recursive, &mut found)?;
     found.sort();
@@ -104,30 +84,18 @@ pub fn files_below(
         FileKind::Recording => FileKind::Scenario,
     };
     let count = total - found.len();
-    let skipped = (count > 0).then(|| Skipped {
-        dir: dir.to_owned(),
-        kind: other,
-        count,
-    });
+    let skipped = (count > 0).then(|| Skipped { dir: dir.to_owned(), kind: other, count });
     Ok((found, skipped))
 }
 
-fn yaml_files_below(
-    dir: &Path,
-    recursive: bool,
-    found: &mut Vec<PathBuf>,
-) -> Result<(), InputError> {
-    let entries =
-        std::fs::read_dir(dir).map_err(|e| InputError::file(dir, format!("cannot list: {e}")))?;
+fn yaml_files_below(dir: &Path, recursive: bool, found: &mut Vec<PathBuf>) -> Result<(), InputError> {
+    let entries = std::fs::read_dir(dir).map_err(|e| InputError::file(dir, format!("cannot list: {e}")))?;
     for path in entries.filter_map(|entry| entry.ok().map(|e| e.path())) {
         if path.is_dir() {
             if recursive {
                 yaml_files_below(&path, recursive, found)?;
             }
-        } else if path
-            .extension()
-            .is_some_and(|ext| ext == "yaml" || ext == "yml")
-        {
+        } else if path.extension().is_some_and(|ext| ext == "yaml" || ext == "yml") {
             found.push(path);
         }
     }
@@ -137,13 +105,8 @@ fn yaml_files_below(
 /// The session name of a recording file: its stem without `.recording`
 /// (`NAME.recording.yaml` and `NAME.yaml` both serve as `NAME`).
 pub fn session_name(path: &Path) -> String {
-    let stem = path
-        .file_stem()
-        .map(|s| s.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    stem.strip_suffix(".recording")
-        .filter(|name| !name.is_empty())
-        .map_or_else(|| stem.clone(), str::to_owned)
+    let stem = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+    stem.strip_suffix(".recording").filter(|name| !name.is_empty()).map_or_else(|| stem.clone(), str::to_owned)
 }
 
 #[cfg(test)]
@@ -159,63 +122,28 @@ mod tests {
     #[test]
     fn the_format_tag_tells_recordings_from_scenarios_at_any_depth() {
         let dir = tempfile::tempdir().unwrap();
-        write(
-            dir.path(),
-            "a.yaml",
-            "model: m\ntask: t\nrecording: rec/a.recording.yaml\n",
-        );
-        write(
-            dir.path(),
-            "rec/a.recording.yaml",
-            "# comment\n---\nformat: reloop.recording/v2\nexchanges: []\n",
-        );
-        write(
-            dir.path(),
-            "rec/old.yml",
-            "format: reloop.recording/v1\nexchanges: []\n",
-        );
+        write(dir.path(), "a.yaml", "model: m\ntask: t\nrecording: rec/a.recording.yaml\n");
+        write(dir.path(), "rec/a.recording.yaml", "# comment\n---\nformat: reloop.recording/v2\nexchanges: []\n");
+        write(dir.path(), "rec/old.yml", "format: reloop.recording/v1\nexchanges: []\n");
         write(dir.path(), "rec/notes.txt", "format: reloop.recording/v2\n");
         let (scenarios, skipped) = files_below(dir.path(), FileKind::Scenario, true).unwrap();
         assert_eq!(scenarios, [dir.path().join("a.yaml")]);
         let skipped = skipped.unwrap();
         assert_eq!((skipped.kind, skipped.count), (FileKind::Recording, 2));
-        assert!(
-            skipped
-                .to_string()
-                .ends_with(": skipped 2 recordings (files tagged `format: reloop.recording/...`)"),
-            "{skipped}"
-        );
+        assert!(skipped.to_string().ends_with(": skipped 2 recordings (files tagged `format: reloop.recording/...`)"), "{skipped}");
         let (recordings, skipped) = files_below(dir.path(), FileKind::Recording, false).unwrap();
         assert!(recordings.is_empty(), "a flat search does not go below");
-        assert_eq!(
-            skipped.unwrap().to_string(),
-            format!(
-                "{}: skipped 1 scenario (files without a recording's `format:` tag)",
-                dir.path().display()
-            )
-        );
+        assert_eq!(skipped.unwrap().to_string(), format!("{}: skipped 1 scenario (files without a recording's `format:` tag)", dir.path().display()));
         assert_eq!(
             files_below(&dir.path().join("rec"), FileKind::Recording, false).unwrap(),
-            (
-                vec![
-                    dir.path().join("rec/a.recording.yaml"),
-                    dir.path().join("rec/old.yml")
-                ],
-                None
-            )
+            (vec![dir.path().join("rec/a.recording.yaml"), dir.path().join("rec/old.yml")], None)
         );
     }
 
     #[test]
     fn a_session_is_named_without_recording() {
-        assert_eq!(
-            session_name(Path::new("d/c1-chat.recording.yaml")),
-            "c1-chat"
-        );
-        assert_eq!(
-            session_name(Path::new("d/gpt-4.1-answer.yaml")),
-            "gpt-4.1-answer"
-        );
+        assert_eq!(session_name(Path::new("d/c1-chat.recording.yaml")), "c1-chat");
+        assert_eq!(session_name(Path::new("d/gpt-4.1-answer.yaml")), "gpt-4.1-answer");
         assert_eq!(session_name(Path::new("d/.recording.yaml")), ".recording");
     }
 }

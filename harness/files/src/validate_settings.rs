@@ -27,11 +27,7 @@ fn at_least(field: &str, value: u64, least: u64) -> Checked {
 }
 
 fn ratio(field: &str, value: f64) -> Checked {
-    if value.is_finite() && value > 0.0 && value <= 1.0 {
-        Ok(())
-    } else {
-        fail(field, format!("must be a ratio above 0 and at most 1, not {value}"))
-    }
+    if value.is_finite() && value > 0.0 && value <= 1.0 { Ok(()) } else { fail(field, format!("must be a ratio above 0 and at most 1, not {value}")) }
 }
 
 fn seconds(field: &str, value: u64, least: u64) -> Checked {
@@ -45,9 +41,7 @@ fn millis(field: &str, value: u64) -> Checked {
 
 fn bounds(field: &str, bounds: Option<Bounds>) -> Checked {
     match bounds {
-        Some(Bounds { min: Some(min), max: Some(max) }) if min > max => {
-            fail(format!("{field}.min"), format!("is above `max` ({min} > {max})"))
-        }
+        Some(Bounds { min: Some(min), max: Some(max) }) if min > max => fail(format!("{field}.min"), format!("is above `max` ({min} > {max})")),
         _ => Ok(()),
     }
 }
@@ -85,7 +79,10 @@ pub fn check_scenario(spec: &ScenarioSpec, recording: &Recording) -> Checked {
         }
         if fault.exchange >= recording.exchanges.len() {
             let count = recording.exchanges.len();
-            return fail(format!("faults[{i}].exchange"), format!("is {}, but the recording has {count} exchanges (0 to {})", fault.exchange, count.saturating_sub(1)));
+            return fail(
+                format!("faults[{i}].exchange"),
+                format!("is {}, but the recording has {count} exchanges (0 to {})", fault.exchange, count.saturating_sub(1)),
+            );
         }
     }
     Ok(())
@@ -101,7 +98,10 @@ fn check_ending(spec: &ScenarioSpec, ending: Ending) -> Checked {
     }
     at_least("ending.steps", ending.steps.into(), 1)?;
     if ending.steps >= spec.loop_settings.step_budget {
-        return fail("ending.steps", format!("is {}, but loop.step_budget ({}) must exceed it: the budget's last turn asks for an answer", ending.steps, spec.loop_settings.step_budget));
+        return fail(
+            "ending.steps",
+            format!("is {}, but loop.step_budget ({}) must exceed it: the budget's last turn asks for an answer", ending.steps, spec.loop_settings.step_budget),
+        );
     }
     if let Some(expected) = spec.expect.outcome.filter(|o| *o != ending.outcome) {
         return fail("expect.outcome", format!("is {expected}, but ending.outcome is {}", ending.outcome));
@@ -166,10 +166,9 @@ fn check_native(spec: &ScenarioSpec) -> Checked {
         WireChoice::Many(wires) => wires.as_slice(),
     };
     match wires.iter().find(|wire| !has_native(**wire)) {
-        Some(wire) => fail(
-            "loop.strategy",
-            format!("is native, but wire `{}` has no provider-side context management (native runs on {NATIVE_WIRES})", wire.as_str()),
-        ),
+        Some(wire) => {
+            fail("loop.strategy", format!("is native, but wire `{}` has no provider-side context management (native runs on {NATIVE_WIRES})", wire.as_str()))
+        }
         None => Ok(()),
     }
 }

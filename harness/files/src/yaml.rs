@@ -13,7 +13,6 @@ use serde::de::DeserializeOwned;
 
 pub use crate::input_error::{InputError, RangeError};
 
-
 /// Reads (a regular file within the input size limit) and parses `path`.
 pub fn load<T: DeserializeOwned>(path: &Path) -> Result<T, InputError> {
     let text = crate::input_file::read_text(path, crate::input_file::max_input_bytes())?;
@@ -22,10 +21,7 @@ pub fn load<T: DeserializeOwned>(path: &Path) -> Result<T, InputError> {
 
 /// Reads and parses `path`, then runs the range `check`; its error is
 /// located in the text (line, column, field).
-pub fn load_checked<T: DeserializeOwned>(
-    path: &Path,
-    check: impl FnOnce(&T) -> Result<(), RangeError>,
-) -> Result<T, InputError> {
+pub fn load_checked<T: DeserializeOwned>(path: &Path, check: impl FnOnce(&T) -> Result<(), RangeError>) -> Result<T, InputError> {
     let text = crate::input_file::read_text(path, crate::input_file::max_input_bytes())?;
     let value = parse(path, &text)?;
     check(&value).map_err(|error| range_error(path, &text, error))?;
@@ -35,11 +31,7 @@ pub fn load_checked<T: DeserializeOwned>(
 /// A range error found after parsing, with the position of its field.
 pub fn range_error(path: &Path, text: &str, error: RangeError) -> InputError {
     let position = crate::yaml_locate::locate(text, &error.field);
-    InputError {
-        line: position.map(|p| p.0),
-        column: position.map(|p| p.1),
-        ..InputError::field(path, error.field, error.message)
-    }
+    InputError { line: position.map(|p| p.0), column: position.map(|p| p.1), ..InputError::field(path, error.field, error.message) }
 }
 
 /// Parses `text`, naming `path` in errors.

@@ -18,8 +18,7 @@ use reloop_wire::reply::ReplyMeta;
 use reloop_wire::{FinishReason, Format, ModelTurn, ToolCall, Usage};
 
 /// Numbers that break careless arithmetic.
-const EXTREMES: [&str; 10] =
-    ["18446744073709551615", "18446744073709551616", "9223372036854775807", "-1", "0", "1e20", "4294967295", "-0", "1.5", "null"];
+const EXTREMES: [&str; 10] = ["18446744073709551615", "18446744073709551616", "9223372036854775807", "-1", "0", "1e20", "4294967295", "-0", "1.5", "null"];
 
 /// A model turn with text, tool calls and usage anywhere in `u64`.
 pub fn turn() -> impl Strategy<Value = ModelTurn> {
@@ -32,11 +31,7 @@ pub fn turn() -> impl Strategy<Value = ModelTurn> {
     )
         .prop_map(|(text, calls, finish_reason, usage)| ModelTurn {
             text,
-            tool_calls: calls
-                .into_iter()
-                .enumerate()
-                .map(|(i, (name, arguments))| ToolCall { id: format!("call_{i}"), name, arguments })
-                .collect(),
+            tool_calls: calls.into_iter().enumerate().map(|(i, (name, arguments))| ToolCall { id: format!("call_{i}"), name, arguments }).collect(),
             reasoning: Vec::new(),
             finish_reason,
             usage: usage.map(|(input_tokens, output_tokens, cache_read_tokens, cache_write_tokens)| Usage {

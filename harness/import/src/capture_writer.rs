@@ -45,7 +45,10 @@ impl CaptureWriter {
         }
         let files = SessionFiles { target, redaction, recordings: BTreeMap::new() };
         let (queue, observed) = std::sync::mpsc::channel();
-        let thread = std::thread::Builder::new().name("capture-writer".into()).spawn(move || files.write_as_they_come(&observed)).map_err(|e| format!("cannot start the capture writer: {e}"))?;
+        let thread = std::thread::Builder::new()
+            .name("capture-writer".into())
+            .spawn(move || files.write_as_they_come(&observed))
+            .map_err(|e| format!("cannot start the capture writer: {e}"))?;
         Ok(Self { queue, thread })
     }
 
@@ -123,7 +126,9 @@ impl SessionFiles {
         let name = match &self.target {
             Target::Prefix(prefix) => split_prefix(prefix).1,
             // The name as the server decoded it, encoded once for the file.
-            Target::PerSession(_) => file_stem_of(&session_of(&observed.path).map_or_else(|| reloop_mock::DEFAULT_SESSION.to_owned(), reloop_mock::session_name::decoded)),
+            Target::PerSession(_) => {
+                file_stem_of(&session_of(&observed.path).map_or_else(|| reloop_mock::DEFAULT_SESSION.to_owned(), reloop_mock::session_name::decoded))
+            }
         };
         let recording = self.recordings.entry(name.clone()).or_insert_with(|| Recording { redacted: self.redaction.describe(), ..Recording::default() });
         let raw_dropped = exchange.raw.is_none();
@@ -170,7 +175,11 @@ fn existing_file(target: &Target) -> Option<PathBuf> {
             [dir.join(recording_file_name(&name)), dir.join(format!("{name}.yaml"))].into_iter().find(|file| file.exists())
         }
         Target::PerSession(dir) => {
-            let mut files: Vec<PathBuf> = std::fs::read_dir(dir).ok()?.filter_map(|entry| entry.ok().map(|e| e.path())).filter(|file| file.extension().is_some_and(|ext| ext == "yaml")).collect();
+            let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
+                .ok()?
+                .filter_map(|entry| entry.ok().map(|e| e.path()))
+                .filter(|file| file.extension().is_some_and(|ext| ext == "yaml"))
+                .collect();
             files.sort();
             files.into_iter().next()
         }
@@ -207,7 +216,11 @@ mod tests {
     use super::*;
 
     fn chat_call(path: &str) -> Observed {
-        let chunk = |delta: &str, finish: &str| format!(r#"data: {{"id":"c","object":"chat.completion.chunk","created":1,"model":"m","choices":[{{"index":0,"delta":{delta},"finish_reason":{finish}}}]}}"#);
+        let chunk = |delta: &str, finish: &str| {
+            format!(
+                r#"data: {{"id":"c","object":"chat.completion.chunk","created":1,"model":"m","choices":[{{"index":0,"delta":{delta},"finish_reason":{finish}}}]}}"#
+            )
+        };
         let body = format!("{}\n\n{}\n\ndata: [DONE]\n\n", chunk(r#"{"role":"assistant","content":"hi"}"#, "null"), chunk("{}", r#""stop""#));
         Observed {
             path: path.into(),

@@ -92,7 +92,13 @@ pub fn convert(mut session: ImportedSession, options: ConvertOptions) -> Convert
     let model = session.model.clone().unwrap_or_else(|| "gpt-4o".into());
     let scenario = ScenarioSpec {
         name: Some(options.name.clone()),
-        description: Some(format!("Imported by `reloop import` from {} ({} format): {} model calls, {} tool calls.", options.source, session.format, turns, tool_call_names.len())),
+        description: Some(format!(
+            "Imported by `reloop import` from {} ({} format): {} model calls, {} tool calls.",
+            options.source,
+            session.format,
+            turns,
+            tool_call_names.len()
+        )),
         wire: WireChoice::One(wire_of(&session)),
         model: model.clone(),
         context_window: session.context_window.unwrap_or(200_000),
@@ -125,7 +131,9 @@ fn join_answerless_turns(session: &mut ImportedSession) -> usize {
     for item in std::mem::take(&mut session.items) {
         match (items.last_mut(), item) {
             (Some(Item::Assistant(previous)), Item::Assistant(next)) if previous.tool_calls.is_empty() => {
-                session.lines.warn(next.line, format!("model response without tool calls at line {} is followed by another: joined into one exchange", previous.line));
+                session
+                    .lines
+                    .warn(next.line, format!("model response without tool calls at line {} is followed by another: joined into one exchange", previous.line));
                 let joined = join(std::mem::take(previous), next);
                 *previous = joined;
             }
@@ -222,15 +230,13 @@ impl Builder {
                 }
                 self.exchanges.push(exchange(turn));
             }
-            Item::ToolResult(result) => {
-                match self.calls.iter_mut().find(|c| c.call.id == result.call_id && c.result.is_none()) {
-                    Some(call) => call.result = Some((result.output.clone(), result.is_error)),
-                    None => {
-                        report.results_without_call += 1;
-                        report.unmatched_results.push(result.line);
-                    }
+            Item::ToolResult(result) => match self.calls.iter_mut().find(|c| c.call.id == result.call_id && c.result.is_none()) {
+                Some(call) => call.result = Some((result.output.clone(), result.is_error)),
+                None => {
+                    report.results_without_call += 1;
+                    report.unmatched_results.push(result.line);
                 }
-            }
+            },
             // `ending::settle` took them out: they end the session or are dropped.
             Item::Interrupted { .. } | Item::ProviderError(_) => {}
             Item::Compaction(compaction) => {
@@ -306,7 +312,8 @@ fn recorded_compactions(compactions: &[(usize, Compaction)], exchanges: &[Exchan
 fn compaction_exchanges(summaries: &[String], compacted: bool, task: &str, calls: &[CallRecord], report: &mut ImportReport) -> Vec<Exchange> {
     let compaction = |text: String, reusable: bool| Exchange { purpose: Purpose::Compaction, reusable, parts: vec![text_part(text)], ..Default::default() };
     if summaries.is_empty() {
-        let why = if compacted { "the session's compactions keep no readable summary (Codex's remote one is encrypted)" } else { "the session never compacted" };
+        let why =
+            if compacted { "the session's compactions keep no readable summary (Codex's remote one is encrypted)" } else { "the session never compacted" };
         report.synthetic.push(format!("a mechanical compaction summary: {why}"));
         let mut names: Vec<&str> = calls.iter().map(|c| c.call.name.as_str()).collect();
         names.dedup();
@@ -334,7 +341,12 @@ fn tool_fixtures(session: &ImportedSession, options: &ConvertOptions, calls: &[C
         let tool = tools.entry(record.call.name.clone()).or_insert_with(|| {
             report.generated_tools.push(record.call.name.clone());
             let description = format!("{} (declaration generated from the recorded calls)", record.call.name);
-            declared(PresetTool { name: record.call.name.clone(), description, parameters: generated_schema(&record.call.name, calls), ..PresetTool::default() })
+            declared(PresetTool {
+                name: record.call.name.clone(),
+                description,
+                parameters: generated_schema(&record.call.name, calls),
+                ..PresetTool::default()
+            })
         });
         if let Arguments::Json(arguments) = &record.call.arguments {
             push_recorded(tool, arguments, record.result.clone());
@@ -377,5 +389,8 @@ fn wire_of(session: &ImportedSession) -> Format {
 /// A system prompt for formats that do not record one (pi, Claude Code).
 fn default_system(session: &ImportedSession) -> String {
     let cwd = session.cwd.as_deref().unwrap_or("the workspace");
-    format!("You are the {} coding agent working in {cwd}. (The recorded session does not hold its system prompt; `reloop import --system FILE` sets the real one.)", session.agent.unwrap_or(session.format))
+    format!(
+        "You are the {} coding agent working in {cwd}. (The recorded session does not hold its system prompt; `reloop import --system FILE` sets the real one.)",
+        session.agent.unwrap_or(session.format)
+    )
 }

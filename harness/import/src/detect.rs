@@ -59,7 +59,9 @@ fn detect_line(first: &Value) -> Option<Format> {
         Some("session") => Some(Format::Pi),
         Some("session_meta" | "response_item" | "turn_context" | "event_msg") => Some(Format::Codex),
         _ if first.get("payload").is_some() || first.get("instructions").is_some() => Some(Format::Codex),
-        Some("user" | "assistant" | "summary" | "file-history-snapshot" | "queue-operation" | "progress" | "system" | "last-prompt") => Some(Format::ClaudeCode),
+        Some("user" | "assistant" | "summary" | "file-history-snapshot" | "queue-operation" | "progress" | "system" | "last-prompt") => {
+            Some(Format::ClaudeCode)
+        }
         _ if first.get("sessionId").is_some() => Some(Format::ClaudeCode),
         _ => None,
     }

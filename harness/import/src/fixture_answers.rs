@@ -8,8 +8,7 @@ use reloop_files::presets::PresetTool;
 use reloop_files::scenario::spec::{FixtureResult, ToolFixture};
 
 /// The error of a call that the session never answered.
-const NO_RESULT: &str =
-    "no result was recorded for this call (the session ended or was interrupted)";
+const NO_RESULT: &str = "no result was recorded for this call (the session ended or was interrupted)";
 
 /// A fixture for `tool` with no answers yet.
 pub fn declared(tool: PresetTool) -> ToolFixture {
@@ -28,11 +27,7 @@ pub fn declared(tool: PresetTool) -> ToolFixture {
 /// `result` is the output or error text (`true`: an error); `None` when
 /// nothing answered the call. Arguments that are not a JSON object cannot
 /// be matched, and add nothing.
-pub fn push_recorded(
-    tool: &mut ToolFixture,
-    arguments: &serde_json::Value,
-    result: Option<(String, bool)>,
-) {
+pub fn push_recorded(tool: &mut ToolFixture, arguments: &serde_json::Value, result: Option<(String, bool)>) {
     let serde_json::Value::Object(arguments) = arguments else {
         return;
     };
@@ -41,24 +36,12 @@ pub fn push_recorded(
         Some((text, true)) => (None, Some(text)),
         None => (None, Some(NO_RESULT.to_owned())),
     };
-    tool.results.push(FixtureResult {
-        when: Some(arguments.clone()),
-        output,
-        error,
-        once: true,
-        latency_ms: None,
-    });
+    tool.results.push(FixtureResult { when: Some(arguments.clone()), output, error, once: true, latency_ms: None });
 }
 
 /// Closes the fixture list: a call that matches no recorded answer gets an
 /// error, not a made-up result.
 pub fn push_unmatched(tool: &mut ToolFixture) {
     let error = Some("no recorded result matches these arguments".into());
-    tool.results.push(FixtureResult {
-        when: None,
-        output: None,
-        error,
-        once: false,
-        latency_ms: None,
-    });
+    tool.results.push(FixtureResult { when: None, output: None, error, once: false, latency_ms: None });
 }

@@ -17,8 +17,8 @@ pub mod jsonl;
 pub mod recorded_calls;
 pub mod report;
 pub mod session;
-pub mod vcr;
 pub mod skeleton;
+pub mod vcr;
 pub mod workspace;
 
 use std::path::{Path, PathBuf};
@@ -90,7 +90,10 @@ pub fn read_session(path: &Path, format: Option<Format>) -> Result<ImportedSessi
             None | Some(Format::OpenaiMessages) => read_sdk_folder(path),
             Some(other) => Err(ImportError::Input {
                 path: path.to_owned(),
-                message: format!("a folder is read only as an OpenHands SDK conversation (format openai-messages), not as {}: name the session file instead", other.name()),
+                message: format!(
+                    "a folder is read only as an OpenHands SDK conversation (format openai-messages), not as {}: name the session file instead",
+                    other.name()
+                ),
             }),
         };
     }
@@ -115,7 +118,8 @@ fn read_sdk_folder(path: &Path) -> Result<ImportedSession, ImportError> {
         serde_json::from_str(&read_input(file)?).map_err(|error| ImportError::Input { path: file.to_owned(), message: format!("not JSON: {error}") })
     };
     let events_dir = path.join("events");
-    let listing = std::fs::read_dir(&events_dir).map_err(|error| refuse(format!("a folder is read as an OpenHands SDK conversation, but {} cannot be listed: {error}", events_dir.display())))?;
+    let listing = std::fs::read_dir(&events_dir)
+        .map_err(|error| refuse(format!("a folder is read as an OpenHands SDK conversation, but {} cannot be listed: {error}", events_dir.display())))?;
     let mut files: Vec<PathBuf> = listing
         .filter_map(|entry| entry.ok().map(|e| e.path()))
         .filter(|file| file.file_name().is_some_and(|n| n.to_string_lossy().starts_with("event-")) && file.extension().is_some_and(|e| e == "json"))
@@ -195,7 +199,8 @@ fn yaml<T: serde::Serialize>(value: &T, dir: &Path) -> Result<String, ImportErro
 /// Writes through a synced temporary file and a rename: a crash leaves the old file or the new one.
 fn write_atomically(path: &Path, text: &str) -> Result<(), ImportError> {
     use std::io::Write as _;
-    reloop_files::atomic_file::write_atomically(path, |file| file.write_all(text.as_bytes())).map_err(|source| ImportError::Io { path: path.to_owned(), source })
+    reloop_files::atomic_file::write_atomically(path, |file| file.write_all(text.as_bytes()))
+        .map_err(|source| ImportError::Io { path: path.to_owned(), source })
 }
 
 /// A scenario name from a file name: the stem, lowercased, with anything

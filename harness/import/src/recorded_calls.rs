@@ -97,7 +97,11 @@ mod tests {
             let seen: Vec<(&Value, Option<(&str, bool)>)> = calls.iter().map(|c| (&c.arguments, c.result.as_ref().map(|(t, e)| (t.as_str(), *e)))).collect();
             assert_eq!(
                 seen,
-                [(&json!({ "path": "a" }), Some(("alpha", false))), (&json!({ "path": "b" }), Some(("Error: no such file", failed))), (&json!({ "path": "a" }), None)],
+                [
+                    (&json!({ "path": "a" }), Some(("alpha", false))),
+                    (&json!({ "path": "b" }), Some(("Error: no such file", failed))),
+                    (&json!({ "path": "a" }), None)
+                ],
                 "{path}"
             );
         }

@@ -187,7 +187,8 @@ fn leading_status(message: &str) -> Option<u16> {
 
 /// What providers and agents say when the prompt is over the window.
 fn is_context_overflow(message: &str) -> bool {
-    const MARKERS: [&str; 6] = ["prompt is too long", "context_length_exceeded", "context window", "maximum context length", "too many tokens", "exceeds the context"];
+    const MARKERS: [&str; 6] =
+        ["prompt is too long", "context_length_exceeded", "context window", "maximum context length", "too many tokens", "exceeds the context"];
     let lower = message.to_lowercase();
     MARKERS.iter().any(|marker| lower.contains(marker))
 }
@@ -225,7 +226,13 @@ pub struct RecordedUsage {
 impl RecordedUsage {
     /// From Anthropic's split fields, where `input` excludes the cache.
     pub fn from_anthropic(input: u64, output: u64, cache_read: u64, cache_write: u64) -> Self {
-        Self { input_tokens: input + cache_read + cache_write, output_tokens: output, cache_read_tokens: cache_read, cache_write_tokens: cache_write, cache_write_1h_tokens: 0 }
+        Self {
+            input_tokens: input + cache_read + cache_write,
+            output_tokens: output,
+            cache_read_tokens: cache_read,
+            cache_write_tokens: cache_write,
+            cache_write_1h_tokens: 0,
+        }
     }
 
     /// From an Anthropic usage object as the Messages API sends it, the

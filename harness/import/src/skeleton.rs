@@ -53,7 +53,13 @@ pub fn skeleton_of_request(path: &str, body: &Value) -> Skeleton {
             ..PresetTool::default()
         })
         .collect();
-    Skeleton { wire: format.as_str(), model: (!prompt.model.is_empty()).then_some(prompt.model), system: prompt.system.unwrap_or_default(), task: task.unwrap_or_default(), tools }
+    Skeleton {
+        wire: format.as_str(),
+        model: (!prompt.model.is_empty()).then_some(prompt.model),
+        system: prompt.system.unwrap_or_default(),
+        task: task.unwrap_or_default(),
+        tools,
+    }
 }
 
 /// A scenario for `skeleton` replaying `recording`, written as
@@ -101,7 +107,9 @@ mod tests {
             "tools": [{"type": "function", "name": "read", "description": "r", "parameters": {"type": "object"}}]});
         let anthropic = json!({"model": "claude", "max_tokens": 1024, "system": [{"type": "text", "text": "S"}], "messages": [{"role": "user", "content": "T"}],
             "tools": [{"name": "read", "description": "r", "input_schema": {"type": "object"}}]});
-        for (path, body, wire) in [("/v1/chat/completions", chat, "openai-chat"), ("/v1/responses", responses, "openai-responses"), ("/s/x/v1/messages", anthropic, "anthropic")] {
+        for (path, body, wire) in
+            [("/v1/chat/completions", chat, "openai-chat"), ("/v1/responses", responses, "openai-responses"), ("/s/x/v1/messages", anthropic, "anthropic")]
+        {
             let skeleton = skeleton_of_request(path, &body);
             assert_eq!((skeleton.wire, skeleton.system.as_str(), skeleton.task.as_str()), (wire, "S", "T"), "{path}");
             assert_eq!(skeleton.tools[0].name, "read");
@@ -115,7 +123,10 @@ mod tests {
         let gemini = json!({"systemInstruction": {"parts": [{"text": "S"}]}, "contents": [{"role": "user", "parts": [{"text": "T"}]}],
             "tools": [{"functionDeclarations": [{"name": "read", "description": "r", "parameters": {"type": "OBJECT"}}]}]});
         let skeleton = skeleton_of_request("/v1beta/models/gemini-2.5-flash:streamGenerateContent?alt=sse", &gemini);
-        assert_eq!((skeleton.wire, skeleton.model.as_deref(), skeleton.system.as_str(), skeleton.task.as_str()), ("gemini", Some("gemini-2.5-flash"), "S", "T"));
+        assert_eq!(
+            (skeleton.wire, skeleton.model.as_deref(), skeleton.system.as_str(), skeleton.task.as_str()),
+            ("gemini", Some("gemini-2.5-flash"), "S", "T")
+        );
         assert_eq!(skeleton.tools[0].parameters, json!({"type": "OBJECT"}));
     }
 
@@ -128,7 +139,8 @@ mod tests {
                 { "role": "tool", "tool_call_id": "c1", "content": "alpha" }, { "role": "tool", "tool_call_id": "c2", "content": "x:1" } ] } } },
         ] }))
         .unwrap();
-        let declared = json!({ "model": "m", "messages": [], "tools": [{ "type": "function", "function": { "name": "read", "parameters": { "type": "object" } } }] });
+        let declared =
+            json!({ "model": "m", "messages": [], "tools": [{ "type": "function", "function": { "name": "read", "parameters": { "type": "object" } } }] });
         let scenario = skeleton_scenario(&skeleton_of_request("/v1/chat/completions", &declared), "n", "n.recording.yaml", &recording);
         assert_eq!(scenario.loop_settings.step_budget, 3);
         let read = &scenario.tools["read"].results;

@@ -101,9 +101,16 @@ pub fn import_cassette(text: &str, redaction: &Redaction) -> Result<ImportedCass
         }
         let parsed = interaction.request.parsed_body.as_ref().map(Value::to_string);
         let request_text = parsed.map(Ok).or_else(|| interaction.request.body.as_deref().map(request_text)).transpose().map_err(at)?;
-        let body: Value = request_text.map(|text| redaction.text(&text)).as_deref().map(serde_json::from_str).transpose().map_err(|e| at(format!("request body: {e}")))?.unwrap_or(Value::Null);
+        let body: Value = request_text
+            .map(|text| redaction.text(&text))
+            .as_deref()
+            .map(serde_json::from_str)
+            .transpose()
+            .map_err(|e| at(format!("request body: {e}")))?
+            .unwrap_or(Value::Null);
         skeleton.get_or_insert_with(|| skeleton_of_request(&path, &body));
-        let headers: Vec<(String, String)> = interaction.response.headers.iter().flat_map(|(name, values)| values.iter().map(move |v| (name.clone(), v.clone()))).collect();
+        let headers: Vec<(String, String)> =
+            interaction.response.headers.iter().flat_map(|(name, values)| values.iter().map(move |v| (name.clone(), v.clone()))).collect();
         let bytes = match (&interaction.response.body, &interaction.response.parsed_body) {
             (Some(body), _) => body_bytes(&body.string).map_err(at)?,
             (None, Some(parsed)) => parsed.to_string().into_bytes(),

@@ -44,11 +44,7 @@ const MINIMUMS: &[(&str, u64)] = &[
 
 /// The minimum cacheable prefix of `model`.
 pub fn min_cacheable_tokens(model: &str) -> u64 {
-    MINIMUMS
-        .iter()
-        .filter(|(name, _)| model.starts_with(name))
-        .max_by_key(|(name, _)| name.len())
-        .map_or(DEFAULT_MIN_CACHEABLE_TOKENS, |(_, tokens)| *tokens)
+    MINIMUMS.iter().filter(|(name, _)| model.starts_with(name)).max_by_key(|(name, _)| name.len()).map_or(DEFAULT_MIN_CACHEABLE_TOKENS, |(_, tokens)| *tokens)
 }
 
 /// What the cache did for one request.
@@ -201,10 +197,7 @@ impl BreakpointCache {
     /// lookback before one.
     fn longest_hit(&self, prefixes: &Prefixes, marked: &[(usize, CacheTtl)], now_ms: u64) -> Option<usize> {
         let live = |block: &usize| self.entries.get(&prefixes.keys[*block]).is_some_and(|entry| entry.expires_ms > now_ms);
-        marked
-            .iter()
-            .filter_map(|(breakpoint, _)| (breakpoint.saturating_sub(LOOKBACK_BLOCKS)..=*breakpoint).rev().find(live))
-            .max()
+        marked.iter().filter_map(|(breakpoint, _)| (breakpoint.saturating_sub(LOOKBACK_BLOCKS)..=*breakpoint).rev().find(live)).max()
     }
 }
 
@@ -298,10 +291,7 @@ mod tests {
     fn mixed_lifetimes_split_the_writes_and_five_breakpoints_are_refused() {
         let mut cache = BreakpointCache::new();
         let blocks = segments(&[1_200, 300, 400]);
-        let marks = [
-            CacheBreakpoint { at: CachePoint::Tools, ttl: CacheTtl::OneHour },
-            CacheBreakpoint { at: last(1), ttl: CacheTtl::FiveMinutes },
-        ];
+        let marks = [CacheBreakpoint { at: CachePoint::Tools, ttl: CacheTtl::OneHour }, CacheBreakpoint { at: last(1), ttl: CacheTtl::FiveMinutes }];
         let result = cache.observe(&blocks, false, &marks, 1_024, 0).unwrap();
         assert_eq!((result.written_1h_tokens, result.written_5m_tokens), (1_200, 700));
         let five = vec![marks[0]; 5];

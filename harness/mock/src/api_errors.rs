@@ -47,7 +47,8 @@ pub async fn limit_headers(request: Request<Body>, next: Next) -> Response {
     let headers = request.headers();
     let bytes: usize = headers.iter().map(|(name, value)| name.as_str().len() + value.len() + 4).sum();
     if headers.len() > MAX_HEADER_COUNT || bytes > MAX_HEADER_BYTES {
-        let message = format!("reloop: request headers too large ({} headers, {bytes} bytes; the limits are {MAX_HEADER_COUNT} and {MAX_HEADER_BYTES})", headers.len());
+        let message =
+            format!("reloop: request headers too large ({} headers, {bytes} bytes; the limits are {MAX_HEADER_COUNT} and {MAX_HEADER_BYTES})", headers.len());
         return error_response(error_format(request.uri(), headers), StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE, &message);
     }
     next.run(request).await

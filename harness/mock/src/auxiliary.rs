@@ -59,12 +59,7 @@ pub fn auxiliary_turn(request: &Prompt, answers: &[AuxiliaryAnswer], used: &mut 
 fn matching<'a>(request: &Prompt, answers: &'a [AuxiliaryAnswer]) -> Option<&'a AuxiliaryAnswer> {
     let mut patterned = answers.iter().filter(|a| a.when.is_some()).peekable();
     patterned.peek()?;
-    let texts: Vec<&str> = request
-        .system
-        .as_deref()
-        .into_iter()
-        .chain(request.messages.iter().map(message_text))
-        .collect();
+    let texts: Vec<&str> = request.system.as_deref().into_iter().chain(request.messages.iter().map(message_text)).collect();
     patterned.find(|answer| answer.when.as_deref().is_some_and(|when| texts.iter().any(|text| text.contains(when))))
 }
 

@@ -24,8 +24,7 @@ use crate::tokens::content_hash;
 /// (`docs/cache-breaks.md` says what each means and what to do about it).
 /// `edited`, `inserted` and `removed` are the request's own view; the report
 /// adds which compaction layer, masking pass or strategy made the edit.
-pub const CAUSES: [&str; 10] =
-    ["tools", "system", "model", "edited", "inserted", "removed", "breakpoint", "ttl", "min_length", "history"];
+pub const CAUSES: [&str; 10] = ["tools", "system", "model", "edited", "inserted", "removed", "breakpoint", "ttl", "min_length", "history"];
 
 /// Longest excerpt of either side of a differing span.
 const SPAN_CHARS: usize = 48;

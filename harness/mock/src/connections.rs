@@ -43,7 +43,12 @@ pub const DEFAULT_MAX_BODY_BYTES: usize = 2 * 1024 * 1024;
 
 impl Default for ConnectionLimits {
     fn default() -> Self {
-        Self { header_read_timeout: Duration::from_secs(10), body_read_timeout: Duration::from_secs(30), max_connections: 1024, max_body_bytes: DEFAULT_MAX_BODY_BYTES }
+        Self {
+            header_read_timeout: Duration::from_secs(10),
+            body_read_timeout: Duration::from_secs(30),
+            max_connections: 1024,
+            max_body_bytes: DEFAULT_MAX_BODY_BYTES,
+        }
     }
 }
 
@@ -72,11 +77,7 @@ pub async fn serve(listener: TcpListener, app: Router, limits: ConnectionLimits,
         tokio::spawn(async move {
             let _permit = permit;
             let mut builder = http1::Builder::new();
-            builder
-                .timer(TokioTimer::new())
-                .header_read_timeout(limits.header_read_timeout)
-                .max_buf_size(MAX_HEAD_BYTES)
-                .max_headers(MAX_HEADERS);
+            builder.timer(TokioTimer::new()).header_read_timeout(limits.header_read_timeout).max_buf_size(MAX_HEAD_BYTES).max_headers(MAX_HEADERS);
             let connection = builder.serve_connection(TokioIo::new(tcp), service);
             tokio::pin!(connection);
             // Errors are per connection (a reset, a timeout): nothing to do.

@@ -25,12 +25,8 @@ pub struct Divergence {
 impl Divergence {
     /// A readable, multi-line account for terminals and reports.
     pub fn render(&self) -> String {
-        format!(
-            "divergence at request {} ({}):\n  expected: {}\n  actual:   {}",
-            self.request_index, self.check, self.expected, self.actual
-        )
+        format!("divergence at request {} ({}):\n  expected: {}\n  actual:   {}", self.request_index, self.check, self.expected, self.actual)
     }
-
 }
 
 /// The recording has no exchange of the request's purpose left.

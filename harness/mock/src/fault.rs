@@ -160,7 +160,10 @@ impl FaultSpec {
         }
         match kinds.len() {
             1 => Ok(kinds.remove(0)),
-            0 => Err(FaultError::new("", "names no fault: give one of `http`, `cut_after_events`, `stall`, `garble_after_events`, `truncate_arguments`, `context_length_exceeded`, `stream_error`")),
+            0 => Err(FaultError::new(
+                "",
+                "names no fault: give one of `http`, `cut_after_events`, `stall`, `garble_after_events`, `truncate_arguments`, `context_length_exceeded`, `stream_error`",
+            )),
             _ => Err(FaultError::new("", "names more than one fault; use one entry per fault")),
         }
     }
@@ -213,10 +216,7 @@ pub struct FaultPlan {
 impl FaultPlan {
     /// A plan from validated specs.
     pub fn new(specs: &[FaultSpec]) -> Result<Self, String> {
-        let faults = specs
-            .iter()
-            .map(|s| s.fault().map(|fault| (s.exchange, s.times, fault)).map_err(|e| e.to_string()))
-            .collect::<Result<_, String>>()?;
+        let faults = specs.iter().map(|s| s.fault().map(|fault| (s.exchange, s.times, fault)).map_err(|e| e.to_string())).collect::<Result<_, String>>()?;
         Ok(Self { faults, attempts: BTreeMap::new() })
     }
 
@@ -270,16 +270,15 @@ mod tests {
         assert_eq!(field(ms), "http.headers.retry-after-ms");
         assert_eq!(field(serde_json::json!({"exchange": 0, "http": {"status": 200}})), "http.status");
         assert_eq!(field(serde_json::json!({"exchange": 0, "times": 0, "truncate_arguments": true})), "times");
-        let fine = serde_json::json!({"exchange": 0, "http": {"status": 429, "headers": {"retry-after": "Thu, 01 Jan 2026 00:00:05 GMT", "retry-after-ms": "250"}}});
+        let fine =
+            serde_json::json!({"exchange": 0, "http": {"status": 429, "headers": {"retry-after": "Thu, 01 Jan 2026 00:00:05 GMT", "retry-after-ms": "250"}}});
         assert!(spec(fine).fault().is_ok());
     }
 
     #[test]
     fn faults_hit_their_attempts_in_order() {
-        let specs = [
-            spec(serde_json::json!({"exchange": 1, "times": 2, "http": {"status": 429}})),
-            spec(serde_json::json!({"exchange": 1, "cut_after_events": 3})),
-        ];
+        let specs =
+            [spec(serde_json::json!({"exchange": 1, "times": 2, "http": {"status": 429}})), spec(serde_json::json!({"exchange": 1, "cut_after_events": 3}))];
         let mut plan = FaultPlan::new(&specs).unwrap();
         assert_eq!(plan.next_attempt(0), None);
         assert!(matches!(plan.next_attempt(1), Some(Fault::Http(_))));

@@ -79,11 +79,7 @@ impl JsonLog {
 
     fn append(&self, session: &str, line: &serde_json::Value) {
         let path = self.file_of(session);
-        let written = std::fs::OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(&path)
-            .and_then(|mut file| file.write_all(format!("{line}\n").as_bytes()));
+        let written = std::fs::OpenOptions::new().create(true).append(true).open(&path).and_then(|mut file| file.write_all(format!("{line}\n").as_bytes()));
         if let Err(e) = written {
             eprintln!("reloop serve: cannot append to {}: {e}", path.display());
         }

@@ -9,7 +9,6 @@ use reloop_wire::Format;
 
 use crate::recording::RawResponse;
 
-
 /// Headers that describe one connection, not the response: hyper sets its own.
 const HOP_BY_HOP: [&str; 5] = ["connection", "content-length", "keep-alive", "transfer-encoding", "date"];
 
@@ -54,7 +53,12 @@ mod tests {
         RawResponse {
             api: "anthropic".into(),
             status: 200,
-            headers: vec![("Content-Type".into(), "text/event-stream".into()), ("Transfer-Encoding".into(), "chunked".into()), ("set-cookie".into(), "a".into()), ("set-cookie".into(), "b".into())],
+            headers: vec![
+                ("Content-Type".into(), "text/event-stream".into()),
+                ("Transfer-Encoding".into(), "chunked".into()),
+                ("set-cookie".into(), "a".into()),
+                ("set-cookie".into(), "b".into()),
+            ],
             body,
             events,
         }

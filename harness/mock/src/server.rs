@@ -22,8 +22,8 @@ use axum::extract::{Path, State};
 use axum::http::{HeaderMap, HeaderName, HeaderValue, StatusCode, Uri, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{delete, get, post};
-use reloop_wire::gemini::Action;
 use reloop_wire::codec::ErrorReply;
+use reloop_wire::gemini::Action;
 use reloop_wire::reply::{CREATED, ReplyMeta};
 use reloop_wire::{Format, Prompt, codec};
 
@@ -34,7 +34,7 @@ use crate::pacing::Pacer;
 use crate::provider_context::{self, ServerSide};
 use crate::raw_reply;
 use crate::recording::Recording;
-use crate::session::{Caching, Managed, RequestRecord, Reply, Session, SessionConfig};
+use crate::session::{Caching, Managed, Reply, RequestRecord, Session, SessionConfig};
 use crate::stream_plan::StreamPlan;
 
 /// The session `/v1/...` routes use.
@@ -214,11 +214,7 @@ impl MockServer {
     /// The OpenAI base URL of session `name` on a server (or a proxy in
     /// front of one, as `serve --capture` puts) at `addr`.
     pub fn base_url_at(addr: SocketAddr, name: &str) -> String {
-        if name == DEFAULT_SESSION {
-            format!("http://{addr}/v1")
-        } else {
-            format!("http://{addr}/s/{name}/v1")
-        }
+        if name == DEFAULT_SESSION { format!("http://{addr}/v1") } else { format!("http://{addr}/s/{name}/v1") }
     }
 }
 
@@ -229,33 +225,50 @@ impl Drop for MockServer {
 }
 
 fn router(registry: Arc<Registry>) -> Router {
-    let mut router = Router::new()
-        .route("/v1/models", get(models))
-        .route("/s/{session}/v1/models", get(models))
-        .route("/s/{session}/r/{run}/v1/models", get(models));
+    let mut router =
+        Router::new().route("/v1/models", get(models)).route("/s/{session}/v1/models", get(models)).route("/s/{session}/r/{run}/v1/models", get(models));
     for format in Format::ALL.into_iter().filter(|format| *format != Format::Gemini) {
         let path = format.path();
         let call = move |headers: HeaderMap, body| Call { format, model: None, stream: false, beta: anthropic_beta(&headers), body };
         router = router
-            .route(&format!("/v1{path}"), post(move |State(r): State<Arc<Registry>>, headers: HeaderMap, body: Result<Bytes, BytesRejection>| async move {
-                answer(&r, DEFAULT_SESSION, call(headers, body))
-            }))
-            .route(&format!("/s/{{session}}/v1{path}"), post(move |State(r): State<Arc<Registry>>, Path(session): Path<String>, headers: HeaderMap, body: Result<Bytes, BytesRejection>| async move {
-                answer(&r, &session, call(headers, body))
-            }))
-            .route(&format!("/s/{{session}}/r/{{run}}/v1{path}"), post(move |State(r): State<Arc<Registry>>, Path((session, run)): Path<(String, String)>, headers: HeaderMap, body: Result<Bytes, BytesRejection>| async move {
-                answer(&r, &run_session_name(&session, &run), call(headers, body))
-            }));
+            .route(
+                &format!("/v1{path}"),
+                post(move |State(r): State<Arc<Registry>>, headers: HeaderMap, body: Result<Bytes, BytesRejection>| async move {
+                    answer(&r, DEFAULT_SESSION, call(headers, body))
+                }),
+            )
+            .route(
+                &format!("/s/{{session}}/v1{path}"),
+                post(move |State(r): State<Arc<Registry>>, Path(session): Path<String>, headers: HeaderMap, body: Result<Bytes, BytesRejection>| async move {
+                    answer(&r, &session, call(headers, body))
+                }),
+            )
+            .route(
+                &format!("/s/{{session}}/r/{{run}}/v1{path}"),
+                post(
+                    move |State(r): State<Arc<Registry>>,
+                          Path((session, run)): Path<(String, String)>,
+                          headers: HeaderMap,
+                          body: Result<Bytes, BytesRejection>| async move { answer(&r, &run_session_name(&session, &run), call(headers, body)) },
+                ),
+            );
     }
     // OpenAI's standalone compaction (`crate::provider_context::responses`).
     router = router
-        .route("/v1/responses/compact", post(|State(r): State<Arc<Registry>>, body: Result<Bytes, BytesRejection>| async move { compact(&r, DEFAULT_SESSION, body) }))
-        .route("/s/{session}/v1/responses/compact", post(|State(r): State<Arc<Registry>>, Path(session): Path<String>, body: Result<Bytes, BytesRejection>| async move {
-            compact(&r, &session, body)
-        }))
-        .route("/s/{session}/r/{run}/v1/responses/compact", post(|State(r): State<Arc<Registry>>, Path((session, run)): Path<(String, String)>, body: Result<Bytes, BytesRejection>| async move {
-            compact(&r, &run_session_name(&session, &run), body)
-        }));
+        .route(
+            "/v1/responses/compact",
+            post(|State(r): State<Arc<Registry>>, body: Result<Bytes, BytesRejection>| async move { compact(&r, DEFAULT_SESSION, body) }),
+        )
+        .route(
+            "/s/{session}/v1/responses/compact",
+            post(|State(r): State<Arc<Registry>>, Path(session): Path<String>, body: Result<Bytes, BytesRejection>| async move { compact(&r, &session, body) }),
+        )
+        .route(
+            "/s/{session}/r/{run}/v1/responses/compact",
+            post(|State(r): State<Arc<Registry>>, Path((session, run)): Path<(String, String)>, body: Result<Bytes, BytesRejection>| async move {
+                compact(&r, &run_session_name(&session, &run), body)
+            }),
+        );
     // Gemini: `models/{model}:{method}`, under `/v1beta` (the SDKs' default)
     // and `/v1`; the method says whether to stream or to count.
     for version in ["v1", "v1beta"] {
@@ -273,12 +286,16 @@ fn router(registry: Arc<Registry>) -> Router {
     }
     router
         .route("/v1/messages/count_tokens", post(|State(r): State<Arc<Registry>>, body: Bytes| async move { count_tokens(&r, DEFAULT_SESSION, &body) }))
-        .route("/s/{session}/v1/messages/count_tokens", post(|State(r): State<Arc<Registry>>, Path(session): Path<String>, body: Bytes| async move {
-            count_tokens(&r, &session, &body)
-        }))
-        .route("/s/{session}/r/{run}/v1/messages/count_tokens", post(|State(r): State<Arc<Registry>>, Path((session, run)): Path<(String, String)>, body: Bytes| async move {
-            count_tokens(&r, &run_session_name(&session, &run), &body)
-        }))
+        .route(
+            "/s/{session}/v1/messages/count_tokens",
+            post(|State(r): State<Arc<Registry>>, Path(session): Path<String>, body: Bytes| async move { count_tokens(&r, &session, &body) }),
+        )
+        .route(
+            "/s/{session}/r/{run}/v1/messages/count_tokens",
+            post(|State(r): State<Arc<Registry>>, Path((session, run)): Path<(String, String)>, body: Bytes| async move {
+                count_tokens(&r, &run_session_name(&session, &run), &body)
+            }),
+        )
         .route("/s/{session}", delete(end_session))
         .fallback(not_found)
         .method_not_allowed_fallback(api_errors::method_not_allowed)
@@ -346,7 +363,11 @@ fn gemini(registry: &Registry, name: &str, action: &str, body: Result<Bytes, Byt
             };
             count_prompt(registry, name, Format::Gemini, &body, &model, |tokens| serde_json::json!({ "totalTokens": tokens }))
         }
-        None => error_response(Format::Gemini, StatusCode::NOT_FOUND, &format!("reloop: no method `{}`; Gemini's are generateContent, streamGenerateContent and countTokens", escape_control(action))),
+        None => error_response(
+            Format::Gemini,
+            StatusCode::NOT_FOUND,
+            &format!("reloop: no method `{}`; Gemini's are generateContent, streamGenerateContent and countTokens", escape_control(action)),
+        ),
     }
 }
 
@@ -414,7 +435,9 @@ fn session_for(registry: &Registry, name: &str, format: Format) -> Result<Arc<Se
             let message = format!("reloop: no replay session named `{}`", escape_control(name));
             json_response(StatusCode::NOT_FOUND, codec::error_body(format, ErrorReply::InvalidRequest(&message)))
         }
-        SessionRefusal::Full => error_response(format, StatusCode::SERVICE_UNAVAILABLE, "reloop: too many live sessions; end some (DELETE /s/NAME) or wait for idle ones to expire"),
+        SessionRefusal::Full => {
+            error_response(format, StatusCode::SERVICE_UNAVAILABLE, "reloop: too many live sessions; end some (DELETE /s/NAME) or wait for idle ones to expire")
+        }
     })
 }
 
@@ -501,7 +524,8 @@ fn compact(registry: &Registry, name: &str, body: Result<Bytes, BytesRejection>)
         Ok(session) => session,
         Err(response) => return response,
     };
-    let compacted = serde_json::from_slice(&body).map_err(|e| format!("could not parse the JSON body of your request: {e}")).and_then(provider_context::responses::compact);
+    let compacted =
+        serde_json::from_slice(&body).map_err(|e| format!("could not parse the JSON body of your request: {e}")).and_then(provider_context::responses::compact);
     let (prompt, output, summary) = match compacted {
         Ok(compacted) => compacted,
         Err(message) => return invalid(&message),
@@ -519,9 +543,7 @@ fn compact(registry: &Registry, name: &str, body: Result<Bytes, BytesRejection>)
 pub(crate) fn respond(reply: Reply, prompt: Prompt, format: Format, pacer: Arc<dyn Pacer>, side: &ServerSide) -> Response {
     let error = |error| codec::error_body(format, error);
     match reply {
-        Reply::ContextExceeded { window, requested } => {
-            json_response(StatusCode::BAD_REQUEST, error(ErrorReply::ContextExceeded { window, requested }))
-        }
+        Reply::ContextExceeded { window, requested } => json_response(StatusCode::BAD_REQUEST, error(ErrorReply::ContextExceeded { window, requested })),
         Reply::Divergence(divergence) => {
             let message = format!("reloop: {}", divergence.render());
             json_response(StatusCode::BAD_REQUEST, error(ErrorReply::Divergence { message: &message, check: divergence.check }))
@@ -604,11 +626,7 @@ fn json_response(status: StatusCode, body: String) -> Response {
 /// its start, so a client can open fresh sessions at will; `default`
 /// replays the only recording when there is exactly one. The older
 /// `NAME.RUN` still works when `NAME.RUN` is not itself a recording's name.
-pub fn recording_factory(
-    recordings: HashMap<String, Arc<Recording>>,
-    pacer: Arc<dyn Pacer>,
-    context_window: Option<u64>,
-) -> SessionFactory {
+pub fn recording_factory(recordings: HashMap<String, Arc<Recording>>, pacer: Arc<dyn Pacer>, context_window: Option<u64>) -> SessionFactory {
     Box::new(move |name: &str| {
         let stem = name.split_once(RUN_SEPARATOR).map_or(name, |(recording, _)| recording);
         let dotted = || stem.char_indices().rev().filter(|(_, c)| *c == '.').find_map(|(i, _)| recordings.get(&stem[..i]));

@@ -8,17 +8,17 @@ use reloop_wire::codec::{self, DecodedRequest, Reusable};
 use reloop_wire::{Format, ModelTurn, Prompt, Usage};
 use serde::Serialize;
 
+use crate::auxiliary;
 use crate::cache_explain::{Baselines, BreakFacts, BreakSite};
 use crate::divergence::{Divergence, ExpectedCall, check_expectations, check_thinking_returned, check_tool_results, recording_exhausted};
 use crate::fault::FaultPlan;
 use crate::pacing::Pacer;
 use crate::provider_tokens::ProviderTokens;
-use crate::auxiliary;
 use crate::recording::{Exchange, Purpose, RecordedUsage, Recording, ReplayMode, ReplyUsage, Timing};
 use crate::render::answer;
+pub use crate::stages::Caching;
 pub use crate::stages::Reply;
 use crate::stages::{self, AccountInput, Caches, Rejection};
-pub use crate::stages::Caching;
 use crate::tokens::{PromptCount, TokenCounter, content_hash};
 use crate::tool_results::{ToolResultSeen, new_tool_results};
 
@@ -379,7 +379,8 @@ impl Session {
             live: live.is_some(),
         };
         let served = match managed.compaction {
-            Some(summary) => stages::admit(self.config.context_window, count.total).map(|()| self.compaction_reply(&mut state, (request, caching), &count, summary, &mut record)),
+            Some(summary) => stages::admit(self.config.context_window, count.total)
+                .map(|()| self.compaction_reply(&mut state, (request, caching), &count, summary, &mut record)),
             None => self.serve(&mut state, (request, caching), matched, &count, fingerprint, &mut record, live),
         };
         let reply = match served {
@@ -465,13 +466,7 @@ impl Session {
 
     /// A short text for an auxiliary request, accounted like any turn; no
     /// exchange is consumed.
-    fn auxiliary_reply(
-        &self,
-        state: &mut SessionState,
-        (request, caching): (&Prompt, &Caching),
-        count: &PromptCount,
-        record: &mut RequestRecord,
-    ) -> Reply {
+    fn auxiliary_reply(&self, state: &mut SessionState, (request, caching): (&Prompt, &Caching), count: &PromptCount, record: &mut RequestRecord) -> Reply {
         let turn = auxiliary::auxiliary_turn(request, &self.config.recording.auxiliary, &mut state.auxiliary_used);
         // After a summary the agent rewrote its history: a request identical
         // to the one before it (the same summary again) is a new turn, not a retry.
@@ -487,7 +482,14 @@ impl Session {
 
     /// A compaction's summary as its answer, accounted like any turn; no
     /// exchange is consumed.
-    fn compaction_reply(&self, state: &mut SessionState, (request, caching): (&Prompt, &Caching), count: &PromptCount, summary: &str, record: &mut RequestRecord) -> Reply {
+    fn compaction_reply(
+        &self,
+        state: &mut SessionState,
+        (request, caching): (&Prompt, &Caching),
+        count: &PromptCount,
+        summary: &str,
+        record: &mut RequestRecord,
+    ) -> Reply {
         let turn = ModelTurn { text: summary.to_owned(), ..ModelTurn::default() };
         let usage = account(state, (request, caching), (count, self.config.provider_tokens.as_ref()), &turn, record);
         record.result = COMPACTION_RESULT;
@@ -512,11 +514,7 @@ impl Session {
     /// Which purpose a request serves: a tool-less request is a compaction
     /// request, when the recording has compaction exchanges at all.
     fn purpose_of(&self, request: &Prompt) -> Purpose {
-        if request.tools.is_empty() && !self.by_purpose[Purpose::Compaction.index()].is_empty() {
-            Purpose::Compaction
-        } else {
-            Purpose::Main
-        }
+        if request.tools.is_empty() && !self.by_purpose[Purpose::Compaction.index()].is_empty() { Purpose::Compaction } else { Purpose::Main }
     }
 
     /// The index of the exchange the next new request of `purpose` would
@@ -537,18 +535,19 @@ impl Session {
             return Err(recording_exhausted(index, purpose, list.len(), request));
         };
         if purpose == Purpose::Main
-            && let Some(previous) = previous_in_conversation(exchanges, list, position) {
-                let expected = expected_calls(&exchanges[previous], previous, &state.main_call_item_ids);
-                let summarized = state.recovery.summarized_away(request, &expected);
-                if let Some(divergence) = check_tool_results(index, &expected, request).filter(|_| !summarized) {
-                    return Err(divergence);
-                }
-                let call_ids: Vec<String> = expected.into_iter().map(|call| call.id).collect();
-                let thinking = exchanges[previous].reasoning();
-                if let Some(divergence) = check_thinking_returned(index, &thinking, &call_ids, request).filter(|_| anthropic) {
-                    return Err(divergence);
-                }
+            && let Some(previous) = previous_in_conversation(exchanges, list, position)
+        {
+            let expected = expected_calls(&exchanges[previous], previous, &state.main_call_item_ids);
+            let summarized = state.recovery.summarized_away(request, &expected);
+            if let Some(divergence) = check_tool_results(index, &expected, request).filter(|_| !summarized) {
+                return Err(divergence);
             }
+            let call_ids: Vec<String> = expected.into_iter().map(|call| call.id).collect();
+            let thinking = exchanges[previous].reasoning();
+            if let Some(divergence) = check_thinking_returned(index, &thinking, &call_ids, request).filter(|_| anthropic) {
+                return Err(divergence);
+            }
+        }
         match check_expectations(index, &exchanges[exchange].expect, request) {
             Some(divergence) => Err(divergence),
             None => Ok((purpose, exchange)),
@@ -606,14 +605,20 @@ mod tests {
     #[test]
     fn a_session_decodes_a_conversation_as_the_whole_parse_does() {
         let recording: Recording = serde_json::from_value(serde_json::json!({ "format": "reloop.recording/v1", "exchanges": [{ "text": "one" }] })).unwrap();
-        let config = SessionConfig { recording: Arc::new(recording), context_window: None, pacer: Arc::new(crate::NoPacer), faults: Vec::new(), provider_tokens: None };
+        let config =
+            SessionConfig { recording: Arc::new(recording), context_window: None, pacer: Arc::new(crate::NoPacer), faults: Vec::new(), provider_tokens: None };
         let session = Session::new(config).unwrap();
         let mut prompt = Prompt { model: "m".into(), system: Some("s".into()), messages: vec![Message::User { text: "go".into() }], ..Prompt::default() };
         let mut bodies = Vec::new();
         for i in 0..4 {
             let call = ToolCall { id: format!("call_{i}"), name: "read_file".into(), arguments: format!(r#"{{"path":"src/{i}.rs"}}"#) };
             prompt.messages.push(Message::assistant("", vec![call]));
-            prompt.messages.push(Message::ToolResult { call_id: format!("call_{i}"), tool_name: "read_file".into(), content: format!("line \"{i}\"\n"), is_error: false });
+            prompt.messages.push(Message::ToolResult {
+                call_id: format!("call_{i}"),
+                tool_name: "read_file".into(),
+                content: format!("line \"{i}\"\n"),
+                is_error: false,
+            });
             bodies.push((Format::OpenaiChat, codec::encode_request(Format::OpenaiChat, prompt.clone(), |_| Vec::new()).unwrap()));
         }
         bodies.insert(2, (Format::OpenaiChat, b"{\"model\":\"m\",\"messages\":[".to_vec()));

@@ -66,11 +66,9 @@ pub struct Rejection {
 /// context-length error.
 pub fn admit(window: Option<u64>, tokens: u64) -> Result<(), Rejection> {
     match window.filter(|window| tokens > *window) {
-        Some(window) => Err(Rejection {
-            status: 400,
-            result: "context_length_exceeded",
-            reply: Box::new(Reply::ContextExceeded { window, requested: tokens }),
-        }),
+        Some(window) => {
+            Err(Rejection { status: 400, result: "context_length_exceeded", reply: Box::new(Reply::ContextExceeded { window, requested: tokens }) })
+        }
         None => Ok(()),
     }
 }
@@ -105,11 +103,9 @@ impl Caching {
 /// its 400 error.
 pub fn admit_breakpoints(caching: &Caching) -> Result<(), Rejection> {
     match caching {
-        Caching::Breakpoints(marks) if marks.len() > MAX_CACHE_BREAKPOINTS => Err(Rejection {
-            status: 400,
-            result: "invalid_request",
-            reply: Box::new(Reply::InvalidRequest(TooManyBreakpoints(marks.len()).to_string())),
-        }),
+        Caching::Breakpoints(marks) if marks.len() > MAX_CACHE_BREAKPOINTS => {
+            Err(Rejection { status: 400, result: "invalid_request", reply: Box::new(Reply::InvalidRequest(TooManyBreakpoints(marks.len()).to_string())) })
+        }
         _ => Ok(()),
     }
 }

@@ -5,8 +5,8 @@
 use std::time::Duration;
 
 use crate::fault::Fault;
-use reloop_wire::codec::StreamErrorKind;
 use crate::recording::Timing;
+use reloop_wire::codec::StreamErrorKind;
 
 /// How many events come before an injected in-stream error.
 pub const EVENTS_BEFORE_STREAM_ERROR: usize = 2;

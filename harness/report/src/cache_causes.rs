@@ -60,8 +60,7 @@ pub fn markdown(comparison: &Comparison) -> String {
     }
     let mut out = String::from("\n**New cache-break causes** (`docs/cache-breaks.md`)\n\n");
     for NewCause { cause, runs } in &causes {
-        let listed: Vec<String> =
-            runs.iter().take(RUNS_SHOWN).map(|(run, count)| format!("{} ({})", code_span(run), crate::figures::number(*count))).collect();
+        let listed: Vec<String> = runs.iter().take(RUNS_SHOWN).map(|(run, count)| format!("{} ({})", code_span(run), crate::figures::number(*count))).collect();
         let more = if runs.len() > RUNS_SHOWN { format!(" and {} more", runs.len() - RUNS_SHOWN) } else { String::new() };
         let _ = writeln!(out, "- {}: {}{more}", code_span(cause), listed.join(", "));
     }

@@ -94,7 +94,8 @@ impl Comparison {
     /// judge: they are not deterministic. Their keys, sorted.
     pub fn leave_out_live(&mut self) -> Vec<RunKey> {
         let live = |runs: &Runs, rows: &[usize]| runs.metric("live_steps").is_some_and(|m| rows.iter().any(|&row| m.values[row].is_some_and(|n| n > 0.0)));
-        let mut left: Vec<RunKey> = self.pairs.iter().filter(|p| live(&self.base, &p.base_rows) || live(&self.new, &p.new_rows)).map(|p| p.key.clone()).collect();
+        let mut left: Vec<RunKey> =
+            self.pairs.iter().filter(|p| live(&self.base, &p.base_rows) || live(&self.new, &p.new_rows)).map(|p| p.key.clone()).collect();
         left.extend(self.added.iter().filter(|(_, rows)| live(&self.new, rows)).map(|(key, _)| key.clone()));
         self.pairs.retain(|p| !left.contains(&p.key));
         self.added.retain(|(key, _)| !left.contains(key));
@@ -143,19 +144,16 @@ pub fn compare(base: Runs, new: Runs) -> Comparison {
     // that overflows by design does so on both), or completed on both. A
     // table without an `outcome` column (empty text) cannot tell: its runs
     // count as completed.
-    let completed = |runs: &Runs, rows: &[usize]| {
-        rows.iter().all(|&row| runs.outcome[row].is_empty() || COMPLETED_OUTCOMES.contains(&runs.outcome[row].as_str()))
-    };
+    let completed =
+        |runs: &Runs, rows: &[usize]| rows.iter().all(|&row| runs.outcome[row].is_empty() || COMPLETED_OUTCOMES.contains(&runs.outcome[row].as_str()));
     let same = |p: &Pair| {
         let first = &base.outcome[p.base_rows[0]];
         p.base_rows.iter().map(|&row| &base.outcome[row]).chain(p.new_rows.iter().map(|&row| &new.outcome[row])).all(|o| o == first)
     };
     let (like, unlike): (Vec<Pair>, Vec<Pair>) =
         pairs.iter().cloned().partition(|p| same(p) || (completed(&base, &p.base_rows) && completed(&new, &p.new_rows)));
-    let left_out = unlike
-        .into_iter()
-        .map(|p| LeftOut { base: base.outcome[p.base_rows[0]].clone(), new: new.outcome[p.new_rows[0]].clone(), key: p.key })
-        .collect();
+    let left_out =
+        unlike.into_iter().map(|p| LeftOut { base: base.outcome[p.base_rows[0]].clone(), new: new.outcome[p.new_rows[0]].clone(), key: p.key }).collect();
     let names = metric_names(&base, &new);
     let metrics = names.iter().map(|name| metric_delta(name, base.metric(name), new.metric(name), &like)).collect();
     let changed = changes(&base, &new, &names, &pairs);
@@ -179,9 +177,7 @@ fn values(metric: Option<&Metric>, rows: impl Iterator<Item = usize>) -> Vec<f64
 }
 
 fn metric_delta(name: &str, base: Option<&Metric>, new: Option<&Metric>, pairs: &[Pair]) -> MetricDelta {
-    let per_key = |metric, rows: fn(&Pair) -> &[usize]| -> Vec<f64> {
-        pairs.iter().filter_map(|pair| mean_of(metric, rows(pair))).collect()
-    };
+    let per_key = |metric, rows: fn(&Pair) -> &[usize]| -> Vec<f64> { pairs.iter().filter_map(|pair| mean_of(metric, rows(pair))).collect() };
     let base_mean = stats::mean(per_key(base, |p| &p.base_rows));
     let new_mean = stats::mean(per_key(new, |p| &p.new_rows));
     let delta = base_mean.zip(new_mean).map(|(b, n)| n - b);
@@ -237,8 +233,10 @@ pub(crate) mod tests {
                 metric.values[row] = Some(*value);
             }
         }
-        let mut fields: Vec<arrow_schema::Field> =
-            ["scenario", "variant", "scenario_file", "outcome"].iter().map(|name| arrow_schema::Field::new(*name, arrow_schema::DataType::Utf8, false)).collect();
+        let mut fields: Vec<arrow_schema::Field> = ["scenario", "variant", "scenario_file", "outcome"]
+            .iter()
+            .map(|name| arrow_schema::Field::new(*name, arrow_schema::DataType::Utf8, false))
+            .collect();
         fields.extend(metrics.iter().map(|m| arrow_schema::Field::new(&m.name, arrow_schema::DataType::Float64, true)));
         Runs {
             schema: std::sync::Arc::new(arrow_schema::Schema::new(fields)),
@@ -287,7 +285,10 @@ pub(crate) mod tests {
         new.outcome[0] = "context_exceeded".to_owned();
         let comparison = compare(base.clone(), new.clone());
         assert_eq!((comparison.metrics[0].base, comparison.metrics[0].new), (Some(100.0), Some(110.0)), "b is left out of the means");
-        assert_eq!(comparison.like_for_like(), "like for like: 1 of 2 matched runs ended alike on both sides; left out of the means: b (final_answer → context_exceeded)");
+        assert_eq!(
+            comparison.like_for_like(),
+            "like for like: 1 of 2 matched runs ended alike on both sides; left out of the means: b (final_answer → context_exceeded)"
+        );
         let keys: Vec<&str> = comparison.pairs.iter().map(|p| p.key.scenario.as_str()).collect();
         assert_eq!(keys, ["a", "b"], "sorted by scenario, not table order");
         let changed: Vec<&str> = comparison.changed.iter().map(|c| c.key.scenario.as_str()).collect();

@@ -19,8 +19,8 @@ use serde::{Deserialize, Serialize};
 
 use arrow_schema::Schema;
 
-use crate::first_named::first_named;
 use crate::compare::{Comparison, mean_of};
+use crate::first_named::first_named;
 use crate::runs::{RunKey, TIMING_COLUMNS};
 
 /// The gates used when no file is given: no new failures, no new doom
@@ -107,7 +107,9 @@ pub fn check_set(gates: &GateSet) -> Result<(), String> {
         return Err("the gate file has no rules: it would pass on nothing".to_owned());
     }
     match gates.iter().find(|(_, rule)| !rule.has_check()) {
-        Some((metric, _)) => Err(format!("{metric}: the rule has no check (max_increase, max_increase_per_scenario, max_increase_abs, max_new, no_regressions, max or min)")),
+        Some((metric, _)) => {
+            Err(format!("{metric}: the rule has no check (max_increase, max_increase_per_scenario, max_increase_abs, max_new, no_regressions, max or min)"))
+        }
         None => Ok(()),
     }
 }
@@ -368,11 +370,8 @@ fn judge(comparison: &Comparison, metric: &str, rule: &Rule, group: &Group<'_>) 
     let base_metric = comparison.base.metric(metric);
     let new_metric = comparison.new.metric(metric);
     // Per matched run: (key, base mean, new mean); per added run: (key, new mean).
-    let pairs: Vec<(&RunKey, f64, f64)> = group
-        .pairs
-        .iter()
-        .map(|(key, base, new)| (*key, mean_of(base_metric, base).unwrap_or(0.0), mean_of(new_metric, new).unwrap_or(0.0)))
-        .collect();
+    let pairs: Vec<(&RunKey, f64, f64)> =
+        group.pairs.iter().map(|(key, base, new)| (*key, mean_of(base_metric, base).unwrap_or(0.0), mean_of(new_metric, new).unwrap_or(0.0))).collect();
     let added: Vec<(&RunKey, f64)> = group.added.iter().map(|(key, rows)| (*key, mean_of(new_metric, rows).unwrap_or(0.0))).collect();
     let base_sum: f64 = pairs.iter().map(|p| p.1).sum();
     let new_sum: f64 = pairs.iter().map(|p| p.2).sum();
@@ -436,11 +435,8 @@ fn judge(comparison: &Comparison, metric: &str, rule: &Rule, group: &Group<'_>) 
 /// The sums of `metric` over `group`'s matched runs may grow at most `limit`.
 fn max_increase(comparison: &Comparison, metric: &str, group: &Group<'_>, name: &str, limit: f64) -> GateResult {
     let (base_metric, new_metric) = (comparison.base.metric(metric), comparison.new.metric(metric));
-    let pairs: Vec<(&RunKey, f64, f64)> = group
-        .pairs
-        .iter()
-        .map(|(key, base, new)| (*key, mean_of(base_metric, base).unwrap_or(0.0), mean_of(new_metric, new).unwrap_or(0.0)))
-        .collect();
+    let pairs: Vec<(&RunKey, f64, f64)> =
+        group.pairs.iter().map(|(key, base, new)| (*key, mean_of(base_metric, base).unwrap_or(0.0), mean_of(new_metric, new).unwrap_or(0.0))).collect();
     let (base_sum, new_sum): (f64, f64) = (pairs.iter().map(|p| p.1).sum(), pairs.iter().map(|p| p.2).sum());
     let held = if base_sum == 0.0 { new_sum <= 0.0 } else { (new_sum - base_sum) / base_sum.abs() <= limit + 1e-12 };
     let mut movers: Vec<(&RunKey, f64)> = pairs.iter().filter(|p| p.2 > p.1).map(|p| (p.0, p.2 - p.1)).collect();
@@ -526,7 +522,13 @@ mod tests {
 
     #[test]
     fn identical_reports_hold_every_default_gate() {
-        let table = || runs(&[("a", "default", &[("passed", 1.0), ("doom_loop_detected", 0.0), ("input_tokens_total", 100.0), ("output_tokens_total", 5.0), ("estimated_cost_usd", 0.01)])]);
+        let table = || {
+            runs(&[(
+                "a",
+                "default",
+                &[("passed", 1.0), ("doom_loop_detected", 0.0), ("input_tokens_total", 100.0), ("output_tokens_total", 5.0), ("estimated_cost_usd", 0.01)],
+            )])
+        };
         let results = evaluate(&gates(DEFAULT_GATES), &compare(table(), table())).unwrap();
         assert_eq!(results.len(), 7, "five suite-wide checks and two for the one scenario");
         assert!(failed(&results).is_empty(), "{:?}", failed(&results));
@@ -571,8 +573,10 @@ mod tests {
     #[test]
     fn one_scenarios_regression_fails_the_default_gates_however_large_the_suite() {
         let row = |name: &'static str, tokens: f64| -> Row<'static> {
-            let values: &'static [(&'static str, f64)] =
-                Box::leak(vec![("passed", 1.0), ("doom_loop_detected", 0.0), ("input_tokens_total", tokens), ("output_tokens_total", 10.0), ("estimated_cost_usd", 0.01)].into_boxed_slice());
+            let values: &'static [(&'static str, f64)] = Box::leak(
+                vec![("passed", 1.0), ("doom_loop_detected", 0.0), ("input_tokens_total", tokens), ("output_tokens_total", 10.0), ("estimated_cost_usd", 0.01)]
+                    .into_boxed_slice(),
+            );
             (name, "default", values)
         };
         let base = runs(&[row("refactor-log-to-tracing", 100_000.0), row("other-a", 400_000.0), row("other-b", 500_000.0)]);
@@ -616,7 +620,12 @@ mod tests {
     /// `long/*` matched nothing and `./scenarios/` broke `scenarios/long/*`.
     #[test]
     fn only_matches_the_name_or_the_path_from_the_suite_root_however_it_was_typed() {
-        for file in ["scenarios/long/refactor.yaml", "./scenarios/long/refactor.yaml", "/home/ci/repo/scenarios/long/refactor.yaml", "/home/ci/repo/./scenarios/long/refactor.yaml"] {
+        for file in [
+            "scenarios/long/refactor.yaml",
+            "./scenarios/long/refactor.yaml",
+            "/home/ci/repo/scenarios/long/refactor.yaml",
+            "/home/ci/repo/./scenarios/long/refactor.yaml",
+        ] {
             for pattern in ["long/*", "scenarios/long/*", "./scenarios/long/*", "*/long/refactor.yaml"] {
                 assert!(path_match(pattern, file), "{pattern} on {file}");
             }
@@ -630,10 +639,14 @@ mod tests {
     fn a_failed_gate_names_its_first_ten_offenders_worst_first_then_counts_the_rest() {
         let names: Vec<String> = (0..13).map(|i| format!("s{i:02}")).collect();
         let rows = |grow: bool| -> Vec<Row<'_>> {
-            names.iter().enumerate().map(|(i, name)| {
-                let value = if grow { 100.0 + i as f64 } else { 100.0 };
-                (name.as_str(), "default", &*Box::leak(vec![("tok", value)].into_boxed_slice()))
-            }).collect()
+            names
+                .iter()
+                .enumerate()
+                .map(|(i, name)| {
+                    let value = if grow { 100.0 + i as f64 } else { 100.0 };
+                    (name.as_str(), "default", &*Box::leak(vec![("tok", value)].into_boxed_slice()))
+                })
+                .collect()
         };
         let comparison = compare(runs(&rows(false)), runs(&rows(true)));
         let results = evaluate(&gates("tok: { max_increase: 1% }"), &comparison).unwrap();
@@ -657,8 +670,16 @@ mod tests {
 
     #[test]
     fn reasons_say_what_broke_where() {
-        let result = |check: &str, scope: &str, base: Option<f64>, new: f64, limit: f64| {
-            GateResult { metric: "m".into(), check: check.into(), scope: scope.into(), base, new, limit, held: false, offenders: Vec::new(), file: None }
+        let result = |check: &str, scope: &str, base: Option<f64>, new: f64, limit: f64| GateResult {
+            metric: "m".into(),
+            check: check.into(),
+            scope: scope.into(),
+            base,
+            new,
+            limit,
+            held: false,
+            offenders: Vec::new(),
+            file: None,
         };
         assert_eq!(result("max_increase_per_scenario 5%", "refactor", Some(100.0), 118.2, 0.05).reason(), "m +18.2 % > 5 % in refactor");
         assert_eq!(result("max_new 0", "all runs", Some(1.0), 3.0, 0.0).reason(), "m 2 new > 0 in all runs");

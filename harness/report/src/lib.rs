@@ -12,9 +12,9 @@
 pub mod cache_causes;
 pub mod compare;
 pub mod detectors;
+pub mod error;
 pub mod escape;
 pub mod export;
-pub mod error;
 pub mod figures;
 pub mod first_named;
 pub mod gates;

@@ -59,17 +59,12 @@ fn concat(shards: &[PathBuf], name: &str) -> Result<Table, ReportError> {
         }
     }
     let batches: Vec<RecordBatch> = tables.iter().map(|t| t.batch.clone()).collect();
-    let batch = arrow_select::concat::concat_batches(&schema, &batches)
-        .map_err(|e| ReportError::Merge(format!("cannot concatenate `{name}`: {e}")))?;
+    let batch = arrow_select::concat::concat_batches(&schema, &batches).map_err(|e| ReportError::Merge(format!("cannot concatenate `{name}`: {e}")))?;
     Ok(Table { path: PathBuf::from(format!("{name}.parquet")), batch })
 }
 
 fn shard_dir(shard: &Path) -> Result<PathBuf, ReportError> {
-    if shard.is_dir() {
-        Ok(shard.to_owned())
-    } else {
-        Err(ReportError::Merge(format!("{}: not a report directory", shard.display())))
-    }
+    if shard.is_dir() { Ok(shard.to_owned()) } else { Err(ReportError::Merge(format!("{}: not a report directory", shard.display()))) }
 }
 
 fn take(table: &Table, rows: &[usize]) -> Result<RecordBatch, ReportError> {

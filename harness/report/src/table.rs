@@ -70,9 +70,7 @@ impl Table {
 
     /// A text column every report has; null cells read as empty.
     pub fn text(&self, name: &str) -> Result<Vec<String>, ReportError> {
-        self.text_opt(name)?
-            .map(|values| values.into_iter().map(Option::unwrap_or_default).collect())
-            .ok_or_else(|| self.problem(name, "is missing"))
+        self.text_opt(name)?.map(|values| values.into_iter().map(Option::unwrap_or_default).collect()).ok_or_else(|| self.problem(name, "is missing"))
     }
 
     /// A text column that may be absent (then `None`).
@@ -93,13 +91,7 @@ impl Table {
 
     /// The names of every column that reads as numbers, in table order.
     pub fn number_columns(&self) -> Vec<String> {
-        self.batch
-            .schema()
-            .fields()
-            .iter()
-            .filter(|field| numeric_type(field.data_type()))
-            .map(|field| field.name().clone())
-            .collect()
+        self.batch.schema().fields().iter().filter(|field| numeric_type(field.data_type())).map(|field| field.name().clone()).collect()
     }
 
     /// Checks every column of `expected` this table has against its type

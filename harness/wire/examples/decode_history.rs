@@ -28,7 +28,8 @@ fn main() {
     let started = Instant::now();
     let (mut bytes, mut messages) = (0, 0);
     for _ in 0..scenarios {
-        let mut prompt = Prompt { model: "replay".into(), system: Some("You are a coding agent.".into()), stream: true, include_usage: true, ..Prompt::default() };
+        let mut prompt =
+            Prompt { model: "replay".into(), system: Some("You are a coding agent.".into()), stream: true, include_usage: true, ..Prompt::default() };
         prompt.messages.push(Message::User { text: "Read every module.".into() });
         let mut previous: Option<Reusable<Vec<u8>>> = None;
         for step in 1..=steps {
@@ -50,5 +51,9 @@ fn main() {
             prompt.messages.push(Message::ToolResult { call_id: id, tool_name: "read_file".into(), content: result.clone(), is_error: false });
         }
     }
-    println!("{mode} {format:?}: {scenarios} conversations, {} requests, {bytes} bytes, {messages} messages decoded, {:?}", scenarios * steps as usize, started.elapsed());
+    println!(
+        "{mode} {format:?}: {scenarios} conversations, {} requests, {bytes} bytes, {messages} messages decoded, {:?}",
+        scenarios * steps as usize,
+        started.elapsed()
+    );
 }

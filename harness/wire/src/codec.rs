@@ -6,12 +6,12 @@
 //! on a format's shapes; each arm here is one format's own module.
 
 use crate::anthropic::{AnthropicErrorBody, CacheBreakpoint, CachePoint, Message, MessagesRequest};
+pub use crate::error_reply::{DIVERGENCE_ERROR_TYPE, ErrorReply, StreamErrorKind};
 use crate::gemini::{GenerateContentRequest, GoogleErrorBody};
 use crate::history_bytes::{HistoryArray, HistoryBytes};
 use crate::history_prefix::{self, Previous};
 use crate::openai_chat::{ApiErrorBody, ChatCompletion, ChatRequest};
 use crate::openai_responses::{Response, ResponsesRequest};
-pub use crate::error_reply::{DIVERGENCE_ERROR_TYPE, ErrorReply, StreamErrorKind};
 use crate::reply::{DecodedReply, FromWireError, Reply, ReplyMeta};
 use crate::{Format, ModelTurn, Prompt, WireError};
 
@@ -177,7 +177,13 @@ pub enum Reusable<B> {
 /// # Errors
 ///
 /// The body is not the format's request: `decode_request`'s error.
-pub fn decode_request_reusing<B: AsRef<[u8]>>(format: Format, body: B, model: &str, stream: bool, previous: Option<Reusable<B>>) -> Result<(DecodedRequest, Option<Reusable<B>>), serde_json::Error> {
+pub fn decode_request_reusing<B: AsRef<[u8]>>(
+    format: Format,
+    body: B,
+    model: &str,
+    stream: bool,
+    previous: Option<Reusable<B>>,
+) -> Result<(DecodedRequest, Option<Reusable<B>>), serde_json::Error> {
     let unmarked = |prompt| DecodedRequest { prompt, breakpoints: None };
     match format {
         Format::OpenaiChat => {
@@ -358,7 +364,9 @@ pub fn stream_error_frame(format: Format, kind: StreamErrorKind) -> String {
 /// proxy leaves it.
 pub fn garbled_frame(format: Format) -> &'static str {
     match format {
-        Format::OpenaiChat => "data: {\"id\":\"chatcmpl-reloop\",\"object\":\"chat.completion.chunk\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\"tru\n\n",
+        Format::OpenaiChat => {
+            "data: {\"id\":\"chatcmpl-reloop\",\"object\":\"chat.completion.chunk\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\"tru\n\n"
+        }
         Format::OpenaiResponses => "event: response.output_text.delta\ndata: {\"type\":\"response.output_text.delta\",\"delta\":\"tru\n\n",
         Format::Anthropic => "event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_de\n\n",
         Format::Gemini => "data: {\"candidates\": [{\"content\": {\"parts\": [{\"text\": \"tru\r\n\r\n",
@@ -483,7 +491,12 @@ mod tests {
         for i in 0..50 {
             let call = crate::ToolCall { id: format!("call_{i}"), name: "read_file".into(), arguments: format!(r#"{{"path":"src/{i}.rs"}}"#) };
             prompt.messages.push(crate::Message::assistant("", vec![call]));
-            prompt.messages.push(crate::Message::ToolResult { call_id: format!("call_{i}"), tool_name: "read_file".into(), content: result.clone(), is_error: false });
+            prompt.messages.push(crate::Message::ToolResult {
+                call_id: format!("call_{i}"),
+                tool_name: "read_file".into(),
+                content: result.clone(),
+                is_error: false,
+            });
         }
         for format in Format::ALL {
             let body = encode_request(format, prompt.clone(), |_| Vec::new()).unwrap();

@@ -4,12 +4,12 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::{Message, Prompt};
 use crate::StreamDecoder;
 use crate::anthropic::AnthropicStreamDecoder;
 use crate::gemini::{GeminiStreamDecoder, GenerateContentRequest};
 use crate::openai_chat::ChatStreamAccumulator;
 use crate::openai_responses::ResponsesStreamDecoder;
+use crate::{Message, Prompt};
 
 /// A provider API wire format.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
@@ -140,10 +140,7 @@ mod tests {
     #[test]
     fn names_paths_and_serde_agree() {
         for format in Format::ALL {
-            assert_eq!(
-                serde_json::to_value(format).unwrap(),
-                json!(format.as_str())
-            );
+            assert_eq!(serde_json::to_value(format).unwrap(), json!(format.as_str()));
             let parsed: Format = serde_json::from_value(json!(format.as_str())).unwrap();
             assert_eq!(parsed, format);
         }
@@ -160,40 +157,22 @@ mod tests {
 
     /// A turn every format carries without loss: text, two tool calls, usage with cache reads.
     fn turn() -> ModelTurn {
-        let call = |id: &str, name: &str, arguments: &str| ToolCall {
-            id: id.into(),
-            name: name.into(),
-            arguments: arguments.into(),
-        };
+        let call = |id: &str, name: &str, arguments: &str| ToolCall { id: id.into(), name: name.into(), arguments: arguments.into() };
         ModelTurn {
             text: "Reading both files.".into(),
-            tool_calls: vec![
-                call("call_a", "read_file", r#"{"path":"a.rs"}"#),
-                call("call_b", "read_file", r#"{"path":"b/ü.rs","limit":300}"#),
-            ],
+            tool_calls: vec![call("call_a", "read_file", r#"{"path":"a.rs"}"#), call("call_b", "read_file", r#"{"path":"b/ü.rs","limit":300}"#)],
             reasoning: Vec::new(),
             finish_reason: FinishReason::ToolCalls,
-            usage: Some(Usage {
-                input_tokens: 1200,
-                output_tokens: 40,
-                cache_read_tokens: 1024,
-                cache_write_tokens: 0,
-            }),
+            usage: Some(Usage { input_tokens: 1200, output_tokens: 40, cache_read_tokens: 1024, cache_write_tokens: 0 }),
         }
     }
 
     /// The streamed frames of `turn` in `format`.
     fn encode(format: Format, turn: &ModelTurn) -> Vec<String> {
         match format {
-            Format::OpenaiChat => openai_chat::encode_stream(
-                turn,
-                &openai_chat::ChunkMeta {
-                    id: "chatcmpl-1".into(),
-                    model: "m".into(),
-                    created: 1,
-                    include_usage: true,
-                },
-            ),
+            Format::OpenaiChat => {
+                openai_chat::encode_stream(turn, &openai_chat::ChunkMeta { id: "chatcmpl-1".into(), model: "m".into(), created: 1, include_usage: true })
+            }
             Format::OpenaiResponses => openai_responses::encode_stream(turn, &responses_meta()),
             Format::Anthropic => anthropic::encode_stream(turn, &anthropic_meta()),
             Format::Gemini => {
@@ -208,18 +187,11 @@ mod tests {
     }
 
     fn responses_meta() -> openai_responses::ResponseMeta {
-        openai_responses::ResponseMeta {
-            id: "resp_1".into(),
-            model: "m".into(),
-            created_at: 1, tools: Vec::new()
-        }
+        openai_responses::ResponseMeta { id: "resp_1".into(), model: "m".into(), created_at: 1, tools: Vec::new() }
     }
 
     fn anthropic_meta() -> anthropic::MessageMeta {
-        anthropic::MessageMeta {
-            id: "msg_1".into(),
-            model: "m".into(),
-        }
+        anthropic::MessageMeta { id: "msg_1".into(), model: "m".into() }
     }
 
     #[test]
@@ -235,22 +207,13 @@ mod tests {
             let frames = encode(format, &turn());
             let cut = frames[..frames.len() - 1].concat();
             let (_, early) = decode_stream(&cut, decoder_for(format).as_mut());
-            assert!(
-                matches!(early, Err(WireError::StreamEndedEarly)),
-                "{}: {early:?}",
-                format.as_str()
-            );
+            assert!(matches!(early, Err(WireError::StreamEndedEarly)), "{}: {early:?}", format.as_str());
         }
     }
 
     #[test]
     fn one_turn_round_trips_every_non_streamed_body() {
-        let chat_meta = openai_chat::ChunkMeta {
-            id: "chatcmpl-1".into(),
-            model: "m".into(),
-            created: 1,
-            include_usage: false,
-        };
+        let chat_meta = openai_chat::ChunkMeta { id: "chatcmpl-1".into(), model: "m".into(), created: 1, include_usage: false };
         let chat = openai_chat::ChatCompletion::from_turn(&turn(), &chat_meta);
         assert_eq!(chat.to_turn().unwrap(), turn());
         let responses = openai_responses::Response::from_turn(&turn(), &responses_meta());
@@ -264,13 +227,7 @@ mod tests {
 
     #[test]
     fn cache_writes_survive_responses_and_anthropic_but_not_chat_or_gemini() {
-        let writes = ModelTurn {
-            usage: Some(Usage {
-                cache_write_tokens: 100,
-                ..turn().usage.unwrap()
-            }),
-            ..turn()
-        };
+        let writes = ModelTurn { usage: Some(Usage { cache_write_tokens: 100, ..turn().usage.unwrap() }), ..turn() };
         for format in Format::ALL {
             let stream = encode(format, &writes).concat();
             let (_, decoded) = decode_stream(&stream, decoder_for(format).as_mut());
@@ -285,9 +242,7 @@ mod tests {
     fn through(format: Format, prompt: &Prompt) -> Prompt {
         match format {
             Format::OpenaiChat => openai_chat::ChatRequest::from_prompt(prompt).to_prompt(),
-            Format::OpenaiResponses => {
-                openai_responses::ResponsesRequest::from_prompt(prompt).to_prompt()
-            }
+            Format::OpenaiResponses => openai_responses::ResponsesRequest::from_prompt(prompt).to_prompt(),
             Format::Anthropic => anthropic::MessagesRequest::from_prompt(prompt).to_prompt(),
             Format::Gemini => gemini::GenerateContentRequest::from_prompt(prompt).to_prompt(&prompt.model, prompt.stream),
         }
@@ -311,13 +266,7 @@ mod tests {
         for first in Format::ALL {
             for second in Format::ALL {
                 let prompt = through(second, &through(first, &rich_prompt()));
-                assert_eq!(
-                    without_error_flags(prompt),
-                    without_error_flags(rich_prompt()),
-                    "{} then {}",
-                    first.as_str(),
-                    second.as_str()
-                );
+                assert_eq!(without_error_flags(prompt), without_error_flags(rich_prompt()), "{} then {}", first.as_str(), second.as_str());
             }
         }
         assert_eq!(through(Format::Anthropic, &rich_prompt()), rich_prompt());

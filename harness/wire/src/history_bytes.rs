@@ -77,11 +77,7 @@ pub(crate) struct HistoryBytes {
 impl std::fmt::Debug for HistoryBytes {
     /// The sizes only: the messages are the conversation itself.
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("HistoryBytes")
-            .field("array", &self.array)
-            .field("messages", &self.messages.len())
-            .field("json_bytes", &self.json.len())
-            .finish()
+        f.debug_struct("HistoryBytes").field("array", &self.array).field("messages", &self.messages.len()).field("json_bytes", &self.json.len()).finish()
     }
 }
 
@@ -174,7 +170,12 @@ mod tests {
         let reasoning = vec![Reasoning::ResponsesItem { id: Some(format!("rs_{step}")), summary: vec!["look".into()], encrypted_content: None }];
         [
             Message::Assistant { text: String::new(), tool_calls: vec![call], reasoning },
-            Message::ToolResult { call_id: format!("call_{step}"), tool_name: "read_file".into(), content: format!("line \"{step}\"\n\tend\u{e9}"), is_error: false },
+            Message::ToolResult {
+                call_id: format!("call_{step}"),
+                tool_name: "read_file".into(),
+                content: format!("line \"{step}\"\n\tend\u{e9}"),
+                is_error: false,
+            },
         ]
     }
 
@@ -222,9 +223,8 @@ mod tests {
     fn message() -> impl Strategy<Value = Message> {
         let text = "[a-z\"\\\\\n é]{0,12}";
         let call = ("[a-z0-9_]{1,6}", "[a-z]{1,5}", "[{}a-z\":]{0,10}").prop_map(|(id, name, arguments)| ToolCall { id, name, arguments });
-        let reasoning = proptest::option::of(text).prop_map(|summary| {
-            summary.map(|summary| Reasoning::ResponsesItem { id: None, summary: vec![summary], encrypted_content: Some("e".into()) })
-        });
+        let reasoning = proptest::option::of(text)
+            .prop_map(|summary| summary.map(|summary| Reasoning::ResponsesItem { id: None, summary: vec![summary], encrypted_content: Some("e".into()) }));
         prop_oneof![
             text.prop_map(Message::user),
             (text, proptest::collection::vec(call, 0..3), reasoning).prop_map(|(text, tool_calls, reasoning)| Message::Assistant {
@@ -232,7 +232,12 @@ mod tests {
                 tool_calls,
                 reasoning: reasoning.into_iter().collect(),
             }),
-            (text, "[a-z0-9_]{1,6}", any::<bool>()).prop_map(|(content, call_id, is_error)| Message::ToolResult { call_id, tool_name: String::new(), content, is_error }),
+            (text, "[a-z0-9_]{1,6}", any::<bool>()).prop_map(|(content, call_id, is_error)| Message::ToolResult {
+                call_id,
+                tool_name: String::new(),
+                content,
+                is_error
+            }),
         ]
     }
 

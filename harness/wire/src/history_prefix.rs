@@ -49,7 +49,12 @@ struct Layout {
 /// # Errors
 ///
 /// The body is not an `R`: the error of its whole parse.
-pub fn read<B, R, T>(body: B, key: &str, previous: Option<Previous<B, T>>, history: impl Fn(&mut R) -> &mut Vec<T>) -> Result<(R, Option<Previous<B, T>>), serde_json::Error>
+pub fn read<B, R, T>(
+    body: B,
+    key: &str,
+    previous: Option<Previous<B, T>>,
+    history: impl Fn(&mut R) -> &mut Vec<T>,
+) -> Result<(R, Option<Previous<B, T>>), serde_json::Error>
 where
     B: AsRef<[u8]>,
     R: DeserializeOwned,
@@ -61,15 +66,22 @@ where
     }
     let mut request: R = serde_json::from_slice(body.as_ref())?;
     let elements = history(&mut request);
-    let kept = locate(body.as_ref(), key.as_bytes())
-        .filter(|layout| layout.ends.len() == elements.len())
-        .map(|layout| Previous { layout, elements: elements.clone(), body });
+    let kept = locate(body.as_ref(), key.as_bytes()).filter(|layout| layout.ends.len() == elements.len()).map(|layout| Previous {
+        layout,
+        elements: elements.clone(),
+        body,
+    });
     Ok((request, kept))
 }
 
 /// The request read from `body` with `previous`'s shared elements put back in front of the
 /// rest, its layout and its elements; `None` when nothing is shared or in any doubt.
-fn reuse<R: DeserializeOwned, T: Clone>(body: &impl AsRef<[u8]>, key: &[u8], previous: Previous<impl AsRef<[u8]>, T>, history: impl Fn(&mut R) -> &mut Vec<T>) -> Option<(R, Layout, Vec<T>)> {
+fn reuse<R: DeserializeOwned, T: Clone>(
+    body: &impl AsRef<[u8]>,
+    key: &[u8],
+    previous: Previous<impl AsRef<[u8]>, T>,
+    history: impl Fn(&mut R) -> &mut Vec<T>,
+) -> Option<(R, Layout, Vec<T>)> {
     let (body, before) = (body.as_ref(), previous.body.as_ref());
     let common = common_prefix(body, before);
     // An element is shared when its bytes and the byte after them are common (a number could
@@ -345,7 +357,9 @@ mod tests {
                     {"functionCall": {"name": "read_file", "args": {"path": path, "n": [1, {"x": null}]}}},
                 ]})),
                 text().prop_map(|t| json!({"role": "user", "parts": [{"functionResponse": {"name": "read_file", "response": {"output": t}}}]})),
-                text().prop_map(|t| json!({"parts": [{"function_response": {"name": "read_file", "response": {"output": t}}, "inlineData": {}}], "role": "user"})),
+                text().prop_map(
+                    |t| json!({"parts": [{"function_response": {"name": "read_file", "response": {"output": t}}, "inlineData": {}}], "role": "user"})
+                ),
                 Just(json!({"role": "model", "parts": "x"})),
                 Just(json!(7)),
             ]

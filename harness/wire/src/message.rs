@@ -53,11 +53,7 @@ impl Message {
 
     /// An assistant message without reasoning.
     pub fn assistant(text: impl Into<String>, tool_calls: Vec<ToolCall>) -> Self {
-        Self::Assistant {
-            text: text.into(),
-            tool_calls,
-            reasoning: Vec::new(),
-        }
+        Self::Assistant { text: text.into(), tool_calls, reasoning: Vec::new() }
     }
 
     /// The bytes of its texts (call ids, names and arguments included; reasoning left out): most
@@ -65,18 +61,10 @@ impl Message {
     pub(crate) fn text_len(&self) -> usize {
         match self {
             Self::User { text } => text.len(),
-            Self::Assistant {
-                text, tool_calls, ..
-            } => {
-                text.len()
-                    + tool_calls
-                        .iter()
-                        .map(|call| call.id.len() + call.name.len() + call.arguments.len())
-                        .sum::<usize>()
+            Self::Assistant { text, tool_calls, .. } => {
+                text.len() + tool_calls.iter().map(|call| call.id.len() + call.name.len() + call.arguments.len()).sum::<usize>()
             }
-            Self::ToolResult {
-                call_id, content, ..
-            } => call_id.len() + content.len(),
+            Self::ToolResult { call_id, content, .. } => call_id.len() + content.len(),
         }
     }
 }
@@ -140,11 +128,7 @@ pub(crate) fn name_tool_results(messages: &mut [Message]) {
     for (index, message) in messages.iter().enumerate() {
         match message {
             Message::Assistant { tool_calls, .. } => {
-                calls.extend(
-                    tool_calls
-                        .iter()
-                        .map(|call| (call.id.as_str(), call.name.as_str())),
-                );
+                calls.extend(tool_calls.iter().map(|call| (call.id.as_str(), call.name.as_str())));
             }
             Message::ToolResult { call_id, .. } => {
                 let name = calls.get(call_id.as_str()).copied().unwrap_or_default();
@@ -166,20 +150,11 @@ mod tests {
     use serde_json::json;
 
     fn call(id: &str, name: &str) -> ToolCall {
-        ToolCall {
-            id: id.into(),
-            name: name.into(),
-            arguments: "{}".into(),
-        }
+        ToolCall { id: id.into(), name: name.into(), arguments: "{}".into() }
     }
 
     fn result(call_id: &str) -> Message {
-        Message::ToolResult {
-            call_id: call_id.into(),
-            tool_name: "stale".into(),
-            content: "ok".into(),
-            is_error: false,
-        }
+        Message::ToolResult { call_id: call_id.into(), tool_name: "stale".into(), content: "ok".into(), is_error: false }
     }
 
     fn tool_name(message: &Message) -> &str {
@@ -191,13 +166,8 @@ mod tests {
 
     #[test]
     fn tool_results_take_the_name_of_the_earlier_call() {
-        let mut messages = vec![
-            result("early"),
-            Message::assistant("", vec![call("a", "read"), call("early", "grep")]),
-            result("a"),
-            result("early"),
-            result("unknown"),
-        ];
+        let mut messages =
+            vec![result("early"), Message::assistant("", vec![call("a", "read"), call("early", "grep")]), result("a"), result("early"), result("unknown")];
         name_tool_results(&mut messages);
         let names: Vec<&str> = [0, 2, 3, 4].map(|i| tool_name(&messages[i])).to_vec();
         assert_eq!(names, ["", "read", "grep", ""]);
@@ -207,49 +177,22 @@ mod tests {
     fn empty_reasoning_is_not_written_and_reads_back() {
         let plain = Message::assistant("hi", Vec::new());
         let value = serde_json::to_value(&plain).unwrap();
-        assert_eq!(
-            value,
-            json!({"role": "assistant", "text": "hi", "tool_calls": []})
-        );
+        assert_eq!(value, json!({"role": "assistant", "text": "hi", "tool_calls": []}));
         assert_eq!(serde_json::from_value::<Message>(value).unwrap(), plain);
     }
 
     #[test]
     fn every_reasoning_kind_round_trips_tagged() {
         let reasoning = vec![
-            Reasoning::ResponsesItem {
-                id: Some("rs_1".into()),
-                summary: vec!["Look first.".into()],
-                encrypted_content: Some("gAAA".into()),
-            },
-            Reasoning::Thinking {
-                thinking: "hmm".into(),
-                signature: Some("sig".into()),
-            },
+            Reasoning::ResponsesItem { id: Some("rs_1".into()), summary: vec!["Look first.".into()], encrypted_content: Some("gAAA".into()) },
+            Reasoning::Thinking { thinking: "hmm".into(), signature: Some("sig".into()) },
             Reasoning::RedactedThinking { data: "xyz".into() },
             Reasoning::ReasoningContent { text: "r".into() },
         ];
-        let message = Message::Assistant {
-            text: String::new(),
-            tool_calls: Vec::new(),
-            reasoning,
-        };
+        let message = Message::Assistant { text: String::new(), tool_calls: Vec::new(), reasoning };
         let value = serde_json::to_value(&message).unwrap();
-        let kinds: Vec<&str> = value["reasoning"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|part| part["type"].as_str().unwrap())
-            .collect();
-        assert_eq!(
-            kinds,
-            [
-                "responses_item",
-                "thinking",
-                "redacted_thinking",
-                "reasoning_content"
-            ]
-        );
+        let kinds: Vec<&str> = value["reasoning"].as_array().unwrap().iter().map(|part| part["type"].as_str().unwrap()).collect();
+        assert_eq!(kinds, ["responses_item", "thinking", "redacted_thinking", "reasoning_content"]);
         assert_eq!(serde_json::from_value::<Message>(value).unwrap(), message);
     }
 }

@@ -10,21 +10,13 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 /// Serializes a present field: `null` or its value. (Absent fields are skipped by the caller's
 /// `skip_serializing_if`.)
-pub(crate) fn serialize<T: Serialize, S: Serializer>(
-    value: &Option<Option<T>>,
-    serializer: S,
-) -> Result<S::Ok, S::Error> {
-    value
-        .as_ref()
-        .and_then(Option::as_ref)
-        .serialize(serializer)
+pub(crate) fn serialize<T: Serialize, S: Serializer>(value: &Option<Option<T>>, serializer: S) -> Result<S::Ok, S::Error> {
+    value.as_ref().and_then(Option::as_ref).serialize(serializer)
 }
 
 /// Deserializes a present field; `null` becomes `Some(None)`. (Absent fields take the caller's
 /// `default`, `None`.)
-pub(crate) fn deserialize<'de, T: Deserialize<'de>, D: Deserializer<'de>>(
-    deserializer: D,
-) -> Result<Option<Option<T>>, D::Error> {
+pub(crate) fn deserialize<'de, T: Deserialize<'de>, D: Deserializer<'de>>(deserializer: D) -> Result<Option<Option<T>>, D::Error> {
     Option::<T>::deserialize(deserializer).map(Some)
 }
 
@@ -35,21 +27,13 @@ mod tests {
 
     #[derive(Debug, PartialEq, Serialize, Deserialize)]
     struct Probe {
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            with = "crate::nullable"
-        )]
+        #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::nullable")]
         field: Option<Option<String>>,
     }
 
     #[test]
     fn keeps_absent_null_and_value_apart() {
-        for (wire, expected) in [
-            (json!({}), None),
-            (json!({"field": null}), Some(None)),
-            (json!({"field": "x"}), Some(Some("x".to_owned()))),
-        ] {
+        for (wire, expected) in [(json!({}), None), (json!({"field": null}), Some(None)), (json!({"field": "x"}), Some(Some("x".to_owned())))] {
             let probe: Probe = serde_json::from_value(wire.clone()).unwrap();
             assert_eq!(probe.field, expected);
             assert_eq!(serde_json::to_value(&probe).unwrap(), wire);

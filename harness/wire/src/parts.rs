@@ -242,7 +242,8 @@ impl Arguments {
 /// its calls (arguments sent as they are).
 pub fn of_turn(turn: &ModelTurn) -> Vec<Part> {
     let text = (!turn.text.is_empty()).then(|| Part::text(turn.text.clone()));
-    let calls = turn.tool_calls.iter().map(|call| Part::ToolCall(ToolCallPart::new(Some(call.id.clone()), call.name.clone(), Arguments::Raw(call.arguments.clone()))));
+    let calls =
+        turn.tool_calls.iter().map(|call| Part::ToolCall(ToolCallPart::new(Some(call.id.clone()), call.name.clone(), Arguments::Raw(call.arguments.clone()))));
     text.into_iter().chain(calls).collect()
 }
 

@@ -83,10 +83,7 @@ impl ToolChoice {
                 "required" => Self::Required,
                 _ => Self::Auto,
             },
-            Some(object) => object
-                .pointer(name_pointer)
-                .and_then(Value::as_str)
-                .map_or(Self::Auto, |name| Self::Named(name.to_owned())),
+            Some(object) => object.pointer(name_pointer).and_then(Value::as_str).map_or(Self::Auto, |name| Self::Named(name.to_owned())),
             None => Self::Auto,
         }
     }
@@ -118,40 +115,19 @@ pub(crate) mod tests {
     /// turn with text and two tool calls, two tool results (one failed), a final user message,
     /// a named tool choice, limits and streaming with usage.
     pub(crate) fn rich_prompt() -> Prompt {
-        let call = |id: &str, name: &str, arguments: &str| ToolCall {
-            id: id.to_owned(),
-            name: name.to_owned(),
-            arguments: arguments.to_owned(),
-        };
+        let call = |id: &str, name: &str, arguments: &str| ToolCall { id: id.to_owned(), name: name.to_owned(), arguments: arguments.to_owned() };
         Prompt {
             model: "test-model".into(),
             system: Some("You are a coding agent.\n\nBe brief.".into()),
             messages: vec![
-                Message::User {
-                    text: "What is in src/?".into(),
-                },
+                Message::User { text: "What is in src/?".into() },
                 Message::assistant(
                     "Let me look.",
-                    vec![
-                        call("call_1", "list_dir", r#"{"path":"src"}"#),
-                        call("call_2", "read_file", r#"{"path":"src/lib.rs","limit":40}"#),
-                    ],
+                    vec![call("call_1", "list_dir", r#"{"path":"src"}"#), call("call_2", "read_file", r#"{"path":"src/lib.rs","limit":40}"#)],
                 ),
-                Message::ToolResult {
-                    call_id: "call_1".into(),
-                    tool_name: "list_dir".into(),
-                    content: "lib.rs\nmain.rs".into(),
-                    is_error: false,
-                },
-                Message::ToolResult {
-                    call_id: "call_2".into(),
-                    tool_name: "read_file".into(),
-                    content: "error: permission denied".into(),
-                    is_error: true,
-                },
-                Message::User {
-                    text: "Try again with sudo.".into(),
-                },
+                Message::ToolResult { call_id: "call_1".into(), tool_name: "list_dir".into(), content: "lib.rs\nmain.rs".into(), is_error: false },
+                Message::ToolResult { call_id: "call_2".into(), tool_name: "read_file".into(), content: "error: permission denied".into(), is_error: true },
+                Message::User { text: "Try again with sudo.".into() },
             ],
             tools: vec![
                 ToolSpec {
@@ -185,10 +161,7 @@ pub(crate) mod tests {
     #[test]
     fn serde_shape_is_role_tagged() {
         let value = serde_json::to_value(rich_prompt()).unwrap();
-        assert_eq!(
-            value["messages"][0],
-            json!({"role": "user", "text": "What is in src/?"})
-        );
+        assert_eq!(value["messages"][0], json!({"role": "user", "text": "What is in src/?"}));
         assert_eq!(value["messages"][3]["role"], json!("tool_result"));
         assert_eq!(value["tool_choice"], json!({"named": "read_file"}));
         let back: Prompt = serde_json::from_value(value).unwrap();
@@ -200,54 +173,31 @@ pub(crate) mod tests {
     fn openai_tool_choice_values() {
         for choice in [ToolChoice::Auto, ToolChoice::None, ToolChoice::Required] {
             let mode = choice.openai_mode().unwrap();
-            assert_eq!(
-                ToolChoice::from_openai_value(Some(&json!(mode)), "/name"),
-                choice
-            );
+            assert_eq!(ToolChoice::from_openai_value(Some(&json!(mode)), "/name"), choice);
         }
         assert_eq!(ToolChoice::Named("f".into()).openai_mode(), None);
         assert_eq!(
-            ToolChoice::from_openai_value(
-                Some(&json!({"type": "function", "function": {"name": "f"}})),
-                "/function/name"
-            ),
+            ToolChoice::from_openai_value(Some(&json!({"type": "function", "function": {"name": "f"}})), "/function/name"),
             ToolChoice::Named("f".into())
         );
-        for other in [
-            None,
-            Some(json!({"type": "allowed_tools"})),
-            Some(json!("any")),
-        ] {
-            assert_eq!(
-                ToolChoice::from_openai_value(other.as_ref(), "/name"),
-                ToolChoice::Auto
-            );
+        for other in [None, Some(json!({"type": "allowed_tools"})), Some(json!("any"))] {
+            assert_eq!(ToolChoice::from_openai_value(other.as_ref(), "/name"), ToolChoice::Auto);
         }
     }
 
     #[test]
     fn system_parts_join_with_a_blank_line() {
         assert_eq!(join_system(Vec::new()), None);
-        assert_eq!(
-            join_system(vec!["a".into(), "b".into()]).as_deref(),
-            Some("a\n\nb")
-        );
+        assert_eq!(join_system(vec!["a".into(), "b".into()]).as_deref(), Some("a\n\nb"));
     }
 
     #[test]
     fn tool_calls_fold_into_the_last_assistant_message() {
-        let call = ToolCall {
-            id: "c".into(),
-            name: "f".into(),
-            arguments: "{}".into(),
-        };
+        let call = ToolCall { id: "c".into(), name: "f".into(), arguments: "{}".into() };
         let mut messages = vec![Message::User { text: "u".into() }];
         push_tool_call(&mut messages, call.clone());
         push_tool_call(&mut messages, call.clone());
-        assert_eq!(
-            messages[1],
-            Message::assistant(String::new(), vec![call.clone(), call])
-        );
+        assert_eq!(messages[1], Message::assistant(String::new(), vec![call.clone(), call]));
         assert_eq!(messages.len(), 2);
     }
 }

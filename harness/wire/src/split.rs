@@ -89,14 +89,8 @@ mod tests {
 
     #[test]
     fn text_pieces_are_words_with_leading_whitespace() {
-        assert_eq!(
-            split_text_pieces("Hi there, you"),
-            ["Hi", " there,", " you"]
-        );
-        assert_eq!(
-            split_text_pieces("  lead\n\nnext  "),
-            ["  lead", "\n\nnext", "  "]
-        );
+        assert_eq!(split_text_pieces("Hi there, you"), ["Hi", " there,", " you"]);
+        assert_eq!(split_text_pieces("  lead\n\nnext  "), ["  lead", "\n\nnext", "  "]);
         assert_eq!(split_text_pieces("héllo wörld"), ["héllo", " wörld"]);
         assert!(split_text_pieces("").is_empty());
         for text in ["a", " ", "x  y\tz\n", "日本語 のテキスト"] {
@@ -108,19 +102,12 @@ mod tests {
 
     #[test]
     fn argument_fragments_are_at_most_16_bytes_on_char_boundaries() {
-        assert_eq!(
-            split_argument_fragments(r#"{"city":"Paris","units":"c"}"#),
-            [r#"{"city":"Paris","#, r#""units":"c"}"#]
-        );
+        assert_eq!(split_argument_fragments(r#"{"city":"Paris","units":"c"}"#), [r#"{"city":"Paris","#, r#""units":"c"}"#]);
         assert_eq!(split_argument_fragments("€€€€€€"), ["€€€€€", "€"]);
         assert!(split_argument_fragments("").is_empty());
         let args = r#"{"path":"src/日本/ünïcödé.rs","content":"fn main() {}\n"}"#;
         let fragments = split_argument_fragments(args);
         assert_eq!(fragments.concat(), args);
-        assert!(
-            fragments
-                .iter()
-                .all(|fragment| !fragment.is_empty() && fragment.len() <= 16)
-        );
+        assert!(fragments.iter().all(|fragment| !fragment.is_empty() && fragment.len() <= 16));
     }
 }

@@ -171,10 +171,7 @@ mod tests {
     }
 
     fn frame(event: Option<&str>, data: &str) -> SseFrame {
-        SseFrame {
-            event: event.map(str::to_owned),
-            data: data.to_owned(),
-        }
+        SseFrame { event: event.map(str::to_owned), data: data.to_owned() }
     }
 
     /// A stream exercising every rule: all three line endings, comments, `id`/`retry`, an
@@ -188,15 +185,7 @@ mod tests {
 
     #[test]
     fn follows_the_whatwg_field_rules() {
-        assert_eq!(
-            decode(AWKWARD),
-            vec![
-                frame(Some("greeting"), "héllo\n wörld ✓"),
-                frame(None, ""),
-                frame(None, "{\"a\":1}"),
-                frame(None, "tail"),
-            ]
-        );
+        assert_eq!(decode(AWKWARD), vec![frame(Some("greeting"), "héllo\n wörld ✓"), frame(None, ""), frame(None, "{\"a\":1}"), frame(None, "tail"),]);
     }
 
     #[test]
@@ -228,11 +217,7 @@ mod tests {
         decoder.push(b"data: a\r");
         assert_eq!(decoder.next_frame(), None);
         decoder.push(b"\n");
-        assert_eq!(
-            decoder.next_frame(),
-            None,
-            "\\r\\n must not count as two line endings"
-        );
+        assert_eq!(decoder.next_frame(), None, "\\r\\n must not count as two line endings");
         decoder.push(b"\r\n");
         assert_eq!(decoder.next_frame(), Some(frame(None, "a")));
     }
@@ -240,46 +225,27 @@ mod tests {
     #[test]
     fn only_a_leading_bom_is_stripped() {
         assert_eq!(decode("\u{feff}data: x\n\n"), vec![frame(None, "x")]);
-        assert_eq!(
-            decode("data: x\n\n\u{feff}data: y\n\n"),
-            vec![frame(None, "x")]
-        );
+        assert_eq!(decode("data: x\n\n\u{feff}data: y\n\n"), vec![frame(None, "x")]);
     }
 
     #[test]
     fn encode_frame_renders_each_data_line() {
         assert_eq!(encode_frame(None, "[DONE]"), "data: [DONE]\n\n");
         assert_eq!(encode_frame(Some("ping"), ""), "event: ping\ndata: \n\n");
-        assert_eq!(
-            encode_frame(None, "a\nb\r\nc\rd"),
-            "data: a\ndata: b\ndata: c\ndata: d\n\n"
-        );
+        assert_eq!(encode_frame(None, "a\nb\r\nc\rd"), "data: a\ndata: b\ndata: c\ndata: d\n\n");
     }
 
     #[test]
     fn typed_frames_are_named_by_their_type() {
         let event = serde_json::json!({"type": "message_stop", "n": 1});
-        assert_eq!(
-            encode_typed_frame(&event),
-            "event: message_stop\ndata: {\"type\":\"message_stop\",\"n\":1}\n\n"
-        );
-        assert_eq!(
-            encode_typed_frame(&serde_json::json!({"n": 1})),
-            "data: {\"n\":1}\n\n"
-        );
+        assert_eq!(encode_typed_frame(&event), "event: message_stop\ndata: {\"type\":\"message_stop\",\"n\":1}\n\n");
+        assert_eq!(encode_typed_frame(&serde_json::json!({"n": 1})), "data: {\"n\":1}\n\n");
     }
 
     #[test]
     fn encode_then_decode_round_trips() {
-        let frames = [
-            frame(Some("message_start"), "{\"x\":1}"),
-            frame(None, "two\nlines"),
-            frame(None, ""),
-        ];
-        let stream: String = frames
-            .iter()
-            .map(|f| encode_frame(f.event.as_deref(), &f.data))
-            .collect();
+        let frames = [frame(Some("message_start"), "{\"x\":1}"), frame(None, "two\nlines"), frame(None, "")];
+        let stream: String = frames.iter().map(|f| encode_frame(f.event.as_deref(), &f.data)).collect();
         assert_eq!(decode(&stream), frames);
     }
 }

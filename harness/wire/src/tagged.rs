@@ -23,11 +23,7 @@ pub(crate) struct Tagged<'a, T> {
 }
 
 /// Serializes `payload` with `"type": kind` first.
-pub(crate) fn serialize_tagged<T: Serialize, S: Serializer>(
-    kind: &str,
-    payload: &T,
-    serializer: S,
-) -> Result<S::Ok, S::Error> {
+pub(crate) fn serialize_tagged<T: Serialize, S: Serializer>(kind: &str, payload: &T, serializer: S) -> Result<S::Ok, S::Error> {
     Tagged { kind, payload }.serialize(serializer)
 }
 
@@ -101,17 +97,10 @@ mod tests {
         extra.insert("label".into(), json!("a"));
         assert_eq!(parsed, Shape::Point(Point { x: 1, extra }));
         assert_eq!(serde_json::to_value(&parsed).unwrap(), point);
-        assert_eq!(
-            serde_json::to_string(&parsed).unwrap(),
-            r#"{"type":"point","x":1,"label":"a"}"#,
-            "the tag comes first"
-        );
+        assert_eq!(serde_json::to_string(&parsed).unwrap(), r#"{"type":"point","x":1,"label":"a"}"#, "the tag comes first");
 
         let error = serde_json::from_value::<Shape>(json!({"type": "point"})).unwrap_err();
-        assert!(
-            error.to_string().starts_with("point: missing field `x`"),
-            "{error}"
-        );
+        assert!(error.to_string().starts_with("point: missing field `x`"), "{error}");
 
         // `type` after the payload reads the same; errors name the tag wherever it is.
         let late: Shape = serde_json::from_str(r#"{"x": 1, "label": "a", "type": "point"}"#).unwrap();
@@ -124,14 +113,9 @@ mod tests {
         let error = serde_json::from_str::<Shape>(r#"{"type": "point", "x": "1"#).unwrap_err();
         assert!(error.to_string().starts_with("EOF while parsing"), "{error}");
 
-        for other in [
-            json!({"type": "circle", "r": 2}),
-            json!({"r": 2, "type": "circle"}),
-            json!({"type": 5, "x": 1}),
-            json!({"x": 1}),
-            json!([1]),
-            json!(null),
-        ] {
+        for other in
+            [json!({"type": "circle", "r": 2}), json!({"r": 2, "type": "circle"}), json!({"type": 5, "x": 1}), json!({"x": 1}), json!([1]), json!(null)]
+        {
             let parsed: Shape = serde_json::from_value(other.clone()).unwrap();
             assert_eq!(parsed, Shape::Other(other.clone()));
             assert_eq!(serde_json::to_value(&parsed).unwrap(), other);

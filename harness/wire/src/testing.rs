@@ -1,10 +1,7 @@
 //! Test helpers shared by every format's tests: the real captures in `tests/data/` (see its
 //! `SOURCES.md`) and decoding a whole stream through SSE framing and a [`StreamDecoder`].
 
-use crate::{
-    FinishReason, ModelTurn, SseDecoder, SseFrame, StreamDecoder, StreamDelta, ToolCall, Usage,
-    WireError, sse,
-};
+use crate::{FinishReason, ModelTurn, SseDecoder, SseFrame, StreamDecoder, StreamDelta, ToolCall, Usage, WireError, sse};
 
 /// One capture file.
 #[derive(Debug, Clone, Copy)]
@@ -18,16 +15,7 @@ pub(crate) struct Capture {
 /// `capture!("dir", "file")`: the capture `tests/data/dir/file`, embedded at compile time.
 macro_rules! capture {
     ($dir:literal, $file:literal) => {
-        $crate::testing::Capture {
-            name: $file,
-            raw: include_str!(concat!(
-                env!("CARGO_MANIFEST_DIR"),
-                "/tests/data/",
-                $dir,
-                "/",
-                $file
-            )),
-        }
+        $crate::testing::Capture { name: $file, raw: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/", $dir, "/", $file)) }
     };
 }
 pub(crate) use capture;
@@ -43,8 +31,7 @@ impl Capture {
         self.raw
             .lines()
             .map(|line| {
-                let value: serde_json::Value = serde_json::from_str(line)
-                    .unwrap_or_else(|e| panic!("{}: {e}\n{line}", self.name));
+                let value: serde_json::Value = serde_json::from_str(line).unwrap_or_else(|e| panic!("{}: {e}\n{line}", self.name));
                 let kind = value.get("type").and_then(serde_json::Value::as_str);
                 sse::encode_frame(kind, line)
             })
@@ -85,10 +72,7 @@ pub(crate) fn frames(stream: &[u8]) -> Vec<SseFrame> {
 
 /// Decodes a whole stream with `decoder`: every delta up to the first error, and the turn (or
 /// that error).
-pub(crate) fn decode_stream(
-    stream: &str,
-    decoder: &mut dyn StreamDecoder,
-) -> (Vec<StreamDelta>, Result<ModelTurn, WireError>) {
+pub(crate) fn decode_stream(stream: &str, decoder: &mut dyn StreamDecoder) -> (Vec<StreamDelta>, Result<ModelTurn, WireError>) {
     let mut deltas = Vec::new();
     for frame in frames(stream.as_bytes()) {
         match decoder.push_frame(&frame) {
@@ -101,52 +85,29 @@ pub(crate) fn decode_stream(
 
 impl Capture {
     /// Decodes the capture with `decoder` (see [`decode_stream`]).
-    pub(crate) fn decode_with(
-        &self,
-        decoder: &mut dyn StreamDecoder,
-    ) -> (Vec<StreamDelta>, Result<ModelTurn, WireError>) {
+    pub(crate) fn decode_with(&self, decoder: &mut dyn StreamDecoder) -> (Vec<StreamDelta>, Result<ModelTurn, WireError>) {
         decode_stream(&self.stream(), decoder)
     }
 
     /// The turn `decoder` reads from the capture, which must be complete.
     pub(crate) fn turn_with(&self, decoder: &mut dyn StreamDecoder) -> ModelTurn {
-        self.decode_with(decoder)
-            .1
-            .unwrap_or_else(|e| panic!("{}: {e}", self.name))
+        self.decode_with(decoder).1.unwrap_or_else(|e| panic!("{}: {e}", self.name))
     }
 }
 
 /// Usage with these counts and no cache activity.
 pub(crate) fn usage(input_tokens: u64, output_tokens: u64) -> Option<Usage> {
-    Some(Usage {
-        input_tokens,
-        output_tokens,
-        ..Usage::default()
-    })
+    Some(Usage { input_tokens, output_tokens, ..Usage::default() })
 }
 
 /// A turn with text and no tool calls.
-pub(crate) fn text_turn(
-    text: &str,
-    finish_reason: FinishReason,
-    usage: Option<Usage>,
-) -> ModelTurn {
-    ModelTurn {
-        text: text.to_owned(),
-        tool_calls: Vec::new(),
-        reasoning: Vec::new(),
-        finish_reason,
-        usage,
-    }
+pub(crate) fn text_turn(text: &str, finish_reason: FinishReason, usage: Option<Usage>) -> ModelTurn {
+    ModelTurn { text: text.to_owned(), tool_calls: Vec::new(), reasoning: Vec::new(), finish_reason, usage }
 }
 
 /// A tool call.
 pub(crate) fn call(id: &str, name: &str, arguments: &str) -> ToolCall {
-    ToolCall {
-        id: id.to_owned(),
-        name: name.to_owned(),
-        arguments: arguments.to_owned(),
-    }
+    ToolCall { id: id.to_owned(), name: name.to_owned(), arguments: arguments.to_owned() }
 }
 
 /// The small turn every format's encoder tests render: two words of text

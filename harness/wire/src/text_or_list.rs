@@ -22,14 +22,8 @@ pub(crate) enum TextOrList<T> {
 
 /// Reads a string or a list of `T` in one pass; `expecting` names the field in errors (it
 /// completes "invalid type: ..., expected ...").
-pub(crate) fn text_or_list<'de, T: Deserialize<'de>, D: Deserializer<'de>>(
-    deserializer: D,
-    expecting: &'static str,
-) -> Result<TextOrList<T>, D::Error> {
-    deserializer.deserialize_any(TextOrListVisitor {
-        expecting,
-        parts: PhantomData,
-    })
+pub(crate) fn text_or_list<'de, T: Deserialize<'de>, D: Deserializer<'de>>(deserializer: D, expecting: &'static str) -> Result<TextOrList<T>, D::Error> {
+    deserializer.deserialize_any(TextOrListVisitor { expecting, parts: PhantomData })
 }
 
 /// The visitor of [`text_or_list`].
@@ -64,25 +58,15 @@ mod tests {
     use serde_json::{Value, json};
 
     fn read(value: &str) -> Result<TextOrList<Value>, serde_json::Error> {
-        text_or_list(
-            &mut serde_json::Deserializer::from_str(value),
-            "a string or a list",
-        )
+        text_or_list(&mut serde_json::Deserializer::from_str(value), "a string or a list")
     }
 
     #[test]
     fn strings_and_lists_are_read_and_anything_else_is_named() {
         assert!(matches!(read(r#""hi""#), Ok(TextOrList::Text(text)) if text == "hi"));
         assert!(matches!(read(r#""a\nb""#), Ok(TextOrList::Text(text)) if text == "a\nb"));
-        assert!(
-            matches!(read(r#"[{"type": "text"}, 1]"#), Ok(TextOrList::List(parts)) if parts == [json!({"type": "text"}), json!(1)])
-        );
+        assert!(matches!(read(r#"[{"type": "text"}, 1]"#), Ok(TextOrList::List(parts)) if parts == [json!({"type": "text"}), json!(1)]));
         let error = read("{}").err().expect("an object is neither");
-        assert!(
-            error
-                .to_string()
-                .starts_with("invalid type: map, expected a string or a list"),
-            "{error}"
-        );
+        assert!(error.to_string().starts_with("invalid type: map, expected a string or a list"), "{error}");
     }
 }

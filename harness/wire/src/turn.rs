@@ -153,20 +153,14 @@ mod tests {
             assert_eq!(FinishReason::from_anthropic_str(wire), reason);
         }
         assert_eq!(FinishReason::ContentFilter.as_anthropic_str(), "refusal");
-        assert_eq!(
-            FinishReason::from_anthropic_str("refusal"),
-            FinishReason::Other("refusal".into())
-        );
+        assert_eq!(FinishReason::from_anthropic_str("refusal"), FinishReason::Other("refusal".into()));
     }
 
     #[test]
     fn finish_reason_serde_is_the_bare_string() {
         for (reason, wire) in KNOWN {
             assert_eq!(serde_json::to_value(&reason).unwrap(), json!(wire));
-            assert_eq!(
-                serde_json::from_value::<FinishReason>(json!(wire)).unwrap(),
-                reason
-            );
+            assert_eq!(serde_json::from_value::<FinishReason>(json!(wire)).unwrap(), reason);
         }
         let other: FinishReason = serde_json::from_value(json!("end_turn")).unwrap();
         assert_eq!(other, FinishReason::Other("end_turn".into()));
@@ -182,15 +176,7 @@ mod tests {
 
     #[test]
     fn usage_cache_counts_default_to_zero() {
-        let usage: Usage =
-            serde_json::from_value(json!({"input_tokens": 3, "output_tokens": 4})).unwrap();
-        assert_eq!(
-            usage,
-            Usage {
-                input_tokens: 3,
-                output_tokens: 4,
-                ..Usage::default()
-            }
-        );
+        let usage: Usage = serde_json::from_value(json!({"input_tokens": 3, "output_tokens": 4})).unwrap();
+        assert_eq!(usage, Usage { input_tokens: 3, output_tokens: 4, ..Usage::default() });
     }
 }

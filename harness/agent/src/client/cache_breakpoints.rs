@@ -5,7 +5,7 @@
 //! OpenAI caches automatically and ignores these settings.
 
 use reloop_wire::anthropic::{CacheBreakpoint, CachePoint, CacheTtl};
-use reloop_wire::{Prompt, Message};
+use reloop_wire::{Message, Prompt};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -57,12 +57,9 @@ fn point(place: BreakpointPlace, prompt: &Prompt) -> Option<CachePoint> {
         BreakpointPlace::Tools => (!prompt.tools.is_empty()).then_some(CachePoint::Tools),
         BreakpointPlace::System => prompt.system.as_ref().map(|_| CachePoint::System),
         BreakpointPlace::LastMessage => prompt.messages.len().checked_sub(1).map(CachePoint::Message),
-        BreakpointPlace::PreviousTurn => prompt
-            .messages
-            .iter()
-            .rposition(|m| matches!(m, Message::Assistant { .. }))
-            .and_then(|assistant| assistant.checked_sub(1))
-            .map(CachePoint::Message),
+        BreakpointPlace::PreviousTurn => {
+            prompt.messages.iter().rposition(|m| matches!(m, Message::Assistant { .. })).and_then(|assistant| assistant.checked_sub(1)).map(CachePoint::Message)
+        }
     }
 }
 

@@ -91,9 +91,7 @@ impl LlmError {
     /// The wait the provider asked for, if any.
     pub fn retry_after(&self) -> Option<Duration> {
         match self {
-            Self::RateLimited { retry_after, .. } | Self::Overloaded { retry_after, .. } | Self::Server { retry_after, .. } => {
-                *retry_after
-            }
+            Self::RateLimited { retry_after, .. } | Self::Overloaded { retry_after, .. } | Self::Server { retry_after, .. } => *retry_after,
             _ => None,
         }
     }

@@ -35,8 +35,7 @@ pub(super) fn body(writer: &mut RequestWriter, head: Prompt, messages: &[Message
     let management = extras.context_management.and_then(|m| context_management(format, m)).map(|m| m.to_string());
     // Room for the members spliced in below and their names.
     let room = extras.tools.wire_json().len() + management.as_ref().map_or(0, String::len) + 48;
-    let mut body =
-        writer.write(head, messages, room, |prompt| extras.cache.breakpoints(prompt)).map_err(|e| LlmError::Protocol(e.to_string()))?;
+    let mut body = writer.write(head, messages, room, |prompt| extras.cache.breakpoints(prompt)).map_err(|e| LlmError::Protocol(e.to_string()))?;
     if let Some(management) = management {
         body = with_member(body, "context_management", management.as_bytes());
     }
@@ -58,7 +57,7 @@ fn with_member(mut body: Vec<u8>, name: &str, value: &[u8]) -> Vec<u8> {
 /// when the format has no such mechanism or `management` is the other
 /// format's.
 fn context_management(format: Format, management: &ContextManagement) -> Option<serde_json::Value> {
-    use reloop_wire::context_management::{self as wire, Amount, ClearInputs, ContextEdit, ClearToolUses, ResponsesContextManagement};
+    use reloop_wire::context_management::{self as wire, Amount, ClearInputs, ClearToolUses, ContextEdit, ResponsesContextManagement};
     let value = match (format, management) {
         (Format::Anthropic, ContextManagement::ClearToolUses { trigger_tokens, keep_tool_uses, clear_at_least_tokens, exclude_tools, clear_tool_inputs }) => {
             let edit = ClearToolUses {
@@ -70,10 +69,9 @@ fn context_management(format: Format, management: &ContextManagement) -> Option<
             };
             serde_json::to_value(wire::ContextManagement { edits: vec![ContextEdit::ClearToolUses(edit)] })
         }
-        (Format::OpenaiResponses, ContextManagement::Compaction { compact_threshold }) => serde_json::to_value([ResponsesContextManagement {
-            kind: wire::COMPACTION_ITEM.to_owned(),
-            compact_threshold: Some(*compact_threshold),
-        }]),
+        (Format::OpenaiResponses, ContextManagement::Compaction { compact_threshold }) => {
+            serde_json::to_value([ResponsesContextManagement { kind: wire::COMPACTION_ITEM.to_owned(), compact_threshold: Some(*compact_threshold) }])
+        }
         _ => return None,
     };
     value.ok()
@@ -148,7 +146,8 @@ mod tests {
         for format in Format::ALL {
             let frozen = FrozenToolSchema::freeze(vec![spec.clone()], format, &cache);
             let mut writer = RequestWriter::new(format);
-            let spliced = body(&mut writer, without_tools.clone(), &full.messages, &BodyExtras { tools: &frozen, cache: &cache, context_management: None }).unwrap();
+            let spliced =
+                body(&mut writer, without_tools.clone(), &full.messages, &BodyExtras { tools: &frozen, cache: &cache, context_management: None }).unwrap();
             let none = FrozenToolSchema::none();
             let whole = body(&mut writer, full.clone(), &full.messages, &BodyExtras { tools: &none, cache: &cache, context_management: None }).unwrap();
             let tail = [&b",\"tools\":"[..], frozen.wire_json(), b"}"].concat();

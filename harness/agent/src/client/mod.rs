@@ -3,8 +3,8 @@
 //! failures. One module per wire format; this file holds what they share:
 //! the HTTP exchange, the error reading, the idle-bounded SSE reading.
 
-mod error;
 pub mod cache_breakpoints;
+mod error;
 mod formats;
 mod retry;
 mod tls;
@@ -121,9 +121,7 @@ impl ProviderClient {
         // (`reloop_wire::redirect`).
         ensure_crypto_provider();
         let builder = reqwest::Client::builder().no_proxy().redirect(reqwest::redirect::Policy::none());
-        let http = tls::roots_for(builder, &config.base_url)
-            .build()
-            .map_err(|e| LlmError::Transport(e.to_string()))?;
+        let http = tls::roots_for(builder, &config.base_url).build().map_err(|e| LlmError::Transport(e.to_string()))?;
         let writer = Arc::new(Mutex::new(RequestWriter::new(config.wire)));
         Ok(Self { http, config, clock, writer })
     }
@@ -148,12 +146,7 @@ impl ProviderClient {
     /// One model call: streamed (calling `on_text` for each text delta) or
     /// not, per `request.stream`. A silence longer than `idle` in the run's
     /// clock, first byte included, fails the call.
-    pub async fn stream_turn(
-        &self,
-        request: &LlmRequest<'_>,
-        idle: Duration,
-        on_text: &mut (dyn FnMut(&str) + Send),
-    ) -> Result<ModelTurn, LlmError> {
+    pub async fn stream_turn(&self, request: &LlmRequest<'_>, idle: Duration, on_text: &mut (dyn FnMut(&str) + Send)) -> Result<ModelTurn, LlmError> {
         let clock = self.clock.as_ref();
         let format = self.config.wire;
         let head = prompt_head(&self.config.model, request);
@@ -168,14 +161,9 @@ impl ProviderClient {
         if let Some((name, value)) = formats::context_management_headers(format, management) {
             post = post.header(name, value);
         }
-        let send = formats::authenticate(format, post, &self.config.api_key)
-            .header("content-type", "application/json")
-            .body(body)
-            .send();
-        let response = with_timeout(clock, idle, send)
-            .await
-            .ok_or(LlmError::StreamIdle { after_ms: millis(idle) })?
-            .map_err(|e| LlmError::Transport(e.to_string()))?;
+        let send = formats::authenticate(format, post, &self.config.api_key).header("content-type", "application/json").body(body).send();
+        let response =
+            with_timeout(clock, idle, send).await.ok_or(LlmError::StreamIdle { after_ms: millis(idle) })?.map_err(|e| LlmError::Transport(e.to_string()))?;
         let status = response.status().as_u16();
         if reloop_wire::redirect::is_redirect(status) {
             let location = response.headers().get("location").map(|value| String::from_utf8_lossy(value.as_bytes()).into_owned());
@@ -312,8 +300,7 @@ mod tests {
             tool_calls: Vec::new(),
             reasoning: vec![Reasoning::ResponsesCompaction { id: None, encrypted_content: content.into() }],
         };
-        let transcript =
-            vec![Message::user("task"), compacted("first"), Message::user("more"), compacted("second"), Message::user("then")];
+        let transcript = vec![Message::user("task"), compacted("first"), Message::user("more"), compacted("second"), Message::user("then")];
         let tools = FrozenToolSchema::none();
         let request = |messages| LlmRequest { system: "s", messages, tools: &tools, forbid_tools: false, max_output_tokens: 10, stream: true };
         assert_eq!(to_prompt("m", &request(&transcript)).messages, transcript[3..]);

@@ -19,17 +19,12 @@ pub fn ensure_crypto_provider() {
 /// `builder` with the TLS roots `base_url` needs: the platform's for https,
 /// none for http (which never uses them; see the module doc).
 pub(super) fn roots_for(builder: reqwest::ClientBuilder, base_url: &str) -> reqwest::ClientBuilder {
-    if is_plain_http(base_url) {
-        builder.tls_certs_only([])
-    } else {
-        builder
-    }
+    if is_plain_http(base_url) { builder.tls_certs_only([]) } else { builder }
 }
 
 /// Whether `url` names a plain-http endpoint (the scheme is case-insensitive).
 fn is_plain_http(url: &str) -> bool {
-    url.get(..7)
-        .is_some_and(|scheme| scheme.eq_ignore_ascii_case("http://"))
+    url.get(..7).is_some_and(|scheme| scheme.eq_ignore_ascii_case("http://"))
 }
 
 #[cfg(test)]

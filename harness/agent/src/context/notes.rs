@@ -156,7 +156,10 @@ mod tests {
     #[test]
     fn a_collapsed_round_keeps_one_line_per_call_and_result() {
         let note = collapsed_round(&round()[..2]);
-        assert_eq!(note, "[Collapsed tool round]\nassistant: Reading the config.\ncalled read_file({\"path\":\"app.toml\"})\nread_file → ok, 2 lines: [server]");
+        assert_eq!(
+            note,
+            "[Collapsed tool round]\nassistant: Reading the config.\ncalled read_file({\"path\":\"app.toml\"})\nread_file → ok, 2 lines: [server]"
+        );
     }
 
     #[test]

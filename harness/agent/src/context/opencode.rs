@@ -12,8 +12,8 @@ use serde::{Deserialize, Serialize};
 
 use super::view::ViewItem;
 use super::{ContextStrategy, Edit, StrategyContext};
-use crate::message::Message;
 use crate::context::microcompact::CLEARED_PLACEHOLDER;
+use crate::message::Message;
 
 /// OpenCode's constants.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]

@@ -21,8 +21,7 @@ impl Rounds {
     pub fn of(view: &ContextView, transcript: &[Message]) -> Self {
         let len = view.items().len();
         let starts: Vec<usize> = view.boundaries(transcript).into_iter().filter(|&b| b > 0).collect();
-        let ranges: Vec<Range<usize>> =
-            starts.iter().enumerate().map(|(i, &start)| start..starts.get(i + 1).copied().unwrap_or(len)).collect();
+        let ranges: Vec<Range<usize>> = starts.iter().enumerate().map(|(i, &start)| start..starts.get(i + 1).copied().unwrap_or(len)).collect();
         let is_tool_round = ranges
             .iter()
             .map(|range| match &view.items()[range.start] {

@@ -147,8 +147,7 @@ impl ContextView {
             newly += 1;
             self.masked.insert(*index, placeholder.clone());
             if let Some(position) = self.figures.position[*index] {
-                (self.figures.item[position], self.figures.item_hash[position]) =
-                    self.shown_figures(&ViewItem::Message(*index), transcript);
+                (self.figures.item[position], self.figures.item_hash[position]) = self.shown_figures(&ViewItem::Message(*index), transcript);
                 first_touched = first_touched.min(position);
             }
         }
@@ -250,11 +249,7 @@ impl ContextView {
         self.items
             .iter()
             .filter_map(|item| match item {
-                ViewItem::Message(index)
-                    if matches!(transcript[*index], Message::ToolResult { .. }) && !self.is_masked(*index) =>
-                {
-                    Some(*index)
-                }
+                ViewItem::Message(index) if matches!(transcript[*index], Message::ToolResult { .. }) && !self.is_masked(*index) => Some(*index),
                 _ => None,
             })
             .collect()
@@ -301,12 +296,9 @@ impl ContextView {
 /// are never masked.
 fn masked_result(message: &Message, placeholder: &str) -> Option<Message> {
     match message {
-        Message::ToolResult { call_id, tool_name, is_error, .. } => Some(Message::ToolResult {
-            call_id: call_id.clone(),
-            tool_name: tool_name.clone(),
-            content: placeholder.to_owned(),
-            is_error: *is_error,
-        }),
+        Message::ToolResult { call_id, tool_name, is_error, .. } => {
+            Some(Message::ToolResult { call_id: call_id.clone(), tool_name: tool_name.clone(), content: placeholder.to_owned(), is_error: *is_error })
+        }
         _ => None,
     }
 }

@@ -24,10 +24,7 @@ fn canonical_json(value: &serde_json::Value) -> String {
         serde_json::Value::Object(map) => {
             let mut entries: Vec<_> = map.iter().collect();
             entries.sort_by(|a, b| a.0.cmp(b.0));
-            let body: Vec<String> = entries
-                .into_iter()
-                .map(|(k, v)| format!("{}:{}", serde_json::Value::from(k.as_str()), canonical_json(v)))
-                .collect();
+            let body: Vec<String> = entries.into_iter().map(|(k, v)| format!("{}:{}", serde_json::Value::from(k.as_str()), canonical_json(v))).collect();
             format!("{{{}}}", body.join(","))
         }
         serde_json::Value::Array(items) => {

@@ -240,8 +240,7 @@ pub(crate) mod tests {
         for call in &mut calls {
             call.result_hash = Some(u64::from(call.tool.as_bytes()[0]));
         }
-        let found: Vec<(usize, DoomLoopKind)> =
-            DoomLoopDetectors::scan(&DoomLoopConfig::default(), &calls).into_iter().map(|(i, hit)| (i, hit.kind)).collect();
+        let found: Vec<(usize, DoomLoopKind)> = DoomLoopDetectors::scan(&DoomLoopConfig::default(), &calls).into_iter().map(|(i, hit)| (i, hit.kind)).collect();
         assert_eq!(found, vec![(5, DoomLoopKind::Cycle), (8, DoomLoopKind::IdenticalCalls)]);
     }
 }

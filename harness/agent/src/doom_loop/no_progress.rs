@@ -50,8 +50,7 @@ mod tests {
     #[test]
     fn varying_calls_with_one_result_fire_at_the_window() {
         let history: Vec<DoomCall> = (0..8).map(|page| call(&page.to_string(), Some(7))).collect();
-        let fired: Vec<usize> =
-            (1..=history.len()).filter(|&n| check(&NoProgressConfig::default(), &history[..n]).is_some()).collect();
+        let fired: Vec<usize> = (1..=history.len()).filter(|&n| check(&NoProgressConfig::default(), &history[..n]).is_some()).collect();
         assert_eq!(fired, vec![4, 8]);
     }
 

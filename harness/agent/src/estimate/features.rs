@@ -510,8 +510,8 @@ mod tests {
         let long = "{\"k\": [1, 2, 3]}, ".repeat(200);
         assert_eq!(chunk_features(&long), oracle(&long));
         for shift in 0..8 {
-            let joined = " ".repeat(shift)
-                + &"<View android:layout_width=\"match_parent\" app:tint=\"x\"/> self.name a_b 這個資料們数据 ABCDEFGHIJ!!!!?\n".repeat(5);
+            let joined =
+                " ".repeat(shift) + &"<View android:layout_width=\"match_parent\" app:tint=\"x\"/> self.name a_b 這個資料們数据 ABCDEFGHIJ!!!!?\n".repeat(5);
             assert_eq!(chunk_features(&joined), oracle(&joined), "shift {shift}");
         }
         let rules = format!("{}\n  x{}y\n", "=".repeat(150), " ".repeat(70));

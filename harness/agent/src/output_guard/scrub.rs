@@ -30,9 +30,8 @@ static KEY_VALUE: LazyLock<Regex> = LazyLock::new(|| {
     .expect("a valid pattern")
 });
 
-static AUTHORIZATION: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"(?i)(authorization\s*:\s*(?:bearer|token|basic)\s+)([A-Za-z0-9_\-./+=:]{8,})").expect("a valid pattern")
-});
+static AUTHORIZATION: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"(?i)(authorization\s*:\s*(?:bearer|token|basic)\s+)([A-Za-z0-9_\-./+=:]{8,})").expect("a valid pattern"));
 
 static KNOWN_SHAPES: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(

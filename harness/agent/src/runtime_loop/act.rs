@@ -7,15 +7,15 @@ use reloop_wire::{ModelTurn, ToolCall};
 
 use super::AgentLoop;
 use super::execute::BatchEnd;
+use crate::deferred_tools::{self, TOOL_SEARCH};
 use crate::event::LoopEvent;
 use crate::message::Message;
 use crate::outcome::Outcome;
 use crate::state::{LoopState, LoopStatus};
-use crate::deferred_tools::{self, TOOL_SEARCH};
 use crate::sub_agent::AGENT_TOOL;
-use crate::tool_set::{hidden_tools, searches_tools};
 use crate::task_store::is_task_tool;
 use crate::text_tools::{self, MALFORMED_TOOL_CALL};
+use crate::tool_set::{hidden_tools, searches_tools};
 use crate::tools::{ToolOutput, pseudo};
 
 /// The result given to calls skipped by a steering message (pi-mono's text).
@@ -26,11 +26,7 @@ impl AgentLoop<'_> {
         if self.deps.settings.text_tool_calling() && turn.tool_calls.is_empty() {
             turn.tool_calls = text_tools::tool_calls_in_text(&turn.text, state.step_index);
         }
-        state.transcript.push(Message::Assistant {
-            text: turn.text.clone(),
-            tool_calls: turn.tool_calls.clone(),
-            reasoning: turn.reasoning.clone(),
-        });
+        state.transcript.push(Message::Assistant { text: turn.text.clone(), tool_calls: turn.tool_calls.clone(), reasoning: turn.reasoning.clone() });
         if turn.tool_calls.is_empty() {
             state.final_answer = Some(turn.text);
             if let Some(message) = self.finish_with_answer(state) {
@@ -183,13 +179,16 @@ impl AgentLoop<'_> {
         let output = self.delegate(state, call).await;
         state.tool_calls += 1;
         state.tool_errors += u32::from(output.is_error);
-        self.emit(state, LoopEvent::ToolEnd {
-            call_id: call.id.clone(),
-            tool: call.name.clone(),
-            is_error: output.is_error,
-            elapsed_ms: self.deps.clock.now_ms() - started_ms,
-            result_summary: output.content.chars().take(120).collect(),
-        });
+        self.emit(
+            state,
+            LoopEvent::ToolEnd {
+                call_id: call.id.clone(),
+                tool: call.name.clone(),
+                is_error: output.is_error,
+                elapsed_ms: self.deps.clock.now_ms() - started_ms,
+                result_summary: output.content.chars().take(120).collect(),
+            },
+        );
         self.push_result(state, call, output);
     }
 

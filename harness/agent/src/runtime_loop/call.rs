@@ -11,8 +11,8 @@ use crate::cache_break::SentRequest;
 use crate::client::{LlmError, LlmRequest};
 use crate::context::StrategyName;
 use crate::event::{LoopEvent, TimedEvent};
-use crate::price_table::max_output_tokens;
 use crate::outcome::Outcome;
+use crate::price_table::max_output_tokens;
 use crate::state::{CallPurpose, CallRecord, LoopState};
 
 /// The error class of a call a deadline abandoned mid-flight.
@@ -57,9 +57,7 @@ impl AgentLoop<'_> {
             let meta = CallMeta::of(prepared);
             match self.call_with_retries(state, &meta, &request, purpose).await {
                 Ok(turn) => break turn,
-                Err(LlmError::ContextWindowExceeded { .. })
-                    if !reacted && self.compact_reactive(state).await =>
-                {
+                Err(LlmError::ContextWindowExceeded { .. }) if !reacted && self.compact_reactive(state).await => {
                     reacted = true;
                     self.render(state, prepared);
                 }
@@ -164,8 +162,7 @@ impl AgentLoop<'_> {
             finished_ms: started_ms,
             sub_agent: None,
         });
-        let result =
-            self.deps.client.stream_turn(request, self.deps.settings.stream_idle_timeout(), &mut on_text).await;
+        let result = self.deps.client.stream_turn(request, self.deps.settings.stream_idle_timeout(), &mut on_text).await;
         let record = &mut state.calls[index];
         record.finished_ms = self.deps.clock.now_ms();
         match &result {
@@ -183,13 +180,16 @@ impl AgentLoop<'_> {
                 if let Some(scale) = calibrated {
                     self.emit(state, LoopEvent::EstimatorCalibrated { scale });
                 }
-                self.emit(state, LoopEvent::LlmDecisionComplete {
-                    finish_reason: turn.finish_reason.clone(),
-                    tool_calls: turn.tool_calls.len(),
-                    text_chars: turn.text.chars().count(),
-                    input_tokens: usage.input_tokens,
-                    output_tokens: usage.output_tokens,
-                });
+                self.emit(
+                    state,
+                    LoopEvent::LlmDecisionComplete {
+                        finish_reason: turn.finish_reason.clone(),
+                        tool_calls: turn.tool_calls.len(),
+                        text_chars: turn.text.chars().count(),
+                        input_tokens: usage.input_tokens,
+                        output_tokens: usage.output_tokens,
+                    },
+                );
             }
             Err(error) => record.error = Some(error.class()),
         }

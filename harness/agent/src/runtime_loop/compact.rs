@@ -10,6 +10,7 @@ use std::time::Duration;
 
 use super::AgentLoop;
 use crate::cache_break::prefix_hashes;
+use crate::client::LlmRequest;
 use crate::clock::with_timeout;
 use crate::config::LoopSettings;
 use crate::context::{ContextView, Edit, ShownItem, StrategyContext, ViewItem, notes};
@@ -18,7 +19,6 @@ use crate::event::{LoopEvent, ViewChange};
 use crate::message::Message;
 use crate::state::{CallPurpose, LoopState};
 use crate::tool_schema::FrozenToolSchema;
-use crate::client::LlmRequest;
 
 /// Consecutive failed summaries that trip the breaker.
 pub const MAX_CONSECUTIVE_COMPACT_FAILURES: u32 = 3;
@@ -78,8 +78,7 @@ impl AgentLoop<'_> {
         let mut change = self.view_change(state);
         let event = match edit {
             Edit::Mask { layer, results } => {
-                let newly: BTreeSet<usize> =
-                    results.iter().map(|(index, _)| *index).filter(|&i| self.view.shows(i) && !self.view.is_masked(i)).collect();
+                let newly: BTreeSet<usize> = results.iter().map(|(index, _)| *index).filter(|&i| self.view.shows(i) && !self.view.is_masked(i)).collect();
                 change.removed = self.shown(state, newly.iter().map(|&i| ViewItem::Message(i)));
                 let cleared = self.view.mask_all(&state.transcript, &results);
                 change.added = self.shown(state, newly.iter().map(|&i| ViewItem::Message(i)));

@@ -55,13 +55,16 @@ impl AgentLoop<'_> {
                 let _ = self.deps.events.send(event);
             }
             let output = if finished { child_result(&child_state, settings.result_max_chars) } else { timeout_result(settings.timeout_secs) };
-            self.emit(state, LoopEvent::SubAgentFinished {
-                call_id: call.id.clone(),
-                outcome: child_state.outcome(),
-                steps: child_state.steps_used(),
-                timed_out: !finished,
-                elapsed_ms: self.deps.clock.now_ms() - started_ms,
-            });
+            self.emit(
+                state,
+                LoopEvent::SubAgentFinished {
+                    call_id: call.id.clone(),
+                    outcome: child_state.outcome(),
+                    steps: child_state.steps_used(),
+                    timed_out: !finished,
+                    elapsed_ms: self.deps.clock.now_ms() - started_ms,
+                },
+            );
             adopt(state, child_state, &call.id);
             output
         })

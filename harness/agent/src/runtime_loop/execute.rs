@@ -12,14 +12,14 @@ use reloop_wire::ToolCall;
 use super::AgentLoop;
 use crate::clock::{SharedClock, with_timeout};
 use crate::config::ToolExecution;
-use crate::prompts::doom_loop_warning;
 use crate::doom_loop::{DoomLoop, DoomLoopKind, DoomLoopReaction, result_hash};
 use crate::event::LoopEvent;
 use crate::grounding::ground_paths;
 use crate::outcome::Outcome;
+use crate::prompts::doom_loop_warning;
 use crate::risk::{Approval, Risk, classify_tool_risk};
-use crate::tools::DeclaredRisk;
 use crate::state::{DoomLoopHit, LoopState};
+use crate::tools::DeclaredRisk;
 use crate::tools::{ToolContext, ToolInvocation, ToolOutput};
 
 /// How long a tool result summary in `ToolEnd` may be.
@@ -124,11 +124,10 @@ impl AgentLoop<'_> {
         for (offset, prepared) in group.iter().enumerate() {
             let index = state.tool_calls + offset as u32;
             interrupts.push(if prepared.answered.is_none() { self.deps.user.interrupt_during(index) } else { None });
-            self.emit(state, LoopEvent::ToolStart {
-                call_id: prepared.call.id.clone(),
-                tool: prepared.call.name.clone(),
-                arguments: prepared.call.arguments.clone(),
-            });
+            self.emit(
+                state,
+                LoopEvent::ToolStart { call_id: prepared.call.id.clone(), tool: prepared.call.name.clone(), arguments: prepared.call.arguments.clone() },
+            );
         }
         let tools = self.deps.tools;
         let runs = group.iter().zip(&forks).zip(&interrupts).map(|((prepared, clock), interrupt)| async move {
@@ -156,13 +155,16 @@ impl AgentLoop<'_> {
             }
             state.tool_calls += 1;
             state.tool_errors += u32::from(output.is_error);
-            self.emit(state, LoopEvent::ToolEnd {
-                call_id: prepared.call.id.clone(),
-                tool: prepared.call.name.clone(),
-                is_error: output.is_error,
-                elapsed_ms: clock.now_ms() - started,
-                result_summary: output.content.chars().take(RESULT_SUMMARY_CHARS).collect(),
-            });
+            self.emit(
+                state,
+                LoopEvent::ToolEnd {
+                    call_id: prepared.call.id.clone(),
+                    tool: prepared.call.name.clone(),
+                    is_error: output.is_error,
+                    elapsed_ms: clock.now_ms() - started,
+                    result_summary: output.content.chars().take(RESULT_SUMMARY_CHARS).collect(),
+                },
+            );
             // Neither a write's acknowledgement nor the loop's own refusal
             // (denied, malformed) says anything about progress.
             let tool_answered = prepared.answered.is_none() && self.deps.tools.traits(&prepared.call.name).risk == DeclaredRisk::Safe;
@@ -199,11 +201,14 @@ impl AgentLoop<'_> {
         let Some(detected) = detected else { return Some(None) };
         let reaction = self.deps.settings.doom_loop.reaction;
         let (tool, repeats) = (detected.tool.clone(), detected.repeats);
-        self.emit(state, match detected.kind {
-            DoomLoopKind::IdenticalCalls => LoopEvent::DoomLoopDetected { detector: detected.kind.as_str(), tool, repeats, reaction },
-            DoomLoopKind::Cycle => LoopEvent::DoomLoopCycleDetected { tool, period: detected.period, repeats, reaction },
-            DoomLoopKind::NoProgress => LoopEvent::DoomLoopNoProgressDetected { tool, calls: repeats, reaction },
-        });
+        self.emit(
+            state,
+            match detected.kind {
+                DoomLoopKind::IdenticalCalls => LoopEvent::DoomLoopDetected { detector: detected.kind.as_str(), tool, repeats, reaction },
+                DoomLoopKind::Cycle => LoopEvent::DoomLoopCycleDetected { tool, period: detected.period, repeats, reaction },
+                DoomLoopKind::NoProgress => LoopEvent::DoomLoopNoProgressDetected { tool, calls: repeats, reaction },
+            },
+        );
         let warning = doom_loop_warning(&detected);
         state.record_doom_loop(DoomLoopHit { step: state.step_index, detected });
         match reaction {

@@ -21,10 +21,10 @@ use crate::cache_break::CacheBreakDetector;
 use crate::client::ProviderClient;
 use crate::clock::SharedClock;
 use crate::config::LoopSettings;
+use crate::context::{ContextStrategy, ContextView};
 use crate::doom_loop::DoomLoopDetectors;
 use crate::estimate::Calibration;
 use crate::event::{LoopEvent, LoopEventSender, TimedEvent};
-use crate::context::{ContextStrategy, ContextView};
 use crate::price_table::estimated_cost_usd;
 use crate::risk::ApprovalGate;
 use crate::state::{LoopState, LoopStatus};
@@ -143,13 +143,16 @@ impl<'a> AgentLoop<'a> {
         let mut state = LoopState::new(task, self.deps.settings.step_budget);
         self.drive(&mut state).await;
         let usage: Usage = state.usage;
-        self.emit(&state, LoopEvent::TokenUsage {
-            input_tokens: usage.input_tokens,
-            output_tokens: usage.output_tokens,
-            cache_read_tokens: usage.cache_read_tokens,
-            cache_write_tokens: usage.cache_write_tokens,
-            estimated_cost_usd: estimated_cost_usd(self.deps.client.model(), &usage),
-        });
+        self.emit(
+            &state,
+            LoopEvent::TokenUsage {
+                input_tokens: usage.input_tokens,
+                output_tokens: usage.output_tokens,
+                cache_read_tokens: usage.cache_read_tokens,
+                cache_write_tokens: usage.cache_write_tokens,
+                estimated_cost_usd: estimated_cost_usd(self.deps.client.model(), &usage),
+            },
+        );
         if let Some(outcome) = state.outcome() {
             self.emit(&state, LoopEvent::LoopFinished { outcome });
         }
@@ -184,10 +187,6 @@ impl<'a> AgentLoop<'a> {
 
     fn emit(&self, state: &LoopState, event: LoopEvent) {
         // A closed receiver only means nobody listens any more.
-        let _ = self.deps.events.send(TimedEvent {
-            step: state.step_index,
-            at_ms: self.deps.clock.now_ms(),
-            event,
-        });
+        let _ = self.deps.events.send(TimedEvent { step: state.step_index, at_ms: self.deps.clock.now_ms(), event });
     }
 }

@@ -5,10 +5,10 @@
 use std::sync::Arc;
 
 use super::AgentLoop;
-use crate::prompts::MAX_STEPS_MESSAGE;
 use crate::estimate::{prompt_tokens, text_tokens};
 use crate::event::LoopEvent;
 use crate::message::Message;
+use crate::prompts::MAX_STEPS_MESSAGE;
 use crate::state::LoopState;
 use crate::text_tools;
 use crate::tool_schema::FrozenToolSchema;

@@ -96,20 +96,30 @@ struct Walker<'s> {
 
 /// Nodes that only group or sequence what they hold.
 const STRUCTURE: [&str; 16] = [
-    "program", "list", "subshell", "compound_statement", "negated_command", "do_group", "if_statement",
-    "elif_clause", "else_clause", "while_statement", "for_statement", "case_statement", "case_item",
-    "test_command", "heredoc_body", "redirected_statement",
+    "program",
+    "list",
+    "subshell",
+    "compound_statement",
+    "negated_command",
+    "do_group",
+    "if_statement",
+    "elif_clause",
+    "else_clause",
+    "while_statement",
+    "for_statement",
+    "case_statement",
+    "case_item",
+    "test_command",
+    "heredoc_body",
+    "redirected_statement",
 ];
 
 /// Nodes that carry no behaviour of their own.
-const INERT: [&str; 8] =
-    ["comment", "heredoc_start", "heredoc_end", "heredoc_content", "file_descriptor", "variable_name", "string_content", "test_operator"];
+const INERT: [&str; 8] = ["comment", "heredoc_start", "heredoc_end", "heredoc_content", "file_descriptor", "variable_name", "string_content", "test_operator"];
 
 /// Nodes whose value comes from the environment or another command.
-const EXPANSIONS: [&str; 7] = [
-    "simple_expansion", "expansion", "command_substitution", "process_substitution", "arithmetic_expansion",
-    "ansi_c_string", "translated_string",
-];
+const EXPANSIONS: [&str; 7] =
+    ["simple_expansion", "expansion", "command_substitution", "process_substitution", "arithmetic_expansion", "ansi_c_string", "translated_string"];
 
 impl Walker<'_> {
     fn text(&self, node: Node<'_>) -> &str {
@@ -197,8 +207,9 @@ impl Walker<'_> {
         for child in Self::named_children(node) {
             match child.kind() {
                 "file_descriptor" | "heredoc_start" | "heredoc_end" => {}
-                "heredoc_body" | "file_redirect" | "heredoc_redirect" | "herestring_redirect" | "command" | "pipeline"
-                | "list" => self.statement(child, depth + 1)?,
+                "heredoc_body" | "file_redirect" | "heredoc_redirect" | "herestring_redirect" | "command" | "pipeline" | "list" => {
+                    self.statement(child, depth + 1)?
+                }
                 _ if target.is_none() => target = Some(self.word(child, depth + 1)?),
                 _ => self.statement(child, depth + 1)?,
             }

@@ -91,18 +91,38 @@ const HARMLESS_DEVICES: [&str; 4] = ["/dev/null", "/dev/stdout", "/dev/stderr", 
 
 /// Commands that only read the files they name.
 const READ_ONLY: [&str; 24] = [
-    "ls", "cat", "head", "tail", "wc", "grep", "egrep", "fgrep", "rg", "find", "pwd", "stat", "file", "tree", "which", "diff",
-    "du", "sort", "cut", "nl", "realpath", "sha256sum", "md5sum", "cmp",
+    "ls",
+    "cat",
+    "head",
+    "tail",
+    "wc",
+    "grep",
+    "egrep",
+    "fgrep",
+    "rg",
+    "find",
+    "pwd",
+    "stat",
+    "file",
+    "tree",
+    "which",
+    "diff",
+    "du",
+    "sort",
+    "cut",
+    "nl",
+    "realpath",
+    "sha256sum",
+    "md5sum",
+    "cmp",
 ];
 
 /// Commands that touch no file at all: their arguments are just text.
 const TEXT_ONLY: [&str; 5] = ["echo", "printf", "true", "false", "tr"];
 
 /// Commands that change files.
-const WRITERS: [&str; 17] = [
-    "cp", "mv", "rm", "rmdir", "mkdir", "touch", "chmod", "chown", "chgrp", "ln", "truncate", "install", "rsync", "shred",
-    "patch", "tee", "xargs",
-];
+const WRITERS: [&str; 17] =
+    ["cp", "mv", "rm", "rmdir", "mkdir", "touch", "chmod", "chown", "chgrp", "ln", "truncate", "install", "rsync", "shred", "patch", "tee", "xargs"];
 
 /// Commands refused outright: they destroy disks or the machine's state.
 const DESTRUCTIVE: [&str; 9] = ["mkfs", "fdisk", "sfdisk", "parted", "wipefs", "shutdown", "reboot", "halt", "poweroff"];
@@ -141,11 +161,7 @@ fn simple_command(command: &SimpleCommand, workspace: &Workspace, nesting: usize
         return Verdict::Unknown(format!("runs the program `{program}` by path"));
     }
     let base = program_verdict(program, args, command.fed_by_pipe, workspace, nesting);
-    let environment = if command.has_assignments {
-        Verdict::Unknown(format!("runs `{program}` with variables set before it"))
-    } else {
-        Verdict::Read
-    };
+    let environment = if command.has_assignments { Verdict::Unknown(format!("runs `{program}` with variables set before it")) } else { Verdict::Read };
     let paths = path_arguments(program, args).filter_map(|arg| outside(arg, workspace)).max().unwrap_or(Verdict::Read);
     base.max(environment).max(paths)
 }
@@ -155,16 +171,15 @@ fn simple_command(command: &SimpleCommand, workspace: &Workspace, nesting: usize
 /// expression. Unknown programs need approval anyway and their arguments
 /// (a `sed` script, an `npm` flag) are not taken for paths.
 fn path_arguments<'a>(program: &str, args: &'a [Word]) -> Box<dyn Iterator<Item = &'a Word> + 'a> {
-    let takes_files = (READ_ONLY.contains(&program) || WRITERS.contains(&program) || program == "dd" || program == "git")
-        && !TEXT_ONLY.contains(&program);
+    let takes_files = (READ_ONLY.contains(&program) || WRITERS.contains(&program) || program == "dd" || program == "git") && !TEXT_ONLY.contains(&program);
     if !takes_files {
         return Box::new(std::iter::empty());
     }
     match program {
         "grep" | "egrep" | "fgrep" | "rg" => {
-            let pattern_given = args.iter().any(|a| {
-                matches!(a.text.as_str(), "-e" | "-f" | "--regexp" | "--file") || a.text.starts_with("--regexp=") || a.text.starts_with("--file=")
-            });
+            let pattern_given = args
+                .iter()
+                .any(|a| matches!(a.text.as_str(), "-e" | "-f" | "--regexp" | "--file") || a.text.starts_with("--regexp=") || a.text.starts_with("--file="));
             let pattern = if pattern_given { None } else { args.iter().position(|a| !a.text.starts_with('-')) };
             Box::new(args.iter().enumerate().filter(move |(i, _)| Some(*i) != pattern).map(|(_, a)| a))
         }
@@ -179,18 +194,14 @@ fn program_verdict(program: &str, args: &[Word], fed_by_pipe: bool, workspace: &
         return verdict;
     }
     match program {
-        _ if DESTRUCTIVE.iter().any(|d| program == *d || program.starts_with(&format!("{d}."))) => {
-            Verdict::Denied(format!("`{program}` is never allowed"))
-        }
+        _ if DESTRUCTIVE.iter().any(|d| program == *d || program.starts_with(&format!("{d}."))) => Verdict::Denied(format!("`{program}` is never allowed")),
         _ if ESCALATION.contains(&program) => Verdict::Denied(format!("`{program}` runs with other privileges")),
         "rm" if removes_everything(args) => Verdict::Denied("recursive removal of the root, home or everything".into()),
         "dd" if args.iter().any(|a| a.text.starts_with("of=/dev/")) => Verdict::Denied("`dd` onto a device".into()),
         "dd" => Verdict::Write("`dd` copies raw data".into()),
         _ if SHELLS.contains(&program) => nested_shell(program, args, fed_by_pipe, workspace, nesting),
         "eval" => nested_script(&args.iter().collect::<Vec<_>>(), workspace, nesting, "eval"),
-        _ if INTERPRETERS.contains(&program) && fed_by_pipe && !runs_file(args) => {
-            Verdict::Denied(format!("pipes data into the interpreter `{program}`"))
-        }
+        _ if INTERPRETERS.contains(&program) && fed_by_pipe && !runs_file(args) => Verdict::Denied(format!("pipes data into the interpreter `{program}`")),
         "git" => match args.first() {
             Some(sub) if sub.is_static && SAFE_GIT.contains(&sub.text.as_str()) => Verdict::Read,
             _ => Verdict::Unknown("`git` beyond status, diff, log, show and blame".into()),

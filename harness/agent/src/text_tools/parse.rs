@@ -84,10 +84,7 @@ fn parse_xml(text: &str) -> Option<ParsedText> {
 /// written.
 fn find_open_tag(text: &str) -> Option<(usize, &str)> {
     let lower = text.to_ascii_lowercase();
-    XML_TAGS
-        .iter()
-        .filter_map(|tag| lower.find(&format!("<{tag}>")).map(|at| (at, &text[at + 1..at + 1 + tag.len()])))
-        .min_by_key(|(at, _)| *at)
+    XML_TAGS.iter().filter_map(|tag| lower.find(&format!("<{tag}>")).map(|at| (at, &text[at + 1..at + 1 + tag.len()]))).min_by_key(|(at, _)| *at)
 }
 
 /// The first closing call tag in `text` (any of the accepted names, since
@@ -107,10 +104,9 @@ fn parse_json_in_text(text: &str) -> ParsedText {
     match find_call(text) {
         None => ParsedText { prose: text.trim().to_owned(), calls: Vec::new() },
         Some((start, Ok((value, end)))) => ParsedText { prose: join_prose(&[&text[..start], &text[end..]]), calls: calls_of_value(&value) },
-        Some((start, Err(error))) => ParsedText {
-            prose: text[..start].trim().to_owned(),
-            calls: vec![TextCall::Malformed(format!("the tool call's JSON does not parse ({error})"))],
-        },
+        Some((start, Err(error))) => {
+            ParsedText { prose: text[..start].trim().to_owned(), calls: vec![TextCall::Malformed(format!("the tool call's JSON does not parse ({error})"))] }
+        }
     }
 }
 
@@ -182,7 +178,10 @@ fn is_written_as_call(value: &Value) -> bool {
 /// Whether JSON that does not parse was meant as a call: it opens with
 /// `tool_calls` or `function`, or names arguments.
 fn meant_as_call(after_brace: &str) -> bool {
-    after_brace.starts_with("\"tool_calls\"") || after_brace.starts_with("\"function\"") || after_brace.contains("\"arguments\"") || after_brace.contains("\"parameters\"")
+    after_brace.starts_with("\"tool_calls\"")
+        || after_brace.starts_with("\"function\"")
+        || after_brace.contains("\"arguments\"")
+        || after_brace.contains("\"parameters\"")
 }
 
 /// The calls a JSON value holds: an object with `tool_calls`, an array of

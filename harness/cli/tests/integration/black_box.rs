@@ -55,7 +55,15 @@ fn the_official_openai_sdk_agent_runs_as_a_black_box_with_its_expectations_check
         .iter()
         .map(|r| {
             let cell = |name: &str| r[name].as_str();
-            (cell("scenario"), cell("system_under_test"), cell("outcome"), cell("agent_exit_code"), cell("tool_calls"), cell("llm_retries"), cell("doom_loop_detected"))
+            (
+                cell("scenario"),
+                cell("system_under_test"),
+                cell("outcome"),
+                cell("agent_exit_code"),
+                cell("tool_calls"),
+                cell("llm_retries"),
+                cell("doom_loop_detected"),
+            )
         })
         .collect();
     assert_eq!(
@@ -74,8 +82,7 @@ fn the_official_openai_sdk_agent_runs_as_a_black_box_with_its_expectations_check
     let no_progress = rows.iter().find(|r| r["scenario"] == "sdk-agent-no-progress").unwrap();
     assert_eq!((no_progress["doom_loop_kind"].as_str(), no_progress["doom_loop_first_step_no_progress"].as_str()), ("no_progress", "3"));
     let steps = read_rows(&out.path().join("steps.parquet"));
-    let rate_limited: Vec<&str> =
-        steps.iter().filter(|s| s["scenario"] == "sdk-agent-rate-limit").map(|s| s["server_result"].as_str()).collect();
+    let rate_limited: Vec<&str> = steps.iter().filter(|s| s["scenario"] == "sdk-agent-rate-limit").map(|s| s["server_result"].as_str()).collect();
     assert_eq!(rate_limited, ["ok", "fault:http", "ok"]);
 }
 
@@ -133,7 +140,10 @@ fn wait_for_pids(file: &Path, count: usize) -> Vec<u32> {
 /// own (`setsid`: out of the agent's process group), and waits: its three
 /// pids go to `pids`.
 fn lingering_agent(pids: &Path) -> String {
-    format!("sleep 300 & setsid sh -c 'echo $$ > {0}.s; exec sleep 300' & while ! test -s {0}.s; do sleep 0.05; done; echo $$ $! $(cat {0}.s) > {0}.tmp && mv {0}.tmp {0}; wait", pids.display())
+    format!(
+        "sleep 300 & setsid sh -c 'echo $$ > {0}.s; exec sleep 300' & while ! test -s {0}.s; do sleep 0.05; done; echo $$ $! $(cat {0}.s) > {0}.tmp && mv {0}.tmp {0}; wait",
+        pids.display()
+    )
 }
 
 #[test]
@@ -282,8 +292,18 @@ fn a_black_box_agent_sees_only_the_allowlisted_environment() {
 
 /// A scenario of `preset` in `dir` over a recording that calls `tool` with `arguments`.
 fn preset_scenario(dir: &Path, preset: &str, tool: &str, arguments: &str) -> PathBuf {
-    write(dir, "calls.recording.yaml", &format!("format: reloop.recording/v1\nexchanges:\n  - tool_calls: [{{ name: {tool}, arguments: {arguments} }}]\n  - text: done\n"));
-    write(dir, "preset.yaml", &format!("name: preset\nmodel: gpt-4.1\ntask: t\nrecording: calls.recording.yaml\nagent: {{ preset: {preset} }}\nexpect: {{ outcome: final_answer }}\n"))
+    write(
+        dir,
+        "calls.recording.yaml",
+        &format!("format: reloop.recording/v1\nexchanges:\n  - tool_calls: [{{ name: {tool}, arguments: {arguments} }}]\n  - text: done\n"),
+    );
+    write(
+        dir,
+        "preset.yaml",
+        &format!(
+            "name: preset\nmodel: gpt-4.1\ntask: t\nrecording: calls.recording.yaml\nagent: {{ preset: {preset} }}\nexpect: {{ outcome: final_answer }}\n"
+        ),
+    )
 }
 
 #[test]
@@ -460,7 +480,8 @@ fn real_pi_refused_for_the_context_window_writes_a_session_that_imports_as_a_con
 /// run removes it) into `dir`: the steps rows and the one session file.
 fn run_pi_keeping_its_session(name: &str, bin: &Path, dir: &Path) -> (Vec<Row>, PathBuf) {
     let kept = dir.join("kept");
-    let script = format!("#!/bin/sh\n\"{}\" \"$@\"\ncode=$?\ncp -r \"$PI_CODING_AGENT_DIR/sessions\" \"{}\"\nexit $code\n", bin.join("pi").display(), kept.display());
+    let script =
+        format!("#!/bin/sh\n\"{}\" \"$@\"\ncode=$?\ncp -r \"$PI_CODING_AGENT_DIR/sessions\" \"{}\"\nexit $code\n", bin.join("pi").display(), kept.display());
     let wrapper = write(dir, "bin/pi", &script);
     std::fs::set_permissions(&wrapper, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
     let steps = run_bundled(name, "pi", wrapper.parent()).unwrap();

@@ -99,7 +99,12 @@ fn a_call_the_agent_never_ran_is_not_counted_and_its_crash_reaches_the_error() {
 /// recorded turn, and the resent request then found the recording exhausted.
 #[test]
 fn a_summary_request_after_a_context_error_consumes_no_exchange() {
-    let Some(done) = run_sdk_agent(READ_THEN_ANSWER, "faults: [{ exchange: 1, context_length_exceeded: true }]\nexpect: { outcome: final_answer, tool_calls: [read_file] }\n") else { return };
+    let Some(done) = run_sdk_agent(
+        READ_THEN_ANSWER,
+        "faults: [{ exchange: 1, context_length_exceeded: true }]\nexpect: { outcome: final_answer, tool_calls: [read_file] }\n",
+    ) else {
+        return;
+    };
     assert_eq!(done.output.status.code(), Some(0), "{}{}", stdout(&done.output), stderr(&done.output));
     let results: Vec<&str> = done.steps.iter().map(|s| s["server_result"].as_str()).collect();
     assert_eq!(results, ["ok", "fault:context_length_exceeded", "auxiliary", "ok"]);
@@ -160,7 +165,8 @@ fn a_cut_stream_is_a_failed_row_and_the_agents_retry_makes_the_step() {
     let file = write(dir.path(), "cut.yaml", &scenario);
     let path = std::env::join_paths(std::iter::once(bin).chain(std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default()))).unwrap();
     let out = dir.path().join("out");
-    let output = Command::new(env!("CARGO_BIN_EXE_reloop")).args(["run", file.to_str().unwrap(), "--out", out.to_str().unwrap()]).env("PATH", path).output().unwrap();
+    let output =
+        Command::new(env!("CARGO_BIN_EXE_reloop")).args(["run", file.to_str().unwrap(), "--out", out.to_str().unwrap()]).env("PATH", path).output().unwrap();
     assert_eq!(output.status.code(), Some(0), "{}{}", stdout(&output), stderr(&output));
     let mut steps = read_rows(&out.join("steps.parquet"));
     steps.sort_by_key(|s| s["call_index"].parse::<u64>().unwrap());
@@ -178,7 +184,8 @@ fn a_client_renaming_its_calls_replays_twice_to_the_same_report() {
     let runs: Vec<Finished> = (0..2).filter_map(|_| run_sdk_agent_with(recording, extra, "  env: { RENAME_CALLS: \"1\" }\n")).collect();
     let [first, second] = runs.as_slice() else { return };
     assert_eq!(first.output.status.code(), Some(0), "{}{}", stdout(&first.output), stderr(&first.output));
-    let timeless = |row: &Row| -> Row { row.iter().filter(|(k, _)| !["wall_ms", "scenario_file"].contains(&k.as_str())).map(|(k, v)| (k.clone(), v.clone())).collect() };
+    let timeless =
+        |row: &Row| -> Row { row.iter().filter(|(k, _)| !["wall_ms", "scenario_file"].contains(&k.as_str())).map(|(k, v)| (k.clone(), v.clone())).collect() };
     assert_eq!(timeless(&first.run), timeless(&second.run));
     let steps = |done: &Finished| done.steps.iter().map(timeless).collect::<Vec<_>>();
     assert_eq!(steps(first), steps(second));
@@ -194,12 +201,17 @@ fn a_client_renaming_its_calls_replays_twice_to_the_same_report() {
 fn claude_codes_compaction_after_a_context_error_consumes_no_exchange() {
     let Some(bin) = crate::black_box::installed_agent("RELOOP_MORE_AGENTS_BIN", "claude") else { return };
     let dir = tempfile::tempdir().unwrap();
-    write(dir.path(), "read.recording.yaml", "format: reloop.recording/v1\nexchanges:\n  - tool_calls: [{ name: Read, arguments: { file_path: config.toml } }]\n  - text: \"Port 8080.\"\n");
+    write(
+        dir.path(),
+        "read.recording.yaml",
+        "format: reloop.recording/v1\nexchanges:\n  - tool_calls: [{ name: Read, arguments: { file_path: config.toml } }]\n  - text: \"Port 8080.\"\n",
+    );
     let scenario = "name: cc\nmodel: claude-sonnet-4-5\ntask: Which port does the service in config.toml listen on?\nrecording: read.recording.yaml\nagent:\n  preset: claude-code\n  files: { config.toml: \"[server]\\nport = 8080\\n\" }\nfaults: [{ exchange: 1, context_length_exceeded: true }]\nexpect: { outcome: final_answer, tool_calls: [Read] }\n";
     let file = write(dir.path(), "cc.yaml", scenario);
     let path = std::env::join_paths(std::iter::once(bin).chain(std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default()))).unwrap();
     let out = dir.path().join("out");
-    let output = Command::new(env!("CARGO_BIN_EXE_reloop")).args(["run", file.to_str().unwrap(), "--out", out.to_str().unwrap()]).env("PATH", path).output().unwrap();
+    let output =
+        Command::new(env!("CARGO_BIN_EXE_reloop")).args(["run", file.to_str().unwrap(), "--out", out.to_str().unwrap()]).env("PATH", path).output().unwrap();
     assert_eq!(output.status.code(), Some(0), "{}{}", stdout(&output), stderr(&output));
     let mut steps = read_rows(&out.join("steps.parquet"));
     steps.sort_by_key(|s| s["call_index"].parse::<u64>().unwrap());

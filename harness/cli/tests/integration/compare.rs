@@ -5,7 +5,7 @@
 
 use std::path::Path;
 
-use crate::util::{reloop, stdout, stderr, write};
+use crate::util::{reloop, stderr, stdout, write};
 
 pub(crate) const POLL_SCENARIO: &str = "\
 name: poll-ci
@@ -86,10 +86,7 @@ fn github_annotations_point_at_the_scenario_file_and_line() {
         .output()
         .unwrap();
     let annotations: Vec<String> = stdout(&output).lines().filter(|l| l.starts_with("::error")).map(str::to_owned).collect();
-    assert!(
-        annotations.iter().any(|a| a.starts_with("::error file=suite/poll-ci.yaml,line=1,title=reloop gate doom_loop_detected::")),
-        "{annotations:?}"
-    );
+    assert!(annotations.iter().any(|a| a.starts_with("::error file=suite/poll-ci.yaml,line=1,title=reloop gate doom_loop_detected::")), "{annotations:?}");
     let quiet = reloop(dir.path(), &["compare", "base", "new"]);
     assert!(!stdout(&quiet).contains("::error"), "annotations only under GitHub Actions");
 }

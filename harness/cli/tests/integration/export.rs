@@ -49,7 +49,12 @@ fn every_span_of_the_otlp_export_carries_the_gen_ai_attributes_of_its_operation(
             }
             "chat" => {
                 assert!(failed || has("gen_ai.response.finish_reasons"), "a chat span says how it finished: {span}");
-                for key in ["gen_ai.usage.input_tokens", "gen_ai.usage.output_tokens", "gen_ai.usage.cache_read.input_tokens", "gen_ai.usage.cache_creation.input_tokens"] {
+                for key in [
+                    "gen_ai.usage.input_tokens",
+                    "gen_ai.usage.output_tokens",
+                    "gen_ai.usage.cache_read.input_tokens",
+                    "gen_ai.usage.cache_creation.input_tokens",
+                ] {
                     assert!(failed || has(key), "{key} missing on {span}");
                 }
                 assert!(span["parentSpanId"].is_string());
@@ -71,8 +76,7 @@ fn every_span_of_the_otlp_export_carries_the_gen_ai_attributes_of_its_operation(
     let latest = agents.iter().map(|s| s["endTimeUnixNano"].as_str().unwrap().parse::<u64>().unwrap()).max().unwrap();
     assert_eq!(latest, longest * 1_000_000);
     // A sub-agent's model calls hang under the tool call that started it.
-    let tool_ids: std::collections::HashSet<&str> =
-        spans.iter().filter(|s| operation(s) == "execute_tool").map(|s| s["spanId"].as_str().unwrap()).collect();
+    let tool_ids: std::collections::HashSet<&str> = spans.iter().filter(|s| operation(s) == "execute_tool").map(|s| s["spanId"].as_str().unwrap()).collect();
     let nested = spans.iter().filter(|s| operation(s) == "chat" && tool_ids.contains(s["parentSpanId"].as_str().unwrap())).count();
     assert!(nested > 0, "sub-agent calls under their tool span");
 }

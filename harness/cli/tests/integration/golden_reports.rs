@@ -81,10 +81,8 @@ fn bless(produced: &Path, golden: &Path) {
 fn compare_table(table: &str, golden: &Path, new: &Path) -> Option<String> {
     let golden_rows = read_rows(golden);
     let new_rows = read_rows(new);
-    let columns: Vec<String> = golden_rows
-        .first()
-        .map(|row| row.keys().filter(|c| !TIMING_COLUMNS.contains(&c.as_str())).cloned().collect())
-        .unwrap_or_default();
+    let columns: Vec<String> =
+        golden_rows.first().map(|row| row.keys().filter(|c| !TIMING_COLUMNS.contains(&c.as_str())).cloned().collect()).unwrap_or_default();
     if let Some(missing) = columns.iter().find(|c| new_rows.first().is_some_and(|row| !row.contains_key(*c))) {
         return Some(format!("{table}: column `{missing}` is gone"));
     }

@@ -78,7 +78,9 @@ fn glued_objects_split_torn_lines_and_non_json_arguments_are_named_by_line() {
     assert!(printed.contains("line 11: not JSON"), "{printed}");
     assert!(printed.contains("line 17: `arguments` is not valid JSON"), "{printed}");
     // The raw arguments reach the recording byte for byte.
-    let recording = std::fs::read_to_string(dir.path().join("localpush-rollout-2026-02-23t20-34-25-019c8bfe-ec25-79e0-97d7-bda6a9c575ff-sanitized.recording.yaml")).unwrap();
+    let recording =
+        std::fs::read_to_string(dir.path().join("localpush-rollout-2026-02-23t20-34-25-019c8bfe-ec25-79e0-97d7-bda6a9c575ff-sanitized.recording.yaml"))
+            .unwrap();
     assert!(recording.contains("[REDACTED_ARGUMENTS len=46 sha=4cb9a2fc]"), "{recording}");
 }
 
@@ -190,7 +192,8 @@ fn imported_sessions_replay_their_calls_and_stay_step_aligned_under_every_strate
 /// `reloop.compaction` span events of strategy `recorded`.
 fn agent_compactions_and_recorded_cache_writes_are_reported(suite: &Path, out: &Path, runs: &[crate::tables::Row]) {
     let events = read_rows(&out.join("events.parquet"));
-    let import_report = |name: &str| -> serde_json::Value { serde_json::from_str(&std::fs::read_to_string(suite.join(format!("{name}.import.json"))).unwrap()).unwrap() };
+    let import_report =
+        |name: &str| -> serde_json::Value { serde_json::from_str(&std::fs::read_to_string(suite.join(format!("{name}.import.json"))).unwrap()).unwrap() };
     let formats = [
         "constructed-claude-code-compaction",
         "constructed-pi-compaction",
@@ -205,13 +208,23 @@ fn agent_compactions_and_recorded_cache_writes_are_reported(suite: &Path, out: &
         let compaction = &report["compactions"][0];
         for run in runs.iter().filter(|r| r["scenario"] == scenario) {
             assert_eq!(run["tokens_saved_recorded"], report["tokens_saved_recorded"].to_string(), "{run:?}");
-            let event = events.iter().find(|e| e["scenario"] == scenario && e["variant"] == run["variant"] && e["kind"] == "agent_compaction").expect("the agent's compaction is an event");
-            assert_eq!((event["tokens_before"].as_str(), event["tokens_after"].as_str()), (compaction["tokens_before"].to_string().as_str(), compaction["tokens_after"].to_string().as_str()));
+            let event = events
+                .iter()
+                .find(|e| e["scenario"] == scenario && e["variant"] == run["variant"] && e["kind"] == "agent_compaction")
+                .expect("the agent's compaction is an event");
+            assert_eq!(
+                (event["tokens_before"].as_str(), event["tokens_after"].as_str()),
+                (compaction["tokens_before"].to_string().as_str(), compaction["tokens_after"].to_string().as_str())
+            );
             assert_eq!(event["step"], (compaction["after_calls"].as_u64().unwrap() + 1).to_string());
         }
     }
     assert_eq!(import_report("constructed-claude-code-compaction")["compactions"][0]["tokens_before"], 158_977, "Claude Code's preTokens");
-    assert_eq!(runs.iter().find(|r| r["scenario"] == "agent-history-codex-session-01-redacted").unwrap()["tokens_saved_recorded"], "null", "no compaction, no figure");
+    assert_eq!(
+        runs.iter().find(|r| r["scenario"] == "agent-history-codex-session-01-redacted").unwrap()["tokens_saved_recorded"],
+        "null",
+        "no compaction, no figure"
+    );
     let short = runs.iter().find(|r| r["scenario"] == "spotter-short" && r["variant"] == "none").unwrap();
     let written = import_report("spotter-short")["usage_recorded"]["cache_write_1h_tokens"].as_u64().unwrap();
     assert!(written > 0);
@@ -247,7 +260,8 @@ fn replayed_compactions(fixture: &str, scenario: &str) -> (Vec<[u64; 3]>, String
     assert_eq!(output.status.code(), Some(0), "the session replays and passes as imported: {}{}", stdout(&output), stderr(&output));
     let events = read_rows(&out.join("events.parquet"));
     let number = |e: &Row, key: &str| e[key].parse::<u64>().unwrap_or_else(|_| panic!("{key}: {e:?}"));
-    let compactions = events.iter().filter(|e| e["kind"] == "agent_compaction").map(|e| [number(e, "step"), number(e, "tokens_before"), number(e, "tokens_after")]).collect();
+    let compactions =
+        events.iter().filter(|e| e["kind"] == "agent_compaction").map(|e| [number(e, "step"), number(e, "tokens_before"), number(e, "tokens_after")]).collect();
     let runs = read_rows(&out.join("runs.parquet"));
     (compactions, runs[0]["tokens_saved_recorded"].clone())
 }
@@ -273,7 +287,13 @@ fn a_real_claude_code_auto_compaction_is_an_event_and_its_summary_the_task() {
 /// `tokensBefore` 184,525; its first call after bills 3 + 32,559 written.
 #[test]
 fn a_real_pi_compaction_entry_is_an_event_with_its_tokens_before_and_the_next_billed_prompt() {
-    a_real_compaction_replays_as_an_event("pi/pi-mono__compact-2638daee__line-1-and-lines-670-674.jsonl", "pi-mono-compact-2638daee-line-1-and-lines-670-674", 184_525, 32_562, 2);
+    a_real_compaction_replays_as_an_event(
+        "pi/pi-mono__compact-2638daee__line-1-and-lines-670-674.jsonl",
+        "pi-mono-compact-2638daee-line-1-and-lines-670-674",
+        184_525,
+        32_562,
+        2,
+    );
 }
 
 /// OpenHands SDK 1.58.2's `Condensation` (a conversation folder the real SDK
@@ -337,7 +357,8 @@ fn every_cassette_imports_as_neutral_and_raw_v2_with_a_skeleton_gzip_bodies_deco
     let root = repo().join("harness/import/tests/fixtures/sessions/vcr-cassettes");
     let mut cassettes = Vec::new();
     for api in ["openai-chat", "openai-responses", "anthropic-messages", "gemini"] {
-        cassettes.extend(std::fs::read_dir(root.join(api)).unwrap().map(|e| e.unwrap().path()).filter(|path| path.extension().is_some_and(|ext| ext == "yaml")));
+        cassettes
+            .extend(std::fs::read_dir(root.join(api)).unwrap().map(|e| e.unwrap().path()).filter(|path| path.extension().is_some_and(|ext| ext == "yaml")));
     }
     cassettes.sort();
     assert_eq!(cassettes.len(), 15);
@@ -396,7 +417,8 @@ fn a_cassette_loses_its_credential_headers_and_user_patterns() {
 #[test]
 fn a_cassette_keeps_its_successful_model_calls_and_names_what_it_skips() {
     let dir = tempfile::tempdir().unwrap();
-    let real = std::fs::read_to_string(repo().join("harness/import/tests/fixtures/sessions/vcr-cassettes/openai-chat/simonw-llm__test_tool_use_basic.yaml")).unwrap();
+    let real =
+        std::fs::read_to_string(repo().join("harness/import/tests/fixtures/sessions/vcr-cassettes/openai-chat/simonw-llm__test_tool_use_basic.yaml")).unwrap();
     let noise = r#"interactions:
 - request:
     body: null
@@ -458,11 +480,18 @@ fn a_session_ending_on_a_failed_call_replays_that_failure_under_every_strategy()
     // A real Codex rollout that ends after a tool round, with the error
     // event Codex logs when the next call fails appended: the context
     // overflowing, or another provider failure.
-    let rollout = repo().join("harness/import/tests/fixtures/sessions/codex/codemie-code__rollout-2026-01-02T18-39-45-019b7f94-51b4-7593-922e-ba12b5b73b52.jsonl");
+    let rollout =
+        repo().join("harness/import/tests/fixtures/sessions/codex/codemie-code__rollout-2026-01-02T18-39-45-019b7f94-51b4-7593-922e-ba12b5b73b52.jsonl");
     let text = std::fs::read_to_string(rollout).unwrap();
     let dir = tempfile::tempdir().unwrap();
-    let error = |message: &str| format!("{{\"timestamp\":\"2026-01-02T16:40:00.000Z\",\"type\":\"event_msg\",\"payload\":{{\"type\":\"error\",\"message\":\"{message}\"}}}}\n");
-    let overflow = write(dir.path(), "overflow.jsonl", &(text.clone() + &error("Your input exceeds the context window of this model. Please adjust your input and try again.")));
+    let error = |message: &str| {
+        format!("{{\"timestamp\":\"2026-01-02T16:40:00.000Z\",\"type\":\"event_msg\",\"payload\":{{\"type\":\"error\",\"message\":\"{message}\"}}}}\n")
+    };
+    let overflow = write(
+        dir.path(),
+        "overflow.jsonl",
+        &(text.clone() + &error("Your input exceeds the context window of this model. Please adjust your input and try again.")),
+    );
     let failed = write(dir.path(), "failed.jsonl", &(text + &error("503 Service Unavailable")));
     let suite = dir.path().join("suite");
     import_into(&suite, &[overflow, failed]);
@@ -657,12 +686,8 @@ fn import_sources_system_and_tools_must_be_regular_files_within_the_limit() {
         let mut all = vec!["import"];
         all.extend(&args);
         all.extend(["--out", "out"]);
-        let output = std::process::Command::new(env!("CARGO_BIN_EXE_reloop"))
-            .current_dir(dir.path())
-            .args(&all)
-            .env("RELOOP_MAX_INPUT_BYTES", "1000")
-            .output()
-            .unwrap();
+        let output =
+            std::process::Command::new(env!("CARGO_BIN_EXE_reloop")).current_dir(dir.path()).args(&all).env("RELOOP_MAX_INPUT_BYTES", "1000").output().unwrap();
         assert_eq!(output.status.code(), Some(2), "{args:?}: {}", stderr(&output));
         assert!(stderr(&output).contains(expected), "{args:?}: {}", stderr(&output));
     }

@@ -41,7 +41,10 @@ fn variants(set: &BTreeSet<(String, String)>) -> BTreeSet<&str> {
 fn an_unwritable_out_exits_2_before_any_run() {
     let dir = tempfile::tempdir().unwrap();
     write(dir.path(), "not-a-directory", "");
-    let output = reloop(&repo(), &["run", "scenarios/", "--out", dir.path().join("not-a-directory/out").to_str().unwrap(), "--junit", dir.path().join("junit.xml").to_str().unwrap()]);
+    let output = reloop(
+        &repo(),
+        &["run", "scenarios/", "--out", dir.path().join("not-a-directory/out").to_str().unwrap(), "--junit", dir.path().join("junit.xml").to_str().unwrap()],
+    );
     assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
     assert!(stderr(&output).contains("--out") && stderr(&output).contains("not-a-directory/out"), "{}", stderr(&output));
     assert_eq!(stdout(&output), "", "no run happened, so no table");

@@ -23,7 +23,8 @@ fn an_unknown_model_costs_null_with_a_warning_until_a_price_file_knows_it() {
     assert!(stderr(&output).contains("warning: model `llama-3.3-70b` is not in the price table"), "{}", stderr(&output));
     assert_eq!(cost(dir.path()), "null");
 
-    let row = "{ model: llama-3.3, input: 1.0, output: 2.0, cache_read: 0.5, max_output_tokens: 8192, date: 2026-11-24, source: \"https://example.com/prices\" }";
+    let row =
+        "{ model: llama-3.3, input: 1.0, output: 2.0, cache_read: 0.5, max_output_tokens: 8192, date: 2026-11-24, source: \"https://example.com/prices\" }";
     write(dir.path(), "prices.yaml", &format!("version: 1\nmodels:\n  - {row}\n"));
     let output = reloop(dir.path(), &["run", "scenario.yaml", "--out", "out", "--prices", "prices.yaml"]);
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));

@@ -23,8 +23,12 @@ fn json_post(server: &Serve, path: &str, headers: &str, body: &Value) -> (String
 fn messages(n: usize) -> Vec<Value> {
     let mut messages = vec![json!({"role": "user", "content": "Read the files."})];
     for i in 0..n {
-        messages.push(json!({"role": "assistant", "content": [{"type": "tool_use", "id": format!("toolu_{i}"), "name": "read", "input": {"path": format!("f{i}")}}]}));
-        messages.push(json!({"role": "user", "content": [{"type": "tool_result", "tool_use_id": format!("toolu_{i}"), "content": format!("row {i} ").repeat(400)}]}));
+        messages.push(
+            json!({"role": "assistant", "content": [{"type": "tool_use", "id": format!("toolu_{i}"), "name": "read", "input": {"path": format!("f{i}")}}]}),
+        );
+        messages.push(
+            json!({"role": "user", "content": [{"type": "tool_result", "tool_use_id": format!("toolu_{i}"), "content": format!("row {i} ").repeat(400)}]}),
+        );
     }
     messages.last_mut().unwrap()["content"][0]["cache_control"] = json!({"type": "ephemeral"});
     messages
@@ -36,7 +40,8 @@ const BETA: &str = "anthropic-version: 2023-06-01\r\nanthropic-beta: context-man
 fn anthropic_context_edits_are_applied_reported_and_break_the_cache_where_they_cleared() {
     let dir = tempfile::tempdir().unwrap();
     let server = serve(dir.path(), 2);
-    let edit = json!({"edits": [{"type": "clear_tool_uses_20250919", "trigger": {"type": "tool_uses", "value": 5}, "keep": {"type": "tool_uses", "value": 2}}]});
+    let edit =
+        json!({"edits": [{"type": "clear_tool_uses_20250919", "trigger": {"type": "tool_uses", "value": 5}, "keep": {"type": "tool_uses", "value": 2}}]});
     let request = |n: usize| json!({"model": "claude-sonnet-4-5", "max_tokens": 100, "messages": messages(n), "context_management": edit});
     let path = "/s/r/r/edited/v1/messages";
     // Five tool uses: under the trigger, nothing cleared, the prefix written.
@@ -56,7 +61,9 @@ fn anthropic_context_edits_are_applied_reported_and_break_the_cache_where_they_c
     let (_, whole) = json_post(&server, plain, BETA, &without(6));
     assert!(whole["context_management"].is_null(), "{whole}");
     assert!(whole["usage"]["cache_read_input_tokens"].as_u64().unwrap() > 2000, "{whole}");
-    let total = |reply: &Value| ["input_tokens", "cache_read_input_tokens", "cache_creation_input_tokens"].iter().map(|k| reply["usage"][k].as_u64().unwrap()).sum::<u64>();
+    let total = |reply: &Value| {
+        ["input_tokens", "cache_read_input_tokens", "cache_creation_input_tokens"].iter().map(|k| reply["usage"][k].as_u64().unwrap()).sum::<u64>()
+    };
     assert_eq!(total(&second), total(&whole) - cleared, "counted on the edited prompt");
     // Without the beta header, the API's 400.
     let (head, refused) = json_post(&server, "/s/r/r/nobeta/v1/messages", "anthropic-version: 2023-06-01\r\n", &request(6));
@@ -113,7 +120,8 @@ fn responses_compact_returns_a_sealed_window_that_is_read_back_and_context_manag
 fn a_context_edit_shows_in_steps_parquet_as_a_cache_break_caused_by_the_provider() {
     let dir = tempfile::tempdir().unwrap();
     write(dir.path(), "r.yaml", "format: reloop.recording/v1\nexchanges:\n  - text: Turn 0.\n  - text: Turn 1.\n");
-    let edit = json!({"edits": [{"type": "clear_tool_uses_20250919", "trigger": {"type": "tool_uses", "value": 5}, "keep": {"type": "tool_uses", "value": 2}}]});
+    let edit =
+        json!({"edits": [{"type": "clear_tool_uses_20250919", "trigger": {"type": "tool_uses", "value": 5}, "keep": {"type": "tool_uses", "value": 2}}]});
     for n in [5, 6] {
         let body = json!({"model": "claude-sonnet-4-5", "max_tokens": 100, "messages": messages(n), "context_management": edit});
         write(dir.path(), &format!("request{n}.json"), &body.to_string());
@@ -135,7 +143,11 @@ fn a_context_edit_shows_in_steps_parquet_as_a_cache_break_caused_by_the_provider
     let steps = crate::tables::read_rows(&out.join("steps.parquet"));
     let row = |i: usize, column: &str| steps[i][column].clone();
     assert_eq!((row(0, "cache_break_simulated").as_str(), row(1, "cache_break_simulated").as_str()), ("false", "true"), "{steps:#?}");
-    assert_eq!((row(1, "cache_break_cause").as_str(), row(1, "cache_break_role").as_str(), row(1, "cache_break_message").as_str()), ("edited", "tool_result", "2"), "{steps:#?}");
+    assert_eq!(
+        (row(1, "cache_break_cause").as_str(), row(1, "cache_break_role").as_str(), row(1, "cache_break_message").as_str()),
+        ("edited", "tool_result", "2"),
+        "{steps:#?}"
+    );
     assert!(row(1, "cache_break_by").starts_with("clear_tool_uses_20250919 cleared 4 tool uses ("), "{steps:#?}");
     assert!(row(1, "cache_break_span").contains("[cleared]"), "{steps:#?}");
     assert_eq!(row(1, "cache_read_tokens"), "0");

@@ -33,21 +33,27 @@ fn session(api: &str) -> (&'static str, [String; 2]) {
     match api {
         "chat" => {
             let tools = r#"[{"type":"function","function":{"name":"get_weather","description":"Weather.","parameters":{"type":"object","properties":{"city":{"type":"string"}}}}}]"#;
-            let first = format!(r#"{{"model":"gpt-4o","stream":true,"stream_options":{{"include_usage":true}},"messages":[{{"role":"system","content":"Be brief."}},{{"role":"user","content":"{task}"}}],"tools":{tools}}}"#);
+            let first = format!(
+                r#"{{"model":"gpt-4o","stream":true,"stream_options":{{"include_usage":true}},"messages":[{{"role":"system","content":"Be brief."}},{{"role":"user","content":"{task}"}}],"tools":{tools}}}"#
+            );
             let call = r#"{"role":"assistant","content":"Let me check.","tool_calls":[{"id":"call_w1","type":"function","function":{"name":"get_weather","arguments":"{\"city\":\"Paris\"}"}}]},{"role":"tool","tool_call_id":"call_w1","content":"rain"}"#;
             let second = first.replace(&format!(r#"{task}"}}]"#), &format!(r#"{task}"}},{call}]"#));
             ("/v1/chat/completions", [first, second])
         }
         "responses" => {
-            let tools = r#"[{"type":"function","name":"get_weather","description":"Weather.","parameters":{"type":"object","properties":{"city":{"type":"string"}}}}]"#;
-            let first = format!(r#"{{"model":"gpt-5","stream":true,"instructions":"Be brief.","input":[{{"role":"user","content":"{task}"}}],"tools":{tools}}}"#);
+            let tools =
+                r#"[{"type":"function","name":"get_weather","description":"Weather.","parameters":{"type":"object","properties":{"city":{"type":"string"}}}}]"#;
+            let first =
+                format!(r#"{{"model":"gpt-5","stream":true,"instructions":"Be brief.","input":[{{"role":"user","content":"{task}"}}],"tools":{tools}}}"#);
             let call = r#"{"type":"function_call","call_id":"call_w1","name":"get_weather","arguments":"{\"city\":\"Paris\"}"},{"type":"function_call_output","call_id":"call_w1","output":"rain"}"#;
             let second = first.replace(&format!(r#"{task}"}}]"#), &format!(r#"{task}"}},{call}]"#));
             ("/v1/responses", [first, second])
         }
         _ => {
             let tools = r#"[{"name":"get_weather","description":"Weather.","input_schema":{"type":"object","properties":{"city":{"type":"string"}}}}]"#;
-            let first = format!(r#"{{"model":"claude-sonnet-4-5","max_tokens":512,"stream":true,"system":"Be brief.","messages":[{{"role":"user","content":"{task}"}}],"tools":{tools}}}"#);
+            let first = format!(
+                r#"{{"model":"claude-sonnet-4-5","max_tokens":512,"stream":true,"system":"Be brief.","messages":[{{"role":"user","content":"{task}"}}],"tools":{tools}}}"#
+            );
             let call = r#"{"role":"assistant","content":[{"type":"text","text":"Let me check."},{"type":"tool_use","id":"call_w1","name":"get_weather","input":{"city":"Paris"}}]},{"role":"user","content":[{"type":"tool_result","tool_use_id":"call_w1","content":"rain"}]}"#;
             let second = first.replace(&format!(r#"{task}"}}]"#), &format!(r#"{task}"}},{call}]"#));
             ("/v1/messages", [first, second])
@@ -154,7 +160,10 @@ fn a_secret_split_across_deltas_never_reaches_the_file() {
         assert!(String::from_utf8_lossy(&answer).contains("sk-"), "{api}: the client gets the answer unchanged");
         let text = wait_for(&out.with_extension("recording.yaml"), 1);
         assert!(text.contains("[REDACTED]") && !text.contains("sk-live1234"), "{api}: the joined secret reached the file:\n{text}");
-        assert!(text.contains("raw:exchange-1") && !text.contains("events:"), "{api}: the raw bytes, which hold the split secret, are dropped and noted:\n{text}");
+        assert!(
+            text.contains("raw:exchange-1") && !text.contains("events:"),
+            "{api}: the raw bytes, which hold the split secret, are dropped and noted:\n{text}"
+        );
     }
 }
 

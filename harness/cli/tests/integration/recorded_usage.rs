@@ -59,7 +59,11 @@ fn imported(dir: &std::path::Path, cassette: &str) -> std::path::PathBuf {
     let out = dir.join("out");
     let output = reloop(dir, &["import", cassette.to_str().unwrap(), "--out", out.to_str().unwrap()]);
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
-    std::fs::read_dir(&out).unwrap().map(|e| e.unwrap().path()).find(|p| p.to_string_lossy().ends_with(".recording.yaml") && !p.to_string_lossy().ends_with(".raw.recording.yaml")).unwrap()
+    std::fs::read_dir(&out)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.to_string_lossy().ends_with(".recording.yaml") && !p.to_string_lossy().ends_with(".raw.recording.yaml"))
+        .unwrap()
 }
 
 /// A real cassette (Anthropic, streamed) imported and served with

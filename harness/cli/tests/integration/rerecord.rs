@@ -88,7 +88,8 @@ fn record_mode_new_rerecords_from_the_first_divergence_and_the_rerecording_repla
 
     let rerecorded = dir.path().join("drift.rerecorded.yaml");
     let texts = texts(&rerecorded);
-    let expected: Vec<String> = (1..7).map(|n| format!("Step {n} (old).")).chain((7..20).map(|n| format!("Step {n} (new).")).chain(["Done (new).".to_owned()])).collect();
+    let expected: Vec<String> =
+        (1..7).map(|n| format!("Step {n} (old).")).chain((7..20).map(|n| format!("Step {n} (new).")).chain(["Done (new).".to_owned()])).collect();
     assert_eq!(texts, expected, "6 old exchanges, then the upstream's 14");
     assert_eq!(texts[6..], self::texts(&upstream_recording), "the rest is what the upstream served");
 
@@ -97,7 +98,11 @@ fn record_mode_new_rerecords_from_the_first_divergence_and_the_rerecording_repla
     assert_eq!(read_rows(&dir.path().join("new/runs.parquet"))[0]["live_steps"], "14");
 
     let compared = reloop_env(dir.path(), &["compare", "plain", "new"], &[]);
-    assert!(stderr(&compared).contains("not gated, as runs an upstream answered live are not deterministic (--gate-live judges them): drift"), "{}", stderr(&compared));
+    assert!(
+        stderr(&compared).contains("not gated, as runs an upstream answered live are not deterministic (--gate-live judges them): drift"),
+        "{}",
+        stderr(&compared)
+    );
     let gated = reloop_env(dir.path(), &["compare", "plain", "new", "--gate-live"], &[]);
     assert!(!stderr(&gated).contains("not gated") && crate::util::stdout(&gated).contains("drift"), "{}", crate::util::stdout(&gated));
 
@@ -155,15 +160,28 @@ const PLANTED_BODY: &str = "sk-live-8484";
 
 /// A streamed text turn carrying [`PLANTED_BODY`], with credential headers.
 fn planted_answer() -> String {
-    let chunk = |delta: &str, finish: &str| format!("data: {{\"id\":\"c1\",\"object\":\"chat.completion.chunk\",\"created\":1,\"model\":\"gpt-4o\",\"choices\":[{{\"index\":0,\"delta\":{delta},\"finish_reason\":{finish}}}]}}\n\n");
-    let body = chunk(&format!("{{\"role\":\"assistant\",\"content\":\"The answer is 42 ({PLANTED_BODY}).\"}}"), "null") + &chunk("{}", "\"stop\"") + "data: [DONE]\n\n";
-    format!("HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\nset-cookie: s={PLANTED_COOKIE}\r\nopenai-organization: {PLANTED_ORG}\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}", body.len())
+    let chunk = |delta: &str, finish: &str| {
+        format!(
+            "data: {{\"id\":\"c1\",\"object\":\"chat.completion.chunk\",\"created\":1,\"model\":\"gpt-4o\",\"choices\":[{{\"index\":0,\"delta\":{delta},\"finish_reason\":{finish}}}]}}\n\n"
+        )
+    };
+    let body = chunk(&format!("{{\"role\":\"assistant\",\"content\":\"The answer is 42 ({PLANTED_BODY}).\"}}"), "null")
+        + &chunk("{}", "\"stop\"")
+        + "data: [DONE]\n\n";
+    format!(
+        "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\nset-cookie: s={PLANTED_COOKIE}\r\nopenai-organization: {PLANTED_ORG}\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+        body.len()
+    )
 }
 
 /// A 401 whose error quotes the key it was sent, as some providers' do.
 fn refusal_quoting_the_key() -> String {
-    let body = format!("{{\"error\":{{\"message\":\"Incorrect API key provided: {PLANTED_KEY}.\",\"type\":\"invalid_request_error\",\"code\":\"invalid_api_key\"}}}}");
-    format!("HTTP/1.1 401 Unauthorized\r\ncontent-type: application/json\r\nset-cookie: s={PLANTED_COOKIE}\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}", body.len())
+    let body =
+        format!("{{\"error\":{{\"message\":\"Incorrect API key provided: {PLANTED_KEY}.\",\"type\":\"invalid_request_error\",\"code\":\"invalid_api_key\"}}}}");
+    format!(
+        "HTTP/1.1 401 Unauthorized\r\ncontent-type: application/json\r\nset-cookie: s={PLANTED_COOKIE}\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+        body.len()
+    )
 }
 
 /// A stub OpenAI upstream on loopback: answers each request with
@@ -264,7 +282,18 @@ fn a_black_box_agent_goes_live_through_the_same_mock() {
     let path = std::env::join_paths(bin.into_iter().chain(std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default()))).unwrap();
     let rerecorded = dir.path().join("agent.yaml");
     let scenario = data.join("sdk-agent.yaml");
-    let args = ["run", scenario.to_str().unwrap(), "--out", "out", "--upstream", &upstream.addr, "--record-mode", "all", "--rerecord-to", rerecorded.to_str().unwrap()];
+    let args = [
+        "run",
+        scenario.to_str().unwrap(),
+        "--out",
+        "out",
+        "--upstream",
+        &upstream.addr,
+        "--record-mode",
+        "all",
+        "--rerecord-to",
+        rerecorded.to_str().unwrap(),
+    ];
     let run = reloop_env(dir.path(), &args, &[("PATH", path.to_str().unwrap())]);
     assert_eq!(run.status.code(), Some(0), "{}", stderr(&run));
     let runs = read_rows(&dir.path().join("out/runs.parquet"));

@@ -18,11 +18,7 @@ fn the_bundled_suite_passes_and_writes_three_reports() {
         let bytes = std::fs::read(out_dir.join(file)).unwrap();
         assert!(bytes.starts_with(b"PAR1") && bytes.ends_with(b"PAR1"), "{file} is a complete Parquet file");
     }
-    let leftovers: Vec<_> = std::fs::read_dir(&out_dir)
-        .unwrap()
-        .filter_map(|e| e.ok())
-        .filter(|e| e.file_name().to_string_lossy().ends_with(".tmp"))
-        .collect();
+    let leftovers: Vec<_> = std::fs::read_dir(&out_dir).unwrap().filter_map(|e| e.ok()).filter(|e| e.file_name().to_string_lossy().ends_with(".tmp")).collect();
     assert!(leftovers.is_empty(), "no temporary files remain");
 }
 

@@ -8,10 +8,9 @@ use std::path::PathBuf;
 use async_openai::Client;
 use async_openai::config::OpenAIConfig;
 use async_openai::types::chat::{
-    ChatCompletionMessageToolCalls, ChatCompletionRequestAssistantMessageArgs, ChatCompletionRequestToolMessageArgs,
-    ChatCompletionRequestUserMessageArgs, ChatCompletionStreamOptions, ChatCompletionTool,
-    ChatCompletionTools, CompletionUsage, CreateChatCompletionRequest, CreateChatCompletionRequestArgs, FinishReason,
-    FunctionObjectArgs,
+    ChatCompletionMessageToolCalls, ChatCompletionRequestAssistantMessageArgs, ChatCompletionRequestToolMessageArgs, ChatCompletionRequestUserMessageArgs,
+    ChatCompletionStreamOptions, ChatCompletionTool, ChatCompletionTools, CompletionUsage, CreateChatCompletionRequest, CreateChatCompletionRequestArgs,
+    FinishReason, FunctionObjectArgs,
 };
 use futures_util::StreamExt;
 use serde_json::{Value, json};

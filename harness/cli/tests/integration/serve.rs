@@ -5,7 +5,6 @@ use std::net::TcpStream;
 
 use crate::util::{MINIMAL_SCENARIO, ONE_TEXT_RECORDING, Serve, post, reloop, stderr, write};
 
-
 #[test]
 fn serve_streams_a_recorded_turn_to_a_raw_http_client() {
     let dir = tempfile::tempdir().unwrap();
@@ -56,7 +55,6 @@ mod sessions_and_log {
 
     use crate::serve_limits::{exchange, request};
     use crate::util::{Serve, write};
-
 
     const TOOL: &str = r#"[{"type":"function","function":{"name":"read_file","parameters":{"type":"object"}}}]"#;
 
@@ -249,7 +247,8 @@ fn serve_with_several_scenarios_serves_each_by_name_with_its_faults() {
     write(dir.path(), "recording.yaml", ONE_TEXT_RECORDING);
     let plain = write(dir.path(), "plain.yaml", &format!("name: plain\n{MINIMAL_SCENARIO}"));
     let faulty = write(dir.path(), "faulty.yaml", &format!("name: faulty\n{MINIMAL_SCENARIO}faults:\n  - {{ exchange: 0, http: {{ status: 429 }} }}\n"));
-    let server = Serve::start_with_flags(&["--quiet", "--scenario", plain.to_str().unwrap(), "--scenario", faulty.to_str().unwrap()], std::process::Stdio::null());
+    let server =
+        Serve::start_with_flags(&["--quiet", "--scenario", plain.to_str().unwrap(), "--scenario", faulty.to_str().unwrap()], std::process::Stdio::null());
     let body = r#"{"model":"gpt-4o","messages":[{"role":"user","content":"hi"}]}"#;
     let status = |path: &str| post(&server.addr, path, "", body).0.lines().next().unwrap().to_owned();
     assert!(status("/s/plain/r/1/v1/chat/completions").contains(" 200 "));

@@ -26,7 +26,10 @@ pub fn exchange(addr: &str, request: &str) -> (u16, String, String) {
 
 /// A raw HTTP/1.1 request with a JSON body, closing the connection after.
 pub fn request(method: &str, path: &str, extra_headers: &str, body: &str) -> String {
-    format!("{method} {path} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n{extra_headers}Content-Length: {}\r\nConnection: close\r\n\r\n{body}", body.len())
+    format!(
+        "{method} {path} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n{extra_headers}Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    )
 }
 
 fn recording(dir: &std::path::Path) -> std::path::PathBuf {

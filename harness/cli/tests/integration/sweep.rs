@@ -5,11 +5,7 @@ use crate::util::{reloop, repo, stderr, stdout, write};
 #[test]
 fn strategies_and_variants_become_rows_of_one_dataset() {
     let dir = tempfile::tempdir().unwrap();
-    let variants = write(
-        dir.path(),
-        "variants.yaml",
-        "variants:\n  - { name: masking-m1, strategy: masking, strategies: { masking: { keep: 1 } } }\n",
-    );
+    let variants = write(dir.path(), "variants.yaml", "variants:\n  - { name: masking-m1, strategy: masking, strategies: { masking: { keep: 1 } } }\n");
     let out = dir.path().join("sweep");
     let scenario = repo().join("scenarios/long-session-microcompaction.yaml");
     let output = reloop(
@@ -121,7 +117,8 @@ fn a_native_sweep_runs_the_providers_own_context_management_on_every_wire_that_h
         assert!(number(native, "compaction_calls") == 0.0, "{wire}: the loop made no summary call");
     }
     let steps = crate::tables::read_rows(&out.join("steps.parquet"));
-    let edited = steps.iter().filter(|s| s["scenario"] == format!("{name}@anthropic") && s["variant"] == "native-early" && s["cache_break_simulated"] == "true");
+    let edited =
+        steps.iter().filter(|s| s["scenario"] == format!("{name}@anthropic") && s["variant"] == "native-early" && s["cache_break_simulated"] == "true");
     assert!(edited.count() > 0, "a cleared tool result changes the cached prefix");
     let compacted = steps.iter().filter(|s| s["scenario"] == format!("{name}@openai-responses") && s["variant"] == "native-early");
     let messages: Vec<u64> = compacted.map(|s| s["request_messages"].parse().unwrap()).collect();

@@ -36,18 +36,14 @@ fn parquet_files(path: &Path) -> Vec<PathBuf> {
 
 fn read_file(path: &Path) -> Vec<Row> {
     let file = File::open(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    let reader = ParquetRecordBatchReaderBuilder::try_new(file)
-        .and_then(|builder| builder.build())
-        .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let reader = ParquetRecordBatchReaderBuilder::try_new(file).and_then(|builder| builder.build()).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     reader.flat_map(|batch| rows_of(&batch.unwrap_or_else(|e| panic!("{}: {e}", path.display())))).collect()
 }
 
 fn rows_of(batch: &RecordBatch) -> Vec<Row> {
     let schema = batch.schema();
     (0..batch.num_rows())
-        .map(|row| {
-            schema.fields().iter().zip(batch.columns()).map(|(field, column)| (field.name().clone(), cell(column.as_ref(), row))).collect()
-        })
+        .map(|row| schema.fields().iter().zip(batch.columns()).map(|(field, column)| (field.name().clone(), cell(column.as_ref(), row))).collect())
         .collect()
 }
 

@@ -12,12 +12,7 @@ pub fn repo() -> PathBuf {
 
 /// `reloop` with `args`, run from `cwd`.
 pub fn reloop(cwd: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_reloop"))
-        .current_dir(cwd)
-        .args(args)
-        .env("NO_COLOR", "1")
-        .output()
-        .expect("the reloop binary runs")
+    Command::new(env!("CARGO_BIN_EXE_reloop")).current_dir(cwd).args(args).env("NO_COLOR", "1").output().expect("the reloop binary runs")
 }
 
 /// A running `reloop serve`, killed when dropped, however the test ends.
@@ -145,7 +140,8 @@ expect:
 pub fn post(addr: &str, path: &str, headers: &str, body: &str) -> (String, Vec<u8>) {
     let authority = addr.strip_prefix("http://").unwrap();
     let mut stream = TcpStream::connect(authority).unwrap();
-    write!(stream, "POST {path} HTTP/1.0\r\nHost: {authority}\r\nContent-Type: application/json\r\n{headers}Content-Length: {}\r\n\r\n{body}", body.len()).unwrap();
+    write!(stream, "POST {path} HTTP/1.0\r\nHost: {authority}\r\nContent-Type: application/json\r\n{headers}Content-Length: {}\r\n\r\n{body}", body.len())
+        .unwrap();
     let mut response = Vec::new();
     stream.read_to_end(&mut response).unwrap();
     let split = response.windows(4).position(|w| w == b"\r\n\r\n").expect("a head") + 4;

@@ -12,7 +12,8 @@ use crate::util::{reloop, stderr, stdout, write};
 
 /// Scenario `name` polling `polls` times, in `folder` with its own recording.
 fn scenario(dir: &Path, folder: &str, name: &str, polls: usize) {
-    let text = POLL_SCENARIO.replace("name: poll-ci", &format!("name: {name}")).replace("recording: recording.yaml", &format!("recording: {name}.recording.yaml"));
+    let text =
+        POLL_SCENARIO.replace("name: poll-ci", &format!("name: {name}")).replace("recording: recording.yaml", &format!("recording: {name}.recording.yaml"));
     write(dir, &format!("{folder}/{name}.yaml"), &text);
     write(dir, &format!("{folder}/{name}.recording.yaml"), &recording(polls));
 }
@@ -80,7 +81,11 @@ fn validate_judges_gate_columns_exactly_as_compare_does() {
     suite(dir.path(), 1);
     run_into(dir.path(), "base");
     for (name, text, problem) in [
-        ("typo-gates.yaml", "passed: { no_regressions: true }\ninput_tokens: { max_increase: 5% }\n", "typo-gates.yaml:2: field `input_tokens`: no such column in runs.parquet"),
+        (
+            "typo-gates.yaml",
+            "passed: { no_regressions: true }\ninput_tokens: { max_increase: 5% }\n",
+            "typo-gates.yaml:2: field `input_tokens`: no such column in runs.parquet",
+        ),
         ("text-gates.yaml", "outcome: { max: 1 }\n", "text-gates.yaml:1: field `outcome`: is a column of Utf8, not of numbers"),
         ("timing-gates.yaml", "wall_ms: { max: 1 }\n", "timing-gates.yaml:1: field `wall_ms`: measures the machine"),
         ("empty-gates.yaml", "{}\n", "empty-gates.yaml: the gate file has no rules"),
@@ -191,7 +196,8 @@ fn gate_blocks(file: &str) -> Vec<String> {
     }
     // A gate file's every line is `column: { rule }` (a comment may follow).
     let rule_line = |line: &str| {
-        line.split_once(": {").is_some_and(|(column, rule)| column.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_') && rule.contains('}'))
+        line.split_once(": {")
+            .is_some_and(|(column, rule)| column.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_') && rule.contains('}'))
     };
     blocks.into_iter().filter(|block| block.lines().all(rule_line)).collect()
 }

@@ -22,8 +22,8 @@ use crate::run_mock::start_mock;
 use crate::scenario::Scenario;
 use crate::scenario::agent::AgentSpec;
 use placeholders::Placeholders;
-use process::{Ending, Launch};
 pub use process::kill_live_agents;
+use process::{Ending, Launch};
 
 /// The key both dummy API-key variables hold; the mock accepts any key.
 const DUMMY_API_KEY: &str = "sk-reloop-black-box";
@@ -56,14 +56,8 @@ pub async fn run(scenario: &Scenario, agent: &AgentSpec, cancel: &AtomicBool, wa
     if let Some(missing) = process::missing_program(&argv, &env) {
         return Ok(skipped(scenario, &missing));
     }
-    let launch = Launch {
-        argv: &argv,
-        env,
-        workspace: &workspace,
-        scratch: scratch.path(),
-        output_dir: scratch.path(),
-        timeout: Duration::from_secs(agent.timeout_s),
-    };
+    let launch =
+        Launch { argv: &argv, env, workspace: &workspace, scratch: scratch.path(), output_dir: scratch.path(), timeout: Duration::from_secs(agent.timeout_s) };
     let finished = process::spawn(&launch)?.finish(cancel, scratch.path()).await;
 
     let view = server_view::server_view(scenario, &session);
@@ -232,13 +226,33 @@ mod tests {
     #[test]
     fn only_the_allowlist_and_what_the_scenario_passes_reach_the_agent() {
         let user = |name: &str| -> Option<String> {
-            let planted = [("PATH", "/usr/bin"), ("LANG", "C.UTF-8"), ("HOME", "/home/me"), ("GITHUB_TOKEN", "ghp_x"), ("AWS_SECRET_ACCESS_KEY", "aws"), ("GEMINI_API_KEY", "g"), ("MY_PROXY", "p")];
+            let planted = [
+                ("PATH", "/usr/bin"),
+                ("LANG", "C.UTF-8"),
+                ("HOME", "/home/me"),
+                ("GITHUB_TOKEN", "ghp_x"),
+                ("AWS_SECRET_ACCESS_KEY", "aws"),
+                ("GEMINI_API_KEY", "g"),
+                ("MY_PROXY", "p"),
+            ];
             planted.iter().find(|(n, _)| *n == name).map(|(_, v)| (*v).to_owned())
         };
         let agent: AgentSpec = serde_json::from_value(serde_json::json!({ "command": ["a"], "pass_env": ["MY_PROXY", "UNSET"] })).unwrap();
         let env = environment(&agent, &placeholders(), std::path::Path::new("/tmp/scratch"), user);
         let names: std::collections::BTreeSet<&str> = env.iter().map(|(k, _)| k.as_str()).collect();
-        let expected = ["ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL", "HOME", "LANG", "MY_PROXY", "OPENAI_API_KEY", "OPENAI_BASE_URL", "PATH", "PWD", "RELOOP_BASE_URL", "TMPDIR"];
+        let expected = [
+            "ANTHROPIC_API_KEY",
+            "ANTHROPIC_BASE_URL",
+            "HOME",
+            "LANG",
+            "MY_PROXY",
+            "OPENAI_API_KEY",
+            "OPENAI_BASE_URL",
+            "PATH",
+            "PWD",
+            "RELOOP_BASE_URL",
+            "TMPDIR",
+        ];
         assert_eq!(names, expected.into_iter().collect());
         let value = |key: &str| env.iter().rev().find(|(k, _)| k == key).map(|(_, v)| v.as_str());
         assert_eq!((value("HOME"), value("TMPDIR"), value("PATH")), (Some("/tmp/w"), Some("/tmp/scratch/tmp"), Some("/usr/bin")));

@@ -44,7 +44,7 @@ impl Placeholders<'_> {
                 ("{model}", self.model),
             ]
             .into_iter()
-                .find(|(key, _)| tail.starts_with(key));
+            .find(|(key, _)| tail.starts_with(key));
             match found {
                 Some((key, value)) => {
                     out.push_str(value);

@@ -53,8 +53,7 @@ mod tests {
         }
         let single = root.join("b.txt");
         let files = expand(&[root.to_owned(), single.clone()]).unwrap();
-        let names: Vec<String> =
-            files.iter().map(|p| p.strip_prefix(root).unwrap().to_string_lossy().into_owned()).collect();
+        let names: Vec<String> = files.iter().map(|p| p.strip_prefix(root).unwrap().to_string_lossy().into_owned()).collect();
         assert_eq!(names, ["a/y.rs", "a/z.json", "b.txt", "b.txt"]);
         let missing = expand(&[root.join("nope")]).unwrap_err();
         assert_eq!(missing.message, "no such file or directory");

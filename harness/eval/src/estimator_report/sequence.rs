@@ -8,8 +8,8 @@
 
 use std::path::{Path, PathBuf};
 
-use reloop_agent::estimate::{Calibration, estimate_prompt};
 use reloop_agent::context::microcompact::{CLEARED_PLACEHOLDER, RETAIN_RECENT};
+use reloop_agent::estimate::{Calibration, estimate_prompt};
 use reloop_agent::tool_schema::FrozenToolSchema;
 use reloop_agent::{LlmRequest, Message, ToolSpec, client::to_prompt};
 use reloop_mock::TokenCounter;
@@ -50,14 +50,8 @@ pub fn replay_calibration(texts: &[(PathBuf, String)]) -> CalibrationRun {
     for step in 0..order.len() {
         let view = view(&order[..=step]);
         let raw = estimate_prompt(SYSTEM_PROMPT, &view, &tools_json);
-        let request = LlmRequest {
-            system: SYSTEM_PROMPT,
-            messages: &view,
-            tools: &tools,
-            forbid_tools: false,
-            max_output_tokens: MAX_OUTPUT_TOKENS,
-            stream: true,
-        };
+        let request =
+            LlmRequest { system: SYSTEM_PROMPT, messages: &view, tools: &tools, forbid_tools: false, max_output_tokens: MAX_OUTPUT_TOKENS, stream: true };
         let real = counter.count_prompt(&to_prompt(MODEL, &request)).total;
         if step > 0 {
             raw_errors.push(relative_error(raw, real).abs());
@@ -65,11 +59,7 @@ pub fn replay_calibration(texts: &[(PathBuf, String)]) -> CalibrationRun {
         }
         calibration.observe(raw, real);
     }
-    CalibrationRun {
-        requests: order.len(),
-        uncalibrated_mape: mean(raw_errors.into_iter()),
-        calibrated_mape: mean(calibrated_errors.into_iter()),
-    }
+    CalibrationRun { requests: order.len(), uncalibrated_mape: mean(raw_errors.into_iter()), calibrated_mape: mean(calibrated_errors.into_iter()) }
 }
 
 /// A file read in the replay: its path and contents.
@@ -152,8 +142,7 @@ mod tests {
 
     #[test]
     fn calibration_does_not_make_a_steady_run_worse() {
-        let texts: Vec<(PathBuf, String)> =
-            (0..12).map(|i| (PathBuf::from(format!("d/{i}")), "fn step(x: u32) -> u32 { x + 1 }\n".repeat(20 + i))).collect();
+        let texts: Vec<(PathBuf, String)> = (0..12).map(|i| (PathBuf::from(format!("d/{i}")), "fn step(x: u32) -> u32 { x + 1 }\n".repeat(20 + i))).collect();
         let run = replay_calibration(&texts);
         assert_eq!(run.requests, 12);
         assert!(run.calibrated_mape <= run.uncalibrated_mape + 1e-9, "{run:?}");

@@ -86,8 +86,7 @@ pub fn runs_batch(runs: &[RunReport]) -> Result<RecordBatch, ArrowError> {
             .int(&format!("output_tokens_{name}"), runs.iter().map(|r| r.metrics.by_share[index].output_tokens))
             .float_opt(&format!("estimated_cost_usd_{name}"), runs.iter().map(|r| r.metrics.by_share[index].estimated_cost_usd));
     }
-    t
-        .int_opt("input_tokens_recorded_total", runs.iter().map(|r| r.metrics.usage_recorded.map(|u| u.input_tokens)))
+    t.int_opt("input_tokens_recorded_total", runs.iter().map(|r| r.metrics.usage_recorded.map(|u| u.input_tokens)))
         .int_opt("output_tokens_recorded_total", runs.iter().map(|r| r.metrics.usage_recorded.map(|u| u.output_tokens)))
         .int_opt("cache_read_tokens_recorded", runs.iter().map(|r| r.metrics.usage_recorded.map(|u| u.cache_read_tokens)))
         .int_opt("cache_write_tokens_recorded", runs.iter().map(|r| r.metrics.usage_recorded.map(|u| u.cache_write_tokens)))
@@ -169,10 +168,7 @@ pub fn steps_batch(runs: &[RunReport]) -> Result<RecordBatch, ArrowError> {
 }
 
 /// One value per step row from its break explanation (null without a break).
-fn explained<'a, T: 'a>(
-    rows: &'a [(&RunReport, &StepRow)],
-    value: impl Fn(&'a ExplainedBreak) -> Option<T> + 'a,
-) -> impl Iterator<Item = Option<T>> + 'a {
+fn explained<'a, T: 'a>(rows: &'a [(&RunReport, &StepRow)], value: impl Fn(&'a ExplainedBreak) -> Option<T> + 'a) -> impl Iterator<Item = Option<T>> + 'a {
     rows.iter().map(move |(_, s)| s.cache_break_explained.as_ref().and_then(&value))
 }
 

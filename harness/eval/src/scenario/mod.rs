@@ -11,8 +11,7 @@ use reloop_agent::{LoopSettings, WireFormat};
 use reloop_mock::Recording;
 
 pub use spec::{
-    ApprovalAnswer, Bounds, DoomLoopExpectation, Ending, Expectations, FixtureResult, Interrupt, ScenarioSpec, Steering, SystemChange,
-    ToolFixture, WireChoice,
+    ApprovalAnswer, Bounds, DoomLoopExpectation, Ending, Expectations, FixtureResult, Interrupt, ScenarioSpec, Steering, SystemChange, ToolFixture, WireChoice,
 };
 
 use reloop_files::kind::{FileKind, Skipped, files_below};
@@ -127,9 +126,7 @@ impl ScenarioFile {
             check_calls_fit(&recording_path, preset, &recording)?;
         }
         spec.loop_settings.context_window = spec.context_window;
-        let name = spec.name.clone().unwrap_or_else(|| {
-            file.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default()
-        });
+        let name = spec.name.clone().unwrap_or_else(|| file.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default());
         Ok(Self { file: file.to_owned(), name, spec: Arc::new(spec), recording })
     }
 
@@ -179,11 +176,7 @@ fn validate(file: &Path, spec: &ScenarioSpec) -> Result<(), InputError> {
         }
         for (i, result) in fixture.results.iter().enumerate() {
             if result.output.is_some() == result.error.is_some() {
-                return Err(InputError::field(
-                    file,
-                    format!("tools.{tool}.results[{i}]"),
-                    "needs exactly one of `output` or `error`",
-                ));
+                return Err(InputError::field(file, format!("tools.{tool}.results[{i}]"), "needs exactly one of `output` or `error`"));
             }
         }
     }
@@ -266,7 +259,8 @@ mod tests {
             path
         };
         let last = LastRecording::default();
-        let [a, b, c] = [scenario("a", "one.yaml"), scenario("b", "one.yaml"), scenario("c", "two.yaml")].map(|path| ScenarioFile::load_sharing(&path, &last).unwrap());
+        let [a, b, c] =
+            [scenario("a", "one.yaml"), scenario("b", "one.yaml"), scenario("c", "two.yaml")].map(|path| ScenarioFile::load_sharing(&path, &last).unwrap());
         assert!(Arc::ptr_eq(&a.recording, &b.recording), "parsed once");
         assert!(!Arc::ptr_eq(&a.recording, &c.recording));
         assert_eq!(c.recording.exchanges.len(), 1);

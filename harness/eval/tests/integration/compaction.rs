@@ -11,9 +11,8 @@ use crate::loop_behaviour::run_inline;
 /// then a final answer; `compaction` adds compaction exchanges.
 fn session(rounds: usize, compaction: &str) -> String {
     let text = "I am checking the next module for the failing invariant; the previous one looked consistent with the spec. ".repeat(5);
-    let mut exchanges: String = (0..rounds)
-        .map(|i| format!("  - text: \"{text}\"\n    tool_calls: [ {{ name: read_file, arguments: {{ path: src/m{i}.rs }} }} ]\n"))
-        .collect();
+    let mut exchanges: String =
+        (0..rounds).map(|i| format!("  - text: \"{text}\"\n    tool_calls: [ {{ name: read_file, arguments: {{ path: src/m{i}.rs }} }} ]\n")).collect();
     exchanges.push_str("  - text: Found it in the last module.\n");
     exchanges.push_str(compaction);
     exchanges
@@ -59,11 +58,10 @@ fn layer2_replaces_older_history_with_session_memory() {
 #[test]
 fn layer3_asks_the_model_for_a_summary_from_the_recording() {
     // The last main request must carry the summary, or the server diverges.
-    let exchanges = session(8, SUMMARY).replace(
-        "  - text: Found it",
-        "  - expect: { message_contains: [\"The agent read modules m0 onwards\"] }\n    text: Found it",
-    );
-    let report = run_exchanges("  strategies: { roku: { microcompact_retain: 100, mid_water_ratio: 0.04, high_water_ratio: 0.05, keep_recent_rounds: 2 } }", &exchanges);
+    let exchanges =
+        session(8, SUMMARY).replace("  - text: Found it", "  - expect: { message_contains: [\"The agent read modules m0 onwards\"] }\n    text: Found it");
+    let report =
+        run_exchanges("  strategies: { roku: { microcompact_retain: 100, mid_water_ratio: 0.04, high_water_ratio: 0.05, keep_recent_rounds: 2 } }", &exchanges);
     assert_eq!(report.outcome, Outcome::FinalAnswer, "{:?} {:?}", report.failed_expectations, report.metrics.first_divergence);
     assert!(report.metrics.compactions[3] >= 1, "{:?}", report.metrics.compactions);
     assert!(report.metrics.compaction_calls >= 1);
@@ -77,11 +75,10 @@ fn layer3_asks_the_model_for_a_summary_from_the_recording() {
 /// totals, so a strategy paying for summaries looked cheaper than it was.
 #[test]
 fn totals_count_the_summary_calls_and_break_down_by_purpose() {
-    let exchanges = session(8, SUMMARY).replace(
-        "  - text: Found it",
-        "  - expect: { message_contains: [\"The agent read modules m0 onwards\"] }\n    text: Found it",
-    );
-    let report = run_exchanges("  strategies: { roku: { microcompact_retain: 100, mid_water_ratio: 0.04, high_water_ratio: 0.05, keep_recent_rounds: 2 } }", &exchanges);
+    let exchanges =
+        session(8, SUMMARY).replace("  - text: Found it", "  - expect: { message_contains: [\"The agent read modules m0 onwards\"] }\n    text: Found it");
+    let report =
+        run_exchanges("  strategies: { roku: { microcompact_retain: 100, mid_water_ratio: 0.04, high_water_ratio: 0.05, keep_recent_rounds: 2 } }", &exchanges);
     assert!(report.metrics.compaction_calls >= 1);
     let answered: Vec<_> = report.steps.iter().filter(|s| s.output_tokens.is_some()).collect();
     let summaries: Vec<_> = answered.iter().filter(|s| s.purpose == "compaction").collect();
@@ -102,7 +99,9 @@ fn a_failing_summary_falls_back_and_three_trip_the_breaker() {
     // run past the deadline (a regression once sent 5 retries per summary).
     let compaction_exchange = 9;
     let report = run(
-        &format!("  strategies: {{ roku: {{ microcompact_retain: 100, mid_water_ratio: 0.04, high_water_ratio: 0.05, keep_recent_rounds: 2 }} }}\nfaults:\n  - {{ exchange: {compaction_exchange}, times: 100, stall: {{ after_events: 1, seconds: 400 }} }}"),
+        &format!(
+            "  strategies: {{ roku: {{ microcompact_retain: 100, mid_water_ratio: 0.04, high_water_ratio: 0.05, keep_recent_rounds: 2 }} }}\nfaults:\n  - {{ exchange: {compaction_exchange}, times: 100, stall: {{ after_events: 1, seconds: 400 }} }}"
+        ),
         8,
         SUMMARY,
     );
@@ -161,11 +160,8 @@ fn codex_summarizes_at_its_threshold() {
 
 #[test]
 fn opencode_prunes_beyond_its_protected_tokens() {
-    let report = run(
-        "  strategy: opencode\n  strategies: { opencode: { prune_protect_tokens: 1000, prune_minimum_tokens: 500, protected_user_turns: 0 } }",
-        8,
-        "",
-    );
+    let report =
+        run("  strategy: opencode\n  strategies: { opencode: { prune_protect_tokens: 1000, prune_minimum_tokens: 500, protected_user_turns: 0 } }", 8, "");
     assert!(report.metrics.compactions[0] >= 1, "{:?}", report.metrics.compactions);
     let strict = run("  strategy: opencode", 8, "");
     assert_eq!(strict.metrics.compactions, [0; 5], "default protection: nothing to prune in a short session");

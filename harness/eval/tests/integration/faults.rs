@@ -135,10 +135,8 @@ fn a_length_finish_escalates_the_output_slot() {
 
 #[test]
 fn a_failed_request_check_is_a_divergence_with_a_diff() {
-    let report = run_inline(
-        READ,
-        "  - tool_calls: [ { name: read_file, arguments: { path: a } } ]\n  - expect: { tool_result_contains: [goodbye] }\n    text: done\n",
-    );
+    let report =
+        run_inline(READ, "  - tool_calls: [ { name: read_file, arguments: { path: a } } ]\n  - expect: { tool_result_contains: [goodbye] }\n    text: done\n");
     assert_eq!(report.outcome, Outcome::Divergence);
     let divergence = report.metrics.first_divergence.as_deref().unwrap();
     assert_eq!(

@@ -6,9 +6,8 @@ use std::time::Duration;
 use futures_util::StreamExt;
 use reloop_agent::clock::BoxFuture;
 use reloop_agent::{
-    AgentLoop, AutoApprove, LoopDeps, LoopEvent, LoopSettings, ProviderClient, ProviderConfig, SharedClock,
-    SystemPromptSource, ToolContext, ToolInvocation, ToolOutput, ToolRuntime, ToolSpec, ToolTraits, UserChannel,
-    VirtualClock, WireFormat,
+    AgentLoop, AutoApprove, LoopDeps, LoopEvent, LoopSettings, ProviderClient, ProviderConfig, SharedClock, SystemPromptSource, ToolContext, ToolInvocation,
+    ToolOutput, ToolRuntime, ToolSpec, ToolTraits, UserChannel, VirtualClock, WireFormat,
 };
 use reloop_mock::pacing::PaceFuture;
 use reloop_mock::{MockServer, NoPacer, Pacer, Recording, Registry, Session, SessionConfig};
@@ -38,21 +37,13 @@ async fn chunks_leave_the_server_one_by_one() {
     let gate = Arc::new(Semaphore::new(0));
     let registry = Arc::new(Registry::default());
     let server = MockServer::start(0, Arc::clone(&registry)).await.unwrap();
-    let rec = recording(
-        "format: reloop.recording/v1\nexchanges:\n  - text: one two three four\n    timing: { first_byte_ms: 1, chunk_ms: 1 }\n",
-    );
+    let rec = recording("format: reloop.recording/v1\nexchanges:\n  - text: one two three four\n    timing: { first_byte_ms: 1, chunk_ms: 1 }\n");
     let pacer: Arc<dyn Pacer> = Arc::new(Gate(Arc::clone(&gate)));
     registry.insert("s", Arc::new(Session::new(SessionConfig { recording: rec, context_window: None, pacer, faults: vec![], provider_tokens: None }).unwrap()));
 
     let body = r#"{"model":"m","stream":true,"messages":[{"role":"user","content":"go"}]}"#;
     reloop_agent::client::ensure_crypto_provider();
-    let response = reqwest::Client::builder()
-        .no_proxy()
-        .build()
-        .unwrap()
-        .post(format!("{}/chat/completions", server.session_base_url("s")))
-        .body(body)
-        .send();
+    let response = reqwest::Client::builder().no_proxy().build().unwrap().post(format!("{}/chat/completions", server.session_base_url("s"))).body(body).send();
     gate.add_permits(1); // headers are sent once the body's first frame is ready
     let response = response.await.unwrap();
     assert_eq!(response.headers()["content-type"], "text/event-stream; charset=utf-8");
@@ -104,14 +95,21 @@ impl UserChannel for Nobody {
 async fn the_loop_streams_from_the_server_over_loopback() {
     let registry = Arc::new(Registry::default());
     let server = MockServer::start(0, Arc::clone(&registry)).await.unwrap();
-    let rec = recording(
-        "format: reloop.recording/v1\nexchanges:\n  - tool_calls: [{ name: noop, arguments: {} }]\n  - text: All done, nothing was needed.\n",
+    let rec = recording("format: reloop.recording/v1\nexchanges:\n  - tool_calls: [{ name: noop, arguments: {} }]\n  - text: All done, nothing was needed.\n");
+    let session = Arc::new(
+        Session::new(SessionConfig { recording: rec, context_window: None, pacer: Arc::new(NoPacer), faults: vec![], provider_tokens: None }).unwrap(),
     );
-    let session = Arc::new(Session::new(SessionConfig { recording: rec, context_window: None, pacer: Arc::new(NoPacer), faults: vec![], provider_tokens: None }).unwrap());
     registry.insert("run", Arc::clone(&session));
     let clock: SharedClock = Arc::new(VirtualClock::new());
     let client = ProviderClient::new(
-        ProviderConfig { base_url: server.session_base_url("run"), api_key: "k".into(), wire: WireFormat::OpenaiChat, model: "gpt-4o".into(), cache_breakpoints: Default::default(), context_management: None },
+        ProviderConfig {
+            base_url: server.session_base_url("run"),
+            api_key: "k".into(),
+            wire: WireFormat::OpenaiChat,
+            model: "gpt-4o".into(),
+            cache_breakpoints: Default::default(),
+            context_management: None,
+        },
         Arc::clone(&clock),
     )
     .unwrap();
@@ -149,7 +147,11 @@ async fn the_loop_streams_from_the_server_over_loopback() {
 /// events (their own bytes), and the retry gets the whole recorded stream.
 #[tokio::test]
 async fn a_cut_raw_stream_sends_the_recorded_events_it_got_to() {
-    let events = ["event: message_start\ndata: {\"type\":\"message_start\"}\n\n", "event: ping\ndata: {\"type\": \"ping\"}\r\n\r\n", "event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n"];
+    let events = [
+        "event: message_start\ndata: {\"type\":\"message_start\"}\n\n",
+        "event: ping\ndata: {\"type\": \"ping\"}\r\n\r\n",
+        "event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n",
+    ];
     let yaml = format!(
         "format: reloop.recording/v2\nexchanges:\n  - text: hi\n    replay: raw\n    raw:\n      api: anthropic\n      headers: [[content-type, text/event-stream]]\n      events: {}\n",
         serde_json::to_string(&events).unwrap()

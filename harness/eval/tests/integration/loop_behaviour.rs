@@ -90,7 +90,9 @@ fn a_changed_system_prompt_is_a_cache_break_once_the_prompt_is_cacheable() {
     // 1,500-word result, so the system change at step 2 breaks it.
     let long_output = "word ".repeat(1_500);
     let report = run_inline(
-        &format!("system_changes: [ {{ from_step: 2, system: s2 }} ]\ntools:\n  read_file:\n    description: read\n    results: [ {{ output: \"{long_output}\" }} ]\n"),
+        &format!(
+            "system_changes: [ {{ from_step: 2, system: s2 }} ]\ntools:\n  read_file:\n    description: read\n    results: [ {{ output: \"{long_output}\" }} ]\n"
+        ),
         "  - tool_calls: [ { name: read_file, arguments: { path: a } } ]\n  - tool_calls: [ { name: read_file, arguments: { path: b } } ]\n  - text: ok\n",
     );
     assert_eq!(report.metrics.cache_breaks, 1);
@@ -103,10 +105,8 @@ fn a_changed_system_prompt_is_a_cache_break_once_the_prompt_is_cacheable() {
 
 #[test]
 fn a_scripted_reply_answers_ask_user() {
-    let report = run_inline(
-        "user_replies: [ use tabs ]\n",
-        "  - tool_calls: [ { name: ask_user, arguments: { question: tabs or spaces? } } ]\n  - text: Using tabs.\n",
-    );
+    let report =
+        run_inline("user_replies: [ use tabs ]\n", "  - tool_calls: [ { name: ask_user, arguments: { question: tabs or spaces? } } ]\n  - text: Using tabs.\n");
     assert_eq!(report.outcome, Outcome::FinalAnswer);
     assert!(report.events.iter().any(|e| e.kind == "user_replied" && e.payload.contains("use tabs")));
 }
@@ -176,10 +176,7 @@ fn steering_skips_the_rest_of_the_batch() {
 
 #[test]
 fn a_follow_up_restarts_a_finished_loop() {
-    let report = run_inline(
-        "follow_ups: [ now in French ]\n",
-        "  - text: The answer is 42.\n  - text: La réponse est 42.\n",
-    );
+    let report = run_inline("follow_ups: [ now in French ]\n", "  - text: The answer is 42.\n  - text: La réponse est 42.\n");
     assert_eq!(report.outcome, Outcome::FinalAnswer);
     assert_eq!(report.metrics.steps_used, 2);
     assert_eq!(report.final_answer.as_deref(), Some("La réponse est 42."));

@@ -2,9 +2,9 @@
 //! mock server over loopback, determinism, and the Parquet reports.
 
 mod cache_breaks;
-mod determinism;
 mod compaction;
 mod deferred_tools;
+mod determinism;
 mod faults;
 mod http_streaming;
 mod loop_behaviour;

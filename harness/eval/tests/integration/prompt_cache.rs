@@ -2,7 +2,7 @@
 //! mock's breakpoint cache answers with writes and reads in the usage, and
 //! the reports and the cost follow.
 
-use reloop_agent::price_table::{PricedUsage, PriceTable};
+use reloop_agent::price_table::{PriceTable, PricedUsage};
 use reloop_eval::{RunReport, Scenario, StepRow, run_scenario};
 
 fn run(name: &str) -> RunReport {

@@ -9,14 +9,8 @@ use reloop_eval::{Scenario, run_scenario};
 
 fn read(path: &std::path::Path) -> (arrow_array::RecordBatch, std::collections::HashMap<String, String>) {
     let builder = ParquetRecordBatchReaderBuilder::try_new(File::open(path).unwrap()).unwrap();
-    let metadata: std::collections::HashMap<String, String> = builder
-        .metadata()
-        .file_metadata()
-        .key_value_metadata()
-        .into_iter()
-        .flatten()
-        .filter_map(|kv| kv.value.clone().map(|v| (kv.key.clone(), v)))
-        .collect();
+    let metadata: std::collections::HashMap<String, String> =
+        builder.metadata().file_metadata().key_value_metadata().into_iter().flatten().filter_map(|kv| kv.value.clone().map(|v| (kv.key.clone(), v))).collect();
     let mut batches: Vec<_> = builder.build().unwrap().map(Result::unwrap).collect();
     assert_eq!(batches.len(), 1, "small reports fit one batch");
     (batches.remove(0), metadata)

@@ -11,10 +11,7 @@ fn tool_sequence(report: &RunReport) -> Vec<String> {
 fn the_same_scenario_gives_the_same_run_over_every_format() {
     for name in ["read-and-edit", "ask-user", "doom-loop-warn", "long-session-microcompaction"] {
         let base = Scenario::load(&crate::bundled(name)).unwrap();
-        let runs: Vec<RunReport> = WireFormat::ALL
-            .iter()
-            .map(|wire| run_scenario(&Scenario { wire: *wire, ..base.clone() }))
-            .collect();
+        let runs: Vec<RunReport> = WireFormat::ALL.iter().map(|wire| run_scenario(&Scenario { wire: *wire, ..base.clone() })).collect();
         for (run, wire) in runs.iter().zip(WireFormat::ALL) {
             assert_eq!(run.wire, wire.as_str(), "the report says which wire ran");
             assert!(run.passed, "{name} over {}: {:?}", run.wire, run.failed_expectations);

@@ -109,7 +109,8 @@ mod tests {
         assert_eq!(resolved.env["EXTRA"], "1");
         assert!(resolved.files.contains_key(".pi/models.json"));
         assert_eq!(resolved.timeout_s, 9);
-        let own: AgentSpec = serde_json::from_value(serde_json::json!({ "preset": "codex", "command": ["my-codex", "{task}"], "wire": "openai-chat" })).unwrap();
+        let own: AgentSpec =
+            serde_json::from_value(serde_json::json!({ "preset": "codex", "command": ["my-codex", "{task}"], "wire": "openai-chat" })).unwrap();
         assert_eq!((own.resolved().command[0].as_str(), own.resolved().wire), ("my-codex", Some(WireFormat::OpenaiChat)));
     }
 

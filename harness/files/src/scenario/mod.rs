@@ -24,8 +24,8 @@ mod tests {
         for file in files {
             let read: ScenarioSpec = crate::yaml::load(&file).unwrap();
             let written = serde_saphyr::to_string(&read).unwrap();
-            let again: ScenarioSpec = crate::yaml::parse(&PathBuf::from("written.yaml"), &written)
-                .unwrap_or_else(|e| panic!("{}: {e}\n{written}", file.display()));
+            let again: ScenarioSpec =
+                crate::yaml::parse(&PathBuf::from("written.yaml"), &written).unwrap_or_else(|e| panic!("{}: {e}\n{written}", file.display()));
             assert_eq!(again, read, "{}:\n{written}", file.display());
         }
     }
@@ -47,10 +47,6 @@ mod tests {
             "    roku:",
             "      keep_recent_rounds: 2",
         ];
-        assert_eq!(
-            written.lines().collect::<Vec<_>>(),
-            expected_lines,
-            "{written}"
-        );
+        assert_eq!(written.lines().collect::<Vec<_>>(), expected_lines, "{written}");
     }
 }

@@ -59,7 +59,9 @@ pub(super) fn settle(session: &mut ImportedSession) -> End {
                     session.lines.warn(earlier.line, format!("model call failed ({}), then again: the later failure ends the session", earlier.message));
                 }
             }
-            Item::ProviderError(error) => session.lines.warn(error.line, format!("model call failed ({}) and the session went on: the failure is not replayed", error.message)),
+            Item::ProviderError(error) => {
+                session.lines.warn(error.line, format!("model call failed ({}) and the session went on: the failure is not replayed", error.message))
+            }
             Item::Interrupted { .. } if last => end.stopped_by_user = true,
             Item::Interrupted { text: Some(text), line } => session.items.push(Item::User { text, line }),
             Item::Interrupted { text: None, .. } => {}
@@ -90,9 +92,12 @@ impl End {
             error => {
                 let last = exchanges.last().expect("an exchange was added above to a session without one");
                 if let Some(error) = error {
-                    session.lines.warn(error.line, format!("model call failed ({}) after the final answer with no user message between: not replayed", error.message));
+                    session
+                        .lines
+                        .warn(error.line, format!("model call failed ({}) after the final answer with no user message between: not replayed", error.message));
                 }
-                let submits = self.submitted || last.parts.iter().any(|part| matches!(part, Part::ToolCall(call) if session.submit_tools.contains(&call.name.as_str())));
+                let submits =
+                    self.submitted || last.parts.iter().any(|part| matches!(part, Part::ToolCall(call) if session.submit_tools.contains(&call.name.as_str())));
                 let outcome = if self.stopped_by_user || unanswered_user {
                     Outcome::Stopped
                 } else if !has_tool_calls(last) {
@@ -233,7 +238,8 @@ mod tests {
 
     #[test]
     fn a_failed_last_call_is_an_exchange_answered_by_its_fault() {
-        let overflow = converted([vec![user("go")], call("a", "read").to_vec(), vec![failed("prompt is too long: 201000 tokens > 200000 maximum")]].concat(), |_| {});
+        let overflow =
+            converted([vec![user("go")], call("a", "read").to_vec(), vec![failed("prompt is too long: 201000 tokens > 200000 maximum")]].concat(), |_| {});
         assert_eq!(ending(&overflow), ("context_exceeded", 2, 2));
         let fault = &overflow.scenario.faults[0];
         assert!(fault.context_length_exceeded && fault.exchange == 1 && fault.http.is_none());
@@ -256,7 +262,8 @@ mod tests {
         };
         let [first, first_result] = call("a", "read");
         let [second, second_result] = call("b", "read");
-        let compaction = |tokens_before, tokens_after| Item::Compaction(Compaction { tokens_before, tokens_after, ..Compaction::summary("so far: read a".into(), 5) });
+        let compaction =
+            |tokens_before, tokens_after| Item::Compaction(Compaction { tokens_before, tokens_after, ..Compaction::summary("so far: read a".into(), 5) });
         let items = vec![
             user("go"),
             billed(150_000, first),

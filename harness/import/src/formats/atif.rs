@@ -200,10 +200,16 @@ mod tests {
         })
         .to_string();
         let session = parse(&text);
-        assert_eq!((session.agent, session.model.as_deref(), session.system.as_deref()), (Some("claude-code"), Some("claude-sonnet-4-5"), Some("You are careful.")));
+        assert_eq!(
+            (session.agent, session.model.as_deref(), session.system.as_deref()),
+            (Some("claude-code"), Some("claude-sonnet-4-5"), Some("You are careful."))
+        );
         assert_eq!(session.declared_tools[0].name, "Bash");
         let Item::Assistant(turn) = &session.items[1] else { panic!("{:?}", session.items) };
-        assert_eq!(turn.usage, Some(RecordedUsage { input_tokens: 100, output_tokens: 7, cache_read_tokens: 60, cache_write_tokens: 40, cache_write_1h_tokens: 0 }));
+        assert_eq!(
+            turn.usage,
+            Some(RecordedUsage { input_tokens: 100, output_tokens: 7, cache_read_tokens: 60, cache_write_tokens: 40, cache_write_1h_tokens: 0 })
+        );
         assert_eq!((turn.reasoning.clone(), turn.cost_usd), (vec!["think".to_owned()], Some(0.01)));
         assert!(matches!(&session.items[2], Item::ToolResult(r) if r.call_id == "t1" && r.output == "a.rs"));
         assert!(matches!(&session.items[3], Item::Compaction(c) if c.summary == "Summary so far." && c.line == 4));

@@ -25,8 +25,8 @@ pub fn parse(text: &str) -> ImportedSession {
     let mut session = ImportedSession { format: "claude-code", agent: Some("claude-code"), ..Default::default() };
     let all = records(text, &mut session.lines);
     let conversation = |r: &&Record| matches!(str_at(&r.value, "type"), Some("user" | "assistant"));
-    let sidechain_file = all.iter().filter(conversation).all(|r| r.value.get("isSidechain").and_then(Value::as_bool) == Some(true))
-        && all.iter().any(|r| conversation(&r));
+    let sidechain_file =
+        all.iter().filter(conversation).all(|r| r.value.get("isSidechain").and_then(Value::as_bool) == Some(true)) && all.iter().any(|r| conversation(&r));
     let mut open = OpenTurn::default();
     for record in &all {
         let value = &record.value;
@@ -92,7 +92,8 @@ struct OpenTurn {
 fn flush(session: &mut ImportedSession, open: &mut OpenTurn) {
     if let Some((_, turn)) = open.turn.take() {
         if let Some((line, output_tokens)) = open.placeholder.take().filter(|_| turn.usage.is_none()) {
-            let reason = format!("the message's usage is a streaming placeholder (output_tokens {output_tokens}, stop_reason null), not its final usage: not kept");
+            let reason =
+                format!("the message's usage is a streaming placeholder (output_tokens {output_tokens}, stop_reason null), not its final usage: not kept");
             session.lines.warn(line, reason);
         }
         session.items.push(Item::Assistant(turn));
@@ -292,7 +293,8 @@ mod tests {
         ]
         .join("\n");
         let session = parse(&text);
-        let users: Vec<(usize, &str)> = session.items.iter().filter_map(|i| if let Item::User { text, line } = i { Some((*line, text.as_str())) } else { None }).collect();
+        let users: Vec<(usize, &str)> =
+            session.items.iter().filter_map(|i| if let Item::User { text, line } = i { Some((*line, text.as_str())) } else { None }).collect();
         let lines: Vec<usize> = users.iter().map(|(line, _)| *line).collect();
         assert_eq!(lines, [1, 2, 4, 5, 6, 8], "{users:?}");
         assert!(users[0].1.contains("/handgemacht:create-beads") && users[1].1 == "Create beads (epic + tasks).", "{users:?}");
@@ -312,7 +314,8 @@ mod tests {
             assistant("m1", Some("tool_use"), 9, r#"{"type":"tool_use","id":"t1","name":"Bash","input":{"command":"ls"}}"#),
             r#"{"type":"queue-operation","operation":"enqueue","content":"also check the tests"}"#.to_owned(),
             r#"{"type":"user","message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"t1","content":"a"}]}}"#.to_owned(),
-            r#"{"type":"attachment","attachment":{"type":"queued_command","prompt":"also check the tests","commandMode":"prompt","origin":{"kind":"human"}}}"#.to_owned(),
+            r#"{"type":"attachment","attachment":{"type":"queued_command","prompt":"also check the tests","commandMode":"prompt","origin":{"kind":"human"}}}"#
+                .to_owned(),
             assistant("m2", Some("end_turn"), 9, r#"{"type":"text","text":"Done."}"#),
         ]
         .join("\n");

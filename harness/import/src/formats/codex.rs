@@ -18,7 +18,8 @@ use crate::jsonl::{Record, records};
 use crate::session::{Arguments, AssistantTurn, Compaction, ImportedSession, Item, ProviderError, RecordedUsage, ToolCall, ToolResult};
 
 /// Prefixes of user-role messages that Codex injects as context, not prompts.
-const CONTEXT_PREFIXES: [&str; 5] = ["<environment_context>", "<user_instructions>", "# AGENTS.md instructions", "<INSTRUCTIONS>", "<permissions instructions>"];
+const CONTEXT_PREFIXES: [&str; 5] =
+    ["<environment_context>", "<user_instructions>", "# AGENTS.md instructions", "<INSTRUCTIONS>", "<permissions instructions>"];
 
 /// Reads a Codex rollout.
 pub fn parse(text: &str) -> ImportedSession {
@@ -127,14 +128,21 @@ impl Reader<'_> {
             }
             (Some("reasoning"), _) => {
                 self.session.lines.use_record(record);
-                let summary: Vec<String> = item.get("summary").and_then(Value::as_array).into_iter().flatten().filter_map(|s| str_at(s, "text")).map(str::to_owned).collect();
+                let summary: Vec<String> =
+                    item.get("summary").and_then(Value::as_array).into_iter().flatten().filter_map(|s| str_at(s, "text")).map(str::to_owned).collect();
                 self.turn(line).reasoning.extend(summary);
             }
             (Some("function_call"), _) => {
                 self.session.lines.use_record(record);
                 let arguments = Arguments::from_text(str_at(item, "arguments").unwrap_or("{}"));
                 if let Arguments::Raw(raw) = &arguments {
-                    self.session.lines.warn(line, format!("`arguments` is not valid JSON ({} bytes): kept as raw text, replayed byte for byte; the loop answers it with an argument error", raw.len()));
+                    self.session.lines.warn(
+                        line,
+                        format!(
+                            "`arguments` is not valid JSON ({} bytes): kept as raw text, replayed byte for byte; the loop answers it with an argument error",
+                            raw.len()
+                        ),
+                    );
                 }
                 self.call(line, item, arguments);
             }
@@ -161,12 +169,19 @@ impl Reader<'_> {
                 self.session.lines.use_record(record);
                 let output = match item.get("output") {
                     Some(Value::String(text)) => text.clone(),
-                    Some(Value::Object(object)) => object.get("content").and_then(Value::as_str).map_or_else(|| Value::Object(object.clone()).to_string(), str::to_owned),
+                    Some(Value::Object(object)) => {
+                        object.get("content").and_then(Value::as_str).map_or_else(|| Value::Object(object.clone()).to_string(), str::to_owned)
+                    }
                     Some(other) => content_text(other),
                     None => String::new(),
                 };
                 let is_error = item.get("output").and_then(|o| o.get("success")).and_then(Value::as_bool) == Some(false);
-                self.session.items.push(Item::ToolResult(ToolResult { call_id: str_at(item, "call_id").unwrap_or_default().to_owned(), output, is_error, line }));
+                self.session.items.push(Item::ToolResult(ToolResult {
+                    call_id: str_at(item, "call_id").unwrap_or_default().to_owned(),
+                    output,
+                    is_error,
+                    line,
+                }));
             }
             (Some(kind @ ("ghost_snapshot" | "web_search_call" | "other")), _) => self.session.lines.ignore_record(record, kind),
             (kind, role) => self.session.lines.skip_record(record, format!("unknown response item {kind:?} (role {role:?}): skipped")),
@@ -295,7 +310,11 @@ mod tests {
     /// session's turns, and its count is not the next turn's usage.
     #[test]
     fn a_0_169_local_compaction_output_and_its_count_are_not_a_turn() {
-        let count = |input: u64, total: u64| format!(r#"{{"type":"event_msg","payload":{{"type":"token_count","info":{{"total_token_usage":{{"input_tokens":{total}}},"last_token_usage":{{"input_tokens":{input},"output_tokens":1}}}}}}}}"#);
+        let count = |input: u64, total: u64| {
+            format!(
+                r#"{{"type":"event_msg","payload":{{"type":"token_count","info":{{"total_token_usage":{{"input_tokens":{total}}},"last_token_usage":{{"input_tokens":{input},"output_tokens":1}}}}}}}}"#
+            )
+        };
         let text = [
             r#"{"type":"response_item","payload":{"type":"message","role":"user","content":[{"type":"input_text","text":"Print the numbers"}]}}"#.to_owned(),
             r#"{"type":"response_item","payload":{"type":"function_call","name":"exec_command","arguments":"{}","call_id":"c0"}}"#.to_owned(),
@@ -309,7 +328,11 @@ mod tests {
         ]
         .join("\n");
         let session = parse(&text);
-        let turns: Vec<(&str, Option<u64>)> = session.items.iter().filter_map(|i| if let Item::Assistant(t) = i { Some((t.text.as_str(), t.usage.map(|u| u.input_tokens))) } else { None }).collect();
+        let turns: Vec<(&str, Option<u64>)> = session
+            .items
+            .iter()
+            .filter_map(|i| if let Item::Assistant(t) = i { Some((t.text.as_str(), t.usage.map(|u| u.input_tokens))) } else { None })
+            .collect();
         assert_eq!(turns, [("", Some(5883)), ("Done.", Some(5981))]);
         assert_eq!(session.lines.ignored.get("compaction output"), Some(&2));
     }

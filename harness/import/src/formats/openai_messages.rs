@@ -77,7 +77,11 @@ fn swe_agent(session: &mut ImportedSession, document: &Value) {
                     && let Some(action) = str_at(message, "action").filter(|a| !a.trim().is_empty())
                 {
                     let id = format!("action-{unit}");
-                    turn.tool_calls.push(ToolCall { id: id.clone(), name: "bash".into(), arguments: Arguments::Json(serde_json::json!({ "command": action })) });
+                    turn.tool_calls.push(ToolCall {
+                        id: id.clone(),
+                        name: "bash".into(),
+                        arguments: Arguments::Json(serde_json::json!({ "command": action })),
+                    });
                     pending_action = Some(id);
                     session.lines.warn(unit, "assistant message without tool_calls (SWE-agent before function calling): its `action` becomes a `bash` call, the next user message its result");
                 }
@@ -85,7 +89,8 @@ fn swe_agent(session: &mut ImportedSession, document: &Value) {
             }
             Some("tool") => {
                 session.lines.used += 1;
-                let ids: Vec<String> = message.get("tool_call_ids").and_then(Value::as_array).into_iter().flatten().filter_map(Value::as_str).map(str::to_owned).collect();
+                let ids: Vec<String> =
+                    message.get("tool_call_ids").and_then(Value::as_array).into_iter().flatten().filter_map(Value::as_str).map(str::to_owned).collect();
                 let ids = if ids.is_empty() { str_at(message, "tool_call_id").map(str::to_owned).into_iter().collect() } else { ids };
                 for call_id in ids {
                     session.items.push(Item::ToolResult(ToolResult { call_id, output: text.clone(), is_error: false, line: unit }));
@@ -97,12 +102,15 @@ fn swe_agent(session: &mut ImportedSession, document: &Value) {
     session.submit_tools = &["submit"];
     session.exit = document.pointer("/info/exit_status").and_then(Value::as_str).and_then(|status| swe_agent_exit(status, history.len()));
     if let Some(stats) = document.get("info").and_then(|i| i.get("model_stats")) {
-        session.lines.warn(0, format!(
-            "usage only as totals (tokens_sent {}, tokens_received {}, api_calls {}): not attributed per exchange",
-            u64_at(stats, "tokens_sent"),
-            u64_at(stats, "tokens_received"),
-            u64_at(stats, "api_calls")
-        ));
+        session.lines.warn(
+            0,
+            format!(
+                "usage only as totals (tokens_sent {}, tokens_received {}, api_calls {}): not attributed per exchange",
+                u64_at(stats, "tokens_sent"),
+                u64_at(stats, "tokens_received"),
+                u64_at(stats, "api_calls")
+            ),
+        );
     }
 }
 
@@ -114,7 +122,12 @@ fn swe_agent_exit(status: &str, last_unit: usize) -> Option<Exit> {
     if status.starts_with("submitted") {
         Some(Exit::Submitted)
     } else if status == "exit_context" {
-        Some(Exit::Failed(ProviderError { message: "SWE-agent exit_context: the context window was exceeded".into(), status: None, context_overflow: true, line: last_unit }))
+        Some(Exit::Failed(ProviderError {
+            message: "SWE-agent exit_context: the context window was exceeded".into(),
+            status: None,
+            context_overflow: true,
+            line: last_unit,
+        }))
     } else {
         None
     }
@@ -145,7 +158,10 @@ fn replay_tools(document: &Value) -> Vec<ToolSpec> {
         let mut required = Vec::new();
         for argument in command.get("arguments").and_then(Value::as_array).into_iter().flatten() {
             let Some(argument_name) = str_at(argument, "name") else { continue };
-            properties.insert(argument_name.to_owned(), serde_json::json!({ "type": str_at(argument, "type").unwrap_or("string"), "description": str_at(argument, "description").unwrap_or_default() }));
+            properties.insert(
+                argument_name.to_owned(),
+                serde_json::json!({ "type": str_at(argument, "type").unwrap_or("string"), "description": str_at(argument, "description").unwrap_or_default() }),
+            );
             if argument.get("required").and_then(Value::as_bool) == Some(true) {
                 required.push(argument_name.to_owned());
             }
@@ -283,7 +299,8 @@ pub fn parse_sdk(events: &[Value], base_state: &Value) -> ImportedSession {
             ("ActionEvent", _) => {
                 let call = event.get("tool_call").unwrap_or(&Value::Null);
                 let arguments = arguments_of(call.get("arguments"));
-                let call = ToolCall { id: str_at(call, "id").unwrap_or_default().to_owned(), name: str_at(call, "name").unwrap_or_default().to_owned(), arguments };
+                let call =
+                    ToolCall { id: str_at(call, "id").unwrap_or_default().to_owned(), name: str_at(call, "name").unwrap_or_default().to_owned(), arguments };
                 let response = str_at(event, "llm_response_id");
                 if let (Some(response), Some(Item::Assistant(turn))) = (response, session.items.last_mut())
                     && last_response == Some(response)
@@ -296,7 +313,14 @@ pub fn parse_sdk(events: &[Value], base_state: &Value) -> ImportedSession {
                 session.lines.used += 1;
                 let text = content_text(event.get("thought").unwrap_or(&Value::Null));
                 let usage = response.and_then(&usage_of);
-                session.items.push(Item::Assistant(AssistantTurn { line: unit, text, tool_calls: vec![call], model: session.model.clone(), usage, ..Default::default() }));
+                session.items.push(Item::Assistant(AssistantTurn {
+                    line: unit,
+                    text,
+                    tool_calls: vec![call],
+                    model: session.model.clone(),
+                    usage,
+                    ..Default::default()
+                }));
             }
             ("ObservationEvent", _) => {
                 let output = content_text(event.pointer("/observation/content").unwrap_or(&Value::Null));
@@ -362,8 +386,19 @@ fn sdk_provider_error(code: &str, detail: &str, unit: usize) -> Option<ProviderE
         ("LLMTimeoutError", None),
         ("LLMNoResponseError", None),
     ];
-    const PASSED_THROUGH: [&str; 11] =
-        ["APIError", "APIConnectionError", "InternalServerError", "BadGatewayError", "HTTPStatusError", "OpenAIError", "AnthropicError", "OpenRouterException", "OllamaError", "BaseLLMException", "CloudflareError"];
+    const PASSED_THROUGH: [&str; 11] = [
+        "APIError",
+        "APIConnectionError",
+        "InternalServerError",
+        "BadGatewayError",
+        "HTTPStatusError",
+        "OpenAIError",
+        "AnthropicError",
+        "OpenRouterException",
+        "OllamaError",
+        "BaseLLMException",
+        "CloudflareError",
+    ];
     let status = match SDK_ERRORS.iter().find(|(name, _)| *name == code) {
         Some((_, status)) => *status,
         None if PASSED_THROUGH.contains(&code) => None,
@@ -402,7 +437,8 @@ mod tests {
     #[test]
     fn a_real_openhands_sdk_condensation_is_a_compaction_between_calls_with_their_usage() {
         let session = crate::read_session(&std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(SDK), None).unwrap();
-        let prompts: Vec<u64> = session.items.iter().filter_map(|item| if let Item::Assistant(turn) = item { turn.usage.as_ref().map(|u| u.input_tokens) } else { None }).collect();
+        let prompts: Vec<u64> =
+            session.items.iter().filter_map(|item| if let Item::Assistant(turn) = item { turn.usage.as_ref().map(|u| u.input_tokens) } else { None }).collect();
         assert_eq!(prompts, [3766, 3803, 3842, 3881, 3916, 3827, 3863], "the agent's calls, not the condenser's");
         let compaction = session.items.iter().position(|item| matches!(item, Item::Compaction(_))).expect("the condensation");
         assert_eq!(session.items.iter().take(compaction).filter(|item| matches!(item, Item::Assistant(_))).count(), 5);
@@ -418,9 +454,11 @@ mod tests {
     /// the prompt (a `ConversationErrorEvent`, `LLMContextWindowExceedError`).
     #[test]
     fn a_real_openhands_sdk_error_result_and_context_overflow_are_a_failed_call_and_a_failed_end() {
-        let folder = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/sessions/openhands/openhands-sdk-1-58-2-context-overflow-against-reloop-mock");
+        let folder = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures/sessions/openhands/openhands-sdk-1-58-2-context-overflow-against-reloop-mock");
         let session = crate::read_session(&folder, None).unwrap();
-        let results: Vec<(&str, bool)> = session.items.iter().filter_map(|item| if let Item::ToolResult(r) = item { Some((r.call_id.as_str(), r.is_error)) } else { None }).collect();
+        let results: Vec<(&str, bool)> =
+            session.items.iter().filter_map(|item| if let Item::ToolResult(r) = item { Some((r.call_id.as_str(), r.is_error)) } else { None }).collect();
         assert_eq!(results, [("call_000_0", true), ("call_001_0", false), ("call_002_0", false), ("call_003_0", false)]);
         assert!(matches!(&session.items[2], Item::ToolResult(r) if r.output.starts_with("Error validating tool 'think'")), "{:?}", session.items[2]);
         let Some(Item::ProviderError(error)) = session.items.last() else { panic!("{:?}", session.items.last()) };

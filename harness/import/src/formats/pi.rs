@@ -182,7 +182,8 @@ fn assistant(message: &Value, line: usize) -> AssistantTurn {
     }
     turn.text = texts.join("\n\n");
     if let Some(usage) = message.get("usage") {
-        turn.usage = Some(RecordedUsage::from_anthropic(u64_at(usage, "input"), u64_at(usage, "output"), u64_at(usage, "cacheRead"), u64_at(usage, "cacheWrite")));
+        turn.usage =
+            Some(RecordedUsage::from_anthropic(u64_at(usage, "input"), u64_at(usage, "output"), u64_at(usage, "cacheRead"), u64_at(usage, "cacheWrite")));
         turn.cost_usd = usage.get("cost").and_then(|cost| cost.get("total")).and_then(Value::as_f64);
     }
     turn.stop_reason = str_at(message, "stopReason").map(str::to_owned);

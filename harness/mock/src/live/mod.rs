@@ -35,10 +35,10 @@ use reloop_wire::Format;
 use reloop_wire::gemini::Action;
 
 use crate::api_errors::error_response;
+use crate::provider_context::ServerSide;
 use crate::record::proxy::{forwarded, pairs, upstream_client};
 use crate::record::redact::SECRET_HEADERS;
 use crate::record::{InjectedSecrets, Observed, Redaction, exchange_of, session_of, url_shown};
-use crate::provider_context::ServerSide;
 use crate::server::{Call, DEFAULT_SESSION, Registry, anthropic_beta, parse, respond};
 
 /// The largest request body a live call may have (as `reloop record`'s).
@@ -253,7 +253,8 @@ fn passed_on(observed: &Observed) -> Response {
     *response.status_mut() = StatusCode::from_u16(observed.status).unwrap_or(StatusCode::BAD_GATEWAY);
     for (name, value) in &observed.response_headers {
         let name = name.to_ascii_lowercase();
-        if forwarded(&name) && !SECRET_HEADERS.contains(&name.as_str())
+        if forwarded(&name)
+            && !SECRET_HEADERS.contains(&name.as_str())
             && let (Ok(name), Ok(value)) = (axum::http::HeaderName::try_from(name), axum::http::HeaderValue::try_from(value.as_str()))
         {
             response.headers_mut().append(name, value);
@@ -279,7 +280,13 @@ mod tests {
             "exchanges": [{ "text": "one", "tool_calls": [{ "name": "probe", "arguments": {} }] }, { "text": "two" }],
         }))
         .unwrap();
-        let config = crate::SessionConfig { recording: Arc::new(recording), context_window: None, pacer: Arc::new(crate::NoPacer), faults: Vec::new(), provider_tokens: None };
+        let config = crate::SessionConfig {
+            recording: Arc::new(recording),
+            context_window: None,
+            pacer: Arc::new(crate::NoPacer),
+            faults: Vec::new(),
+            provider_tokens: None,
+        };
         let tools = vec![ToolSpec { name: "probe".into(), description: "Probe.".into(), parameters: serde_json::Value::Null }];
         let first = Prompt { model: "m".into(), messages: vec![Message::User { text: "go".into() }], tools, ..Prompt::default() };
         let unanswered = Prompt { messages: vec![Message::User { text: "go".into() }, Message::User { text: "again".into() }], ..first.clone() };

@@ -10,8 +10,8 @@
 
 use reloop_wire::anthropic::{AnthropicContent, AnthropicMessage, ContentBlock, MessagesRequest, Role, TextBlock};
 use reloop_wire::context_management::{
-    ANTHROPIC_COMPACTION_BETA, ANTHROPIC_CONTEXT_EDITING_BETA, AppliedEdit, CLEAR_THINKING, CLEAR_TOOL_USES, COMPACT, ClearThinking, ClearToolUses, Compact, ContextEdit,
-    ContextManagement, DEFAULT_CLEAR_TRIGGER, DEFAULT_COMPACT_TRIGGER, DEFAULT_KEEP_TOOL_USES, MIN_COMPACT_TRIGGER, beta_listed, extra_field,
+    ANTHROPIC_COMPACTION_BETA, ANTHROPIC_CONTEXT_EDITING_BETA, AppliedEdit, CLEAR_THINKING, CLEAR_TOOL_USES, COMPACT, ClearThinking, ClearToolUses, Compact,
+    ContextEdit, ContextManagement, DEFAULT_CLEAR_TRIGGER, DEFAULT_COMPACT_TRIGGER, DEFAULT_KEEP_TOOL_USES, MIN_COMPACT_TRIGGER, beta_listed, extra_field,
 };
 use serde_json::{Map, Value, json};
 
@@ -49,7 +49,12 @@ pub fn prepare(mut request: MessagesRequest, beta: Option<&str>, counter: &Token
                 ContextEdit::ClearThinking(clear) => clear_thinking(&mut request, clear, counter, before),
                 ContextEdit::Compact(compact) => {
                     side.compaction = compact_history(&mut request, compact, before)?;
-                    side.compaction.as_ref().map(|_| AppliedEdit { kind: COMPACT.into(), cleared_tool_uses: None, cleared_thinking_turns: None, cleared_input_tokens: before.saturating_sub(tokens(&request, counter)) })
+                    side.compaction.as_ref().map(|_| AppliedEdit {
+                        kind: COMPACT.into(),
+                        cleared_tool_uses: None,
+                        cleared_thinking_turns: None,
+                        cleared_input_tokens: before.saturating_sub(tokens(&request, counter)),
+                    })
                 }
             };
             if let Some(edit) = outcome {
@@ -223,7 +228,12 @@ fn clear_thinking(request: &mut MessagesRequest, clear: &ClearThinking, counter:
         }
     }
     let cleared_tokens = before.saturating_sub(tokens(request, counter));
-    Some(AppliedEdit { kind: CLEAR_THINKING.into(), cleared_tool_uses: None, cleared_thinking_turns: Some(cleared as u64), cleared_input_tokens: cleared_tokens })
+    Some(AppliedEdit {
+        kind: CLEAR_THINKING.into(),
+        cleared_tool_uses: None,
+        cleared_thinking_turns: Some(cleared as u64),
+        cleared_input_tokens: cleared_tokens,
+    })
 }
 
 /// `compact_20260112`: once the prompt passes `trigger`, everything before

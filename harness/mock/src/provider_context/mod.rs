@@ -24,8 +24,8 @@ pub mod sealed;
 pub mod summary;
 
 use axum::body::Bytes;
-use reloop_wire::context_management::AppliedEdit;
 use reloop_wire::anthropic::CacheBreakpoint;
+use reloop_wire::context_management::AppliedEdit;
 use reloop_wire::{Format, Prompt};
 use serde_json::Value;
 

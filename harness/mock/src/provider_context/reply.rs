@@ -103,7 +103,9 @@ fn responses_events(events: Vec<Value>, side: &ServerSide) -> Vec<Value> {
             }
             event["output_index"] = json!(index + 1);
         }
-        if let Some(output) = event.get_mut("response").and_then(|r| r.get_mut("output")).filter(|_| kind != "response.created" && kind != "response.in_progress") {
+        if let Some(output) =
+            event.get_mut("response").and_then(|r| r.get_mut("output")).filter(|_| kind != "response.created" && kind != "response.in_progress")
+        {
             let mut items = match output.take() {
                 Value::Array(items) if !compaction.pause => items,
                 _ => Vec::new(),
@@ -140,7 +142,10 @@ mod tests {
         let amended: Value = serde_json::from_str(&amend_body(Format::Anthropic, &body, &side(false, json!({"type": "compaction", "content": "s"})))).unwrap();
         assert_eq!(amended["content"][0]["type"], "compaction");
         assert_eq!(amended["content"][1]["text"], "hi");
-        assert_eq!(amended["context_management"]["applied_edits"][0], json!({"type": "clear_tool_uses_20250919", "cleared_tool_uses": 2, "cleared_input_tokens": 900}));
+        assert_eq!(
+            amended["context_management"]["applied_edits"][0],
+            json!({"type": "clear_tool_uses_20250919", "cleared_tool_uses": 2, "cleared_input_tokens": 900})
+        );
         let paused: Value = serde_json::from_str(&amend_body(Format::Anthropic, &body, &side(true, json!({"type": "compaction", "content": "s"})))).unwrap();
         assert_eq!((paused["content"].as_array().unwrap().len(), paused["stop_reason"].as_str()), (1, Some("compaction")));
     }

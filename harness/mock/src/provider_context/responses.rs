@@ -60,7 +60,11 @@ pub fn prepare(mut request: ResponsesRequest, counter: &TokenCounter) -> Result<
             request.input = window;
             expand(&mut request)?;
             let after = counter.count_prompt(&request.to_prompt()).total;
-            notes.push(format!("context_management compaction past {threshold} tokens: {} items compacted ({} tokens)", sealed.replaced.len(), before.saturating_sub(after)));
+            notes.push(format!(
+                "context_management compaction past {threshold} tokens: {} items compacted ({} tokens)",
+                sealed.replaced.len(),
+                before.saturating_sub(after)
+            ));
             side.compaction = Some(Compaction { summary: sealed.summary, returned, pause: false });
         }
     }
@@ -106,7 +110,10 @@ pub fn compact(mut request: ResponsesRequest) -> Result<(Prompt, Vec<InputItem>,
 fn window(input: &[InputItem]) -> (Vec<InputItem>, Sealed) {
     let (kept, replaced): (Vec<&InputItem>, Vec<&InputItem>) = input.iter().partition(|item| is_user_message(item));
     let whole = ResponsesRequest { input: input.to_vec(), ..empty_request() };
-    let sealed = Sealed { summary: summary::of(&whole.to_prompt().messages, None), replaced: replaced.iter().filter_map(|item| serde_json::to_value(item).ok()).collect() };
+    let sealed = Sealed {
+        summary: summary::of(&whole.to_prompt().messages, None),
+        replaced: replaced.iter().filter_map(|item| serde_json::to_value(item).ok()).collect(),
+    };
     let content = sealed.seal();
     let item = compaction_item(&format!("cmp_{:016x}", content_hash(&content)), &content);
     let window = kept.into_iter().cloned().chain([InputItem::Other(item)]).collect();
@@ -118,7 +125,17 @@ fn is_user_message(item: &InputItem) -> bool {
 }
 
 fn empty_request() -> ResponsesRequest {
-    ResponsesRequest { model: String::new(), instructions: None, input: Vec::new(), tools: Vec::new(), tool_choice: None, stream: false, max_output_tokens: None, store: None, extra: Map::new() }
+    ResponsesRequest {
+        model: String::new(),
+        instructions: None,
+        input: Vec::new(),
+        tools: Vec::new(),
+        tool_choice: None,
+        stream: false,
+        max_output_tokens: None,
+        store: None,
+        extra: Map::new(),
+    }
 }
 
 /// Reads the last compaction item of `request`'s input as the model does:
@@ -127,7 +144,9 @@ fn empty_request() -> ResponsesRequest {
 /// whole input: the user messages, the items the compaction replaced, then
 /// those after it.
 fn expand(request: &mut ResponsesRequest) -> Result<Option<(usize, Vec<InputItem>)>, Refusal> {
-    let Some(at) = request.input.iter().rposition(|item| matches!(item, InputItem::Other(value) if compaction_item_content(value).is_some())) else { return Ok(None) };
+    let Some(at) = request.input.iter().rposition(|item| matches!(item, InputItem::Other(value) if compaction_item_content(value).is_some())) else {
+        return Ok(None);
+    };
     let InputItem::Other(item) = &request.input[at] else { return Ok(None) };
     let sealed = Sealed::open(compaction_item_content(item).unwrap_or_default())?;
     let before: Vec<InputItem> = request.input.drain(..=at).collect();

@@ -69,7 +69,10 @@ pub fn redacted_exchange(api: Format, response: WireResponse<'_>, decoded: &[u8]
     let sent = WireResponse { status: response.status, headers: &headers, body: if encoded { response.body } else { &redacted } };
     let mut exchange = redaction.exchange(exchange_from_wire(api, sent, &redacted)?);
     let streamed = exchange.raw.as_ref().is_some_and(|raw| !raw.events.is_empty());
-    let unfaithful = (encoded && redacted != decoded) || (streamed && redaction.redacts_bodies() && redaction.finds_in_parts(&exchange_from_wire(api, WireResponse { headers: &headers, ..response }, decoded)?));
+    let unfaithful = (encoded && redacted != decoded)
+        || (streamed
+            && redaction.redacts_bodies()
+            && redaction.finds_in_parts(&exchange_from_wire(api, WireResponse { headers: &headers, ..response }, decoded)?));
     if unfaithful {
         exchange.raw = None;
     }
@@ -81,13 +84,21 @@ mod tests {
     use super::*;
 
     fn observed(path: &str, status: u16) -> Observed {
-        with_response(path, status, "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"id\":\"msg_1\",\"model\":\"m\",\"content\":[],\"usage\":{\"input_tokens\":3,\"output_tokens\":1}}}\n\nevent: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":\"text\",\"text\":\"\"}}\n\nevent: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\"key sk-live1\"}}\n\nevent: message_delta\ndata: {\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"end_turn\"},\"usage\":{\"output_tokens\":2}}\n\n")
+        with_response(
+            path,
+            status,
+            "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"id\":\"msg_1\",\"model\":\"m\",\"content\":[],\"usage\":{\"input_tokens\":3,\"output_tokens\":1}}}\n\nevent: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":\"text\",\"text\":\"\"}}\n\nevent: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\"key sk-live1\"}}\n\nevent: message_delta\ndata: {\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"end_turn\"},\"usage\":{\"output_tokens\":2}}\n\n",
+        )
     }
 
     fn with_response(path: &str, status: u16, body: &str) -> Observed {
         Observed {
             path: path.into(),
-            request_headers: vec![("x-api-key".into(), "sk-ant-secret".into()), ("anthropic-version".into(), "2023-06-01".into()), ("x-trace".into(), "t".into())],
+            request_headers: vec![
+                ("x-api-key".into(), "sk-ant-secret".into()),
+                ("anthropic-version".into(), "2023-06-01".into()),
+                ("x-trace".into(), "t".into()),
+            ],
             request_body: br#"{"model":"m","messages":[{"role":"user","content":"use sk-live1"}]}"#.to_vec().into(),
             status,
             response_headers: vec![("content-type".into(), "text/event-stream".into()), ("anthropic-organization-id".into(), "org".into())],
@@ -113,7 +124,9 @@ mod tests {
     /// `sk-live1234` split over three deltas.
     fn split_secret_stream() -> String {
         let event = |kind: &str, data: serde_json::Value| format!("event: {kind}\ndata: {data}\n\n");
-        let delta = |index: u32, delta: serde_json::Value| event("content_block_delta", serde_json::json!({ "type": "content_block_delta", "index": index, "delta": delta }));
+        let delta = |index: u32, delta: serde_json::Value| {
+            event("content_block_delta", serde_json::json!({ "type": "content_block_delta", "index": index, "delta": delta }))
+        };
         let text = |t: &str| delta(0, serde_json::json!({ "type": "text_delta", "text": t }));
         let json = |j: &str| delta(1, serde_json::json!({ "type": "input_json_delta", "partial_json": j }));
         [

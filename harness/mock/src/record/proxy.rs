@@ -134,7 +134,14 @@ async fn forward(State(upstream): State<Upstream>, request: Request) -> Response
     };
     let status = answer.status();
     let headers = answer.headers().clone();
-    let observed = Observed { path, request_headers: pairs(&parts.headers), request_body: body, status: status.as_u16(), response_headers: pairs(&headers), response_body: Vec::new() };
+    let observed = Observed {
+        path,
+        request_headers: pairs(&parts.headers),
+        request_body: body,
+        status: status.as_u16(),
+        response_headers: pairs(&headers),
+        response_body: Vec::new(),
+    };
     let (chunks, receiver) = mpsc::channel::<Result<Bytes, std::io::Error>>(64);
     tokio::spawn(tee(answer, observed, chunks, upstream.sink));
     let body = futures_util::stream::unfold(receiver, |mut receiver| async move { receiver.recv().await.map(|chunk| (chunk, receiver)) });

@@ -9,8 +9,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 
 use super::{
-    Exchange, ExtraFields, Part, Purpose, RawResponse, RecordedRequest, RecordedUsage, ReplayMode, RequestExpectations, ResponseIds, Timing,
-    ToolCallPart,
+    Exchange, ExtraFields, Part, Purpose, RawResponse, RecordedRequest, RecordedUsage, ReplayMode, RequestExpectations, ResponseIds, Timing, ToolCallPart,
 };
 
 /// One recorded model response.

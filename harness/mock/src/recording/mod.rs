@@ -16,8 +16,8 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 pub use auxiliary_answer::AuxiliaryAnswer;
-pub use reloop_wire::parts::{Arguments, Part, ToolCallPart};
 pub use recorded::{RawBody, RawResponse, RecordedRequest, ReplayMode};
+pub use reloop_wire::parts::{Arguments, Part, ToolCallPart};
 pub use reloop_wire::parts::{ExtraFields, RecordedUsage, ResponseIds};
 
 /// The format tag of v1 recordings, still read.
@@ -247,11 +247,7 @@ impl Exchange {
                 arguments: call.arguments.to_wire(),
             })
             .collect();
-        let finish_reason = self.finish_reason.clone().unwrap_or(if tool_calls.is_empty() {
-            FinishReason::Stop
-        } else {
-            FinishReason::ToolCalls
-        });
+        let finish_reason = self.finish_reason.clone().unwrap_or(if tool_calls.is_empty() { FinishReason::Stop } else { FinishReason::ToolCalls });
         ModelTurn { text: self.text(), tool_calls, reasoning: self.reasoning(), finish_reason, ..ModelTurn::default() }
     }
 

@@ -4,10 +4,9 @@
 
 use std::collections::BTreeMap;
 
-use schemars::JsonSchema;
 use base64::Engine;
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-
 
 /// Whether an exchange is answered from its parts or its raw bytes.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]

@@ -18,7 +18,16 @@ pub fn answer(turn: &ModelTurn, exchange: Option<&Exchange>, recorded_usage: boo
     let Some(exchange) = exchange else {
         let parts = reloop_wire::parts::of_turn(turn);
         let finish_reason = turn.finish_reason.clone();
-        return Reply { parts, finish_reason, usage: counted, wire_usage: None, no_usage: false, ids: Default::default(), generated_call_ids: Vec::new(), extra: None };
+        return Reply {
+            parts,
+            finish_reason,
+            usage: counted,
+            wire_usage: None,
+            no_usage: false,
+            ids: Default::default(),
+            generated_call_ids: Vec::new(),
+            extra: None,
+        };
     };
     let mut calls = turn.tool_calls.iter();
     let parts = exchange
@@ -65,7 +74,8 @@ mod tests {
             { "type": "tool_call", "name": "read", "arguments": "{\"p\":1}", "chunks": [3, 4] },
             { "type": "text", "text": "b" },
             { "type": "tool_call", "id": "toolu_1", "name": "ls", "arguments": "{}", "chunks": [2] }
-        ], "usage": { "input_tokens": 9, "output_tokens": 2, "wire": { "x": 1 } } })).unwrap();
+        ], "usage": { "input_tokens": 9, "output_tokens": 2, "wire": { "x": 1 } } }))
+        .unwrap();
         let mut turn = exchange.to_turn(2);
         turn.tool_calls[0].arguments.truncate(3);
         turn.usage = Some(Usage { input_tokens: 5, ..Usage::default() });
@@ -80,7 +90,8 @@ mod tests {
 
     #[test]
     fn a_turn_without_an_exchange_is_its_text_then_its_calls() {
-        let turn = ModelTurn { text: "hi".into(), tool_calls: vec![ToolCall { id: "c".into(), name: "n".into(), arguments: "{}".into() }], ..ModelTurn::default() };
+        let turn =
+            ModelTurn { text: "hi".into(), tool_calls: vec![ToolCall { id: "c".into(), name: "n".into(), arguments: "{}".into() }], ..ModelTurn::default() };
         let reply = answer(&turn, None, true);
         assert_eq!(reply.parts.len(), 2);
         assert_eq!(reply.text(), "hi");

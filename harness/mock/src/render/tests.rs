@@ -11,8 +11,8 @@ use reloop_wire::reply::{Reply, ReplyMeta};
 
 use super::*;
 use crate::recording::Exchange;
-use crate::recording::from_wire::{WireResponse, exchange_from_wire, split_events};
 use crate::recording::from_wire::tests::{capture, framed};
+use crate::recording::from_wire::{WireResponse, exchange_from_wire, split_events};
 
 fn read(api: Format, body: &str) -> Exchange {
     let headers = [("content-type".to_owned(), "text/event-stream".to_owned())];
@@ -55,7 +55,8 @@ fn round_trip(api: Format, body: &str) {
     assert_eq!((&again.ids, &again.finish_reason, &again.model), (&recorded.ids, &recorded.finish_reason, &recorded.model));
     assert_eq!(again.usage, recorded.usage, "usage");
     let whole: Value = serde_json::from_str(&encode_reply(api, &reply, &meta)).unwrap();
-    let from_body = exchange_from_wire(api, WireResponse { status: 200, headers: &[], body: whole.to_string().as_bytes() }, whole.to_string().as_bytes()).unwrap();
+    let from_body =
+        exchange_from_wire(api, WireResponse { status: 200, headers: &[], body: whole.to_string().as_bytes() }, whole.to_string().as_bytes()).unwrap();
     assert_eq!(from_body.tool_calls().count(), recorded.tool_calls().count());
     assert_eq!(from_body.text(), recorded.text());
 }
@@ -127,7 +128,11 @@ fn renderings(case: &str, reply: &Reply, model: String) -> Vec<String> {
     for api in [Format::OpenaiChat, Format::OpenaiResponses, Format::Anthropic] {
         for include_usage in [true, false] {
             // The Responses body echoes the request's tools; one set of renderings declares one.
-            let tools = if include_usage { vec![reloop_wire::ToolSpec { name: "read".into(), description: "Reads a file.".into(), parameters: serde_json::json!({ "type": "object" }) }] } else { Vec::new() };
+            let tools = if include_usage {
+                vec![reloop_wire::ToolSpec { name: "read".into(), description: "Reads a file.".into(), parameters: serde_json::json!({ "type": "object" }) }]
+            } else {
+                Vec::new()
+            };
             let meta = ReplyMeta { request_index: 3, model: model.clone(), include_usage, tools };
             let stream = encode_reply_stream(api, reply, &meta);
             let frames = stream.len();
@@ -153,7 +158,13 @@ fn streamed_captures(api: Format, dir: &str) -> Vec<(String, String)> {
         .filter_map(|file| {
             let name = file.file_name().unwrap().to_string_lossy().into_owned();
             let text = std::fs::read_to_string(&file).unwrap();
-            let body = if name.ends_with(".chunks.jsonl") { framed(&text, api != Format::OpenaiChat) } else if name.ends_with(".sse") { text } else { return None };
+            let body = if name.ends_with(".chunks.jsonl") {
+                framed(&text, api != Format::OpenaiChat)
+            } else if name.ends_with(".sse") {
+                text
+            } else {
+                return None;
+            };
             Some((name, body))
         })
         .collect()
@@ -167,7 +178,8 @@ fn usage_carriers(body: &str) -> std::collections::BTreeSet<String> {
         .filter_map(|event| event.lines().find_map(|line| line.strip_prefix("data:")).map(str::trim))
         .filter_map(|data| serde_json::from_str::<Value>(data).ok())
         .filter_map(|event| {
-            let carried = ["/usage", "/message/usage", "/response/usage", "/usageMetadata"].iter().any(|at| event.pointer(at).is_some_and(|usage| !usage.is_null()));
+            let carried =
+                ["/usage", "/message/usage", "/response/usage", "/usageMetadata"].iter().any(|at| event.pointer(at).is_some_and(|usage| !usage.is_null()));
             let kind = match event["type"].as_str() {
                 Some(kind) => kind.to_owned(),
                 None if event.get("candidates").is_some() => "chunk".to_owned(),
@@ -184,12 +196,19 @@ fn usage_carriers(body: &str) -> std::collections::BTreeSet<String> {
 /// kinds of event that carried it when recorded, and nowhere when none did.
 #[test]
 fn usage_is_streamed_only_where_the_recording_streamed_it() {
-    let dirs = [(Format::OpenaiChat, "openai-chat"), (Format::OpenaiResponses, "openai-responses"), (Format::Anthropic, "anthropic-messages"), (Format::Gemini, "gemini")];
+    let dirs = [
+        (Format::OpenaiChat, "openai-chat"),
+        (Format::OpenaiResponses, "openai-responses"),
+        (Format::Anthropic, "anthropic-messages"),
+        (Format::Gemini, "gemini"),
+    ];
     let mut checked = std::collections::BTreeMap::<&str, usize>::new();
     for (api, dir) in dirs {
         for (name, body) in streamed_captures(api, dir) {
             let headers = [("content-type".to_owned(), "text/event-stream".to_owned())];
-            let Ok(recorded) = exchange_from_wire(api, WireResponse { status: 200, headers: &headers, body: body.as_bytes() }, body.as_bytes()) else { continue };
+            let Ok(recorded) = exchange_from_wire(api, WireResponse { status: 200, headers: &headers, body: body.as_bytes() }, body.as_bytes()) else {
+                continue;
+            };
             let carriers = usage_carriers(&body);
             let reply = answer(&recorded.to_turn(0), Some(&recorded), true);
             let include_usage = !carriers.is_empty();

@@ -74,11 +74,7 @@ fn piece_end(bytes: &[u8], start: usize) -> usize {
     let first = bytes[start];
     // Alternatives 1 and 2: the word starts at `start` if it begins with a
     // letter, after it if a lead byte can come first (never both).
-    let word = if first.is_ascii_alphabetic() {
-        Some(start)
-    } else {
-        (!first.is_ascii_digit() && !is_line_end(first)).then_some(start + 1)
-    };
+    let word = if first.is_ascii_alphabetic() { Some(start) } else { (!first.is_ascii_digit() && !is_line_end(first)).then_some(start + 1) };
     if let Some(word) = word {
         let upper_end = run_end(bytes, word, |b| b.is_ascii_uppercase());
         let lower_end = run_end(bytes, upper_end, |b| b.is_ascii_lowercase());

@@ -53,11 +53,7 @@ pub const REPLY_PRIMING_TOKENS: u64 = 3;
 /// other text is cut by `bpe-openai`'s pre-tokenizer, which loads its
 /// tables the first time such text is counted.
 pub fn count_text(text: &str) -> u64 {
-    if text.is_ascii() {
-        piece_memo::count_pieces(ascii_pieces::ascii_pieces(text))
-    } else {
-        piece_memo::count_pieces(bpe_openai::o200k_base().split(text))
-    }
+    if text.is_ascii() { piece_memo::count_pieces(ascii_pieces::ascii_pieces(text)) } else { piece_memo::count_pieces(bpe_openai::o200k_base().split(text)) }
 }
 
 /// A memoizing counter; one per session keeps contention away.
@@ -267,7 +263,8 @@ mod tests {
             0 => Message::User { text: format!("question {i}") },
             _ => Message::ToolResult { call_id: format!("c{i}"), tool_name: String::new(), content: "fn x() {}\n".repeat(i * 10), is_error: false },
         };
-        let prompt = |system: Option<&str>, messages: &[Message]| Prompt { system: system.map(str::to_owned), messages: messages.to_vec(), ..Prompt::default() };
+        let prompt =
+            |system: Option<&str>, messages: &[Message]| Prompt { system: system.map(str::to_owned), messages: messages.to_vec(), ..Prompt::default() };
         let history: Vec<Message> = (0..8).map(message).collect();
         let mut masked = history.clone();
         masked[3] = Message::ToolResult { call_id: "c3".into(), tool_name: String::new(), content: "[masked]".into(), is_error: false };

@@ -222,7 +222,8 @@ fn read_runs(table: &Table) -> Result<Vec<RunTrace>, ReportError> {
     let text = |name| -> Result<Vec<String>, ReportError> { Ok(texts(table, name)?.into_iter().map(Option::unwrap_or_default).collect()) };
     let (scenario_file, wire, model, strategy) = (text("scenario_file")?, text("wire")?, text("model")?, text("strategy")?);
     let (agent, outcome, error, final_answer) = (text("system_under_test")?, text("outcome")?, texts(table, "error")?, texts(table, "final_answer")?);
-    let (passed, virtual_ms, cost, saved) = (ints(table, "passed"), ints(table, "virtual_ms"), floats(table, "estimated_cost_usd"), floats(table, "tokens_saved_total"));
+    let (passed, virtual_ms, cost, saved) =
+        (ints(table, "passed"), ints(table, "virtual_ms"), floats(table, "estimated_cost_usd"), floats(table, "tokens_saved_total"));
     let (doom_kind, doom_step) = (texts(table, "doom_loop_kind")?, ints(table, "doom_loop_first_step"));
     Ok(keys(table)?
         .into_iter()
@@ -297,7 +298,8 @@ fn read_events(table: &Table) -> Result<Keyed<Event>, ReportError> {
                 column: "payload".to_owned(),
                 problem: format!("row {row} is not JSON: {e}"),
             })?;
-            let event = Event { step: step[row].unwrap_or_default(), at_ms: at[row].unwrap_or_default(), kind: kind[row].clone(), payload: parsed, agent_depth: 0 };
+            let event =
+                Event { step: step[row].unwrap_or_default(), at_ms: at[row].unwrap_or_default(), kind: kind[row].clone(), payload: parsed, agent_depth: 0 };
             Ok((key, (seq[row].unwrap_or(row as u64), event)))
         })
         .collect()

@@ -296,7 +296,8 @@ fn finding(event: &Event) -> Option<Value> {
         attributes.push(texts("reloop.cache_break.causes", causes));
         "reloop.cache_break"
     } else if kind.starts_with("doom_loop_") {
-        let detector = event.text("detector").map(str::to_owned).unwrap_or_else(|| kind.trim_start_matches("doom_loop_").trim_end_matches("_detected").to_owned());
+        let detector =
+            event.text("detector").map(str::to_owned).unwrap_or_else(|| kind.trim_start_matches("doom_loop_").trim_end_matches("_detected").to_owned());
         attributes.push(text("reloop.doom_loop.kind", &detector));
         for field in ["tool", "reaction"] {
             if let Some(value) = event.text(field) {
@@ -393,7 +394,11 @@ mod tests {
             steps: vec![step(0, 0, 1_000), step(1, 2_500, 4_000)],
             events: vec![
                 event(0, 1_000, json!({"kind": "tool_start", "call_id": "c1", "tool": "read", "arguments": "{}"})),
-                event(0, 1_000, json!({"kind": "tool_end", "call_id": "c1", "tool": "read", "is_error": true, "elapsed_ms": 1_500, "result_summary": "no such file"})),
+                event(
+                    0,
+                    1_000,
+                    json!({"kind": "tool_end", "call_id": "c1", "tool": "read", "is_error": true, "elapsed_ms": 1_500, "result_summary": "no such file"}),
+                ),
                 event(1, 2_500, json!({"kind": "microcompact_ran", "strategy": "roku", "cleared": 1, "tokens_before": 90, "tokens_after": 78})),
                 event(1, 2_500, json!({"kind": "cache_break_detected", "changed": ["tools"]})),
                 event(1, 4_000, json!({"kind": "doom_loop_detected", "detector": "identical_calls", "tool": "read", "repeats": 3, "reaction": "stop"})),
@@ -424,7 +429,10 @@ mod tests {
         assert_eq!(attr(chat, "gen_ai.response.finish_reasons")["arrayValue"]["values"][0]["stringValue"], "tool_calls");
         assert_eq!(attr(chat, "reloop.cache_break.causes")["stringValue"], "tools");
         let tool = &spans[3];
-        assert_eq!((attr(tool, "gen_ai.tool.call.id")["stringValue"].as_str(), attr(tool, "error.type")["stringValue"].as_str()), (Some("c1"), Some("tool_error")));
+        assert_eq!(
+            (attr(tool, "gen_ai.tool.call.id")["stringValue"].as_str(), attr(tool, "error.type")["stringValue"].as_str()),
+            (Some("c1"), Some("tool_error"))
+        );
         assert_eq!((tool["startTimeUnixNano"].as_str(), tool["endTimeUnixNano"].as_str()), (Some("1000000000"), Some("2500000000")));
         let findings: Vec<&str> = agent["events"].as_array().unwrap().iter().map(|e| e["name"].as_str().unwrap()).collect();
         assert_eq!(findings, ["reloop.compaction", "reloop.cache_break", "reloop.doom_loop"]);
@@ -443,7 +451,11 @@ mod tests {
             event(0, 1_000, json!({"kind": "sub_agent_started", "call_id": "c0", "task": "look", "step_budget": 2})),
             event(0, 1_200, json!({"kind": "tool_start", "call_id": "c0", "tool": "grep", "arguments": "{}"})),
             event(0, 1_200, json!({"kind": "tool_end", "call_id": "c0", "tool": "grep", "is_error": false, "elapsed_ms": 100, "result_summary": "x"})),
-            event(0, 1_300, json!({"kind": "sub_agent_finished", "call_id": "c0", "outcome": "final_answer", "steps": 1, "timed_out": false, "elapsed_ms": 300})),
+            event(
+                0,
+                1_300,
+                json!({"kind": "sub_agent_finished", "call_id": "c0", "outcome": "final_answer", "steps": 1, "timed_out": false, "elapsed_ms": 300}),
+            ),
             event(0, 1_000, json!({"kind": "tool_end", "call_id": "c0", "tool": "Agent", "is_error": false, "elapsed_ms": 400, "result_summary": "found"})),
         ];
         let request = request(&[run]);

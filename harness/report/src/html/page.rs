@@ -50,7 +50,12 @@ pub fn render(dir: &Path, baseline: Option<&Verdict<'_>>) -> Result<String, Repo
     let passed = runs.number("passed").map_or(0, |v| v.iter().filter(|p| **p == Some(1.0)).count()).saturating_sub(skipped);
     let failed = runs.len() - passed - skipped;
     let skipped_text = if skipped > 0 { format!(", {skipped} skipped") } else { String::new() };
-    let _ = write!(html, "<h1>reloop report</h1><p class=\"summary\">{} runs, {passed} passed, {failed} failed{skipped_text}: <code>{}</code></p>", runs.len(), escape(&dir.display().to_string()));
+    let _ = write!(
+        html,
+        "<h1>reloop report</h1><p class=\"summary\">{} runs, {passed} passed, {failed} failed{skipped_text}: <code>{}</code></p>",
+        runs.len(),
+        escape(&dir.display().to_string())
+    );
     if let Some(verdict) = baseline {
         diff_section(&mut html, verdict);
     }
@@ -149,9 +154,19 @@ fn diff_section(html: &mut String, verdict: &Verdict<'_>) {
         }
         html.push_str("</ul>");
     }
-    html.push_str("<table class=\"sortable\" id=\"diff\"><thead><tr><th>metric</th><th>base</th><th>new</th><th>delta</th><th>relative</th></tr></thead><tbody>");
+    html.push_str(
+        "<table class=\"sortable\" id=\"diff\"><thead><tr><th>metric</th><th>base</th><th>new</th><th>delta</th><th>relative</th></tr></thead><tbody>",
+    );
     for m in &c.metrics {
-        let _ = write!(html, "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>", escape(&m.metric), maybe(m.base), maybe(m.new), signed(m.delta), percent(m.relative));
+        let _ = write!(
+            html,
+            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            escape(&m.metric),
+            maybe(m.base),
+            maybe(m.new),
+            signed(m.delta),
+            percent(m.relative)
+        );
     }
     html.push_str("</tbody></table>");
     let moved: Vec<String> = c

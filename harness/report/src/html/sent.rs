@@ -148,7 +148,9 @@ mod tests {
     fn runs_sending_the_same_messages_share_them_and_a_masked_one_points_to_its_original() {
         let mut messages = Messages::default();
         let cells = [
-            Some(r#"[{"n":0,"shown":"system","body":{"role":"system","text":"sys"}},{"n":1,"shown":"original","body":{"role":"tool_result","call_id":"c1","tool_name":"read","content":"fn main() {}","is_error":false}}]"#),
+            Some(
+                r#"[{"n":0,"shown":"system","body":{"role":"system","text":"sys"}},{"n":1,"shown":"original","body":{"role":"tool_result","call_id":"c1","tool_name":"read","content":"fn main() {}","is_error":false}}]"#,
+            ),
             None,
             Some(r#"[{"n":2,"shown":"masked","of":1,"body":{"role":"tool_result","call_id":"c1","tool_name":"read","content":"[masked]","is_error":false}}]"#),
         ];
@@ -165,7 +167,8 @@ mod tests {
         assert_eq!(numbers("0-18446744073709551615,3,9-2"), [3], "an endless or reversed range is skipped");
         assert_eq!(ranges(&[u64::MAX - 1, u64::MAX]), format!("{}-{}", u64::MAX - 1, u64::MAX));
         let mut messages = Messages::default();
-        let cell = r#"[{"n":0,"shown":"system","body":{"role":"system","text":"s"}},{"n":1000000000000000000,"shown":"original","body":{"role":"user","text":"u"}}]"#;
+        let cell =
+            r#"[{"n":0,"shown":"system","body":{"role":"system","text":"s"}},{"n":1000000000000000000,"shown":"original","body":{"role":"user","text":"u"}}]"#;
         assert_eq!(messages.add_run([Some(cell)].into_iter()), vec![Some(0)]);
     }
 

@@ -70,8 +70,18 @@ pub fn timeline(calls: &[CallPoint], marks: &[Mark]) -> String {
     svg.push_str(&line(calls.iter().map(|c| (c.step, c.input_tokens)).collect(), "sent"));
     for call in calls {
         let (px, py) = (x(call.step), y(call.input_tokens));
-        let class = if call.cache_break { "break" } else if call.cache_hit { "hit" } else { "miss" };
-        let _ = write!(svg, r#"<circle class="{class}" cx="{px:.1}" cy="{py:.1}" r="3"><title>step {}: {} tokens, cache {class}</title></circle>"#, call.step, call.input_tokens);
+        let class = if call.cache_break {
+            "break"
+        } else if call.cache_hit {
+            "hit"
+        } else {
+            "miss"
+        };
+        let _ = write!(
+            svg,
+            r#"<circle class="{class}" cx="{px:.1}" cy="{py:.1}" r="3"><title>step {}: {} tokens, cache {class}</title></circle>"#,
+            call.step, call.input_tokens
+        );
     }
     svg.push_str("</svg>");
     svg
@@ -142,7 +152,10 @@ pub fn lines(series: &[(String, Vec<(u64, f64)>)], title: &str) -> String {
 }
 
 fn open(width: f64, height: f64, title: &str) -> String {
-    format!(r#"<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {width} {height}" width="{width}" height="{height}" role="img"><title>{}</title>"#, escape(title))
+    format!(
+        r#"<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {width} {height}" width="{width}" height="{height}" role="img"><title>{}</title>"#,
+        escape(title)
+    )
 }
 
 fn axes(svg: &mut String, top_value: impl std::fmt::Display, last_step: f64) {

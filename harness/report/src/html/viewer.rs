@@ -192,11 +192,15 @@ impl StepView {
                     _ => field("layer"),
                 };
                 let fallback = if body.get("used_fallback").and_then(Value::as_bool) == Some(true) { " (mechanical fallback)" } else { "" };
-                let text = format!("compaction layer {layer} by {}{fallback}: {} → {} tokens", field("strategy"), field("tokens_before"), field("tokens_after"));
+                let text =
+                    format!("compaction layer {layer} by {}{fallback}: {} → {} tokens", field("strategy"), field("tokens_before"), field("tokens_after"));
                 self.notes.push(("compaction", text));
             }
             "compact_triggered" | "reactive_compact_triggered" => {
-                self.notes.push(("compaction", format!("{} by {}: {} tokens", kind.replace('_', " "), field("strategy"), field("estimated_tokens") + &field("tokens_before"))));
+                self.notes.push((
+                    "compaction",
+                    format!("{} by {}: {} tokens", kind.replace('_', " "), field("strategy"), field("estimated_tokens") + &field("tokens_before")),
+                ));
             }
             "doom_loop_detected" | "doom_loop_cycle_detected" | "doom_loop_no_progress_detected" => {
                 self.notes.push(("doom", format!("{} on {} ({})", kind.replace('_', " "), field("tool"), field("reaction"))));
@@ -261,7 +265,15 @@ pub(super) fn sweep_section(html: &mut String, runs: &Table, steps: &Table) -> R
             let at = |row: usize| step[row].unwrap_or(0.0) as u64;
             tokens.push((variant.clone(), rows.iter().filter(main).filter_map(|&r| Some((at(r), input[r]?))).collect()));
             let mut sum = 0.0;
-            spent.push((variant.clone(), rows.iter().map(|&r| { sum += cost[r].unwrap_or(0.0); (at(r), sum) }).collect()));
+            spent.push((
+                variant.clone(),
+                rows.iter()
+                    .map(|&r| {
+                        sum += cost[r].unwrap_or(0.0);
+                        (at(r), sum)
+                    })
+                    .collect(),
+            ));
             let ratio = |r: usize| Some((at(r), cache_read[r]? / input[r].filter(|t| *t > 0.0)?));
             hits.push((variant.clone(), rows.iter().filter(main).filter_map(|&r| ratio(r)).collect()));
         }
@@ -298,8 +310,7 @@ fn by_variant(html: &mut String, runs: &Table, variants: &[String], order: &[Str
             total
         })
         .collect();
-    let savings: Vec<(String, f64)> =
-        order.iter().zip(&totals).map(|(v, t)| (v.clone(), if t[1] > 0.0 { 1.0 - t[0] / t[1] } else { 0.0 })).collect();
+    let savings: Vec<(String, f64)> = order.iter().zip(&totals).map(|(v, t)| (v.clone(), if t[1] > 0.0 { 1.0 - t[0] / t[1] } else { 0.0 })).collect();
     let top_cost = totals.iter().map(|t| t[2]).fold(0.0, f64::max);
     let costs: Vec<(String, f64, String)> =
         order.iter().zip(&totals).map(|(v, t)| (v.clone(), if top_cost > 0.0 { t[2] / top_cost } else { 0.0 }, format!("${:.4}", t[2]))).collect();

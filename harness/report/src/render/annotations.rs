@@ -24,10 +24,7 @@ pub fn render(verdict: &Verdict<'_>, root: &Path) -> String {
 
 /// The line of the scenario's `name:` key (its first line without one).
 fn scenario_line(file: &Path) -> usize {
-    std::fs::read_to_string(file)
-        .ok()
-        .and_then(|text| text.lines().position(|line| line.starts_with("name:")))
-        .map_or(1, |index| index + 1)
+    std::fs::read_to_string(file).ok().and_then(|text| text.lines().position(|line| line.starts_with("name:"))).map_or(1, |index| index + 1)
 }
 
 /// Escapes a message (the part after `::`): the one escaping of names for

@@ -11,10 +11,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 
-use super::request::{
-    AnthropicContent, ContentBlock, MessagesRequest, Role, SystemPrompt, TextBlock,
-    push_user_messages,
-};
+use super::request::{AnthropicContent, ContentBlock, MessagesRequest, Role, SystemPrompt, TextBlock, push_user_messages};
 
 /// The most `cache_control` blocks one request may carry; the API refuses more.
 pub const MAX_CACHE_BREAKPOINTS: usize = 4;
@@ -207,7 +204,7 @@ fn mark_last_block(content: &mut AnthropicContent, control: Value) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{Prompt, Message, ToolCall, ToolSpec};
+    use crate::{Message, Prompt, ToolCall, ToolSpec};
 
     fn prompt() -> Prompt {
         let call = ToolCall { id: "c1".into(), name: "read".into(), arguments: "{}".into() };

@@ -71,22 +71,12 @@ impl AnthropicErrorBody {
 
     /// A body with this error type and message (and no request id).
     pub fn new(kind: &str, message: impl Into<String>) -> Self {
-        Self {
-            kind: "error".to_owned(),
-            error: AnthropicError {
-                kind: kind.to_owned(),
-                message: message.into(),
-                extra: Map::new(),
-            },
-            request_id: None,
-        }
+        Self { kind: "error".to_owned(), error: AnthropicError { kind: kind.to_owned(), message: message.into(), extra: Map::new() }, request_id: None }
     }
 
     /// The 400 body the API returns when the prompt exceeds the model's context window.
     pub fn prompt_too_long(requested: u64, max: u64) -> Self {
-        Self::invalid_request(format!(
-            "{PROMPT_TOO_LONG}{requested} tokens > {max} maximum"
-        ))
+        Self::invalid_request(format!("{PROMPT_TOO_LONG}{requested} tokens > {max} maximum"))
     }
 
     /// The body of HTTP 529 (and of the in-stream error) when the API is overloaded.
@@ -118,10 +108,7 @@ impl AnthropicErrorBody {
 impl AnthropicError {
     /// The [`WireError::Provider`] for this error (its type is the kind).
     pub fn to_wire_error(&self) -> WireError {
-        WireError::Provider {
-            kind: self.kind.clone(),
-            message: self.message.clone(),
-        }
+        WireError::Provider { kind: self.kind.clone(), message: self.message.clone() }
     }
 }
 
@@ -129,19 +116,13 @@ impl AnthropicError {
 mod tests {
     use super::*;
 
-    const INVALID_REQUEST: &str =
-        include_str!("../../tests/data/errors/anthropic-400-invalid-request.vercel-ai.json");
-    const PROMPT_TOO_LONG_BODY: &str =
-        include_str!("../../tests/data/errors/anthropic-400-prompt-too-long.troll-llm-log.json");
-    const OVERLOADED: &str =
-        include_str!("../../tests/data/errors/anthropic-529-overloaded.vecsum-log.json");
+    const INVALID_REQUEST: &str = include_str!("../../tests/data/errors/anthropic-400-invalid-request.vercel-ai.json");
+    const PROMPT_TOO_LONG_BODY: &str = include_str!("../../tests/data/errors/anthropic-400-prompt-too-long.troll-llm-log.json");
+    const OVERLOADED: &str = include_str!("../../tests/data/errors/anthropic-529-overloaded.vecsum-log.json");
 
     /// A fixture without its request id, which the constructors do not invent.
     fn without_request_id(fixture: &str) -> AnthropicErrorBody {
-        AnthropicErrorBody {
-            request_id: None,
-            ..serde_json::from_str(fixture).unwrap()
-        }
+        AnthropicErrorBody { request_id: None, ..serde_json::from_str(fixture).unwrap() }
     }
 
     #[test]
@@ -164,17 +145,11 @@ mod tests {
         let too_long = AnthropicErrorBody::prompt_too_long(214_850, 200_000);
         assert_eq!(too_long, without_request_id(PROMPT_TOO_LONG_BODY));
         assert!(too_long.is_prompt_too_long());
-        assert_eq!(
-            AnthropicErrorBody::overloaded(),
-            without_request_id(OVERLOADED)
-        );
+        assert_eq!(AnthropicErrorBody::overloaded(), without_request_id(OVERLOADED));
 
         let invalid = without_request_id(INVALID_REQUEST);
         assert!(!invalid.is_prompt_too_long());
-        assert_eq!(
-            AnthropicErrorBody::invalid_request(invalid.error.message.clone()),
-            invalid
-        );
+        assert_eq!(AnthropicErrorBody::invalid_request(invalid.error.message.clone()), invalid);
     }
 
     #[test]

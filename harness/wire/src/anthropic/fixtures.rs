@@ -9,62 +9,20 @@ use super::{AnthropicEvent, AnthropicStreamDecoder, MessageMeta, encode_stream};
 use crate::testing::{Capture, assert_decode_encode_decode, assert_frames_survive_any_split, call, capture, decode_stream, text_turn, usage};
 use crate::{FinishReason, ModelTurn, StreamDelta, Usage, WireError};
 
-const BASIC: Capture = capture!(
-    "anthropic-messages",
-    "anthropic-sdk-python-basic-response.sse"
-);
-const INCOMPLETE_PARTIAL_JSON: Capture = capture!(
-    "anthropic-messages",
-    "anthropic-sdk-python-incomplete-partial-json-response.sse"
-);
-const REFUSAL_STOP_DETAILS: Capture = capture!(
-    "anthropic-messages",
-    "anthropic-sdk-python-refusal-stop-details-response.sse"
-);
-const STOP_DETAILS: Capture = capture!(
-    "anthropic-messages",
-    "anthropic-sdk-python-stop-details-response.sse"
-);
-const TOOL_USE: Capture = capture!(
-    "anthropic-messages",
-    "anthropic-sdk-python-tool-use-response.sse"
-);
-const SONNET_5_REASONING: Capture = capture!(
-    "anthropic-messages",
-    "vercel-ai-anthropic-claude-sonnet-5-reasoning-summarized.chunks.jsonl"
-);
-const CLEAR_THINKING: Capture = capture!(
-    "anthropic-messages",
-    "vercel-ai-anthropic-clear-thinking.1.chunks.jsonl"
-);
-const CODE_EXECUTION_CACHE: Capture = capture!(
-    "anthropic-messages",
-    "vercel-ai-anthropic-code-execution-20260120-prompt-cache.1.chunks.jsonl"
-);
-const JSON_TOOL: Capture = capture!(
-    "anthropic-messages",
-    "vercel-ai-anthropic-json-tool.1.chunks.jsonl"
-);
-const DELTA_INPUT_TOKENS: Capture = capture!(
-    "anthropic-messages",
-    "vercel-ai-anthropic-message-delta-input-tokens.chunks.jsonl"
-);
-const REFUSAL: Capture = capture!(
-    "anthropic-messages",
-    "vercel-ai-anthropic-refusal.chunks.jsonl"
-);
-const TEXT: Capture = capture!(
-    "anthropic-messages",
-    "vercel-ai-anthropic-text.chunks.jsonl"
-);
-const TOOL_NO_ARGS: Capture = capture!(
-    "anthropic-messages",
-    "vercel-ai-anthropic-tool-no-args.chunks.jsonl"
-);
-const OVERLOADED_IN_STREAM: Capture = capture!(
-    "errors",
-    "anthropic-overloaded-error.in-stream.anthropic-sdk-python-test.sse"
-);
+const BASIC: Capture = capture!("anthropic-messages", "anthropic-sdk-python-basic-response.sse");
+const INCOMPLETE_PARTIAL_JSON: Capture = capture!("anthropic-messages", "anthropic-sdk-python-incomplete-partial-json-response.sse");
+const REFUSAL_STOP_DETAILS: Capture = capture!("anthropic-messages", "anthropic-sdk-python-refusal-stop-details-response.sse");
+const STOP_DETAILS: Capture = capture!("anthropic-messages", "anthropic-sdk-python-stop-details-response.sse");
+const TOOL_USE: Capture = capture!("anthropic-messages", "anthropic-sdk-python-tool-use-response.sse");
+const SONNET_5_REASONING: Capture = capture!("anthropic-messages", "vercel-ai-anthropic-claude-sonnet-5-reasoning-summarized.chunks.jsonl");
+const CLEAR_THINKING: Capture = capture!("anthropic-messages", "vercel-ai-anthropic-clear-thinking.1.chunks.jsonl");
+const CODE_EXECUTION_CACHE: Capture = capture!("anthropic-messages", "vercel-ai-anthropic-code-execution-20260120-prompt-cache.1.chunks.jsonl");
+const JSON_TOOL: Capture = capture!("anthropic-messages", "vercel-ai-anthropic-json-tool.1.chunks.jsonl");
+const DELTA_INPUT_TOKENS: Capture = capture!("anthropic-messages", "vercel-ai-anthropic-message-delta-input-tokens.chunks.jsonl");
+const REFUSAL: Capture = capture!("anthropic-messages", "vercel-ai-anthropic-refusal.chunks.jsonl");
+const TEXT: Capture = capture!("anthropic-messages", "vercel-ai-anthropic-text.chunks.jsonl");
+const TOOL_NO_ARGS: Capture = capture!("anthropic-messages", "vercel-ai-anthropic-tool-no-args.chunks.jsonl");
+const OVERLOADED_IN_STREAM: Capture = capture!("errors", "anthropic-overloaded-error.in-stream.anthropic-sdk-python-test.sse");
 
 /// Every stream capture.
 const STREAMS: [Capture; 14] = [
@@ -97,27 +55,11 @@ fn every_event_reserializes_to_the_same_json() {
     let mut count = 0;
     for capture in STREAMS {
         for frame in capture.frames() {
-            let original: Value = serde_json::from_str(&frame.data)
-                .unwrap_or_else(|e| panic!("{}: {e}\n{}", capture.name, frame.data));
-            assert_eq!(
-                frame.event.as_deref(),
-                original["type"].as_str(),
-                "{}",
-                capture.name
-            );
-            let event: AnthropicEvent = serde_json::from_value(original.clone())
-                .unwrap_or_else(|e| panic!("{}: {e}\n{original}", capture.name));
-            assert!(
-                !matches!(event, AnthropicEvent::Other(_)),
-                "{}: untyped {original}",
-                capture.name
-            );
-            assert_eq!(
-                serde_json::to_value(&event).unwrap(),
-                original,
-                "{}",
-                capture.name
-            );
+            let original: Value = serde_json::from_str(&frame.data).unwrap_or_else(|e| panic!("{}: {e}\n{}", capture.name, frame.data));
+            assert_eq!(frame.event.as_deref(), original["type"].as_str(), "{}", capture.name);
+            let event: AnthropicEvent = serde_json::from_value(original.clone()).unwrap_or_else(|e| panic!("{}: {e}\n{original}", capture.name));
+            assert!(!matches!(event, AnthropicEvent::Other(_)), "{}: untyped {original}", capture.name);
+            assert_eq!(serde_json::to_value(&event).unwrap(), original, "{}", capture.name);
             count += 1;
         }
     }
@@ -126,14 +68,8 @@ fn every_event_reserializes_to_the_same_json() {
 
 #[test]
 fn text_streams() {
-    assert_eq!(
-        turn(BASIC),
-        text_turn("Hello there!", FinishReason::Stop, usage(11, 6))
-    );
-    assert_eq!(
-        turn(STOP_DETAILS),
-        text_turn("hi", FinishReason::Stop, usage(11, 1))
-    );
+    assert_eq!(turn(BASIC), text_turn("Hello there!", FinishReason::Stop, usage(11, 6)));
+    assert_eq!(turn(STOP_DETAILS), text_turn("hi", FinishReason::Stop, usage(11, 1)));
     assert_eq!(
         turn(TEXT),
         text_turn(
@@ -151,11 +87,7 @@ fn tool_use_input_is_the_streamed_json() {
         turn(TOOL_USE),
         ModelTurn {
             text: "I'll check the current weather in Paris for you.".into(),
-            tool_calls: vec![call(
-                "toolu_01NRLabsLyVHZPKxbKvkfSMn",
-                "get_weather",
-                r#"{"location": "Paris"}"#
-            )],
+            tool_calls: vec![call("toolu_01NRLabsLyVHZPKxbKvkfSMn", "get_weather", r#"{"location": "Paris"}"#)],
             reasoning: Vec::new(),
             finish_reason: FinishReason::ToolCalls,
             usage: usage(377, 65),
@@ -183,11 +115,7 @@ fn a_tool_without_arguments_gets_its_start_input() {
         turn(TOOL_NO_ARGS),
         ModelTurn {
             text: "I'll update the issue list for you.".into(),
-            tool_calls: vec![call(
-                "toolu_01QE1WLsSVp5hy5Q3GmGTmjP",
-                "updateIssueList",
-                "{}"
-            )],
+            tool_calls: vec![call("toolu_01QE1WLsSVp5hy5Q3GmGTmjP", "updateIssueList", "{}")],
             reasoning: Vec::new(),
             finish_reason: FinishReason::ToolCalls,
             usage: usage(565, 48),
@@ -206,11 +134,7 @@ fn max_tokens_leaves_the_input_unfinished() {
     );
     assert_eq!(turn.tool_calls.len(), 1);
     assert_eq!(turn.tool_calls[0].name, "make_file");
-    assert!(
-        turn.tool_calls[0]
-            .arguments
-            .starts_with(r#"{"filename": "taxes.txt", "lines_of_text": ["#)
-    );
+    assert!(turn.tool_calls[0].arguments.starts_with(r#"{"filename": "taxes.txt", "lines_of_text": ["#));
     assert!(turn.tool_calls[0].arguments.ends_with("\n\"Filing taxes"));
     assert_eq!(turn.usage, usage(450, 124));
 }
@@ -218,38 +142,20 @@ fn max_tokens_leaves_the_input_unfinished() {
 #[test]
 fn thinking_is_not_text_but_reasoning_with_its_signature() {
     let clear = turn(CLEAR_THINKING);
-    let Some(crate::Reasoning::Thinking { thinking, signature }) = clear.reasoning.first() else {
-        panic!("the thinking block is kept: {clear:?}")
-    };
+    let Some(crate::Reasoning::Thinking { thinking, signature }) = clear.reasoning.first() else { panic!("the thinking block is kept: {clear:?}") };
     assert!(thinking.starts_with("The previous result was 925") && signature.as_deref().is_some_and(|s| s.starts_with("EvQB")));
-    assert_eq!(
-        ModelTurn { reasoning: Vec::new(), ..clear },
-        text_turn("925 ÷ 5 = 185", FinishReason::Stop, usage(69, 53))
-    );
+    assert_eq!(ModelTurn { reasoning: Vec::new(), ..clear }, text_turn("925 ÷ 5 = 185", FinishReason::Stop, usage(69, 53)));
     let sonnet = turn(SONNET_5_REASONING);
-    assert!(
-        sonnet
-            .text
-            .starts_with("# Finding GCD(1071, 462) Using the Euclidean Algorithm")
-    );
+    assert!(sonnet.text.starts_with("# Finding GCD(1071, 462) Using the Euclidean Algorithm"));
     assert!(sonnet.text.ends_with("- 462 = 21 × 22 ✓"));
-    assert!(
-        !sonnet.text.contains("Euclidean algorithm to find"),
-        "thinking leaked"
-    );
+    assert!(!sonnet.text.contains("Euclidean algorithm to find"), "thinking leaked");
     assert_eq!(sonnet.usage, usage(47, 373));
 }
 
 #[test]
 fn refusals_are_other_stop_reasons() {
-    assert_eq!(
-        turn(REFUSAL),
-        text_turn("", FinishReason::Other("refusal".into()), usage(18, 5))
-    );
-    assert_eq!(
-        turn(REFUSAL_STOP_DETAILS),
-        text_turn("", FinishReason::Other("refusal".into()), usage(20, 0))
-    );
+    assert_eq!(turn(REFUSAL), text_turn("", FinishReason::Other("refusal".into()), usage(18, 5)));
+    assert_eq!(turn(REFUSAL_STOP_DETAILS), text_turn("", FinishReason::Other("refusal".into()), usage(20, 0)));
 }
 
 #[test]
@@ -261,32 +167,21 @@ fn cached_prompt_tokens_count_as_input() {
         text_turn(
             "The sum of the squares of the numbers 1 through 12 is **650**.",
             FinishReason::Stop,
-            Some(Usage {
-                input_tokens: 6 + 3337 + 6289,
-                output_tokens: 198,
-                cache_read_tokens: 6289,
-                cache_write_tokens: 3337,
-            })
+            Some(Usage { input_tokens: 6 + 3337 + 6289, output_tokens: 198, cache_read_tokens: 6289, cache_write_tokens: 3337 })
         )
     );
 }
 
 #[test]
 fn message_delta_input_tokens_replace_the_start() {
-    assert_eq!(
-        turn(DELTA_INPUT_TOKENS),
-        text_turn("pong", FinishReason::Stop, usage(61, 2))
-    );
+    assert_eq!(turn(DELTA_INPUT_TOKENS), text_turn("pong", FinishReason::Stop, usage(61, 2)));
 }
 
 #[test]
 fn an_error_event_is_a_provider_error() {
     let (deltas, result) = decode(OVERLOADED_IN_STREAM);
     assert!(deltas.is_empty());
-    assert!(
-        matches!(&result, Err(WireError::Provider { kind, message }) if kind == "overloaded_error" && message == "Overloaded"),
-        "{result:?}"
-    );
+    assert!(matches!(&result, Err(WireError::Provider { kind, message }) if kind == "overloaded_error" && message == "Overloaded"), "{result:?}");
     // Mid-stream too: what streamed before stays delivered, and finish reports the error.
     let mut stream = BASIC.stream();
     let cut = stream.find("event: content_block_stop").unwrap();

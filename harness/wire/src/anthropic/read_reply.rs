@@ -4,9 +4,9 @@
 use crate::{FinishReason, Format};
 use serde_json::{Map, Value};
 
-use crate::reply::read::{Chunks, FromWireError, count, extra_fields, of_response, opt_str, str_of};
 use crate::parts::{Arguments, Part, RecordedUsage, ResponseIds, ToolCallPart, unmodelled};
 use crate::reply::DecodedReply;
+use crate::reply::read::{Chunks, FromWireError, count, extra_fields, of_response, opt_str, str_of};
 
 /// Accumulates a stream into the message it describes, then reads that.
 pub fn from_events(events: &[Value]) -> Result<DecodedReply, FromWireError> {
@@ -70,7 +70,8 @@ fn append(block: &mut Value, field: &str, piece: &str) {
 
 fn push_citation(block: &mut Value, citation: Value) {
     if let Some(block) = block.as_object_mut()
-        && let Value::Array(list) = block.entry("citations").or_insert_with(|| Value::Array(Vec::new())) {
+        && let Value::Array(list) = block.entry("citations").or_insert_with(|| Value::Array(Vec::new()))
+    {
         list.push(citation);
     }
 }
@@ -78,7 +79,8 @@ fn push_citation(block: &mut Value, citation: Value) {
 /// Reads a whole `message` object; `chunks` are the stream's delta sizes by block index.
 pub fn from_body(message: &Value, chunks: &Chunks) -> Result<DecodedReply, FromWireError> {
     let content = message.get("content").and_then(Value::as_array).ok_or_else(|| FromWireError::Shape("message without `content`".into()))?;
-    let parts: Vec<Part> = content.iter().enumerate().map(|(i, block)| part(block, chunks.get(&i.to_string()).cloned().unwrap_or_default())).collect::<Result<_, _>>()?;
+    let parts: Vec<Part> =
+        content.iter().enumerate().map(|(i, block)| part(block, chunks.get(&i.to_string()).cloned().unwrap_or_default())).collect::<Result<_, _>>()?;
     let extra = extra_fields(Format::Anthropic, &parts, of_response(unmodelled(message, ENVELOPE)));
     Ok(DecodedReply {
         parts,
@@ -109,17 +111,10 @@ fn part(block: &Value, chunks: Vec<usize>) -> Result<Part, FromWireError> {
             extra: unmodelled(block, &["type", "id", "name", "input", "partial_json"]),
             ..ToolCallPart::new(opt_str(block, "id"), str_of(block, "name").into(), arguments(block))
         }),
-        "server_tool_use" => Part::ServerToolUse {
-            id: opt_str(block, "id"),
-            name: str_of(block, "name").into(),
-            input: arguments(block),
-            chunks,
-        },
-        kind if kind.ends_with("_tool_result") => Part::ServerToolResult {
-            tool_use_id: opt_str(block, "tool_use_id"),
-            kind: kind.into(),
-            content: block.get("content").cloned().unwrap_or_default(),
-        },
+        "server_tool_use" => Part::ServerToolUse { id: opt_str(block, "id"), name: str_of(block, "name").into(), input: arguments(block), chunks },
+        kind if kind.ends_with("_tool_result") => {
+            Part::ServerToolResult { tool_use_id: opt_str(block, "tool_use_id"), kind: kind.into(), content: block.get("content").cloned().unwrap_or_default() }
+        }
         other => return Err(FromWireError::Unsupported(format!("content block `{other}`"))),
     })
 }

@@ -242,24 +242,12 @@ impl MessagesRequest {
             match message {
                 Message::User { text } => match open_tool_results(&mut messages) {
                     Some(blocks) => blocks.push(ContentBlock::text(text)),
-                    None => messages.push(AnthropicMessage {
-                        role: Role::User,
-                        content: AnthropicContent::Text(text.clone()),
-                    }),
+                    None => messages.push(AnthropicMessage { role: Role::User, content: AnthropicContent::Text(text.clone()) }),
                 },
-                Message::Assistant {
-                    text,
-                    tool_calls,
-                    reasoning,
-                } => {
+                Message::Assistant { text, tool_calls, reasoning } => {
                     messages.push(assistant_message(text, tool_calls, reasoning));
                 }
-                Message::ToolResult {
-                    call_id,
-                    content,
-                    is_error,
-                    ..
-                } => {
+                Message::ToolResult { call_id, content, is_error, .. } => {
                     let block = ContentBlock::ToolResult(ToolResultBlock {
                         tool_use_id: call_id.clone(),
                         content: Some(AnthropicContent::Text(content.clone())),
@@ -268,10 +256,7 @@ impl MessagesRequest {
                     });
                     match open_tool_results(&mut messages) {
                         Some(blocks) => blocks.push(block),
-                        None => messages.push(AnthropicMessage {
-                            role: Role::User,
-                            content: AnthropicContent::Blocks(vec![block]),
-                        }),
+                        None => messages.push(AnthropicMessage { role: Role::User, content: AnthropicContent::Blocks(vec![block]) }),
                     }
                 }
             }
@@ -325,16 +310,8 @@ impl MessagesRequest {
             model: self.model.clone(),
             system: join_system(system),
             messages,
-            tools: self
-                .tools
-                .iter()
-                .filter(|tool| matches!(tool.kind.as_deref(), None | Some("custom")))
-                .map(AnthropicTool::to_spec)
-                .collect(),
-            tool_choice: self
-                .tool_choice
-                .as_ref()
-                .map_or(ToolChoice::Auto, tool_choice),
+            tools: self.tools.iter().filter(|tool| matches!(tool.kind.as_deref(), None | Some("custom"))).map(AnthropicTool::to_spec).collect(),
+            tool_choice: self.tool_choice.as_ref().map_or(ToolChoice::Auto, tool_choice),
             max_output_tokens: Some(self.max_tokens),
             stream: self.stream,
             include_usage: true,
@@ -346,10 +323,9 @@ impl MessagesRequest {
 /// gathered in: its content ends with a `tool_result` (a text block closes it).
 fn open_tool_results(messages: &mut [AnthropicMessage]) -> Option<&mut Vec<ContentBlock>> {
     match messages.last_mut()? {
-        AnthropicMessage {
-            role: Role::User,
-            content: AnthropicContent::Blocks(blocks),
-        } if matches!(blocks.last(), Some(ContentBlock::ToolResult(_))) => Some(blocks),
+        AnthropicMessage { role: Role::User, content: AnthropicContent::Blocks(blocks) } if matches!(blocks.last(), Some(ContentBlock::ToolResult(_))) => {
+            Some(blocks)
+        }
         _ => None,
     }
 }
@@ -363,18 +339,9 @@ fn assistant_message(text: &str, tool_calls: &[ToolCall], reasoning: &[Reasoning
         // The API requires the turn's thinking, signatures intact, ahead of its tool_use.
         let text = (!text.is_empty()).then(|| ContentBlock::text(text));
         let calls = tool_calls.iter().map(ToolUseBlock::from_tool_call);
-        AnthropicContent::Blocks(
-            thinking
-                .into_iter()
-                .chain(text)
-                .chain(calls.map(ContentBlock::ToolUse))
-                .collect(),
-        )
+        AnthropicContent::Blocks(thinking.into_iter().chain(text).chain(calls.map(ContentBlock::ToolUse)).collect())
     };
-    AnthropicMessage {
-        role: Role::Assistant,
-        content,
-    }
+    AnthropicMessage { role: Role::Assistant, content }
 }
 
 /// The neutral messages of one user message: its tool results, and its text (blocks
@@ -400,11 +367,7 @@ pub(super) fn push_user_messages(content: &AnthropicContent, messages: &mut Vec<
                 messages.push(Message::ToolResult {
                     call_id: result.tool_use_id.clone(),
                     tool_name: String::new(),
-                    content: result
-                        .content
-                        .as_ref()
-                        .map(AnthropicContent::to_text)
-                        .unwrap_or_default(),
+                    content: result.content.as_ref().map(AnthropicContent::to_text).unwrap_or_default(),
                     is_error: result.is_error.unwrap_or(false),
                 });
             }
@@ -412,9 +375,7 @@ pub(super) fn push_user_messages(content: &AnthropicContent, messages: &mut Vec<
         }
     }
     if text.is_some() || messages.len() == first {
-        messages.push(Message::User {
-            text: text.unwrap_or_default(),
-        });
+        messages.push(Message::User { text: text.unwrap_or_default() });
     }
 }
 
@@ -431,25 +392,17 @@ fn assistant_prompt_message(content: &AnthropicContent) -> Message {
             _ => None,
         })
         .collect();
-    Message::Assistant {
-        text: content.to_text(),
-        tool_calls,
-        reasoning: blocks.iter().filter_map(block_reasoning).collect(),
-    }
+    Message::Assistant { text: content.to_text(), tool_calls, reasoning: blocks.iter().filter_map(block_reasoning).collect() }
 }
 
 /// The block an Anthropic assistant message carries for `reasoning`: thinking with its
 /// signature, or redacted thinking; other APIs' reasoning has no Anthropic form.
 pub(super) fn reasoning_block(reasoning: &Reasoning) -> Option<ContentBlock> {
     match reasoning {
-        Reasoning::Thinking { thinking, signature } => Some(ContentBlock::Thinking(ThinkingBlock {
-            thinking: thinking.clone(),
-            signature: signature.clone().unwrap_or_default(),
-            extra: Map::new(),
-        })),
-        Reasoning::RedactedThinking { data } => {
-            Some(ContentBlock::Other(json!({"type": "redacted_thinking", "data": data})))
+        Reasoning::Thinking { thinking, signature } => {
+            Some(ContentBlock::Thinking(ThinkingBlock { thinking: thinking.clone(), signature: signature.clone().unwrap_or_default(), extra: Map::new() }))
         }
+        Reasoning::RedactedThinking { data } => Some(ContentBlock::Other(json!({"type": "redacted_thinking", "data": data}))),
         Reasoning::ResponsesItem { .. } | Reasoning::ResponsesCompaction { .. } | Reasoning::ReasoningContent { .. } => None,
     }
 }
@@ -457,14 +410,11 @@ pub(super) fn reasoning_block(reasoning: &Reasoning) -> Option<ContentBlock> {
 /// The reasoning a block carries: thinking (with its signature) or redacted thinking.
 pub(super) fn block_reasoning(block: &ContentBlock) -> Option<Reasoning> {
     match block {
-        ContentBlock::Thinking(block) => Some(Reasoning::Thinking {
-            thinking: block.thinking.clone(),
-            signature: Some(block.signature.clone()).filter(|s| !s.is_empty()),
-        }),
+        ContentBlock::Thinking(block) => {
+            Some(Reasoning::Thinking { thinking: block.thinking.clone(), signature: Some(block.signature.clone()).filter(|s| !s.is_empty()) })
+        }
         ContentBlock::Other(value) if value.get("type").and_then(Value::as_str) == Some("redacted_thinking") => {
-            Some(Reasoning::RedactedThinking {
-                data: value.get("data").and_then(Value::as_str).unwrap_or_default().to_owned(),
-            })
+            Some(Reasoning::RedactedThinking { data: value.get("data").and_then(Value::as_str).unwrap_or_default().to_owned() })
         }
         _ => None,
     }
@@ -475,10 +425,7 @@ fn tool_choice(value: &Value) -> ToolChoice {
     match value.get("type").and_then(Value::as_str) {
         Some("none") => ToolChoice::None,
         Some("any") => ToolChoice::Required,
-        Some("tool") => value
-            .get("name")
-            .and_then(Value::as_str)
-            .map_or(ToolChoice::Auto, |name| ToolChoice::Named(name.to_owned())),
+        Some("tool") => value.get("name").and_then(Value::as_str).map_or(ToolChoice::Auto, |name| ToolChoice::Named(name.to_owned())),
         _ => ToolChoice::Auto,
     }
 }
@@ -505,32 +452,19 @@ pub fn tool_arguments(input: &Value) -> String {
 impl ContentBlock {
     /// A text block without cache control.
     pub(super) fn text(text: &str) -> Self {
-        Self::Text(TextBlock {
-            text: text.to_owned(),
-            cache_control: None,
-            extra: Map::new(),
-        })
+        Self::Text(TextBlock { text: text.to_owned(), cache_control: None, extra: Map::new() })
     }
 }
 
 impl ToolUseBlock {
     /// The block for a neutral tool call (see [`tool_input`]).
     pub fn from_tool_call(call: &ToolCall) -> Self {
-        Self {
-            id: call.id.clone(),
-            name: call.name.clone(),
-            input: tool_input(&call.arguments),
-            extra: Map::new(),
-        }
+        Self { id: call.id.clone(), name: call.name.clone(), input: tool_input(&call.arguments), extra: Map::new() }
     }
 
     /// The neutral form (see [`tool_arguments`]).
     pub fn to_tool_call(&self) -> ToolCall {
-        ToolCall {
-            id: self.id.clone(),
-            name: self.name.clone(),
-            arguments: tool_arguments(&self.input),
-        }
+        ToolCall { id: self.id.clone(), name: self.name.clone(), arguments: tool_arguments(&self.input) }
     }
 }
 
@@ -549,11 +483,7 @@ impl AnthropicTool {
 
     /// The neutral form (a missing description becomes empty; cache control is dropped).
     fn to_spec(&self) -> ToolSpec {
-        ToolSpec {
-            name: self.name.clone(),
-            description: self.description.clone().unwrap_or_default(),
-            parameters: self.input_schema.clone(),
-        }
+        ToolSpec { name: self.name.clone(), description: self.description.clone().unwrap_or_default(), parameters: self.input_schema.clone() }
     }
 }
 
@@ -608,13 +538,8 @@ mod tests {
     fn a_realistic_request_round_trips() {
         let wire = api_request();
         let request: MessagesRequest = serde_json::from_value(wire.clone()).unwrap();
-        assert_eq!(
-            request.tools[2].kind.as_deref(),
-            Some("web_search_20250305")
-        );
-        let AnthropicContent::Blocks(blocks) = &request.messages[0].content else {
-            panic!("expected blocks")
-        };
+        assert_eq!(request.tools[2].kind.as_deref(), Some("web_search_20250305"));
+        let AnthropicContent::Blocks(blocks) = &request.messages[0].content else { panic!("expected blocks") };
         assert!(matches!(blocks[0], ContentBlock::Other(_)));
         assert_eq!(serde_json::to_value(&request).unwrap(), wire);
     }
@@ -622,28 +547,18 @@ mod tests {
     #[test]
     fn to_prompt_of_a_realistic_request() {
         let request: MessagesRequest = serde_json::from_value(api_request()).unwrap();
-        let call = |id: &str, name: &str, arguments: &str| ToolCall {
-            id: id.into(),
-            name: name.into(),
-            arguments: arguments.into(),
-        };
+        let call = |id: &str, name: &str, arguments: &str| ToolCall { id: id.into(), name: name.into(), arguments: arguments.into() };
         assert_eq!(
             request.to_prompt(),
             Prompt {
                 model: "claude-sonnet-4-5".into(),
                 system: Some("You are a travel assistant.\n\nToday is Monday.".into()),
                 messages: vec![
-                    Message::User {
-                        text: "Where is this, and what's the weather there?".into()
-                    },
+                    Message::User { text: "Where is this, and what's the weather there?".into() },
                     Message::Assistant {
                         text: "That is Paris. Let me check.".into(),
                         tool_calls: vec![
-                            call(
-                                "toolu_01A09q90qw90lq917835lq9",
-                                "get_weather",
-                                r#"{"location":"Paris, France"}"#
-                            ),
+                            call("toolu_01A09q90qw90lq917835lq9", "get_weather", r#"{"location":"Paris, France"}"#),
                             call("toolu_01B", "get_time", "{}"),
                         ],
                         reasoning: vec![Reasoning::Thinking { thinking: "Looks like Paris.".into(), signature: Some("EqQBCgIYAhIM".into()) }],
@@ -654,15 +569,8 @@ mod tests {
                         content: "15 degrees".into(),
                         is_error: false,
                     },
-                    Message::ToolResult {
-                        call_id: "toolu_01B".into(),
-                        tool_name: "get_time".into(),
-                        content: "clock unavailable".into(),
-                        is_error: true,
-                    },
-                    Message::User {
-                        text: "Thanks!".into()
-                    },
+                    Message::ToolResult { call_id: "toolu_01B".into(), tool_name: "get_time".into(), content: "clock unavailable".into(), is_error: true },
+                    Message::User { text: "Thanks!".into() },
                 ],
                 tools: vec![
                     ToolSpec {
@@ -670,11 +578,7 @@ mod tests {
                         description: "Get the current weather in a given location".into(),
                         parameters: json!({"type": "object", "properties": {"location": {"type": "string"}}, "required": ["location"]}),
                     },
-                    ToolSpec {
-                        name: "get_time".into(),
-                        description: "Get the current time".into(),
-                        parameters: json!({"type": "object", "properties": {}}),
-                    },
+                    ToolSpec { name: "get_time".into(), description: "Get the current time".into(), parameters: json!({"type": "object", "properties": {}}) },
                 ],
                 tool_choice: ToolChoice::Auto,
                 max_output_tokens: Some(1024),
@@ -690,20 +594,9 @@ mod tests {
         let request = MessagesRequest::from_prompt(&prompt);
         assert_eq!(request.to_prompt(), prompt);
         let wire = serde_json::to_value(&request).unwrap();
-        assert_eq!(
-            wire["system"],
-            json!("You are a coding agent.\n\nBe brief.")
-        );
-        assert_eq!(
-            wire["tool_choice"],
-            json!({"type": "tool", "name": "read_file"})
-        );
-        let roles: Vec<&str> = wire["messages"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|message| message["role"].as_str().unwrap())
-            .collect();
+        assert_eq!(wire["system"], json!("You are a coding agent.\n\nBe brief."));
+        assert_eq!(wire["tool_choice"], json!({"type": "tool", "name": "read_file"}));
+        let roles: Vec<&str> = wire["messages"].as_array().unwrap().iter().map(|message| message["role"].as_str().unwrap()).collect();
         assert_eq!(roles, ["user", "assistant", "user"], "roles alternate");
         assert_eq!(
             wire["messages"][1]["content"][2],
@@ -723,52 +616,21 @@ mod tests {
 
     #[test]
     fn tool_results_after_user_text_start_a_new_message() {
-        let result = |id: &str| Message::ToolResult {
-            call_id: id.into(),
-            tool_name: String::new(),
-            content: "ok".into(),
-            is_error: false,
-        };
+        let result = |id: &str| Message::ToolResult { call_id: id.into(), tool_name: String::new(), content: "ok".into(), is_error: false };
         let user = |text: &str| Message::User { text: text.into() };
-        let prompt = Prompt {
-            messages: vec![result("a"), user("x"), result("b"), user("y"), user("z")],
-            ..Prompt::default()
-        };
+        let prompt = Prompt { messages: vec![result("a"), user("x"), result("b"), user("y"), user("z")], ..Prompt::default() };
         let request = MessagesRequest::from_prompt(&prompt);
         assert_eq!(request.messages.len(), 3);
         assert_eq!(request.max_tokens, DEFAULT_MAX_TOKENS);
-        assert_eq!(
-            request.messages[2].content,
-            AnthropicContent::Text("z".into())
-        );
-        assert_eq!(
-            request.to_prompt(),
-            Prompt {
-                max_output_tokens: Some(DEFAULT_MAX_TOKENS),
-                include_usage: true,
-                ..prompt
-            }
-        );
+        assert_eq!(request.messages[2].content, AnthropicContent::Text("z".into()));
+        assert_eq!(request.to_prompt(), Prompt { max_output_tokens: Some(DEFAULT_MAX_TOKENS), include_usage: true, ..prompt });
     }
 
     #[test]
     fn tool_choices_convert_both_ways() {
-        for choice in [
-            ToolChoice::Auto,
-            ToolChoice::None,
-            ToolChoice::Required,
-            ToolChoice::Named("f".into()),
-        ] {
-            let prompt = Prompt {
-                tool_choice: choice.clone(),
-                ..Prompt::default()
-            };
-            assert_eq!(
-                MessagesRequest::from_prompt(&prompt)
-                    .to_prompt()
-                    .tool_choice,
-                choice
-            );
+        for choice in [ToolChoice::Auto, ToolChoice::None, ToolChoice::Required, ToolChoice::Named("f".into())] {
+            let prompt = Prompt { tool_choice: choice.clone(), ..Prompt::default() };
+            assert_eq!(MessagesRequest::from_prompt(&prompt).to_prompt().tool_choice, choice);
         }
     }
 
@@ -788,11 +650,6 @@ mod tests {
             "messages": [{"role": "user", "content": [{"type": "image", "source": {"type": "url", "url": "https://example.com/a.png"}}]}]
         }))
         .unwrap();
-        assert_eq!(
-            request.to_prompt().messages,
-            [Message::User {
-                text: String::new()
-            }]
-        );
+        assert_eq!(request.to_prompt().messages, [Message::User { text: String::new() }]);
     }
 }

@@ -90,12 +90,8 @@ impl AnthropicUsage {
     /// counts it omits stay.
     pub fn update(&mut self, later: &Self) {
         self.input_tokens = later.input_tokens.or(self.input_tokens);
-        self.cache_creation_input_tokens = later
-            .cache_creation_input_tokens
-            .or(self.cache_creation_input_tokens);
-        self.cache_read_input_tokens = later
-            .cache_read_input_tokens
-            .or(self.cache_read_input_tokens);
+        self.cache_creation_input_tokens = later.cache_creation_input_tokens.or(self.cache_creation_input_tokens);
+        self.cache_read_input_tokens = later.cache_read_input_tokens.or(self.cache_read_input_tokens);
         self.output_tokens = later.output_tokens;
     }
 }
@@ -111,12 +107,7 @@ pub struct MessageMeta {
 
 impl MessageMeta {
     /// A message with this id and model.
-    pub(super) fn message(
-        &self,
-        content: Vec<ContentBlock>,
-        stop_reason: Option<&FinishReason>,
-        usage: AnthropicUsage,
-    ) -> Message {
+    pub(super) fn message(&self, content: Vec<ContentBlock>, stop_reason: Option<&FinishReason>, usage: AnthropicUsage) -> Message {
         Message {
             id: self.id.clone(),
             kind: "message".to_owned(),
@@ -137,10 +128,7 @@ fn turn_blocks(turn: &ModelTurn) -> Vec<ContentBlock> {
     let thinking = turn.reasoning.iter().filter_map(super::request::reasoning_block);
     let text = (!turn.text.is_empty()).then(|| ContentBlock::text(&turn.text));
     let calls = turn.tool_calls.iter().map(ToolUseBlock::from_tool_call);
-    thinking
-        .chain(text)
-        .chain(calls.map(ContentBlock::ToolUse))
-        .collect()
+    thinking.chain(text).chain(calls.map(ContentBlock::ToolUse)).collect()
 }
 
 impl Message {
@@ -160,10 +148,7 @@ impl Message {
     ///
     /// [`WireError::MissingFinish`] if the message has no `stop_reason`.
     pub fn to_turn(&self) -> Result<ModelTurn, WireError> {
-        let stop_reason = self
-            .stop_reason
-            .as_deref()
-            .ok_or(WireError::MissingFinish)?;
+        let stop_reason = self.stop_reason.as_deref().ok_or(WireError::MissingFinish)?;
         let tool_calls = self
             .content
             .iter()
@@ -205,28 +190,16 @@ mod tests {
     }
 
     fn meta() -> MessageMeta {
-        MessageMeta {
-            id: "msg_01".into(),
-            model: "claude-sonnet-4-5".into(),
-        }
+        MessageMeta { id: "msg_01".into(), model: "claude-sonnet-4-5".into() }
     }
 
     fn tool_turn() -> ModelTurn {
         ModelTurn {
             text: "Checking.".into(),
-            tool_calls: vec![ToolCall {
-                id: "toolu_1".into(),
-                name: "get_weather".into(),
-                arguments: r#"{"city":"Paris"}"#.into(),
-            }],
+            tool_calls: vec![ToolCall { id: "toolu_1".into(), name: "get_weather".into(), arguments: r#"{"city":"Paris"}"#.into() }],
             reasoning: Vec::new(),
             finish_reason: FinishReason::ToolCalls,
-            usage: Some(Usage {
-                input_tokens: 100,
-                output_tokens: 12,
-                cache_read_tokens: 60,
-                cache_write_tokens: 30,
-            }),
+            usage: Some(Usage { input_tokens: 100, output_tokens: 12, cache_read_tokens: 60, cache_write_tokens: 30 }),
         }
     }
 
@@ -248,21 +221,12 @@ mod tests {
 
     #[test]
     fn turns_round_trip() {
-        let refusal = ModelTurn {
-            finish_reason: FinishReason::Other("refusal".into()),
-            usage: Some(Usage::default()),
-            ..ModelTurn::default()
-        };
-        let length = ModelTurn {
-            text: "partial".into(),
-            finish_reason: FinishReason::Length,
-            ..tool_turn()
-        };
+        let refusal = ModelTurn { finish_reason: FinishReason::Other("refusal".into()), usage: Some(Usage::default()), ..ModelTurn::default() };
+        let length = ModelTurn { text: "partial".into(), finish_reason: FinishReason::Length, ..tool_turn() };
         for turn in [tool_turn(), refusal, length] {
             let message = Message::from_turn(&turn, &meta());
             assert_eq!(message.to_turn().unwrap(), turn);
-            let reparsed: Message =
-                serde_json::from_str(&serde_json::to_string(&message).unwrap()).unwrap();
+            let reparsed: Message = serde_json::from_str(&serde_json::to_string(&message).unwrap()).unwrap();
             assert_eq!(reparsed, message);
         }
         let no_usage = Message::from_turn(&ModelTurn::default(), &meta());
@@ -291,12 +255,7 @@ mod tests {
                 tool_calls: Vec::new(),
                 reasoning: Vec::new(),
                 finish_reason: FinishReason::Stop,
-                usage: Some(Usage {
-                    input_tokens: 2095 + 2051,
-                    output_tokens: 503,
-                    cache_read_tokens: 0,
-                    cache_write_tokens: 2051,
-                }),
+                usage: Some(Usage { input_tokens: 2095 + 2051, output_tokens: 503, cache_read_tokens: 0, cache_write_tokens: 2051 }),
             }
         );
     }
@@ -315,21 +274,8 @@ mod tests {
             output_tokens: 69,
             extra: Map::new(),
         };
-        start.update(&AnthropicUsage {
-            input_tokens: None,
-            cache_read_input_tokens: Some(6289),
-            output_tokens: 198,
-            ..AnthropicUsage::default()
-        });
-        assert_eq!(
-            start.to_usage(),
-            Usage {
-                input_tokens: 2 + 3068 + 6289,
-                output_tokens: 198,
-                cache_read_tokens: 6289,
-                cache_write_tokens: 3068,
-            }
-        );
+        start.update(&AnthropicUsage { input_tokens: None, cache_read_input_tokens: Some(6289), output_tokens: 198, ..AnthropicUsage::default() });
+        assert_eq!(start.to_usage(), Usage { input_tokens: 2 + 3068 + 6289, output_tokens: 198, cache_read_tokens: 6289, cache_write_tokens: 3068 });
     }
 
     #[test]

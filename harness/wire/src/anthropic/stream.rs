@@ -17,9 +17,7 @@ use super::request::{ContentBlock, ToolUseBlock, block_reasoning, tool_arguments
 use super::response::{AnthropicUsage, Message, MessageMeta};
 use crate::split::{split_argument_fragments, split_text_pieces};
 use crate::tagged::tagged_union;
-use crate::{
-    FinishReason, ModelTurn, Reasoning, SseFrame, StreamDecoder, StreamDelta, ToolCall, WireError, sse,
-};
+use crate::{FinishReason, ModelTurn, Reasoning, SseFrame, StreamDecoder, StreamDelta, ToolCall, WireError, sse};
 
 /// One event of a streamed message, tagged by its `type`. A known type that does not parse is
 /// an error, not [`AnthropicEvent::Other`].
@@ -195,35 +193,20 @@ pub struct ErrorEvent {
 /// Each element is one complete frame (`event: <type>` + `data:`).
 pub fn encode_stream(turn: &ModelTurn, meta: &MessageMeta) -> Vec<String> {
     let usage = AnthropicUsage::from_usage(&turn.usage.unwrap_or_default());
-    let start_usage = AnthropicUsage {
-        output_tokens: 1,
-        ..usage.clone()
-    };
+    let start_usage = AnthropicUsage { output_tokens: 1, ..usage.clone() };
     let mut events = vec![
-        AnthropicEvent::MessageStart(MessageStartEvent {
-            message: meta.message(Vec::new(), None, start_usage),
-            extra: Map::new(),
-        }),
+        AnthropicEvent::MessageStart(MessageStartEvent { message: meta.message(Vec::new(), None, start_usage), extra: Map::new() }),
         AnthropicEvent::Ping(EmptyEvent::default()),
     ];
     let thinking = turn.reasoning.iter().filter_map(thinking_block);
     let text = (!turn.text.is_empty()).then(|| text_block(&turn.text));
-    let blocks = thinking
-        .chain(text)
-        .chain(turn.tool_calls.iter().map(tool_use_block));
+    let blocks = thinking.chain(text).chain(turn.tool_calls.iter().map(tool_use_block));
     for (index, (start, deltas)) in (0..).zip(blocks) {
         events.extend(block_events(index, start, deltas));
     }
     events.push(AnthropicEvent::MessageDelta(MessageDeltaEvent {
-        delta: MessageDeltaBody {
-            stop_reason: Some(turn.finish_reason.as_anthropic_str().to_owned()),
-            stop_sequence: None,
-            extra: Map::new(),
-        },
-        usage: AnthropicUsage {
-            output_tokens: usage.output_tokens,
-            ..AnthropicUsage::default()
-        },
+        delta: MessageDeltaBody { stop_reason: Some(turn.finish_reason.as_anthropic_str().to_owned()), stop_sequence: None, extra: Map::new() },
+        usage: AnthropicUsage { output_tokens: usage.output_tokens, ..AnthropicUsage::default() },
         extra: Map::new(),
     }));
     events.push(AnthropicEvent::MessageStop(EmptyEvent::default()));
@@ -253,55 +236,26 @@ fn thinking_block(reasoning: &Reasoning) -> Option<(ContentBlock, Vec<BlockDelta
 
 /// The start of a text block and its deltas.
 fn text_block(text: &str) -> (ContentBlock, Vec<BlockDelta>) {
-    let deltas = split_text_pieces(text)
-        .into_iter()
-        .map(|piece| {
-            BlockDelta::TextDelta(TextDelta {
-                text: piece.to_owned(),
-                extra: Map::new(),
-            })
-        })
-        .collect();
+    let deltas = split_text_pieces(text).into_iter().map(|piece| BlockDelta::TextDelta(TextDelta { text: piece.to_owned(), extra: Map::new() })).collect();
     (ContentBlock::text(""), deltas)
 }
 
 /// The start of a `tool_use` block (input `{}`) and its deltas: an empty fragment, then the
 /// raw arguments, so they arrive exactly as the turn has them.
 fn tool_use_block(call: &ToolCall) -> (ContentBlock, Vec<BlockDelta>) {
-    let start = ToolUseBlock {
-        input: json!({}),
-        ..ToolUseBlock::from_tool_call(call)
-    };
+    let start = ToolUseBlock { input: json!({}), ..ToolUseBlock::from_tool_call(call) };
     let deltas = std::iter::once("")
         .chain(split_argument_fragments(&call.arguments))
-        .map(|fragment| {
-            BlockDelta::InputJsonDelta(InputJsonDelta {
-                partial_json: fragment.to_owned(),
-                extra: Map::new(),
-            })
-        })
+        .map(|fragment| BlockDelta::InputJsonDelta(InputJsonDelta { partial_json: fragment.to_owned(), extra: Map::new() }))
         .collect();
     (ContentBlock::ToolUse(start), deltas)
 }
 
 /// The events of block `index`: start, deltas, stop.
 fn block_events(index: u32, start: ContentBlock, deltas: Vec<BlockDelta>) -> Vec<AnthropicEvent> {
-    let start = AnthropicEvent::ContentBlockStart(BlockStartEvent {
-        index,
-        content_block: start,
-        extra: Map::new(),
-    });
-    let deltas = deltas.into_iter().map(|delta| {
-        AnthropicEvent::ContentBlockDelta(BlockDeltaEvent {
-            index,
-            delta,
-            extra: Map::new(),
-        })
-    });
-    let stop = AnthropicEvent::ContentBlockStop(BlockStopEvent {
-        index,
-        extra: Map::new(),
-    });
+    let start = AnthropicEvent::ContentBlockStart(BlockStartEvent { index, content_block: start, extra: Map::new() });
+    let deltas = deltas.into_iter().map(|delta| AnthropicEvent::ContentBlockDelta(BlockDeltaEvent { index, delta, extra: Map::new() }));
+    let stop = AnthropicEvent::ContentBlockStop(BlockStopEvent { index, extra: Map::new() });
     std::iter::once(start).chain(deltas).chain([stop]).collect()
 }
 
@@ -355,16 +309,9 @@ impl AnthropicStreamDecoder {
     }
 
     /// Starts a content block.
-    fn start_block(
-        &mut self,
-        event: BlockStartEvent,
-        deltas: &mut Vec<StreamDelta>,
-    ) -> Result<(), WireError> {
+    fn start_block(&mut self, event: BlockStartEvent, deltas: &mut Vec<StreamDelta>) -> Result<(), WireError> {
         if self.blocks.contains_key(&event.index) {
-            return Err(WireError::Protocol(format!(
-                "content block {} started twice",
-                event.index
-            )));
+            return Err(WireError::Protocol(format!("content block {} started twice", event.index)));
         }
         let state = match event.content_block {
             ContentBlock::Text(block) => {
@@ -373,16 +320,8 @@ impl AnthropicStreamDecoder {
             }
             ContentBlock::ToolUse(call) => {
                 let index = u32::try_from(self.tool_calls.len()).unwrap_or(u32::MAX);
-                deltas.push(StreamDelta::ToolCallStarted {
-                    index,
-                    id: call.id.clone(),
-                    name: call.name.clone(),
-                });
-                self.tool_calls.push(ToolCall {
-                    id: call.id,
-                    name: call.name,
-                    arguments: String::new(),
-                });
+                deltas.push(StreamDelta::ToolCallStarted { index, id: call.id.clone(), name: call.name.clone() });
+                self.tool_calls.push(ToolCall { id: call.id, name: call.name, arguments: String::new() });
                 BlockState::ToolUse(index, call.input)
             }
             block => match block_reasoning(&block) {
@@ -408,37 +347,25 @@ impl AnthropicStreamDecoder {
     /// Appends a fragment of tool call `index`'s arguments.
     fn push_arguments(&mut self, index: u32, fragment: String, deltas: &mut Vec<StreamDelta>) {
         if !fragment.is_empty() {
-            self.tool_calls[index as usize]
-                .arguments
-                .push_str(&fragment);
+            self.tool_calls[index as usize].arguments.push_str(&fragment);
             deltas.push(StreamDelta::ToolCallArguments { index, fragment });
         }
     }
 
     /// The state of block `index`, which must have started.
     fn block(&self, index: u32) -> Result<&BlockState, WireError> {
-        self.blocks
-            .get(&index)
-            .ok_or_else(|| WireError::Protocol(format!("content block {index} was never started")))
+        self.blocks.get(&index).ok_or_else(|| WireError::Protocol(format!("content block {index} was never started")))
     }
 
     /// Applies a `content_block_delta`.
-    fn apply_delta(
-        &mut self,
-        event: BlockDeltaEvent,
-        deltas: &mut Vec<StreamDelta>,
-    ) -> Result<(), WireError> {
+    fn apply_delta(&mut self, event: BlockDeltaEvent, deltas: &mut Vec<StreamDelta>) -> Result<(), WireError> {
         match (self.block(event.index)?, event.delta) {
             (BlockState::Text, BlockDelta::TextDelta(delta)) => self.push_text(delta.text, deltas),
             (&BlockState::ToolUse(index, _), BlockDelta::InputJsonDelta(delta)) => {
                 self.push_arguments(index, delta.partial_json, deltas);
             }
-            (BlockState::ToolUse(..), BlockDelta::TextDelta(_))
-            | (BlockState::Text, BlockDelta::InputJsonDelta(_)) => {
-                return Err(WireError::Protocol(format!(
-                    "content block {} got a delta of the wrong type",
-                    event.index
-                )));
+            (BlockState::ToolUse(..), BlockDelta::TextDelta(_)) | (BlockState::Text, BlockDelta::InputJsonDelta(_)) => {
+                return Err(WireError::Protocol(format!("content block {} got a delta of the wrong type", event.index)));
             }
             (&BlockState::Reasoning(at), BlockDelta::Other(delta)) => self.push_thinking(at, &delta),
             (BlockState::Ignored | BlockState::Reasoning(_), _) | (_, BlockDelta::Other(_)) => {}
@@ -481,16 +408,9 @@ impl StreamDecoder for AnthropicStreamDecoder {
     /// `message_stop`.
     fn push_frame(&mut self, frame: &SseFrame) -> Result<Vec<StreamDelta>, WireError> {
         if self.done {
-            return Err(WireError::Protocol(format!(
-                "event after message_stop: {}",
-                frame.data
-            )));
+            return Err(WireError::Protocol(format!("event after message_stop: {}", frame.data)));
         }
-        let event: AnthropicEvent =
-            serde_json::from_str(&frame.data).map_err(|source| WireError::Json {
-                context: "anthropic stream event",
-                source,
-            })?;
+        let event: AnthropicEvent = serde_json::from_str(&frame.data).map_err(|source| WireError::Json { context: "anthropic stream event", source })?;
         let mut deltas = Vec::new();
         match event {
             AnthropicEvent::MessageStart(event) => self.usage = Some(event.message.usage),
@@ -558,10 +478,7 @@ mod tests {
     use crate::testing::{decode_stream, small_tool_turn, small_tool_turn_deltas};
 
     fn meta() -> MessageMeta {
-        MessageMeta {
-            id: "msg_x".into(),
-            model: "claude-sonnet-4-5".into(),
-        }
+        MessageMeta { id: "msg_x".into(), model: "claude-sonnet-4-5".into() }
     }
 
     fn small_turn() -> ModelTurn {
@@ -617,23 +534,13 @@ mod tests {
     fn arguments_stream_raw_and_a_turn_without_usage_reports_zeros() {
         let turn = ModelTurn {
             text: String::new(),
-            tool_calls: vec![ToolCall {
-                id: "toolu_2".into(),
-                name: "f".into(),
-                arguments: r#"{"a": 1, "#.into(),
-            }],
+            tool_calls: vec![ToolCall { id: "toolu_2".into(), name: "f".into(), arguments: r#"{"a": 1, "#.into() }],
             reasoning: Vec::new(),
             finish_reason: FinishReason::Length,
             usage: None,
         };
         let decoded = decode(&encode_stream(&turn, &meta())).1.unwrap();
-        assert_eq!(
-            decoded,
-            ModelTurn {
-                usage: Some(Usage::default()),
-                ..turn
-            }
-        );
+        assert_eq!(decoded, ModelTurn { usage: Some(Usage::default()), ..turn });
     }
 
     #[test]
@@ -665,10 +572,7 @@ mod tests {
     #[test]
     fn message_delta_without_stop_reason_is_missing_finish() {
         let frames = encode_stream(&ModelTurn::default(), &meta());
-        let patched: Vec<String> = frames
-            .iter()
-            .map(|frame| frame.replace(r#""stop_reason":"end_turn""#, r#""stop_reason":null"#))
-            .collect();
+        let patched: Vec<String> = frames.iter().map(|frame| frame.replace(r#""stop_reason":"end_turn""#, r#""stop_reason":null"#)).collect();
         assert!(matches!(decode(&patched).1, Err(WireError::MissingFinish)));
     }
 }

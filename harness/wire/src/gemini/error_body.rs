@@ -77,8 +77,16 @@ impl GoogleErrorBody {
             429 => Self::rate_limited(),
             503 | 529 => Self::new(503, "UNAVAILABLE", "The model is overloaded. Please try again later."),
             504 => Self::new(504, "DEADLINE_EXCEEDED", "Deadline expired before operation could complete."),
-            500..=599 => Self::new(500, "INTERNAL", "An internal error has occurred. Please retry or report in https://developers.generativeai.google/guide/troubleshooting"),
-            401 | 403 => Self::new(403, "PERMISSION_DENIED", "Method doesn't allow unregistered callers (callers without established identity). Please use API Key or other form of API consumer identity to call this API."),
+            500..=599 => Self::new(
+                500,
+                "INTERNAL",
+                "An internal error has occurred. Please retry or report in https://developers.generativeai.google/guide/troubleshooting",
+            ),
+            401 | 403 => Self::new(
+                403,
+                "PERMISSION_DENIED",
+                "Method doesn't allow unregistered callers (callers without established identity). Please use API Key or other form of API consumer identity to call this API.",
+            ),
             404 => Self::new(404, "NOT_FOUND", "Requested entity was not found."),
             _ => Self::invalid_argument("Request contains an invalid argument."),
         }

@@ -28,7 +28,10 @@ fn meta(decoded: &Decoded) -> GeminiMeta {
 #[test]
 fn a_text_stream_reads_with_its_piece_sizes_and_usage() {
     let decoded = decode_events(&chunks(&TEXT)).unwrap();
-    assert_eq!(decoded.parts, [Part::Text { text: "The capital of France is Paris.\n".into(), id: None, annotations: Vec::new(), chunks: vec![3, 18, 11], extra: Extra::new() }]);
+    assert_eq!(
+        decoded.parts,
+        [Part::Text { text: "The capital of France is Paris.\n".into(), id: None, annotations: Vec::new(), chunks: vec![3, 18, 11], extra: Extra::new() }]
+    );
     let turn = decoded.to_turn();
     assert_eq!((turn.finish_reason.clone(), turn.usage), (FinishReason::Stop, Some(Usage { input_tokens: 13, output_tokens: 8, ..Usage::default() })));
     let mut decoder = GeminiStreamDecoder::new();

@@ -10,8 +10,8 @@
 //! `finishReason`.
 
 pub mod error_body;
-pub mod request;
 pub mod reply;
+pub mod request;
 pub mod response;
 pub mod stream;
 
@@ -20,7 +20,9 @@ mod fixtures;
 
 pub use error_body::{GoogleError, GoogleErrorBody};
 pub use request::{Content, FunctionCall, FunctionDeclaration, FunctionResponse, GeminiPart, GenerateContentRequest, Tool, tools};
-pub use response::{Decoded, GeminiMeta, decode_body, decode_events, encode_response, encode_response_with, encode_stream, encode_stream_with, usage_metadata, usage_of};
+pub use response::{
+    Decoded, GeminiMeta, decode_body, decode_events, encode_response, encode_response_with, encode_stream, encode_stream_with, usage_metadata, usage_of,
+};
 pub use stream::GeminiStreamDecoder;
 
 use serde_json::Value;
@@ -130,7 +132,12 @@ mod tests {
 
     #[test]
     fn finish_reasons_round_trip() {
-        for (reason, wire) in [(FinishReason::Stop, "STOP"), (FinishReason::Length, "MAX_TOKENS"), (FinishReason::ContentFilter, "SAFETY"), (FinishReason::Other("MALFORMED_FUNCTION_CALL".into()), "MALFORMED_FUNCTION_CALL")] {
+        for (reason, wire) in [
+            (FinishReason::Stop, "STOP"),
+            (FinishReason::Length, "MAX_TOKENS"),
+            (FinishReason::ContentFilter, "SAFETY"),
+            (FinishReason::Other("MALFORMED_FUNCTION_CALL".into()), "MALFORMED_FUNCTION_CALL"),
+        ] {
             assert_eq!(finish_to_gemini(&reason), wire);
             assert_eq!(finish_from_gemini(wire, false), reason);
         }

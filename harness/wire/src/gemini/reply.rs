@@ -72,7 +72,11 @@ fn unsupported(error: WireError) -> FromWireError {
 fn decoded(decoded: Decoded) -> DecodedReply {
     let has_calls = decoded.parts.iter().any(|part| matches!(part, Part::ToolCall(_)));
     DecodedReply {
-        extra: extra_fields(Format::Gemini, &decoded.parts, ExtraFields { response: decoded.envelope, events: decoded.events, candidate: decoded.candidate, ..ExtraFields::default() }),
+        extra: extra_fields(
+            Format::Gemini,
+            &decoded.parts,
+            ExtraFields { response: decoded.envelope, events: decoded.events, candidate: decoded.candidate, ..ExtraFields::default() },
+        ),
         finish_reason: decoded.finish_reason.as_deref().map(|reason| finish_from_gemini(reason, has_calls)),
         model: decoded.model,
         ids: ResponseIds { response: decoded.response_id, ..ResponseIds::default() },

@@ -249,11 +249,16 @@ impl GenerateContentRequest {
             model: model.to_owned(),
             system: join_system(texts),
             messages,
-            tools: self.tools.iter().flat_map(|tool| &tool.function_declarations).map(|declaration| ToolSpec {
-                name: declaration.name.clone(),
-                description: declaration.description.clone(),
-                parameters: declaration.parameters_json_schema.clone().or_else(|| declaration.parameters.clone()).unwrap_or(Value::Null),
-            }).collect(),
+            tools: self
+                .tools
+                .iter()
+                .flat_map(|tool| &tool.function_declarations)
+                .map(|declaration| ToolSpec {
+                    name: declaration.name.clone(),
+                    description: declaration.description.clone(),
+                    parameters: declaration.parameters_json_schema.clone().or_else(|| declaration.parameters.clone()).unwrap_or(Value::Null),
+                })
+                .collect(),
             tool_choice,
             max_output_tokens: self.generation_config.as_ref().and_then(|config| config.max_output_tokens),
             stream,
@@ -392,11 +397,7 @@ fn result_content(response: &Value) -> (String, bool) {
         Some(object) if object.len() == 1 => object.get(key).map(|value| value.as_str().map_or_else(|| value.to_string(), str::to_owned)),
         _ => None,
     };
-    if let Some(error) = only("error") {
-        (error, true)
-    } else {
-        (only("output").unwrap_or_else(|| response.to_string()), false)
-    }
+    if let Some(error) = only("error") { (error, true) } else { (only("output").unwrap_or_else(|| response.to_string()), false) }
 }
 
 #[cfg(test)]
@@ -417,7 +418,8 @@ mod tests {
     fn a_signature_travels_on_the_first_call_and_comes_back() {
         let call = ToolCall { id: "c1".into(), name: "get".into(), arguments: "{}".into() };
         let reasoning = vec![Reasoning::Thinking { thinking: String::new(), signature: Some("sig".into()) }];
-        let prompt = Prompt { messages: vec![Message::user("go"), Message::Assistant { text: String::new(), tool_calls: vec![call], reasoning }], ..Prompt::default() };
+        let prompt =
+            Prompt { messages: vec![Message::user("go"), Message::Assistant { text: String::new(), tool_calls: vec![call], reasoning }], ..Prompt::default() };
         let request = serde_json::to_value(GenerateContentRequest::from_prompt(&prompt)).unwrap();
         assert_eq!(request["contents"][1]["parts"][0], json!({ "functionCall": { "id": "c1", "name": "get", "args": {} }, "thoughtSignature": "sig" }));
         let back: GenerateContentRequest = serde_json::from_value(request).unwrap();
@@ -442,7 +444,13 @@ mod tests {
         let Message::Assistant { tool_calls, reasoning, .. } = &prompt.messages[1] else { panic!("{:?}", prompt.messages) };
         assert_eq!(tool_calls[0].arguments, r#"{"city":"Paris"}"#);
         assert_eq!(reasoning.len(), 1);
-        assert_eq!(prompt.messages[2], Message::ToolResult { call_id: tool_calls[0].id.clone(), tool_name: "weather".into(), content: r#"{"temp":20}"#.into(), is_error: false });
-        assert_eq!((prompt.tool_choice, prompt.max_output_tokens, prompt.tools[0].parameters.clone()), (ToolChoice::Named("weather".into()), Some(100), json!({ "type": "OBJECT" })));
+        assert_eq!(
+            prompt.messages[2],
+            Message::ToolResult { call_id: tool_calls[0].id.clone(), tool_name: "weather".into(), content: r#"{"temp":20}"#.into(), is_error: false }
+        );
+        assert_eq!(
+            (prompt.tool_choice, prompt.max_output_tokens, prompt.tools[0].parameters.clone()),
+            (ToolChoice::Named("weather".into()), Some(100), json!({ "type": "OBJECT" }))
+        );
     }
 }

@@ -78,7 +78,14 @@ pub fn encode_stream(parts: &[Part], finish_reason: &FinishReason, usage: &Value
 /// [`encode_stream`] with the fields a recording kept laid over the chunks:
 /// `extra.response` over each, `events[i]` (the recorded usage as it grew,
 /// when the recorded usage is reported) over the `i`-th.
-pub fn encode_stream_with(parts: &[Part], finish_reason: &FinishReason, usage: &Value, meta: &GeminiMeta, extra: Option<&ExtraFields>, events: &[Extra]) -> Vec<String> {
+pub fn encode_stream_with(
+    parts: &[Part],
+    finish_reason: &FinishReason,
+    usage: &Value,
+    meta: &GeminiMeta,
+    extra: Option<&ExtraFields>,
+    events: &[Extra],
+) -> Vec<String> {
     let mut pieces: Vec<Value> = wire_parts(parts, true, extra.is_some()).into_iter().flatten().collect();
     // A stream recorded in more chunks than its parts fill (Gemini ends
     // some with a chunk of only `""` and the finish reason) ends in as many
@@ -87,7 +94,8 @@ pub fn encode_stream_with(parts: &[Part], finish_reason: &FinishReason, usage: &
     while pieces.len() < recorded_chunks {
         pieces.push(json!({ "text": "" }));
     }
-    let interim = if usage.is_null() { Value::Null } else { json!({ "promptTokenCount": usage["promptTokenCount"], "totalTokenCount": usage["promptTokenCount"] }) };
+    let interim =
+        if usage.is_null() { Value::Null } else { json!({ "promptTokenCount": usage["promptTokenCount"], "totalTokenCount": usage["promptTokenCount"] }) };
     let last = pieces.len() - 1;
     pieces
         .into_iter()
@@ -102,7 +110,8 @@ pub fn encode_stream_with(parts: &[Part], finish_reason: &FinishReason, usage: &
                 lay_over(&mut chunk, event);
                 // A chunk recorded without usage is sent without.
                 if !event.contains_key("usageMetadata")
-                    && let Some(chunk) = chunk.as_object_mut() {
+                    && let Some(chunk) = chunk.as_object_mut()
+                {
                     chunk.shift_remove("usageMetadata");
                 }
             }
@@ -124,7 +133,8 @@ fn chunk(parts: Vec<Value>, finish_reason: Option<&FinishReason>, usage: Value, 
     }
     let mut chunk = json!({ "candidates": [candidate], "usageMetadata": usage, "modelVersion": meta.model, "responseId": meta.response_id });
     if chunk["usageMetadata"].is_null()
-        && let Some(chunk) = chunk.as_object_mut() {
+        && let Some(chunk) = chunk.as_object_mut()
+    {
         chunk.shift_remove("usageMetadata");
     }
     chunk
@@ -181,10 +191,7 @@ fn wire_parts(parts: &[Part], streamed: bool, with_extra: bool) -> Vec<Vec<Value
 
 fn text_parts(text: &str, chunks: &[usize], streamed: bool, thought: bool) -> Vec<Value> {
     let pieces = if streamed { text_pieces(text, chunks) } else { vec![text] };
-    pieces
-        .into_iter()
-        .map(|piece| if thought { json!({ "text": piece, "thought": true }) } else { json!({ "text": piece }) })
-        .collect()
+    pieces.into_iter().map(|piece| if thought { json!({ "text": piece, "thought": true }) } else { json!({ "text": piece }) }).collect()
 }
 
 /// A response read off the wire.
@@ -234,7 +241,8 @@ impl Decoded {
         }
         self.envelope.extend(unmodelled(response, ENVELOPE));
         if streamed {
-            self.events.push(unmodelled(response, &["candidates", "modelVersion", "responseId"]).into_iter().filter(|(key, _)| key == "usageMetadata").collect());
+            self.events
+                .push(unmodelled(response, &["candidates", "modelVersion", "responseId"]).into_iter().filter(|(key, _)| key == "usageMetadata").collect());
         }
         let candidate = response.pointer("/candidates/0");
         if let Some(candidate) = candidate {
@@ -303,7 +311,9 @@ impl Decoded {
         for part in &self.parts {
             match part {
                 Part::Text { text, .. } => turn.text.push_str(text),
-                Part::Thinking { thinking, signature, .. } => turn.reasoning.push(Reasoning::Thinking { thinking: thinking.clone(), signature: signature.clone() }),
+                Part::Thinking { thinking, signature, .. } => {
+                    turn.reasoning.push(Reasoning::Thinking { thinking: thinking.clone(), signature: signature.clone() })
+                }
                 Part::ToolCall(call) => {
                     let index = turn.tool_calls.len();
                     let id = call.id.clone().unwrap_or_else(|| format!("call_{}_{index}", self.response_id.as_deref().unwrap_or("gemini")));
@@ -354,4 +364,3 @@ pub fn decode_events(events: &[Value]) -> Result<Decoded, WireError> {
     }
     Ok(decoded)
 }
-

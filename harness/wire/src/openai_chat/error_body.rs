@@ -80,14 +80,7 @@ impl ApiErrorBody {
 
     /// A generic 400 `invalid_request_error` body without a code.
     pub fn invalid_request(message: impl Into<String>, param: Option<&str>) -> Self {
-        Self {
-            error: ApiError {
-                message: message.into(),
-                kind: INVALID_REQUEST_ERROR.to_owned(),
-                param: param.map(str::to_owned),
-                code: None,
-            },
-        }
+        Self { error: ApiError { message: message.into(), kind: INVALID_REQUEST_ERROR.to_owned(), param: param.map(str::to_owned), code: None } }
     }
 
     /// Whether this is the context-window error.
@@ -101,14 +94,10 @@ mod tests {
     use super::*;
     use serde_json::Value;
 
-    const CONTEXT_LENGTH: &str =
-        include_str!("../../tests/data/errors/openai-400-context-length-exceeded.shape.json");
-    const UNSUPPORTED_PARAMETER: &str =
-        include_str!("../../tests/data/errors/openai-400-unsupported-parameter.vercel-ai.json");
-    const NULL_CODE: &str =
-        include_str!("../../tests/data/errors/openai-400-null-code.vercel-ai.json");
-    const RATE_LIMIT: &str =
-        include_str!("../../tests/data/errors/openai-429-rate-limit.shape.json");
+    const CONTEXT_LENGTH: &str = include_str!("../../tests/data/errors/openai-400-context-length-exceeded.shape.json");
+    const UNSUPPORTED_PARAMETER: &str = include_str!("../../tests/data/errors/openai-400-unsupported-parameter.vercel-ai.json");
+    const NULL_CODE: &str = include_str!("../../tests/data/errors/openai-400-null-code.vercel-ai.json");
+    const RATE_LIMIT: &str = include_str!("../../tests/data/errors/openai-429-rate-limit.shape.json");
 
     #[test]
     fn every_fixture_parses_and_round_trips() {
@@ -119,10 +108,7 @@ mod tests {
         }
         let unsupported: ApiErrorBody = serde_json::from_str(UNSUPPORTED_PARAMETER).unwrap();
         assert_eq!(unsupported.error.param.as_deref(), Some("max_tokens"));
-        assert_eq!(
-            unsupported.error.code.as_deref(),
-            Some("unsupported_parameter")
-        );
+        assert_eq!(unsupported.error.code.as_deref(), Some("unsupported_parameter"));
         assert!(!unsupported.is_context_length_exceeded());
         let null_code: ApiErrorBody = serde_json::from_str(NULL_CODE).unwrap();
         assert_eq!(null_code.error.code, None);
@@ -132,10 +118,7 @@ mod tests {
     fn context_length_exceeded_matches_the_fixture_exactly() {
         let body = ApiErrorBody::context_length_exceeded(128_000, 131_072);
         assert!(body.is_context_length_exceeded());
-        assert_eq!(
-            serde_json::to_string(&body).unwrap(),
-            CONTEXT_LENGTH.trim_end()
-        );
+        assert_eq!(serde_json::to_string(&body).unwrap(), CONTEXT_LENGTH.trim_end());
         let fixture: ApiErrorBody = serde_json::from_str(CONTEXT_LENGTH).unwrap();
         assert!(fixture.is_context_length_exceeded());
         assert_eq!(fixture, body);
@@ -144,10 +127,7 @@ mod tests {
     #[test]
     fn invalid_request_has_no_code() {
         let body = ApiErrorBody::invalid_request("bad tools", Some("tools"));
-        assert_eq!(
-            serde_json::to_string(&body).unwrap(),
-            r#"{"error":{"message":"bad tools","type":"invalid_request_error","param":"tools","code":null}}"#
-        );
+        assert_eq!(serde_json::to_string(&body).unwrap(), r#"{"error":{"message":"bad tools","type":"invalid_request_error","param":"tools","code":null}}"#);
         assert!(!body.is_context_length_exceeded());
     }
 }

@@ -11,38 +11,20 @@ use crate::{FinishReason, ModelTurn, SseDecoder, StreamDelta, WireError};
 const CONTENT_LOGPROBS: Capture = capture!("openai-chat", "openai-python-content-logprobs.sse");
 const FINISH_LENGTH: Capture = capture!("openai-chat", "openai-python-finish-length.sse");
 const CHOICES_N3: Capture = capture!("openai-chat", "openai-python-multiple-choices-n3.sse");
-const PARALLEL_TOOL_CALLS: Capture =
-    capture!("openai-chat", "openai-python-parallel-tool-calls.sse");
+const PARALLEL_TOOL_CALLS: Capture = capture!("openai-chat", "openai-python-parallel-tool-calls.sse");
 const REFUSAL: Capture = capture!("openai-chat", "openai-python-refusal.sse");
 const STRICT_TOOL_CALL: Capture = capture!("openai-chat", "openai-python-strict-tool-call.sse");
 const TEXT_USAGE: Capture = capture!("openai-chat", "openai-python-text-usage.sse");
-const AZURE_MODEL_ROUTER: Capture =
-    capture!("openai-chat", "vercel-ai-azure-model-router.1.chunks.jsonl");
+const AZURE_MODEL_ROUTER: Capture = capture!("openai-chat", "vercel-ai-azure-model-router.1.chunks.jsonl");
 
 /// The SSE captures: complete streams exactly as the OpenAI API sent them.
-const OPENAI_SSE: [Capture; 7] = [
-    CONTENT_LOGPROBS,
-    FINISH_LENGTH,
-    CHOICES_N3,
-    PARALLEL_TOOL_CALLS,
-    REFUSAL,
-    STRICT_TOOL_CALL,
-    TEXT_USAGE,
-];
+const OPENAI_SSE: [Capture; 7] = [CONTENT_LOGPROBS, FINISH_LENGTH, CHOICES_N3, PARALLEL_TOOL_CALLS, REFUSAL, STRICT_TOOL_CALL, TEXT_USAGE];
 
 impl Capture {
     /// Decodes the capture; returns every delta, the refusal text and the turn.
     fn decode(&self) -> (Vec<StreamDelta>, String, Result<ModelTurn, WireError>) {
         let mut accumulator = ChatStreamAccumulator::new();
-        let deltas = self
-            .data()
-            .iter()
-            .flat_map(|data| {
-                accumulator
-                    .push_data(data)
-                    .unwrap_or_else(|e| panic!("{}: {e}", self.name))
-            })
-            .collect();
+        let deltas = self.data().iter().flat_map(|data| accumulator.push_data(data).unwrap_or_else(|e| panic!("{}: {e}", self.name))).collect();
         let refusal = accumulator.refusal().to_owned();
         (deltas, refusal, accumulator.finish())
     }
@@ -56,22 +38,12 @@ impl Capture {
 #[test]
 fn every_chunk_reserializes_to_the_same_json() {
     for capture in OPENAI_SSE.iter().chain([&AZURE_MODEL_ROUTER]) {
-        let chunks: Vec<String> = capture
-            .data()
-            .into_iter()
-            .filter(|data| data != "[DONE]")
-            .collect();
+        let chunks: Vec<String> = capture.data().into_iter().filter(|data| data != "[DONE]").collect();
         assert!(!chunks.is_empty(), "{}", capture.name);
         for data in chunks {
-            let chunk: ChatChunk = serde_json::from_str(&data)
-                .unwrap_or_else(|e| panic!("{}: {e}\n{data}", capture.name));
+            let chunk: ChatChunk = serde_json::from_str(&data).unwrap_or_else(|e| panic!("{}: {e}\n{data}", capture.name));
             let original: Value = serde_json::from_str(&data).unwrap();
-            assert_eq!(
-                serde_json::to_value(&chunk).unwrap(),
-                original,
-                "{}",
-                capture.name
-            );
+            assert_eq!(serde_json::to_value(&chunk).unwrap(), original, "{}", capture.name);
         }
     }
 }
@@ -83,12 +55,7 @@ fn openai_chunks_reserialize_byte_for_byte() {
     for capture in &OPENAI_SSE {
         for data in capture.data().into_iter().filter(|data| data != "[DONE]") {
             let chunk: ChatChunk = serde_json::from_str(&data).unwrap();
-            assert_eq!(
-                serde_json::to_string(&chunk).unwrap(),
-                data,
-                "{}",
-                capture.name
-            );
+            assert_eq!(serde_json::to_string(&chunk).unwrap(), data, "{}", capture.name);
         }
     }
 }
@@ -100,16 +67,8 @@ fn parallel_tool_calls() {
         ModelTurn {
             text: String::new(),
             tool_calls: vec![
-                call(
-                    "call_JMW1whyEaYG438VE1OIflxA2",
-                    "GetWeatherArgs",
-                    r#"{"city": "Edinburgh", "country": "GB", "units": "c"}"#
-                ),
-                call(
-                    "call_DNYTawLBoN8fj3KN6qU9N1Ou",
-                    "get_stock_price",
-                    r#"{"ticker": "AAPL", "exchange": "NASDAQ"}"#
-                ),
+                call("call_JMW1whyEaYG438VE1OIflxA2", "GetWeatherArgs", r#"{"city": "Edinburgh", "country": "GB", "units": "c"}"#),
+                call("call_DNYTawLBoN8fj3KN6qU9N1Ou", "get_stock_price", r#"{"ticker": "AAPL", "exchange": "NASDAQ"}"#),
             ],
             reasoning: Vec::new(),
             finish_reason: FinishReason::ToolCalls,
@@ -124,11 +83,7 @@ fn strict_tool_call_started_in_the_role_chunk() {
         STRICT_TOOL_CALL.turn(),
         ModelTurn {
             text: String::new(),
-            tool_calls: vec![call(
-                "call_CTf1nWJLqSeRgDqaCG27xZ74",
-                "get_weather",
-                r#"{"city":"San Francisco","state":"CA"}"#
-            )],
+            tool_calls: vec![call("call_CTf1nWJLqSeRgDqaCG27xZ74", "get_weather", r#"{"city":"San Francisco","state":"CA"}"#)],
             reasoning: Vec::new(),
             finish_reason: FinishReason::ToolCalls,
             usage: usage(48, 19),
@@ -140,51 +95,34 @@ fn strict_tool_call_started_in_the_role_chunk() {
 fn text_with_usage() {
     let text = "I'm unable to provide real-time weather updates. To get the current weather in San Francisco, \
                 I recommend checking a reliable weather website or a weather app.";
-    assert_eq!(
-        TEXT_USAGE.turn(),
-        text_turn(text, FinishReason::Stop, usage(14, 30))
-    );
+    assert_eq!(TEXT_USAGE.turn(), text_turn(text, FinishReason::Stop, usage(14, 30)));
 }
 
 #[test]
 fn finish_length() {
-    assert_eq!(
-        FINISH_LENGTH.turn(),
-        text_turn("{\"", FinishReason::Length, usage(79, 1))
-    );
+    assert_eq!(FINISH_LENGTH.turn(), text_turn("{\"", FinishReason::Length, usage(79, 1)));
 }
 
 #[test]
 fn content_with_logprobs() {
-    assert_eq!(
-        CONTENT_LOGPROBS.turn(),
-        text_turn("Foo!", FinishReason::Stop, usage(9, 2))
-    );
+    assert_eq!(CONTENT_LOGPROBS.turn(), text_turn("Foo!", FinishReason::Stop, usage(9, 2)));
 }
 
 #[test]
 fn n3_keeps_choice_zero_only() {
     let turn = CHOICES_N3.turn();
-    assert_eq!(
-        turn,
-        text_turn(
-            r#"{"city":"San Francisco","temperature":65,"units":"f"}"#,
-            FinishReason::Stop,
-            usage(79, 42)
-        )
-    );
+    assert_eq!(turn, text_turn(r#"{"city":"San Francisco","temperature":65,"units":"f"}"#, FinishReason::Stop, usage(79, 42)));
     let (deltas, _, _) = CHOICES_N3.decode();
-    let finishes = deltas
-        .iter()
-        .filter(|delta| matches!(delta, StreamDelta::Finished(_)))
-        .count();
-    assert_eq!(
-        finishes, 1,
-        "the finish reasons of choices 1 and 2 are ignored"
-    );
+    let finishes = deltas.iter().filter(|delta| matches!(delta, StreamDelta::Finished(_))).count();
+    assert_eq!(finishes, 1, "the finish reasons of choices 1 and 2 are ignored");
     // The recordings' reader (import, record) keeps the same choice alone.
     let events: Vec<Value> = CHOICES_N3.data().iter().filter(|data| *data != "[DONE]").map(|data| serde_json::from_str(data).unwrap()).collect();
-    let texts: Vec<String> = super::read_reply::from_events(&events).unwrap().parts.into_iter().filter_map(|part| if let crate::parts::Part::Text { text, .. } = part { Some(text) } else { None }).collect();
+    let texts: Vec<String> = super::read_reply::from_events(&events)
+        .unwrap()
+        .parts
+        .into_iter()
+        .filter_map(|part| if let crate::parts::Part::Text { text, .. } = part { Some(text) } else { None })
+        .collect();
     assert_eq!(texts, [r#"{"city":"San Francisco","temperature":65,"units":"f"}"#]);
 }
 
@@ -192,15 +130,8 @@ fn n3_keeps_choice_zero_only() {
 fn refusal_is_kept_out_of_the_text() {
     let (deltas, refusal, turn) = REFUSAL.decode();
     assert_eq!(refusal, "I'm sorry, I can't assist with that request.");
-    assert_eq!(
-        turn.unwrap(),
-        text_turn("", FinishReason::Stop, usage(79, 11))
-    );
-    assert!(
-        !deltas
-            .iter()
-            .any(|delta| matches!(delta, StreamDelta::Text(_)))
-    );
+    assert_eq!(turn.unwrap(), text_turn("", FinishReason::Stop, usage(79, 11)));
+    assert!(!deltas.iter().any(|delta| matches!(delta, StreamDelta::Text(_))));
 }
 
 #[test]
@@ -220,28 +151,15 @@ fn azure_capture_decodes_but_has_no_done() {
 
     // With the missing terminator added, it is a complete turn.
     let mut accumulator = ChatStreamAccumulator::new();
-    for data in AZURE_MODEL_ROUTER
-        .data()
-        .iter()
-        .map(String::as_str)
-        .chain(["[DONE]"])
-    {
+    for data in AZURE_MODEL_ROUTER.data().iter().map(String::as_str).chain(["[DONE]"]) {
         accumulator.push_data(data).unwrap();
     }
-    assert_eq!(
-        accumulator.finish().unwrap(),
-        text_turn("Capital of Denmark.", FinishReason::Stop, usage(15, 78))
-    );
+    assert_eq!(accumulator.finish().unwrap(), text_turn("Capital of Denmark.", FinishReason::Stop, usage(15, 78)));
 }
 
 #[test]
 fn decode_encode_decode_round_trips() {
-    let meta = ChunkMeta {
-        id: "chatcmpl-replay".into(),
-        model: "gpt-4o".into(),
-        created: 1,
-        include_usage: true,
-    };
+    let meta = ChunkMeta { id: "chatcmpl-replay".into(), model: "gpt-4o".into(), created: 1, include_usage: true };
     for capture in &OPENAI_SSE {
         let turn = capture.turn();
         assert!(turn.usage.is_some(), "{}", capture.name);

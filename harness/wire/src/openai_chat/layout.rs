@@ -101,8 +101,7 @@ pub(crate) fn is_arguments_delta(call: &Value, piece: &str) -> bool {
 /// naming the field rather than a piece never sent.
 fn slot<'de, D: serde::Deserializer<'de>>(deserializer: D) -> Result<Option<String>, D::Error> {
     let slot = String::deserialize(deserializer)?;
-    let known = TEXT_FIELDS.iter().any(|(field, ..)| *field == slot)
-        || slot.strip_prefix("tool:").is_some_and(|index| index.parse::<u32>().is_ok());
+    let known = TEXT_FIELDS.iter().any(|(field, ..)| *field == slot) || slot.strip_prefix("tool:").is_some_and(|index| index.parse::<u32>().is_ok());
     if known {
         Ok(Some(slot))
     } else {
@@ -199,7 +198,8 @@ pub fn is_openai_like(layout: &[ChunkLayout], has_text: bool, has_calls: bool) -
     let mut with_choice = layout.iter().filter(|chunk| !chunk.has(NoChoice));
     let content_blank = if has_calls { ContentNull } else { ContentEmpty };
     let first_ok = with_choice.next().is_some_and(|first| {
-        first.has(Role) && (has_text || first.has(content_blank))
+        first.has(Role)
+            && (has_text || first.has(content_blank))
             && ![ReasoningContentEmpty, ReasoningContentNull, RefusalEmpty].iter().any(|field| first.has(*field))
     });
     let blanks = [ContentEmpty, ContentNull, ReasoningContentEmpty, ReasoningContentNull, RefusalEmpty, RefusalNull, Role];
@@ -232,10 +232,14 @@ mod tests {
 
     #[test]
     fn a_chunk_says_its_piece_and_what_it_repeated() {
-        let opening = choice(json!({ "role": "assistant", "content": null, "tool_calls": [{ "index": 0, "id": "0", "type": "function", "function": { "name": "f", "arguments": "" } }] }), Value::Null);
+        let opening = choice(
+            json!({ "role": "assistant", "content": null, "tool_calls": [{ "index": 0, "id": "0", "type": "function", "function": { "name": "f", "arguments": "" } }] }),
+            Value::Null,
+        );
         let with = vec![ChunkField::Role, ChunkField::ContentNull, ChunkField::CallId, ChunkField::CallType, ChunkField::CallName];
         assert_eq!(of(opening), Some(ChunkLayout { piece: None, call: Some(0), with, choice: Extra::new() }));
-        let repeated = choice(json!({ "role": "assistant", "content": null, "tool_calls": [{ "index": 0, "id": "0", "function": { "arguments": "{}" } }] }), Value::Null);
+        let repeated =
+            choice(json!({ "role": "assistant", "content": null, "tool_calls": [{ "index": 0, "id": "0", "function": { "arguments": "{}" } }] }), Value::Null);
         assert_eq!(of(repeated).unwrap().piece.as_deref(), Some("tool:0"));
         let mut usage = choice(json!({ "role": "assistant", "content": "" }), json!("stop"));
         usage["usage"] = json!({ "prompt_tokens": 1 });
@@ -282,7 +286,8 @@ mod tests {
         ]);
         assert!(is_openai_like(&openai, false, true));
         assert!(!is_openai_like(&openai, false, false), "a reply without calls opens with content \"\"");
-        let text = layout(&[choice(json!({ "role": "assistant", "content": "", "refusal": null }), Value::Null), choice(json!({ "content": "Hi" }), json!("stop"))]);
+        let text =
+            layout(&[choice(json!({ "role": "assistant", "content": "", "refusal": null }), Value::Null), choice(json!({ "content": "Hi" }), json!("stop"))]);
         assert!(is_openai_like(&text, true, false));
         let mut repeated = text.clone();
         repeated[1].with.push(ChunkField::Role);

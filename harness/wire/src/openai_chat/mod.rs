@@ -4,9 +4,9 @@
 pub mod error_body;
 pub mod layout;
 mod read_message;
-pub mod request;
-pub mod reply;
 pub mod read_reply;
+pub mod reply;
+pub mod request;
 pub mod response;
 pub mod stream;
 
@@ -15,12 +15,8 @@ mod fixtures;
 
 pub use error_body::{ApiError, ApiErrorBody};
 pub use layout::{ChunkField, ChunkLayout};
-pub use request::{
-    ChatMessage, ChatRequest, ChatTool, ChatToolCall, ContentPart, FunctionCall, FunctionDef,
-    MessageContent, StreamOptions,
-};
+pub use request::{ChatMessage, ChatRequest, ChatTool, ChatToolCall, ContentPart, FunctionCall, FunctionDef, MessageContent, StreamOptions};
 pub use response::{ChatCompletion, CompletionChoice, CompletionMessage};
 pub use stream::{
-    ChatChunk, ChatStreamAccumulator, ChatUsage, ChunkChoice, ChunkDelta, ChunkMeta, FunctionDelta,
-    PromptTokensDetails, ToolCallDelta, encode_stream,
+    ChatChunk, ChatStreamAccumulator, ChatUsage, ChunkChoice, ChunkDelta, ChunkMeta, FunctionDelta, PromptTokensDetails, ToolCallDelta, encode_stream,
 };

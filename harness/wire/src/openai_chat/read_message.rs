@@ -18,12 +18,10 @@ use crate::text_or_list::{TextOrList, text_or_list};
 
 impl<'de> Deserialize<'de> for MessageContent {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        Ok(
-            match text_or_list(deserializer, "a string or a list of content parts")? {
-                TextOrList::Text(text) => Self::Text(text),
-                TextOrList::List(parts) => Self::Parts(parts),
-            },
-        )
+        Ok(match text_or_list(deserializer, "a string or a list of content parts")? {
+            TextOrList::Text(text) => Self::Text(text),
+            TextOrList::List(parts) => Self::Parts(parts),
+        })
     }
 }
 
@@ -90,28 +88,12 @@ fn with_role<'de, D: Deserializer<'de>>(role: Role, fields: D) -> Result<ChatMes
             ChatMessage::User { content, name }
         }
         Role::Assistant => {
-            let AssistantFields {
-                content,
-                tool_calls,
-                refusal,
-                name,
-            } = AssistantFields::deserialize(fields)?;
-            ChatMessage::Assistant {
-                content,
-                tool_calls,
-                refusal,
-                name,
-            }
+            let AssistantFields { content, tool_calls, refusal, name } = AssistantFields::deserialize(fields)?;
+            ChatMessage::Assistant { content, tool_calls, refusal, name }
         }
         Role::Tool => {
-            let ToolFields {
-                tool_call_id,
-                content,
-            } = ToolFields::deserialize(fields)?;
-            ChatMessage::Tool {
-                tool_call_id,
-                content,
-            }
+            let ToolFields { tool_call_id, content } = ToolFields::deserialize(fields)?;
+            ChatMessage::Tool { tool_call_id, content }
         }
     })
 }
@@ -139,9 +121,7 @@ impl<'de> Visitor<'de> for MessageVisitor {
         while let Some((key, value)) = map.next_entry::<String, Value>()? {
             object.insert(key, value);
         }
-        let role = object
-            .remove("role")
-            .ok_or_else(|| Error::missing_field("role"))?;
+        let role = object.remove("role").ok_or_else(|| Error::missing_field("role"))?;
         let role = Role::deserialize(role).map_err(Error::custom)?;
         with_role(role, Value::Object(object)).map_err(Error::custom)
     }
@@ -163,10 +143,7 @@ mod tests {
 
     #[test]
     fn role_first_or_last_reads_the_same_message() {
-        let expected = ChatMessage::User {
-            content: text("hi"),
-            name: Some("alice".to_owned()),
-        };
+        let expected = ChatMessage::User { content: text("hi"), name: Some("alice".to_owned()) };
         for message in [
             r#"{"role": "user", "content": "hi", "name": "alice"}"#,
             r#"{"content": "hi", "name": "alice", "role": "user"}"#,
@@ -174,38 +151,20 @@ mod tests {
         ] {
             assert_eq!(parse(message).unwrap(), expected, "{message}");
         }
-        let tool = ChatMessage::Tool {
-            tool_call_id: "call_1".to_owned(),
-            content: text("# reloop"),
-        };
-        assert_eq!(
-            parse(r##"{"tool_call_id": "call_1", "content": "# reloop", "role": "tool"}"##)
-                .unwrap(),
-            tool
-        );
-        assert_eq!(
-            parse(r##"{"role": "tool", "content": "# reloop", "tool_call_id": "call_1"}"##)
-                .unwrap(),
-            tool
-        );
+        let tool = ChatMessage::Tool { tool_call_id: "call_1".to_owned(), content: text("# reloop") };
+        assert_eq!(parse(r##"{"tool_call_id": "call_1", "content": "# reloop", "role": "tool"}"##).unwrap(), tool);
+        assert_eq!(parse(r##"{"role": "tool", "content": "# reloop", "tool_call_id": "call_1"}"##).unwrap(), tool);
     }
 
     #[test]
     fn content_is_a_string_parts_or_null_for_the_assistant() {
-        let parts = parse(
-            r#"{"role": "developer", "content": [{"type": "text", "text": "be brief", "cache": 1}]}"#,
-        )
-        .unwrap();
+        let parts = parse(r#"{"role": "developer", "content": [{"type": "text", "text": "be brief", "cache": 1}]}"#).unwrap();
         let mut extra = Map::new();
         extra.insert("cache".to_owned(), json!(1));
         assert_eq!(
             parts,
             ChatMessage::Developer {
-                content: MessageContent::Parts(vec![ContentPart {
-                    kind: "text".to_owned(),
-                    text: Some("be brief".to_owned()),
-                    extra,
-                }]),
+                content: MessageContent::Parts(vec![ContentPart { kind: "text".to_owned(), text: Some("be brief".to_owned()), extra }]),
                 name: None,
             }
         );
@@ -214,16 +173,7 @@ mod tests {
             r#"{"role": "assistant"}"#,
             r#"{"tool_calls": [], "content": null, "role": "assistant"}"#,
         ] {
-            assert_eq!(
-                parse(message).unwrap(),
-                ChatMessage::Assistant {
-                    content: None,
-                    tool_calls: Vec::new(),
-                    refusal: None,
-                    name: None,
-                },
-                "{message}"
-            );
+            assert_eq!(parse(message).unwrap(), ChatMessage::Assistant { content: None, tool_calls: Vec::new(), refusal: None, name: None }, "{message}");
         }
     }
 
@@ -233,22 +183,10 @@ mod tests {
             (r#"{"content": "hi"}"#, "missing field `role`"),
             ("{}", "missing field `role`"),
             (r#"{"role": "user"}"#, "missing field `content`"),
-            (
-                r#"{"content": "hi", "role": "user", "name": 1}"#,
-                "invalid type: integer `1`, expected a string",
-            ),
-            (
-                r#"{"role": "robot", "content": "hi"}"#,
-                "unknown variant `robot`",
-            ),
-            (
-                r#"{"content": "hi", "role": "robot"}"#,
-                "unknown variant `robot`",
-            ),
-            (
-                r#"{"role": "user", "content": 7}"#,
-                "expected a string or a list of content parts",
-            ),
+            (r#"{"content": "hi", "role": "user", "name": 1}"#, "invalid type: integer `1`, expected a string"),
+            (r#"{"role": "robot", "content": "hi"}"#, "unknown variant `robot`"),
+            (r#"{"content": "hi", "role": "robot"}"#, "unknown variant `robot`"),
+            (r#"{"role": "user", "content": 7}"#, "expected a string or a list of content parts"),
             (r#""hi""#, "expected a chat message"),
         ] {
             let found = parse(message).unwrap_err().to_string();

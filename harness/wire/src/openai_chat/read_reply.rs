@@ -4,10 +4,10 @@
 use crate::{FinishReason, Format};
 use serde_json::{Map, Value, json};
 
-use crate::reply::read::{Chunks, FromWireError, UsageFields, extra_fields, of_response, openai_usage, opt_str};
-use crate::parts::{Arguments, Extra, ExtraFields, Part, RecordedUsage, ResponseIds, ToolCallPart, unmodelled};
 use super::layout::{ChunkField, ChunkLayout, is_arguments_delta, is_openai_like, is_text_delta, tool_slot};
+use crate::parts::{Arguments, Extra, ExtraFields, Part, RecordedUsage, ResponseIds, ToolCallPart, unmodelled};
 use crate::reply::DecodedReply;
+use crate::reply::read::{Chunks, FromWireError, UsageFields, extra_fields, of_response, openai_usage, opt_str};
 
 /// Accumulates the chunks into the completion they describe, then reads
 /// that; a layout an SDK would not accumulate as OpenAI's is kept (see
@@ -34,7 +34,15 @@ pub fn from_events(events: &[Value]) -> Result<DecodedReply, FromWireError> {
         }
         completion.extend(unmodelled(event, ENVELOPE));
         // With `n > 1` the choices' chunks interleave, each with its `index`.
-        let Some(choice) = event.get("choices").and_then(Value::as_array).into_iter().flatten().find(|choice| choice.get("index").and_then(Value::as_u64).unwrap_or_default() == 0) else { continue };
+        let Some(choice) = event
+            .get("choices")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .find(|choice| choice.get("index").and_then(Value::as_u64).unwrap_or_default() == 0)
+        else {
+            continue;
+        };
         if let Some(reason) = choice.get("finish_reason").filter(|v| !v.is_null()) {
             finish = reason.clone();
         }
@@ -146,10 +154,14 @@ pub fn from_body(completion: &Value, chunks: &Chunks) -> Result<DecodedReply, Fr
 }
 
 fn usage(wire: &Value) -> RecordedUsage {
-    let fields = UsageFields { input: "/prompt_tokens", output: "/completion_tokens", cached: "/prompt_tokens_details/cached_tokens", reasoning: "/completion_tokens_details/reasoning_tokens" };
+    let fields = UsageFields {
+        input: "/prompt_tokens",
+        output: "/completion_tokens",
+        cached: "/prompt_tokens_details/cached_tokens",
+        reasoning: "/completion_tokens_details/reasoning_tokens",
+    };
     openai_usage(wire, &fields)
 }
-
 
 #[cfg(test)]
 mod tests {

@@ -40,7 +40,8 @@ pub fn completion(reply: &Reply, meta: &ReplyMeta) -> Value {
     if !calls.is_empty() {
         message["tool_calls"] = json!(calls);
     }
-    let annotations: Vec<&Value> = reply.parts.iter().flat_map(|part| if let Part::Text { annotations, .. } = part { annotations.as_slice() } else { &[] }).collect();
+    let annotations: Vec<&Value> =
+        reply.parts.iter().flat_map(|part| if let Part::Text { annotations, .. } = part { annotations.as_slice() } else { &[] }).collect();
     if !annotations.is_empty() {
         message["annotations"] = json!(annotations);
     }
@@ -140,7 +141,9 @@ fn envelope(reply: &Reply, meta: &ReplyMeta) -> Value {
     let turn = ModelTurn { finish_reason: reply.finish_reason.clone(), usage: Some(reply.usage), ..ModelTurn::default() };
     let mut completion = serde_json::to_value(ChatCompletion::from_turn(&turn, &chunk_meta)).expect("plain JSON");
     completion["usage"] = reply.wire_usage_in(Format::OpenaiChat).cloned().unwrap_or_else(|| json!(ChatUsage::from_usage(&reply.usage)));
-    if reply.no_usage && let Some(completion) = completion.as_object_mut() {
+    if reply.no_usage
+        && let Some(completion) = completion.as_object_mut()
+    {
         completion.shift_remove("usage");
     }
     if let Some(fingerprint) = &reply.ids.system_fingerprint {

@@ -54,22 +54,14 @@ impl ChatRequest {
     /// [`Self::from_prompt`], moving the texts instead of copying them (the agent's send path,
     /// which builds the prompt only to send it).
     pub fn from_owned_prompt(prompt: Prompt) -> Self {
-        let system = prompt.system.map(|system| ChatMessage::System {
-            content: MessageContent::Text(system),
-            name: None,
-        });
+        let system = prompt.system.map(|system| ChatMessage::System { content: MessageContent::Text(system), name: None });
         Self {
             model: prompt.model,
-            messages: system
-                .into_iter()
-                .chain(prompt.messages.into_iter().map(ChatMessage::from_prompt_message))
-                .collect(),
+            messages: system.into_iter().chain(prompt.messages.into_iter().map(ChatMessage::from_prompt_message)).collect(),
             tools: prompt.tools.into_iter().map(ChatTool::from_spec).collect(),
             tool_choice: chat_tool_choice(&prompt.tool_choice),
             stream: prompt.stream,
-            stream_options: prompt.stream.then_some(StreamOptions {
-                include_usage: prompt.include_usage,
-            }),
+            stream_options: prompt.stream.then_some(StreamOptions { include_usage: prompt.include_usage }),
             max_tokens: None,
             max_completion_tokens: prompt.max_output_tokens,
             extra: Map::new(),
@@ -96,29 +88,14 @@ impl ChatRequest {
                 ChatMessage::System { content, .. } | ChatMessage::Developer { content, .. } => {
                     system.push(content.into_text());
                 }
-                ChatMessage::User { content, .. } => messages.push(Message::User {
-                    text: content.into_text(),
-                }),
-                ChatMessage::Assistant {
-                    content,
-                    tool_calls,
-                    ..
-                } => messages.push(Message::assistant(
+                ChatMessage::User { content, .. } => messages.push(Message::User { text: content.into_text() }),
+                ChatMessage::Assistant { content, tool_calls, .. } => messages.push(Message::assistant(
                     content.map(MessageContent::into_text).unwrap_or_default(),
-                    tool_calls
-                        .into_iter()
-                        .map(ChatToolCall::into_tool_call)
-                        .collect(),
+                    tool_calls.into_iter().map(ChatToolCall::into_tool_call).collect(),
                 )),
-                ChatMessage::Tool {
-                    tool_call_id,
-                    content,
-                } => messages.push(Message::ToolResult {
-                    call_id: tool_call_id,
-                    tool_name: String::new(),
-                    content: content.into_text(),
-                    is_error: false,
-                }),
+                ChatMessage::Tool { tool_call_id, content } => {
+                    messages.push(Message::ToolResult { call_id: tool_call_id, tool_name: String::new(), content: content.into_text(), is_error: false })
+                }
             }
         }
         name_tool_results(&mut messages);
@@ -130,10 +107,7 @@ impl ChatRequest {
             tool_choice: ToolChoice::from_openai_value(self.tool_choice.as_ref(), "/function/name"),
             max_output_tokens: self.max_completion_tokens.or(self.max_tokens),
             stream: self.stream,
-            include_usage: self
-                .stream_options
-                .as_ref()
-                .is_some_and(|options| options.include_usage),
+            include_usage: self.stream_options.as_ref().is_some_and(|options| options.include_usage),
         }
     }
 }
@@ -142,9 +116,7 @@ impl ChatRequest {
 fn chat_tool_choice(choice: &ToolChoice) -> Option<Value> {
     match choice {
         ToolChoice::Auto => None,
-        ToolChoice::Named(name) => {
-            Some(serde_json::json!({"type": "function", "function": {"name": name}}))
-        }
+        ToolChoice::Named(name) => Some(serde_json::json!({"type": "function", "function": {"name": name}})),
         mode => mode.openai_mode().map(Value::from),
     }
 }
@@ -214,28 +186,14 @@ impl ChatMessage {
     /// The wire form of a neutral message (see [`ChatRequest::from_prompt`]).
     pub(crate) fn from_prompt_message(message: Message) -> Self {
         match message {
-            Message::User { text } => Self::User {
-                content: MessageContent::Text(text),
-                name: None,
-            },
-            Message::Assistant {
-                text, tool_calls, ..
-            } => Self::Assistant {
-                content: (!text.is_empty() || tool_calls.is_empty())
-                    .then_some(MessageContent::Text(text)),
-                tool_calls: tool_calls
-                    .into_iter()
-                    .map(ChatToolCall::from_owned_tool_call)
-                    .collect(),
+            Message::User { text } => Self::User { content: MessageContent::Text(text), name: None },
+            Message::Assistant { text, tool_calls, .. } => Self::Assistant {
+                content: (!text.is_empty() || tool_calls.is_empty()).then_some(MessageContent::Text(text)),
+                tool_calls: tool_calls.into_iter().map(ChatToolCall::from_owned_tool_call).collect(),
                 refusal: None,
                 name: None,
             },
-            Message::ToolResult {
-                call_id, content, ..
-            } => Self::Tool {
-                tool_call_id: call_id,
-                content: MessageContent::Text(content),
-            },
+            Message::ToolResult { call_id, content, .. } => Self::Tool { tool_call_id: call_id, content: MessageContent::Text(content) },
         }
     }
 }
@@ -255,10 +213,7 @@ impl MessageContent {
     pub fn to_text(&self) -> String {
         match self {
             Self::Text(text) => text.clone(),
-            Self::Parts(parts) => parts
-                .iter()
-                .filter_map(|part| part.text.as_deref())
-                .collect(),
+            Self::Parts(parts) => parts.iter().filter_map(|part| part.text.as_deref()).collect(),
         }
     }
 
@@ -300,22 +255,13 @@ impl ChatTool {
     fn from_spec(spec: ToolSpec) -> Self {
         Self {
             kind: "function".to_owned(),
-            function: FunctionDef {
-                name: spec.name,
-                description: Some(spec.description),
-                parameters: spec.parameters,
-                strict: None,
-            },
+            function: FunctionDef { name: spec.name, description: Some(spec.description), parameters: spec.parameters, strict: None },
         }
     }
 
     /// The neutral form (a missing description becomes empty; `strict` is dropped).
     fn into_spec(self) -> ToolSpec {
-        ToolSpec {
-            name: self.function.name,
-            description: self.function.description.unwrap_or_default(),
-            parameters: self.function.parameters,
-        }
+        ToolSpec { name: self.function.name, description: self.function.description.unwrap_or_default(), parameters: self.function.parameters }
     }
 }
 
@@ -364,14 +310,7 @@ impl ChatToolCall {
 
     /// [`Self::from_tool_call`], moving the strings.
     pub fn from_owned_tool_call(c: ToolCall) -> Self {
-        Self {
-            id: c.id,
-            kind: "function".to_owned(),
-            function: FunctionCall {
-                name: c.name,
-                arguments: c.arguments,
-            },
-        }
+        Self { id: c.id, kind: "function".to_owned(), function: FunctionCall { name: c.name, arguments: c.arguments } }
     }
 
     /// The neutral form of this tool call.
@@ -381,11 +320,7 @@ impl ChatToolCall {
 
     /// [`Self::to_tool_call`], moving the strings.
     pub fn into_tool_call(self) -> ToolCall {
-        ToolCall {
-            id: self.id,
-            name: self.function.name,
-            arguments: self.function.arguments,
-        }
+        ToolCall { id: self.id, name: self.function.name, arguments: self.function.arguments }
     }
 }
 
@@ -436,51 +371,27 @@ mod tests {
         let wire = agent_request();
         let request: ChatRequest = serde_json::from_value(wire.clone()).unwrap();
         assert!(request.stream);
-        assert_eq!(
-            request.stream_options,
-            Some(StreamOptions {
-                include_usage: true
-            })
-        );
+        assert_eq!(request.stream_options, Some(StreamOptions { include_usage: true }));
         assert_eq!(request.max_completion_tokens, Some(1024));
         assert_eq!(request.extra.get("temperature"), Some(&json!(0.2)));
         assert_eq!(request.tools[1].function.parameters, Value::Null);
-        let ChatMessage::Assistant {
-            content: None,
-            tool_calls,
-            ..
-        } = &request.messages[2]
-        else {
-            panic!(
-                "expected an assistant tool-call message, got {:?}",
-                request.messages[2]
-            );
+        let ChatMessage::Assistant { content: None, tool_calls, .. } = &request.messages[2] else {
+            panic!("expected an assistant tool-call message, got {:?}", request.messages[2]);
         };
-        assert_eq!(
-            tool_calls[0].to_tool_call().arguments,
-            r#"{"path":"README.md"}"#
-        );
+        assert_eq!(tool_calls[0].to_tool_call().arguments, r#"{"path":"README.md"}"#);
         assert_eq!(serde_json::to_value(&request).unwrap(), wire);
     }
 
     #[test]
     fn minimal_request_serializes_stream_false() {
-        let request: ChatRequest = serde_json::from_value(
-            json!({"model": "m", "messages": [{"role": "user", "content": "hi"}]}),
-        )
-        .unwrap();
-        assert_eq!(
-            serde_json::to_string(&request).unwrap(),
-            r#"{"model":"m","messages":[{"role":"user","content":"hi"}],"stream":false}"#
-        );
+        let request: ChatRequest = serde_json::from_value(json!({"model": "m", "messages": [{"role": "user", "content": "hi"}]})).unwrap();
+        assert_eq!(serde_json::to_string(&request).unwrap(), r#"{"model":"m","messages":[{"role":"user","content":"hi"}],"stream":false}"#);
     }
 
     #[test]
     fn content_to_text_concatenates_text_parts() {
         let request: ChatRequest = serde_json::from_value(agent_request()).unwrap();
-        let ChatMessage::User { content, .. } = &request.messages[1] else {
-            panic!("expected a user message")
-        };
+        let ChatMessage::User { content, .. } = &request.messages[1] else { panic!("expected a user message") };
         assert_eq!(content.to_text(), "What's in README.md?");
         assert_eq!(MessageContent::Text("plain".into()).to_text(), "plain");
     }
@@ -496,30 +407,13 @@ mod tests {
                 Message::User { text: "go".into() },
                 Message::Assistant {
                     text: String::new(),
-                    tool_calls: vec![ToolCall {
-                        id: "call_1".into(),
-                        name: "read".into(),
-                        arguments: "{}".into(),
-                    }],
+                    tool_calls: vec![ToolCall { id: "call_1".into(), name: "read".into(), arguments: "{}".into() }],
                     reasoning: Vec::new(),
                 },
-                Message::ToolResult {
-                    call_id: "call_1".into(),
-                    tool_name: "read".into(),
-                    content: "ok".into(),
-                    is_error: true,
-                },
-                Message::Assistant {
-                    text: String::new(),
-                    tool_calls: Vec::new(),
-                    reasoning: Vec::new(),
-                },
+                Message::ToolResult { call_id: "call_1".into(), tool_name: "read".into(), content: "ok".into(), is_error: true },
+                Message::Assistant { text: String::new(), tool_calls: Vec::new(), reasoning: Vec::new() },
             ],
-            tools: vec![ToolSpec {
-                name: "read".into(),
-                description: "r".into(),
-                parameters: json!({"type": "object"}),
-            }],
+            tools: vec![ToolSpec { name: "read".into(), description: "r".into(), parameters: json!({"type": "object"}) }],
             tool_choice: ToolChoice::None,
             max_output_tokens: Some(10),
             stream: true,
@@ -537,11 +431,7 @@ mod tests {
                 r#""tool_choice":"none","stream":true,"stream_options":{"include_usage":true},"max_completion_tokens":10}"#,
             )
         );
-        let quiet = Prompt {
-            stream: false,
-            tool_choice: ToolChoice::Auto,
-            ..prompt
-        };
+        let quiet = Prompt { stream: false, tool_choice: ToolChoice::Auto, ..prompt };
         let request = ChatRequest::from_prompt(&quiet);
         assert_eq!((request.stream_options, request.tool_choice), (None, None));
     }
@@ -550,16 +440,10 @@ mod tests {
     fn prompt_round_trips_except_error_flags() {
         let prompt = rich_prompt();
         let request = ChatRequest::from_prompt(&prompt);
-        assert_eq!(
-            request.tool_choice,
-            Some(json!({"type": "function", "function": {"name": "read_file"}}))
-        );
+        assert_eq!(request.tool_choice, Some(json!({"type": "function", "function": {"name": "read_file"}})));
         assert_eq!(request.to_prompt(), without_error_flags(prompt));
         for choice in [ToolChoice::Auto, ToolChoice::None, ToolChoice::Required] {
-            let prompt = Prompt {
-                tool_choice: choice,
-                ..Prompt::default()
-            };
+            let prompt = Prompt { tool_choice: choice, ..Prompt::default() };
             assert_eq!(ChatRequest::from_prompt(&prompt).to_prompt(), prompt);
         }
     }
@@ -573,24 +457,13 @@ mod tests {
                 model: "gpt-4o-2024-08-06".into(),
                 system: Some("You are a coding agent.\n\nAnswer briefly.".into()),
                 messages: vec![
-                    Message::User {
-                        text: "What's in README.md?".into()
-                    },
+                    Message::User { text: "What's in README.md?".into() },
                     Message::Assistant {
                         text: String::new(),
-                        tool_calls: vec![ToolCall {
-                            id: "call_1".into(),
-                            name: "read_file".into(),
-                            arguments: r#"{"path":"README.md"}"#.into(),
-                        }],
+                        tool_calls: vec![ToolCall { id: "call_1".into(), name: "read_file".into(), arguments: r#"{"path":"README.md"}"#.into() }],
                         reasoning: Vec::new(),
                     },
-                    Message::ToolResult {
-                        call_id: "call_1".into(),
-                        tool_name: "read_file".into(),
-                        content: "# reloop".into(),
-                        is_error: false,
-                    },
+                    Message::ToolResult { call_id: "call_1".into(), tool_name: "read_file".into(), content: "# reloop".into(), is_error: false },
                 ],
                 tools: vec![
                     ToolSpec {
@@ -598,11 +471,7 @@ mod tests {
                         description: "Read a file".into(),
                         parameters: json!({"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]}),
                     },
-                    ToolSpec {
-                        name: "list_dir".into(),
-                        description: String::new(),
-                        parameters: Value::Null,
-                    },
+                    ToolSpec { name: "list_dir".into(), description: String::new(), parameters: Value::Null },
                 ],
                 tool_choice: ToolChoice::Auto,
                 max_output_tokens: Some(1024),
@@ -614,11 +483,7 @@ mod tests {
 
     #[test]
     fn tool_calls_convert_both_ways() {
-        let call = ToolCall {
-            id: "call_9".into(),
-            name: "grep".into(),
-            arguments: r#"{"q":"x"}"#.into(),
-        };
+        let call = ToolCall { id: "call_9".into(), name: "grep".into(), arguments: r#"{"q":"x"}"#.into() };
         let wire = ChatToolCall::from_tool_call(&call);
         assert_eq!(
             serde_json::to_value(&wire).unwrap(),

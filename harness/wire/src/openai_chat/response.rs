@@ -62,11 +62,7 @@ impl ChatCompletion {
         let message = CompletionMessage {
             role: "assistant".to_owned(),
             content: (!content_is_null(turn)).then(|| turn.text.clone()),
-            tool_calls: turn
-                .tool_calls
-                .iter()
-                .map(ChatToolCall::from_tool_call)
-                .collect(),
+            tool_calls: turn.tool_calls.iter().map(ChatToolCall::from_tool_call).collect(),
             refusal: None,
         };
         Self {
@@ -74,12 +70,7 @@ impl ChatCompletion {
             object: "chat.completion".to_owned(),
             created: meta.created,
             model: meta.model.clone(),
-            choices: vec![CompletionChoice {
-                index: 0,
-                message,
-                logprobs: None,
-                finish_reason: turn.finish_reason.as_openai_str().to_owned(),
-            }],
+            choices: vec![CompletionChoice { index: 0, message, logprobs: None, finish_reason: turn.finish_reason.as_openai_str().to_owned() }],
             usage: turn.usage.as_ref().map(ChatUsage::from_usage),
             system_fingerprint: None,
         }
@@ -91,19 +82,10 @@ impl ChatCompletion {
     ///
     /// [`WireError::Protocol`] if the response has no choice 0.
     pub fn to_turn(&self) -> Result<ModelTurn, WireError> {
-        let choice = self
-            .choices
-            .iter()
-            .find(|choice| choice.index == 0)
-            .ok_or_else(|| WireError::Protocol("chat completion has no choice 0".to_owned()))?;
+        let choice = self.choices.iter().find(|choice| choice.index == 0).ok_or_else(|| WireError::Protocol("chat completion has no choice 0".to_owned()))?;
         Ok(ModelTurn {
             text: choice.message.content.clone().unwrap_or_default(),
-            tool_calls: choice
-                .message
-                .tool_calls
-                .iter()
-                .map(ChatToolCall::to_tool_call)
-                .collect(),
+            tool_calls: choice.message.tool_calls.iter().map(ChatToolCall::to_tool_call).collect(),
             reasoning: Vec::new(),
             finish_reason: FinishReason::from_openai_str(&choice.finish_reason),
             usage: self.usage.as_ref().map(ChatUsage::to_usage),
@@ -118,30 +100,16 @@ mod tests {
     use serde_json::json;
 
     fn meta() -> ChunkMeta {
-        ChunkMeta {
-            id: "chatcmpl-1".into(),
-            model: "gpt-4o".into(),
-            created: 1_700_000_000,
-            include_usage: false,
-        }
+        ChunkMeta { id: "chatcmpl-1".into(), model: "gpt-4o".into(), created: 1_700_000_000, include_usage: false }
     }
 
     fn tool_turn() -> ModelTurn {
         ModelTurn {
             text: String::new(),
-            tool_calls: vec![ToolCall {
-                id: "call_1".into(),
-                name: "ls".into(),
-                arguments: "{}".into(),
-            }],
+            tool_calls: vec![ToolCall { id: "call_1".into(), name: "ls".into(), arguments: "{}".into() }],
             reasoning: Vec::new(),
             finish_reason: FinishReason::ToolCalls,
-            usage: Some(Usage {
-                input_tokens: 20,
-                output_tokens: 7,
-                cache_read_tokens: 16,
-                cache_write_tokens: 0,
-            }),
+            usage: Some(Usage { input_tokens: 20, output_tokens: 7, cache_read_tokens: 16, cache_write_tokens: 0 }),
         }
     }
 
@@ -162,15 +130,11 @@ mod tests {
 
     #[test]
     fn turns_round_trip() {
-        let text_turn = ModelTurn {
-            text: "Done.".into(),
-            ..ModelTurn::default()
-        };
+        let text_turn = ModelTurn { text: "Done.".into(), ..ModelTurn::default() };
         for turn in [tool_turn(), text_turn, ModelTurn::default()] {
             let completion = ChatCompletion::from_turn(&turn, &meta());
             assert_eq!(completion.to_turn().unwrap(), turn);
-            let reparsed: ChatCompletion =
-                serde_json::from_str(&serde_json::to_string(&completion).unwrap()).unwrap();
+            let reparsed: ChatCompletion = serde_json::from_str(&serde_json::to_string(&completion).unwrap()).unwrap();
             assert_eq!(reparsed, completion);
         }
     }
@@ -195,20 +159,10 @@ mod tests {
             },
             "service_tier": "default"
         });
-        let turn = serde_json::from_value::<ChatCompletion>(body)
-            .unwrap()
-            .to_turn()
-            .unwrap();
+        let turn = serde_json::from_value::<ChatCompletion>(body).unwrap().to_turn().unwrap();
         assert_eq!(turn.text, "Hello! How can I assist you today?");
         assert_eq!(turn.finish_reason, FinishReason::Stop);
-        assert_eq!(
-            turn.usage,
-            Some(Usage {
-                input_tokens: 19,
-                output_tokens: 10,
-                ..Usage::default()
-            })
-        );
+        assert_eq!(turn.usage, Some(Usage { input_tokens: 19, output_tokens: 10, ..Usage::default() }));
     }
 
     #[test]

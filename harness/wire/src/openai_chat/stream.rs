@@ -14,9 +14,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use crate::split::{split_argument_fragments, split_text_pieces};
-use crate::{
-    FinishReason, ModelTurn, Reasoning, SseFrame, StreamDecoder, StreamDelta, ToolCall, Usage, WireError, sse,
-};
+use crate::{FinishReason, ModelTurn, Reasoning, SseFrame, StreamDecoder, StreamDelta, ToolCall, Usage, WireError, sse};
 
 /// One `data:` payload of a streamed response.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -30,20 +28,12 @@ pub struct ChatChunk {
     /// The model that answered.
     pub model: String,
     /// Backend configuration fingerprint: absent (`None`), `null` (`Some(None)`, as Azure sends) or a value.
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        with = "crate::nullable"
-    )]
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::nullable")]
     pub system_fingerprint: Option<Option<String>>,
     /// Per-choice deltas; empty on the final usage chunk.
     pub choices: Vec<ChunkChoice>,
     /// Token usage: absent, `null` (Azure sends it on every chunk) or the final counts.
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        with = "crate::nullable"
-    )]
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::nullable")]
     pub usage: Option<Option<ChatUsage>>,
     /// Every other field (e.g. Azure's `obfuscation`, `prompt_filter_results`), verbatim.
     #[serde(flatten)]
@@ -76,21 +66,13 @@ pub struct ChunkDelta {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub role: Option<String>,
     /// A piece of the answer text.
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        with = "crate::nullable"
-    )]
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::nullable")]
     pub content: Option<Option<String>>,
     /// Pieces of tool calls.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tool_calls: Option<Vec<ToolCallDelta>>,
     /// A piece of a refusal message.
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        with = "crate::nullable"
-    )]
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::nullable")]
     pub refusal: Option<Option<String>>,
     /// Every other field, verbatim.
     #[serde(flatten)]
@@ -163,10 +145,7 @@ impl ChatUsage {
             prompt_tokens: u.input_tokens,
             completion_tokens: u.output_tokens,
             total_tokens: u.input_tokens.saturating_add(u.output_tokens),
-            prompt_tokens_details: Some(PromptTokensDetails {
-                cached_tokens: u.cache_read_tokens,
-                extra: Map::new(),
-            }),
+            prompt_tokens_details: Some(PromptTokensDetails { cached_tokens: u.cache_read_tokens, extra: Map::new() }),
             completion_tokens_details: None,
             extra: Map::new(),
         }
@@ -178,10 +157,7 @@ impl ChatUsage {
         Usage {
             input_tokens: self.prompt_tokens,
             output_tokens: self.completion_tokens,
-            cache_read_tokens: self
-                .prompt_tokens_details
-                .as_ref()
-                .map_or(0, |details| details.cached_tokens),
+            cache_read_tokens: self.prompt_tokens_details.as_ref().map_or(0, |details| details.cached_tokens),
             cache_write_tokens: 0,
         }
     }
@@ -217,13 +193,7 @@ impl ChunkMeta {
 
     /// A chunk carrying one delta (and possibly the finish reason) for choice 0.
     fn delta_chunk(&self, delta: ChunkDelta, finish_reason: Option<&str>) -> ChatChunk {
-        let choice = ChunkChoice {
-            index: 0,
-            delta,
-            logprobs: None,
-            finish_reason: finish_reason.map(str::to_owned),
-            extra: Map::new(),
-        };
+        let choice = ChunkChoice { index: 0, delta, logprobs: None, finish_reason: finish_reason.map(str::to_owned), extra: Map::new() };
         self.chunk(vec![choice], None)
     }
 }
@@ -234,21 +204,13 @@ pub(super) fn content_is_null(turn: &ModelTurn) -> bool {
 }
 
 /// A delta carrying one tool-call piece.
-fn tool_call_delta(
-    index: u32,
-    id: Option<&str>,
-    name: Option<&str>,
-    arguments: &str,
-) -> ChunkDelta {
+fn tool_call_delta(index: u32, id: Option<&str>, name: Option<&str>, arguments: &str) -> ChunkDelta {
     ChunkDelta {
         tool_calls: Some(vec![ToolCallDelta {
             index,
             id: id.map(str::to_owned),
             kind: id.map(|_| "function".to_owned()),
-            function: Some(FunctionDelta {
-                name: name.map(str::to_owned),
-                arguments: Some(arguments.to_owned()),
-            }),
+            function: Some(FunctionDelta { name: name.map(str::to_owned), arguments: Some(arguments.to_owned()) }),
         }]),
         ..ChunkDelta::default()
     }
@@ -269,33 +231,15 @@ fn tool_call_delta(
 /// Each element is one complete frame (`"data: {...}\n\n"`), so a server can write them one by
 /// one and the client sees true streaming.
 pub fn encode_stream(turn: &ModelTurn, meta: &ChunkMeta) -> Vec<String> {
-    let role = ChunkDelta {
-        role: Some("assistant".to_owned()),
-        content: Some((!content_is_null(turn)).then(String::new)),
-        ..ChunkDelta::default()
-    };
-    let text = split_text_pieces(&turn.text)
-        .into_iter()
-        .map(|piece| ChunkDelta {
-            content: Some(Some(piece.to_owned())),
-            ..ChunkDelta::default()
-        });
+    let role = ChunkDelta { role: Some("assistant".to_owned()), content: Some((!content_is_null(turn)).then(String::new)), ..ChunkDelta::default() };
+    let text = split_text_pieces(&turn.text).into_iter().map(|piece| ChunkDelta { content: Some(Some(piece.to_owned())), ..ChunkDelta::default() });
     let tool_calls = (0u32..).zip(&turn.tool_calls).flat_map(|(index, call)| {
         let start = tool_call_delta(index, Some(&call.id), Some(&call.name), "");
-        let fragments = split_argument_fragments(&call.arguments)
-            .into_iter()
-            .map(move |fragment| tool_call_delta(index, None, None, fragment));
+        let fragments = split_argument_fragments(&call.arguments).into_iter().map(move |fragment| tool_call_delta(index, None, None, fragment));
         std::iter::once(start).chain(fragments)
     });
-    let mut chunks: Vec<ChatChunk> = std::iter::once(role)
-        .chain(text)
-        .chain(tool_calls)
-        .map(|delta| meta.delta_chunk(delta, None))
-        .collect();
-    chunks.push(meta.delta_chunk(
-        ChunkDelta::default(),
-        Some(turn.finish_reason.as_openai_str()),
-    ));
+    let mut chunks: Vec<ChatChunk> = std::iter::once(role).chain(text).chain(tool_calls).map(|delta| meta.delta_chunk(delta, None)).collect();
+    chunks.push(meta.delta_chunk(ChunkDelta::default(), Some(turn.finish_reason.as_openai_str())));
     if meta.include_usage
         && let Some(usage) = &turn.usage
     {
@@ -355,10 +299,7 @@ impl ChatStreamAccumulator {
             self.done = true;
             return Ok(vec![StreamDelta::Done]);
         }
-        let chunk: ChatChunk = serde_json::from_str(data).map_err(|source| WireError::Json {
-            context: "chat completion chunk",
-            source,
-        })?;
+        let chunk: ChatChunk = serde_json::from_str(data).map_err(|source| WireError::Json { context: "chat completion chunk", source })?;
         let mut deltas = Vec::new();
         for choice in chunk.choices.into_iter().filter(|choice| choice.index == 0) {
             self.apply_choice(choice, &mut deltas)?;
@@ -404,11 +345,7 @@ impl ChatStreamAccumulator {
     }
 
     /// Applies choice 0 of a chunk.
-    fn apply_choice(
-        &mut self,
-        choice: ChunkChoice,
-        deltas: &mut Vec<StreamDelta>,
-    ) -> Result<(), WireError> {
+    fn apply_choice(&mut self, choice: ChunkChoice, deltas: &mut Vec<StreamDelta>) -> Result<(), WireError> {
         let delta = choice.delta;
         if let Some(Some(text)) = delta.content
             && !text.is_empty()
@@ -435,33 +372,14 @@ impl ChatStreamAccumulator {
 
     /// Applies one tool-call piece: starts the call on its first piece, then appends arguments.
     /// Names on later pieces are ignored; a different id on a later piece is a protocol error.
-    fn apply_tool_call(
-        &mut self,
-        piece: ToolCallDelta,
-        deltas: &mut Vec<StreamDelta>,
-    ) -> Result<(), WireError> {
-        let ToolCallDelta {
-            index,
-            id,
-            function,
-            ..
-        } = piece;
+    fn apply_tool_call(&mut self, piece: ToolCallDelta, deltas: &mut Vec<StreamDelta>) -> Result<(), WireError> {
+        let ToolCallDelta { index, id, function, .. } = piece;
         let FunctionDelta { name, arguments } = function.unwrap_or_default();
         let call = match (self.tool_calls.entry(index), id) {
             (Entry::Vacant(slot), Some(id)) => {
-                let name = name.ok_or_else(|| {
-                    WireError::Protocol(format!("tool call {index} started without a name"))
-                })?;
-                deltas.push(StreamDelta::ToolCallStarted {
-                    index,
-                    id: id.clone(),
-                    name: name.clone(),
-                });
-                slot.insert(ToolCall {
-                    id,
-                    name,
-                    arguments: String::new(),
-                })
+                let name = name.ok_or_else(|| WireError::Protocol(format!("tool call {index} started without a name")))?;
+                deltas.push(StreamDelta::ToolCallStarted { index, id: id.clone(), name: name.clone() });
+                slot.insert(ToolCall { id, name, arguments: String::new() })
             }
             (Entry::Vacant(_), None) => return Err(WireError::UnknownToolCallIndex(index)),
             (Entry::Occupied(slot), id) => {
@@ -469,10 +387,7 @@ impl ChatStreamAccumulator {
                 if let Some(id) = id
                     && id != call.id
                 {
-                    return Err(WireError::Protocol(format!(
-                        "tool call {index} changed id from {} to {id}",
-                        call.id
-                    )));
+                    return Err(WireError::Protocol(format!("tool call {index} changed id from {} to {id}", call.id)));
                 }
                 call
             }
@@ -507,16 +422,11 @@ impl StreamDecoder for ChatStreamAccumulator {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testing::{small_tool_turn, small_tool_turn_deltas};
     use crate::SseDecoder;
+    use crate::testing::{small_tool_turn, small_tool_turn_deltas};
 
     fn meta(include_usage: bool) -> ChunkMeta {
-        ChunkMeta {
-            id: "chatcmpl-x".into(),
-            model: "gpt-4o".into(),
-            created: 1_700_000_000,
-            include_usage,
-        }
+        ChunkMeta { id: "chatcmpl-x".into(), model: "gpt-4o".into(), created: 1_700_000_000, include_usage }
     }
 
     fn small_turn() -> ModelTurn {
@@ -538,10 +448,7 @@ mod tests {
     }
 
     fn data_lines(lines: &[&str]) -> Vec<String> {
-        lines
-            .iter()
-            .map(|line| sse::encode_frame(None, line))
-            .collect()
+        lines.iter().map(|line| sse::encode_frame(None, line)).collect()
     }
 
     #[test]
@@ -567,10 +474,7 @@ mod tests {
         );
         let frames = encode_stream(&small_turn(), &meta(true));
         assert_eq!(frames.len(), 9);
-        assert!(frames.iter().all(
-            |frame| frame.starts_with("data: ") && frame.ends_with("}\n\n")
-                || frame == "data: [DONE]\n\n"
-        ));
+        assert!(frames.iter().all(|frame| frame.starts_with("data: ") && frame.ends_with("}\n\n") || frame == "data: [DONE]\n\n"));
         assert_eq!(frames.concat(), expected);
     }
 
@@ -583,54 +487,20 @@ mod tests {
 
     #[test]
     fn tool_only_turn_starts_with_null_content_and_usage_needs_both_flag_and_counts() {
-        let turn = ModelTurn {
-            text: String::new(),
-            ..small_turn()
-        };
+        let turn = ModelTurn { text: String::new(), ..small_turn() };
         let frames = encode_stream(&turn, &meta(false));
-        assert!(
-            frames[0].contains(r#""delta":{"role":"assistant","content":null}"#),
-            "{}",
-            frames[0]
-        );
-        assert!(
-            !frames.iter().any(|frame| frame.contains("\"usage\"")),
-            "usage was not requested"
-        );
-        assert_eq!(
-            decode(&frames).1.unwrap(),
-            ModelTurn {
-                usage: None,
-                ..turn.clone()
-            }
-        );
+        assert!(frames[0].contains(r#""delta":{"role":"assistant","content":null}"#), "{}", frames[0]);
+        assert!(!frames.iter().any(|frame| frame.contains("\"usage\"")), "usage was not requested");
+        assert_eq!(decode(&frames).1.unwrap(), ModelTurn { usage: None, ..turn.clone() });
 
-        let no_usage = ModelTurn {
-            usage: None,
-            ..turn
-        };
-        assert!(
-            !encode_stream(&no_usage, &meta(true))
-                .iter()
-                .any(|frame| frame.contains("\"usage\""))
-        );
+        let no_usage = ModelTurn { usage: None, ..turn };
+        assert!(!encode_stream(&no_usage, &meta(true)).iter().any(|frame| frame.contains("\"usage\"")));
     }
 
     #[test]
     fn cache_reads_survive_the_wire_but_cache_writes_do_not() {
-        let usage = Usage {
-            input_tokens: 100,
-            output_tokens: 5,
-            cache_read_tokens: 64,
-            cache_write_tokens: 30,
-        };
-        assert_eq!(
-            ChatUsage::from_usage(&usage).to_usage(),
-            Usage {
-                cache_write_tokens: 0,
-                ..usage
-            }
-        );
+        let usage = Usage { input_tokens: 100, output_tokens: 5, cache_read_tokens: 64, cache_write_tokens: 30 };
+        assert_eq!(ChatUsage::from_usage(&usage).to_usage(), Usage { cache_write_tokens: 0, ..usage });
     }
 
     #[test]
@@ -655,10 +525,7 @@ mod tests {
         let result = accumulator.push_data(
             r#"{"id":"c","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{"tool_calls":[{"index":3,"function":{"arguments":"{}"}}]},"logprobs":null,"finish_reason":null}]}"#,
         );
-        assert!(
-            matches!(result, Err(WireError::UnknownToolCallIndex(3))),
-            "{result:?}"
-        );
+        assert!(matches!(result, Err(WireError::UnknownToolCallIndex(3))), "{result:?}");
     }
 
     #[test]
@@ -670,38 +537,17 @@ mod tests {
             )
         };
         accumulator.push_data(&start("call_a")).unwrap();
-        assert!(
-            accumulator.push_data(&start("call_a")).unwrap().is_empty(),
-            "a repeated id is harmless"
-        );
-        assert!(matches!(
-            accumulator.push_data(&start("call_b")),
-            Err(WireError::Protocol(_))
-        ));
+        assert!(accumulator.push_data(&start("call_a")).unwrap().is_empty(), "a repeated id is harmless");
+        assert!(matches!(accumulator.push_data(&start("call_b")), Err(WireError::Protocol(_))));
     }
 
     #[test]
     fn malformed_json_and_data_after_done_are_errors() {
         let mut accumulator = ChatStreamAccumulator::new();
         let error = accumulator.push_data("{not json").unwrap_err();
-        assert!(
-            matches!(
-                error,
-                WireError::Json {
-                    context: "chat completion chunk",
-                    ..
-                }
-            ),
-            "{error:?}"
-        );
-        assert_eq!(
-            accumulator.push_data("[DONE]").unwrap(),
-            [StreamDelta::Done]
-        );
+        assert!(matches!(error, WireError::Json { context: "chat completion chunk", .. }), "{error:?}");
+        assert_eq!(accumulator.push_data("[DONE]").unwrap(), [StreamDelta::Done]);
         assert!(accumulator.is_done());
-        assert!(matches!(
-            accumulator.push_data("[DONE]"),
-            Err(WireError::Protocol(_))
-        ));
+        assert!(matches!(accumulator.push_data("[DONE]"), Err(WireError::Protocol(_))));
     }
 }

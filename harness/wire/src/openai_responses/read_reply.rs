@@ -6,9 +6,9 @@
 use crate::{FinishReason, Format};
 use serde_json::Value;
 
-use crate::reply::read::{Chunks, FromWireError, UsageFields, extra_fields, of_response, openai_usage, opt_str, str_of};
 use crate::parts::{Arguments, Part, RecordedUsage, ResponseIds, ToolCallPart, unmodelled};
 use crate::reply::DecodedReply;
+use crate::reply::read::{Chunks, FromWireError, UsageFields, extra_fields, of_response, openai_usage, opt_str, str_of};
 
 /// Accumulates a stream into the response it describes, then reads that.
 pub fn from_events(events: &[Value]) -> Result<DecodedReply, FromWireError> {
@@ -35,7 +35,8 @@ pub fn from_events(events: &[Value]) -> Result<DecodedReply, FromWireError> {
         }
     }
     if !items.is_empty()
-        && let Some(target) = response.as_object_mut() {
+        && let Some(target) = response.as_object_mut()
+    {
         items.sort_by_key(|(index, _)| *index);
         target.insert("output".into(), Value::Array(items.into_iter().map(|(_, item)| item).collect()));
     }
@@ -94,7 +95,11 @@ fn read_item(item: &Value, chunks: Vec<usize>, parts: &mut Vec<Part>) -> Result<
             item_id: opt_str(item, "id"),
             chunks,
             extra: unmodelled(item, &["id", "type", "status", "arguments", "input", "call_id", "name"]),
-            ..ToolCallPart::new(opt_str(item, "call_id"), str_of(item, "name").into(), Arguments::Raw(str_of(item, if kind == "function_call" { "arguments" } else { "input" }).into()))
+            ..ToolCallPart::new(
+                opt_str(item, "call_id"),
+                str_of(item, "name").into(),
+                Arguments::Raw(str_of(item, if kind == "function_call" { "arguments" } else { "input" }).into()),
+            )
         })),
         other => return Err(FromWireError::Unsupported(format!("output item `{other}`"))),
     }
@@ -118,6 +123,11 @@ fn finish_reason(response: &Value, calls: bool) -> FinishReason {
 }
 
 fn usage(wire: &Value) -> RecordedUsage {
-    let fields = UsageFields { input: "/input_tokens", output: "/output_tokens", cached: "/input_tokens_details/cached_tokens", reasoning: "/output_tokens_details/reasoning_tokens" };
+    let fields = UsageFields {
+        input: "/input_tokens",
+        output: "/output_tokens",
+        cached: "/input_tokens_details/cached_tokens",
+        reasoning: "/output_tokens_details/reasoning_tokens",
+    };
     openai_usage(wire, &fields)
 }

@@ -66,7 +66,9 @@ pub fn call_item_ids(reply: &Reply, request_index: usize) -> Vec<String> {
         .parts
         .iter()
         .enumerate()
-        .filter_map(|(slot, part)| if let Part::ToolCall(call) = part { Some(call.item_id.clone().unwrap_or_else(|| IdShape::Item("fc_").id(request_index, slot))) } else { None })
+        .filter_map(|(slot, part)| {
+            if let Part::ToolCall(call) = part { Some(call.item_id.clone().unwrap_or_else(|| IdShape::Item("fc_").id(request_index, slot))) } else { None }
+        })
         .collect()
 }
 
@@ -132,14 +134,18 @@ fn items(reply: &Reply, request_index: usize) -> Vec<Item> {
             Part::ToolCall(call) => {
                 let arguments = call.arguments.to_wire();
                 let id = call.item_id.clone().unwrap_or_else(|| item_id("fc_"));
-                let mut whole = json!({ "id": id, "type": "function_call", "status": "completed", "arguments": arguments, "call_id": call.id, "name": call.name });
+                let mut whole =
+                    json!({ "id": id, "type": "function_call", "status": "completed", "arguments": arguments, "call_id": call.id, "name": call.name });
                 if let Some(extra) = part.extra().filter(|_| recorded_here) {
                     lay_over(&mut whole, extra);
                 }
                 let mut added = whole.clone();
                 added["status"] = json!("in_progress");
                 added["arguments"] = json!("");
-                let mut events: Vec<Value> = argument_pieces(&arguments, &call.chunks).into_iter().map(|piece| json!({ "type": "response.function_call_arguments.delta", "delta": piece })).collect();
+                let mut events: Vec<Value> = argument_pieces(&arguments, &call.chunks)
+                    .into_iter()
+                    .map(|piece| json!({ "type": "response.function_call_arguments.delta", "delta": piece }))
+                    .collect();
                 events.push(json!({ "type": "response.function_call_arguments.done", "arguments": arguments }));
                 items.push(Item { added, events, whole });
             }
@@ -171,7 +177,8 @@ fn content_part(part: &Part, content_index: usize) -> (Vec<Value>, Value) {
         Part::Refusal { refusal } => ("refusal", "refusal", refusal, &[], &[]),
         _ => unreachable!("only text and refusal parts become content parts"),
     };
-    let empty = if kind == "output_text" { json!({ "type": kind, "annotations": [], "logprobs": [], "text": "" }) } else { json!({ "type": kind, "refusal": "" }) };
+    let empty =
+        if kind == "output_text" { json!({ "type": kind, "annotations": [], "logprobs": [], "text": "" }) } else { json!({ "type": kind, "refusal": "" }) };
     let mut whole = empty.clone();
     whole[field] = json!(text);
     if kind == "output_text" {
@@ -182,7 +189,8 @@ fn content_part(part: &Part, content_index: usize) -> (Vec<Value>, Value) {
         event["content_index"] = json!(content_index);
         event
     };
-    let (delta_type, done_type) = if kind == "output_text" { ("response.output_text.delta", "response.output_text.done") } else { ("response.refusal.delta", "response.refusal.done") };
+    let (delta_type, done_type) =
+        if kind == "output_text" { ("response.output_text.delta", "response.output_text.done") } else { ("response.refusal.delta", "response.refusal.done") };
     let mut events = vec![at(json!({ "type": "response.content_part.added", "part": empty }))];
     for piece in text_pieces(text, chunks) {
         let mut delta = json!({ "type": delta_type, "delta": piece });

@@ -170,9 +170,7 @@ impl ResponsesRequest {
             tools: prompt.tools.iter().map(ResponsesTool::from_spec).collect(),
             tool_choice: match &prompt.tool_choice {
                 ToolChoice::Auto => None,
-                ToolChoice::Named(name) => {
-                    Some(serde_json::json!({"type": "function", "name": name}))
-                }
+                ToolChoice::Named(name) => Some(serde_json::json!({"type": "function", "name": name})),
                 mode => mode.openai_mode().map(Value::from),
             },
             stream: prompt.stream,
@@ -234,12 +232,7 @@ impl ResponsesRequest {
             model: self.model.clone(),
             system: join_system(system),
             messages,
-            tools: self
-                .tools
-                .iter()
-                .filter(|tool| tool.kind == "function")
-                .map(ResponsesTool::to_spec)
-                .collect(),
+            tools: self.tools.iter().filter(|tool| tool.kind == "function").map(ResponsesTool::to_spec).collect(),
             tool_choice: ToolChoice::from_openai_value(self.tool_choice.as_ref(), "/name"),
             max_output_tokens: self.max_output_tokens,
             stream: self.stream,
@@ -306,23 +299,14 @@ pub(super) fn item_reasoning(item: &Value) -> Option<Reasoning> {
 pub(crate) fn prompt_items(message: &Message) -> Vec<InputItem> {
     match message {
         Message::User { text } => vec![InputItem::message(Role::User, text)],
-        Message::Assistant {
-            text,
-            tool_calls,
-            reasoning,
-        } => {
+        Message::Assistant { text, tool_calls, reasoning } => {
             // Reasoning items go back first, by id and with their encrypted content.
             let reasoning = reasoning.iter().filter_map(reasoning_item);
-            let text = (!text.is_empty() || tool_calls.is_empty())
-                .then(|| InputItem::message(Role::Assistant, text));
-            let calls = tool_calls.iter().map(|call| {
-                InputItem::FunctionCall(FunctionCallItem::from_tool_call(call, None, None))
-            });
+            let text = (!text.is_empty() || tool_calls.is_empty()).then(|| InputItem::message(Role::Assistant, text));
+            let calls = tool_calls.iter().map(|call| InputItem::FunctionCall(FunctionCallItem::from_tool_call(call, None, None)));
             reasoning.chain(text).chain(calls).collect()
         }
-        Message::ToolResult {
-            call_id, content, ..
-        } => vec![InputItem::FunctionCallOutput(FunctionCallOutputItem {
+        Message::ToolResult { call_id, content, .. } => vec![InputItem::FunctionCallOutput(FunctionCallOutputItem {
             call_id: call_id.clone(),
             output: MessageContent::Text(content.clone()),
             extra: Map::new(),
@@ -348,23 +332,12 @@ impl FunctionCallItem {
     /// The item for a neutral tool call, with the given item id and status (output items have
     /// both, input items neither).
     pub fn from_tool_call(call: &ToolCall, id: Option<String>, status: Option<&str>) -> Self {
-        Self {
-            id,
-            call_id: call.id.clone(),
-            name: call.name.clone(),
-            arguments: call.arguments.clone(),
-            status: status.map(str::to_owned),
-            extra: Map::new(),
-        }
+        Self { id, call_id: call.id.clone(), name: call.name.clone(), arguments: call.arguments.clone(), status: status.map(str::to_owned), extra: Map::new() }
     }
 
     /// The neutral form: the call id (not the item id) becomes [`ToolCall::id`].
     pub fn to_tool_call(&self) -> ToolCall {
-        ToolCall {
-            id: self.call_id.clone(),
-            name: self.name.clone(),
-            arguments: self.arguments.clone(),
-        }
+        ToolCall { id: self.call_id.clone(), name: self.name.clone(), arguments: self.arguments.clone() }
     }
 }
 
@@ -383,11 +356,7 @@ impl ResponsesTool {
 
     /// The neutral form (a missing description becomes empty; `strict` is dropped).
     fn to_spec(&self) -> ToolSpec {
-        ToolSpec {
-            name: self.name.clone(),
-            description: self.description.clone().unwrap_or_default(),
-            parameters: self.parameters.clone(),
-        }
+        ToolSpec { name: self.name.clone(), description: self.description.clone().unwrap_or_default(), parameters: self.parameters.clone() }
     }
 }
 
@@ -416,9 +385,7 @@ impl Serialize for InputItem {
         match self {
             Self::Message(message) => message.serialize(serializer),
             Self::FunctionCall(call) => serialize_tagged(FUNCTION_CALL, call, serializer),
-            Self::FunctionCallOutput(output) => {
-                serialize_tagged(FUNCTION_CALL_OUTPUT, output, serializer)
-            }
+            Self::FunctionCallOutput(output) => serialize_tagged(FUNCTION_CALL_OUTPUT, output, serializer),
             Self::Other(value) => value.serialize(serializer),
         }
     }
@@ -492,9 +459,7 @@ mod tests {
         let wire = api_request();
         let request: ResponsesRequest = serde_json::from_value(wire.clone()).unwrap();
         assert!(matches!(request.input[2], InputItem::Other(_)));
-        assert!(
-            matches!(&request.input[3], InputItem::FunctionCall(call) if call.id.as_deref() == Some("fc_123"))
-        );
+        assert!(matches!(&request.input[3], InputItem::FunctionCall(call) if call.id.as_deref() == Some("fc_123")));
         assert_eq!(request.tools[1].name, "");
         assert_eq!(request.extra.get("parallel_tool_calls"), Some(&json!(true)));
         assert_eq!(serde_json::to_value(&request).unwrap(), wire);
@@ -509,9 +474,7 @@ mod tests {
                 model: "gpt-5.1".into(),
                 system: Some("You are a helpful assistant.\n\nAnswer in Celsius.".into()),
                 messages: vec![
-                    Message::User {
-                        text: "What's the weather like in Paris today?".into()
-                    },
+                    Message::User { text: "What's the weather like in Paris today?".into() },
                     Message::Assistant {
                         text: String::new(),
                         tool_calls: vec![ToolCall {
@@ -519,7 +482,11 @@ mod tests {
                             name: "get_weather".into(),
                             arguments: r#"{"location":"Paris, France"}"#.into(),
                         }],
-                        reasoning: vec![Reasoning::ResponsesItem { id: Some("rs_123".into()), summary: Vec::new(), encrypted_content: Some("gAAAAA...".into()) }],
+                        reasoning: vec![Reasoning::ResponsesItem {
+                            id: Some("rs_123".into()),
+                            summary: Vec::new(),
+                            encrypted_content: Some("gAAAAA...".into())
+                        }],
                     },
                     Message::ToolResult {
                         call_id: "call_12345xyz".into(),
@@ -527,14 +494,8 @@ mod tests {
                         content: r#"{"temperature": 14}"#.into(),
                         is_error: false,
                     },
-                    Message::Assistant {
-                        text: "It is 14°C in Paris.".into(),
-                        tool_calls: Vec::new(),
-                        reasoning: Vec::new(),
-                    },
-                    Message::User {
-                        text: "And tomorrow?".into()
-                    },
+                    Message::Assistant { text: "It is 14°C in Paris.".into(), tool_calls: Vec::new(), reasoning: Vec::new() },
+                    Message::User { text: "And tomorrow?".into() },
                 ],
                 tools: vec![ToolSpec {
                     name: "get_weather".into(),
@@ -555,12 +516,7 @@ mod tests {
             "model": "gpt-4.1", "input": "Tell me a three sentence bedtime story about a unicorn."
         }))
         .unwrap();
-        assert_eq!(
-            request.to_prompt().messages,
-            [Message::User {
-                text: "Tell me a three sentence bedtime story about a unicorn.".into()
-            }]
-        );
+        assert_eq!(request.to_prompt().messages, [Message::User { text: "Tell me a three sentence bedtime story about a unicorn.".into() }]);
         assert_eq!(
             serde_json::to_value(&request).unwrap()["input"],
             json!([{"role": "user", "content": "Tell me a three sentence bedtime story about a unicorn."}])
@@ -604,10 +560,7 @@ mod tests {
         let missing_name = json!({"type": "function_call", "call_id": "c", "arguments": "{}"});
         assert!(serde_json::from_value::<InputItem>(missing_name).is_err());
         let reference = json!({"type": "item_reference", "id": "msg_1"});
-        assert_eq!(
-            serde_json::from_value::<InputItem>(reference.clone()).unwrap(),
-            InputItem::Other(reference)
-        );
+        assert_eq!(serde_json::from_value::<InputItem>(reference.clone()).unwrap(), InputItem::Other(reference));
     }
 
     #[test]
@@ -615,18 +568,9 @@ mod tests {
         let prompt = rich_prompt();
         let request = ResponsesRequest::from_prompt(&prompt);
         let wire = serde_json::to_value(&request).unwrap();
-        assert_eq!(
-            wire["tool_choice"],
-            json!({"type": "function", "name": "read_file"})
-        );
-        assert_eq!(
-            wire["input"][2],
-            json!({"type": "function_call", "call_id": "call_1", "name": "list_dir", "arguments": "{\"path\":\"src\"}"})
-        );
-        assert_eq!(
-            wire["input"][4],
-            json!({"type": "function_call_output", "call_id": "call_1", "output": "lib.rs\nmain.rs"})
-        );
+        assert_eq!(wire["tool_choice"], json!({"type": "function", "name": "read_file"}));
+        assert_eq!(wire["input"][2], json!({"type": "function_call", "call_id": "call_1", "name": "list_dir", "arguments": "{\"path\":\"src\"}"}));
+        assert_eq!(wire["input"][4], json!({"type": "function_call_output", "call_id": "call_1", "output": "lib.rs\nmain.rs"}));
         assert_eq!(wire["store"], json!(false));
         assert_eq!(request.to_prompt(), without_error_flags(prompt));
         let reparsed: ResponsesRequest = serde_json::from_value(wire).unwrap();

@@ -27,18 +27,10 @@ pub struct Response {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub status: Option<String>,
     /// Why the response failed: absent, `null` or the error.
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        with = "crate::nullable"
-    )]
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::nullable")]
     pub error: Option<Option<ResponsesError>>,
     /// Why the response is incomplete: absent, `null` or the details.
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        with = "crate::nullable"
-    )]
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::nullable")]
     pub incomplete_details: Option<Option<IncompleteDetails>>,
     /// The model that answered.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -47,11 +39,7 @@ pub struct Response {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub output: Option<Vec<InputItem>>,
     /// Token usage: absent, `null` (while in progress) or the counts.
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        with = "crate::nullable"
-    )]
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::nullable")]
     pub usage: Option<Option<ResponsesUsage>>,
     /// Every other field (`tools`, `reasoning`, `store`, ...), verbatim.
     #[serde(flatten)]
@@ -66,11 +54,7 @@ pub struct ResponsesError {
     #[serde(rename = "type", default, skip_serializing_if = "Option::is_none")]
     pub kind: Option<String>,
     /// Machine-readable code, e.g. `rate_limit_exceeded`: absent, `null` or a value.
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        with = "crate::nullable"
-    )]
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::nullable")]
     pub code: Option<Option<String>>,
     /// Human-readable message.
     pub message: String,
@@ -95,20 +79,12 @@ pub struct ResponsesUsage {
     /// Prompt tokens, cached ones included.
     pub input_tokens: u64,
     /// Breakdown of the prompt tokens: absent, `null` or the details.
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        with = "crate::nullable"
-    )]
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::nullable")]
     pub input_tokens_details: Option<Option<InputTokensDetails>>,
     /// Generated tokens, reasoning included.
     pub output_tokens: u64,
     /// Breakdown of the generated tokens (`reasoning_tokens`): absent, `null` or verbatim.
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        with = "crate::nullable"
-    )]
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::nullable")]
     pub output_tokens_details: Option<Option<Value>>,
     /// The sum of the two.
     pub total_tokens: u64,
@@ -152,11 +128,7 @@ impl ResponsesUsage {
 
     /// The neutral form: `input_tokens` already includes cached tokens, as the neutral count does.
     pub fn to_usage(&self) -> Usage {
-        let details = self
-            .input_tokens_details
-            .clone()
-            .flatten()
-            .unwrap_or_default();
+        let details = self.input_tokens_details.clone().flatten().unwrap_or_default();
         Usage {
             input_tokens: self.input_tokens,
             output_tokens: self.output_tokens,
@@ -195,12 +167,7 @@ impl ResponseMeta {
     }
 
     /// The assistant message item at `output_index` with the given content parts.
-    pub(super) fn message_item(
-        &self,
-        output_index: usize,
-        parts: Vec<ContentPart>,
-        status: &str,
-    ) -> InputItem {
+    pub(super) fn message_item(&self, output_index: usize, parts: Vec<ContentPart>, status: &str) -> InputItem {
         InputItem::Message(MessageItem {
             kind: Some("message".to_owned()),
             id: Some(self.item_id("msg", output_index)),
@@ -212,18 +179,9 @@ impl ResponseMeta {
     }
 
     /// The function call item for `call` with the given (possibly still empty) arguments.
-    pub(super) fn function_call_item(
-        &self,
-        output_index: usize,
-        call: &ToolCall,
-        arguments: &str,
-        status: &str,
-    ) -> InputItem {
+    pub(super) fn function_call_item(&self, output_index: usize, call: &ToolCall, arguments: &str, status: &str) -> InputItem {
         InputItem::FunctionCall(FunctionCallItem::from_tool_call(
-            &ToolCall {
-                arguments: arguments.to_owned(),
-                ..call.clone()
-            },
+            &ToolCall { arguments: arguments.to_owned(), ..call.clone() },
             Some(self.item_id("fc", output_index)),
             Some(status),
         ))
@@ -233,12 +191,9 @@ impl ResponseMeta {
     /// function call per tool call.
     pub(super) fn output_items(&self, turn: &ModelTurn) -> Vec<InputItem> {
         let reasoning = turn.reasoning.iter().filter_map(super::request::reasoning_item);
-        let message = (!turn.text.is_empty())
-            .then(|| self.message_item(0, vec![output_text(&turn.text)], COMPLETED));
+        let message = (!turn.text.is_empty()).then(|| self.message_item(0, vec![output_text(&turn.text)], COMPLETED));
         let first_call = usize::from(message.is_some());
-        let calls = turn.tool_calls.iter().enumerate().map(|(n, call)| {
-            self.function_call_item(first_call + n, call, &call.arguments, COMPLETED)
-        });
+        let calls = turn.tool_calls.iter().enumerate().map(|(n, call)| self.function_call_item(first_call + n, call, &call.arguments, COMPLETED));
         reasoning.chain(message).chain(calls).collect()
     }
 
@@ -284,25 +239,15 @@ impl ResponseMeta {
 
 /// An `output_text` part as the API sends it (with empty `annotations` and `logprobs`).
 pub(super) fn output_text(text: &str) -> ContentPart {
-    let extra = [("annotations", json!([])), ("logprobs", json!([]))]
-        .into_iter()
-        .map(|(key, value)| (key.to_owned(), value))
-        .collect();
-    ContentPart {
-        kind: "output_text".to_owned(),
-        text: Some(text.to_owned()),
-        extra,
-    }
+    let extra = [("annotations", json!([])), ("logprobs", json!([]))].into_iter().map(|(key, value)| (key.to_owned(), value)).collect();
+    ContentPart { kind: "output_text".to_owned(), text: Some(text.to_owned()), extra }
 }
 
 /// The status and `incomplete_details` that express a finish reason (see
 /// [`Response::from_turn`]).
 pub(super) fn status_for(reason: &FinishReason) -> (&'static str, Option<IncompleteDetails>) {
     let incomplete = |reason: &str| {
-        let details = IncompleteDetails {
-            reason: reason.to_owned(),
-            extra: Map::new(),
-        };
+        let details = IncompleteDetails { reason: reason.to_owned(), extra: Map::new() };
         (INCOMPLETE, Some(details))
     };
     match reason {
@@ -315,11 +260,7 @@ pub(super) fn status_for(reason: &FinishReason) -> (&'static str, Option<Incompl
 
 /// The finish reason of a completed response: tool calls if it made any, else a natural stop.
 pub(super) fn completed_reason(has_tool_calls: bool) -> FinishReason {
-    if has_tool_calls {
-        FinishReason::ToolCalls
-    } else {
-        FinishReason::Stop
-    }
+    if has_tool_calls { FinishReason::ToolCalls } else { FinishReason::Stop }
 }
 
 /// The finish reason of an incomplete response (the inverse of [`status_for`]).
@@ -336,10 +277,7 @@ impl ResponsesError {
     /// The [`WireError::Provider`] for this error: its `code`, else its `type`, as the kind.
     pub fn to_wire_error(&self) -> WireError {
         let kind = self.code.clone().flatten().or_else(|| self.kind.clone());
-        WireError::Provider {
-            kind: kind.unwrap_or_else(|| "error".to_owned()),
-            message: self.message.clone(),
-        }
+        WireError::Provider { kind: kind.unwrap_or_else(|| "error".to_owned()), message: self.message.clone() }
     }
 }
 
@@ -357,12 +295,7 @@ impl Response {
     /// verbatim. Usage is `null` when the turn has none.
     pub fn from_turn(turn: &ModelTurn, meta: &ResponseMeta) -> Self {
         let (status, incomplete_details) = status_for(&turn.finish_reason);
-        meta.response(
-            status,
-            incomplete_details,
-            meta.output_items(turn),
-            turn.usage.as_ref().map(ResponsesUsage::from_usage),
-        )
+        meta.response(status, incomplete_details, meta.output_items(turn), turn.usage.as_ref().map(ResponsesUsage::from_usage))
     }
 
     /// The turn: assistant text of all message items, function calls in output order, and the
@@ -388,38 +321,20 @@ impl Response {
         }
         let finish_reason = match self.status.as_deref() {
             None | Some(COMPLETED) => completed_reason(!tool_calls.is_empty()),
-            Some(INCOMPLETE) => {
-                incomplete_reason(self.incomplete_details.as_ref().and_then(Option::as_ref))
-            }
+            Some(INCOMPLETE) => incomplete_reason(self.incomplete_details.as_ref().and_then(Option::as_ref)),
             Some("failed") => return Err(self.failure()),
             Some(other) => {
-                return Err(WireError::Protocol(format!(
-                    "response {} is {other}, not finished",
-                    self.id
-                )));
+                return Err(WireError::Protocol(format!("response {} is {other}, not finished", self.id)));
             }
         };
-        Ok(ModelTurn {
-            text,
-            tool_calls,
-            reasoning,
-            finish_reason,
-            usage: self
-                .usage
-                .as_ref()
-                .and_then(Option::as_ref)
-                .map(ResponsesUsage::to_usage),
-        })
+        Ok(ModelTurn { text, tool_calls, reasoning, finish_reason, usage: self.usage.as_ref().and_then(Option::as_ref).map(ResponsesUsage::to_usage) })
     }
 
     /// The error of a failed response (a generic one if it carries none).
     pub(super) fn failure(&self) -> WireError {
         match self.error.as_ref().and_then(Option::as_ref) {
             Some(error) => error.to_wire_error(),
-            None => WireError::Provider {
-                kind: "failed".to_owned(),
-                message: format!("response {} failed", self.id),
-            },
+            None => WireError::Provider { kind: "failed".to_owned(), message: format!("response {} failed", self.id) },
         }
     }
 }
@@ -429,29 +344,16 @@ mod tests {
     use super::*;
 
     fn meta() -> ResponseMeta {
-        ResponseMeta {
-            id: "resp_abc".into(),
-            model: "gpt-5.1".into(),
-            created_at: 1_700_000_000, tools: Vec::new()
-        }
+        ResponseMeta { id: "resp_abc".into(), model: "gpt-5.1".into(), created_at: 1_700_000_000, tools: Vec::new() }
     }
 
     fn tool_turn() -> ModelTurn {
         ModelTurn {
             text: "Checking.".into(),
-            tool_calls: vec![ToolCall {
-                id: "call_1".into(),
-                name: "get_weather".into(),
-                arguments: r#"{"city":"Paris"}"#.into(),
-            }],
+            tool_calls: vec![ToolCall { id: "call_1".into(), name: "get_weather".into(), arguments: r#"{"city":"Paris"}"#.into() }],
             reasoning: Vec::new(),
             finish_reason: FinishReason::ToolCalls,
-            usage: Some(Usage {
-                input_tokens: 40,
-                output_tokens: 12,
-                cache_read_tokens: 32,
-                cache_write_tokens: 0,
-            }),
+            usage: Some(Usage { input_tokens: 40, output_tokens: 12, cache_read_tokens: 32, cache_write_tokens: 0 }),
         }
     }
 
@@ -479,40 +381,17 @@ mod tests {
 
     #[test]
     fn turns_round_trip() {
-        let length = ModelTurn {
-            text: "partial".into(),
-            finish_reason: FinishReason::Length,
-            ..ModelTurn::default()
-        };
-        let filtered = ModelTurn {
-            finish_reason: FinishReason::ContentFilter,
-            ..ModelTurn::default()
-        };
-        let writes = ModelTurn {
-            usage: Some(Usage {
-                cache_write_tokens: 9,
-                ..tool_turn().usage.unwrap()
-            }),
-            ..tool_turn()
-        };
+        let length = ModelTurn { text: "partial".into(), finish_reason: FinishReason::Length, ..ModelTurn::default() };
+        let filtered = ModelTurn { finish_reason: FinishReason::ContentFilter, ..ModelTurn::default() };
+        let writes = ModelTurn { usage: Some(Usage { cache_write_tokens: 9, ..tool_turn().usage.unwrap() }), ..tool_turn() };
         for turn in [tool_turn(), length, filtered, writes, ModelTurn::default()] {
             let response = Response::from_turn(&turn, &meta());
             assert_eq!(response.to_turn().unwrap(), turn);
-            let reparsed: Response =
-                serde_json::from_str(&serde_json::to_string(&response).unwrap()).unwrap();
+            let reparsed: Response = serde_json::from_str(&serde_json::to_string(&response).unwrap()).unwrap();
             assert_eq!(reparsed, response);
         }
-        let incomplete = Response::from_turn(
-            &ModelTurn {
-                finish_reason: FinishReason::Length,
-                ..ModelTurn::default()
-            },
-            &meta(),
-        );
-        assert_eq!(
-            serde_json::to_value(&incomplete).unwrap()["incomplete_details"],
-            json!({"reason": "max_output_tokens"})
-        );
+        let incomplete = Response::from_turn(&ModelTurn { finish_reason: FinishReason::Length, ..ModelTurn::default() }, &meta());
+        assert_eq!(serde_json::to_value(&incomplete).unwrap()["incomplete_details"], json!({"reason": "max_output_tokens"}));
     }
 
     #[test]
@@ -545,11 +424,7 @@ mod tests {
                 tool_calls: Vec::new(),
                 reasoning: Vec::new(),
                 finish_reason: FinishReason::Stop,
-                usage: Some(Usage {
-                    input_tokens: 328,
-                    output_tokens: 52,
-                    ..Usage::default()
-                }),
+                usage: Some(Usage { input_tokens: 328, output_tokens: 52, ..Usage::default() }),
             }
         );
     }
@@ -558,17 +433,10 @@ mod tests {
     fn failed_and_unfinished_responses_have_no_turn() {
         let mut response = Response::from_turn(&ModelTurn::default(), &meta());
         response.status = Some("failed".into());
-        response.error = Some(Some(ResponsesError {
-            kind: None,
-            code: Some(Some("rate_limit_exceeded".into())),
-            message: "slow down".into(),
-            extra: Map::new(),
-        }));
+        response.error =
+            Some(Some(ResponsesError { kind: None, code: Some(Some("rate_limit_exceeded".into())), message: "slow down".into(), extra: Map::new() }));
         let error = response.to_turn().unwrap_err();
-        assert!(
-            matches!(&error, WireError::Provider { kind, message } if kind == "rate_limit_exceeded" && message == "slow down"),
-            "{error:?}"
-        );
+        assert!(matches!(&error, WireError::Provider { kind, message } if kind == "rate_limit_exceeded" && message == "slow down"), "{error:?}");
         response.status = Some(IN_PROGRESS.into());
         assert!(matches!(response.to_turn(), Err(WireError::Protocol(_))));
     }

@@ -15,15 +15,12 @@ use serde_json::{Map, Value};
 
 use super::request::{FunctionCallItem, InputItem};
 use super::response::{
-    IN_PROGRESS, INCOMPLETE, Response, ResponseMeta, ResponsesError, ResponsesUsage,
-    assistant_text, completed_reason, incomplete_reason, output_text,
+    IN_PROGRESS, INCOMPLETE, Response, ResponseMeta, ResponsesError, ResponsesUsage, assistant_text, completed_reason, incomplete_reason, output_text,
 };
 use crate::openai_chat::{ContentPart, MessageContent};
 use crate::split::{split_argument_fragments, split_text_pieces};
 use crate::tagged::tagged_union;
-use crate::{
-    FinishReason, ModelTurn, SseFrame, StreamDecoder, StreamDelta, ToolCall, Usage, WireError, sse,
-};
+use crate::{FinishReason, ModelTurn, SseFrame, StreamDecoder, StreamDelta, ToolCall, Usage, WireError, sse};
 
 /// One event of a streamed response, tagged by its `type`. A known type that does not parse is
 /// an error, not [`ResponsesEvent::Other`].
@@ -228,10 +225,7 @@ impl ErrorEvent {
         }
         let field = |name: &str| self.extra.get(name).and_then(Value::as_str);
         WireError::Provider {
-            kind: field("code")
-                .or_else(|| field("type"))
-                .unwrap_or("error")
-                .to_owned(),
+            kind: field("code").or_else(|| field("type")).unwrap_or("error").to_owned(),
             message: field("message").unwrap_or_default().to_owned(),
         }
     }
@@ -255,10 +249,7 @@ impl ErrorEvent {
 /// Each element is one complete frame.
 pub fn encode_stream(turn: &ModelTurn, meta: &ResponseMeta) -> Vec<String> {
     let in_progress = meta.response(IN_PROGRESS, None, Vec::new(), None);
-    let mut events = vec![
-        ResponsesEvent::Created(ResponseEvent::new(in_progress.clone())),
-        ResponsesEvent::InProgress(ResponseEvent::new(in_progress)),
-    ];
+    let mut events = vec![ResponsesEvent::Created(ResponseEvent::new(in_progress.clone())), ResponsesEvent::InProgress(ResponseEvent::new(in_progress))];
     for (output_index, item) in (0..).zip(meta.output_items(turn)) {
         events.extend(item_events(output_index, item));
     }
@@ -281,22 +272,13 @@ pub fn encode_stream(turn: &ModelTurn, meta: &ResponseMeta) -> Vec<String> {
 impl ResponseEvent {
     /// The event for `response` (the encoder numbers it afterwards).
     fn new(response: Response) -> Self {
-        Self {
-            response,
-            sequence_number: None,
-            extra: Map::new(),
-        }
+        Self { response, sequence_number: None, extra: Map::new() }
     }
 }
 
 /// The events that stream one finished output item: added (empty), its content, done.
 fn item_events(output_index: u32, done: InputItem) -> Vec<ResponsesEvent> {
-    let item_event = |item| OutputItemEvent {
-        output_index: Some(output_index),
-        item,
-        sequence_number: None,
-        extra: Map::new(),
-    };
+    let item_event = |item| OutputItemEvent { output_index: Some(output_index), item, sequence_number: None, extra: Map::new() };
     let mut added = done.clone();
     let content = match &mut added {
         InputItem::Message(message) => {
@@ -314,22 +296,12 @@ fn item_events(output_index: u32, done: InputItem) -> Vec<ResponsesEvent> {
         }
         InputItem::FunctionCallOutput(_) | InputItem::Other(_) => Vec::new(),
     };
-    std::iter::once(ResponsesEvent::OutputItemAdded(item_event(added)))
-        .chain(content)
-        .chain([ResponsesEvent::OutputItemDone(item_event(done))])
-        .collect()
+    std::iter::once(ResponsesEvent::OutputItemAdded(item_event(added))).chain(content).chain([ResponsesEvent::OutputItemDone(item_event(done))]).collect()
 }
 
 /// The content events of a message item with one text part.
 fn text_events(item_id: &str, output_index: u32, text: &str) -> Vec<ResponsesEvent> {
-    let part_event = |part| ContentPartEvent {
-        item_id: item_id.to_owned(),
-        output_index,
-        content_index: 0,
-        part,
-        sequence_number: None,
-        extra: Map::new(),
-    };
+    let part_event = |part| ContentPartEvent { item_id: item_id.to_owned(), output_index, content_index: 0, part, sequence_number: None, extra: Map::new() };
     let deltas = split_text_pieces(text).into_iter().map(|piece| {
         ResponsesEvent::OutputTextDelta(TextDeltaEvent {
             item_id: item_id.to_owned(),
@@ -350,30 +322,23 @@ fn text_events(item_id: &str, output_index: u32, text: &str) -> Vec<ResponsesEve
         sequence_number: None,
         extra: Map::new(),
     });
-    std::iter::once(ResponsesEvent::ContentPartAdded(part_event(output_text(
-        "",
-    ))))
-    .chain(deltas)
-    .chain([
-        done,
-        ResponsesEvent::ContentPartDone(part_event(output_text(text))),
-    ])
-    .collect()
+    std::iter::once(ResponsesEvent::ContentPartAdded(part_event(output_text(""))))
+        .chain(deltas)
+        .chain([done, ResponsesEvent::ContentPartDone(part_event(output_text(text)))])
+        .collect()
 }
 
 /// The argument events of a function call item.
 fn argument_events(item_id: &str, output_index: u32, arguments: &str) -> Vec<ResponsesEvent> {
-    let deltas = split_argument_fragments(arguments)
-        .into_iter()
-        .map(|fragment| {
-            ResponsesEvent::FunctionCallArgumentsDelta(ArgumentsDeltaEvent {
-                item_id: item_id.to_owned(),
-                output_index,
-                delta: fragment.to_owned(),
-                sequence_number: None,
-                extra: Map::new(),
-            })
-        });
+    let deltas = split_argument_fragments(arguments).into_iter().map(|fragment| {
+        ResponsesEvent::FunctionCallArgumentsDelta(ArgumentsDeltaEvent {
+            item_id: item_id.to_owned(),
+            output_index,
+            delta: fragment.to_owned(),
+            sequence_number: None,
+            extra: Map::new(),
+        })
+    });
     let done = ResponsesEvent::FunctionCallArgumentsDone(ArgumentsDoneEvent {
         item_id: item_id.to_owned(),
         output_index,
@@ -450,15 +415,8 @@ impl ResponsesStreamDecoder {
             InputItem::Message(_) => ItemState::Message { streamed: false },
             InputItem::FunctionCall(call) => {
                 let index = u32::try_from(self.tool_calls.len()).unwrap_or(u32::MAX);
-                deltas.push(StreamDelta::ToolCallStarted {
-                    index,
-                    id: call.call_id.clone(),
-                    name: call.name.clone(),
-                });
-                self.tool_calls.push(ToolCall {
-                    arguments: String::new(),
-                    ..call.to_tool_call()
-                });
+                deltas.push(StreamDelta::ToolCallStarted { index, id: call.call_id.clone(), name: call.name.clone() });
+                self.tool_calls.push(ToolCall { arguments: String::new(), ..call.to_tool_call() });
                 ItemState::FunctionCall(index)
             }
             InputItem::FunctionCallOutput(_) | InputItem::Other(_) => ItemState::Ignored,
@@ -467,33 +425,20 @@ impl ResponsesStreamDecoder {
     }
 
     /// Appends an arguments fragment to the function call at `output_index`.
-    fn push_arguments(
-        &mut self,
-        output_index: u32,
-        fragment: &str,
-        deltas: &mut Vec<StreamDelta>,
-    ) -> Result<(), WireError> {
+    fn push_arguments(&mut self, output_index: u32, fragment: &str, deltas: &mut Vec<StreamDelta>) -> Result<(), WireError> {
         let Some(ItemState::FunctionCall(index)) = self.items.get(&output_index).copied() else {
             return Err(WireError::UnknownToolCallIndex(output_index));
         };
         if !fragment.is_empty() {
             self.tool_calls[index as usize].arguments.push_str(fragment);
-            deltas.push(StreamDelta::ToolCallArguments {
-                index,
-                fragment: fragment.to_owned(),
-            });
+            deltas.push(StreamDelta::ToolCallArguments { index, fragment: fragment.to_owned() });
         }
         Ok(())
     }
 
     /// Checks a function call's final arguments against what streamed; if nothing streamed,
     /// they are taken as one fragment.
-    fn complete_arguments(
-        &mut self,
-        output_index: u32,
-        arguments: &str,
-        deltas: &mut Vec<StreamDelta>,
-    ) -> Result<(), WireError> {
+    fn complete_arguments(&mut self, output_index: u32, arguments: &str, deltas: &mut Vec<StreamDelta>) -> Result<(), WireError> {
         let Some(ItemState::FunctionCall(index)) = self.items.get(&output_index).copied() else {
             return Err(WireError::UnknownToolCallIndex(output_index));
         };
@@ -502,24 +447,15 @@ impl ResponsesStreamDecoder {
             return self.push_arguments(output_index, arguments, deltas);
         }
         if streamed != arguments {
-            return Err(WireError::Protocol(format!(
-                "function call {output_index} streamed arguments {streamed:?} but finished with {arguments:?}"
-            )));
+            return Err(WireError::Protocol(format!("function call {output_index} streamed arguments {streamed:?} but finished with {arguments:?}")));
         }
         Ok(())
     }
 
     /// Appends text of the message at `output_index`.
-    fn push_text(
-        &mut self,
-        output_index: u32,
-        text: &str,
-        deltas: &mut Vec<StreamDelta>,
-    ) -> Result<(), WireError> {
+    fn push_text(&mut self, output_index: u32, text: &str, deltas: &mut Vec<StreamDelta>) -> Result<(), WireError> {
         let Some(ItemState::Message { streamed }) = self.items.get_mut(&output_index) else {
-            return Err(WireError::Protocol(format!(
-                "text for output item {output_index}, which is not a started message"
-            )));
+            return Err(WireError::Protocol(format!("text for output item {output_index}, which is not a started message")));
         };
         *streamed = true;
         if !text.is_empty() {
@@ -532,31 +468,18 @@ impl ResponsesStreamDecoder {
     /// The output index of an item event; an event without one (only hand-written streams omit
     /// it) is taken as a new item after all seen so far.
     fn output_index(&self, event: &OutputItemEvent) -> u32 {
-        event.output_index.unwrap_or_else(|| {
-            self.items
-                .last_key_value()
-                .map_or(0, |(last, _)| last.saturating_add(1))
-        })
+        event.output_index.unwrap_or_else(|| self.items.last_key_value().map_or(0, |(last, _)| last.saturating_add(1)))
     }
 
     /// Applies `response.output_item.done`: completes a call, or takes a message's text if none
     /// streamed.
-    fn finish_item(
-        &mut self,
-        event: &OutputItemEvent,
-        deltas: &mut Vec<StreamDelta>,
-    ) -> Result<(), WireError> {
+    fn finish_item(&mut self, event: &OutputItemEvent, deltas: &mut Vec<StreamDelta>) -> Result<(), WireError> {
         let output_index = self.output_index(event);
         self.start_item(output_index, &event.item, deltas);
         match &event.item {
-            InputItem::FunctionCall(FunctionCallItem { arguments, .. }) => {
-                self.complete_arguments(output_index, arguments, deltas)
-            }
+            InputItem::FunctionCall(FunctionCallItem { arguments, .. }) => self.complete_arguments(output_index, arguments, deltas),
             InputItem::Message(message) => {
-                let streamed = matches!(
-                    self.items.get(&output_index),
-                    Some(ItemState::Message { streamed: true })
-                );
+                let streamed = matches!(self.items.get(&output_index), Some(ItemState::Message { streamed: true }));
                 match assistant_text(message) {
                     Some(text) if !streamed => self.push_text(output_index, &text, deltas),
                     _ => Ok(()),
@@ -574,16 +497,9 @@ impl ResponsesStreamDecoder {
     fn terminate(&mut self, response: &Response, reason: FinishReason) -> Vec<StreamDelta> {
         self.done = true;
         self.finish_reason = Some(reason.clone());
-        self.usage = response
-            .usage
-            .as_ref()
-            .and_then(Option::as_ref)
-            .map(ResponsesUsage::to_usage);
+        self.usage = response.usage.as_ref().and_then(Option::as_ref).map(ResponsesUsage::to_usage);
         let usage = self.usage.map(StreamDelta::Usage);
-        std::iter::once(StreamDelta::Finished(reason))
-            .chain(usage)
-            .chain([StreamDelta::Done])
-            .collect()
+        std::iter::once(StreamDelta::Finished(reason)).chain(usage).chain([StreamDelta::Done]).collect()
     }
 }
 
@@ -599,16 +515,9 @@ impl StreamDecoder for ResponsesStreamDecoder {
     /// after the terminal one.
     fn push_frame(&mut self, frame: &SseFrame) -> Result<Vec<StreamDelta>, WireError> {
         if self.done {
-            return Err(WireError::Protocol(format!(
-                "event after the terminal event: {}",
-                frame.data
-            )));
+            return Err(WireError::Protocol(format!("event after the terminal event: {}", frame.data)));
         }
-        let event: ResponsesEvent =
-            serde_json::from_str(&frame.data).map_err(|source| WireError::Json {
-                context: "responses stream event",
-                source,
-            })?;
+        let event: ResponsesEvent = serde_json::from_str(&frame.data).map_err(|source| WireError::Json { context: "responses stream event", source })?;
         let mut deltas = Vec::new();
         match event {
             ResponsesEvent::OutputItemAdded(event) => {
@@ -687,11 +596,7 @@ mod tests {
     use crate::testing::{decode_stream, small_tool_turn, small_tool_turn_deltas};
 
     fn meta() -> ResponseMeta {
-        ResponseMeta {
-            id: "resp_x".into(),
-            model: "gpt-5.1".into(),
-            created_at: 1_700_000_000, tools: Vec::new()
-        }
+        ResponseMeta { id: "resp_x".into(), model: "gpt-5.1".into(), created_at: 1_700_000_000, tools: Vec::new() }
     }
 
     fn small_turn() -> ModelTurn {
@@ -712,10 +617,7 @@ mod tests {
     #[test]
     fn encode_stream_follows_the_api_sequence() {
         let frames = encode_stream(&small_turn(), &meta());
-        let types: Vec<String> = frames
-            .iter()
-            .map(|frame| data(frame)["type"].as_str().unwrap().to_owned())
-            .collect();
+        let types: Vec<String> = frames.iter().map(|frame| data(frame)["type"].as_str().unwrap().to_owned()).collect();
         assert_eq!(
             types,
             [
@@ -773,19 +675,11 @@ mod tests {
 
     #[test]
     fn length_ends_with_response_incomplete() {
-        let turn = ModelTurn {
-            text: "{\"".into(),
-            finish_reason: FinishReason::Length,
-            usage: None,
-            ..small_turn()
-        };
+        let turn = ModelTurn { text: "{\"".into(), finish_reason: FinishReason::Length, usage: None, ..small_turn() };
         let frames = encode_stream(&turn, &meta());
         let last = data(frames.last().unwrap());
         assert_eq!(last["type"], "response.incomplete");
-        assert_eq!(
-            last["response"]["incomplete_details"],
-            serde_json::json!({"reason": "max_output_tokens"})
-        );
+        assert_eq!(last["response"]["incomplete_details"], serde_json::json!({"reason": "max_output_tokens"}));
         assert_eq!(last["response"]["usage"], Value::Null);
         assert_eq!(decode(&frames).1.unwrap(), turn);
     }
@@ -813,10 +707,7 @@ mod tests {
         let mut broken = frames.clone();
         broken.remove(9);
         let (_, turn) = decode(&broken);
-        assert!(
-            matches!(turn, Err(WireError::UnknownToolCallIndex(1))),
-            "{turn:?}"
-        );
+        assert!(matches!(turn, Err(WireError::UnknownToolCallIndex(1))), "{turn:?}");
         // Drop the message's `output_item.added`: its text deltas have no message.
         let mut broken = frames;
         broken.remove(2);
@@ -827,22 +718,16 @@ mod tests {
     #[test]
     fn final_arguments_must_match_the_streamed_ones() {
         let mut decoder = ResponsesStreamDecoder::new();
-        let frame = |data: Value| SseFrame {
-            event: None,
-            data: data.to_string(),
-        };
+        let frame = |data: Value| SseFrame { event: None, data: data.to_string() };
         let item = serde_json::json!({"type": "function_call", "id": "fc", "call_id": "c", "name": "f", "arguments": ""});
-        decoder
-            .push_frame(&frame(serde_json::json!({"type": "response.output_item.added", "output_index": 0, "item": item})))
-            .unwrap();
+        decoder.push_frame(&frame(serde_json::json!({"type": "response.output_item.added", "output_index": 0, "item": item}))).unwrap();
         decoder
             .push_frame(&frame(serde_json::json!({"type": "response.function_call_arguments.delta", "item_id": "fc", "output_index": 0, "delta": "{}"})))
             .unwrap();
-        let mismatch = decoder.push_frame(&frame(serde_json::json!({"type": "response.function_call_arguments.done", "item_id": "fc", "output_index": 0, "arguments": "{\"a\":1}"})));
-        assert!(
-            matches!(mismatch, Err(WireError::Protocol(_))),
-            "{mismatch:?}"
-        );
+        let mismatch = decoder.push_frame(&frame(
+            serde_json::json!({"type": "response.function_call_arguments.done", "item_id": "fc", "output_index": 0, "arguments": "{\"a\":1}"}),
+        ));
+        assert!(matches!(mismatch, Err(WireError::Protocol(_))), "{mismatch:?}");
     }
 
     #[test]
@@ -851,9 +736,7 @@ mod tests {
             "type": "error", "code": "ERR_SOMETHING", "message": "Something went wrong", "param": null, "sequence_number": 1
         }))
         .unwrap();
-        let ResponsesEvent::Error(event) = event else {
-            panic!("not an error event: {event:?}")
-        };
+        let ResponsesEvent::Error(event) = event else { panic!("not an error event: {event:?}") };
         assert!(matches!(
             event.to_wire_error(),
             WireError::Provider { kind, message } if kind == "ERR_SOMETHING" && message == "Something went wrong"

@@ -134,7 +134,10 @@ fn a_gemini_stream_sends_each_chunks_recorded_usage_with_the_recorded_usage_only
     let recorded = reply_of(decode_reply(Format::Gemini, &[chunk("Hel", 1, false), chunk("lo", 2, true)].concat(), true).unwrap());
     let usages = |reply: &Reply| -> Vec<Value> {
         let frames = encode_reply_stream(Format::Gemini, reply, &meta());
-        frames.iter().map(|frame| serde_json::from_str::<Value>(frame.trim().trim_start_matches("data: ")).unwrap()["usageMetadata"]["candidatesTokenCount"].clone()).collect()
+        frames
+            .iter()
+            .map(|frame| serde_json::from_str::<Value>(frame.trim().trim_start_matches("data: ")).unwrap()["usageMetadata"]["candidatesTokenCount"].clone())
+            .collect()
     };
     assert_eq!(usages(&recorded), [json!(1), json!(2)]);
     let counted = Reply { wire_usage: None, ..recorded };

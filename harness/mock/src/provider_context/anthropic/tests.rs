@@ -12,13 +12,23 @@ fn request(n: usize, size: usize, edits: Value) -> MessagesRequest {
         messages.push(json!({"role": "assistant", "content": [
             {"type": "thinking", "thinking": format!("thought {i} ").repeat(20), "signature": "sig"},
             {"type": "tool_use", "id": format!("toolu_{i}"), "name": tool, "input": {"path": format!("file{i}.rs")}}]}));
-        messages.push(json!({"role": "user", "content": [{"type": "tool_result", "tool_use_id": format!("toolu_{i}"), "content": format!("line {i} ").repeat(size)}]}));
+        messages.push(
+            json!({"role": "user", "content": [{"type": "tool_result", "tool_use_id": format!("toolu_{i}"), "content": format!("line {i} ").repeat(size)}]}),
+        );
     }
     serde_json::from_value(json!({"model": "claude-sonnet-4-5", "max_tokens": 100, "messages": messages, "context_management": {"edits": edits}})).unwrap()
 }
 
 fn results(prepared: &Prepared) -> Vec<bool> {
-    prepared.prompt.messages.iter().filter_map(|m| match m { Message::ToolResult { content, .. } => Some(content == CLEARED), _ => None }).collect()
+    prepared
+        .prompt
+        .messages
+        .iter()
+        .filter_map(|m| match m {
+            Message::ToolResult { content, .. } => Some(content == CLEARED),
+            _ => None,
+        })
+        .collect()
 }
 
 fn applied(prepared: &Prepared) -> &[AppliedEdit] {
@@ -28,10 +38,12 @@ fn applied(prepared: &Prepared) -> &[AppliedEdit] {
 #[test]
 fn clear_tool_uses_fires_past_its_trigger_and_keeps_the_last_three_by_default() {
     let counter = TokenCounter::new();
-    let below = prepare(request(5, 50, json!([{"type": "clear_tool_uses_20250919", "trigger": {"type": "input_tokens", "value": 100000}}])), BETAS, &counter).unwrap();
+    let below =
+        prepare(request(5, 50, json!([{"type": "clear_tool_uses_20250919", "trigger": {"type": "input_tokens", "value": 100000}}])), BETAS, &counter).unwrap();
     assert_eq!((results(&below), applied(&below).len()), (vec![false; 5], 0));
     let whole = counter.count_prompt(&below.prompt).total;
-    let fired = prepare(request(5, 50, json!([{"type": "clear_tool_uses_20250919", "trigger": {"type": "input_tokens", "value": 200}}])), BETAS, &counter).unwrap();
+    let fired =
+        prepare(request(5, 50, json!([{"type": "clear_tool_uses_20250919", "trigger": {"type": "input_tokens", "value": 200}}])), BETAS, &counter).unwrap();
     assert_eq!(results(&fired), [true, true, false, false, false]);
     let edit = &applied(&fired)[0];
     assert_eq!((edit.kind.as_str(), edit.cleared_tool_uses), (CLEAR_TOOL_USES, Some(2)));
@@ -63,16 +75,36 @@ fn excluded_tools_keep_their_results_and_clear_tool_inputs_empties_the_named_inp
     let counter = TokenCounter::new();
     let trigger = json!({"type": "input_tokens", "value": 10});
     let keep = json!({"type": "tool_uses", "value": 0});
-    let excluded = prepare(request(4, 30, json!([{"type": "clear_tool_uses_20250919", "trigger": trigger, "keep": keep, "exclude_tools": ["bash"]}])), BETAS, &counter).unwrap();
+    let excluded =
+        prepare(request(4, 30, json!([{"type": "clear_tool_uses_20250919", "trigger": trigger, "keep": keep, "exclude_tools": ["bash"]}])), BETAS, &counter)
+            .unwrap();
     assert_eq!(results(&excluded), [true, false, true, false]);
     let inputs = |prepared: &Prepared| -> Vec<String> {
-        prepared.prompt.messages.iter().flat_map(|m| match m { Message::Assistant { tool_calls, .. } => tool_calls.clone(), _ => Vec::new() }).map(|c| c.arguments).collect()
+        prepared
+            .prompt
+            .messages
+            .iter()
+            .flat_map(|m| match m {
+                Message::Assistant { tool_calls, .. } => tool_calls.clone(),
+                _ => Vec::new(),
+            })
+            .map(|c| c.arguments)
+            .collect()
     };
-    let only_read = prepare(request(2, 30, json!([{"type": "clear_tool_uses_20250919", "trigger": trigger, "keep": keep, "clear_tool_inputs": ["read"]}])), BETAS, &counter).unwrap();
+    let only_read = prepare(
+        request(2, 30, json!([{"type": "clear_tool_uses_20250919", "trigger": trigger, "keep": keep, "clear_tool_inputs": ["read"]}])),
+        BETAS,
+        &counter,
+    )
+    .unwrap();
     assert_eq!(inputs(&only_read), ["{}", r#"{"path":"file1.rs"}"#]);
-    let all = prepare(request(2, 30, json!([{"type": "clear_tool_uses_20250919", "trigger": trigger, "keep": keep, "clear_tool_inputs": true}])), BETAS, &counter).unwrap();
+    let all =
+        prepare(request(2, 30, json!([{"type": "clear_tool_uses_20250919", "trigger": trigger, "keep": keep, "clear_tool_inputs": true}])), BETAS, &counter)
+            .unwrap();
     assert_eq!(inputs(&all), ["{}", "{}"]);
-    let none = prepare(request(2, 30, json!([{"type": "clear_tool_uses_20250919", "trigger": trigger, "keep": keep, "clear_tool_inputs": false}])), BETAS, &counter).unwrap();
+    let none =
+        prepare(request(2, 30, json!([{"type": "clear_tool_uses_20250919", "trigger": trigger, "keep": keep, "clear_tool_inputs": false}])), BETAS, &counter)
+            .unwrap();
     assert_eq!(inputs(&none), [r#"{"path":"file0.rs"}"#, r#"{"path":"file1.rs"}"#]);
 }
 
@@ -80,7 +112,15 @@ fn excluded_tools_keep_their_results_and_clear_tool_inputs_empties_the_named_inp
 fn clear_thinking_keeps_the_last_turn_by_default_n_turns_or_all() {
     let counter = TokenCounter::new();
     let thinking = |prepared: &Prepared| -> Vec<bool> {
-        prepared.prompt.messages.iter().filter_map(|m| match m { Message::Assistant { reasoning, .. } => Some(!reasoning.is_empty()), _ => None }).collect()
+        prepared
+            .prompt
+            .messages
+            .iter()
+            .filter_map(|m| match m {
+                Message::Assistant { reasoning, .. } => Some(!reasoning.is_empty()),
+                _ => None,
+            })
+            .collect()
     };
     let default = prepare(request(3, 5, json!([{"type": "clear_thinking_20251015"}])), BETAS, &counter).unwrap();
     assert_eq!(thinking(&default), [false, false, true]);

@@ -29,7 +29,9 @@ fn context_management_compacts_only_past_its_threshold() {
     assert_eq!(compaction.returned["type"], "compaction");
     assert!(compaction.returned["id"].as_str().unwrap().starts_with("cmp_"));
     // The model read the window: the task, then the summary.
-    assert!(matches!(&compacted.prompt.messages[..], [Message::User { text: task }, Message::User { text: summary }] if task == "task" && summary.starts_with("Summary of 13")));
+    assert!(
+        matches!(&compacted.prompt.messages[..], [Message::User { text: task }, Message::User { text: summary }] if task == "task" && summary.starts_with("Summary of 13"))
+    );
     assert!(counter.count_prompt(&compacted.prompt).total < whole / 2);
     assert!(compacted.side.note.unwrap().starts_with(&format!("context_management compaction past {} tokens: 12 items compacted", whole - 1)));
     let error = prepare(request(1, 1, Some(json!([{"type": "truncation"}]))), &counter).unwrap_err();

@@ -157,13 +157,21 @@ mod tests {
     /// name repeated, no finish reason, the usage beside a choice and
     /// without the fingerprint.
     fn recorded() -> Vec<Value> {
-        let chunk = |delta: Value| json!({ "id": "gen-1", "provider": "Novita", "model": "kimi", "object": "chat.completion.chunk", "created": 7,
-            "choices": [{ "index": 0, "delta": delta, "finish_reason": null, "native_finish_reason": null, "logprobs": null }], "system_fingerprint": "fp_1" });
+        let chunk = |delta: Value| {
+            json!({ "id": "gen-1", "provider": "Novita", "model": "kimi", "object": "chat.completion.chunk", "created": 7,
+            "choices": [{ "index": 0, "delta": delta, "finish_reason": null, "native_finish_reason": null, "logprobs": null }], "system_fingerprint": "fp_1" })
+        };
         let call = |arguments: &str| json!({ "role": "assistant", "content": null, "tool_calls": [{ "index": 0, "id": "0", "type": "function", "function": { "name": "llm_version", "arguments": arguments } }] });
         let mut usage = chunk(json!({ "role": "assistant", "content": "" }));
         usage["usage"] = json!({ "prompt_tokens": 57, "completion_tokens": 17, "total_tokens": 74, "cost": 0.00007159 });
         usage.as_object_mut().unwrap().shift_remove("system_fingerprint");
-        vec![chunk(json!({ "role": "assistant", "content": "" })), chunk(json!({ "role": "assistant", "content": "" })), chunk(call("")), chunk(call("{}")), usage]
+        vec![
+            chunk(json!({ "role": "assistant", "content": "" })),
+            chunk(json!({ "role": "assistant", "content": "" })),
+            chunk(call("")),
+            chunk(call("{}")),
+            usage,
+        ]
     }
 
     fn reply() -> Reply {
