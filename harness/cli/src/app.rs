@@ -431,6 +431,12 @@ pub struct ServeArgs {
     /// Drop a connection that has not sent its request headers within this many seconds.
     #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u64).range(1..=3600))]
     pub header_timeout_secs: u64,
+    /// Drop a connection that has not sent a request's body within this many seconds of its headers.
+    #[arg(long, default_value_t = 30, value_parser = clap::value_parser!(u64).range(1..=3600))]
+    pub body_timeout_secs: u64,
+    /// The largest request body read, in MiB (413 above it); `run` sizes its own mock to the scenario's window.
+    #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u64).range(1..=4096))]
+    pub max_body_mib: u64,
     /// Connections served at once; more wait in the kernel's queue.
     #[arg(long, default_value_t = 1024, value_parser = clap::value_parser!(u64).range(1..=65536))]
     pub max_connections: u64,

@@ -31,7 +31,8 @@ const CHECKPOINT_EVERY: Duration = Duration::from_secs(5);
 /// Everything checked before the first run: the `--prices` table loaded,
 /// every scenario under the batch's paths validated (every error printed), then `out` created and written to.
 /// `Err` is the exit code for bad input.
-pub fn prepare(batch: &BatchArgs, variants: Vec<RunVariant>, wires: Option<&[WireFormat]>, out: &Path) -> Result<Prepared, i32> {
+/// `cancel` (the first Ctrl-C) also ends the live calls in flight.
+pub fn prepare(batch: &BatchArgs, variants: Vec<RunVariant>, wires: Option<&[WireFormat]>, out: &Path, cancel: &Arc<AtomicBool>) -> Result<Prepared, i32> {
     install_prices(batch.prices.as_deref())?;
     let paths = &batch.paths;
     let plan = Plan::validate_over(paths, variants, wires, jobs(batch)).map_err(|errors| {
@@ -47,7 +48,7 @@ pub fn prepare(batch: &BatchArgs, variants: Vec<RunVariant>, wires: Option<&[Wir
         0 => {}
         runs => eprintln!("note: {runs} native run(s) left out: their wire has no provider-side context management (native runs on {NATIVE_WIRES})"),
     }
-    let live = live_settings(&batch.live, plan.runs()).map_err(|error| {
+    let live = live_settings(&batch.live, &plan, cancel).map_err(|error| {
         eprintln!("error: {error}");
         exit_code::BAD_INPUT
     })?;
@@ -74,8 +75,10 @@ pub struct Prepared {
 /// The batch's live settings from `--upstream` and its companions, `None`
 /// without an upstream; `Err` says what is wrong (a mode that needs an
 /// upstream without one, a URL that is not http(s), a bad pattern, one
-/// `--rerecord-to` for a batch of several runs).
-fn live_settings(args: &LiveArgs, runs: usize) -> Result<Option<Arc<LiveSettings>>, String> {
+/// `--rerecord-to` for a batch of several runs or naming the recording
+/// replayed), all before anything is sent upstream.
+fn live_settings(args: &LiveArgs, plan: &Plan, cancel: &Arc<AtomicBool>) -> Result<Option<Arc<LiveSettings>>, String> {
+    let runs = plan.runs();
     let Some(url) = &args.upstream else {
         return match args.record_mode {
             RecordModeArg::Once => Ok(None),
@@ -88,9 +91,12 @@ fn live_settings(args: &LiveArgs, runs: usize) -> Result<Option<Arc<LiveSettings
     if args.rerecord_to.is_some() && runs > 1 {
         return Err(format!("--rerecord-to: the batch makes {runs} runs, and each writes its own re-recording; leave it out (each goes beside its recording)"));
     }
+    if let (Some(path), [file]) = (&args.rerecord_to, plan.files.as_slice()) {
+        reloop_eval::live_run::check_rerecord_to(path, &file.path)?;
+    }
     let redaction = Redaction::new(&args.redact.redact_header, &args.redact.redact_body)?;
     let trigger = Trigger { mode: args.record_mode.mode(), fork_at: args.fork_at };
-    let upstream = Upstream::new(url, args.upstream_model.clone(), trigger, redaction)?;
+    let upstream = Upstream::new(url, args.upstream_model.clone(), trigger, redaction)?.interrupted_by(Arc::clone(cancel));
     Ok(Some(Arc::new(LiveSettings { upstream, rerecord_to: args.rerecord_to.clone() })))
 }
 
@@ -113,16 +119,37 @@ fn jobs(batch: &BatchArgs) -> usize {
     batch.jobs.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
 }
 
+/// A finished batch: its runs' summaries in plan order, its wall time,
+/// and why its report could not be written, if it could not (a full disk,
+/// a file-size limit): the table of what finished is printed all the same.
+pub struct Executed {
+    pub runs: Vec<RunSummary>,
+    pub wall: Duration,
+    pub unwritten: Option<String>,
+}
+
+impl Executed {
+    /// `reports: OUT` once the report is written; nothing when it is not.
+    pub fn reports_line(&self, out: &Path) -> String {
+        if self.unwritten.is_some() { String::new() } else { format!("reports: {}\n", out.display()) }
+    }
+
+    /// The exit code: a report that could not be written is reloop's own
+    /// failure (said here), else [`exit_code_of`].
+    pub fn exit_code(&self, planned: usize, cancel: &AtomicBool) -> i32 {
+        match &self.unwritten {
+            Some(message) => {
+                eprintln!("error: {message}; the previous report (if any) is as it was");
+                exit_code::INTERNAL
+            }
+            None => exit_code_of(&self.runs, planned, cancel),
+        }
+    }
+}
+
 /// Runs `plan` with a progress bar, streaming each finished run to
-/// `report`, then publishes it (and JUnit when asked). Returns the runs'
-/// summaries in plan order and the batch's wall time.
-pub fn execute(
-    plan: &Plan,
-    batch: &BatchArgs,
-    report: ReportStream,
-    live: Option<Arc<LiveSettings>>,
-    cancel: &Arc<AtomicBool>,
-) -> anyhow::Result<(Vec<RunSummary>, Duration)> {
+/// `report`, then publishes it (and JUnit when asked).
+pub fn execute(plan: &Plan, batch: &BatchArgs, report: ReportStream, live: Option<Arc<LiveSettings>>, cancel: &Arc<AtomicBool>) -> anyhow::Result<Executed> {
     let started = std::time::Instant::now();
     let jobs = jobs(batch);
     let bar = ProgressBar::new(plan.runs() as u64).with_style(ProgressStyle::with_template("{bar:30} {pos}/{len} {msg}").expect("static template"));
@@ -151,10 +178,13 @@ pub fn execute(
     for model in unpriced {
         eprintln!("warning: model `{model}` is not in the price table; its runs have no estimated_cost_usd (add a row with --prices FILE)");
     }
-    if let Some(error) = failed {
-        anyhow::bail!("cannot write the report: {error}");
-    }
-    report.publish()?;
+    let mut unwritten = match failed {
+        Some(error) => {
+            report.abandon();
+            Some(format!("cannot write the report: {error}"))
+        }
+        None => report.publish().err().map(|error| format!("cannot write the report: {error}")),
+    };
     summaries.sort_by_key(|(index, _)| *index);
     let runs: Vec<RunSummary> = summaries.into_iter().map(|(_, summary)| summary).collect();
     // One line per session: every strategy's run of it shares one fit.
@@ -170,10 +200,11 @@ pub fn execute(
         );
     }
     let wall = started.elapsed();
-    if let Some(path) = &batch.junit {
-        write_atomically(path, |file| file.write_all(junit::render(&runs, &[], wall).as_bytes()))?;
+    if let Some(path) = batch.junit.as_ref().filter(|_| unwritten.is_none()) {
+        let written = write_atomically(path, |file| file.write_all(junit::render(&runs, &[], wall).as_bytes()));
+        unwritten = written.err().map(|error| format!("{}: cannot write the JUnit report: {error}", path.display()));
     }
-    Ok((runs, wall))
+    Ok(Executed { runs, wall, unwritten })
 }
 
 /// Where finished runs go: the report, and the summaries kept.

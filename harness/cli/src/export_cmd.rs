@@ -79,9 +79,15 @@ fn post(endpoint: &str, body: Vec<u8>) -> Result<(), String> {
     reloop_agent::client::ensure_crypto_provider();
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().map_err(|e| e.to_string())?;
     runtime.block_on(async {
-        let client = reqwest::Client::builder().timeout(ENDPOINT_TIMEOUT).build().map_err(|e| e.to_string())?;
+        // A redirect is never followed: the report would go to a host the
+        // user did not name, and the message would name the first one.
+        let client = reqwest::Client::builder().timeout(ENDPOINT_TIMEOUT).redirect(reqwest::redirect::Policy::none()).build().map_err(|e| e.to_string())?;
         let response = client.post(&url).header("content-type", "application/json").body(body).send().await.map_err(|e| format!("{url}: {e}"))?;
         let status = response.status();
+        if status.is_redirection() {
+            let location = response.headers().get("location").map(|value| String::from_utf8_lossy(value.as_bytes()).into_owned());
+            return Err(reloop_wire::redirect::refused(&url, status.as_u16(), location.as_deref()));
+        }
         if status.is_success() {
             return Ok(());
         }

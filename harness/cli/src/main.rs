@@ -8,6 +8,7 @@ mod detectors_cmd;
 mod estimate_cmd;
 mod exit_code;
 mod export_cmd;
+mod file_size_limit;
 mod import_cmd;
 mod interrupt;
 mod junit;
@@ -38,6 +39,7 @@ fn main() {
     if let Some(code) = reloop_eval::black_box::keeper::enter_if_asked() {
         std::process::exit(code);
     }
+    file_size_limit::report_instead_of_dying();
     let app = App::parse();
     // The commands that stop cleanly on a signal listen for one; the others
     // keep the default and end at once (a `timeout` ends an `import` too).
@@ -47,6 +49,10 @@ fn main() {
         _ => Interrupt::default(),
     };
     let cancel = interrupt.flag();
+    let batch = matches!(app.command, Command::Run(_) | Command::Sweep(_));
+    if batch {
+        reloop_eval::black_box::keeper::adopt_orphans();
+    }
     let result = match app.command {
         Command::Run(args) => run_cmd::run(args, cancel),
         Command::Sweep(args) => sweep_cmd::run(args, cancel),
@@ -66,5 +72,9 @@ fn main() {
         eprintln!("error: {error:#}");
         exit_code::INTERNAL
     });
+    if batch {
+        // Whatever an agent left running (having killed its keeper) ends with the batch.
+        reloop_eval::black_box::keeper::end_adopted();
+    }
     std::process::exit(code);
 }

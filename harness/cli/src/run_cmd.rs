@@ -14,7 +14,7 @@ use reloop_eval::report::write_atomically;
 use reloop_eval::sweep::RunVariant;
 
 use crate::app::RunArgs;
-use crate::batch::{Prepared, execute, exit_code_of, prepare};
+use crate::batch::{Prepared, execute, prepare};
 use crate::compare_cmd::{Allowed, bad_input, preflight, stopped};
 use crate::stdout::print_stdout;
 use crate::{exit_code, junit, summary};
@@ -43,7 +43,7 @@ pub fn run(args: RunArgs, cancel: Arc<AtomicBool>) -> anyhow::Result<i32> {
 
 /// The batch, then the comparison when it finished.
 fn run_batch(args: &RunArgs, cancel: Arc<AtomicBool>, markdown: Option<&Path>) -> anyhow::Result<i32> {
-    let Prepared { mut plan, report, live } = match prepare(&args.batch, vec![RunVariant::Label(args.variant.clone())], None, &args.out) {
+    let Prepared { mut plan, report, live } = match prepare(&args.batch, vec![RunVariant::Label(args.variant.clone())], None, &args.out, &cancel) {
         Ok(prepared) => prepared,
         Err(code) => {
             stopped(markdown, "reloop run found bad input before the first run (the errors are in the job's log)")?;
@@ -53,11 +53,11 @@ fn run_batch(args: &RunArgs, cancel: Arc<AtomicBool>, markdown: Option<&Path>) -
     if let Some(shard) = args.shard {
         plan.files.retain(|file| shard.contains(&file.path));
     }
-    let (runs, wall) = execute(&plan, &args.batch, report, live, &cancel)?;
-    print_stdout(&format!("{}reports: {}\n", summary::render(&runs), args.out.display()))?;
-    let code = exit_code_of(&runs, plan.runs(), &cancel);
+    let executed = execute(&plan, &args.batch, report, live, &cancel)?;
+    print_stdout(&format!("{}{}", summary::render(&executed.runs), executed.reports_line(&args.out)))?;
+    let code = executed.exit_code(plan.runs(), &cancel);
     match &args.baseline {
-        Some(baseline) if code <= exit_code::EXPECTATIONS_FAILED => compare_with_baseline(args, baseline, &runs, wall, code),
+        Some(baseline) if code <= exit_code::EXPECTATIONS_FAILED => compare_with_baseline(args, baseline, &executed.runs, executed.wall, code),
         _ => Ok(code),
     }
 }

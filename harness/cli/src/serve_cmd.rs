@@ -60,6 +60,8 @@ pub fn run(args: ServeArgs, interrupt: &Interrupt) -> anyhow::Result<i32> {
         SessionLimits { idle_ttl: Duration::from_secs(args.session_ttl_secs), max_sessions: usize::try_from(args.max_sessions).unwrap_or(usize::MAX) };
     let connections = ConnectionLimits {
         header_read_timeout: Duration::from_secs(args.header_timeout_secs),
+        body_read_timeout: Duration::from_secs(args.body_timeout_secs),
+        max_body_bytes: usize::try_from(args.max_body_mib.saturating_mul(1024 * 1024)).unwrap_or(usize::MAX),
         max_connections: usize::try_from(args.max_connections).unwrap_or(usize::MAX),
     };
     let mut registry = Registry::serving(factory, sessions);

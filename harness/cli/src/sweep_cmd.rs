@@ -8,7 +8,7 @@ use comfy_table::{ContentArrangement, Table, presets::UTF8_FULL_CONDENSED};
 use reloop_eval::sweep::{LikeForLike, RunVariant, StrategyName, Variant, load_variants};
 
 use crate::app::SweepArgs;
-use crate::batch::{Prepared, execute, exit_code_of, prepare};
+use crate::batch::{Prepared, execute, prepare};
 use crate::exit_code;
 use crate::short_name::{MAX_NAME_CHARS, shortened};
 use crate::stdout::print_stdout;
@@ -45,15 +45,16 @@ pub fn run(args: SweepArgs, cancel: Arc<AtomicBool>) -> anyhow::Result<i32> {
         return Ok(exit_code::BAD_INPUT);
     }
     let variants: Vec<RunVariant> = variants.into_iter().map(RunVariant::Swept).collect();
-    let Prepared { plan, report, live } = match prepare(&args.batch, variants.clone(), (!args.wires.is_empty()).then_some(args.wires.as_slice()), &args.out) {
-        Ok(prepared) => prepared,
-        Err(code) => return Ok(code),
-    };
-    let (runs, _) = execute(&plan, &args.batch, report, live, &cancel)?;
+    let Prepared { plan, report, live } =
+        match prepare(&args.batch, variants.clone(), (!args.wires.is_empty()).then_some(args.wires.as_slice()), &args.out, &cancel) {
+            Ok(prepared) => prepared,
+            Err(code) => return Ok(code),
+        };
+    let executed = execute(&plan, &args.batch, report, live, &cancel)?;
     // Totals over like with like; every run's own figures stay in the Parquet.
-    let like = LikeForLike::of(&runs, &variants);
-    print_stdout(&format!("{}{}\nreports: {}\n", render(&like), like.describe(), args.out.display()))?;
-    Ok(exit_code_of(&runs, plan.runs(), &cancel))
+    let like = LikeForLike::of(&executed.runs, &variants);
+    print_stdout(&format!("{}{}\n{}", render(&like), like.describe(), executed.reports_line(&args.out)))?;
+    Ok(executed.exit_code(plan.runs(), &cancel))
 }
 
 /// One row per variant. `cost vs none` is against the variant named `none`

@@ -56,6 +56,19 @@ pub fn finish(scenario: &Scenario, session: &Session, report: &mut RunReport) {
     }
 }
 
+/// Refuses, before anything is sent upstream, a `--rerecord-to` `path`
+/// that names the recording the scenario `scenario_file` replays (the
+/// write checks again; this spares the live calls a refused write would
+/// waste). A scenario that cannot be read is left to the batch's checks.
+pub fn check_rerecord_to(path: &Path, scenario_file: &Path) -> Result<(), String> {
+    let Ok(spec) = crate::yaml::load::<reloop_files::scenario::spec::ScenarioSpec>(scenario_file) else { return Ok(()) };
+    let recording = scenario_file.parent().unwrap_or(Path::new(".")).join(&spec.recording);
+    if same_file(path, &recording) {
+        return Err(format!("--rerecord-to {}: is the recording the scenario replays; the old recording stays intact (give another path)", path.display()));
+    }
+    Ok(())
+}
+
 /// Whether `path` names the existing file `recording`, through `..`,
 /// symlinks or another spelling: `std::path::absolute` resolves neither, so
 /// `dir/../dir/x.yaml` would pass for another file and be replaced.

@@ -6,8 +6,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use reloop_agent::SharedClock;
+use reloop_mock::connections::DEFAULT_MAX_BODY_BYTES;
 use reloop_mock::pacing::PaceFuture;
-use reloop_mock::{MockServer, Pacer, Registry, Session, SessionConfig};
+use reloop_mock::{ConnectionLimits, MockServer, Pacer, Registry, Session, SessionConfig};
 
 use crate::scenario::Scenario;
 
@@ -16,10 +17,12 @@ use crate::scenario::Scenario;
 /// run's clock.
 pub async fn start_mock(scenario: &Scenario, clock: &SharedClock) -> Result<(MockServer, Arc<Session>), String> {
     let registry = Arc::new(match &scenario.live {
-        Some(live) => Registry::default().with_live(live.upstream.clone()),
+        // Live calls are bounded in real time by the run's idle limit.
+        Some(live) => Registry::default().with_live(live.upstream.clone().idle_after(scenario.loop_settings.stream_idle_timeout())),
         None => Registry::default(),
     });
-    let server = MockServer::start(0, Arc::clone(&registry)).await.map_err(|e| format!("cannot bind loopback: {e}"))?;
+    let limits = ConnectionLimits { max_body_bytes: max_body_bytes(scenario.spec.context_window), ..ConnectionLimits::default() };
+    let server = MockServer::start_with(0, Arc::clone(&registry), limits).await.map_err(|e| format!("cannot bind loopback: {e}"))?;
     let session = Arc::new(
         Session::new(SessionConfig {
             recording: with_preset_auxiliary(scenario),
@@ -32,6 +35,16 @@ pub async fn start_mock(scenario: &Scenario, clock: &SharedClock) -> Result<(Moc
     );
     registry.insert("run", Arc::clone(&session));
     Ok((server, session))
+}
+
+/// The largest request body the run's mock reads: 8 bytes per token of
+/// the scenario's window (a token is about 4 bytes of text, and JSON may
+/// escape each byte of it) plus 1 MiB for the rest of the request, never
+/// below the server's default. A request the window admits is never
+/// refused for its size by reloop's own mock.
+fn max_body_bytes(context_window: u64) -> usize {
+    let window = usize::try_from(context_window.saturating_mul(8)).unwrap_or(usize::MAX);
+    window.saturating_add(1024 * 1024).max(DEFAULT_MAX_BODY_BYTES)
 }
 
 /// The scenario's recording, with its agent preset's side-request rules

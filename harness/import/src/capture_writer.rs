@@ -125,7 +125,10 @@ impl SessionFiles {
         };
         let name = match &self.target {
             Target::Prefix(prefix) => split_prefix(prefix).1,
-            Target::PerSession(_) => file_stem_of(session_of(&observed.path).unwrap_or(reloop_mock::DEFAULT_SESSION)),
+            // The name as the server decoded it, encoded once for the file.
+            Target::PerSession(_) => {
+                file_stem_of(&session_of(&observed.path).map_or_else(|| reloop_mock::DEFAULT_SESSION.to_owned(), reloop_mock::session_name::decoded))
+            }
         };
         let recording = self.recordings.entry(name.clone()).or_insert_with(|| Recording { redacted: self.redaction.describe(), ..Recording::default() });
         let raw_dropped = exchange.raw.is_none();

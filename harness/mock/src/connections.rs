@@ -2,7 +2,9 @@
 //! [`ConnectionLimits::max_connections`] connections are served at once
 //! (the rest wait in the kernel's backlog), and a client that has not sent
 //! its request headers within [`ConnectionLimits::header_read_timeout`]
-//! (a half-open or idle keep-alive connection) is dropped.
+//! (a half-open or idle keep-alive connection) is dropped, as is one that
+//! has not sent a request's body within
+//! [`ConnectionLimits::body_read_timeout`] ([`crate::body_timeout`]).
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -26,13 +28,27 @@ const MAX_HEADERS: usize = 1000;
 pub struct ConnectionLimits {
     /// How long a client may take to send a request's headers.
     pub header_read_timeout: Duration,
+    /// How long a client may take to send a request's body, once its
+    /// headers came.
+    pub body_read_timeout: Duration,
     /// Connections served at once.
     pub max_connections: usize,
+    /// The largest request body a route reads (413 above it, in the API's
+    /// error shape); `reloop run` sizes it to the scenario's window.
+    pub max_body_bytes: usize,
 }
+
+/// The body limit when none is given: 2 MiB, axum's own.
+pub const DEFAULT_MAX_BODY_BYTES: usize = 2 * 1024 * 1024;
 
 impl Default for ConnectionLimits {
     fn default() -> Self {
-        Self { header_read_timeout: Duration::from_secs(10), max_connections: 1024 }
+        Self {
+            header_read_timeout: Duration::from_secs(10),
+            body_read_timeout: Duration::from_secs(30),
+            max_connections: 1024,
+            max_body_bytes: DEFAULT_MAX_BODY_BYTES,
+        }
     }
 }
 
@@ -41,6 +57,9 @@ impl Default for ConnectionLimits {
 /// one finishes the exchange under way and closes (an idle keep-alive one
 /// closes at once), and the future ends when the last has closed.
 pub async fn serve(listener: TcpListener, app: Router, limits: ConnectionLimits, mut stop: watch::Receiver<bool>) {
+    let app = app
+        .layer(axum::extract::DefaultBodyLimit::max(limits.max_body_bytes))
+        .layer(axum::middleware::from_fn_with_state(limits.body_read_timeout, crate::body_timeout::bounded));
     let max = limits.max_connections.max(1);
     let permits = Arc::new(Semaphore::new(max));
     loop {

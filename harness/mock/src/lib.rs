@@ -11,6 +11,7 @@
 pub mod anthropic_cache;
 pub mod api_errors;
 pub mod auxiliary;
+mod body_timeout;
 pub mod cache_explain;
 pub mod cache_sim;
 pub mod call_ids;
@@ -30,6 +31,7 @@ pub mod render;
 pub mod sent;
 pub mod server;
 pub mod session;
+pub mod session_name;
 pub mod stages;
 pub mod stream_plan;
 pub mod tokens;

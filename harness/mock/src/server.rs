@@ -427,6 +427,9 @@ pub(crate) fn parse(call: &Call, body: &[u8]) -> Result<(Prompt, Caching), serde
 
 /// The session `name` names, or the API's error for a `format` client.
 fn session_for(registry: &Registry, name: &str, format: Format) -> Result<Arc<Session>, Response> {
+    if let Some(message) = crate::session_name::refusal(name) {
+        return Err(json_response(StatusCode::BAD_REQUEST, codec::error_body(format, ErrorReply::InvalidRequest(&message))));
+    }
     registry.get(name).map_err(|refusal| match refusal {
         SessionRefusal::Unknown => {
             let message = format!("reloop: no replay session named `{}`", escape_control(name));

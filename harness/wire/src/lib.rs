@@ -35,6 +35,7 @@
 //!   per request).
 //! - [`context_management`]: provider-side context management as requests ask for it
 //!   (Anthropic context edits and compaction, Responses compaction).
+//! - [`redirect`]: the error every reloop HTTP client gives for a 3xx it does not follow.
 //! - [`format`](mod@format): the formats as a value, to pick an endpoint and a stream decoder
 //!   at run time.
 
@@ -52,6 +53,7 @@ pub mod openai_chat;
 pub mod openai_responses;
 pub mod parts;
 pub mod prompt;
+pub mod redirect;
 pub mod reply;
 pub mod split;
 pub mod sse;

@@ -116,9 +116,12 @@ impl ProviderClient {
     /// A client for `config`, timing calls with `clock`.
     pub fn new(config: ProviderConfig, clock: SharedClock) -> Result<Self, LlmError> {
         // Never route through an environment proxy: the harness talks to
-        // loopback, and a proxy would see API keys.
+        // loopback, and a proxy would see API keys. Never follow a redirect
+        // either: it would send the conversation to a host nobody named
+        // (`reloop_wire::redirect`).
         ensure_crypto_provider();
-        let http = tls::roots_for(reqwest::Client::builder().no_proxy(), &config.base_url).build().map_err(|e| LlmError::Transport(e.to_string()))?;
+        let builder = reqwest::Client::builder().no_proxy().redirect(reqwest::redirect::Policy::none());
+        let http = tls::roots_for(builder, &config.base_url).build().map_err(|e| LlmError::Transport(e.to_string()))?;
         let writer = Arc::new(Mutex::new(RequestWriter::new(config.wire)));
         Ok(Self { http, config, clock, writer })
     }
@@ -153,7 +156,8 @@ impl ProviderClient {
             let mut writer = self.writer.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
             formats::body(&mut writer, head, since_latest_compaction(request.messages), &extras)?
         };
-        let mut post = self.http.post(format!("{}{}", self.config.base_url, format.endpoint(&self.config.model, request.stream)));
+        let url = format!("{}{}", self.config.base_url, format.endpoint(&self.config.model, request.stream));
+        let mut post = self.http.post(&url);
         if let Some((name, value)) = formats::context_management_headers(format, management) {
             post = post.header(name, value);
         }
@@ -161,6 +165,10 @@ impl ProviderClient {
         let response =
             with_timeout(clock, idle, send).await.ok_or(LlmError::StreamIdle { after_ms: millis(idle) })?.map_err(|e| LlmError::Transport(e.to_string()))?;
         let status = response.status().as_u16();
+        if reloop_wire::redirect::is_redirect(status) {
+            let location = response.headers().get("location").map(|value| String::from_utf8_lossy(value.as_bytes()).into_owned());
+            return Err(LlmError::InvalidRequest { status, message: reloop_wire::redirect::refused(&url, status, location.as_deref()) });
+        }
         if !(200..300).contains(&status) {
             let retry_after = retry_after(response.headers(), clock);
             let bytes = response.bytes().await.map_err(|e| LlmError::Transport(e.to_string()))?;
@@ -246,6 +254,41 @@ mod tests {
         assert_eq!(prompt.tools.len(), 1);
         assert_eq!(prompt.tool_choice, ToolChoice::None);
         assert!(prompt.include_usage);
+    }
+
+    /// A 307 to another origin is an error naming both, and the other
+    /// origin is never contacted (the conversation would go there).
+    #[tokio::test]
+    async fn a_redirect_is_an_error_naming_both_ends_and_is_not_followed() {
+        use std::io::{Read as _, Write as _};
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let elsewhere = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        elsewhere.set_nonblocking(true).unwrap();
+        let base_url = format!("http://{}/v1", listener.local_addr().unwrap());
+        let target = format!("http://{}/v1/chat/completions", elsewhere.local_addr().unwrap());
+        let answer = format!("HTTP/1.1 307 Temporary Redirect\r\nlocation: {target}\r\ncontent-length: 0\r\nconnection: close\r\n\r\n");
+        let redirecting = std::thread::spawn(move || {
+            let (mut socket, _) = listener.accept().unwrap();
+            let _ = socket.read(&mut [0u8; 65536]).unwrap();
+            socket.write_all(answer.as_bytes()).unwrap();
+        });
+        let config = ProviderConfig {
+            base_url: base_url.clone(),
+            api_key: "k".into(),
+            wire: WireFormat::OpenaiChat,
+            model: "m".into(),
+            cache_breakpoints: Default::default(),
+            context_management: None,
+        };
+        let client = ProviderClient::new(config, Arc::new(crate::clock::VirtualClock::new())).unwrap();
+        let tools = FrozenToolSchema::none();
+        let request = LlmRequest { system: "s", messages: &[Message::user("hi")], tools: &tools, forbid_tools: false, max_output_tokens: 10, stream: false };
+        let error = client.stream_turn(&request, Duration::from_secs(300), &mut |_| {}).await.unwrap_err();
+        redirecting.join().unwrap();
+        let message = error.to_string();
+        assert!(message.contains(&format!("{base_url}/chat/completions")) && message.contains(&target), "{message}");
+        assert!(!error.is_retryable(), "{error:?}");
+        assert!(elsewhere.accept().is_err_and(|e| e.kind() == std::io::ErrorKind::WouldBlock), "the redirect was followed");
     }
 
     /// A Responses compaction item stands for everything before it: the

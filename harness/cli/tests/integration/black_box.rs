@@ -231,6 +231,34 @@ fn sigkilling_reloop_run_leaves_no_agent_process_nor_its_folder_behind() {
     assert!(!workspace.parent().unwrap().exists(), "{} outlived the run", workspace.parent().unwrap().display());
 }
 
+/// Regression (issue 46): an agent that killed its keeper had its `setsid`
+/// and double-forked children re-parented to PID 1, and they outlived
+/// `run`. `run` is their subreaper now and ends them with the batch; a
+/// process reloop did not start (a sleeper of the test's own) is untouched.
+#[test]
+fn an_agent_that_kills_its_keeper_leaves_no_process_behind_and_nothing_else_is_touched() {
+    let dir = tempfile::tempdir().unwrap();
+    let pid_file = dir.path().join("escaped");
+    let script = format!(
+        "( setsid sh -c 'echo $$ > {0}.s; exec sleep 300' & ); while ! test -s {0}.s; do sleep 0.05; done; mv {0}.s {0}; kill -9 $PPID; sleep 1",
+        pid_file.display()
+    );
+    let file = shell_scenario(dir.path(), "escapes", &script, 30, "{}");
+    let mut bystander = Command::new("sleep").arg("30").spawn().unwrap();
+    let out = dir.path().join("out");
+    let output = reloop(dir.path(), &["run", file.to_str().unwrap(), "--out", out.to_str().unwrap()]);
+    assert!(output.status.code().is_some(), "{}{}", stdout(&output), stderr(&output));
+    let escaped = wait_for_pids(&pid_file, 1)[0];
+    let deadline = Instant::now() + Duration::from_secs(2);
+    while !gone(escaped) && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(gone(escaped), "the sleeper {escaped} the agent started outlived the run");
+    assert!(bystander.try_wait().unwrap().is_none(), "a process reloop did not start was touched");
+    bystander.kill().unwrap();
+    bystander.wait().unwrap();
+}
+
 /// Regression (issue 28): a black-box agent got the user's environment but
 /// two API keys. Now an allowlist: planted secrets do not reach it, `HOME`
 /// and the working directory are its workspace, and `pass_env` passes a

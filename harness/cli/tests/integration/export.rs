@@ -137,6 +137,25 @@ fn a_collector_that_refuses_the_traces_is_an_error_naming_it() {
     assert!(stderr(&out).contains("/v1/traces answered 400") && stderr(&out).contains("bad resources"), "{}", stderr(&out));
 }
 
+/// Regression: a collector answering 307 to another origin had the traces
+/// sent there, while the message named the first URL.
+#[test]
+fn a_collector_redirecting_elsewhere_is_an_error_naming_both_and_the_other_host_gets_nothing() {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let elsewhere = TcpListener::bind("127.0.0.1:0").unwrap();
+    elsewhere.set_nonblocking(true).unwrap();
+    let endpoint = format!("http://{}", listener.local_addr().unwrap());
+    let target = format!("http://{}/v1/traces", elsewhere.local_addr().unwrap());
+    let redirect = format!("HTTP/1.1 307 Temporary Redirect\r\nLocation: {target}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n").into_bytes();
+    let collector = std::thread::spawn(move || receive_one(&listener, &redirect));
+    let baseline = repo().join("reports/baseline");
+    let out = reloop(&repo(), &["export", baseline.to_str().unwrap(), "--otlp-endpoint", &endpoint]);
+    collector.join().unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(stderr(&out).contains(&format!("{endpoint}/v1/traces")) && stderr(&out).contains(&target), "{}", stderr(&out));
+    assert!(matches!(elsewhere.accept(), Err(e) if e.kind() == std::io::ErrorKind::WouldBlock), "the redirect was followed");
+}
+
 #[test]
 fn export_without_an_output_is_refused() {
     let out = reloop(&repo(), &["export", "reports/baseline"]);

@@ -210,6 +210,26 @@ fn each_run_of_a_captured_session_is_its_own_recording() {
     assert!(captured.join("upstream%2Fr%2F1.yaml").exists(), "each run has its skeleton");
 }
 
+/// Regression: capture file names were percent-encoded twice
+/// (`a%2520b`), and session names `..` and `%2e%2e` were not refused. The
+/// name is decoded once, in one place, for serving and capture alike.
+#[test]
+fn a_captured_session_name_is_encoded_once_and_dot_segments_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let captured = dir.path().join("captured");
+    let upstream = write(dir.path(), "upstream.yaml", UPSTREAM);
+    let server = Serve::start_with_flags(&["--recording", upstream.to_str().unwrap(), "--capture", captured.to_str().unwrap()], Stdio::null());
+    run_session(&server.addr, "upstream.a%20b", "anthropic");
+    let text = wait_for(&captured.join("upstream.a%20b.recording.yaml"), 2);
+    assert_eq!(exchanges_in(&text), 2, "{text}");
+    assert!(!captured.join("upstream.a%2520b.recording.yaml").exists(), "encoded twice");
+    for name in ["..", "%2e%2e", "upstream/r/%2E%2E"] {
+        let (head, answer) = post(&server.addr, &format!("/s/{name}/v1/chat/completions"), "", r#"{"model":"m","messages":[{"role":"user","content":"hi"}]}"#);
+        assert!(head.contains(" 400 "), "{name}: {head}\n{}", String::from_utf8_lossy(&answer));
+        assert!(String::from_utf8_lossy(&answer).contains("dot segment"), "{name}");
+    }
+}
+
 #[test]
 fn record_refuses_to_overwrite_an_earlier_recording_unless_forced() {
     let dir = tempfile::tempdir().unwrap();

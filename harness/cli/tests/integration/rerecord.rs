@@ -4,13 +4,13 @@
 //! and the re-recording replays; `--fork-at` goes live after the steps it
 //! names, marked so in the report; no key reaches a file written.
 
-use std::io::{Read, Write};
+use std::io::Write;
 use std::net::TcpListener;
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
 
 use crate::tables::{Row, read_rows};
-use crate::util::{Serve, repo, stderr, write};
+use crate::util::{Serve, read_request, repo, stderr, write};
 
 /// Step `n`'s exchange: a text and one `probe` call; the 7th of the old
 /// recording expects the tool's old output, which the loop no longer gets.
@@ -208,28 +208,8 @@ fn stub_upstream(answer: fn() -> String, requests: usize) -> (String, std::threa
     (addr, thread)
 }
 
-/// One HTTP request's head and body, as text.
-fn read_request(socket: &mut std::net::TcpStream) -> String {
-    let mut request = Vec::new();
-    let mut buffer = [0u8; 8192];
-    loop {
-        let read = socket.read(&mut buffer).unwrap();
-        request.extend_from_slice(&buffer[..read]);
-        let text = String::from_utf8_lossy(&request).into_owned();
-        if let Some((head, body)) = text.split_once("\r\n\r\n") {
-            let length = head.lines().find_map(|line| line.to_ascii_lowercase().strip_prefix("content-length:").map(|n| n.trim().parse::<usize>().unwrap()));
-            if read == 0 || body.len() >= length.unwrap_or(0) {
-                return text;
-            }
-        }
-        if read == 0 {
-            return text;
-        }
-    }
-}
-
 /// Every file below `dir`, as bytes, with its path.
-fn every_file(dir: &Path) -> Vec<(std::path::PathBuf, Vec<u8>)> {
+pub fn every_file(dir: &Path) -> Vec<(std::path::PathBuf, Vec<u8>)> {
     std::fs::read_dir(dir)
         .unwrap()
         .flat_map(|entry| {

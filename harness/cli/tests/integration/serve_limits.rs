@@ -168,3 +168,81 @@ fn serve_load_256_sessions_three_rounds_memory_flat() {
     eprintln!("serve RSS after each round (KiB): {rss:?}");
     assert!(rss[2] as f64 <= rss[0] as f64 * 1.10, "RSS grew more than 10 % from round 1 to 3: {rss:?}");
 }
+
+/// Regression: clients that sent their headers and then trickled the body
+/// one byte a second held their connection slots for ever (header
+/// slowloris was handled, body slowloris not). A thousand of them trickle
+/// while a normal client is answered, then every one is dropped at the
+/// body timeout, its slot freed.
+#[test]
+fn a_thousand_clients_trickling_bodies_are_dropped_at_the_body_timeout_while_others_are_answered() {
+    const TRICKLERS: usize = 1000;
+    let dir = tempfile::tempdir().unwrap();
+    let server = Serve::start_with(&recording(dir.path()), &["--body-timeout-secs", "2"], Stdio::inherit());
+    let addr = server.addr.trim_start_matches("http://").to_owned();
+    let head = "POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{";
+    let tricklers: std::sync::Arc<Vec<TcpStream>> = std::sync::Arc::new(
+        (0..TRICKLERS)
+            .map(|_| {
+                let mut stream = TcpStream::connect(&addr).unwrap();
+                stream.write_all(head.as_bytes()).unwrap();
+                stream
+            })
+            .collect(),
+    );
+    let started = std::time::Instant::now();
+    let trickling = std::sync::Arc::clone(&tricklers);
+    let trickle = std::thread::spawn(move || {
+        // One byte a second each, for at most ten seconds.
+        for _ in 0..10 {
+            std::thread::sleep(Duration::from_secs(1));
+            let alive = trickling.iter().filter(|stream| (&mut &**stream).write_all(b" ").is_ok()).count();
+            if alive == 0 {
+                break;
+            }
+        }
+    });
+
+    let asked = std::time::Instant::now();
+    let (status, _, body) = exchange(&server.addr, &request("POST", "/v1/chat/completions", "", CHAT));
+    let answered = asked.elapsed();
+    eprintln!("a normal client was answered in {answered:?} while {TRICKLERS} clients trickled");
+    assert_eq!(status, 200, "{body}");
+    assert!(answered < Duration::from_secs(1), "{answered:?}");
+
+    std::thread::sleep(Duration::from_secs(3).saturating_sub(started.elapsed()));
+    let held = tricklers
+        .iter()
+        .filter(|stream| {
+            let mut stream: &TcpStream = stream;
+            stream.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+            let mut rest = Vec::new();
+            // EOF (after the server's answer) or a reset: dropped; our own timeout: still held.
+            matches!(stream.read_to_end(&mut rest), Err(e) if matches!(e.kind(), std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut))
+        })
+        .count();
+    eprintln!("{} of {TRICKLERS} trickling clients dropped {:?} after they connected", TRICKLERS - held, started.elapsed());
+    assert_eq!(held, 0, "trickling clients still held after the 2 s body timeout");
+    trickle.join().unwrap();
+    let (status, _, body) = exchange(&server.addr, &request("POST", "/v1/models", "", ""));
+    assert_ne!(status, 0, "the server still answers: {body}");
+}
+
+/// Regression: Gemini routes answered `[]` and `{"model": 1}` with 200 and
+/// used up the recorded turn. They get Google's 400; the turn stays.
+#[test]
+fn malformed_gemini_bodies_get_googles_400_and_leave_the_recorded_turn() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = Serve::start_with(&recording(dir.path()), &[], Stdio::null());
+    let path = "/v1beta/models/gemini-2.5-flash:generateContent";
+    for body in ["[]", r#"{"model": 1}"#] {
+        let (status, _, answer) = exchange(&server.addr, &request("POST", path, "", body));
+        assert_eq!(status, 400, "{body}: {answer}");
+        let error: serde_json::Value = serde_json::from_str(&answer).unwrap();
+        assert_eq!((error["error"]["code"].as_u64(), error["error"]["status"].as_str()), (Some(400), Some("INVALID_ARGUMENT")), "{body}: {answer}");
+    }
+    let valid = r#"{"contents":[{"role":"user","parts":[{"text":"hi"}]}]}"#;
+    let (status, _, answer) = exchange(&server.addr, &request("POST", path, "", valid));
+    assert_eq!(status, 200, "{answer}");
+    assert!(answer.contains("Hello."), "the recorded turn is still there: {answer}");
+}

@@ -147,3 +147,23 @@ pub fn post(addr: &str, path: &str, headers: &str, body: &str) -> (String, Vec<u
     let split = response.windows(4).position(|w| w == b"\r\n\r\n").expect("a head") + 4;
     (String::from_utf8_lossy(&response[..split]).into_owned(), response[split..].to_vec())
 }
+
+/// One HTTP request's head and body, as text.
+pub fn read_request(socket: &mut TcpStream) -> String {
+    let mut request = Vec::new();
+    let mut buffer = [0u8; 8192];
+    loop {
+        let read = socket.read(&mut buffer).unwrap();
+        request.extend_from_slice(&buffer[..read]);
+        let text = String::from_utf8_lossy(&request).into_owned();
+        if let Some((head, body)) = text.split_once("\r\n\r\n") {
+            let length = head.lines().find_map(|line| line.to_ascii_lowercase().strip_prefix("content-length:").map(|n| n.trim().parse::<usize>().unwrap()));
+            if read == 0 || body.len() >= length.unwrap_or(0) {
+                return text;
+            }
+        }
+        if read == 0 {
+            return text;
+        }
+    }
+}

@@ -16,6 +16,13 @@
 //!   every process below it (found in `/proc` by parent pid) until none is
 //!   left, and after its parent's death removes the run's scratch folder.
 //!
+//! An agent can kill its keeper, though: its orphans would then go to init
+//! and outlive the run. So `reloop run` and `sweep` are subreapers too
+//! ([`adopt_orphans`]): what a dead keeper leaves becomes `run`'s child,
+//! and once the batch is done [`end_adopted`] ends every process still
+//! below `run`. Nothing reloop did not start can be there: `run` starts
+//! no other process, and a subreaper only adopts its own descendants.
+//!
 //! Both `prctl`s work unprivileged, unlike a cgroup, which needs a
 //! delegated hierarchy that CI runners and containers rarely give. It is
 //! Linux only; elsewhere (and for a library user whose binary does not
@@ -25,6 +32,7 @@ use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitStatus};
 use std::sync::OnceLock;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use rustix::process::{Pid, Signal};
@@ -34,6 +42,9 @@ pub const KEEPER_ARG: &str = "__agent-keeper";
 
 /// The keeper's program (reloop's own binary), once it said it can be one.
 static KEEPER_PROGRAM: OnceLock<PathBuf> = OnceLock::new();
+
+/// Whether this process adopts what its agents orphan ([`adopt_orphans`]).
+static ADOPTING: AtomicBool = AtomicBool::new(false);
 
 /// How often the keeper looks at the agent.
 const POLL: Duration = Duration::from_millis(20);
@@ -52,6 +63,27 @@ pub fn enter_if_asked() -> Option<i32> {
         let _ = KEEPER_PROGRAM.set(program);
     }
     None
+}
+
+/// For `reloop run` and `sweep`, before the first run: makes this process
+/// the subreaper of everything its agents start, so that what an agent
+/// orphans by killing its keeper comes here instead of to init. A failure
+/// is said, and leaves the keepers as the only guard.
+pub fn adopt_orphans() {
+    #[cfg(target_os = "linux")]
+    match rustix::process::set_child_subreaper(Some(rustix::process::getpid())) {
+        Ok(()) => ADOPTING.store(true, Ordering::SeqCst),
+        Err(error) => eprintln!("warning: reloop is not a subreaper ({error}): an agent that kills its keeper may leave processes behind"),
+    }
+}
+
+/// For the end of a batch, when no agent runs any more: ends every process
+/// still below this one (what agents orphaned, [`adopt_orphans`]). Does
+/// nothing unless this process adopts orphans.
+pub fn end_adopted() {
+    if ADOPTING.load(Ordering::SeqCst) {
+        kill_descendants();
+    }
 }
 
 /// The command that starts `argv` under a keeper, or `None` when this

@@ -9,6 +9,12 @@
 //! never rewritten. [`ReportStream::publish`] then compacts the parts into
 //! one file per table in a fresh directory and swaps it in for `OUT` with one
 //! rename: a reader of `OUT` sees the previous complete set or the new one.
+//!
+//! A write that fails (a full disk, a file-size limit) names the file and
+//! the table it was writing; a stream that failed is [`abandoned`]
+//! (`OUT.partial/` and any half-published set removed, `OUT` untouched).
+//!
+//! [`abandoned`]: ReportStream::abandon
 
 use std::fs::File;
 use std::io::{self, Write as _};
@@ -40,10 +46,11 @@ pub struct ReportStream {
     _lock: OutLock,
 }
 
-/// The part being written: its temporary folder and a writer per table.
+/// The part being written: its temporary folder and a writer per table,
+/// with the file each writes.
 struct OpenPart {
     folder: PathBuf,
-    writers: Vec<ArrowWriter<File>>,
+    writers: Vec<(ArrowWriter<File>, PathBuf)>,
 }
 
 impl ReportStream {
@@ -72,8 +79,8 @@ impl ReportStream {
             Some(part) => part,
             None => self.open.insert(self.start_part()?),
         };
-        for (writer, batch) in part.writers.iter_mut().zip(batches) {
-            writer.write(batch).map_err(io::Error::other)?;
+        for ((writer, file), batch) in part.writers.iter_mut().zip(batches) {
+            writer.write(batch).map_err(|e| failed(file, "a finished run's rows", e))?;
         }
         if self.last_checkpoint.elapsed() >= self.every {
             self.checkpoint()?;
@@ -88,8 +95,8 @@ impl ReportStream {
         let Some(part) = self.open.take() else { return Ok(()) };
         finish(part.writers)?;
         self.parts += 1;
-        std::fs::rename(&part.folder, self.part_folder(self.parts))?;
-        Ok(())
+        let folder = self.part_folder(self.parts);
+        std::fs::rename(&part.folder, &folder).map_err(|e| failed(&folder, "a checkpoint", e))
     }
 
     /// The folders of the parts checkpointed so far, oldest first.
@@ -103,7 +110,27 @@ impl ReportStream {
     /// still open: its files are finished and it becomes the set as it is,
     /// instead of being written, read back and written again (which was
     /// most of a one-run `reloop run`'s instructions, and its fsyncs).
+    /// On an error nothing is left but `OUT` as it was ([`Self::abandon`]).
     pub fn publish(mut self) -> io::Result<()> {
+        let published = self.publish_set();
+        if published.is_err() {
+            self.abandon();
+        }
+        published
+    }
+
+    /// Removes what this batch wrote beside `OUT` (`OUT.partial/`, a set
+    /// being published), for a batch whose report cannot be written; `OUT`
+    /// keeps the previous report.
+    pub fn abandon(mut self) {
+        drop(self.open.take());
+        let _ = discard(&self.partial, &self.out);
+        if let Ok(fresh) = sibling(&self.out, "publishing") {
+            let _ = std::fs::remove_dir_all(fresh);
+        }
+    }
+
+    fn publish_set(&mut self) -> io::Result<()> {
         let fresh = sibling(&self.out, "publishing")?;
         if fresh.exists() {
             std::fs::remove_dir_all(&fresh)?;
@@ -114,29 +141,31 @@ impl ReportStream {
                 None => self.start_part()?,
             };
             finish(part.writers)?;
-            std::fs::rename(&part.folder, &fresh)?;
+            std::fs::rename(&part.folder, &fresh).map_err(|e| failed(&fresh, "the report", e))?;
         } else {
             self.checkpoint()?;
-            std::fs::create_dir(&fresh)?;
+            std::fs::create_dir(&fresh).map_err(|e| failed(&fresh, "the report", e))?;
             for (table, schema) in TABLE_FILES.iter().zip(&self.schemas) {
                 let parts: Vec<PathBuf> = self.parts().iter().map(|part| part.join(table)).collect();
                 compact(&parts, schema, &fresh.join(table))?;
             }
         }
-        File::open(&fresh)?.sync_all()?;
-        swap_in(&fresh, &self.out)?;
+        File::open(&fresh).and_then(|folder| folder.sync_all()).map_err(|e| failed(&fresh, "the report", e))?;
+        swap_in(&fresh, &self.out).map_err(|e| failed(&self.out, "the report", e))?;
         discard(&self.partial, &self.out)
     }
 
     fn start_part(&self) -> io::Result<OpenPart> {
         let folder = self.partial.join(format!(".part-{:05}.tmp", self.parts + 1));
-        std::fs::create_dir(&folder)?;
+        std::fs::create_dir(&folder).map_err(|e| failed(&folder, "a checkpoint", e))?;
         let writers = TABLE_FILES
             .iter()
             .zip(&self.schemas)
             .map(|(table, schema)| {
-                let file = File::create(folder.join(table))?;
-                ArrowWriter::try_new(file, schema.clone(), Some(writer_properties())).map_err(io::Error::other)
+                let path = folder.join(table);
+                let file = File::create(&path).map_err(|e| failed(&path, "the table", e))?;
+                let writer = ArrowWriter::try_new(file, schema.clone(), Some(writer_properties())).map_err(|e| failed(&path, "the table", e))?;
+                Ok((writer, path))
             })
             .collect::<io::Result<_>>()?;
         Ok(OpenPart { folder, writers })
@@ -172,9 +201,17 @@ fn discard(dir: &Path, out: &Path) -> io::Result<()> {
 /// each on a thread of its own: the batch's last step, which no other core
 /// shares, so three files finished and synced in turn were start-to-end
 /// time that a second job could not shorten.
-fn finish(writers: Vec<ArrowWriter<File>>) -> io::Result<()> {
+fn finish(writers: Vec<(ArrowWriter<File>, PathBuf)>) -> io::Result<()> {
     std::thread::scope(|scope| {
-        let finishing: Vec<_> = writers.into_iter().map(|writer| scope.spawn(move || writer.into_inner().map_err(io::Error::other)?.sync_all())).collect();
+        let finishing: Vec<_> = writers
+            .into_iter()
+            .map(|(writer, path)| {
+                scope.spawn(move || {
+                    let what = "the table's last rows and footer";
+                    writer.into_inner().map_err(|e| failed(&path, what, e))?.sync_all().map_err(|e| failed(&path, what, e))
+                })
+            })
+            .collect();
         finishing.into_iter().try_for_each(|thread| thread.join().unwrap_or_else(|_| Err(io::Error::other("a report writer panicked"))))
     })
 }
@@ -182,14 +219,44 @@ fn finish(writers: Vec<ArrowWriter<File>>) -> io::Result<()> {
 /// Copies the rows of `parts`, in order, into one file at `target`, a row
 /// group at a time.
 fn compact(parts: &[PathBuf], schema: &arrow_schema::SchemaRef, target: &Path) -> io::Result<()> {
-    let mut writer = ArrowWriter::try_new(File::create(target)?, schema.clone(), Some(writer_properties())).map_err(io::Error::other)?;
+    let what = "the table compacted from the checkpoints";
+    let file = File::create(target).map_err(|e| failed(target, what, e))?;
+    let mut writer = ArrowWriter::try_new(file, schema.clone(), Some(writer_properties())).map_err(|e| failed(target, what, e))?;
     for part in parts {
         let reader = ParquetRecordBatchReaderBuilder::try_new(File::open(part)?)?.build()?;
         for batch in reader {
-            writer.write(&batch.map_err(io::Error::other)?).map_err(io::Error::other)?;
+            writer.write(&batch.map_err(io::Error::other)?).map_err(|e| failed(target, what, e))?;
         }
     }
-    writer.into_inner().map_err(io::Error::other)?.sync_all()
+    writer.into_inner().map_err(|e| failed(target, what, e))?.sync_all().map_err(|e| failed(target, what, e))
+}
+
+/// The error of writing `what` to `path`, naming both; an I/O error keeps
+/// its kind (a full disk stays [`io::ErrorKind::StorageFull`]).
+fn failed(path: &Path, what: &str, error: impl Into<Failure>) -> io::Error {
+    let (kind, message) = match error.into() {
+        Failure::Io(error) => (error.kind(), error.to_string()),
+        Failure::Parquet(error) => (io::ErrorKind::Other, error.to_string()),
+    };
+    io::Error::new(kind, format!("{}: writing {what}: {message}", path.display()))
+}
+
+/// What a write of the report can fail with.
+enum Failure {
+    Io(io::Error),
+    Parquet(parquet::errors::ParquetError),
+}
+
+impl From<io::Error> for Failure {
+    fn from(error: io::Error) -> Self {
+        Self::Io(error)
+    }
+}
+
+impl From<parquet::errors::ParquetError> for Failure {
+    fn from(error: parquet::errors::ParquetError) -> Self {
+        Self::Parquet(error)
+    }
 }
 
 #[cfg(test)]

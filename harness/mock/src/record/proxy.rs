@@ -117,6 +117,9 @@ async fn forward(State(upstream): State<Upstream>, request: Request) -> Response
         return plain(StatusCode::PAYLOAD_TOO_LARGE, format!("reloop record: request body over {MAX_REQUEST_BYTES} bytes"));
     };
     let path = parts.uri.path_and_query().map_or("/", |p| p.as_str()).to_owned();
+    if let Some(message) = crate::session_name::path_refusal(&path) {
+        return crate::api_errors::error_response(crate::api_errors::error_format(&parts.uri, &parts.headers), StatusCode::BAD_REQUEST, &message);
+    }
     let url = format!("{}{path}", upstream.base);
     let mut outgoing = upstream.client.request(parts.method.clone(), &url).body(body.clone());
     for (name, value) in &parts.headers {

@@ -1,12 +1,15 @@
-//! What never reaches a recording: credentials in headers (always), plus
-//! the header names and body patterns the user adds. The list of what was
-//! stripped is written into the recording (`redacted:`).
+//! What never reaches a recording: credentials in headers (always), the
+//! keys reloop itself sends live ([`InjectedSecrets`], in any spelling,
+//! in header values and bodies alike), plus the header names and body
+//! patterns the user adds. The list of what was stripped is written into
+//! the recording (`redacted:`).
 
 use std::hash::BuildHasher as _;
 
 use regex::Regex;
 use serde_json::Value;
 
+use super::secrets::InjectedSecrets;
 use crate::recording::Exchange;
 
 /// Headers that carry credentials or account identities, always stripped.
@@ -31,6 +34,7 @@ pub const REDACTED: &str = "[REDACTED]";
 pub struct Redaction {
     headers: Vec<String>,
     body: Vec<Regex>,
+    secrets: InjectedSecrets,
 }
 
 impl Redaction {
@@ -39,7 +43,17 @@ impl Redaction {
     pub fn new(headers: &[String], body: &[String]) -> Result<Self, String> {
         let body = body.iter().map(|pattern| Regex::new(pattern).map_err(|e| format!("--redact-body `{pattern}`: {e}"))).collect::<Result<_, _>>()?;
         let headers = SECRET_HEADERS.iter().map(|h| (*h).to_owned()).chain(headers.iter().map(|h| h.to_ascii_lowercase())).collect();
-        Ok(Self { headers, body })
+        Ok(Self { headers, body, secrets: InjectedSecrets::default() })
+    }
+
+    /// This redaction, also replacing the keys reloop sends (`secrets`).
+    pub fn with_secrets(self, secrets: InjectedSecrets) -> Self {
+        Self { secrets, ..self }
+    }
+
+    /// The keys reloop sends, which this redaction replaces.
+    pub fn secrets(&self) -> &InjectedSecrets {
+        &self.secrets
     }
 
     /// Whether the header `name` is stripped.
@@ -47,34 +61,37 @@ impl Redaction {
         self.headers.iter().any(|secret| secret.eq_ignore_ascii_case(name))
     }
 
-    /// `headers` without the stripped ones.
+    /// `headers` without the stripped ones, and their values redacted as
+    /// text (an upstream may echo a key in any header).
     pub fn headers(&self, headers: &[(String, String)]) -> Vec<(String, String)> {
-        headers.iter().filter(|(name, _)| !self.strips_header(name)).cloned().collect()
+        headers.iter().filter(|(name, _)| !self.strips_header(name)).map(|(name, value)| (name.clone(), self.text(value))).collect()
     }
 
-    /// `text` with every body-pattern match replaced by [`REDACTED`].
+    /// `text` with every body-pattern match and every sent key replaced by [`REDACTED`].
     pub fn text(&self, text: &str) -> String {
-        self.body.iter().fold(text.to_owned(), |text, pattern| pattern.replace_all(&text, REDACTED).into_owned())
+        let text = self.body.iter().fold(text.to_owned(), |text, pattern| pattern.replace_all(&text, REDACTED).into_owned());
+        self.secrets.text(&text).into_owned()
     }
 
     /// `bytes` redacted as text when they are UTF-8 (they are kept as they
     /// are otherwise: the proxy asks upstreams for unencoded bodies).
     pub fn bytes(&self, bytes: &[u8]) -> Vec<u8> {
         match std::str::from_utf8(bytes) {
-            Ok(text) if !self.body.is_empty() => self.text(text).into_bytes(),
-            _ => bytes.to_vec(),
+            Ok(text) if self.redacts_bodies() => self.text(text).into_bytes(),
+            _ => self.secrets.bytes(bytes),
         }
     }
 
     /// Whether a body pattern matches somewhere in `text` (the last check
     /// before a recording is written: a match there must not reach disk).
     pub fn finds(&self, text: &str) -> bool {
-        self.body.iter().any(|pattern| pattern.is_match(text))
+        self.body.iter().any(|pattern| pattern.is_match(text)) || self.secrets.finds(text)
     }
 
-    /// Whether there are body patterns (without them bodies are kept as they are).
+    /// Whether there are body patterns or sent keys (without them bodies
+    /// are kept as they are).
     pub fn redacts_bodies(&self) -> bool {
-        !self.body.is_empty()
+        !self.body.is_empty() || !self.secrets.is_empty()
     }
 
     /// `exchange` with every body-pattern match in its neutral fields (text,
@@ -137,11 +154,13 @@ impl Redaction {
 
     /// What a recording lists under `redacted:`: `header:NAME` per header,
     /// `body:#N:HASH` per pattern (its position and a short hash: a pattern
-    /// may be a literal key, so its text is never written).
+    /// may be a literal key, so its text is never written), `key:VARIABLE`
+    /// per key sent.
     pub fn describe(&self) -> Vec<String> {
         let hash = |pattern: &Regex| foldhash::quality::FixedState::with_seed(0).hash_one(pattern.as_str()) as u32;
         let body = self.body.iter().enumerate().map(|(n, pattern)| format!("body:#{}:{:08x}", n + 1, hash(pattern)));
-        self.headers.iter().map(|h| format!("header:{h}")).chain(body).collect()
+        let keys = self.secrets.variables().map(|variable| format!("key:{variable}"));
+        self.headers.iter().map(|h| format!("header:{h}")).chain(body).chain(keys).collect()
     }
 }
 

@@ -20,8 +20,8 @@ use crate::{Message, Prompt, Reasoning, ToolCall, ToolChoice, ToolSpec};
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct GenerateContentRequest {
-    /// The conversation.
-    #[serde(default)]
+    /// The conversation; required, as Google's API requires it (a body
+    /// without it, `[]` or `{"model": 1}`, is a 400, not a turn).
     pub contents: Vec<Content>,
     /// The system prompt.
     #[serde(default, alias = "system_instruction", skip_serializing_if = "Option::is_none")]

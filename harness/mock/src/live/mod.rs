@@ -11,10 +11,20 @@
 //! rendered the same way, so a replay of the re-recording serves the same.
 //!
 //! The client's credentials never travel on: the key comes from the
-//! environment ([`key_variable`]) and is added to the upstream request
-//! only, so it is in nothing the session keeps.
+//! environment ([`InjectedSecrets`], read once) and is added to the
+//! upstream request only. The upstream's answer is scrubbed of every
+//! spelling of that key the moment it arrives ([`forward`]), before it is
+//! parsed, recorded, served or logged, so it is in nothing the session
+//! keeps and in no file a run writes. No redirect is followed, and every
+//! wait on the upstream is bounded in real time ([`bounds`]).
+
+mod bounds;
+
+pub use bounds::LiveBounds;
 
 use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
+use std::time::Duration;
 
 use axum::body::{Body, Bytes};
 use axum::extract::{Request, State};
@@ -28,7 +38,7 @@ use crate::api_errors::error_response;
 use crate::provider_context::ServerSide;
 use crate::record::proxy::{forwarded, pairs, upstream_client};
 use crate::record::redact::SECRET_HEADERS;
-use crate::record::{Observed, Redaction, exchange_of, session_of, url_shown};
+use crate::record::{InjectedSecrets, Observed, Redaction, exchange_of, session_of, url_shown};
 use crate::server::{Call, DEFAULT_SESSION, Registry, anthropic_beta, parse, respond};
 
 /// The largest request body a live call may have (as `reloop record`'s).
@@ -64,18 +74,33 @@ pub struct Upstream {
     trigger: Trigger,
     redaction: Redaction,
     client: reqwest::Client,
+    bounds: LiveBounds,
 }
 
 impl Upstream {
     /// An upstream at `base` (`http://` or `https://`, host and port,
     /// optionally a path prefix; the API path is appended), asked for
-    /// `model` instead of the client's when given. `Err` says why not.
+    /// `model` instead of the client's when given, with the keys the
+    /// environment holds now. `Err` says why not.
     pub fn new(base: &str, model: Option<String>, trigger: Trigger, redaction: Redaction) -> Result<Self, String> {
         if !(base.starts_with("http://") || base.starts_with("https://")) {
             return Err(format!("--upstream `{}`: expected an http:// or https:// URL", url_shown(base)));
         }
         let client = upstream_client().map_err(|e| format!("cannot make an HTTP client: {e}"))?;
-        Ok(Self { base: base.trim_end_matches('/').to_owned(), model, trigger, redaction, client })
+        let redaction = redaction.with_secrets(InjectedSecrets::from_environment());
+        Ok(Self { base: base.trim_end_matches('/').to_owned(), model, trigger, redaction, client, bounds: LiveBounds::default() })
+    }
+
+    /// This upstream with `idle` as the real-time limit on every wait (a
+    /// run's `loop.stream_idle_timeout_secs`).
+    pub fn idle_after(self, idle: Duration) -> Self {
+        Self { bounds: self.bounds.idle_after(idle), ..self }
+    }
+
+    /// This upstream, whose calls in flight end once `flag` is set (the
+    /// batch's first Ctrl-C).
+    pub fn interrupted_by(self, flag: Arc<AtomicBool>) -> Self {
+        Self { bounds: self.bounds.interrupted_by(flag), ..self }
     }
 
     /// When requests go live.
@@ -104,7 +129,7 @@ impl Upstream {
                 outgoing = outgoing.header(name, value);
             }
         }
-        if let Some(key) = std::env::var(key_variable(format)).ok().filter(|key| !key.is_empty()) {
+        if let Some(key) = self.redaction.secrets().key_for(format) {
             outgoing = match format {
                 Format::Anthropic => outgoing.header("x-api-key", key),
                 Format::Gemini => outgoing.header("x-goog-api-key", key),
@@ -134,16 +159,6 @@ impl Upstream {
     }
 }
 
-/// The environment variable a live call of `format` takes its key from
-/// (none set: no key is sent, as a local server wants).
-pub(crate) fn key_variable(format: Format) -> &'static str {
-    match format {
-        Format::Anthropic => "ANTHROPIC_API_KEY",
-        Format::Gemini => "GEMINI_API_KEY",
-        _ => "OPENAI_API_KEY",
-    }
-}
-
 /// `body` (a JSON request) asking for `model`; unchanged when it is not JSON.
 fn with_model(body: &Bytes, model: &str) -> Bytes {
     match serde_json::from_slice::<serde_json::Value>(body) {
@@ -168,7 +183,7 @@ pub async fn intercept(State(registry): State<Arc<Registry>>, request: Request, 
     let Ok(body) = axum::body::to_bytes(body, MAX_REQUEST_BYTES).await else {
         return error_response(format, StatusCode::PAYLOAD_TOO_LARGE, &format!("reloop: request body over {MAX_REQUEST_BYTES} bytes"));
     };
-    let session_name = session_of(&path).unwrap_or(DEFAULT_SESSION).to_owned();
+    let session_name = session_of(&path).map_or_else(|| DEFAULT_SESSION.to_owned(), crate::session_name::decoded);
     let call = call_of(format, &path, anthropic_beta(&parts.headers), body.clone());
     let live = registry.get(&session_name).ok().and_then(|session| {
         let (prompt, caching) = parse(&call, &body).ok()?;
@@ -177,14 +192,14 @@ pub async fn intercept(State(registry): State<Arc<Registry>>, request: Request, 
     let Some((session, prompt, caching)) = live else { return next.run(Request::from_parts(parts, Body::from(body))).await };
     let observed = match forward(&upstream, format, &path, &parts.headers, body).await {
         Ok(observed) => observed,
-        Err(message) => return error_response(format, StatusCode::BAD_GATEWAY, &message),
+        Err((status, message)) => return error_response(format, status, &message),
     };
     match exchange_of(&observed, upstream.redaction()) {
         Ok(Some(exchange)) => {
             let reply = session.handle_live(&prompt, &caching, exchange);
             respond(reply, prompt, format, session.pacer(), &ServerSide::default())
         }
-        Ok(None) => passed_on(&observed, format),
+        Ok(None) => passed_on(&observed),
         Err(error) => error_response(format, StatusCode::BAD_GATEWAY, &format!("reloop: the upstream's answer could not be read: {error}")),
     }
 }
@@ -200,27 +215,40 @@ fn call_of(format: Format, path: &str, beta: Option<String>, body: Bytes) -> Cal
     Call { format, model, stream, beta, body: Ok(body) }
 }
 
-/// Sends a call to the upstream and reads its whole answer.
-async fn forward(upstream: &Upstream, format: Format, path: &str, headers: &HeaderMap, body: Bytes) -> Result<Observed, String> {
+/// Sends a call to the upstream and reads its whole answer, within the
+/// upstream's real-time bounds, scrubbed of the keys it was sent (the one
+/// place a live answer enters reloop: everything after sees it scrubbed).
+/// `Err` is the status and message the client is answered with: the
+/// upstream unreachable, cut short, or redirecting (never followed).
+async fn forward(upstream: &Upstream, format: Format, path: &str, headers: &HeaderMap, body: Bytes) -> Result<Observed, (StatusCode, String)> {
     let (api_path, outgoing) = upstream.request(format, path, headers, &body);
     let shown = || url_shown(&format!("{}{api_path}", upstream.base));
-    let answer = outgoing.send().await.map_err(|e| format!("reloop: upstream {}: {}", shown(), e.without_url()))?;
+    let cut = |cut: bounds::Cut| {
+        let status = if cut == bounds::Cut::Interrupted { StatusCode::SERVICE_UNAVAILABLE } else { StatusCode::GATEWAY_TIMEOUT };
+        (status, format!("reloop: upstream {}: {}", shown(), cut.describe()))
+    };
+    let broken = |error: reqwest::Error| (StatusCode::BAD_GATEWAY, format!("reloop: upstream {}: {}", shown(), error.without_url()));
+    if upstream.bounds.interrupted() {
+        return Err(cut(bounds::Cut::Interrupted));
+    }
+    let answer = upstream.bounds.head(outgoing.send()).await.map_err(cut)?.map_err(broken)?;
     let status = answer.status().as_u16();
-    let response_headers = pairs(answer.headers());
-    let response_body = answer.bytes().await.map_err(|e| format!("reloop: upstream {}: {}", shown(), e.without_url()))?.to_vec();
+    let secrets = upstream.redaction.secrets();
+    if reloop_wire::redirect::is_redirect(status) {
+        let location = answer.headers().get("location").map(|value| secrets.text(&String::from_utf8_lossy(value.as_bytes())).into_owned());
+        return Err((StatusCode::BAD_GATEWAY, format!("reloop: upstream {}", reloop_wire::redirect::refused(&shown(), status, location.as_deref()))));
+    }
+    let response_headers = pairs(answer.headers()).into_iter().map(|(name, value)| (name, secrets.text(&value).into_owned())).collect();
+    let response_body = secrets.bytes(&upstream.bounds.body(answer).await.map_err(cut)?.map_err(broken)?);
     Ok(Observed { path: api_path, request_headers: pairs(headers), request_body: body, status, response_headers, response_body })
 }
 
 /// An answer that is not a model turn (an error status): passed to the
-/// client as the upstream gave it, without its credentials headers and
-/// with the key it was sent replaced (an error may quote it, and an agent
-/// may print it into the report); the session keeps nothing of it.
-fn passed_on(observed: &Observed, format: Format) -> Response {
+/// client as the upstream gave it (already scrubbed of the key it was
+/// sent: an error may quote it, and an agent may print it into the
+/// report), without its credentials headers; the session keeps nothing of it.
+fn passed_on(observed: &Observed) -> Response {
     let body = String::from_utf8_lossy(&observed.response_body).into_owned();
-    let body = match std::env::var(key_variable(format)).ok().filter(|key| !key.is_empty()) {
-        Some(key) => body.replace(&key, crate::record::redact::REDACTED),
-        None => body,
-    };
     let mut response = Response::new(Body::from(body));
     *response.status_mut() = StatusCode::from_u16(observed.status).unwrap_or(StatusCode::BAD_GATEWAY);
     for (name, value) in &observed.response_headers {
@@ -322,7 +350,7 @@ mod tests {
             response_headers: vec![("set-cookie".into(), "s=1".into()), ("x-request-id".into(), "r".into())],
             response_body: br#"{"error":"bad key"}"#.to_vec(),
         };
-        let response = passed_on(&observed, Format::OpenaiChat);
+        let response = passed_on(&observed);
         assert_eq!(response.status(), StatusCode::UNAUTHORIZED);
         assert!(response.headers().get("set-cookie").is_none() && response.headers().contains_key("x-request-id"));
     }
