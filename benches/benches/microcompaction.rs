@@ -8,39 +8,22 @@
 //! not timed (the `bookkeeping` bench times a whole step). A plan that
 //! looked at the whole history would grow with it; these should not.
 
-use std::hint::black_box;
-use std::time::{Duration, Instant};
-
 use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
 use reloop_agent::context::StrategyName;
 
 #[path = "shared/bookkeeping_loop.rs"]
 mod bookkeeping_loop;
+#[path = "shared/layer0_timing.rs"]
+mod layer0_timing;
 
-use bookkeeping_loop::{Loop, STEPS_PER_HISTORY};
+use layer0_timing::time_layer0;
 
 fn microcompaction(c: &mut Criterion) {
     let mut group = c.benchmark_group("microcompaction");
     for strategy in [StrategyName::Roku, StrategyName::Opencode, StrategyName::Masking] {
         for messages in [100, 1_000, 10_000] {
             group.bench_with_input(BenchmarkId::new(strategy.as_str(), messages), &messages, |b, &messages| {
-                b.iter_custom(|iters| {
-                    let mut total = Duration::ZERO;
-                    let mut done = 0;
-                    while done < iters {
-                        let steps = STEPS_PER_HISTORY.min(iters - done);
-                        let mut run = Loop::with_history(messages, strategy);
-                        for _ in 0..steps {
-                            run.grow();
-                            let start = Instant::now();
-                            run.layer0();
-                            total += start.elapsed();
-                            black_box(run.finish());
-                        }
-                        done += steps;
-                    }
-                    total
-                })
+                b.iter_custom(|iters| time_layer0(iters, messages, &strategy.into()))
             });
         }
     }

@@ -8,17 +8,17 @@
 //! parsing them and deciding, and its answers read and checked: the
 //! protocol's cost, what a strategy pays for leaving Rust.
 
-use std::hint::black_box;
 use std::path::PathBuf;
-use std::time::{Duration, Instant};
 
 use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
 use reloop_agent::context::{StrategyName, StrategySpec};
 
 #[path = "shared/bookkeeping_loop.rs"]
 mod bookkeeping_loop;
+#[path = "shared/layer0_timing.rs"]
+mod layer0_timing;
 
-use bookkeeping_loop::{Loop, STEPS_PER_HISTORY};
+use layer0_timing::time_layer0;
 
 fn plugin(c: &mut Criterion) {
     let script = PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../examples/strategies/masking.py"));
@@ -26,25 +26,7 @@ fn plugin(c: &mut Criterion) {
     let mut group = c.benchmark_group("plugin");
     for (label, strategy) in &strategies {
         for messages in [100, 1_000] {
-            group.bench_with_input(BenchmarkId::new(*label, messages), &messages, |b, &messages| {
-                b.iter_custom(|iters| {
-                    let mut total = Duration::ZERO;
-                    let mut done = 0;
-                    while done < iters {
-                        let steps = STEPS_PER_HISTORY.min(iters - done);
-                        let mut run = Loop::with_history(messages, strategy.clone());
-                        for _ in 0..steps {
-                            run.grow();
-                            let start = Instant::now();
-                            run.layer0();
-                            total += start.elapsed();
-                            black_box(run.finish());
-                        }
-                        done += steps;
-                    }
-                    total
-                })
-            });
+            group.bench_with_input(BenchmarkId::new(*label, messages), &messages, |b, &messages| b.iter_custom(|iters| time_layer0(iters, messages, strategy)));
         }
     }
     group.finish();
