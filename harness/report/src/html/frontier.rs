@@ -48,8 +48,7 @@ pub fn chart(points: &[Point<'_>], title: &str) -> String {
     // Retention is usually close to 1: the axis starts at the tenth below the
     // lowest figure, so nearby strategies stay apart.
     let low = measured.iter().fold(0.9_f64, |low, r| low.min((r * 10.0).floor() / 10.0)).max(0.0);
-    let top = points.iter().map(|p| p.totals.cost_usd).fold(0.0, f64::max) * 1.1;
-    let top = if top > 0.0 { top } else { 1.0 };
+    let (top, cost_step) = cost_scale(points.iter().map(|p| p.totals.cost_usd).fold(0.0, f64::max));
     let plot_left = LEFT + if unmeasured { UNMEASURED_LANE } else { 0.0 };
     let bottom = HEIGHT - BOTTOM;
     let x = |retention: Option<f64>| match retention {
@@ -58,7 +57,7 @@ pub fn chart(points: &[Point<'_>], title: &str) -> String {
     };
     let y = |cost: f64| TOP + (1.0 - cost / top) * (bottom - TOP);
     let mut svg = open(WIDTH, HEIGHT, title);
-    axes(&mut svg, low, top, plot_left, &x, &y);
+    axes(&mut svg, (low, top, cost_step), plot_left, &x, &y);
     if unmeasured {
         let _ = write!(
             svg,
@@ -108,8 +107,22 @@ pub fn chart(points: &[Point<'_>], title: &str) -> String {
     svg
 }
 
+/// The cost axis's top and tick step for a highest cost of `highest`: a
+/// step of 1, 2 or 5 times a power of ten giving three to five ticks above
+/// 0, and the first tick at or above `highest` plus a twentieth, so the
+/// ticks read as prices (`$5`, `$10`, `$15`), not as fractions of the top.
+fn cost_scale(highest: f64) -> (f64, f64) {
+    if highest <= 0.0 || !highest.is_finite() {
+        return (1.0, 0.5);
+    }
+    let room = highest * 1.05;
+    let magnitude = 10f64.powf((room / 4.0).log10().floor());
+    let step = [1.0, 2.0, 5.0, 10.0].into_iter().map(|m| m * magnitude).find(|step| room / step <= 4.0).unwrap_or(10.0 * magnitude);
+    ((room / step).ceil() * step, step)
+}
+
 /// The axes, their ticks and their labels.
-fn axes(svg: &mut String, low: f64, top: f64, plot_left: f64, x: &impl Fn(Option<f64>) -> f64, y: &impl Fn(f64) -> f64) {
+fn axes(svg: &mut String, (low, top, cost_step): (f64, f64, f64), plot_left: f64, x: &impl Fn(Option<f64>) -> f64, y: &impl Fn(f64) -> f64) {
     let bottom = HEIGHT - BOTTOM;
     let _ = write!(
         svg,
@@ -126,8 +139,9 @@ fn axes(svg: &mut String, low: f64, top: f64, plot_left: f64, x: &impl Fn(Option
             number((retention * 1000.0).round() / 1000.0)
         );
     }
-    for i in 0..=2 {
-        let cost = top * f64::from(i) / 2.0;
+    let steps = (top / cost_step).round() as u32;
+    for i in 0..=steps {
+        let cost = cost_step * f64::from(i);
         let _ = write!(svg, r#"<text x="{:.1}" y="{:.1}" text-anchor="end">{}</text>"#, LEFT - 4.0, y(cost) + 4.0, number(cost));
     }
     let _ = write!(
@@ -221,6 +235,19 @@ mod tests {
         assert!(svg.contains(">stopped (context_exceeded)<"), "{svg}");
         assert!(svg.contains(RETENTION_AXIS) && svg.contains(COST_AXIS));
         insta::assert_snapshot!(svg);
+    }
+
+    #[test]
+    fn the_cost_axis_ticks_at_round_prices() {
+        assert_eq!(cost_scale(13.99), (15.0, 5.0));
+        assert_eq!(cost_scale(2.45), (3.0, 1.0));
+        assert_eq!(cost_scale(0.0123), (0.015, 0.005));
+        assert_eq!(cost_scale(0.0), (1.0, 0.5));
+        for highest in [0.07, 0.9, 1.0, 3.3, 9.6, 41.0, 180.0] {
+            let (top, step) = cost_scale(highest);
+            let ticks = (top / step).round();
+            assert!(top >= highest && (1.0..=5.0).contains(&ticks), "{highest}: top {top}, step {step}");
+        }
     }
 
     #[test]
