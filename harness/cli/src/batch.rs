@@ -17,6 +17,7 @@ use reloop_agent::context::native::NATIVE_WIRES;
 use reloop_eval::report::{ReportStream, table_batches, table_schemas, write_atomically};
 use reloop_eval::sweep::RunVariant;
 use reloop_eval::{Outcome, Plan, RunOptions, RunSummary, run_all};
+use reloop_report::trials::TrialVerdict;
 
 use crate::app::{BatchArgs, LiveArgs, RecordModeArg};
 use reloop_eval::live_run::LiveSettings;
@@ -34,12 +35,14 @@ const CHECKPOINT_EVERY: Duration = Duration::from_secs(5);
 pub fn prepare(batch: &BatchArgs, variants: Vec<RunVariant>, wires: Option<&[WireFormat]>, out: &Path) -> Result<Prepared, i32> {
     install_prices(batch.prices.as_deref())?;
     let paths = &batch.paths;
-    let plan = Plan::validate_over(paths, variants, wires, jobs(batch)).map_err(|errors| {
-        for error in errors {
-            eprintln!("error: {error}");
-        }
-        exit_code::BAD_INPUT
-    })?;
+    let plan = Plan::validate_over(paths, variants, wires, jobs(batch))
+        .map_err(|errors| {
+            for error in errors {
+                eprintln!("error: {error}");
+            }
+            exit_code::BAD_INPUT
+        })?
+        .repeated(batch.repeat);
     for skipped in &plan.skipped {
         eprintln!("{skipped}");
     }
@@ -113,10 +116,17 @@ fn jobs(batch: &BatchArgs) -> usize {
     batch.jobs.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
 }
 
+/// A finished batch: its runs' summaries in plan order, their verdicts
+/// over trials, and the batch's wall time.
+pub struct Finished {
+    pub runs: Vec<RunSummary>,
+    pub verdicts: Vec<TrialVerdict>,
+    pub wall: Duration,
+}
+
 /// Runs `plan` with a progress bar, streaming each finished run to
-/// `report`, then publishes it (and JUnit when asked). Returns the runs'
-/// summaries in plan order and the batch's wall time.
-pub fn execute(plan: &Plan, batch: &BatchArgs, report: ReportStream, live: Option<Arc<LiveSettings>>, cancel: &Arc<AtomicBool>) -> anyhow::Result<(Vec<RunSummary>, Duration)> {
+/// `report`, then publishes it (and JUnit when asked).
+pub fn execute(plan: &Plan, batch: &BatchArgs, report: ReportStream, live: Option<Arc<LiveSettings>>, cancel: &Arc<AtomicBool>) -> anyhow::Result<Finished> {
     let started = std::time::Instant::now();
     let jobs = jobs(batch);
     let bar = ProgressBar::new(plan.runs() as u64)
@@ -163,10 +173,11 @@ pub fn execute(plan: &Plan, batch: &BatchArgs, report: ReportStream, live: Optio
         eprintln!("note: {live} calls of {went} runs were answered live by the upstream: those runs are not deterministic (steps.parquet `live`, runs.parquet `live_steps`)");
     }
     let wall = started.elapsed();
+    let verdicts = crate::verdicts::of(&runs, batch.min_pass_rate);
     if let Some(path) = &batch.junit {
-        write_atomically(path, |file| file.write_all(junit::render(&runs, &[], wall).as_bytes()))?;
+        write_atomically(path, |file| file.write_all(junit::render(&runs, &verdicts, &[], wall).as_bytes()))?;
     }
-    Ok((runs, wall))
+    Ok(Finished { runs, verdicts, wall })
 }
 
 /// Where finished runs go: the report, and the summaries kept.
@@ -179,9 +190,9 @@ struct Sink {
 }
 
 /// The exit code of a finished batch, `run`'s and `sweep`'s alike:
-/// interrupted, harness error, 1 when a run failed its expectations (a
-/// skipped run is not a failure), else 0.
-pub fn exit_code_of(runs: &[RunSummary], planned: usize, cancel: &AtomicBool) -> i32 {
+/// interrupted, harness error, 1 when a scenario failed its verdict over
+/// its trials (a skipped run is not a failure), else 0.
+pub fn exit_code_of(runs: &[RunSummary], verdicts: &[TrialVerdict], planned: usize, cancel: &AtomicBool) -> i32 {
     if cancel.load(Ordering::SeqCst) {
         eprintln!("interrupted: {} of {planned} runs finished", runs.len());
         return exit_code::INTERRUPTED;
@@ -189,5 +200,5 @@ pub fn exit_code_of(runs: &[RunSummary], planned: usize, cancel: &AtomicBool) ->
     if runs.iter().any(|r| r.outcome == Outcome::HarnessError) {
         return exit_code::INTERNAL;
     }
-    if runs.iter().all(|r| r.passed) { exit_code::SUCCESS } else { exit_code::EXPECTATIONS_FAILED }
+    if verdicts.iter().all(TrialVerdict::holds) { exit_code::SUCCESS } else { exit_code::EXPECTATIONS_FAILED }
 }

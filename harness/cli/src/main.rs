@@ -22,7 +22,9 @@ mod short_name;
 mod stdout;
 mod sweep_cmd;
 mod validate_cmd;
+mod verdicts;
 mod summary;
+mod trials_table;
 
 use clap::Parser;
 

@@ -36,11 +36,11 @@ pub fn run(args: SweepArgs, cancel: Arc<AtomicBool>) -> anyhow::Result<i32> {
         Ok(prepared) => prepared,
         Err(code) => return Ok(code),
     };
-    let (runs, _) = execute(&plan, &args.batch, report, live, &cancel)?;
+    let finished = execute(&plan, &args.batch, report, live, &cancel)?;
     // Totals over like with like; every run's own figures stay in the Parquet.
-    let like = LikeForLike::of(&runs, &variants);
+    let like = LikeForLike::of(&finished.runs, &variants);
     print_stdout(&format!("{}{}\nreports: {}\n", render(&like.summaries), like.describe(), args.out.display()))?;
-    Ok(exit_code_of(&runs, plan.runs(), &cancel))
+    Ok(exit_code_of(&finished.runs, &finished.verdicts, plan.runs(), &cancel))
 }
 
 /// One row per variant.

@@ -24,6 +24,8 @@ pub mod render;
 pub mod runs;
 pub mod stats;
 pub mod table;
+pub mod trial_stats;
+pub mod trials;
 
 pub use error::ReportError;
 pub use runs::Runs;

@@ -22,6 +22,7 @@ mod html_report;
 mod import;
 mod nothing_lost;
 mod recorded_usage;
+mod repeat;
 mod rerecord;
 mod run_suite;
 mod schema;
