@@ -54,6 +54,9 @@ fn run_batch(args: &RunArgs, cancel: Arc<AtomicBool>, markdown: Option<&Path>) -
     let finished = execute(&plan, &args.batch, report, live, &cancel)?;
     let table = if plan.trials > 1 { trials_table::render(&finished.runs, &finished.verdicts, plan.trials) } else { summary::render(&finished.runs) };
     print_stdout(&format!("{table}reports: {}\n", args.out.display()))?;
+    if std::env::var("GITHUB_ACTIONS").is_ok_and(|v| v == "true") {
+        print_stdout(&reloop_report::render::annotations::flaky(&finished.verdicts, Path::new(".")))?;
+    }
     let code = exit_code_of(&finished.runs, &finished.verdicts, plan.runs(), &cancel);
     match &args.baseline {
         Some(baseline) if code <= exit_code::EXPECTATIONS_FAILED => compare_with_baseline(args, baseline, &finished, code),

@@ -278,6 +278,8 @@ mod tests {
             scenario: scenario.to_owned(),
             scenario_file: format!("{scenario}.yaml"),
             variant: variant.to_owned(),
+            trial: 0,
+            min_pass_rate: None,
             outcome,
             passed: true,
             failed_expectations: Vec::new(),

@@ -17,6 +17,7 @@ pub mod export;
 pub mod error;
 pub mod figures;
 pub mod first_named;
+mod gate_noise;
 pub mod gates;
 pub mod html;
 pub mod merge;
