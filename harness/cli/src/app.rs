@@ -382,6 +382,10 @@ pub struct SweepArgs {
     /// Where the Parquet reports go.
     #[arg(long, default_value = "reports/sweep")]
     pub out: PathBuf,
+    /// Also write a pull-request comment in Markdown here: the verdicts and
+    /// the paired comparison of each variant against the first.
+    #[arg(long, value_name = "FILE")]
+    pub markdown: Option<PathBuf>,
 }
 
 /// A pass rate: a number from 0 to 1.

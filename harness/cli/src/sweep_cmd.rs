@@ -1,10 +1,12 @@
 //! `reloop sweep`: scenarios × variants into one dataset, and a table that
 //! compares the variants.
 
+use std::io::Write as _;
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 
 use comfy_table::{ContentArrangement, Table, presets::UTF8_FULL_CONDENSED};
+use reloop_eval::report::write_atomically;
 use reloop_eval::sweep::{LikeForLike, RunVariant, Variant, VariantSummary, load_variants};
 
 use crate::app::SweepArgs;
@@ -39,7 +41,14 @@ pub fn run(args: SweepArgs, cancel: Arc<AtomicBool>) -> anyhow::Result<i32> {
     let finished = execute(&plan, &args.batch, report, live, &cancel)?;
     // Totals over like with like; every run's own figures stay in the Parquet.
     let like = LikeForLike::of(&finished.runs, &variants);
-    print_stdout(&format!("{}{}\nreports: {}\n", render(&like.summaries), like.describe(), args.out.display()))?;
+    // Paired per scenario, from the report just published (as the page and the comment read it).
+    let pairings = reloop_report::paired::pairings(&reloop_report::Runs::load(&args.out)?);
+    let paired = reloop_report::render::paired::text(&pairings);
+    print_stdout(&format!("{}{}\n{paired}reports: {}\n", render(&like.summaries), like.describe(), args.out.display()))?;
+    if let Some(path) = &args.markdown {
+        let comment = reloop_report::render::run_comment::render(&finished.verdicts, plan.trials) + &reloop_report::render::paired::markdown(&pairings);
+        write_atomically(path, |file| file.write_all(comment.as_bytes()))?;
+    }
     Ok(exit_code_of(&finished.runs, &finished.verdicts, plan.runs(), &cancel))
 }
 

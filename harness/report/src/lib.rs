@@ -21,6 +21,7 @@ mod gate_noise;
 pub mod gates;
 pub mod html;
 pub mod merge;
+pub mod paired;
 pub mod render;
 pub mod runs;
 pub mod stats;

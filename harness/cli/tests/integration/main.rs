@@ -21,6 +21,7 @@ mod record;
 mod html_report;
 mod import;
 mod nothing_lost;
+mod paired;
 mod recorded_usage;
 mod repeat;
 mod rerecord;

@@ -7,6 +7,7 @@
 //! with compaction, cache and doom-loop marks.
 
 mod page;
+mod paired;
 mod sent;
 pub mod svg;
 mod viewer;

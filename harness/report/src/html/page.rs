@@ -55,6 +55,7 @@ pub fn render(dir: &Path, baseline: Option<&Verdict<'_>>) -> Result<String, Repo
         diff_section(&mut html, verdict);
     }
     viewer::sweep_section(&mut html, &runs, &steps)?;
+    super::paired::section(&mut html, &runs)?;
     runs_section(&mut html, &runs)?;
     html.push_str("<div id=\"viewer\"><p>Click a scenario in the runs table to step through its run.</p></div>");
     timelines_section(&mut html, &runs, &steps, &events)?;

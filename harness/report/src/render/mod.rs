@@ -5,6 +5,7 @@
 pub mod annotations;
 pub mod json;
 pub mod markdown;
+pub mod paired;
 pub mod run_comment;
 pub mod text;
 
