@@ -54,6 +54,12 @@ pub fn prepare(batch: &BatchArgs, variants: Vec<RunVariant>, wires: Option<&[Wir
         eprintln!("error: {error}");
         exit_code::BAD_INPUT
     })?;
+    if live.is_some() {
+        crate::live_calls::check(&plan, &batch.live).map_err(|error| {
+            eprintln!("error: {error}");
+            exit_code::BAD_INPUT
+        })?;
+    }
     let report = ReportStream::open(out, table_schemas(), CHECKPOINT_EVERY).map_err(|error| {
         if error.kind() == std::io::ErrorKind::WouldBlock {
             // Another batch holds `OUT.lock`; the message names its PID.

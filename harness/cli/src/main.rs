@@ -10,6 +10,7 @@ mod import_cmd;
 mod interrupt;
 mod exit_code;
 mod junit;
+mod live_calls;
 mod export_cmd;
 mod merge_cmd;
 mod record_cmd;

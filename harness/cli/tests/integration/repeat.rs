@@ -102,3 +102,22 @@ fn a_deterministic_scenario_repeats_exactly_but_for_its_trial_and_wall_time() {
         assert_eq!(per_trial("0"), per_trial("2"), "{table}");
     }
 }
+
+/// Twenty live trials are twenty times the upstream's calls: said before
+/// the first run, and refused above `--max-live-calls` (no upstream is
+/// reached: the port is closed).
+#[test]
+fn repeated_live_runs_say_their_upstream_calls_before_starting_and_max_live_calls_bounds_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let scenario = repo().join("scenarios/doom-loop-stop.yaml");
+    let out = dir.path().join("out");
+    let args = ["run", scenario.to_str().unwrap(), "--upstream", "http://127.0.0.1:9", "--record-mode", "all", "--repeat", "20", "--max-live-calls", "3", "--out", out.to_str().unwrap()];
+    let output = reloop(dir.path(), &args);
+    let log = stderr(&output);
+    assert_eq!(output.status.code(), Some(2), "{log}");
+    assert!(log.contains("note: --upstream: 20 runs (1 × 20 trials) will make about "), "{log}");
+    assert!(log.contains("error: --max-live-calls 3: the batch would make about ") && !out.join("runs.parquet").exists(), "{log}");
+    // Every trial makes the recording's calls: a multiple of twenty.
+    let calls: u64 = log.split("will make about ").nth(1).and_then(|rest| rest.split(' ').next()).and_then(|n| n.parse().ok()).unwrap_or_else(|| panic!("{log}"));
+    assert!(calls > 3 && calls % 20 == 0, "{calls}: {log}");
+}
