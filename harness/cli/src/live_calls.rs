@@ -32,7 +32,9 @@ pub fn check(plan: &Plan, args: &LiveArgs) -> Result<u64, String> {
         plan.trials
     );
     match args.max_live_calls {
-        Some(max) if calls > max => Err(format!("--max-live-calls {max}: the batch would make about {calls} upstream calls; lower --repeat, narrow the batch or raise the bound")),
+        Some(max) if calls > max => {
+            Err(format!("--max-live-calls {max}: the batch would make about {calls} upstream calls; lower --repeat, narrow the batch or raise the bound"))
+        }
         _ => Ok(calls),
     }
 }

@@ -51,7 +51,13 @@ pub fn render(runs: &[RunSummary], verdicts: &[TrialVerdict], trials: u64) -> St
         // A line that starts with the name: nothing in it may end the line
         // or start a workflow command (GitHub Actions reads this output).
         let flaky = if verdict.flaky() { ", flaky" } else { "" };
-        text.push_str(&format!("\n{} ({}): {}{flaky}, needs {}\n", line(&verdict.key.to_string()), line(&verdict.file), verdict.passed_label(), verdict.rule()));
+        text.push_str(&format!(
+            "\n{} ({}): {}{flaky}, needs {}\n",
+            line(&verdict.key.to_string()),
+            line(&verdict.file),
+            verdict.passed_label(),
+            verdict.rule()
+        ));
         for (failure, count) in verdict.failures.iter().take(FAILURES_SHOWN) {
             text.push_str(&format!("  - {} (in {count} of {} trials)\n", line(failure), verdict.counted));
         }
@@ -78,7 +84,12 @@ fn determinism(runs: &[RunSummary], verdicts: &[TrialVerdict]) -> String {
     if varied.is_empty() {
         "deterministic: every trial repeated its scenario's first exactly (--repeat adds cost, not information, here)\n".to_owned()
     } else {
-        format!("not deterministic: the trials of {} of {} scenarios varied: {}\n", varied.len(), verdicts.len(), reloop_report::first_named::first_named(&varied, String::clone))
+        format!(
+            "not deterministic: the trials of {} of {} scenarios varied: {}\n",
+            varied.len(),
+            verdicts.len(),
+            reloop_report::first_named::first_named(&varied, String::clone)
+        )
     }
 }
 

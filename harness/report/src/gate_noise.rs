@@ -23,7 +23,8 @@ use crate::trial_stats::{rate_difference, wilson};
 /// of `metric`, by Welch's method over the sum of independent differences;
 /// `None` unless every pair has two values or more on both sides.
 pub(crate) fn sum_difference(base: Option<&Metric>, new: Option<&Metric>, pairs: &[(&RunKey, &[usize], &[usize])], confidence: f64) -> Option<(f64, f64)> {
-    let values = |metric: Option<&Metric>, rows: &[usize]| -> Vec<f64> { metric.map(|m| rows.iter().filter_map(|&row| m.values[row]).collect()).unwrap_or_default() };
+    let values =
+        |metric: Option<&Metric>, rows: &[usize]| -> Vec<f64> { metric.map(|m| rows.iter().filter_map(|&row| m.values[row]).collect()).unwrap_or_default() };
     let (mut delta, mut se2, mut df_denominator) = (0.0, 0.0, 0.0);
     if pairs.is_empty() {
         return None;
@@ -105,7 +106,16 @@ pub(crate) fn max_pass_rate_drop(comparison: &Comparison, metric: &str, group: &
 
 /// The result of a pass-rate check: offenders only when it failed.
 #[allow(clippy::too_many_arguments)] // the figures of one check, named where they are made
-fn finish(comparison: &Comparison, metric: &str, group: &Group<'_>, check: String, (base, new, limit): (Option<f64>, f64, f64), held: bool, interval: Option<(f64, f64)>, offenders: Vec<(&RunKey, f64)>) -> GateResult {
+fn finish(
+    comparison: &Comparison,
+    metric: &str,
+    group: &Group<'_>,
+    check: String,
+    (base, new, limit): (Option<f64>, f64, f64),
+    held: bool,
+    interval: Option<(f64, f64)>,
+    offenders: Vec<(&RunKey, f64)>,
+) -> GateResult {
     let offenders: Vec<RunKey> = if held { Vec::new() } else { offenders.into_iter().map(|(key, _)| key.clone()).collect() };
     GateResult {
         metric: metric.to_owned(),
@@ -140,7 +150,8 @@ mod tests {
 
     #[test]
     fn max_increase_over_repeats_fails_on_an_interval_past_its_limit_and_holds_on_a_mean_past_it_whose_interval_is_not() {
-        let tight = judged("tok: { max_increase: 5% }", trials("tok", &[100.0, 101.0, 99.0, 100.0, 100.0]), trials("tok", &[120.0, 121.0, 119.0, 120.0, 120.0]));
+        let tight =
+            judged("tok: { max_increase: 5% }", trials("tok", &[100.0, 101.0, 99.0, 100.0, 100.0]), trials("tok", &[120.0, 121.0, 119.0, 120.0, 120.0]));
         let (low, high) = tight.interval.unwrap();
         assert!(!tight.held && low > 0.05 && high < 0.25, "{}", tight.describe());
         assert_eq!(tight.describe(), "tok max_increase 5% (all runs): 100 → 120 (+20.0%), interval [+19.0%, +21.0%]: a");

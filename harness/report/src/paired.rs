@@ -101,7 +101,8 @@ pub fn pairings(runs: &Runs) -> Vec<Pairing> {
 }
 
 fn pairing(runs: &Runs, by_key: &HashMap<(&str, &str), &Vec<usize>>, scenarios: &[&str], reference: &str, other: &str) -> Pairing {
-    let outcomes = |rows: Option<&&Vec<usize>>| -> Vec<&str> { rows.map(|rows| rows.iter().map(|&row| runs.outcome[row].as_str()).collect()).unwrap_or_default() };
+    let outcomes =
+        |rows: Option<&&Vec<usize>>| -> Vec<&str> { rows.map(|rows| rows.iter().map(|&row| runs.outcome[row].as_str()).collect()).unwrap_or_default() };
     let mut compared: Vec<(&[usize], &[usize])> = Vec::new();
     let mut left_out = Vec::new();
     for scenario in scenarios {
@@ -147,9 +148,8 @@ fn statistic(figure: &Figure, pairs: impl Iterator<Item = (f64, f64)>) -> f64 {
 fn paired_figure(figure: &Figure, pairs: &[(f64, f64)], reference: &str, other: &str) -> PairedFigure {
     let estimate = statistic(figure, pairs.iter().copied());
     let mut rng = SplitMix64(SEED);
-    let mut resampled: Vec<f64> = (0..RESAMPLES)
-        .map(|_| statistic(figure, (0..pairs.len()).map(|_| pairs[(rng.next() % pairs.len() as u64) as usize])))
-        .collect();
+    let mut resampled: Vec<f64> =
+        (0..RESAMPLES).map(|_| statistic(figure, (0..pairs.len()).map(|_| pairs[(rng.next() % pairs.len() as u64) as usize]))).collect();
     resampled.sort_by(f64::total_cmp);
     let tail = (1.0 - CONFIDENCE) / 2.0;
     let at = |q: f64| resampled[((q * RESAMPLES as f64) as usize).min(RESAMPLES - 1)];
@@ -210,7 +210,8 @@ impl Pairing {
         let total = self.compared + self.left_out.len();
         let mut text = format!("like for like: {} of {total} scenarios ended alike under {} and {}", self.compared, self.reference, self.other);
         if !self.left_out.is_empty() {
-            let names = crate::first_named::first_named(&self.left_out, |(scenario, a, b)| format!("{scenario} ({}: {a}, {}: {b})", self.reference, self.other));
+            let names =
+                crate::first_named::first_named(&self.left_out, |(scenario, a, b)| format!("{scenario} ({}: {a}, {}: {b})", self.reference, self.other));
             text.push_str(&format!("; left out: {names}"));
         }
         text
@@ -223,7 +224,8 @@ mod tests {
     use crate::compare::tests::{Row, runs};
 
     fn table(rows: &[(&'static str, &'static str, f64, &'static str)]) -> Runs {
-        let leaked: Vec<Row<'static>> = rows.iter().map(|(s, v, tokens, _)| (*s, *v, &*Box::leak(vec![("input_tokens_total", *tokens), ("passed", 1.0)].into_boxed_slice()))).collect();
+        let leaked: Vec<Row<'static>> =
+            rows.iter().map(|(s, v, tokens, _)| (*s, *v, &*Box::leak(vec![("input_tokens_total", *tokens), ("passed", 1.0)].into_boxed_slice()))).collect();
         let mut table = runs(&leaked);
         table.outcome = rows.iter().map(|r| r.3.to_owned()).collect();
         table
@@ -244,7 +246,10 @@ mod tests {
         let found = pairings(&table(&rows));
         assert_eq!(found.len(), 1);
         let p = &found[0];
-        assert_eq!((p.compared, p.like_for_like().as_str()), (7, "like for like: 7 of 8 scenarios ended alike under none and roku; left out: overflow (none: context_exceeded, roku: final_answer)"));
+        assert_eq!(
+            (p.compared, p.like_for_like().as_str()),
+            (7, "like for like: 7 of 8 scenarios ended alike under none and roku; left out: overflow (none: context_exceeded, roku: final_answer)")
+        );
         let tokens = &p.figures[0];
         assert_eq!((tokens.label, tokens.better.as_deref(), tokens.wins, tokens.losses), ("input tokens", Some("roku"), 7, 0));
         assert!(tokens.interval.0 < tokens.estimate && tokens.estimate < tokens.interval.1 && tokens.interval.1 < 0.0, "{tokens:?}");

@@ -30,5 +30,9 @@ fn a_sweep_of_the_long_suite_names_the_better_strategy_with_its_interval_in_the_
     let output = reloop(dir.path(), &["report", out.to_str().unwrap(), "--html", page.to_str().unwrap()]);
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
     let html = std::fs::read_to_string(&page).unwrap();
-    assert!(html.contains("<h2>Paired comparison</h2>") && html.contains(&format!("[{interval}]")) && html.contains("roku better at 95 %"), "{}", &html[..html.len().min(4000)]);
+    assert!(
+        html.contains("<h2>Paired comparison</h2>") && html.contains(&format!("[{interval}]")) && html.contains("roku better at 95 %"),
+        "{}",
+        &html[..html.len().min(4000)]
+    );
 }

@@ -27,7 +27,20 @@ fn an_agent_that_gives_up_at_random_is_flaky_over_twenty_trials_and_fails_unless
     let (out, junit, comment) = (dir.path().join("out"), dir.path().join("junit.xml"), dir.path().join("comment.md"));
     let scenario = random_quitter();
     let args = |extra: &[&'static str]| {
-        let mut args: Vec<&str> = vec!["run", scenario.to_str().unwrap(), "--repeat", "20", "--jobs", "4", "--out", out.to_str().unwrap(), "--junit", junit.to_str().unwrap(), "--markdown", comment.to_str().unwrap()];
+        let mut args: Vec<&str> = vec![
+            "run",
+            scenario.to_str().unwrap(),
+            "--repeat",
+            "20",
+            "--jobs",
+            "4",
+            "--out",
+            out.to_str().unwrap(),
+            "--junit",
+            junit.to_str().unwrap(),
+            "--markdown",
+            comment.to_str().unwrap(),
+        ];
         args.extend_from_slice(extra);
         args
     };
@@ -111,13 +124,27 @@ fn repeated_live_runs_say_their_upstream_calls_before_starting_and_max_live_call
     let dir = tempfile::tempdir().unwrap();
     let scenario = repo().join("scenarios/doom-loop-stop.yaml");
     let out = dir.path().join("out");
-    let args = ["run", scenario.to_str().unwrap(), "--upstream", "http://127.0.0.1:9", "--record-mode", "all", "--repeat", "20", "--max-live-calls", "3", "--out", out.to_str().unwrap()];
+    let args = [
+        "run",
+        scenario.to_str().unwrap(),
+        "--upstream",
+        "http://127.0.0.1:9",
+        "--record-mode",
+        "all",
+        "--repeat",
+        "20",
+        "--max-live-calls",
+        "3",
+        "--out",
+        out.to_str().unwrap(),
+    ];
     let output = reloop(dir.path(), &args);
     let log = stderr(&output);
     assert_eq!(output.status.code(), Some(2), "{log}");
     assert!(log.contains("note: --upstream: 20 runs (1 × 20 trials) will make about "), "{log}");
     assert!(log.contains("error: --max-live-calls 3: the batch would make about ") && !out.join("runs.parquet").exists(), "{log}");
     // Every trial makes the recording's calls: a multiple of twenty.
-    let calls: u64 = log.split("will make about ").nth(1).and_then(|rest| rest.split(' ').next()).and_then(|n| n.parse().ok()).unwrap_or_else(|| panic!("{log}"));
+    let calls: u64 =
+        log.split("will make about ").nth(1).and_then(|rest| rest.split(' ').next()).and_then(|n| n.parse().ok()).unwrap_or_else(|| panic!("{log}"));
     assert!(calls > 3 && calls % 20 == 0, "{calls}: {log}");
 }

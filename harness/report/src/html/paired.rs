@@ -15,12 +15,23 @@ pub fn section(html: &mut String, runs: &Table) -> Result<(), ReportError> {
     if pairings.is_empty() {
         return Ok(());
     }
-    let _ = write!(html, "<h2>Paired comparison</h2><p>Per scenario, each variant against the first; bootstrap over scenarios ({RESAMPLES} resamples, {:.0} %).</p>", CONFIDENCE * 100.0);
+    let _ = write!(
+        html,
+        "<h2>Paired comparison</h2><p>Per scenario, each variant against the first; bootstrap over scenarios ({RESAMPLES} resamples, {:.0} %).</p>",
+        CONFIDENCE * 100.0
+    );
     html.push_str("<table id=\"paired\"><thead><tr><th>variants</th><th>figure</th><th>change [interval]</th><th>verdict</th></tr></thead><tbody>");
     for pairing in &pairings {
         let variants = format!("{} vs {}", pairing.other, pairing.reference);
         for figure in &pairing.figures {
-            let _ = write!(html, "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>", escape(&variants), figure.label, escape(&figure.estimate_shown()), escape(&figure.verdict(&pairing.other)));
+            let _ = write!(
+                html,
+                "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+                escape(&variants),
+                figure.label,
+                escape(&figure.estimate_shown()),
+                escape(&figure.verdict(&pairing.other))
+            );
         }
     }
     html.push_str("</tbody></table><ul class=\"moved\">");

@@ -73,7 +73,15 @@ mod tests {
     #[test]
     fn a_run_comment_names_flaky_and_failed_scenarios_with_names_escaped() {
         let failures = ["outcome: expected final_answer, got agent_error".to_owned()];
-        let trial = |scenario, passed| Trial { scenario, variant: "default", file: "f.yaml", outcome: if passed { "final_answer" } else { "agent_error" }, passed, failures: if passed { &[] } else { &failures }, min_pass_rate: None };
+        let trial = |scenario, passed| Trial {
+            scenario,
+            variant: "default",
+            file: "f.yaml",
+            outcome: if passed { "final_answer" } else { "agent_error" },
+            passed,
+            failures: if passed { &[] } else { &failures },
+            min_pass_rate: None,
+        };
         let verdicts = TrialVerdict::of([trial("steady", true), trial("steady", true), trial("a`|b", true), trial("a`|b", false)]);
         let md = render(&verdicts, 2);
         assert!(md.starts_with("### reloop ❌ FAIL: 1 of 2 scenarios failed\n"), "{md}");
