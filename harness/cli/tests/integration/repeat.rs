@@ -146,5 +146,5 @@ fn repeated_live_runs_say_their_upstream_calls_before_starting_and_max_live_call
     // Every trial makes the recording's calls: a multiple of twenty.
     let calls: u64 =
         log.split("will make about ").nth(1).and_then(|rest| rest.split(' ').next()).and_then(|n| n.parse().ok()).unwrap_or_else(|| panic!("{log}"));
-    assert!(calls > 3 && calls % 20 == 0, "{calls}: {log}");
+    assert!(calls > 3 && calls.is_multiple_of(20), "{calls}: {log}");
 }
