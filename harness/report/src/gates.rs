@@ -22,7 +22,7 @@ use arrow_schema::Schema;
 use crate::first_named::first_named;
 use crate::compare::{Comparison, mean_of};
 use crate::gate_noise;
-use crate::runs::{RunKey, TIMING_COLUMNS};
+use crate::runs::{KEY_COLUMNS, RunKey, TIMING_COLUMNS};
 
 /// The gates used when no file is given: no new failures, no new doom
 /// loops, tokens and cost up at most 5 % over the suite and 15 % in any one
@@ -323,6 +323,7 @@ pub fn check_columns(gates: &GateSet, schemas: &[&Schema]) -> Result<(), ColumnP
         let problem = match types.first() {
             None => "no such column in runs.parquet (see docs/metrics.md)".to_owned(),
             Some(_) if TIMING_COLUMNS.contains(&metric.as_str()) => "measures the machine, not the loop: never compared".to_owned(),
+            Some(_) if KEY_COLUMNS.contains(&metric.as_str()) => "numbers a run's trials: a key, not a metric".to_owned(),
             Some(_) if types.iter().any(|t| crate::table::numeric_type(t)) => continue,
             Some(other) => format!("is a column of {other}, not of numbers: gates judge numbers and flags"),
         };
@@ -687,6 +688,8 @@ mod tests {
         assert_eq!(check_columns(&gates("x: { max: 1 }"), &[&table.schema]), Ok(()));
         let timing = arrow_schema::Schema::new(vec![arrow_schema::Field::new("wall_ms", arrow_schema::DataType::UInt64, false)]);
         assert!(check_columns(&gates("wall_ms: { max: 1 }"), &[&timing]).unwrap_err().problem.contains("never compared"));
+        let trial = arrow_schema::Schema::new(vec![arrow_schema::Field::new("trial", arrow_schema::DataType::Int64, false)]);
+        assert!(check_columns(&gates("trial: { max: 1 }"), &[&trial]).unwrap_err().problem.contains("a key, not a metric"));
     }
 
     /// Issue 30: `only:` was matched against `scenario_file` as typed, so

@@ -148,3 +148,51 @@ fn repeated_live_runs_say_their_upstream_calls_before_starting_and_max_live_call
         log.split("will make about ").nth(1).and_then(|rest| rest.split(' ').next()).and_then(|n| n.parse().ok()).unwrap_or_else(|| panic!("{log}"));
     assert!(calls > 3 && calls.is_multiple_of(20), "{calls}: {log}");
 }
+
+/// A runs table of scenario `a` planted in `dir/NAME/runs.parquet`: one
+/// row per trial with these input tokens.
+fn planted(dir: &Path, name: &str, tokens: &[i64]) -> PathBuf {
+    use std::sync::Arc;
+
+    use arrow_array::{ArrayRef, Int64Array, RecordBatch, StringArray};
+    let text = |value: &str| Arc::new(StringArray::from(vec![value; tokens.len()])) as ArrayRef;
+    let trials: Vec<i64> = (0..tokens.len() as i64).collect();
+    let batch = RecordBatch::try_from_iter([
+        ("scenario", text("a")),
+        ("scenario_file", text("scenarios/a.yaml")),
+        ("variant", text("default")),
+        ("trial", Arc::new(Int64Array::from(trials)) as ArrayRef),
+        ("outcome", text("final_answer")),
+        ("input_tokens_total", Arc::new(Int64Array::from(tokens.to_vec())) as ArrayRef),
+    ])
+    .unwrap();
+    let report = dir.join(name);
+    std::fs::create_dir_all(&report).unwrap();
+    let mut writer = parquet::arrow::ArrowWriter::try_new(std::fs::File::create(report.join("runs.parquet")).unwrap(), batch.schema(), None).unwrap();
+    writer.write(&batch).unwrap();
+    writer.close().unwrap();
+    report
+}
+
+/// `compare` over repeated runs gates on the interval: +20 % with tight
+/// trials fails a 5 % limit, +10 % on the means with trials spread from
+/// −50 % to +70 % holds it (its interval reaches below 5 %), and the same
+/// +10 % from single runs fails it, as before.
+#[test]
+fn compare_gates_repeated_runs_on_the_interval_not_the_mean() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("gates.yaml"), "input_tokens_total: { max_increase: 5% }\n").unwrap();
+    let judge = |base: &[i64], new: &[i64]| {
+        let (base, new) = (planted(dir.path(), "base", base), planted(dir.path(), "new", new));
+        reloop(dir.path(), &["compare", base.to_str().unwrap(), new.to_str().unwrap(), "--gates", "gates.yaml"])
+    };
+    let tight = judge(&[100, 101, 99, 100, 100], &[120, 121, 119, 120, 120]);
+    assert_eq!(tight.status.code(), Some(1), "{}{}", stdout(&tight), stderr(&tight));
+    // (The gate line is escaped for GitHub Actions, `%` as `%25`, as every gate line is.)
+    assert!(stdout(&tight).contains("100 → 120 (+20.0%25), interval [+19.0%25, +21.0%25]"), "{}", stdout(&tight));
+    assert!(!stdout(&tight).contains("│ trial"), "trial is a key, not a metric: {}", stdout(&tight));
+    let noisy = judge(&[100, 60, 140, 100, 100], &[110, 50, 170, 90, 130]);
+    assert_eq!(noisy.status.code(), Some(0), "{}{}", stdout(&noisy), stderr(&noisy));
+    let once = judge(&[100], &[110]);
+    assert_eq!(once.status.code(), Some(1), "{}{}", stdout(&once), stderr(&once));
+}
