@@ -383,7 +383,7 @@ pub struct SweepArgs {
     #[arg(long, default_value = "reports/sweep")]
     pub out: PathBuf,
     /// Also write a pull-request comment in Markdown here: the verdicts and
-    /// the paired comparison of each variant against the first.
+    /// the paired comparison of each variant against the first by name.
     #[arg(long, value_name = "FILE")]
     pub markdown: Option<PathBuf>,
 }

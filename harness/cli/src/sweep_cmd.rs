@@ -44,7 +44,9 @@ pub fn run(args: SweepArgs, cancel: Arc<AtomicBool>) -> anyhow::Result<i32> {
     // Paired per scenario, from the report just published (as the page and the comment read it).
     let pairings = reloop_report::paired::pairings(&reloop_report::Runs::load(&args.out)?);
     let paired = reloop_report::render::paired::text(&pairings);
-    print_stdout(&format!("{}{}\n{paired}reports: {}\n", render(&like.summaries), like.describe(), args.out.display()))?;
+    // Repeated: each scenario × variant's verdict over its trials first.
+    let trials = if plan.trials > 1 { crate::trials_table::render(&finished.runs, &finished.verdicts, plan.trials) } else { String::new() };
+    print_stdout(&format!("{trials}{}{}\n{paired}reports: {}\n", render(&like.summaries), like.describe(), args.out.display()))?;
     if let Some(path) = &args.markdown {
         let comment = reloop_report::render::run_comment::render(&finished.verdicts, plan.trials) + &reloop_report::render::paired::markdown(&pairings);
         write_atomically(path, |file| file.write_all(comment.as_bytes()))?;

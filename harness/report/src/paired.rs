@@ -4,8 +4,9 @@
 //! difference of the headline figures (its mean over trials on each side),
 //! then a bootstrap interval over scenarios (resampled with replacement,
 //! seeded, so the same report gives the same interval) and the count of
-//! scenarios each side won. Each variant is compared with the first one the
-//! sweep names (the reference).
+//! scenarios each side won. Each variant is compared with the first by name
+//! (the reference): the report's rows come in the order runs finished, so
+//! by name is the order every reader of the report agrees on.
 //!
 //! Like for like: a scenario is compared when it ended the same way on both
 //! sides (every trial one outcome: a `doom_loop_stopped` scenario that
@@ -82,16 +83,15 @@ pub struct Pairing {
     pub figures: Vec<PairedFigure>,
 }
 
-/// The pairings of `runs`: each variant after the first against the first;
-/// empty with one variant.
+/// The pairings of `runs`: each variant after the first by name against
+/// the first; empty with one variant.
 pub fn pairings(runs: &Runs) -> Vec<Pairing> {
     let (order, rows) = runs.rows_by_key();
-    let mut variants: Vec<&str> = Vec::new();
-    for key in &order {
-        if !variants.contains(&key.variant.as_str()) {
-            variants.push(&key.variant);
-        }
-    }
+    // By name: a parallel batch writes its rows in the order runs finish,
+    // and the table, the comment and the page must pick the same reference.
+    let mut variants: Vec<&str> = order.iter().map(|key| key.variant.as_str()).collect();
+    variants.sort_unstable();
+    variants.dedup();
     let mut scenarios: Vec<&str> = order.iter().map(|key| key.scenario.as_str()).collect();
     scenarios.sort_unstable();
     scenarios.dedup();
