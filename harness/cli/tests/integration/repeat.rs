@@ -114,6 +114,13 @@ fn a_deterministic_scenario_repeats_exactly_but_for_its_trial_and_wall_time() {
         assert_eq!(per_trial("0"), per_trial("1"), "{table}");
         assert_eq!(per_trial("0"), per_trial("2"), "{table}");
     }
+    // The page draws each trial's own calls: three equal timelines, not one of every trial's calls.
+    let page = dir.path().join("page.html");
+    let output = reloop(dir.path(), &["report", out.to_str().unwrap(), "--html", page.to_str().unwrap()]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let html = std::fs::read_to_string(&page).unwrap();
+    let timelines: Vec<&str> = html.split("<summary>doom-loop-stop <small>").skip(1).map(|rest| rest.split("</small>").next().unwrap()).collect();
+    assert!(timelines.len() == 3 && timelines.iter().all(|t| *t == timelines[0]), "{timelines:?}");
 }
 
 /// Twenty live trials are twenty times the upstream's calls: said before
