@@ -171,6 +171,14 @@ pub struct BatchArgs {
     /// Price with this table (the shape of the repository's `prices.yaml`) instead of the embedded one.
     #[arg(long, value_name = "FILE")]
     pub prices: Option<PathBuf>,
+    /// Run each scenario (× variant × wire) N times, each trial with its own mock session and
+    /// workspace (runs.parquet `trial`); a scenario passes when every trial does (pass^N).
+    #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..=10_000))]
+    pub repeat: u64,
+    /// Over repeated trials, pass a scenario whose pass rate is at least R (0 to 1), overriding
+    /// its `expect.min_pass_rate`.
+    #[arg(long, value_name = "R", value_parser = parse_rate)]
+    pub min_pass_rate: Option<f64>,
     /// Going live against an upstream and re-recording (docs/rerecord.md).
     #[command(flatten)]
     pub live: LiveArgs,
@@ -194,6 +202,10 @@ pub struct LiveArgs {
     /// Replay the first STEP model calls, then go live (with the strategy or variant given).
     #[arg(long, value_name = "STEP", requires = "upstream")]
     pub fork_at: Option<usize>,
+    /// Refuse to start when the batch could make more than N upstream calls (every trial's
+    /// recorded exchanges past --fork-at, counted before the first run).
+    #[arg(long, value_name = "N", requires = "upstream")]
+    pub max_live_calls: Option<u64>,
     /// Write the re-recording here (a batch of one run) instead of NAME.rerecorded.yaml beside the recording.
     #[arg(long, value_name = "PATH", requires = "upstream")]
     pub rerecord_to: Option<PathBuf>,
@@ -374,6 +386,18 @@ pub struct SweepArgs {
     /// Where the Parquet reports go.
     #[arg(long, default_value = "reports/sweep")]
     pub out: PathBuf,
+    /// Also write a pull-request comment in Markdown here: the verdicts and
+    /// the paired comparison of each variant against the first by name.
+    #[arg(long, value_name = "FILE")]
+    pub markdown: Option<PathBuf>,
+}
+
+/// A pass rate: a number from 0 to 1.
+fn parse_rate(text: &str) -> Result<f64, String> {
+    match text.parse::<f64>() {
+        Ok(rate) if (0.0..=1.0).contains(&rate) => Ok(rate),
+        _ => Err(format!("`{text}` is not a pass rate: give a number from 0 to 1 (0.8 for 80 %)")),
+    }
 }
 
 /// A wire format by the name scenarios give it (`openai-chat`, ...).

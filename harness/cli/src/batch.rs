@@ -17,6 +17,7 @@ use reloop_agent::price_table::{self, PriceTable};
 use reloop_eval::report::{ReportStream, table_batches, table_schemas, write_atomically};
 use reloop_eval::sweep::RunVariant;
 use reloop_eval::{Outcome, Plan, RunOptions, RunSummary, run_all};
+use reloop_report::trials::TrialVerdict;
 
 use crate::app::{BatchArgs, LiveArgs, RecordModeArg};
 use crate::{exit_code, junit};
@@ -35,12 +36,14 @@ const CHECKPOINT_EVERY: Duration = Duration::from_secs(5);
 pub fn prepare(batch: &BatchArgs, variants: Vec<RunVariant>, wires: Option<&[WireFormat]>, out: &Path, cancel: &Arc<AtomicBool>) -> Result<Prepared, i32> {
     install_prices(batch.prices.as_deref())?;
     let paths = &batch.paths;
-    let plan = Plan::validate_over(paths, variants, wires, jobs(batch)).map_err(|errors| {
-        for error in errors {
-            eprintln!("error: {error}");
-        }
-        exit_code::BAD_INPUT
-    })?;
+    let plan = Plan::validate_over(paths, variants, wires, jobs(batch))
+        .map_err(|errors| {
+            for error in errors {
+                eprintln!("error: {error}");
+            }
+            exit_code::BAD_INPUT
+        })?
+        .repeated(batch.repeat);
     for skipped in &plan.skipped {
         eprintln!("{skipped}");
     }
@@ -52,6 +55,12 @@ pub fn prepare(batch: &BatchArgs, variants: Vec<RunVariant>, wires: Option<&[Wir
         eprintln!("error: {error}");
         exit_code::BAD_INPUT
     })?;
+    if live.is_some() {
+        crate::live_calls::check(&plan, &batch.live).map_err(|error| {
+            eprintln!("error: {error}");
+            exit_code::BAD_INPUT
+        })?;
+    }
     let report = ReportStream::open(out, table_schemas(), CHECKPOINT_EVERY).map_err(|error| {
         if error.kind() == std::io::ErrorKind::WouldBlock {
             // Another batch holds `OUT.lock`; the message names its PID.
@@ -119,16 +128,18 @@ fn jobs(batch: &BatchArgs) -> usize {
     batch.jobs.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
 }
 
-/// A finished batch: its runs' summaries in plan order, its wall time,
-/// and why its report could not be written, if it could not (a full disk,
-/// a file-size limit): the table of what finished is printed all the same.
-pub struct Executed {
+/// A finished batch: its runs' summaries in plan order, their verdicts
+/// over trials, its wall time, and why its report could not be written,
+/// if it could not (a full disk, a file-size limit): the table of what
+/// finished is printed all the same.
+pub struct Finished {
     pub runs: Vec<RunSummary>,
+    pub verdicts: Vec<TrialVerdict>,
     pub wall: Duration,
     pub unwritten: Option<String>,
 }
 
-impl Executed {
+impl Finished {
     /// `reports: OUT` once the report is written; nothing when it is not.
     pub fn reports_line(&self, out: &Path) -> String {
         if self.unwritten.is_some() { String::new() } else { format!("reports: {}\n", out.display()) }
@@ -142,14 +153,14 @@ impl Executed {
                 eprintln!("error: {message}; the previous report (if any) is as it was");
                 exit_code::INTERNAL
             }
-            None => exit_code_of(&self.runs, planned, cancel),
+            None => exit_code_of(&self.runs, &self.verdicts, planned, cancel),
         }
     }
 }
 
 /// Runs `plan` with a progress bar, streaming each finished run to
 /// `report`, then publishes it (and JUnit when asked).
-pub fn execute(plan: &Plan, batch: &BatchArgs, report: ReportStream, live: Option<Arc<LiveSettings>>, cancel: &Arc<AtomicBool>) -> anyhow::Result<Executed> {
+pub fn execute(plan: &Plan, batch: &BatchArgs, report: ReportStream, live: Option<Arc<LiveSettings>>, cancel: &Arc<AtomicBool>) -> anyhow::Result<Finished> {
     let started = std::time::Instant::now();
     let jobs = jobs(batch);
     let bar = ProgressBar::new(plan.runs() as u64).with_style(ProgressStyle::with_template("{bar:30} {pos}/{len} {msg}").expect("static template"));
@@ -200,11 +211,12 @@ pub fn execute(plan: &Plan, batch: &BatchArgs, report: ReportStream, live: Optio
         );
     }
     let wall = started.elapsed();
+    let verdicts = crate::verdicts::of(&runs, batch.min_pass_rate);
     if let Some(path) = batch.junit.as_ref().filter(|_| unwritten.is_none()) {
-        let written = write_atomically(path, |file| file.write_all(junit::render(&runs, &[], wall).as_bytes()));
+        let written = write_atomically(path, |file| file.write_all(junit::render(&runs, &verdicts, &[], wall).as_bytes()));
         unwritten = written.err().map(|error| format!("{}: cannot write the JUnit report: {error}", path.display()));
     }
-    Ok(Executed { runs, wall, unwritten })
+    Ok(Finished { runs, verdicts, wall, unwritten })
 }
 
 /// Where finished runs go: the report, and the summaries kept.
@@ -217,9 +229,9 @@ struct Sink {
 }
 
 /// The exit code of a finished batch, `run`'s and `sweep`'s alike:
-/// interrupted, harness error, 1 when a run failed its expectations (a
-/// skipped run is not a failure), else 0.
-pub fn exit_code_of(runs: &[RunSummary], planned: usize, cancel: &AtomicBool) -> i32 {
+/// interrupted, harness error, 1 when a scenario failed its verdict over
+/// its trials (a skipped run is not a failure), else 0.
+pub fn exit_code_of(runs: &[RunSummary], verdicts: &[TrialVerdict], planned: usize, cancel: &AtomicBool) -> i32 {
     if cancel.load(Ordering::SeqCst) {
         eprintln!("interrupted: {} of {planned} runs finished", runs.len());
         return exit_code::INTERRUPTED;
@@ -227,5 +239,5 @@ pub fn exit_code_of(runs: &[RunSummary], planned: usize, cancel: &AtomicBool) ->
     if runs.iter().any(|r| r.outcome == Outcome::HarnessError) {
         return exit_code::INTERNAL;
     }
-    if runs.iter().all(|r| r.passed) { exit_code::SUCCESS } else { exit_code::EXPECTATIONS_FAILED }
+    if verdicts.iter().all(TrialVerdict::holds) { exit_code::SUCCESS } else { exit_code::EXPECTATIONS_FAILED }
 }

@@ -22,7 +22,7 @@ pub fn run(args: CompareArgs) -> anyhow::Result<i32> {
     let started = std::time::Instant::now();
     let (code, gates) = decide(&args.base, &args.new, &args.decide, (&args.decide).into())?;
     if let Some(path) = args.junit.as_deref().filter(|_| code != exit_code::BAD_INPUT) {
-        write_atomically(path, |file| file.write_all(crate::junit::render(&[], &gates, started.elapsed()).as_bytes()))?;
+        write_atomically(path, |file| file.write_all(crate::junit::render(&[], &[], &gates, started.elapsed()).as_bytes()))?;
     }
     Ok(code)
 }

@@ -12,6 +12,7 @@ mod file_size_limit;
 mod import_cmd;
 mod interrupt;
 mod junit;
+mod live_calls;
 mod merge_cmd;
 mod record_cmd;
 mod report_cmd;
@@ -23,7 +24,9 @@ mod short_name;
 mod stdout;
 mod summary;
 mod sweep_cmd;
+mod trials_table;
 mod validate_cmd;
+mod verdicts;
 
 use clap::Parser;
 

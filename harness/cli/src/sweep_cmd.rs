@@ -1,10 +1,12 @@
 //! `reloop sweep`: scenarios × variants into one dataset, and a table that
 //! compares the variants.
 
+use std::io::Write as _;
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 
 use comfy_table::{ContentArrangement, Table, presets::UTF8_FULL_CONDENSED};
+use reloop_eval::report::write_atomically;
 use reloop_eval::sweep::{LikeForLike, RunVariant, StrategyName, Variant, load_variants};
 
 use crate::app::SweepArgs;
@@ -50,11 +52,24 @@ pub fn run(args: SweepArgs, cancel: Arc<AtomicBool>) -> anyhow::Result<i32> {
             Ok(prepared) => prepared,
             Err(code) => return Ok(code),
         };
-    let executed = execute(&plan, &args.batch, report, live, &cancel)?;
+    let finished = execute(&plan, &args.batch, report, live, &cancel)?;
     // Totals over like with like; every run's own figures stay in the Parquet.
-    let like = LikeForLike::of(&executed.runs, &variants);
-    print_stdout(&format!("{}{}\n{}", render(&like), like.describe(), executed.reports_line(&args.out)))?;
-    Ok(executed.exit_code(plan.runs(), &cancel))
+    let like = LikeForLike::of(&finished.runs, &variants);
+    // Repeated: each scenario × variant's verdict over its trials first.
+    let trials = if plan.trials > 1 { crate::trials_table::render(&finished.runs, &finished.verdicts, plan.trials) } else { String::new() };
+    if finished.unwritten.is_some() {
+        print_stdout(&format!("{trials}{}{}\n", render(&like), like.describe()))?;
+        return Ok(finished.exit_code(plan.runs(), &cancel));
+    }
+    // Paired per scenario, from the report just published (as the page and the comment read it).
+    let pairings = reloop_report::paired::pairings(&reloop_report::Runs::load(&args.out)?);
+    let paired = reloop_report::render::paired::text(&pairings);
+    print_stdout(&format!("{trials}{}{}\n{paired}{}", render(&like), like.describe(), finished.reports_line(&args.out)))?;
+    if let Some(path) = &args.markdown {
+        let comment = reloop_report::render::run_comment::render(&finished.verdicts, plan.trials) + &reloop_report::render::paired::markdown(&pairings);
+        write_atomically(path, |file| file.write_all(comment.as_bytes()))?;
+    }
+    Ok(finished.exit_code(plan.runs(), &cancel))
 }
 
 /// One row per variant. `cost vs none` is against the variant named `none`

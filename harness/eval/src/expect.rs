@@ -133,6 +133,7 @@ mod tests {
             cache_read_tokens: Some(Bounds { min: Some(1_000), max: None }),
             cache_write_tokens: Some(Bounds { min: Some(1_024), max: Some(2_000) }),
             exit_code: Some(0),
+            min_pass_rate: None,
         }
     }
 

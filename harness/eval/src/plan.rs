@@ -37,6 +37,9 @@ pub struct Plan {
     pub variants: Vec<RunVariant>,
     /// The recordings found below the directories given, and left out.
     pub skipped: Vec<Skipped>,
+    /// How many times each run is made (`--repeat`, at least 1): each
+    /// trial its own run, with its own mock session and workspace.
+    pub trials: u64,
 }
 
 impl Plan {
@@ -86,12 +89,22 @@ impl Plan {
                 Err(error) => errors.push(error),
             }
         }
-        if errors.is_empty() { Ok(Self { files: planned, variants, skipped }) } else { Err(errors) }
+        if errors.is_empty() { Ok(Self { files: planned, variants, skipped, trials: 1 }) } else { Err(errors) }
     }
 
-    /// How many runs the batch makes.
+    /// How many runs the batch makes, every trial counted.
     pub fn runs(&self) -> usize {
+        self.distinct_runs() * self.trials as usize
+    }
+
+    /// How many runs the batch makes once each (scenario × wire × variant).
+    pub fn distinct_runs(&self) -> usize {
         self.files.iter().map(|file| self.runs_of(file).len()).sum()
+    }
+
+    /// The plan with each run made `trials` times (at least once).
+    pub fn repeated(self, trials: u64) -> Self {
+        Self { trials: trials.max(1), ..self }
     }
 
     /// The runs of `file`: each of its wires under each variant, but for
@@ -103,7 +116,7 @@ impl Plan {
 
     /// How many runs [`Plan::runs_of`] leaves out.
     pub fn skipped_native(&self) -> usize {
-        self.files.iter().map(|file| file.runs.len()).sum::<usize>() * self.variants.len() - self.runs()
+        self.files.iter().map(|file| file.runs.len()).sum::<usize>() * self.variants.len() - self.distinct_runs()
     }
 }
 

@@ -15,6 +15,12 @@ pub struct RunReport {
     pub scenario_file: String,
     /// Variant label (`default` unless sweeping).
     pub variant: String,
+    /// Which trial of the scenario × variant this was (0-based; `run
+    /// --repeat N` runs each N times).
+    pub trial: u64,
+    /// The scenario's `expect.min_pass_rate`: how many of its trials must
+    /// pass (not a column: the verdict over trials reads it).
+    pub min_pass_rate: Option<f64>,
     /// The compaction strategy.
     pub strategy: String,
     /// The wire format spoken.
@@ -56,6 +62,8 @@ impl RunReport {
             scenario: scenario.name.clone(),
             scenario_file: scenario.file.display().to_string(),
             variant: scenario.variant.clone(),
+            trial: 0,
+            min_pass_rate: scenario.spec.expect.min_pass_rate,
             strategy: scenario.loop_settings.strategy.label().into_owned(),
             wire: scenario.wire.as_str().to_owned(),
             model: scenario.spec.model.clone(),

@@ -15,6 +15,10 @@ pub struct RunSummary {
     pub scenario_file: String,
     /// Variant label.
     pub variant: String,
+    /// Which trial (0-based).
+    pub trial: u64,
+    /// The scenario's `expect.min_pass_rate`.
+    pub min_pass_rate: Option<f64>,
     /// How it ended.
     pub outcome: Outcome,
     /// Every expectation held.
@@ -40,6 +44,8 @@ impl From<&RunReport> for RunSummary {
             scenario: report.scenario.clone(),
             scenario_file: report.scenario_file.clone(),
             variant: report.variant.clone(),
+            trial: report.trial,
+            min_pass_rate: report.min_pass_rate,
             outcome: report.outcome,
             passed: report.passed,
             failed_expectations: report.failed_expectations.clone(),

@@ -56,7 +56,7 @@ pub fn run_all(plan: &Plan, options: &RunOptions, on_finished: OnFinished<'_>) -
         .iter()
         .scan(0, |next, file| {
             let first = *next;
-            *next += plan.runs_of(file).len();
+            *next += plan.runs_of(file).len() * plan.trials as usize;
             Some(first)
         })
         .collect();
@@ -70,7 +70,8 @@ pub fn run_all(plan: &Plan, options: &RunOptions, on_finished: OnFinished<'_>) -
 /// Loads `planned` (its recording from `last` when the file before named the
 /// same) and runs each of its runs under each variant, sharing the loaded
 /// file between them; it is dropped when the last one ends. `first` is the
-/// plan position of its first run.
+/// plan position of its first run; its runs follow in order, each trial
+/// after the one before.
 fn run_file(plan: &Plan, planned: &PlannedFile, last: &LastRecording, first: usize, options: &RunOptions, on_finished: OnFinished<'_>) {
     let cancelled = || options.cancel.load(Ordering::SeqCst);
     if cancelled() {
@@ -78,11 +79,15 @@ fn run_file(plan: &Plan, planned: &PlannedFile, last: &LastRecording, first: usi
     }
     let runs = plan.runs_of(planned);
     let file = ScenarioFile::load_sharing(&planned.path, last);
-    runs.par_iter().enumerate().for_each(|(index, ((name, wire), variant))| {
+    // Each trial is a run of its own: its own mock server and session, its
+    // own workspace, in parallel with the others.
+    let trials: Vec<(usize, u64)> = (0..runs.len()).flat_map(|run| (0..plan.trials).map(move |trial| (run, trial))).collect();
+    trials.par_iter().enumerate().for_each(|(index, &(run, trial))| {
+        let ((name, wire), variant) = runs[run];
         if cancelled() {
             return;
         }
-        let report = match &file {
+        let mut report = match &file {
             Ok(file) => run_cancellable(
                 &Scenario {
                     variant: variant.name().to_owned(),
@@ -94,6 +99,7 @@ fn run_file(plan: &Plan, planned: &PlannedFile, last: &LastRecording, first: usi
             ),
             Err(error) => unloadable(planned, name, *wire, variant, &format!("the scenario changed since it was checked: {error}")),
         };
+        report.trial = trial;
         on_finished(first + index, report);
     });
 }
@@ -104,6 +110,8 @@ fn unloadable(planned: &PlannedFile, name: &str, wire: reloop_agent::WireFormat,
         scenario: name.to_owned(),
         scenario_file: planned.path.display().to_string(),
         variant: variant.name().to_owned(),
+        trial: 0,
+        min_pass_rate: None,
         strategy: String::new(),
         wire: wire.as_str().to_owned(),
         model: String::new(),
@@ -235,7 +243,7 @@ mod tests {
     fn a_scenario_gone_since_it_was_checked_is_a_harness_error_per_run_not_a_lost_run() {
         let dir = tempfile::tempdir().unwrap();
         let planned = PlannedFile { path: dir.path().join("gone.yaml"), runs: vec![("gone".into(), reloop_agent::WireFormat::Anthropic)] };
-        let plan = Plan { files: vec![planned], variants: vec![RunVariant::Label("a".into()), RunVariant::Label("b".into())], skipped: Vec::new() };
+        let plan = Plan { files: vec![planned], variants: vec![RunVariant::Label("a".into()), RunVariant::Label("b".into())], skipped: Vec::new(), trials: 1 };
         let options = RunOptions { jobs: 1, cancel: Arc::default(), live: None };
         let reports = Mutex::new(Vec::new());
         run_all(&plan, &options, &|index, report| reports.lock().unwrap().push((index, report))).unwrap();

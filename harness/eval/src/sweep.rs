@@ -247,6 +247,9 @@ impl SweepTally {
     }
 }
 
+/// Left-out scenarios the like-for-like line names before counting the rest.
+pub const NAMES_SHOWN: usize = 10;
+
 /// Sweep totals over like with like: the scenarios every variant completed
 /// (ended with a final answer, or where an imported session ended). A variant whose run of a scenario stopped
 /// early (a context overflow at step 261 against 558 for the others) would
@@ -279,14 +282,25 @@ impl LikeForLike {
             variants.iter().partition(|variant| runs.iter().any(|r| r.variant == variant.name() && completed(r)));
         let mut left_out = BTreeMap::new();
         for scenario in &scenarios {
+            let of = |variant: &RunVariant| -> Vec<&RunSummary> { runs.iter().filter(|r| r.scenario == *scenario && r.variant == variant.name()).collect() };
+            // Alike: every variant ran it and every trial ended one way (a
+            // scenario stopped at its doom loop under every variant is
+            // compared), or each variant that completed anything completed
+            // every trial of it.
+            let first = runs.iter().find(|r| r.scenario == *scenario).map(|r| r.outcome);
+            let alike = variants.iter().all(|variant| {
+                let trials = of(variant);
+                !trials.is_empty() && trials.iter().all(|r| Some(r.outcome) == first)
+            });
             let missing: Vec<(String, Option<Outcome>)> = judged
                 .iter()
                 .filter_map(|variant| {
-                    let run = runs.iter().find(|r| r.scenario == *scenario && r.variant == variant.name());
-                    (!run.is_some_and(completed)).then(|| (variant.name().to_owned(), run.map(|r| r.outcome)))
+                    let trials = of(variant);
+                    let failed = trials.iter().find(|r| !completed(r));
+                    (trials.is_empty() || failed.is_some()).then(|| (variant.name().to_owned(), failed.map(|r| r.outcome)))
                 })
                 .collect();
-            if !missing.is_empty() {
+            if !alike && !missing.is_empty() {
                 left_out.insert((*scenario).to_owned(), missing);
             }
         }
@@ -298,20 +312,26 @@ impl LikeForLike {
         Self { summaries: tally.variants, scenarios: scenarios.len() - left_out.len(), left_out, completed_none }
     }
 
-    /// `12 of 14 scenarios completed under every variant; left out: a (none: context_exceeded), b (masking: llm_error)`.
+    /// `12 of 14 scenarios ended alike under every variant; left out: a (none: context_exceeded), b (masking: llm_error)`,
+    /// naming the first [`NAMES_SHOWN`] and counting the rest (a suite's
+    /// line was once 5,000 characters).
     pub fn describe(&self) -> String {
         let total = self.scenarios + self.left_out.len();
-        let mut text = format!("like for like: {} of {total} scenarios completed under every variant", self.scenarios);
+        let mut text = format!("like for like: {} of {total} scenarios ended alike under every variant", self.scenarios);
         if !self.left_out.is_empty() {
             let names: Vec<String> = self
                 .left_out
                 .iter()
+                .take(NAMES_SHOWN)
                 .map(|(scenario, runs)| {
                     let how: Vec<String> = runs.iter().map(|(variant, outcome)| format!("{variant}: {}", outcome.map_or("no run", Outcome::as_str))).collect();
                     format!("{scenario} ({})", how.join(", "))
                 })
                 .collect();
             text.push_str(&format!("; left out: {}", names.join(", ")));
+            if self.left_out.len() > NAMES_SHOWN {
+                text.push_str(&format!(" and {} more", self.left_out.len() - NAMES_SHOWN));
+            }
         }
         if !self.completed_none.is_empty() {
             text.push_str(&format!("; completed none, summed as far as they got: {}", self.completed_none.join(", ")));
@@ -330,6 +350,8 @@ mod tests {
             scenario: scenario.to_owned(),
             scenario_file: format!("{scenario}.yaml"),
             variant: variant.to_owned(),
+            trial: 0,
+            min_pass_rate: None,
             outcome,
             passed: true,
             failed_expectations: Vec::new(),
@@ -357,7 +379,26 @@ mod tests {
         let inputs: Vec<(&str, u64)> = like.summaries.iter().map(|s| (s.variant.as_str(), s.input_tokens)).collect();
         // An imported session that ends where its source stopped is complete.
         assert_eq!(inputs, [("roku", 400), ("none", 500)]);
-        assert_eq!(like.describe(), "like for like: 2 of 3 scenarios completed under every variant; left out: long-a (none: context_exceeded)");
+        assert_eq!(like.describe(), "like for like: 2 of 3 scenarios ended alike under every variant; left out: long-a (none: context_exceeded)");
+    }
+
+    /// Issue 45: a scenario that ends in its expected `doom_loop_stopped`
+    /// under every variant was left out as not completed, and the line
+    /// named every left-out scenario (5,000 characters on the bundled suite).
+    #[test]
+    fn a_scenario_ending_alike_under_every_variant_is_compared_and_the_line_names_ten() {
+        let variants = [RunVariant::Swept(Variant::of_strategy(StrategyName::Roku)), RunVariant::Swept(Variant::of_strategy(StrategyName::None))];
+        let mut runs = vec![run("loop", "roku", Outcome::DoomLoopStopped, 10), run("loop", "none", Outcome::DoomLoopStopped, 20)];
+        for i in 0..12 {
+            runs.push(run(&format!("s{i:02}"), "roku", Outcome::FinalAnswer, 1));
+            runs.push(run(&format!("s{i:02}"), "none", Outcome::ContextExceeded, 1));
+        }
+        let like = LikeForLike::of(&runs, &variants);
+        assert_eq!(like.scenarios, 1);
+        assert_eq!(like.summaries[0].input_tokens, 10);
+        let line = like.describe();
+        assert!(line.starts_with("like for like: 1 of 13 scenarios ended alike under every variant; left out: s00 (none: context_exceeded), "), "{line}");
+        assert!(line.ends_with("s09 (none: context_exceeded) and 2 more"), "{line}");
     }
 
     /// Issue 40: on scenarios/long/ `none` overflows every window, and the

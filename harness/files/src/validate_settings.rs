@@ -94,6 +94,9 @@ pub fn check_scenario(spec: &ScenarioSpec, recording: &Recording) -> Checked {
     bounds("expect.steps", expect.steps)?;
     bounds("expect.cache_breaks", expect.cache_breaks)?;
     bounds("expect.llm_retries", expect.llm_retries)?;
+    if let Some(rate) = expect.min_pass_rate.filter(|rate| !(0.0..=1.0).contains(rate)) {
+        return fail("expect.min_pass_rate", format!("is {rate}, but a pass rate is between 0 and 1"));
+    }
     for (i, fault) in spec.faults.iter().enumerate() {
         if let Err(error) = fault.fault() {
             let field = if error.field.is_empty() { format!("faults[{i}]") } else { format!("faults[{i}].{}", error.field) };

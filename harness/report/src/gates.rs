@@ -21,7 +21,8 @@ use arrow_schema::Schema;
 
 use crate::compare::{Comparison, mean_of};
 use crate::first_named::first_named;
-use crate::runs::{RunKey, TIMING_COLUMNS};
+use crate::gate_noise;
+use crate::runs::{KEY_COLUMNS, RunKey, TIMING_COLUMNS};
 
 /// The gates used when no file is given: no new failures, no new doom
 /// loops, tokens and cost up at most 5 % over the suite and 15 % in any one
@@ -85,6 +86,20 @@ pub struct Rule {
     /// judged nothing fails: a gate must not pass on nothing).
     #[serde(default)]
     pub allow_empty: Option<bool>,
+    /// Lowest allowed pass rate of a flag (`passed`) over the new runs'
+    /// trials, 0 to 1; over repeated runs it fails only when the rate's
+    /// interval lies wholly below.
+    #[serde(default)]
+    pub min_pass_rate: Option<f64>,
+    /// Largest allowed drop of a flag's pass rate from the base to the new
+    /// report, as `10%` or `0.1`; over repeated runs it fails only when the
+    /// drop's interval lies wholly past it.
+    #[serde(default)]
+    pub max_pass_rate_drop: Option<Fraction>,
+    /// The level of the intervals the rule judges repeated runs on, as
+    /// `95%` (the default) or `0.9`.
+    #[serde(default)]
+    pub confidence: Option<Fraction>,
 }
 
 impl Rule {
@@ -97,8 +112,18 @@ impl Rule {
             || self.no_regressions == Some(true)
             || self.max.is_some()
             || self.min.is_some()
+            || self.min_pass_rate.is_some()
+            || self.max_pass_rate_drop.is_some()
+    }
+
+    /// The level of the rule's intervals.
+    pub fn confidence(&self) -> f64 {
+        self.confidence.map_or(DEFAULT_CONFIDENCE, |Fraction(level)| level)
     }
 }
+
+/// The level of a gate's intervals unless its `confidence:` says otherwise.
+pub const DEFAULT_CONFIDENCE: f64 = 0.95;
 
 /// What is wrong with a gate set as a whole: no rules, or a rule with no
 /// check. Either would pass on nothing.
@@ -106,12 +131,20 @@ pub fn check_set(gates: &GateSet) -> Result<(), String> {
     if gates.is_empty() {
         return Err("the gate file has no rules: it would pass on nothing".to_owned());
     }
-    match gates.iter().find(|(_, rule)| !rule.has_check()) {
-        Some((metric, _)) => {
-            Err(format!("{metric}: the rule has no check (max_increase, max_increase_per_scenario, max_increase_abs, max_new, no_regressions, max or min)"))
-        }
-        None => Ok(()),
+    if let Some((metric, _)) = gates.iter().find(|(_, rule)| !rule.has_check()) {
+        return Err(format!(
+            "{metric}: the rule has no check (max_increase, max_increase_per_scenario, max_increase_abs, max_new, no_regressions, max, min, min_pass_rate or max_pass_rate_drop)"
+        ));
     }
+    for (metric, rule) in gates {
+        if rule.confidence.is_some_and(|Fraction(level)| !(level > 0.0 && level < 1.0)) {
+            return Err(format!("{metric}: confidence must be above 0 and below 1 (`95%` or `0.95`)"));
+        }
+        if rule.min_pass_rate.is_some_and(|rate| !(0.0..=1.0).contains(&rate)) {
+            return Err(format!("{metric}: min_pass_rate is a rate from 0 to 1"));
+        }
+    }
+    Ok(())
 }
 
 /// The unit a rule is judged over.
@@ -194,6 +227,11 @@ pub struct GateResult {
     pub offenders: Vec<RunKey>,
     /// The scenario file of the first offender, for annotations.
     pub file: Option<String>,
+    /// Over repeated runs, the interval the check was judged on, in the
+    /// unit of its figure (a relative change for `max_increase`, a rate or
+    /// a drop of rates for the pass-rate checks); `None` without repeats.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub interval: Option<(f64, f64)>,
 }
 
 impl GateResult {
@@ -206,6 +244,9 @@ impl GateResult {
         let mut text = format!("{} {} ({}): {figures}", self.metric, self.check, self.scope);
         if let Some(relative) = self.base.and_then(|b| crate::stats::relative(b, self.new)).filter(|_| self.check.starts_with("max_increase")) {
             text.push_str(&format!(" ({:+.1}%)", relative * 100.0));
+        }
+        if let Some(interval) = self.interval_shown() {
+            text.push_str(&format!(", interval {interval}"));
         }
         if let Some(names) = self.offenders_named() {
             text.push_str(&format!(": {names}"));
@@ -228,7 +269,8 @@ impl GateResult {
             "max_new" => format!("{} new > {}", number(self.new - base), number(self.limit)),
             "no_regressions" => format!("{} regressed", number(self.new)),
             "max" => format!("{} > {}", number(self.new), number(self.limit)),
-            "min" => format!("{} < {}", number(self.new), number(self.limit)),
+            "min" | "min_pass_rate" => format!("{} < {}", number(self.new), number(self.limit)),
+            "max_pass_rate_drop" => format!("{:+.1} % > {} %", (self.new - base) * 100.0, number(self.limit * 100.0)),
             _ => self.check.clone(),
         };
         let at = match self.offenders_named() {
@@ -236,7 +278,21 @@ impl GateResult {
             Some(names) => format!("{} ({names})", self.scope),
             None => self.scope.clone(),
         };
-        format!("{} {what} in {at}", self.metric)
+        match self.interval_shown() {
+            Some(interval) => format!("{} {what} (interval {interval}) in {at}", self.metric),
+            None => format!("{} {what} in {at}", self.metric),
+        }
+    }
+
+    /// The interval judged on, as its check reads: `[+2.0%, +18.0%]` for a
+    /// relative change, `[0.26, 0.66]` for a rate.
+    fn interval_shown(&self) -> Option<String> {
+        let (low, high) = self.interval?;
+        Some(if self.check.starts_with("max_increase") || self.check.starts_with("max_pass_rate_drop") {
+            format!("[{:+.1}%, {:+.1}%]", low * 100.0, high * 100.0)
+        } else {
+            format!("[{low:.2}, {high:.2}]")
+        })
     }
 
     /// The offenders, worst first: the first few then `and N more`; `None` when there are none, or the one offender is the
@@ -269,6 +325,7 @@ pub fn check_columns(gates: &GateSet, schemas: &[&Schema]) -> Result<(), ColumnP
         let problem = match types.first() {
             None => "no such column in runs.parquet (see docs/metrics.md)".to_owned(),
             Some(_) if TIMING_COLUMNS.contains(&metric.as_str()) => "measures the machine, not the loop: never compared".to_owned(),
+            Some(_) if KEY_COLUMNS.contains(&metric.as_str()) => "numbers a run's trials: a key, not a metric".to_owned(),
             Some(_) if types.iter().any(|t| crate::table::numeric_type(t)) => continue,
             Some(other) => format!("is a column of {other}, not of numbers: gates judge numbers and flags"),
         };
@@ -297,6 +354,7 @@ pub fn no_removed(comparison: &Comparison) -> GateResult {
         held: removed.is_empty(),
         offenders: removed.clone(),
         file,
+        interval: None,
     }
 }
 
@@ -317,7 +375,7 @@ pub fn evaluate(gates: &GateSet, comparison: &Comparison) -> Result<Vec<GateResu
         if let Some(Fraction(limit)) = rule.max_increase_per_scenario {
             let per_scenario = Rule { per: Per::Scenario, ..rule.clone() };
             for group in groups(comparison, &per_scenario) {
-                results.push(max_increase(comparison, metric, &group, "max_increase_per_scenario", limit));
+                results.push(max_increase(comparison, metric, &group, "max_increase_per_scenario", (limit, rule.confidence())));
             }
         }
     }
@@ -325,10 +383,10 @@ pub fn evaluate(gates: &GateSet, comparison: &Comparison) -> Result<Vec<GateResu
 }
 
 /// Runs judged together: matched (base rows, new rows) and added new rows.
-struct Group<'a> {
-    scope: String,
-    pairs: Vec<(&'a RunKey, &'a [usize], &'a [usize])>,
-    added: Vec<(&'a RunKey, &'a [usize])>,
+pub(crate) struct Group<'a> {
+    pub(crate) scope: String,
+    pub(crate) pairs: Vec<(&'a RunKey, &'a [usize], &'a [usize])>,
+    pub(crate) added: Vec<(&'a RunKey, &'a [usize])>,
 }
 
 fn groups<'a>(comparison: &'a Comparison, rule: &Rule) -> Vec<Group<'a>> {
@@ -391,10 +449,17 @@ fn judge(comparison: &Comparison, metric: &str, rule: &Rule, group: &Group<'_>) 
         // A held gate points at no file: its movers broke nothing.
         file: offenders.first().filter(|_| !held).and_then(|key| file_of(comparison, key)),
         offenders: if held { Vec::new() } else { offenders },
+        interval: None,
     };
     let mut results = Vec::new();
     if let Some(Fraction(limit)) = rule.max_increase {
-        results.push(max_increase(comparison, metric, group, "max_increase", limit));
+        results.push(max_increase(comparison, metric, group, "max_increase", (limit, rule.confidence())));
+    }
+    if let Some(limit) = rule.min_pass_rate {
+        results.push(gate_noise::min_pass_rate(comparison, metric, group, limit, rule.confidence()));
+    }
+    if let Some(Fraction(limit)) = rule.max_pass_rate_drop {
+        results.push(gate_noise::max_pass_rate_drop(comparison, metric, group, limit, rule.confidence()));
     }
     if let Some(limit) = rule.max_increase_abs {
         let held = new_sum - base_sum <= limit + 1e-12;
@@ -432,13 +497,23 @@ fn judge(comparison: &Comparison, metric: &str, rule: &Rule, group: &Group<'_>) 
     results
 }
 
-/// The sums of `metric` over `group`'s matched runs may grow at most `limit`.
-fn max_increase(comparison: &Comparison, metric: &str, group: &Group<'_>, name: &str, limit: f64) -> GateResult {
+/// The sums of `metric` over `group`'s matched runs may grow at most
+/// `limit`; over repeated runs, judged on the lower bound of the relative
+/// change's interval at `confidence` ([`gate_noise::sum_difference`]).
+fn max_increase(comparison: &Comparison, metric: &str, group: &Group<'_>, name: &str, (limit, confidence): (f64, f64)) -> GateResult {
     let (base_metric, new_metric) = (comparison.base.metric(metric), comparison.new.metric(metric));
     let pairs: Vec<(&RunKey, f64, f64)> =
         group.pairs.iter().map(|(key, base, new)| (*key, mean_of(base_metric, base).unwrap_or(0.0), mean_of(new_metric, new).unwrap_or(0.0))).collect();
     let (base_sum, new_sum): (f64, f64) = (pairs.iter().map(|p| p.1).sum(), pairs.iter().map(|p| p.2).sum());
-    let held = if base_sum == 0.0 { new_sum <= 0.0 } else { (new_sum - base_sum) / base_sum.abs() <= limit + 1e-12 };
+    let interval = (base_sum != 0.0)
+        .then(|| gate_noise::sum_difference(base_metric, new_metric, &group.pairs, confidence))
+        .flatten()
+        .map(|(low, high)| (low / base_sum.abs(), high / base_sum.abs()));
+    let held = match interval {
+        Some((low, _)) => low <= limit + 1e-12,
+        None if base_sum == 0.0 => new_sum <= 0.0,
+        None => (new_sum - base_sum) / base_sum.abs() <= limit + 1e-12,
+    };
     let mut movers: Vec<(&RunKey, f64)> = pairs.iter().filter(|p| p.2 > p.1).map(|p| (p.0, p.2 - p.1)).collect();
     movers.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| a.0.cmp(b.0)));
     let offenders: Vec<RunKey> = if held { Vec::new() } else { movers.into_iter().map(|(k, _)| k.clone()).collect() };
@@ -452,6 +527,7 @@ fn max_increase(comparison: &Comparison, metric: &str, group: &Group<'_>, name: 
         held,
         file: offenders.first().and_then(|key| file_of(comparison, key)),
         offenders,
+        interval,
     }
 }
 
@@ -468,10 +544,12 @@ fn judged_nothing(metric: &str, rule: &Rule) -> GateResult {
         held: false,
         offenders: Vec::new(),
         file: None,
+        interval: None,
     }
 }
 
-fn file_of(comparison: &Comparison, key: &RunKey) -> Option<String> {
+/// The scenario file of `key` in the new report.
+pub(crate) fn file_of(comparison: &Comparison, key: &RunKey) -> Option<String> {
     let row = comparison.new.scenario.iter().zip(&comparison.new.variant).position(|(s, v)| *s == key.scenario && *v == key.variant)?;
     Some(comparison.new.scenario_file[row].clone()).filter(|f| !f.is_empty())
 }
@@ -614,6 +692,8 @@ mod tests {
         assert_eq!(check_columns(&gates("x: { max: 1 }"), &[&table.schema]), Ok(()));
         let timing = arrow_schema::Schema::new(vec![arrow_schema::Field::new("wall_ms", arrow_schema::DataType::UInt64, false)]);
         assert!(check_columns(&gates("wall_ms: { max: 1 }"), &[&timing]).unwrap_err().problem.contains("never compared"));
+        let trial = arrow_schema::Schema::new(vec![arrow_schema::Field::new("trial", arrow_schema::DataType::Int64, false)]);
+        assert!(check_columns(&gates("trial: { max: 1 }"), &[&trial]).unwrap_err().problem.contains("a key, not a metric"));
     }
 
     /// Issue 30: `only:` was matched against `scenario_file` as typed, so
@@ -680,6 +760,7 @@ mod tests {
             held: false,
             offenders: Vec::new(),
             file: None,
+            interval: None,
         };
         assert_eq!(result("max_increase_per_scenario 5%", "refactor", Some(100.0), 118.2, 0.05).reason(), "m +18.2 % > 5 % in refactor");
         assert_eq!(result("max_new 0", "all runs", Some(1.0), 3.0, 0.0).reason(), "m 2 new > 0 in all runs");

@@ -18,14 +18,18 @@ pub mod escape;
 pub mod export;
 pub mod figures;
 pub mod first_named;
+mod gate_noise;
 pub mod gates;
 pub mod html;
 pub mod merge;
+pub mod paired;
 pub mod render;
 pub mod runs;
 pub mod stats;
 pub mod strategy_totals;
 pub mod table;
+pub mod trial_stats;
+pub mod trials;
 
 pub use error::ReportError;
 pub use runs::Runs;

@@ -10,6 +10,10 @@ use crate::table::Table;
 /// Columns that measure the machine, not the loop: never compared.
 pub const TIMING_COLUMNS: [&str; 1] = ["wall_ms"];
 
+/// Numeric columns that key a row rather than measure it (`trial` numbers
+/// a run's repeats): never compared.
+pub const KEY_COLUMNS: [&str; 1] = ["trial"];
+
 /// One numeric column of the runs table.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Metric {
@@ -32,7 +36,7 @@ pub struct Runs {
     pub scenario_file: Vec<String>,
     /// `outcome` column (empty when absent).
     pub outcome: Vec<String>,
-    /// Every numeric or boolean column but the timing ones, in table order.
+    /// Every numeric or boolean column but the timing and key ones, in table order.
     pub metrics: Vec<Metric>,
     /// Every column's name and type, as read (what the gates' columns are
     /// checked against).
@@ -64,7 +68,7 @@ impl Runs {
         let metrics = table
             .number_columns()
             .into_iter()
-            .filter(|name| !TIMING_COLUMNS.contains(&name.as_str()))
+            .filter(|name| !TIMING_COLUMNS.contains(&name.as_str()) && !KEY_COLUMNS.contains(&name.as_str()))
             .filter_map(|name| table.number(&name).map(|values| Metric { name, values }))
             .collect();
         Ok(Self {

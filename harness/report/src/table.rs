@@ -89,6 +89,14 @@ impl Table {
         numbers(self.column(name)?)
     }
 
+    /// Each row's run: (scenario, variant, trial), the key steps and events
+    /// join runs on; trial 0 in a report written before `trial` was a column.
+    pub fn run_keys(&self) -> Result<Vec<(String, String, u64)>, ReportError> {
+        let trials = self.number("trial").unwrap_or_else(|| vec![None; self.len()]);
+        let keys = self.text("scenario")?.into_iter().zip(self.text("variant")?).zip(trials);
+        Ok(keys.map(|((scenario, variant), trial)| (scenario, variant, trial.unwrap_or(0.0) as u64)).collect())
+    }
+
     /// The names of every column that reads as numbers, in table order.
     pub fn number_columns(&self) -> Vec<String> {
         self.batch.schema().fields().iter().filter(|field| numeric_type(field.data_type())).map(|field| field.name().clone()).collect()

@@ -21,7 +21,7 @@ fn strategies_and_variants_become_rows_of_one_dataset() {
     assert!(rows[1].ends_with("1/1  │") && rows[2].ends_with("0/1  │"), "roku passes, none fails: {table}");
     assert!(rows[1].contains("roku") && rows[2].contains("none") && rows[3].contains("masking-m1"), "{table}");
     assert!(rows[2].contains("0.0%"), "no strategy, no savings: {table}");
-    assert!(table.contains("like for like: 1 of 1 scenarios completed under every variant\n"), "{table}");
+    assert!(table.contains("like for like: 1 of 1 scenarios ended alike under every variant\n"), "{table}");
     assert!(out.join("runs.parquet").exists());
 }
 

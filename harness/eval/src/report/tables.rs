@@ -1,6 +1,7 @@
 //! The three report tables (`docs/metrics.md`): `runs`, `steps`, `events`.
-//! Every row carries `scenario` and `variant`, so files from many runs,
-//! shards or sweeps concatenate into one dataset.
+//! Every row carries `scenario`, `variant` and `trial` (the key steps and
+//! events join runs on), so files from many runs, shards, sweeps and
+//! repeats concatenate into one dataset.
 
 use std::collections::HashMap;
 
@@ -29,6 +30,7 @@ pub fn runs_batch(runs: &[RunReport]) -> Result<RecordBatch, ArrowError> {
     t.text("scenario", runs.iter().map(|r| r.scenario.as_str()))
         .text("scenario_file", runs.iter().map(|r| r.scenario_file.as_str()))
         .text("variant", runs.iter().map(|r| r.variant.as_str()))
+        .int("trial", runs.iter().map(|r| r.trial))
         .text("strategy", runs.iter().map(|r| r.strategy.as_str()))
         .text("wire", runs.iter().map(|r| r.wire.as_str()))
         .text("model", runs.iter().map(|r| r.model.as_str()))
@@ -126,6 +128,7 @@ pub fn steps_batch(runs: &[RunReport]) -> Result<RecordBatch, ArrowError> {
     let mut t = TableBuilder::default();
     t.text("scenario", rows.iter().map(|(r, _)| r.scenario.as_str()))
         .text("variant", rows.iter().map(|(r, _)| r.variant.as_str()))
+        .int("trial", rows.iter().map(|(r, _)| r.trial))
         .int("step", rows.iter().map(|(_, s)| s.step))
         .int("call_index", rows.iter().map(|(_, s)| s.call_index))
         .text("purpose", rows.iter().map(|(_, s)| s.purpose.as_str()))
@@ -187,6 +190,7 @@ pub fn events_batch(runs: &[RunReport]) -> Result<RecordBatch, ArrowError> {
     let mut t = TableBuilder::default();
     t.text("scenario", rows.iter().map(|(r, _)| r.scenario.as_str()))
         .text("variant", rows.iter().map(|(r, _)| r.variant.as_str()))
+        .int("trial", rows.iter().map(|(r, _)| r.trial))
         .int("seq", rows.iter().map(|(_, e)| e.seq))
         .int("step", rows.iter().map(|(_, e)| e.step))
         .int("at_ms", rows.iter().map(|(_, e)| e.at_ms))

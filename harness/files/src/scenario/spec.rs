@@ -344,6 +344,11 @@ pub struct Expectations {
     /// The exit code of an `agent:` process.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub exit_code: Option<i32>,
+    /// Over repeated trials (`run --repeat N`), the lowest share of trials
+    /// that must pass (0 to 1); without it every trial must (pass^N).
+    /// `--min-pass-rate` overrides it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub min_pass_rate: Option<f64>,
 }
 
 /// Inclusive bounds.

@@ -9,6 +9,7 @@
 
 pub mod frontier;
 mod page;
+mod paired;
 mod sent;
 mod strategies;
 pub mod svg;

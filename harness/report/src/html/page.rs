@@ -66,6 +66,7 @@ pub fn render(dir: &Path, baseline: Option<&Verdict<'_>>) -> Result<String, Repo
         diff_section(&mut html, verdict);
     }
     viewer::sweep_section(&mut html, &runs, &steps)?;
+    super::paired::section(&mut html, &runs)?;
     runs_section(&mut html, &runs)?;
     html.push_str("<div id=\"viewer\"><p>Click a scenario in the runs table to step through its run.</p></div>");
     timelines_section(&mut html, &runs, &steps, &events)?;
@@ -191,11 +192,12 @@ fn diff_section(html: &mut String, verdict: &Verdict<'_>) {
     }
 }
 
-type RunKeyRef = (String, String);
+/// A run's key: (scenario, variant, trial).
+type RunKeyRef = (String, String, u64);
 
 fn timelines_section(html: &mut String, runs: &Table, steps: &Table, events: &Table) -> Result<(), ReportError> {
     let mut calls: HashMap<RunKeyRef, Vec<CallPoint>> = HashMap::new();
-    let (scenario, variant) = (steps.text("scenario")?, steps.text("variant")?);
+    let step_keys = steps.run_keys()?;
     let purpose = steps.text_opt("purpose")?.unwrap_or_default();
     let column = |name| steps.number(name).unwrap_or_else(|| vec![None; steps.len()]);
     let (step, input, uncompacted, cache_read, broke) =
@@ -203,7 +205,7 @@ fn timelines_section(html: &mut String, runs: &Table, steps: &Table, events: &Ta
     for row in 0..steps.len() {
         let main = purpose.get(row).and_then(Option::as_deref).is_none_or(|p| p != "compaction");
         let Some(tokens) = input[row].filter(|_| main) else { continue };
-        calls.entry((scenario[row].clone(), variant[row].clone())).or_default().push(CallPoint {
+        calls.entry(step_keys[row].clone()).or_default().push(CallPoint {
             step: step[row].unwrap_or(0.0) as u64,
             input_tokens: tokens,
             uncompacted: uncompacted[row],
@@ -212,7 +214,7 @@ fn timelines_section(html: &mut String, runs: &Table, steps: &Table, events: &Ta
         });
     }
     let mut marks: HashMap<RunKeyRef, Vec<Mark>> = HashMap::new();
-    let (scenario, variant, kind) = (events.text("scenario")?, events.text("variant")?, events.text("kind")?);
+    let (event_keys, kind) = (events.run_keys()?, events.text("kind")?);
     let (event_step, layer) = (events.number("step").unwrap_or_default(), events.number("layer").unwrap_or_default());
     for row in 0..events.len() {
         let step = event_step.get(row).copied().flatten().unwrap_or(0.0) as u64;
@@ -223,17 +225,17 @@ fn timelines_section(html: &mut String, runs: &Table, steps: &Table, events: &Ta
             }
             _ => continue,
         };
-        marks.entry((scenario[row].clone(), variant[row].clone())).or_default().push(mark);
+        marks.entry(event_keys[row].clone()).or_default().push(mark);
     }
     html.push_str("<h2>Timelines</h2><p class=\"legend\">Prompt tokens per main call: <span class=\"sent\">sent</span>, <span class=\"uncompacted\">uncompacted</span>; dots: <span class=\"hit\">cache hit</span>, <span class=\"break\">cache break (simulated)</span>, <span class=\"miss\">no cache</span>; vertical marks: compactions by layer and the doom loop.</p>");
-    let (run_scenarios, run_variants) = (runs.text("scenario")?, runs.text("variant")?);
+    let run_keys = runs.run_keys()?;
     // The header's counts are the runs table's own figures (every call of
     // the run), not recounted from the plotted main calls.
     let run_figure = |name: &str| runs.number(name).unwrap_or_else(|| vec![None; runs.len()]);
     let (llm_calls, breaks) = (run_figure("llm_calls"), run_figure("cache_breaks_simulated"));
     let layers: Vec<Vec<Option<f64>>> = (0..=4).map(|layer| run_figure(&format!("compactions_layer{layer}"))).collect();
     for row in 0..runs.len().min(TIMELINES_SHOWN) {
-        let key = (run_scenarios[row].clone(), run_variants[row].clone());
+        let key = run_keys[row].clone();
         let run_calls = calls.remove(&key).unwrap_or_default();
         let run_marks = marks.remove(&key).unwrap_or_default();
         let hits = run_calls.iter().filter(|c| c.cache_hit).count();

@@ -23,8 +23,8 @@ use crate::table::Table;
 /// Longest text kept per step and per tool call, to keep pages small.
 const TEXT_CHARS: usize = 800;
 
-/// A run's key: (scenario, variant).
-type Key = (String, String);
+/// A run's key: (scenario, variant, trial).
+type Key = (String, String, u64);
 
 /// Column values by row, or nulls when the column is absent.
 fn numbers(table: &Table, name: &str) -> Vec<Option<f64>> {
@@ -44,9 +44,8 @@ fn cut(text: &str) -> String {
 
 /// Rows of a table by run key, in table order.
 fn rows_by_run(table: &Table) -> Result<HashMap<Key, Vec<usize>>, ReportError> {
-    let (scenario, variant) = (table.text("scenario")?, table.text("variant")?);
     let mut rows: HashMap<Key, Vec<usize>> = HashMap::new();
-    for (row, key) in scenario.into_iter().zip(variant).enumerate() {
+    for (row, key) in table.run_keys()?.into_iter().enumerate() {
         rows.entry(key).or_default().push(row);
     }
     Ok(rows)
@@ -58,19 +57,19 @@ pub(super) fn run_data(html: &mut String, runs: &Table, steps: &Table, events: &
     let event_rows = rows_by_run(events)?;
     let calls = CallColumns::of(steps)?;
     let (kind, payload, event_step) = (events.text("kind")?, texts(events, "payload")?, numbers(events, "step"));
-    let (scenario, variant) = (runs.text("scenario")?, runs.text("variant")?);
+    let keys = runs.run_keys()?;
     let divergence = texts(runs, "first_divergence")?;
     let first_seen = texts(steps, "messages_first_seen")?;
     let mut messages = super::sent::Messages::default();
     for row in 0..runs.len() {
-        let key = (scenario[row].clone(), variant[row].clone());
+        let key = &keys[row];
         let mut by_step: std::collections::BTreeMap<u64, StepView> = std::collections::BTreeMap::new();
-        let run_steps = step_rows.get(&key).map_or(&[][..], Vec::as_slice);
+        let run_steps = step_rows.get(key).map_or(&[][..], Vec::as_slice);
         let sent = messages.add_run(run_steps.iter().map(|&call| first_seen[call].as_deref()));
         for &call in run_steps {
             by_step.entry(calls.step[call].unwrap_or(0.0) as u64).or_default().calls.push(calls.json(call));
         }
-        for &event in event_rows.get(&key).map_or(&[][..], Vec::as_slice) {
+        for &event in event_rows.get(key).map_or(&[][..], Vec::as_slice) {
             let Some(body) = payload[event].as_deref().and_then(|p| serde_json::from_str::<Value>(p).ok()) else { continue };
             let step = event_step[event].unwrap_or(0.0) as u64;
             by_step.entry(step).or_default().add(&kind[event], &body);
@@ -260,7 +259,8 @@ pub(super) fn sweep_section(html: &mut String, runs: &Table, steps: &Table) -> R
         let mut spent = Vec::new();
         let mut hits = Vec::new();
         for variant in &order {
-            let Some(rows) = step_rows.get(&(scenario.clone(), variant.clone())) else { continue };
+            // The first trial stands for a repeated run's.
+            let Some(rows) = step_rows.get(&(scenario.clone(), variant.clone(), 0)) else { continue };
             let main = |row: &&usize| purpose[**row].as_deref() != Some("compaction");
             let at = |row: usize| step[row].unwrap_or(0.0) as u64;
             tokens.push((variant.clone(), rows.iter().filter(main).filter_map(|&r| Some((at(r), input[r]?))).collect()));

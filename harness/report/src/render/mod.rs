@@ -5,6 +5,8 @@
 pub mod annotations;
 pub mod json;
 pub mod markdown;
+pub mod paired;
+pub mod run_comment;
 pub mod text;
 
 pub use crate::figures::{interval, maybe, number, percent, signed};

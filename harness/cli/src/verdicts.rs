@@ -1,0 +1,22 @@
+//! A batch's verdicts over trials: its finished runs grouped by scenario ×
+//! variant ([`TrialVerdict`]), each judged on every trial (pass^N) or on
+//! the pass rate `--min-pass-rate` (else the scenario's
+//! `expect.min_pass_rate`) asks for. The exit code, the table, JUnit, the
+//! PR comment and the annotations of `run` and `sweep` all read these.
+
+use reloop_eval::RunSummary;
+use reloop_report::trials::{Trial, TrialVerdict};
+
+/// The verdicts of `runs` (in plan order), the command line's minimum pass
+/// rate over each scenario's own.
+pub fn of(runs: &[RunSummary], min_pass_rate: Option<f64>) -> Vec<TrialVerdict> {
+    TrialVerdict::of(runs.iter().map(|run| Trial {
+        scenario: &run.scenario,
+        variant: &run.variant,
+        file: &run.scenario_file,
+        outcome: run.outcome.as_str(),
+        passed: run.passed,
+        failures: &run.failed_expectations,
+        min_pass_rate: min_pass_rate.or(run.min_pass_rate),
+    }))
+}
