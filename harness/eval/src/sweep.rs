@@ -388,16 +388,21 @@ mod tests {
     #[test]
     fn a_scenario_ending_alike_under_every_variant_is_compared_and_the_line_names_ten() {
         let variants = [RunVariant::Swept(Variant::of_strategy(StrategyName::Roku)), RunVariant::Swept(Variant::of_strategy(StrategyName::None))];
-        let mut runs = vec![run("loop", "roku", Outcome::DoomLoopStopped, 10), run("loop", "none", Outcome::DoomLoopStopped, 20)];
+        let mut runs = vec![
+            run("loop", "roku", Outcome::DoomLoopStopped, 10),
+            run("loop", "none", Outcome::DoomLoopStopped, 20),
+            run("done", "roku", Outcome::FinalAnswer, 5),
+            run("done", "none", Outcome::FinalAnswer, 5),
+        ];
         for i in 0..12 {
             runs.push(run(&format!("s{i:02}"), "roku", Outcome::FinalAnswer, 1));
             runs.push(run(&format!("s{i:02}"), "none", Outcome::ContextExceeded, 1));
         }
         let like = LikeForLike::of(&runs, &variants);
-        assert_eq!(like.scenarios, 1);
-        assert_eq!(like.summaries[0].input_tokens, 10);
+        assert_eq!(like.scenarios, 2);
+        assert_eq!(like.summaries[0].input_tokens, 15);
         let line = like.describe();
-        assert!(line.starts_with("like for like: 1 of 13 scenarios ended alike under every variant; left out: s00 (none: context_exceeded), "), "{line}");
+        assert!(line.starts_with("like for like: 2 of 14 scenarios ended alike under every variant; left out: s00 (none: context_exceeded), "), "{line}");
         assert!(line.ends_with("s09 (none: context_exceeded) and 2 more"), "{line}");
     }
 
@@ -410,14 +415,15 @@ mod tests {
             run("long-a", "masking", Outcome::FinalAnswer, 500),
             run("long-a", "none", Outcome::ContextExceeded, 200),
             run("long-b", "masking", Outcome::ContextExceeded, 300),
-            run("long-b", "none", Outcome::ContextExceeded, 400),
+            // Not alike (a scenario both overflowed would be compared).
+            run("long-b", "none", Outcome::LlmError, 400),
         ];
         let like = LikeForLike::of(&runs, &variants);
         let inputs: Vec<(&str, u64)> = like.summaries.iter().map(|s| (s.variant.as_str(), s.input_tokens)).collect();
         assert_eq!(inputs, [("masking", 500), ("none", 200)]);
         assert_eq!(
             like.describe(),
-            "like for like: 1 of 2 scenarios completed under every variant; left out: long-b (masking: context_exceeded); completed none, summed as far as they got: none"
+            "like for like: 1 of 2 scenarios ended alike under every variant; left out: long-b (masking: context_exceeded); completed none, summed as far as they got: none"
         );
     }
 

@@ -4,9 +4,11 @@
 //! difference of the headline figures (its mean over trials on each side),
 //! then a bootstrap interval over scenarios (resampled with replacement,
 //! seeded, so the same report gives the same interval) and the count of
-//! scenarios each side won. Each variant is compared with the first by name
-//! (the reference): the report's rows come in the order runs finished, so
-//! by name is the order every reader of the report agrees on.
+//! scenarios each side won. Each variant is compared with a reference:
+//! `none` when the sweep ran it (the uncompacted baseline, as the table's
+//! `cost vs none`), else the first by name. The report's rows come in the
+//! order runs finished, so neither can be the order given on the command
+//! line: both are what every reader of the report agrees on.
 //!
 //! Like for like: a scenario is compared when it ended the same way on both
 //! sides (every trial one outcome: a `doom_loop_stopped` scenario that
@@ -83,8 +85,8 @@ pub struct Pairing {
     pub figures: Vec<PairedFigure>,
 }
 
-/// The pairings of `runs`: each variant after the first by name against
-/// the first; empty with one variant.
+/// The pairings of `runs`: each variant against the reference (`none`, else
+/// the first by name); empty with one variant.
 pub fn pairings(runs: &Runs) -> Vec<Pairing> {
     let (order, rows) = runs.rows_by_key();
     // By name: a parallel batch writes its rows in the order runs finish,
@@ -92,6 +94,10 @@ pub fn pairings(runs: &Runs) -> Vec<Pairing> {
     let mut variants: Vec<&str> = order.iter().map(|key| key.variant.as_str()).collect();
     variants.sort_unstable();
     variants.dedup();
+    if let Some(none) = variants.iter().position(|variant| *variant == "none") {
+        let none = variants.remove(none);
+        variants.insert(0, none);
+    }
     let mut scenarios: Vec<&str> = order.iter().map(|key| key.scenario.as_str()).collect();
     scenarios.sort_unstable();
     scenarios.dedup();

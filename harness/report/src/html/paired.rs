@@ -1,5 +1,5 @@
 //! The page's paired-comparison section ([`crate::paired`]): for a sweep,
-//! each variant against the first by name, per headline figure, its change with
+//! each variant against the reference (`none`, else the first by name), per headline figure, its change with
 //! the bootstrap interval and which variant is better.
 
 use std::fmt::Write as _;
@@ -17,7 +17,8 @@ pub fn section(html: &mut String, runs: &Table) -> Result<(), ReportError> {
     }
     let _ = write!(
         html,
-        "<h2>Paired comparison</h2><p>Per scenario, each variant against the first by name; bootstrap over scenarios ({RESAMPLES} resamples, {:.0} %).</p>",
+        "<h2>Paired comparison</h2><p>Per scenario, each variant against {}; bootstrap over scenarios ({RESAMPLES} resamples, {:.0} %).</p>",
+        escape(&pairings[0].reference),
         CONFIDENCE * 100.0
     );
     html.push_str("<table id=\"paired\"><thead><tr><th>variants</th><th>figure</th><th>change [interval]</th><th>verdict</th></tr></thead><tbody>");
