@@ -43,6 +43,7 @@ pub fn rerecording_path(scenario: &Scenario) -> PathBuf {
 pub fn finish(scenario: &Scenario, session: &Session, report: &mut RunReport) {
     report.metrics.live_steps = report.steps.iter().filter(|step| step.live).count() as u64;
     let Some(live) = scenario.live.as_deref() else { return };
+    blame_the_harness(session, report);
     if report.metrics.live_steps == 0 {
         return;
     }
@@ -53,6 +54,20 @@ pub fn finish(scenario: &Scenario, session: &Session, report: &mut RunReport) {
             report.passed = false;
             report.failed_expectations.push(format!("rerecord: {}: {error}", path.display()));
         }
+    }
+}
+
+/// A run that failed while its upstream could not be reached failed for
+/// the harness's reasons, not the agent's: it ends `harness_error`, so
+/// verdicts over trials leave it out of the rates and count it apart
+/// (`docs/metrics.md`, "Trials").
+fn blame_the_harness(session: &Session, report: &mut RunReport) {
+    if report.passed {
+        return;
+    }
+    if let Some(why) = session.upstream_unreachable() {
+        report.outcome = reloop_agent::Outcome::HarnessError;
+        report.error = Some(format!("the upstream could not be reached ({why}); the run says nothing of the agent"));
     }
 }
 

@@ -147,6 +147,10 @@ struct SessionState {
     live_from: Option<usize>,
     /// The exchanges the upstream answered, in order, redacted.
     live: Vec<Exchange>,
+    /// Why the upstream could not be reached, the first time it could not:
+    /// a run that failed then failed for the harness's reasons, not the
+    /// agent's (`reloop_eval::live_run`).
+    upstream_unreachable: Option<String>,
 }
 
 /// Account: the server's usage of a turn given its prompt, the cache
@@ -220,6 +224,17 @@ impl Session {
     /// The divergences so far.
     pub fn divergences(&self) -> Vec<Divergence> {
         self.lock().divergences.clone()
+    }
+
+    /// Notes that a call meant for the upstream could not reach it
+    /// (`why`); the first reason is kept.
+    pub fn note_upstream_unreachable(&self, why: &str) {
+        self.lock().upstream_unreachable.get_or_insert_with(|| why.to_owned());
+    }
+
+    /// Why the upstream could not be reached, if a call could not reach it.
+    pub fn upstream_unreachable(&self) -> Option<String> {
+        self.lock().upstream_unreachable.clone()
     }
 
     /// Whether `request` goes to the upstream under `trigger`: once one

@@ -329,3 +329,27 @@ fn rerecord_to_naming_the_replayed_recording_is_refused_before_any_live_call() {
     assert_eq!(upstream.count(), 0, "a live call was made before the refusal");
     assert_eq!(std::fs::read_to_string(dir.path().join("recording.yaml")).unwrap(), ONE_TEXT_RECORDING);
 }
+
+/// Issue 45: a trial whose upstream could not be reached failed for the
+/// harness's reasons, not the agent's; it ended `llm_error` and counted
+/// against the agent's pass rate. Now it is a harness error, left out of
+/// the rates and counted apart, and the batch exits 3 (reloop's failure).
+#[test]
+fn trials_whose_upstream_cannot_be_reached_are_the_harnesss_failures_left_out_of_the_rates() {
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "recording.yaml", ONE_TEXT_RECORDING);
+    write(dir.path(), "scenario.yaml", MINIMAL_SCENARIO);
+    // A port nothing listens on: bound, then let go.
+    let closed = TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap();
+    let upstream = format!("http://{closed}");
+    let args = ["run", "scenario.yaml", "--out", "out", "--upstream", &upstream, "--record-mode", "all", "--repeat", "2"];
+    let (run, _) = run_within(dir.path(), &args, &[], Duration::from_secs(60));
+    assert_eq!(run.status.code(), Some(3), "{}{}", text(&run.stdout), text(&run.stderr));
+    let runs = read_rows(&dir.path().join("out/runs.parquet"));
+    assert_eq!(runs.len(), 2);
+    for row in &runs {
+        assert_eq!(row["outcome"], "harness_error", "{row:?}");
+        assert!(row["error"].contains("could not be reached") && row["error"].contains(&closed.to_string()), "{}", row["error"]);
+    }
+    assert!(text(&run.stdout).contains("0/0 (2 left out: harness)"), "{}", text(&run.stdout));
+}

@@ -192,7 +192,12 @@ pub async fn intercept(State(registry): State<Arc<Registry>>, request: Request, 
     let Some((session, prompt, caching)) = live else { return next.run(Request::from_parts(parts, Body::from(body))).await };
     let observed = match forward(&upstream, format, &path, &parts.headers, body).await {
         Ok(observed) => observed,
-        Err((status, message)) => return error_response(format, status, &message),
+        Err(Failed { status, message, unreachable }) => {
+            if unreachable {
+                session.note_upstream_unreachable(&message);
+            }
+            return error_response(format, status, &message);
+        }
     };
     match exchange_of(&observed, upstream.redaction()) {
         Ok(Some(exchange)) => {
@@ -215,19 +220,38 @@ fn call_of(format: Format, path: &str, beta: Option<String>, body: Bytes) -> Cal
     Call { format, model, stream, beta, body: Ok(body) }
 }
 
+/// A call the upstream did not answer: the status and message the client
+/// is answered with, and whether the upstream could not be reached at all
+/// (no connection: the harness's failure, not the agent's).
+struct Failed {
+    status: StatusCode,
+    message: String,
+    unreachable: bool,
+}
+
+impl From<(StatusCode, String)> for Failed {
+    fn from((status, message): (StatusCode, String)) -> Self {
+        Self { status, message, unreachable: false }
+    }
+}
+
 /// Sends a call to the upstream and reads its whole answer, within the
 /// upstream's real-time bounds, scrubbed of the keys it was sent (the one
 /// place a live answer enters reloop: everything after sees it scrubbed).
-/// `Err` is the status and message the client is answered with: the
-/// upstream unreachable, cut short, or redirecting (never followed).
-async fn forward(upstream: &Upstream, format: Format, path: &str, headers: &HeaderMap, body: Bytes) -> Result<Observed, (StatusCode, String)> {
+/// `Err` is what the client is answered with: the upstream unreachable,
+/// cut short, or redirecting (never followed).
+async fn forward(upstream: &Upstream, format: Format, path: &str, headers: &HeaderMap, body: Bytes) -> Result<Observed, Failed> {
     let (api_path, outgoing) = upstream.request(format, path, headers, &body);
     let shown = || url_shown(&format!("{}{api_path}", upstream.base));
     let cut = |cut: bounds::Cut| {
         let status = if cut == bounds::Cut::Interrupted { StatusCode::SERVICE_UNAVAILABLE } else { StatusCode::GATEWAY_TIMEOUT };
-        (status, format!("reloop: upstream {}: {}", shown(), cut.describe()))
+        Failed::from((status, format!("reloop: upstream {}: {}", shown(), cut.describe())))
     };
-    let broken = |error: reqwest::Error| (StatusCode::BAD_GATEWAY, format!("reloop: upstream {}: {}", shown(), error.without_url()));
+    let broken = |error: reqwest::Error| Failed {
+        status: StatusCode::BAD_GATEWAY,
+        unreachable: error.is_connect(),
+        message: format!("reloop: upstream {}: {}", shown(), error.without_url()),
+    };
     if upstream.bounds.interrupted() {
         return Err(cut(bounds::Cut::Interrupted));
     }
@@ -236,7 +260,10 @@ async fn forward(upstream: &Upstream, format: Format, path: &str, headers: &Head
     let secrets = upstream.redaction.secrets();
     if reloop_wire::redirect::is_redirect(status) {
         let location = answer.headers().get("location").map(|value| secrets.text(&String::from_utf8_lossy(value.as_bytes())).into_owned());
-        return Err((StatusCode::BAD_GATEWAY, format!("reloop: upstream {}", reloop_wire::redirect::refused(&shown(), status, location.as_deref()))));
+        return Err(Failed::from((
+            StatusCode::BAD_GATEWAY,
+            format!("reloop: upstream {}", reloop_wire::redirect::refused(&shown(), status, location.as_deref())),
+        )));
     }
     let response_headers = pairs(answer.headers()).into_iter().map(|(name, value)| (name, secrets.text(&value).into_owned())).collect();
     let response_body = secrets.bytes(&upstream.bounds.body(answer).await.map_err(cut)?.map_err(broken)?);
