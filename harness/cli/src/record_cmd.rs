@@ -6,7 +6,7 @@
 use std::time::Duration;
 
 use reloop_import::capture_writer::{CaptureWriter, Target};
-use reloop_mock::record::{Observed, RecordProxy, Redaction, url_shown};
+use reloop_mock::record::{Observed, RecordProxy, Redaction, UpstreamBase, url_shown};
 use tokio::sync::mpsc;
 
 use crate::app::RecordArgs;
@@ -15,10 +15,13 @@ use crate::interrupt::Interrupt;
 
 /// Runs the command; returns the exit code.
 pub fn run(args: RecordArgs, interrupt: &Interrupt) -> anyhow::Result<i32> {
-    if !(args.upstream.starts_with("http://") || args.upstream.starts_with("https://")) {
-        eprintln!("error: --upstream `{}`: expected an http:// or https:// URL", url_shown(&args.upstream));
-        return Ok(exit_code::BAD_INPUT);
-    }
+    let upstream = match UpstreamBase::parse(&args.upstream) {
+        Ok(upstream) => upstream,
+        Err(error) => {
+            eprintln!("error: {error}");
+            return Ok(exit_code::BAD_INPUT);
+        }
+    };
     let redaction = Redaction::new(&args.redact.redact_header, &args.redact.redact_body);
     let writer = match redaction.and_then(|redaction| CaptureWriter::new(Target::Prefix(args.out.clone()), redaction, args.force)) {
         Ok(writer) => writer,
@@ -30,7 +33,7 @@ pub fn run(args: RecordArgs, interrupt: &Interrupt) -> anyhow::Result<i32> {
     let runtime = tokio::runtime::Builder::new_current_thread().enable_io().enable_time().build()?;
     runtime.block_on(async {
         let (sink, observed) = mpsc::unbounded_channel();
-        let proxy = RecordProxy::start(args.port, &args.upstream, sink).await?;
+        let proxy = RecordProxy::start(args.port, &upstream, sink).await?;
         println!("reloop record: {} on http://{}", url_shown(&args.upstream), proxy.addr());
         println!("  OpenAI base URL:    http://{}/v1", proxy.addr());
         println!("  Anthropic base URL: http://{}", proxy.addr());

@@ -20,7 +20,7 @@ use reloop_mock::recording::{Exchange, ReplayMode, ReplyUsage};
 use reloop_eval::InputError;
 use reloop_files::kind::{FileKind, Skipped, files_below, session_name};
 use reloop_import::capture_writer::{CaptureWriter, Target};
-use reloop_mock::record::{RecordProxy, Redaction};
+use reloop_mock::record::{RecordProxy, Redaction, UpstreamBase};
 
 use crate::app::ServeArgs;
 use crate::exit_code;
@@ -92,7 +92,7 @@ pub fn run(args: ServeArgs, interrupt: &Interrupt) -> anyhow::Result<i32> {
         let captured = match capture {
             Some(writer) => {
                 let (sink, observed) = tokio::sync::mpsc::unbounded_channel();
-                let proxy = RecordProxy::start(args.port, &format!("http://{}", server.addr()), sink).await?;
+                let proxy = RecordProxy::start(args.port, &UpstreamBase::http(server.addr()), sink).await?;
                 Some((proxy, observed, writer))
             }
             None => None,

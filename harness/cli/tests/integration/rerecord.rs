@@ -113,15 +113,19 @@ fn record_mode_new_rerecords_from_the_first_divergence_and_the_rerecording_repla
     assert_eq!(read_rows(&dir.path().join("again/runs.parquet"))[0]["live_steps"], "0");
 }
 
+/// Each wire goes to its upstream's own path, whether `--upstream` is the
+/// bare host or a base URL as the SDKs write it, ending in the API version
+/// (`OPENAI_BASE_URL=…/v1`; issue 43: `/v1/v1/…` was a 404).
 #[test]
 fn record_mode_new_speaks_every_wire_to_its_upstream() {
-    for wire in ["openai-responses", "anthropic", "gemini"] {
+    for (wire, version) in [("openai-chat", "/v1"), ("openai-responses", "/v1/"), ("anthropic", ""), ("gemini", "/v1beta")] {
         let dir = tempfile::tempdir().unwrap();
         write(dir.path(), "drift.recording.yaml", &recording(1..20, "old"));
         let upstream = Serve::start_with(&write(dir.path(), "upstream.yaml", &recording(7..20, "new")), &[], Stdio::null());
         write(dir.path(), "drift.yaml", &scenario("drift.recording.yaml").replace("model: gpt-4o\n", &format!("model: gpt-4o\nwire: {wire}\n")));
-        let run = reloop_env(dir.path(), &["run", "drift.yaml", "--out", "new", "--upstream", &upstream.addr, "--record-mode", "new"], &[]);
-        assert_eq!(run.status.code(), Some(0), "{wire}: {}", stderr(&run));
+        let base = format!("{}{version}", upstream.addr);
+        let run = reloop_env(dir.path(), &["run", "drift.yaml", "--out", "new", "--upstream", &base, "--record-mode", "new"], &[]);
+        assert_eq!(run.status.code(), Some(0), "{wire}: {}{}", stderr(&run), String::from_utf8_lossy(&run.stdout));
         let texts = texts(&dir.path().join("drift.rerecorded.yaml"));
         assert_eq!((texts.len(), texts[5].as_str(), texts[6].as_str(), texts[19].as_str()), (20, "Step 6 (old).", "Step 7 (new).", "Done (new)."), "{wire}");
         let steps = live_by_step(&read_rows(&dir.path().join("new/steps.parquet")));

@@ -38,7 +38,7 @@ use crate::api_errors::error_response;
 use crate::provider_context::ServerSide;
 use crate::record::proxy::{forwarded, pairs, upstream_client};
 use crate::record::redact::SECRET_HEADERS;
-use crate::record::{InjectedSecrets, Observed, Redaction, exchange_of, session_of, url_shown};
+use crate::record::{InjectedSecrets, Observed, Redaction, UpstreamBase, exchange_of, session_of, url_shown};
 use crate::server::{Call, DEFAULT_SESSION, Registry, anthropic_beta, parse, respond};
 
 /// The largest request body a live call may have (as `reloop record`'s).
@@ -69,7 +69,7 @@ pub struct Trigger {
 /// Where live calls go and what is kept of their answers.
 #[derive(Debug, Clone)]
 pub struct Upstream {
-    base: String,
+    base: UpstreamBase,
     model: Option<String>,
     trigger: Trigger,
     redaction: Redaction,
@@ -83,12 +83,10 @@ impl Upstream {
     /// `model` instead of the client's when given, with the keys the
     /// environment holds now. `Err` says why not.
     pub fn new(base: &str, model: Option<String>, trigger: Trigger, redaction: Redaction) -> Result<Self, String> {
-        if !(base.starts_with("http://") || base.starts_with("https://")) {
-            return Err(format!("--upstream `{}`: expected an http:// or https:// URL", url_shown(base)));
-        }
+        let base = UpstreamBase::parse(base)?;
         let client = upstream_client().map_err(|e| format!("cannot make an HTTP client: {e}"))?;
         let redaction = redaction.with_secrets(InjectedSecrets::from_environment());
-        Ok(Self { base: base.trim_end_matches('/').to_owned(), model, trigger, redaction, client, bounds: LiveBounds::default() })
+        Ok(Self { base, model, trigger, redaction, client, bounds: LiveBounds::default() })
     }
 
     /// This upstream with `idle` as the real-time limit on every wait (a
@@ -123,7 +121,7 @@ impl Upstream {
             (Some(model), format) if format != Format::Gemini => with_model(body, model),
             _ => body.clone(),
         };
-        let mut outgoing = self.client.post(format!("{}{api_path}", self.base)).body(body);
+        let mut outgoing = self.client.post(self.base.join(&api_path)).body(body);
         for (name, value) in headers {
             if forwarded(name.as_str()) && !SECRET_HEADERS.contains(&name.as_str()) && !self.redaction.strips_header(name.as_str()) {
                 outgoing = outgoing.header(name, value);
@@ -242,7 +240,7 @@ impl From<(StatusCode, String)> for Failed {
 /// cut short, or redirecting (never followed).
 async fn forward(upstream: &Upstream, format: Format, path: &str, headers: &HeaderMap, body: Bytes) -> Result<Observed, Failed> {
     let (api_path, outgoing) = upstream.request(format, path, headers, &body);
-    let shown = || url_shown(&format!("{}{api_path}", upstream.base));
+    let shown = || url_shown(&upstream.base.join(&api_path));
     let cut = |cut: bounds::Cut| {
         let status = if cut == bounds::Cut::Interrupted { StatusCode::SERVICE_UNAVAILABLE } else { StatusCode::GATEWAY_TIMEOUT };
         Failed::from((status, format!("reloop: upstream {}: {}", shown(), cut.describe())))
@@ -355,7 +353,7 @@ mod tests {
         assert_eq!(upstream.api_path("/s/run/v1/chat/completions"), "/v1/chat/completions");
         assert_eq!(upstream.api_path("/s/a/r/2/v1/messages"), "/v1/messages");
         assert_eq!(upstream.api_path("/v1beta/models/g:streamGenerateContent?alt=sse&key=AIzaSecret"), "/v1beta/models/g:streamGenerateContent?alt=sse");
-        assert_eq!(upstream.base, "http://127.0.0.1:9/prefix");
+        assert_eq!(upstream.base.join("/v1/messages"), "http://127.0.0.1:9/prefix/v1/messages");
     }
 
     #[test]

@@ -10,9 +10,11 @@ pub mod proxy;
 pub mod redact;
 pub mod secrets;
 pub mod shown;
+pub mod upstream_base;
 
 pub use capture::{exchange_of, redacted_exchange, session_of};
 pub use proxy::{Observed, RecordProxy};
 pub use redact::Redaction;
 pub use secrets::InjectedSecrets;
 pub use shown::{path_shown, url_shown};
+pub use upstream_base::UpstreamBase;

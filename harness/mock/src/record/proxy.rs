@@ -15,6 +15,8 @@ use axum::response::Response;
 use futures_util::StreamExt;
 use tokio::sync::mpsc;
 
+use super::UpstreamBase;
+
 /// The largest request body forwarded (long agent contexts are large).
 const MAX_REQUEST_BYTES: usize = 64 * 1024 * 1024;
 
@@ -42,7 +44,7 @@ pub struct Observed {
 
 #[derive(Clone)]
 struct Upstream {
-    base: String,
+    base: UpstreamBase,
     client: reqwest::Client,
     sink: mpsc::UnboundedSender<Observed>,
 }
@@ -59,11 +61,11 @@ impl RecordProxy {
     /// (`http://` or `https://` host and port, optionally with a path
     /// prefix); each complete
     /// exchange goes to `sink`.
-    pub async fn start(port: u16, upstream: &str, sink: mpsc::UnboundedSender<Observed>) -> std::io::Result<Self> {
+    pub async fn start(port: u16, upstream: &UpstreamBase, sink: mpsc::UnboundedSender<Observed>) -> std::io::Result<Self> {
         let listener = tokio::net::TcpListener::bind((Ipv4Addr::LOCALHOST, port)).await?;
         let addr = listener.local_addr()?;
         let client = upstream_client()?;
-        let state = Upstream { base: upstream.trim_end_matches('/').to_owned(), client, sink };
+        let state = Upstream { base: upstream.clone(), client, sink };
         let app = Router::new().fallback(forward).with_state(state);
         let task = tokio::spawn(async move {
             // Serving ends with the proxy; errors are per connection.
@@ -120,7 +122,7 @@ async fn forward(State(upstream): State<Upstream>, request: Request) -> Response
     if let Some(message) = crate::session_name::path_refusal(&path) {
         return crate::api_errors::error_response(crate::api_errors::error_format(&parts.uri, &parts.headers), StatusCode::BAD_REQUEST, &message);
     }
-    let url = format!("{}{path}", upstream.base);
+    let url = upstream.base.join(&path);
     let mut outgoing = upstream.client.request(parts.method.clone(), &url).body(body.clone());
     for (name, value) in &parts.headers {
         if forwarded(name.as_str()) {
@@ -191,7 +193,7 @@ mod tests {
             let upstream = tokio::net::TcpListener::bind((Ipv4Addr::LOCALHOST, 0)).await.unwrap();
             let port = upstream.local_addr().unwrap().port();
             let (sink, _observed) = mpsc::unbounded_channel();
-            let proxy = RecordProxy::start(0, &format!("https://127.0.0.1:{port}"), sink).await.unwrap();
+            let proxy = RecordProxy::start(0, &UpstreamBase::parse(&format!("https://127.0.0.1:{port}")).unwrap(), sink).await.unwrap();
             let url = format!("http://{}/v1/chat/completions", proxy.addr());
             let client = tokio::spawn(async move { reqwest::Client::new().post(url).body("{}").send().await });
             let accepted = tokio::time::timeout(std::time::Duration::from_secs(10), upstream.accept()).await;
@@ -224,7 +226,7 @@ mod tests {
                 socket.write_all(answer.as_bytes()).await.unwrap();
             });
             let (sink, mut observed) = mpsc::unbounded_channel();
-            let proxy = RecordProxy::start(0, &upstream_url, sink).await.unwrap();
+            let proxy = RecordProxy::start(0, &UpstreamBase::parse(&upstream_url).unwrap(), sink).await.unwrap();
             let client = reqwest::Client::builder().redirect(reqwest::redirect::Policy::none()).build().unwrap();
             let answer = client
                 .post(format!("http://{}/v1/messages", proxy.addr()))
@@ -249,7 +251,7 @@ mod tests {
             let port = closed.local_addr().unwrap().port();
             drop(closed);
             let (sink, _observed) = mpsc::unbounded_channel();
-            let proxy = RecordProxy::start(0, &format!("http://user:hunter2@127.0.0.1:{port}"), sink).await.unwrap();
+            let proxy = RecordProxy::start(0, &UpstreamBase::parse(&format!("http://user:hunter2@127.0.0.1:{port}")).unwrap(), sink).await.unwrap();
             let answer = reqwest::Client::new().post(format!("http://{}/v1/models?key=AIzaSecret", proxy.addr())).send().await.unwrap();
             assert_eq!(answer.status(), StatusCode::BAD_GATEWAY);
             let body = answer.text().await.unwrap();
