@@ -61,7 +61,17 @@ pub struct PresetLaunch {
     /// submission) when it ends with a call rather than a text turn: that
     /// call's arguments are the run's final answer.
     pub submit_marker: Option<&'static str>,
+    /// How the agent words a failed tool call in the result it sends back,
+    /// when its wire has no error flag (Chat, Responses): a regex matched
+    /// against the result's text. `None` for agents whose wire carries the
+    /// flag (Anthropic's `is_error`, Gemini's `response.error`).
+    pub tool_error_pattern: Option<&'static str>,
 }
+
+/// A command agent's failed call, unless its block says otherwise: a
+/// result that starts with `error`, in any case, then `:`
+/// (`Error: no such file`).
+pub const DEFAULT_TOOL_ERROR_PATTERN: &str = r"(?i)^\s*error\s*:";
 
 /// Codex: a custom Responses provider in `$CODEX_HOME/config.toml`; the
 /// sandbox lets commands write in the workspace only.
@@ -81,6 +91,8 @@ const CODEX: PresetLaunch = PresetLaunch {
     auxiliary: &[("CONTEXT CHECKPOINT COMPACTION", "Handoff summary of a replayed session: continue the user's task as first stated.")],
     user_agent: Some("codex_"),
     submit_marker: None,
+    // Its answers to a call it could not run (codex-rs core `FunctionCallError::RespondToModel`).
+    tool_error_pattern: Some(r"^(?:failed to parse function arguments|unsupported call)"),
 };
 
 /// pi: a custom Anthropic provider in `$PI_CODING_AGENT_DIR/models.json`;
@@ -106,6 +118,7 @@ const PI: PresetLaunch = PresetLaunch {
     )],
     user_agent: None,
     submit_marker: None,
+    tool_error_pattern: None,
 };
 
 /// opencode: an OpenAI-compatible provider in the project's
@@ -132,6 +145,8 @@ const OPENCODE: PresetLaunch = PresetLaunch {
     auxiliary: &[],
     user_agent: Some("opencode/"),
     submit_marker: None,
+    // A failed tool part's `error` is the thrown JS error's `toString()`.
+    tool_error_pattern: Some(r"^(?:[A-Z][A-Za-z]*)?Error: "),
 };
 
 /// The summary Claude Code's compaction request gets: in the
@@ -183,6 +198,7 @@ const CLAUDE_CODE: PresetLaunch = PresetLaunch {
     ],
     user_agent: Some("claude-cli/"),
     submit_marker: None,
+    tool_error_pattern: None,
 };
 
 /// Gemini CLI: headless mode (`-p`), every tool approved (`yolo`), the
@@ -206,6 +222,7 @@ const GEMINI_CLI: PresetLaunch = PresetLaunch {
     auxiliary: &[],
     user_agent: Some("GeminiCLI"),
     submit_marker: None,
+    tool_error_pattern: None,
 };
 
 /// mini-swe-agent: `mini` in yolo mode, exiting when the model submits.
@@ -243,6 +260,7 @@ const MINI_SWE_AGENT: PresetLaunch = PresetLaunch {
     auxiliary: &[],
     user_agent: None,
     submit_marker: Some("COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT"),
+    tool_error_pattern: Some(DEFAULT_TOOL_ERROR_PATTERN),
 };
 
 impl AgentPreset {

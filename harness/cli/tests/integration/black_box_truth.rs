@@ -80,6 +80,39 @@ fn a_refused_call_is_a_tool_error_and_fails_expect_tool_calls() {
     assert_eq!(done.run["failed_expectations"], "[tool_calls: expected [read_file, shell], got [read_file]]");
 }
 
+/// Regression (issue 43): a command agent on the Chat wire, which has no
+/// error flag, wrote `error: no such file in the workspace` as the result
+/// of a read, and the run counted no tool error. The default pattern counts
+/// it; the block's `tool_error_pattern` replaces the default, and `""`
+/// turns it off.
+#[test]
+fn a_result_worded_as_an_error_is_a_tool_error_as_the_agent_words_it() {
+    let recording = "exchanges:\n  - tool_calls: [{ name: read_file, arguments: { path: missing.toml } }]\n  - text: \"No port.\"\n";
+    for (agent_lines, errors) in
+        [("", "1"), ("  tool_error_pattern: \"^error: no such\"\n", "1"), ("  tool_error_pattern: \"^FAILED\"\n", "0"), ("  tool_error_pattern: \"\"\n", "0")]
+    {
+        let Some(done) = run_sdk_agent_with(recording, "expect: { outcome: final_answer }\n", agent_lines) else { return };
+        assert_eq!(done.output.status.code(), Some(0), "{}{}", stdout(&done.output), stderr(&done.output));
+        assert_eq!((done.run["tool_calls"].as_str(), done.run["tool_errors"].as_str()), ("1", errors), "{agent_lines:?}: {:#?}", done.run);
+    }
+}
+
+/// A `tool_error_pattern` that is not a regex is refused with the field named.
+#[test]
+fn a_tool_error_pattern_that_is_not_a_regex_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "agent.recording.yaml", "format: reloop.recording/v1\nexchanges:\n  - text: hi\n");
+    let file = write(
+        dir.path(),
+        "bad.yaml",
+        "name: bad\nmodel: gpt-4.1\ntask: t\nrecording: agent.recording.yaml\nagent:\n  command: [true]\n  tool_error_pattern: \"(unclosed\"\n",
+    );
+    let output = Command::new(env!("CARGO_BIN_EXE_reloop")).args(["run", file.to_str().unwrap(), "--out", "out"]).current_dir(dir.path()).output().unwrap();
+    assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
+    let printed = stderr(&output);
+    assert!(printed.contains("bad.yaml") && printed.contains("agent.tool_error_pattern") && printed.contains("is not a regex"), "{printed}");
+}
+
 /// Regression: a call the agent never ran (Claude Code ran only `Read` of
 /// a recorded `Read, Bash`) was counted; and the agent's crash was only in
 /// the events' payload.

@@ -48,12 +48,21 @@ const STREAM_FAULT: &str = "fault:stream";
 /// What an agent writes back for a call it refuses to run (Codex: `unsupported call: shell`).
 const REFUSAL: &str = "unsupported call";
 
+/// The agent's words for a failed call, matched against the results it
+/// sends back (`agent.tool_error_pattern`, checked when the scenario was
+/// loaded): on the wires without an error flag, its only sign.
+fn worded_error(scenario: &Scenario) -> Option<regex::Regex> {
+    let pattern = scenario.spec.agent.as_ref()?.tool_error_pattern()?;
+    regex::Regex::new(pattern).ok()
+}
+
 /// Reads `session`'s log into the report's rows and figures.
 pub fn server_view(scenario: &Scenario, session: &Session) -> ServerView {
     let log = session.log();
     let launch = scenario.spec.agent.as_ref().and_then(|a| a.preset).map(|preset| preset.launch());
     let volatile = launch.map_or(&[][..], |launch| launch.volatile_result_lines);
     let submit_marker = launch.and_then(|launch| launch.submit_marker);
+    let worded_error = worded_error(scenario);
     // The step of each call served, and the call as the detectors see it,
     // with the result the agent sent back for it (unknown if it never did).
     let mut calls: Vec<(u64, DoomCall)> = Vec::new();
@@ -70,7 +79,7 @@ pub fn server_view(scenario: &Scenario, session: &Session) -> ServerView {
                     let result = result_of(&log[position + 1..], call);
                     let refused = result.is_some_and(|r| r.content.contains(REFUSAL));
                     made += u64::from(result.is_some());
-                    errors += u64::from(result.is_some_and(|r| r.is_error || refused));
+                    errors += u64::from(result.is_some_and(|r| r.is_error || refused || worded_error.as_ref().is_some_and(|p| p.is_match(&r.content))));
                     if result.is_some() && !refused {
                         view.tool_calls.push(call.name.clone());
                     }

@@ -171,6 +171,9 @@ fn validate(file: &Path, spec: &ScenarioSpec) -> Result<(), InputError> {
         for path in agent.files.keys() {
             agent::check_file_path(path).map_err(|e| InputError::field(file, format!("agent.files.{path}"), e))?;
         }
+        if let Some(pattern) = &agent.tool_error_pattern {
+            regex::Regex::new(pattern).map_err(|e| InputError::field(file, "agent.tool_error_pattern", format!("is not a regex: {e}")))?;
+        }
     }
     for (tool, fixture) in &spec.tools {
         if fixture.results.is_empty() {

@@ -10,7 +10,7 @@ use std::path::{Component, Path};
 
 use reloop_agent::WireFormat;
 
-pub use crate::agent_presets::{AgentPreset, misfit};
+pub use crate::agent_presets::{AgentPreset, DEFAULT_TOOL_ERROR_PATTERN, PresetLaunch, misfit};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -47,6 +47,12 @@ pub struct AgentSpec {
     /// (outcome `agent_timeout`).
     #[serde(default = "default_timeout_s")]
     pub timeout_s: u64,
+    /// A regex: a tool result the agent sends back whose text matches is a
+    /// failed call (`tool_errors`), beside results flagged as errors.
+    /// Replaces the preset's own ([`PresetLaunch::tool_error_pattern`]) or,
+    /// without a preset, [`DEFAULT_TOOL_ERROR_PATTERN`]; `""` matches none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool_error_pattern: Option<String>,
 }
 
 fn default_timeout_s() -> u64 {
@@ -74,6 +80,18 @@ impl AgentSpec {
             pass_env,
             files,
             timeout_s: self.timeout_s,
+            tool_error_pattern: self.tool_error_pattern.clone(),
+        }
+    }
+
+    /// The regex a failed call's result matches: the block's own, else the
+    /// preset's, else [`DEFAULT_TOOL_ERROR_PATTERN`]; `None`: results are
+    /// errors only when flagged.
+    pub fn tool_error_pattern(&self) -> Option<&str> {
+        match (&self.tool_error_pattern, self.preset) {
+            (Some(own), _) => Some(own.as_str()).filter(|pattern| !pattern.is_empty()),
+            (None, Some(preset)) => preset.launch().tool_error_pattern,
+            (None, None) => Some(DEFAULT_TOOL_ERROR_PATTERN),
         }
     }
 }
@@ -112,6 +130,16 @@ mod tests {
         let own: AgentSpec =
             serde_json::from_value(serde_json::json!({ "preset": "codex", "command": ["my-codex", "{task}"], "wire": "openai-chat" })).unwrap();
         assert_eq!((own.resolved().command[0].as_str(), own.resolved().wire), ("my-codex", Some(WireFormat::OpenaiChat)));
+    }
+
+    #[test]
+    fn the_blocks_tool_error_pattern_wins_over_the_presets_and_the_default() {
+        let spec = |value: serde_json::Value| serde_json::from_value::<AgentSpec>(value).unwrap();
+        assert_eq!(spec(serde_json::json!({ "command": ["a"] })).tool_error_pattern(), Some(DEFAULT_TOOL_ERROR_PATTERN));
+        assert_eq!(spec(serde_json::json!({ "preset": "claude-code" })).tool_error_pattern(), None, "is_error says it");
+        assert!(spec(serde_json::json!({ "preset": "codex" })).tool_error_pattern().is_some_and(|p| p.contains("failed to parse")));
+        assert_eq!(spec(serde_json::json!({ "preset": "pi", "tool_error_pattern": "^FAIL" })).tool_error_pattern(), Some("^FAIL"));
+        assert_eq!(spec(serde_json::json!({ "command": ["a"], "tool_error_pattern": "" })).tool_error_pattern(), None);
     }
 
     #[test]
