@@ -29,10 +29,21 @@ impl Format {
         }
     }
 
+    /// Every session format, in the order `--format auto` tries them.
+    pub const ALL: [Format; 5] = [Self::Pi, Self::Codex, Self::ClaudeCode, Self::OpenaiMessages, Self::Atif];
+
     /// The format named `name` on the command line.
     pub fn from_name(name: &str) -> Option<Self> {
-        [Self::Pi, Self::Codex, Self::ClaudeCode, Self::OpenaiMessages, Self::Atif].into_iter().find(|f| f.name() == name)
+        Self::ALL.into_iter().find(|f| f.name() == name)
     }
+}
+
+/// What `reloop import` reads, for the errors that must say it: the
+/// session formats, then vcr cassettes (`--format vcr`).
+pub fn formats_read() -> String {
+    let mut names: Vec<&str> = Format::ALL.iter().map(|format| format.name()).collect();
+    names.push("vcr");
+    names.join(", ")
 }
 
 /// The format of `text` (file name `name`), or `None` when nothing fits.
@@ -46,6 +57,10 @@ pub fn detect(name: &str, text: &str) -> Option<Format> {
             Value::Array(_) => Some(Format::OpenaiMessages),
             Value::Object(o) if o.contains_key("history") || o.contains_key("events") => Some(Format::OpenaiMessages),
             Value::Object(o) if o.get("role").and_then(Value::as_str) == Some("assistant") => Some(Format::Pi),
+            // A JSONL format's file is one record a line: a document over
+            // many lines is none of them (a Gemini CLI `session-*.json`
+            // has the `sessionId` of a Claude Code line).
+            _ if text.trim().lines().count() > 1 => None,
             _ => detect_line(&document),
         };
     }
@@ -81,5 +96,15 @@ mod tests {
         assert_eq!(detect("m.json", "{\"role\":\"assistant\",\"content\":[]}"), Some(Format::Pi));
         assert_eq!(detect("t.json", "{\"schema_version\":\"ATIF-v1.8\",\"steps\":[]}"), Some(Format::Atif));
         assert_eq!(detect("n.txt", "hello"), None);
+    }
+
+    /// Regression (issue 43): a Gemini CLI session (one pretty-printed JSON
+    /// document with a `sessionId`) was taken for Claude Code JSONL, every
+    /// line then skipped as not JSON.
+    #[test]
+    fn a_document_over_many_lines_is_no_jsonl_format() {
+        let gemini = "{\n  \"sessionId\": \"5f2c\",\n  \"projectHash\": \"ab\",\n  \"messages\": []\n}\n";
+        assert_eq!(detect("session-2025-10-01T10-00-5f2c.json", gemini), None);
+        assert_eq!(detect("one.jsonl", "{\"sessionId\": \"5f2c\", \"type\": \"user\"}\n"), Some(Format::ClaudeCode), "one record on one line is JSONL");
     }
 }

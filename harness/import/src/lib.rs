@@ -50,10 +50,21 @@ pub enum ImportError {
         message: String,
     },
     /// `--format auto` found no format.
-    #[error("{path}:1: cannot tell the format (pi, codex, claude-code, openai-messages); pass --format")]
+    #[error("{path}:1: is in none of the formats reloop imports ({}); if it is one of them, pass --format", detect::formats_read())]
     UnknownFormat {
         /// The file.
         path: PathBuf,
+    },
+    /// Read as `format`, the file holds no model call, answered or failed:
+    /// a scenario from it would pass on nothing.
+    #[error("{path}: read as {format}, holds no model call{why}; reloop imports {}: if the file is another of them, pass --format", detect::formats_read())]
+    NoModelCall {
+        /// The file.
+        path: PathBuf,
+        /// The format it was read as.
+        format: &'static str,
+        /// What the reader made of its lines (`: all 12 lines skipped, the first: not JSON (…)`), or empty.
+        why: String,
     },
     /// The `--tools` file is not a list of tool declarations.
     #[error("{path}:{line}: field `tools`: {message}")]
@@ -87,7 +98,7 @@ pub enum ImportError {
 pub fn read_session(path: &Path, format: Option<Format>) -> Result<ImportedSession, ImportError> {
     if path.is_dir() {
         return match format {
-            None | Some(Format::OpenaiMessages) => read_sdk_folder(path),
+            None | Some(Format::OpenaiMessages) => read_sdk_folder(path).and_then(|session| with_a_model_call(path, session)),
             Some(other) => Err(ImportError::Input {
                 path: path.to_owned(),
                 message: format!(
@@ -100,13 +111,35 @@ pub fn read_session(path: &Path, format: Option<Format>) -> Result<ImportedSessi
     let text = read_input(path)?;
     let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
     let format = format.or_else(|| detect(&name, &text)).ok_or_else(|| ImportError::UnknownFormat { path: path.to_owned() })?;
-    Ok(match format {
+    let session = match format {
         Format::Pi => formats::pi::parse(&text),
         Format::Codex => formats::codex::parse(&text),
         Format::ClaudeCode => formats::claude_code::parse(&text),
         Format::OpenaiMessages => formats::openai_messages::parse(&text),
         Format::Atif => formats::atif::parse(&text),
-    })
+    };
+    with_a_model_call(path, session)
+}
+
+/// `session`, unless it holds no model call: neither a response nor a
+/// failed call. Nothing is made up for it (a scenario whose only answer
+/// reloop wrote would pass on nothing): it is refused, with what the
+/// reader made of the file's lines, which says whether it was read in the
+/// wrong format.
+fn with_a_model_call(path: &Path, session: ImportedSession) -> Result<ImportedSession, ImportError> {
+    let called = session.items.iter().any(|item| matches!(item, session::Item::Assistant(_) | session::Item::ProviderError(_)))
+        || matches!(session.exit, Some(session::Exit::Failed(_)));
+    if called {
+        return Ok(session);
+    }
+    let lines = &session.lines;
+    let why = match lines.skipped.first() {
+        Some(first) if lines.read == 1 => format!(": its one record skipped: {}", first.reason),
+        Some(first) if lines.skipped.len() == lines.read => format!(": all {} of its lines skipped, the first ({}): {}", lines.read, first.line, first.reason),
+        Some(first) => format!(": {} of its {} lines skipped, the first ({}): {}", lines.skipped.len(), lines.read, first.line, first.reason),
+        None => String::new(),
+    };
+    Err(ImportError::NoModelCall { path: path.to_owned(), format: session.format, why })
 }
 
 /// An OpenHands SDK conversation folder, as the SDK persists it:

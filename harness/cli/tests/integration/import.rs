@@ -91,10 +91,46 @@ fn an_unknown_format_and_a_missing_file_are_bad_input_naming_the_file() {
     let out = dir.path().join("out");
     let output = reloop(dir.path(), &["import", text.to_str().unwrap(), "--out", out.to_str().unwrap()]);
     assert_eq!(output.status.code(), Some(2));
-    assert!(stderr(&output).contains("notes.txt:1: cannot tell the format"), "{}", stderr(&output));
+    assert!(stderr(&output).contains("notes.txt:1: is in none of the formats reloop imports (pi, codex, claude-code, openai-messages, atif, vcr)"), "{}", stderr(&output));
     let output = reloop(dir.path(), &["import", "missing.jsonl", "--out", out.to_str().unwrap()]);
     assert_eq!(output.status.code(), Some(2));
     assert!(stderr(&output).contains("missing.jsonl"), "{}", stderr(&output));
+}
+
+/// Regression (issue 43): a real Gemini CLI session (`session-*.json`) was
+/// taken for Claude Code JSONL, every line skipped as not JSON, then given a
+/// made-up final answer: a scenario that passed on nothing. A file read in
+/// a format it is not in holds no model call; it is refused (exit 2) with
+/// the format tried and the formats reloop reads, and nothing is written.
+/// Tried with a real file of each format under every other `--format`.
+#[test]
+fn a_file_read_in_a_format_it_is_not_in_is_refused_and_nothing_is_made_up() {
+    let fixtures = repo().join("harness/import/tests/fixtures/sessions");
+    let files = [
+        ("pi", "pi/agent-history__pi-session-01.redacted.jsonl"),
+        ("codex", "codex/agent-history__codex-session-01.redacted.jsonl"),
+        ("claude-code", "claude-code/spotter__short.jsonl"),
+        ("openai-messages", "openai-messages/openhands__basic.json"),
+        ("atif", "atif/harbor-claude-code__spotter__tool_heavy.atif.json"),
+        ("gemini-cli", "gemini-cli/ai-sessions__gemini-cli-pomodoro-timer.json"),
+    ];
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    for (own, file) in files {
+        let path = fixtures.join(file);
+        for format in ["pi", "codex", "claude-code", "openai-messages", "atif"].into_iter().filter(|format| *format != own) {
+            let output = reloop(dir.path(), &["import", path.to_str().unwrap(), "--format", format, "--out", out.to_str().unwrap()]);
+            let printed = stderr(&output);
+            assert_eq!(output.status.code(), Some(2), "{own} as {format}: {printed}");
+            assert!(printed.contains(&format!("read as {format}, holds no model call")), "{own} as {format}: {printed}");
+            assert!(printed.contains("reloop imports pi, codex, claude-code, openai-messages, atif, vcr"), "{printed}");
+            assert!(!out.exists(), "{own} as {format}: something was written");
+        }
+    }
+    let gemini = fixtures.join(files[5].1);
+    let output = reloop(dir.path(), &["import", gemini.to_str().unwrap(), "--out", out.to_str().unwrap()]);
+    assert_eq!(output.status.code(), Some(2));
+    assert!(stderr(&output).contains("is in none of the formats reloop imports"), "{}", stderr(&output));
 }
 
 /// The recorded main exchanges of each imported scenario, with their calls.
