@@ -1,13 +1,16 @@
 //! `reloop import FILE... --out DIR`: each session file becomes a scenario,
 //! a recording and an import report (`reloop-import`); the report's summary
 //! is printed. Bad input (an unreadable file, an unknown format, a bad
-//! `--tools` file) is named with its file and exits 2.
+//! `--tools` file) is named with its file and exits 2. In a batch, a file
+//! that cannot be imported is named with its reason and the others are
+//! still written: one bad file among a hundred costs that file, not the
+//! other ninety-nine.
 
 use std::path::Path;
 
 use reloop_import::vcr::{import_cassette, is_cassette};
 use reloop_import::{
-    ConvertOptions, Format, ImportError, convert, import_file_names, read_input, read_session, read_tools, recording_file_name, scenario_name,
+    ConvertOptions, Format, ImportError, PresetTool, convert, import_file_names, read_input, read_session, read_tools, recording_file_name, scenario_name,
     skeleton_scenario, write_files, write_yaml,
 };
 use reloop_mock::record::Redaction;
@@ -27,9 +30,16 @@ pub fn run(args: &ImportArgs) -> anyhow::Result<i32> {
         }
     };
     match import_all(args, &redaction) {
-        Ok(summary) => {
-            print_stdout(&summary)?;
-            Ok(exit_code::SUCCESS)
+        Ok(batch) => {
+            print_stdout(&batch.summary)?;
+            for error in &batch.failed {
+                eprintln!("error: {error}");
+            }
+            if batch.failed.is_empty() {
+                return Ok(exit_code::SUCCESS);
+            }
+            eprintln!("{} of {} files not imported (named above); the others were written", batch.failed.len(), batch.files);
+            Ok(exit_code::BAD_INPUT)
         }
         Err(error) => {
             eprintln!("error: {error}");
@@ -38,7 +48,18 @@ pub fn run(args: &ImportArgs) -> anyhow::Result<i32> {
     }
 }
 
-fn import_all(args: &ImportArgs, redaction: &Redaction) -> Result<String, ImportError> {
+/// What a batch import did: the summary of the files written, and the
+/// files that could not be imported, each with its reason.
+struct Batch {
+    summary: String,
+    failed: Vec<ImportError>,
+    files: usize,
+}
+
+/// Imports every file. `Err` only for what stops the whole batch before
+/// anything is written (a bad `--system` or `--tools` file, names that
+/// collide, files that would be replaced).
+fn import_all(args: &ImportArgs, redaction: &Redaction) -> Result<Batch, ImportError> {
     let format = match args.format {
         ImportFormat::Auto => None,
         ImportFormat::Pi => Some(Format::Pi),
@@ -51,27 +72,37 @@ fn import_all(args: &ImportArgs, redaction: &Redaction) -> Result<String, Import
     let system = args.system.as_deref().map(read_input).transpose()?;
     let tools = args.tools.as_deref().map(read_tools).transpose()?;
     let sources = plan(args)?;
-    let mut summary = String::new();
+    let mut batch = Batch { summary: String::new(), failed: Vec::new(), files: sources.len() };
     for source in sources {
-        let file = source.file;
-        if source.cassette {
-            summary.push_str(&cassette(file, &source.name, &args.out, redaction)?);
-            continue;
-        }
-        let session = read_session(file, format)?;
-        let options = ConvertOptions {
-            source: format!("{}:{}", session.format, file.file_name().map(|n| n.to_string_lossy()).unwrap_or_default()),
-            recording_path: recording_file_name(&source.name),
-            name: source.name,
-            system: system.clone(),
-            tools: tools.clone(),
-            workspace_root: args.workspace_root.clone(),
+        let imported = if source.cassette {
+            cassette(source.file, &source.name, &args.out, redaction)
+        } else {
+            session(&source, format, system.as_deref(), tools.as_deref(), args)
         };
-        let converted = convert(session, options);
-        let written = write_files(&args.out, &converted)?;
-        summary.push_str(&converted.report.summary());
-        summary.push_str(&format!("  wrote {}\n", written.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", ")));
+        match imported {
+            Ok(summary) => batch.summary.push_str(&summary),
+            Err(error) => batch.failed.push(error),
+        }
     }
+    Ok(batch)
+}
+
+/// A session file: its scenario, recording and import report written; the summary.
+fn session(source: &Source<'_>, format: Option<Format>, system: Option<&str>, tools: Option<&[PresetTool]>, args: &ImportArgs) -> Result<String, ImportError> {
+    let file = source.file;
+    let session = read_session(file, format)?;
+    let options = ConvertOptions {
+        source: format!("{}:{}", session.format, file.file_name().map(|n| n.to_string_lossy()).unwrap_or_default()),
+        recording_path: recording_file_name(&source.name),
+        name: source.name.clone(),
+        system: system.map(str::to_owned),
+        tools: tools.map(<[PresetTool]>::to_vec),
+        workspace_root: args.workspace_root.clone(),
+    };
+    let converted = convert(session, options);
+    let written = write_files(&args.out, &converted)?;
+    let mut summary = converted.report.summary();
+    summary.push_str(&format!("  wrote {}\n", written.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", ")));
     Ok(summary)
 }
 

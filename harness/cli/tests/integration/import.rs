@@ -91,7 +91,11 @@ fn an_unknown_format_and_a_missing_file_are_bad_input_naming_the_file() {
     let out = dir.path().join("out");
     let output = reloop(dir.path(), &["import", text.to_str().unwrap(), "--out", out.to_str().unwrap()]);
     assert_eq!(output.status.code(), Some(2));
-    assert!(stderr(&output).contains("notes.txt:1: is in none of the formats reloop imports (pi, codex, claude-code, openai-messages, atif, vcr)"), "{}", stderr(&output));
+    assert!(
+        stderr(&output).contains("notes.txt:1: is in none of the formats reloop imports (pi, codex, claude-code, openai-messages, atif, vcr)"),
+        "{}",
+        stderr(&output)
+    );
     let output = reloop(dir.path(), &["import", "missing.jsonl", "--out", out.to_str().unwrap()]);
     assert_eq!(output.status.code(), Some(2));
     assert!(stderr(&output).contains("missing.jsonl"), "{}", stderr(&output));
@@ -131,6 +135,30 @@ fn a_file_read_in_a_format_it_is_not_in_is_refused_and_nothing_is_made_up() {
     let output = reloop(dir.path(), &["import", gemini.to_str().unwrap(), "--out", out.to_str().unwrap()]);
     assert_eq!(output.status.code(), Some(2));
     assert!(stderr(&output).contains("is in none of the formats reloop imports"), "{}", stderr(&output));
+}
+
+/// Issue 43: one file that cannot be imported stopped the batch, and the
+/// files after it were not written. Now each bad file is named with its
+/// reason, the others are written, and the exit code (2) says one failed.
+#[test]
+fn a_batch_with_unusable_files_writes_the_others_and_names_the_bad_ones() {
+    let dir = tempfile::tempdir().unwrap();
+    let fixtures = repo().join("harness/import/tests/fixtures/sessions");
+    let notes = write(dir.path(), "notes.txt", "just words\n");
+    let good = fixtures.join("claude-code/spotter__short.jsonl");
+    let gemini = fixtures.join("gemini-cli/ai-sessions__gemini-cli-pomodoro-timer.json");
+    let out = dir.path().join("out");
+    let files = [notes.to_str().unwrap(), good.to_str().unwrap(), gemini.to_str().unwrap()];
+    let output = reloop(dir.path(), &["import", files[0], files[1], files[2], "--format", "claude-code", "--out", out.to_str().unwrap()]);
+    let printed = stderr(&output);
+    assert_eq!(output.status.code(), Some(2), "{printed}");
+    assert!(printed.contains("notes.txt: read as claude-code, holds no model call"), "{printed}");
+    assert!(printed.contains("ai-sessions__gemini-cli-pomodoro-timer.json: read as claude-code, holds no model call"), "{printed}");
+    assert!(printed.contains("2 of 3 files not imported (named above); the others were written"), "{printed}");
+    let written: Vec<String> = std::fs::read_dir(&out).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+    assert_eq!(written.len(), 3, "{written:?}");
+    assert!(written.iter().all(|name| name.starts_with("spotter-short")), "{written:?}");
+    assert!(stdout(&output).contains("wrote"), "{}", stdout(&output));
 }
 
 /// The recorded main exchanges of each imported scenario, with their calls.
