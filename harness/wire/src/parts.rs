@@ -40,6 +40,17 @@ pub struct ExtraFields {
     /// these (none: no `index`, as some models send it).
     #[serde(default, skip_serializing_if = "Extra::is_empty")]
     pub candidate: Extra,
+    /// Chat: the choice's fields besides its index, message and finish
+    /// reason (OpenRouter's `native_finish_reason`), laid over the choice
+    /// of a whole completion sent back (a stream's are its chunks').
+    #[serde(default, skip_serializing_if = "Extra::is_empty")]
+    pub choice: Extra,
+    /// Chat: the message's fields besides those reloop models (OpenRouter's
+    /// `reasoning` and `reasoning_details`, Groq's `executed_tools`), laid
+    /// over the message of a whole completion sent back (a stream's ride in
+    /// its chunks' deltas, [`ChunkLayout`](crate::openai_chat::ChunkLayout)).
+    #[serde(default, skip_serializing_if = "Extra::is_empty")]
+    pub message: Extra,
     /// A Chat stream whose chunks an SDK would not accumulate as it does
     /// OpenAI's (a gateway repeating `role` or a call's id in every chunk):
     /// each recorded chunk's layout, in order, which the replay follows
@@ -51,7 +62,12 @@ pub struct ExtraFields {
 impl ExtraFields {
     /// Whether there is nothing to send back.
     pub fn is_empty(&self) -> bool {
-        self.response.is_empty() && self.events.is_empty() && self.candidate.is_empty() && self.chunks.is_empty()
+        self.response.is_empty()
+            && self.events.is_empty()
+            && self.candidate.is_empty()
+            && self.choice.is_empty()
+            && self.message.is_empty()
+            && self.chunks.is_empty()
     }
 }
 

@@ -425,7 +425,7 @@ fn every_cassette_imports_as_neutral_and_raw_v2_with_a_skeleton_gzip_bodies_deco
             .extend(std::fs::read_dir(root.join(api)).unwrap().map(|e| e.unwrap().path()).filter(|path| path.extension().is_some_and(|ext| ext == "yaml")));
     }
     cassettes.sort();
-    assert_eq!(cassettes.len(), 15);
+    assert_eq!(cassettes.len(), 18);
     import_into(dir.path(), &cassettes);
     for cassette in &cassettes {
         let name = reloop_name(cassette);

@@ -55,9 +55,16 @@ fn without_recorded_usage_the_columns_are_null_and_the_cost_simulated() {
 /// The neutral recording `reloop import` writes of the vcr cassette at
 /// `cassette` (under the importer's fixtures), in `dir`.
 fn imported(dir: &std::path::Path, cassette: &str) -> std::path::PathBuf {
+    imported_with(dir, cassette, &[])
+}
+
+/// As [`imported`], with `flags` given to `import`.
+fn imported_with(dir: &std::path::Path, cassette: &str, flags: &[&str]) -> std::path::PathBuf {
     let cassette = repo().join("harness/import/tests/fixtures/sessions/vcr-cassettes").join(cassette);
     let out = dir.join("out");
-    let output = reloop(dir, &["import", cassette.to_str().unwrap(), "--out", out.to_str().unwrap()]);
+    let mut args = vec!["import", cassette.to_str().unwrap(), "--out", out.to_str().unwrap()];
+    args.extend(flags);
+    let output = reloop(dir, &args);
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
     std::fs::read_dir(&out)
         .unwrap()
@@ -139,4 +146,52 @@ fn an_imported_gateway_stream_is_served_in_its_recorded_chunks() {
     assert_eq!(sent.len(), 3, "{body}");
     assert_eq!(sent.iter().map(|chunk| &chunk["choices"]).collect::<Vec<_>>(), recorded[..3].iter().map(|chunk| &chunk["choices"]).collect::<Vec<_>>());
     assert!(!body.contains("[DONE]"), "{body}");
+}
+
+/// Issue 43: a provider's fields on a whole Chat completion's message and
+/// choice (OpenRouter's `reasoning`, `reasoning_details`,
+/// `native_finish_reason`, in a real pydantic-ai cassette) were dropped;
+/// they come back where they were.
+#[test]
+fn a_providers_own_message_and_choice_fields_come_back_as_recorded() {
+    let dir = tempfile::tempdir().unwrap();
+    let neutral = imported(dir.path(), "openai-chat/pydantic-ai__test_openrouter_with_reasoning.yaml");
+    let recording: serde_json::Value = serde_saphyr::from_str(&std::fs::read_to_string(&neutral).unwrap()).unwrap();
+    let session = neutral.file_name().unwrap().to_string_lossy().trim_end_matches(".yaml").to_owned();
+    let server = Serve::start_with(&neutral, &["--recorded-usage"], std::process::Stdio::null());
+    let request = &recording["exchanges"][0]["request"]["body"];
+    let (_, body) = post(&server.addr, &format!("/s/{session}/r/a/v1/chat/completions"), "", &request.to_string());
+    let completion: serde_json::Value = serde_json::from_slice(&body).unwrap();
+    let choice = &completion["choices"][0];
+    assert_eq!(choice["native_finish_reason"], "stop", "{choice}");
+    assert!(choice["message"]["reasoning"].as_str().is_some_and(|text| text.starts_with("1.  **Deconstruct")), "{choice}");
+    assert_eq!(choice["message"]["reasoning_details"][0]["type"], "reasoning.text", "{choice}");
+    assert_eq!(completion["provider"], "BaseTen");
+}
+
+/// Issue 43: a stream recorded without a usage chunk, whose bytes were not
+/// kept (a `--redact-body` match in its output drops them), was served with
+/// the mock's usage to a client asking for it (`include_usage`): the
+/// recording says the provider sent none, so none is sent.
+#[test]
+fn a_stream_recorded_without_usage_gets_none_though_its_bytes_were_dropped() {
+    let dir = tempfile::tempdir().unwrap();
+    let neutral = imported_with(dir.path(), "openai-chat/openllmetry__test_chat_tools_streaming.yaml", &["--redact-body", "San Francisco"]);
+    let text = std::fs::read_to_string(&neutral).unwrap();
+    let recording: serde_json::Value = serde_saphyr::from_str(&text).unwrap();
+    assert!(recording["exchanges"][0].get("raw").is_none(), "the bytes were dropped:\n{text}");
+    let session = neutral.file_name().unwrap().to_string_lossy().trim_end_matches(".yaml").to_owned();
+    let server = Serve::start_with(&neutral, &["--recorded-usage"], std::process::Stdio::null());
+    let mut request = recording["exchanges"][0]["request"]["body"].clone();
+    request["stream_options"] = serde_json::json!({ "include_usage": true });
+    let (_, body) = post(&server.addr, &format!("/s/{session}/r/a/v1/chat/completions"), "", &request.to_string());
+    let stream = String::from_utf8(body).unwrap();
+    let chunks: Vec<serde_json::Value> = stream
+        .split("\n\n")
+        .filter_map(|event| event.trim().strip_prefix("data: "))
+        .filter(|data| *data != "[DONE]")
+        .map(|data| serde_json::from_str(data).unwrap())
+        .collect();
+    assert!(chunks.len() > 2, "{stream}");
+    assert!(chunks.iter().all(|chunk| !chunk["usage"].is_object()), "usage made up:\n{stream}");
 }

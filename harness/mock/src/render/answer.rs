@@ -50,7 +50,9 @@ pub fn answer(turn: &ModelTurn, exchange: Option<&Exchange>, recorded_usage: boo
         usage: recorded.map_or(counted, |usage| usage.tokens()),
         wire_usage: recorded.and_then(|usage| usage.wire.clone()),
         // Read off the wire without usage: the response had none to send.
-        no_usage: recorded_usage && exchange.usage.is_none() && exchange.raw.is_some(),
+        // Its request says it was read off the wire even when its bytes
+        // were not kept (a `--redact-body` match drops them).
+        no_usage: recorded_usage && exchange.usage.is_none() && (exchange.raw.is_some() || exchange.request.is_some()),
         ids: exchange.ids.clone(),
         generated_call_ids: exchange.tool_calls().map(|call| call.id.is_none()).collect(),
         extra: exchange.extra.clone(),
@@ -86,6 +88,20 @@ mod tests {
         assert_eq!((reply.usage.input_tokens, reply.wire_usage), (5, None));
         let recorded = answer(&turn, Some(&exchange), true);
         assert_eq!((recorded.usage.input_tokens, recorded.wire_usage), (9, Some(json!({ "x": 1 }))));
+    }
+
+    /// Issue 43: a response recorded without usage was served with the
+    /// server's count when its bytes had not been kept (redacted away),
+    /// though the recording says it was read off the wire.
+    #[test]
+    fn usage_the_recorded_response_did_not_carry_is_not_made_up() {
+        let turn = ModelTurn { text: "hi".into(), ..ModelTurn::default() };
+        let read_off_the_wire: Exchange =
+            serde_json::from_value(json!({ "parts": [{ "type": "text", "text": "hi" }], "request": { "path": "/v1/chat/completions", "body": {} } })).unwrap();
+        assert!(answer(&turn, Some(&read_off_the_wire), true).no_usage, "recorded without usage, bytes dropped");
+        assert!(!answer(&turn, Some(&read_off_the_wire), false).no_usage, "the server's count, without --recorded-usage");
+        let authored: Exchange = serde_json::from_value(json!({ "parts": [{ "type": "text", "text": "hi" }] })).unwrap();
+        assert!(!answer(&turn, Some(&authored), true).no_usage, "an authored exchange has the server's count");
     }
 
     #[test]

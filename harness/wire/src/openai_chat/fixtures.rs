@@ -203,12 +203,20 @@ fn kept_layout(capture: &Capture) -> Vec<super::ChunkLayout> {
     decoded.extra.map(|extra| extra.chunks).unwrap_or_default()
 }
 
+/// OpenAI's streams keep no layout: their chunks differ only in the
+/// random `obfuscation` padding. Azure's do: its chunks carry content
+/// filter results that an SDK keeps from the chunks they came in (the
+/// first chunk's `prompt_filter_results`, the first choice's
+/// `content_filter_results`), so they are sent chunk for chunk.
 #[test]
-fn openai_and_azure_streams_keep_no_chunk_layout_but_a_refusal() {
-    for capture in OPENAI_SSE.iter().chain([&AZURE_MODEL_ROUTER]).filter(|capture| capture.name != REFUSAL.name) {
+fn openai_streams_keep_no_chunk_layout_but_a_refusal_and_azures_keep_theirs() {
+    for capture in OPENAI_SSE.iter().filter(|capture| capture.name != REFUSAL.name) {
         let layout = kept_layout(capture);
         assert!(layout.is_empty(), "{}: {layout:?}", capture.name);
     }
+    let azure = kept_layout(&AZURE_MODEL_ROUTER);
+    assert!(azure[0].envelope.as_ref().is_some_and(|envelope| envelope.contains_key("prompt_filter_results")), "{azure:?}");
+    assert!(azure[1..azure.len() - 1].iter().all(|chunk| chunk.choice.contains_key("content_filter_results")), "{azure:?}");
     // OpenAI opens a refusal with `content: null`, which the SDK keeps;
     // reloop's own layout opens every reply without calls with `""`.
     let refusal = kept_layout(&REFUSAL);

@@ -41,7 +41,21 @@ pub struct ChunkLayout {
     /// `native_finish_reason`), laid over the choice.
     #[serde(default, skip_serializing_if = "Extra::is_empty")]
     pub choice: Extra,
+    /// Its delta's fields reloop does not model (OpenRouter's and Groq's
+    /// `reasoning` pieces, Groq's `executed_tools`), laid over the delta:
+    /// an SDK accumulates them into the message as it does the text.
+    #[serde(default, skip_serializing_if = "Extra::is_empty")]
+    pub delta: Extra,
+    /// The chunk's own fields around its choices that reloop does not
+    /// model, when the recorded chunks differ in them (Groq's `x_groq`:
+    /// an id first, the usage last); the chunk carries exactly these.
+    /// Absent: those of the response (`ExtraFields::response`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub envelope: Option<Extra>,
 }
+
+/// The fields of a delta that reloop models.
+const DELTA: &[&str] = &["role", "content", "reasoning_content", "refusal", "tool_calls"];
 
 /// A field a recorded chunk sent besides its piece.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
@@ -145,6 +159,7 @@ impl ChunkLayout {
         }
         layout.choice = unmodelled(choice, &["index", "delta", "logprobs", "finish_reason"]);
         let delta = choice.get("delta").cloned().unwrap_or_default();
+        layout.delta = unmodelled(&delta, DELTA);
         if delta.get("role").is_some() {
             layout.with.push(ChunkField::Role);
         }
@@ -213,7 +228,9 @@ pub fn is_openai_like(layout: &[ChunkLayout], has_text: bool, has_calls: bool) -
     let finish_ok = matches!(finishes[..], [at] if layout[at + 1..].iter().all(|chunk| chunk.has(NoChoice)));
     let usage_ok = layout.iter().all(|chunk| !chunk.has(Usage) || chunk.has(NoChoice));
     let fingerprint_ok = layout.last().is_some_and(|last| !last.has(NoSystemFingerprint));
-    first_ok && rest_plain && calls_ok && finish_ok && usage_ok && fingerprint_ok
+    // What reloop does not model rides only in the chunks it came in.
+    let nothing_unmodelled = layout.iter().all(|chunk| chunk.choice.is_empty() && chunk.delta.is_empty() && chunk.envelope.is_none());
+    first_ok && rest_plain && calls_ok && finish_ok && usage_ok && fingerprint_ok && nothing_unmodelled
 }
 
 #[cfg(test)]
@@ -237,7 +254,7 @@ mod tests {
             Value::Null,
         );
         let with = vec![ChunkField::Role, ChunkField::ContentNull, ChunkField::CallId, ChunkField::CallType, ChunkField::CallName];
-        assert_eq!(of(opening), Some(ChunkLayout { piece: None, call: Some(0), with, choice: Extra::new() }));
+        assert_eq!(of(opening), Some(ChunkLayout { piece: None, call: Some(0), with, ..ChunkLayout::default() }));
         let repeated =
             choice(json!({ "role": "assistant", "content": null, "tool_calls": [{ "index": 0, "id": "0", "function": { "arguments": "{}" } }] }), Value::Null);
         assert_eq!(of(repeated).unwrap().piece.as_deref(), Some("tool:0"));

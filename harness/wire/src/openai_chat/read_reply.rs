@@ -19,6 +19,7 @@ pub fn from_events(events: &[Value]) -> Result<DecodedReply, FromWireError> {
     let mut finish = Value::Null;
     let mut chunks = Chunks::new();
     let mut layout = Some(Vec::with_capacity(events.len()));
+    let mut envelopes: Vec<Extra> = Vec::with_capacity(events.len());
     for event in events {
         if let Some(error) = event.get("error") {
             return Err(FromWireError::Unsupported(format!("in-stream error {error}")));
@@ -27,12 +28,28 @@ pub fn from_events(events: &[Value]) -> Result<DecodedReply, FromWireError> {
             layout.push(chunk);
             layout
         });
-        for key in ["id", "model", "created", "system_fingerprint", "usage"] {
+        // The reply's id, model and creation time: the first chunk's that
+        // says them (Azure's first chunk, its prompt filter results, has
+        // `id: ""`); its fingerprint and usage: the last's. Its unmodelled
+        // fields: the first chunk's, as an SDK keeps them (its snapshot
+        // starts from that chunk).
+        for key in ["id", "model", "created"] {
+            if let Some(value) = event.get(key).filter(|v| !(v.is_null() || *v == "" || *v == 0)) {
+                completion.entry(key).or_insert_with(|| value.clone());
+            }
+        }
+        for key in ["system_fingerprint", "usage"] {
             if let Some(value) = event.get(key).filter(|v| !v.is_null()) {
                 completion.insert(key.into(), value.clone());
             }
         }
-        completion.extend(unmodelled(event, ENVELOPE));
+        let mut envelope = unmodelled(event, ENVELOPE);
+        if envelopes.is_empty() {
+            completion.extend(envelope.clone());
+        }
+        // Beside them, what the chunk says of the reply, should it differ.
+        envelope.extend(["id", "model", "created"].into_iter().filter_map(|key| Some((key.to_owned(), event.get(key)?.clone()))));
+        envelopes.push(envelope);
         // With `n > 1` the choices' chunks interleave, each with its `index`.
         let Some(choice) = event
             .get("choices")
@@ -87,6 +104,12 @@ pub fn from_events(events: &[Value]) -> Result<DecodedReply, FromWireError> {
             chunk.with.retain(|field| *field != ChunkField::NoSystemFingerprint);
         }
     }
+    if envelopes.iter().any(|envelope| !alike(envelope, &envelopes[0])) {
+        // Chunks that differ in what reloop does not model are sent each as recorded.
+        for (chunk, envelope) in layout.iter_mut().flatten().zip(envelopes) {
+            chunk.envelope = Some(envelope);
+        }
+    }
     let has_text = message.get("content").and_then(Value::as_str).is_some_and(|text| !text.is_empty());
     let layout = layout.filter(|layout| !is_openai_like(layout, has_text, !calls.is_empty()));
     if !calls.is_empty() {
@@ -101,6 +124,19 @@ pub fn from_events(events: &[Value]) -> Result<DecodedReply, FromWireError> {
     Ok(decoded)
 }
 
+/// OpenAI's `obfuscation`: random padding of each chunk, differing by
+/// design; the first chunk's stands for all (an SDK keeps the first's).
+/// Chunks that differ in more are sent each with its own fields (its id,
+/// model and creation time among them: Groq's later chunks say `id:
+/// "stub"`).
+const PADDING: &str = "obfuscation";
+
+/// Whether two chunks' unmodelled envelope fields are the same, padding aside.
+fn alike(one: &Extra, other: &Extra) -> bool {
+    let fields = |extra: &Extra| extra.iter().filter(|(key, _)| *key != PADDING).map(|(key, value)| (key.clone(), value.clone())).collect::<Extra>();
+    fields(one) == fields(other)
+}
+
 fn append(target: &mut Map<String, Value>, field: &str, piece: &str) {
     if let Value::String(text) = target.entry(field).or_insert_with(|| Value::String(String::new())) {
         text.push_str(piece);
@@ -112,6 +148,12 @@ const ENVELOPE: &[&str] = &["id", "object", "created", "model", "system_fingerpr
 
 /// The fields of a tool call that reloop models.
 const CALL: &[&str] = &["id", "type", "function", "index"];
+
+/// The fields of a completion's choice that reloop models.
+const CHOICE: &[&str] = &["index", "message", "finish_reason"];
+
+/// The fields of a completion's message that reloop models.
+const MESSAGE: &[&str] = &["role", "content", "reasoning_content", "refusal", "tool_calls", "annotations"];
 
 /// Reads a whole completion; `chunks` are the stream's delta sizes by field.
 pub fn from_body(completion: &Value, chunks: &Chunks) -> Result<DecodedReply, FromWireError> {
@@ -138,7 +180,8 @@ pub fn from_body(completion: &Value, chunks: &Chunks) -> Result<DecodedReply, Fr
             ..ToolCallPart::new(opt_str(call, "id"), name, arguments)
         }));
     }
-    let extra = extra_fields(Format::OpenaiChat, &parts, of_response(unmodelled(completion, ENVELOPE)));
+    let fields = ExtraFields { choice: unmodelled(choice, CHOICE), message: unmodelled(&message, MESSAGE), ..of_response(unmodelled(completion, ENVELOPE)) };
+    let extra = extra_fields(Format::OpenaiChat, &parts, fields);
     Ok(DecodedReply {
         parts,
         finish_reason: choice.get("finish_reason").and_then(Value::as_str).map(FinishReason::from_openai_str),

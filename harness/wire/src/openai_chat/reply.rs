@@ -45,6 +45,10 @@ pub fn completion(reply: &Reply, meta: &ReplyMeta) -> Value {
     if !annotations.is_empty() {
         message["annotations"] = json!(annotations);
     }
+    if let Some(extra) = reply.extra_for(Format::OpenaiChat) {
+        lay_over(&mut message, &extra.message);
+        lay_over(&mut completion["choices"][0], &extra.choice);
+    }
     completion["choices"][0]["message"] = message;
     completion
 }

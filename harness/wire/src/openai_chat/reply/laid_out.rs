@@ -36,7 +36,9 @@ pub(super) fn stream(reply: &Reply, meta: &ReplyMeta, layout: &[ChunkLayout]) ->
         let choices = if chunk.has(ChunkField::NoChoice) {
             json!([])
         } else {
-            let mut choice = json!({ "index": 0, "delta": delta(reply, chunk, piece), "logprobs": null, "finish_reason": finish });
+            let mut delta = delta(reply, chunk, piece);
+            lay_over(&mut delta, &chunk.delta);
+            let mut choice = json!({ "index": 0, "delta": delta, "logprobs": null, "finish_reason": finish });
             lay_over(&mut choice, &chunk.choice);
             json!([choice])
         };
@@ -49,6 +51,12 @@ pub(super) fn stream(reply: &Reply, meta: &ReplyMeta, layout: &[ChunkLayout]) ->
             }
             if chunk.has(ChunkField::NoSystemFingerprint) {
                 frame.shift_remove("system_fingerprint");
+            }
+            if let (Some(own), Some(extra)) = (&chunk.envelope, reply.extra_for(crate::Format::OpenaiChat)) {
+                for key in extra.response.keys() {
+                    frame.shift_remove(key);
+                }
+                frame.extend(own.iter().map(|(key, value)| (key.clone(), value.clone())));
             }
         }
         frames.push(sse::encode_frame(None, &frame.to_string()));
