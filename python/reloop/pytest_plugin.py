@@ -1,8 +1,15 @@
 """pytest plugin: each marked test replays a recorded provider session.
 
     @pytest.mark.reloop("recordings/chat.yaml", faults=[{"exchange": 0, "http": {"status": 429}}])
-    def test_chat(reloop):
-        client = openai.OpenAI(base_url=reloop.openai_base_url, api_key="unused")
+    def test_chat():
+        client = openai.OpenAI()  # OPENAI_BASE_URL and OPENAI_API_KEY point at the replay
+
+A marked test's environment points the SDKs at its replay, as vcrpy leaves
+the code under test unchanged: `OPENAI_BASE_URL`, `ANTHROPIC_BASE_URL` and
+`GOOGLE_GEMINI_BASE_URL`, with `OPENAI_API_KEY`, `ANTHROPIC_API_KEY` and
+`GEMINI_API_KEY` set to placeholders (the real keys never reach a replay),
+all restored after the test; `env=False` on the marker turns this off. The
+`reloop` fixture gives the same base URLs to a test that wants them.
 
 One `reloop serve` runs for the whole pytest session, on a free loopback
 port, serving every marked test's recording (a reloop recording or a vcrpy
@@ -13,10 +20,13 @@ test sends something the recording did not hold: serve answers such a
 request with a 400 and logs its reason (`--log-json`), which this plugin
 reads after the test.
 
-`--reloop-record` runs the same tests through `reloop record` in front of
-`--reloop-upstream` instead (one proxy per test): the recording, which keeps
-no API key or Authorization header, is written to the marker's path for the
-next plain run.
+`--reloop-record-mode` says when a test records instead, as vcrpy's modes
+do: `none` (the default) replays only; `once` records the tests whose
+recording does not exist yet and replays the others; `all` records every
+test (`--reloop-record` is its short form). A test that records runs through
+`reloop record` in front of `--reloop-upstream` (one proxy per test, the
+real keys kept in the environment): the recording, which keeps no API key or
+Authorization header, is written to the marker's path for the next run.
 
 Relative paths in a marker are relative to the test file's folder.
 """
@@ -43,7 +53,12 @@ _START_TIMEOUT_S = 30
 _STOP_TIMEOUT_S = 10
 _INTERRUPTED = 130  # reloop's exit code after Ctrl-C
 _targets_key = pytest.StashKey[dict]()
+_recording_key = pytest.StashKey[set]()
 _replay_key = pytest.StashKey["Replay"]()
+# What a replay's clients are given for a key: any is accepted.
+_PLACEHOLDER_KEY = "sk-reloop-replay"
+# vcrpy's record modes that reloop's plugin has (`new_episodes` is not yet).
+_RECORD_MODES = ("none", "once", "all")
 
 
 @dataclass(frozen=True)
@@ -54,10 +69,20 @@ class Target:
     path: Path
     is_scenario: bool
     faults: str  # the faults as JSON, so targets compare and hash
+    env: bool = True  # the SDKs' variables point at the replay
 
     @property
     def is_cassette(self) -> bool:
         return not self.is_scenario and _is_vcr_cassette(self.path)
+
+    @property
+    def recording(self) -> Path:
+        """The recording file it replays, or records into."""
+        return _recording_path_of(self.path) if self.is_scenario else self.path
+
+    def records(self, mode: str) -> bool:
+        """Whether the test records under `mode` rather than replays."""
+        return mode == "all" or (mode == "once" and not self.recording.exists())
 
 
 @dataclass
@@ -97,11 +122,13 @@ class Replay:
 def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("reloop", "replay recorded LLM provider sessions with reloop")
     group.addoption(
-        "--reloop-record",
-        action="store_true",
-        help="record each marked test through `reloop record` in front of --reloop-upstream, "
-        "writing the marker's recording (no API key kept) for the next run",
+        "--reloop-record-mode",
+        choices=_RECORD_MODES,
+        default=None,
+        help="none (default): replay only; once: record the tests whose recording does not exist yet; "
+        "all: record every marked test, through `reloop record` in front of --reloop-upstream",
     )
+    group.addoption("--reloop-record", action="store_true", help="the same as --reloop-record-mode=all")
     group.addoption(
         "--reloop-upstream",
         default=os.environ.get("RELOOP_UPSTREAM"),
@@ -113,8 +140,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers",
-        'reloop(recording, *, faults=None) or reloop(scenario="FILE"): replay this recording '
-        "(reloop or vcrpy) with these faults, or this scenario with its own, through `reloop serve`",
+        'reloop(recording, *, faults=None, env=True) or reloop(scenario="FILE", env=True): replay this recording '
+        "(reloop or vcrpy) with these faults, or this scenario with its own, through `reloop serve`; "
+        "env=True points OPENAI_BASE_URL, ANTHROPIC_BASE_URL and GOOGLE_GEMINI_BASE_URL at it",
     )
 
 
@@ -126,6 +154,10 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list) -> None:
         if marker is not None:
             targets[item.nodeid] = _target_of(marker, Path(item.path).parent)
     config.stash[_targets_key] = targets
+    # Decided once, before any test runs: a recording written by one test
+    # does not turn a later test of the same file into a replay.
+    mode = _record_mode(config)
+    config.stash[_recording_key] = {target for target in targets.values() if target.records(mode)}
 
 
 def _target_of(marker: pytest.Mark, base: Path) -> Target:
@@ -137,7 +169,18 @@ def _target_of(marker: pytest.Mark, base: Path) -> Target:
     if scenario is not None and faults:
         raise pytest.UsageError(f"@pytest.mark.reloop: faults= goes with a recording; scenario {scenario} has its own `faults:`")
     path = base / str(scenario if scenario is not None else recording)
-    return Target(path=path.resolve(), is_scenario=scenario is not None, faults=json.dumps(faults, sort_keys=True))
+    env = marker.kwargs.get("env", True)
+    return Target(path=path.resolve(), is_scenario=scenario is not None, faults=json.dumps(faults, sort_keys=True), env=bool(env))
+
+
+def _record_mode(config: pytest.Config) -> str:
+    """The record mode: `--reloop-record-mode`, `all` for `--reloop-record`, else `none`."""
+    mode = config.getoption("reloop_record_mode")
+    if config.getoption("reloop_record"):
+        if mode not in (None, "all"):
+            raise pytest.UsageError(f"--reloop-record is --reloop-record-mode=all, not {mode}: give one of them")
+        return "all"
+    return mode or "none"
 
 
 def _is_vcr_cassette(path: Path) -> bool:
@@ -264,14 +307,13 @@ def _log_stem(session: str) -> str:
 
 @pytest.fixture(scope="session")
 def reloop_server(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Optional[_Server]]:
-    """The session's `reloop serve` (None with --reloop-record), stopped at the end."""
+    """The session's `reloop serve` for the tests that replay (None when
+    every test records), stopped at the end."""
     config = request.config
-    if config.getoption("reloop_record"):
+    targets = set(config.stash.get(_targets_key, {}).values()) - config.stash.get(_recording_key, set())
+    if not targets:
         yield None
         return
-    targets = set(config.stash.get(_targets_key, {}).values())
-    if not targets:
-        raise pytest.UsageError("the `reloop` fixture needs a test marked @pytest.mark.reloop(...)")
     server = _Server(_binary(config), targets, tmp_path_factory.mktemp("reloop"))
     yield server
     server.process.stop()
@@ -284,7 +326,7 @@ def reloop(request: pytest.FixtureRequest, reloop_server: Optional[_Server], tmp
     target = request.config.stash.get(_targets_key, {}).get(request.node.nodeid)
     if target is None:
         raise pytest.UsageError(f"{request.node.nodeid}: mark it @pytest.mark.reloop(\"recordings/NAME.yaml\") to use the `reloop` fixture")
-    if reloop_server is None:
+    if target in request.config.stash.get(_recording_key, set()):
         yield from _recorded(request.config, target, tmp_path)
         return
     replay = reloop_server.replay(target)
@@ -292,13 +334,31 @@ def reloop(request: pytest.FixtureRequest, reloop_server: Optional[_Server], tmp
     yield replay
 
 
+@pytest.fixture(autouse=True)
+def _reloop_environment(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A marked test's SDK variables, pointing at its replay (or recording
+    proxy), so code that builds `openai.OpenAI()` unchanged is replayed.
+    A replay's keys are placeholders, so a real key set in the shell never
+    reaches it; a recording keeps the real ones, which the proxy forwards."""
+    target = request.config.stash.get(_targets_key, {}).get(request.node.nodeid)
+    if target is None or not target.env:
+        return
+    replay: Replay = request.getfixturevalue("reloop")
+    monkeypatch.setenv("OPENAI_BASE_URL", replay.openai_base_url)
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", replay.anthropic_base_url)
+    monkeypatch.setenv("GOOGLE_GEMINI_BASE_URL", replay.gemini_base_url)
+    if replay.session is not None:
+        for name in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "GEMINI_API_KEY"):
+            monkeypatch.setenv(name, _PLACEHOLDER_KEY)
+
+
 def _recorded(config: pytest.Config, target: Target, tmp_path: Path) -> Iterator[Replay]:
     """`--reloop-record`: the test talks to a `reloop record` proxy; when it
     ends, the recording moves (atomically) to the marker's recording path."""
     upstream = config.getoption("reloop_upstream")
     if not upstream:
-        raise pytest.UsageError("--reloop-record needs --reloop-upstream URL (or RELOOP_UPSTREAM)")
-    destination = _recording_path_of(target.path) if target.is_scenario else target.path
+        raise pytest.UsageError("recording (--reloop-record-mode once or all) needs --reloop-upstream URL (or RELOOP_UPSTREAM)")
+    destination = target.recording
     out = tmp_path / "recorded"
     proxy = _Process([_binary(config), "record", "--upstream", upstream, "--port", "0", "--out", str(out)], tmp_path / "record.log")
     try:

@@ -156,3 +156,100 @@ def test_record_then_replay_against_a_local_upstream(pytester, tmp_path):
     # The upstream is gone: the plain run is served from the file written.
     replayed = pytester.runpytest_subprocess("-p", "no:cacheprovider")
     replayed.assert_outcomes(passed=1)
+
+
+@pytest.mark.reloop("../../recordings/one-shot-answer.yaml")
+def test_code_that_builds_its_client_from_the_environment_replays_unchanged():
+    """Issue 43: every test had to pass `reloop.openai_base_url` to its
+    client; the marker alone now points the SDKs' variables at the replay."""
+    reply = openai.OpenAI().chat.completions.create(model="gpt-4o-mini", messages=QUESTION)
+    assert "into_iter()" in reply.choices[0].message.content
+    assert os.environ["OPENAI_API_KEY"] == "sk-reloop-replay"
+    assert os.environ["ANTHROPIC_BASE_URL"] + "/v1" == os.environ["OPENAI_BASE_URL"]
+
+
+def test_the_variables_are_restored_after_a_marked_test_and_env_false_keeps_them(pytester):
+    pytester.makepyfile(
+        f"""
+        import os, openai, pytest
+
+        @pytest.mark.reloop({str(ONE_SHOT)!r})
+        def test_marked():
+            assert os.environ["OPENAI_API_KEY"] == "sk-reloop-replay"
+            openai.OpenAI().chat.completions.create(model="gpt-4o-mini", messages=[{{"role": "user", "content": "q"}}])
+
+        @pytest.mark.reloop({str(ONE_SHOT)!r}, env=False)
+        def test_marked_without_env(reloop):
+            assert os.environ["OPENAI_API_KEY"] == "sk-users-own"
+            assert "OPENAI_BASE_URL" not in os.environ
+
+        def test_after():
+            assert os.environ["OPENAI_API_KEY"] == "sk-users-own"
+            assert "OPENAI_BASE_URL" not in os.environ
+        """
+    )
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("OPENAI_API_KEY", "sk-users-own")
+        patch.delenv("OPENAI_BASE_URL", raising=False)
+        result = pytester.runpytest_subprocess("-p", "no:cacheprovider")
+    result.assert_outcomes(passed=3)
+
+
+def _local_upstream():
+    """`reloop serve` of the one-shot recording, standing in for a provider."""
+    upstream = subprocess.Popen(
+        [reloop_binary(), "serve", "--recording", str(ONE_SHOT), "--port", "0", "--quiet"], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True
+    )
+    address = upstream.stdout.readline().rsplit(" on ", 1)[1].strip()
+    return upstream, f"{address}/s/one-shot-answer"
+
+
+ANSWER_TEST = """
+import openai, pytest
+
+@pytest.mark.reloop("recordings/answer.yaml")
+def test_answer():
+    reply = openai.OpenAI(max_retries=0).chat.completions.create(model="gpt-4o-mini", messages=[{"role": "user", "content": "iter or into_iter?"}])
+    assert "into_iter()" in reply.choices[0].message.content
+"""
+
+
+def test_record_mode_once_records_what_is_missing_then_replays_it(pytester):
+    """vcrpy's `once`: a test whose recording does not exist records it (the
+    real key, from the environment, reaches the upstream and no file); the
+    next run replays it, the upstream gone. `none` never records."""
+    pytester.makepyfile(ANSWER_TEST)
+    recording = pytester.path / "recordings" / "answer.yaml"
+    missing = pytester.runpytest_subprocess("-p", "no:cacheprovider", "--reloop-record-mode=none")
+    assert missing.ret != 0 and not recording.exists()
+    upstream, address = _local_upstream()
+    try:
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setenv("OPENAI_API_KEY", "sk-secret-do-not-keep-7")
+            recorded = pytester.runpytest_subprocess("-p", "no:cacheprovider", "--reloop-record-mode=once", f"--reloop-upstream={address}")
+        recorded.assert_outcomes(passed=1)
+    finally:
+        upstream.terminate()
+        upstream.wait()
+    text = recording.read_text()
+    assert "format: reloop.recording/v2" in text and "sk-secret-do-not-keep-7" not in text, text
+    before = recording.stat().st_mtime_ns
+    replayed = pytester.runpytest_subprocess("-p", "no:cacheprovider", "--reloop-record-mode=once", "--reloop-upstream=http://127.0.0.1:9")
+    replayed.assert_outcomes(passed=1)
+    assert recording.stat().st_mtime_ns == before, "once: an existing recording is replayed, not recorded again"
+
+
+def test_each_xdist_worker_replays_its_tests_afresh(pytester):
+    pytest.importorskip("xdist")
+    body = f"""
+import openai, pytest
+
+@pytest.mark.reloop({str(ONE_SHOT)!r})
+@pytest.mark.parametrize("n", range(4))
+def test_answer(n):
+    reply = openai.OpenAI(max_retries=0).chat.completions.create(model="gpt-4o-mini", messages=[{{"role": "user", "content": "q"}}])
+    assert "into_iter()" in reply.choices[0].message.content
+"""
+    pytester.makepyfile(body)
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-n", "2")
+    result.assert_outcomes(passed=4)
