@@ -101,19 +101,27 @@ def interactions(cassette: pathlib.Path) -> list:
 
 @pytest.fixture(scope="module")
 def imported(tmp_path_factory):
-    """Each cassette imported once: cassette -> (neutral recording, raw recording)."""
-    recordings = {}
+    """Each cassette imported once: cassette -> (neutral scenario, raw
+    scenario), the skeleton `import` wrote (its faults replay the failed
+    calls) and its copy replaying the raw recording."""
+    scenarios = {}
     for cassette in CASSETTES:
         out = tmp_path_factory.mktemp(cassette.stem.replace(".", "-"))
         subprocess.run([str(conformance.reloop_bin()), "import", str(cassette), "--out", str(out)], check=True, capture_output=True)
         raw = next(out.glob("*.raw.recording.yaml"))
         neutral = next(p for p in out.glob("*.recording.yaml") if p != raw)
-        recordings[cassette] = (neutral, raw)
-    return recordings
+        skeleton = out / neutral.name.replace(".recording.yaml", ".yaml")
+        raw_scenario = out / "raw" / skeleton.name
+        raw_scenario.parent.mkdir()
+        spec = yaml.safe_load(skeleton.read_text())
+        spec["recording"] = str(raw)
+        raw_scenario.write_text(json.dumps(spec))  # JSON is YAML
+        scenarios[cassette] = (skeleton, raw_scenario)
+    return scenarios
 
 
-def session_of(recording: pathlib.Path) -> str:
-    return recording.name.removesuffix(".yaml")
+def session_of(scenario: pathlib.Path) -> str:
+    return yaml.safe_load(scenario.read_text())["name"]
 
 
 def post_raw(base: str, path: str, body: dict) -> tuple:
@@ -146,7 +154,7 @@ def cases(not_equal):
 @pytest.mark.parametrize("cassette", list(cases(RAW_NOT_EQUAL)))
 def test_raw_replay_is_byte_identical(imported, cassette):
     _, raw = imported[cassette]
-    with conformance.serving("--raw", recording=raw) as server:
+    with conformance.serving("--raw", "--scenario", str(raw), recording=None) as server:
         base = f"{server}/s/{session_of(raw)}/r/bytes"
         previous = None
         for index, (path, body, status, recorded) in enumerate(interactions(cassette)):
@@ -251,12 +259,24 @@ NOT_EQUAL: dict[str, str] = {}
 @pytest.mark.parametrize("cassette", list(cases(NOT_EQUAL)))
 def test_neutral_replay_gives_the_sdk_the_recorded_objects(imported, cassette):
     neutral, raw = imported[cassette]
-    with conformance.serving("--raw", recording=raw) as recorded_server, conformance.serving("--recorded-usage", recording=neutral) as neutral_server:
+    recorded_flags, neutral_flags = ("--raw", "--scenario", str(raw)), ("--recorded-usage", "--scenario", str(neutral))
+    with conformance.serving(*recorded_flags, recording=None) as recorded_server, conformance.serving(*neutral_flags, recording=None) as neutral_server:
         for index, (path, body, _, _) in enumerate(interactions(cassette)):
             api = api_of(path)
-            recorded = comparable(api, final_object(api, f"{recorded_server}/s/{session_of(raw)}/r/sdk", body, path))
-            replayed = comparable(api, final_object(api, f"{neutral_server}/s/{session_of(neutral)}/r/sdk", body, path))
+            recorded = comparable(api, outcome(api, f"{recorded_server}/s/{session_of(raw)}/r/sdk", body, path))
+            replayed = comparable(api, outcome(api, f"{neutral_server}/s/{session_of(neutral)}/r/sdk", body, path))
             assert replayed == recorded, f"interaction {index} ({path}) differs at {differences(replayed, recorded)}"
+
+
+def outcome(api: str, base: str, body: dict, path: str):
+    """The SDK's final object, or the error it raised for a failed call
+    (its type, status and parsed body), which the replay must raise alike."""
+    try:
+        return final_object(api, base, body, path)
+    except (openai.APIStatusError, anthropic.APIStatusError) as error:
+        return {"error": type(error).__name__, "status": error.status_code, "body": error.body}
+    except genai.errors.APIError as error:
+        return {"error": type(error).__name__, "status": error.code, "body": error.details}
 
 
 def usage_chunks(body: bytes) -> int:
@@ -281,7 +301,8 @@ def test_a_stream_recorded_without_usage_is_served_without_it_when_the_client_as
     neutral, raw = imported[cassette]
     path, body, _, _ = interactions(cassette)[index]
     asking = {**body, "stream_options": {"include_usage": True}}
-    with conformance.serving("--raw", recording=raw) as recorded_server, conformance.serving("--recorded-usage", recording=neutral) as neutral_server:
+    recorded_flags, neutral_flags = ("--raw", "--scenario", str(raw)), ("--recorded-usage", "--scenario", str(neutral))
+    with conformance.serving(*recorded_flags, recording=None) as recorded_server, conformance.serving(*neutral_flags, recording=None) as neutral_server:
         recorded = final_object("chat", f"{recorded_server}/s/{session_of(raw)}/r/usage", asking, path)
         replayed = final_object("chat", f"{neutral_server}/s/{session_of(neutral)}/r/usage", asking, path)
     assert recorded["usage"] is None

@@ -167,10 +167,11 @@ fn cassette(file: &Path, name: &str, out: &Path, redaction: &Redaction) -> Resul
     std::fs::create_dir_all(out).map_err(|source| ImportError::Io { path: out.to_owned(), source })?;
     let mut neutral = import_cassette(&text, redaction).map_err(bad)?;
     let mut raw = neutral.clone();
-    raw.recording.exchanges.iter_mut().for_each(|exchange| exchange.replay = ReplayMode::Raw);
+    // The exchange standing for a call that failed for good has no bytes: its fault answers.
+    raw.recording.exchanges.iter_mut().filter(|exchange| exchange.request.is_some()).for_each(|exchange| exchange.replay = ReplayMode::Raw);
     for recording in [&mut neutral.recording, &mut raw.recording] {
         recording.redacted = redaction.describe();
-        let dropped = recording.exchanges.iter().enumerate().filter(|(_, exchange)| exchange.raw.is_none());
+        let dropped = recording.exchanges.iter().enumerate().filter(|(_, exchange)| exchange.request.is_some() && exchange.raw.is_none());
         recording.redacted.extend(dropped.map(|(index, _)| Redaction::raw_dropped(index + 1)).collect::<Vec<_>>());
         // The last line: a pattern that still matches is never written.
         if redaction.finds(&reloop_eval::recording_file::to_yaml(recording)) {
@@ -181,7 +182,9 @@ fn cassette(file: &Path, name: &str, out: &Path, redaction: &Redaction) -> Resul
     let [neutral_file, raw_file, skeleton_file] = cassette_file_names(name);
     write_yaml(&out.join(&neutral_file), &neutral.recording)?;
     write_yaml(&out.join(raw_file), &raw.recording)?;
-    write_yaml(&out.join(skeleton_file), &skeleton_scenario(&neutral.skeleton, name, &neutral_file, &neutral.recording))?;
+    let mut scenario = skeleton_scenario(&neutral.skeleton, name, &neutral_file, &neutral.recording);
+    scenario.faults = neutral.faults.clone();
+    write_yaml(&out.join(skeleton_file), &scenario)?;
     let mut summary = format!(
         "{name} (vcr:{}): {exchanges} exchanges over {}, neutral and raw recordings and a scenario skeleton written to {}\n",
         file.display(),
@@ -190,6 +193,9 @@ fn cassette(file: &Path, name: &str, out: &Path, redaction: &Redaction) -> Resul
     );
     for skipped in &neutral.skipped {
         summary.push_str(&format!("  skipped {skipped}\n"));
+    }
+    for failed in &neutral.failed {
+        summary.push_str(&format!("  {failed}\n"));
     }
     Ok(summary)
 }

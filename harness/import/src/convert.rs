@@ -19,6 +19,8 @@ use crate::workspace::workspace_root;
 
 mod ending;
 
+pub(crate) use ending::RETRYABLE_ATTEMPTS;
+
 /// Text of the exchange added when a session holds no model call at all
 /// (in `reloop_files`, since recorded pricing in `eval` recognizes it too).
 pub use reloop_files::recording_file::SESSION_END_TEXT;
@@ -278,7 +280,7 @@ fn exchange(turn: &AssistantTurn) -> Exchange {
     Exchange { parts: text.into_iter().chain(calls).collect(), usage, ..Default::default() }
 }
 
-fn text_part(text: String) -> Part {
+pub(crate) fn text_part(text: String) -> Part {
     Part::text(text)
 }
 

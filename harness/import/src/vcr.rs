@@ -6,10 +6,19 @@
 //! when the response says `Content-Encoding: gzip`). Credentials a
 //! cassette kept (`Set-Cookie`, `openai-organization`…) and the user's
 //! `--redact-*` secrets are stripped as `reloop record` strips them.
+//!
+//! A model call the provider answered with an error (a 429 before its
+//! retry, a 400, a 500 the client gave up on) is replayed as what it was:
+//! an HTTP fault with the recorded status, headers and body on the exchange
+//! the client tried next, or, when no call succeeded after it, on an
+//! exchange standing for the call that failed, so the replay fails as the
+//! recorded session did.
 
 use std::io::Read as _;
 
 use base64::Engine as _;
+use reloop_mock::FaultSpec;
+use reloop_mock::fault::HttpFault;
 use reloop_mock::record::capture::api_of;
 use reloop_mock::record::{Redaction, redacted_exchange};
 use reloop_mock::recording::from_wire::WireResponse;
@@ -72,10 +81,49 @@ pub struct ImportedCassette {
     /// What the first request says about the session.
     pub skeleton: Skeleton,
     /// The interactions left out, each with why: calls that are not model
-    /// calls of a known API (`/v1/models`, a tool's own HTTP), and failed
-    /// calls (a 429 before its retry), whose answers no replay should serve
-    /// as the model's turn.
+    /// calls of a known API (`/v1/models`, a tool's own HTTP).
     pub skipped: Vec<String>,
+    /// The failed model calls, as the faults that replay them.
+    pub faults: Vec<FaultSpec>,
+    /// What became of each failed call, for the import's summary.
+    pub failed: Vec<String>,
+}
+
+/// Failed calls in a row, waiting for the exchange whose attempts they were.
+#[derive(Default)]
+struct Failures {
+    pending: Vec<HttpFault>,
+    faults: Vec<FaultSpec>,
+    failed: Vec<String>,
+}
+
+impl Failures {
+    /// The failed calls so far become faults on `exchange`, in order, one
+    /// per run of equal answers; `last_times` raises the last run's count
+    /// (the session ended failing: every retry of the replay fails too).
+    fn answer_with(&mut self, exchange: usize, last_times: u32) {
+        let mut runs: Vec<(HttpFault, u32)> = Vec::new();
+        for fault in self.pending.drain(..) {
+            match runs.last_mut() {
+                Some((same, times)) if *same == fault => *times += 1,
+                _ => runs.push((fault, 1)),
+            }
+        }
+        if let Some((_, times)) = runs.last_mut() {
+            *times = (*times).max(last_times);
+        }
+        self.faults.extend(runs.into_iter().map(|(http, times)| FaultSpec {
+            exchange,
+            times,
+            http: Some(http),
+            cut_after_events: None,
+            stall: None,
+            garble_after_events: None,
+            truncate_arguments: false,
+            context_length_exceeded: false,
+            stream_error: None,
+        }));
+    }
 }
 
 /// Reads a cassette into exchanges that replay neutral (set `replay` on
@@ -87,6 +135,7 @@ pub fn import_cassette(text: &str, redaction: &Redaction) -> Result<ImportedCass
     let mut exchanges = Vec::new();
     let mut skeleton = None;
     let mut skipped = Vec::new();
+    let mut failures = Failures::default();
     for (index, interaction) in cassette.interactions.iter().enumerate() {
         let at = |e: String| format!("interaction {index}: {e}");
         let path = uri_path(&interaction.request.uri);
@@ -95,10 +144,6 @@ pub fn import_cassette(text: &str, redaction: &Redaction) -> Result<ImportedCass
             continue;
         };
         let status = interaction.response.status.code;
-        if !(200..300).contains(&status) {
-            skipped.push(at(format!("status {status}: a failed call (the retry that follows, if any, is kept)")));
-            continue;
-        }
         let parsed = interaction.request.parsed_body.as_ref().map(Value::to_string);
         let request_text = parsed.map(Ok).or_else(|| interaction.request.body.as_deref().map(request_text)).transpose().map_err(at)?;
         let body: Value = request_text
@@ -118,6 +163,12 @@ pub fn import_cassette(text: &str, redaction: &Redaction) -> Result<ImportedCass
         };
         let gzip = headers.iter().any(|(n, v)| n.eq_ignore_ascii_case("content-encoding") && v.eq_ignore_ascii_case("gzip"));
         let decoded = if gzip { gunzip(&bytes).map_err(at)? } else { bytes.clone() };
+        if !(200..300).contains(&status) {
+            failures.failed.push(at(format!("status {status}: a failed call, replayed as a fault")));
+            failures.pending.push(failed_call(status, &headers, &decoded, redaction));
+            continue;
+        }
+        failures.answer_with(exchanges.len(), 0);
         let response = WireResponse { status: interaction.response.status.code, headers: &headers, body: &bytes };
         let mut exchange: Exchange = redacted_exchange(api, response, &decoded, redaction).map_err(|e| at(e.to_string()))?;
         exchange.request = Some(RecordedRequest { path, headers: Default::default(), body });
@@ -125,9 +176,34 @@ pub fn import_cassette(text: &str, redaction: &Redaction) -> Result<ImportedCass
     }
     let skeleton = skeleton.ok_or_else(|| match skipped.is_empty() {
         true => "the cassette has no interactions".to_owned(),
-        false => format!("the cassette has no successful model call: {}", skipped.join("; ")),
+        false => format!("the cassette has no model call of a known API: {}", skipped.join("; ")),
     })?;
-    Ok(ImportedCassette { recording: Recording { exchanges, ..Recording::default() }, skeleton, skipped })
+    if !failures.pending.is_empty() {
+        // The session ended failing: an exchange stands for the call, and
+        // its fault answers every attempt the replay's retries make.
+        failures.answer_with(exchanges.len(), crate::convert::RETRYABLE_ATTEMPTS);
+        let status = failures.faults.last().and_then(|fault| fault.http.as_ref()).map_or(0, |http| http.status);
+        exchanges.push(Exchange {
+            parts: vec![crate::convert::text_part(format!("{} (status {status})", crate::convert::FAILED_CALL_TEXT))],
+            ..Exchange::default()
+        });
+    }
+    let Failures { faults, failed, .. } = failures;
+    Ok(ImportedCassette { recording: Recording { exchanges, ..Recording::default() }, skeleton, skipped, faults, failed })
+}
+
+/// A failed call's answer as a fault: its status, the headers a client
+/// acts on (`retry-after` and the rate-limit ones, redacted as recorded
+/// headers are) and its body, redacted.
+fn failed_call(status: u16, headers: &[(String, String)], body: &[u8], redaction: &Redaction) -> HttpFault {
+    let headers = redaction
+        .headers(headers)
+        .into_iter()
+        .map(|(name, value)| (name.to_ascii_lowercase(), value))
+        .filter(|(name, _)| name == "retry-after" || name == "retry-after-ms" || name.contains("ratelimit") || name == "x-should-retry")
+        .collect();
+    let body = String::from_utf8_lossy(&redaction.bytes(body)).into_owned();
+    HttpFault { status, headers, body: (!body.is_empty()).then_some(body) }
 }
 
 /// Whether `text` looks like a vcrpy cassette.

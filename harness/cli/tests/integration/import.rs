@@ -161,6 +161,50 @@ fn a_batch_with_unusable_files_writes_the_others_and_names_the_bad_ones() {
     assert!(stdout(&output).contains("wrote"), "{}", stdout(&output));
 }
 
+/// Issue 43: a cassette whose only model call failed (a real 404, an
+/// unknown model) was refused, and a failed call before its retry (a real
+/// Groq 400) was dropped. Each is replayed as what it was: an HTTP fault
+/// with the recorded status and body, on the exchange tried next, or on one
+/// standing for the call when none succeeded after it.
+#[test]
+fn failed_model_calls_of_a_cassette_replay_as_faults_with_their_recorded_answers() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = repo().join("harness/import/tests/fixtures/sessions/vcr-cassettes/failed-calls");
+    let out = dir.path().join("out");
+    let printed = import_into(
+        &out,
+        &[root.join("pydantic-ai__test_model_name_suggestion_openai-chat.yaml"), root.join("pydantic-ai__test_groq_tool_use_failed_error.yaml")],
+    );
+    assert!(printed.contains("interaction 0: status 404: a failed call, replayed as a fault"), "{printed}");
+    let not_found = out.join("pydantic-ai-test-model-name-suggestion-openai-chat.yaml");
+    let run = reloop(dir.path(), &["run", not_found.to_str().unwrap(), "--out", dir.path().join("runs").to_str().unwrap()]);
+    let runs = read_rows(&dir.path().join("runs/runs.parquet"));
+    assert_eq!(runs[0]["outcome"], "llm_error", "{}{}", stdout(&run), stderr(&run));
+    assert!(runs[0]["error"].contains("404"), "{:?}", runs[0]);
+    let chat = |model: &str, content: &str| serde_json::json!({ "model": model, "messages": [{ "role": "user", "content": content }] }).to_string();
+    let server = crate::util::Serve::start_with_flags(&["--scenario", not_found.to_str().unwrap()], std::process::Stdio::null());
+    for attempt in 0..3 {
+        let (head, body) = crate::util::post(
+            &server.addr,
+            "/s/pydantic-ai-test-model-name-suggestion-openai-chat/r/1/v1/chat/completions",
+            "",
+            &chat("gpt-5.2-proo", "hello"),
+        );
+        assert!(head.contains(" 404 "), "attempt {attempt}: {head}");
+        assert!(String::from_utf8_lossy(&body).contains("The model `gpt-5.2-proo` does not exist"), "{}", String::from_utf8_lossy(&body));
+    }
+    drop(server);
+    let groq = std::fs::read_to_string(out.join("pydantic-ai-test-groq-tool-use-failed-error.yaml")).unwrap();
+    let scenario: serde_json::Value = serde_saphyr::from_str(&groq).unwrap();
+    let faults = scenario["faults"].as_array().unwrap();
+    assert_eq!(
+        (faults.len(), &faults[0]["exchange"], &faults[0]["times"], &faults[0]["http"]["status"]),
+        (1, &serde_json::json!(0), &serde_json::json!(1), &serde_json::json!(400)),
+        "{groq}"
+    );
+    assert!(faults[0]["http"]["body"].as_str().unwrap().contains("tool_use_failed"), "{groq}");
+}
+
 /// The recorded main exchanges of each imported scenario, with their calls.
 fn recorded_calls(suite: &Path) -> BTreeMap<String, (usize, Vec<(String, String)>)> {
     let mut out = BTreeMap::new();

@@ -18,7 +18,7 @@ use super::{FAILED_CALL_TEXT, SESSION_END_TEXT, has_tool_calls, text_part};
 
 /// Attempts of a retryable failed call the fault answers: the default retry
 /// policy's first attempt and its 5 retries, so the run ends `llm_error`.
-const RETRYABLE_ATTEMPTS: u32 = 6;
+pub(crate) const RETRYABLE_ATTEMPTS: u32 = 6;
 
 /// Attempts of an overflowing call the fault answers: the call and its
 /// retry after the loop's reactive compaction.
