@@ -38,7 +38,9 @@ pub fn run(args: &ImportArgs) -> anyhow::Result<i32> {
             if batch.failed.is_empty() {
                 return Ok(exit_code::SUCCESS);
             }
-            eprintln!("{} of {} files not imported (named above); the others were written", batch.failed.len(), batch.files);
+            if batch.files > 1 {
+                eprintln!("{} of {} files not imported (named above); the others were written", batch.failed.len(), batch.files);
+            }
             Ok(exit_code::BAD_INPUT)
         }
         Err(error) => {

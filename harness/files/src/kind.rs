@@ -1,6 +1,8 @@
 //! Which of reloop's files a YAML file is, told by its `format:` tag: a
-//! recording starts with `format: reloop.recording/v1` or `/v2`; any other
-//! YAML file is taken for a scenario. So a folder may hold both (an
+//! recording starts with `format: reloop.recording/v1` or `/v2`, or, written
+//! as JSON (which is YAML), has the key `"format"` with that tag among its
+//! first fields; any other YAML file is taken for a scenario (which has no
+//! `format` field). So a folder may hold both (an
 //! import's output, a suite with its recordings below it): `run` and
 //! `sweep` take its scenarios, `serve --recording` its recordings, and each
 //! says in one line how many of the other kind it skipped.
@@ -26,13 +28,7 @@ impl FileKind {
     /// The kind of `path`: a recording when its first field is a recording
     /// format tag (read from the file's first 4 KiB), else a scenario.
     pub fn of(path: &Path) -> Self {
-        let tagged = read_head(path).is_some_and(|text| {
-            text.lines()
-                .map(str::trim)
-                .find(|line| !line.is_empty() && !line.starts_with('#') && *line != "---")
-                .is_some_and(|line| line.starts_with("format:") && [FORMAT_V1, FORMAT_V2].iter().any(|tag| line.contains(tag)))
-        });
-        if tagged { Self::Recording } else { Self::Scenario }
+        if read_head(path).is_some_and(|text| is_tagged(&text)) { Self::Recording } else { Self::Scenario }
     }
 
     /// The plural noun, for the line that counts skipped files.
@@ -42,6 +38,22 @@ impl FileKind {
             Self::Recording => "recordings",
         }
     }
+}
+
+/// Whether a file's head says it is a recording: a first line `format:
+/// <tag>`, or a JSON (or flow) mapping whose `format` key holds the tag.
+fn is_tagged(head: &str) -> bool {
+    let tagged = |text: &str| [FORMAT_V1, FORMAT_V2].iter().any(|tag| text.contains(tag));
+    let Some(first) = head.lines().map(str::trim).find(|line| !line.is_empty() && !line.starts_with('#') && *line != "---") else { return false };
+    if first.starts_with("format:") {
+        return tagged(first);
+    }
+    if !first.starts_with('{') {
+        return false;
+    }
+    // `{"format": "reloop.recording/v1", …}` or `{format: reloop.recording/v2, …}`, on any line of the head.
+    let compact: String = head.chars().filter(|c| !c.is_whitespace()).collect();
+    [FORMAT_V1, FORMAT_V2].iter().any(|tag| compact.contains(&format!("\"format\":\"{tag}\"")) || compact.contains(&format!("format:{tag}")))
 }
 
 /// Whether `path` is a recording: its first field is a recording format tag.
@@ -117,6 +129,16 @@ mod tests {
         let path = dir.join(relative);
         std::fs::create_dir_all(path.parent().unwrap()).unwrap();
         std::fs::write(path, text).unwrap();
+    }
+
+    /// Issue 43: a recording written as JSON was taken for a scenario.
+    #[test]
+    fn a_recording_written_as_json_or_a_flow_mapping_is_a_recording() {
+        assert!(is_tagged("{\"format\":\"reloop.recording/v1\",\"exchanges\":[{\"text\":\"Hello.\"}]}\n"));
+        assert!(is_tagged("{\n  \"exchanges\": [],\n  \"format\": \"reloop.recording/v2\"\n}\n"));
+        assert!(is_tagged("{ format: reloop.recording/v2, exchanges: [] }\n"));
+        assert!(!is_tagged("{\"name\": \"s\", \"task\": \"t\", \"recording\": \"reloop.recording/v1.yaml\"}\n"), "a scenario naming such a file");
+        assert!(!is_tagged("model: m\ntask: t\n"));
     }
 
     #[test]

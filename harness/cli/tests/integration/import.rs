@@ -205,6 +205,24 @@ fn failed_model_calls_of_a_cassette_replay_as_faults_with_their_recorded_answers
     assert!(faults[0]["http"]["body"].as_str().unwrap().contains("tool_use_failed"), "{groq}");
 }
 
+/// Issue 43: a recording written as JSON was taken for a scenario by `run`
+/// ("unknown field `format`"), as a YAML one given by name was; both are
+/// named as recordings, and `serve` replays the JSON one.
+#[test]
+fn a_recording_given_where_a_scenario_goes_is_named_as_a_recording() {
+    let dir = tempfile::tempdir().unwrap();
+    let json = write(dir.path(), "rec.json", "{\"format\": \"reloop.recording/v1\", \"exchanges\": [{\"text\": \"Hello.\"}]}\n");
+    let yaml = write(dir.path(), "rec.yaml", "format: reloop.recording/v1\nexchanges:\n  - text: Hello.\n");
+    for recording in [&json, &yaml] {
+        let output = reloop(dir.path(), &["run", recording.to_str().unwrap(), "--out", "out"]);
+        assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
+        assert!(stderr(&output).contains("is a recording (`format: reloop.recording/...`), not a scenario"), "{}", stderr(&output));
+    }
+    let server = crate::util::Serve::start_with(&json, &[], std::process::Stdio::null());
+    let (_, body) = crate::util::post(&server.addr, "/v1/chat/completions", "", r#"{"model":"m","messages":[{"role":"user","content":"hi"}]}"#);
+    assert!(String::from_utf8_lossy(&body).contains("Hello."), "{}", String::from_utf8_lossy(&body));
+}
+
 /// The recorded main exchanges of each imported scenario, with their calls.
 fn recorded_calls(suite: &Path) -> BTreeMap<String, (usize, Vec<(String, String)>)> {
     let mut out = BTreeMap::new();

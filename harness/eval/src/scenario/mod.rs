@@ -235,6 +235,11 @@ pub fn discover(paths: &[PathBuf]) -> Result<Discovered, InputError> {
             let (found, skipped) = files_below(path, FileKind::Scenario, true)?;
             found.into_iter().for_each(|file| add(&mut discovered.files, file));
             discovered.skipped.extend(skipped);
+        } else if path.is_file() && FileKind::of(path) == FileKind::Recording {
+            return Err(InputError::file(
+                path,
+                "is a recording (`format: reloop.recording/...`), not a scenario: name it in a scenario's `recording:`, or serve it (`reloop serve --recording FILE`)",
+            ));
         } else if path.is_file() {
             add(&mut discovered.files, path.clone());
         } else if path.exists() {
