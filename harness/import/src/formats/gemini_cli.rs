@@ -11,8 +11,10 @@
 //!   `projectHash`), message lines (a message that changes is appended
 //!   again under the same `id`: the last copy is kept, where the first
 //!   was), `{"$set": {...}}` merging metadata (a `messages` array in it
-//!   replaces every message: a checkpoint), and `{"$rewindTo": id}` dropping
-//!   that message and every later one (all of them when the id is unknown).
+//!   replaces every message: a checkpoint, except that one replacing model
+//!   responses by a summary is read as the compaction it is), and
+//!   `{"$rewindTo": id}` dropping that message and every later one (all of
+//!   them when the id is unknown).
 //!
 //! Messages: the `<session_context>` user message the CLI writes first
 //! (date, OS, workspace tree) joins the system prompt; a `gemini` message
@@ -31,7 +33,7 @@ use serde_json::{Map, Value};
 
 use super::{str_at, u64_at};
 use crate::jsonl::{Record, records};
-use crate::session::{Arguments, AssistantTurn, ImportedSession, Item, ProviderError, RecordedUsage, ToolCall, ToolResult};
+use crate::session::{Arguments, AssistantTurn, Compaction, ImportedSession, Item, ProviderError, RecordedUsage, ToolCall, ToolResult};
 
 /// Whether a JSON document is a single-JSON Gemini CLI recording (for
 /// `--format auto`).
@@ -77,10 +79,14 @@ fn legacy(session: &mut ImportedSession, document: &Value) {
 }
 
 /// Where a message of a JSONL file came from: its own line, or a `$set`
-/// checkpoint line (whose line is already counted as used).
+/// checkpoint line (whose line is already counted as used); or a
+/// compaction there (its summary the entry's value) and the summary's own
+/// messages, which are the compaction's, not turns.
 enum Source<'r> {
     Line(&'r Record),
     Checkpoint(usize),
+    Compaction(usize),
+    Summary,
 }
 
 /// A message still in the conversation after the lines before it.
@@ -100,8 +106,7 @@ fn jsonl(session: &mut ImportedSession, text: &str) {
         if let Some(set) = value.get("$set").and_then(Value::as_object) {
             session.lines.use_record(record);
             if let Some(messages) = set.get("messages").and_then(Value::as_array) {
-                drop_lines(session, live.drain(..), "replaced by a later `$set` messages checkpoint");
-                live.extend(messages.iter().map(|m| checkpointed(m, record.line)));
+                checkpoint(session, &mut live, messages, record.line);
             }
             meta.extend(set.iter().filter(|(key, _)| *key != "messages").map(|(k, v)| (k.clone(), v.clone())));
         } else if let Some(target) = value.get("$rewindTo") {
@@ -111,6 +116,9 @@ fn jsonl(session: &mut ImportedSession, text: &str) {
         } else if let Some(id) = str_at(value, "id") {
             let copy = Live { id: id.to_owned(), value: value.clone(), source: Source::Line(record) };
             match live.iter_mut().find(|m| m.id == id) {
+                Some(earlier) if matches!(earlier.source, Source::Summary) => {
+                    session.lines.ignore_record(record, "re-records a message of a compaction summary");
+                }
                 Some(earlier) => {
                     let earlier = std::mem::replace(earlier, copy);
                     drop_lines(session, [earlier], "re-recorded on a later line (the last copy is kept)");
@@ -130,18 +138,45 @@ fn jsonl(session: &mut ImportedSession, text: &str) {
     }
     metadata(session, &Value::Object(meta), all.first().map_or(1, |r| r.line));
     for entry in live {
-        let line = match &entry.source {
-            Source::Line(record) => record.line,
-            Source::Checkpoint(line) => *line,
-        };
-        match (message(session, &entry.value, line), entry.source) {
-            (Fate::Used, Source::Line(record)) => session.lines.use_record(record),
-            (Fate::Ignored(kind), Source::Line(record)) => session.lines.ignore_record(record, kind),
-            (Fate::Skipped(reason), Source::Line(record)) => session.lines.skip_record(record, reason),
-            (Fate::Skipped(reason), Source::Checkpoint(line)) => session.lines.warn(line, format!("a message of the checkpoint: {reason}")),
-            (_, Source::Checkpoint(_)) => {}
+        match entry.source {
+            Source::Line(record) => match message(session, &entry.value, record.line) {
+                Fate::Used => session.lines.use_record(record),
+                Fate::Ignored(kind) => session.lines.ignore_record(record, kind),
+                Fate::Skipped(reason) => session.lines.skip_record(record, reason),
+            },
+            Source::Checkpoint(line) => {
+                if let Fate::Skipped(reason) = message(session, &entry.value, line) {
+                    session.lines.warn(line, format!("a message of the checkpoint: {reason}"));
+                }
+            }
+            Source::Compaction(line) => {
+                let summary = entry.value.as_str().unwrap_or_default().to_owned();
+                session.items.push(Item::Compaction(Compaction::summary(summary, line)));
+            }
+            Source::Summary => {}
         }
     }
+}
+
+/// A `$set` messages checkpoint: the CLI rebuilds its messages from it
+/// (`updateMessagesFromHistory`, from the history the model is sent). One
+/// that drops a model response and brings messages of its own is the
+/// history compressed (`/compress`, or automatically): a compaction here,
+/// its summary the new messages' text, so that the calls made before it
+/// stay in the replay. Any other (the first one of a session, a rollback
+/// after an aborted or failed call) replaces the messages, as in the CLI.
+fn checkpoint<'r>(session: &mut ImportedSession, live: &mut Vec<Live<'r>>, messages: &[Value], line: usize) {
+    let in_checkpoint = |id: &str| messages.iter().any(|m| str_at(m, "id") == Some(id));
+    let drops_a_response = live.iter().any(|m| str_at(&m.value, "type") == Some("gemini") && !in_checkpoint(&m.id));
+    let new: Vec<&Value> = messages.iter().filter(|m| !live.iter().any(|l| Some(l.id.as_str()) == str_at(m, "id"))).collect();
+    if drops_a_response && !new.is_empty() {
+        let texts: Vec<String> = new.iter().map(|m| parts_text(m.get("content").unwrap_or(&Value::Null), false)).filter(|t| !t.is_empty()).collect();
+        live.push(Live { id: String::new(), value: Value::String(texts.join("\n\n")), source: Source::Compaction(line) });
+        live.extend(new.iter().map(|m| Live { id: str_at(m, "id").unwrap_or_default().to_owned(), value: Value::Null, source: Source::Summary }));
+        return;
+    }
+    drop_lines(session, live.drain(..), "replaced by a later `$set` messages checkpoint");
+    live.extend(messages.iter().map(|m| checkpointed(m, line)));
 }
 
 fn checkpointed(message: &Value, line: usize) -> Live<'static> {
@@ -441,6 +476,42 @@ mod tests {
         assert!(matches!(&session.items[2], Item::Assistant(t) if t.text == "After." && t.line == 5));
         assert_eq!(session.lines.ignored.get("replaced by a later `$set` messages checkpoint"), Some(&2));
         assert_eq!((session.lines.read, session.lines.accounted()), (5, 5));
+    }
+
+    /// The CLI compressing its history writes a checkpoint holding a
+    /// summary in place of the turns: the calls before it stay, then the
+    /// compaction, then what followed.
+    #[test]
+    fn a_checkpoint_that_replaces_responses_by_a_summary_is_a_compaction() {
+        let mut call = gemini_message("g1", "");
+        call["toolCalls"] = json!([{"id": "c1", "name": "read_file", "args": {"file_path": "a"}, "status": "success",
+            "result": [{"functionResponse": {"id": "c1", "name": "read_file", "response": {"output": "text"}}}]}]);
+        let summary = json!({"id": "s1", "timestamp": "t", "type": "user", "content": [{"text": "<state_snapshot>read a</state_snapshot>"}]});
+        let text = lines(&[
+            header(),
+            json!({"id": "u1", "timestamp": "t", "type": "user", "content": "Read a."}),
+            call,
+            gemini_message("g2", "Read."),
+            json!({"$set": {"messages": [summary.clone(), {"id": "s2", "timestamp": "t", "type": "gemini", "content": [{"text": "Got it."}]}]}}),
+            summary,
+            json!({"id": "u3", "timestamp": "t", "type": "user", "content": "Now b."}),
+            gemini_message("g3", "Done."),
+        ]);
+        let session = parse(&text);
+        let kinds: Vec<&str> = session
+            .items
+            .iter()
+            .map(|item| match item {
+                Item::User { .. } => "user",
+                Item::Assistant(_) => "assistant",
+                Item::ToolResult(_) => "result",
+                Item::Compaction(c) if c.summary == "<state_snapshot>read a</state_snapshot>\n\nGot it." && c.line == 5 => "compaction",
+                other => panic!("{other:?}"),
+            })
+            .collect();
+        assert_eq!(kinds, ["user", "assistant", "result", "assistant", "compaction", "user", "assistant"]);
+        assert_eq!(session.lines.ignored.get("re-records a message of a compaction summary"), Some(&1));
+        assert_eq!((session.lines.read, session.lines.accounted()), (8, 8));
     }
 
     #[test]
