@@ -123,6 +123,8 @@ pub enum ImportFormat {
     OpenaiMessages,
     /// An ATIF trajectory (Harbor's Agent Trajectory Interchange Format, v1.0 to v1.8).
     Atif,
+    /// A Gemini CLI chat recording: `session-*.json` (to v0.38) or `.jsonl` (v0.39+).
+    GeminiCli,
     /// A vcrpy cassette (YAML): a v2 recording, neutral and raw, plus a scenario skeleton.
     Vcr,
 }

@@ -69,6 +69,7 @@ fn import_all(args: &ImportArgs, redaction: &Redaction) -> Result<Batch, ImportE
         ImportFormat::ClaudeCode => Some(Format::ClaudeCode),
         ImportFormat::OpenaiMessages => Some(Format::OpenaiMessages),
         ImportFormat::Atif => Some(Format::Atif),
+        ImportFormat::GeminiCli => Some(Format::GeminiCli),
         ImportFormat::Vcr => None,
     };
     let system = args.system.as_deref().map(read_input).transpose()?;

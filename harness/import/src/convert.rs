@@ -384,6 +384,7 @@ fn wire_of(session: &ImportedSession) -> Format {
     match session.format {
         "codex" => Format::OpenaiResponses,
         "pi" | "claude-code" => Format::Anthropic,
+        "gemini-cli" => Format::Gemini,
         _ => Format::OpenaiChat,
     }
 }

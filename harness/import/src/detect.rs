@@ -15,6 +15,8 @@ pub enum Format {
     OpenaiMessages,
     /// An ATIF trajectory (Harbor's interchange format).
     Atif,
+    /// A Gemini CLI chat recording (`session-*.json` or `.jsonl`).
+    GeminiCli,
 }
 
 impl Format {
@@ -26,11 +28,12 @@ impl Format {
             Self::ClaudeCode => "claude-code",
             Self::OpenaiMessages => "openai-messages",
             Self::Atif => "atif",
+            Self::GeminiCli => "gemini-cli",
         }
     }
 
     /// Every session format, in the order `--format auto` tries them.
-    pub const ALL: [Format; 5] = [Self::Pi, Self::Codex, Self::ClaudeCode, Self::OpenaiMessages, Self::Atif];
+    pub const ALL: [Format; 6] = [Self::Pi, Self::Codex, Self::ClaudeCode, Self::OpenaiMessages, Self::Atif, Self::GeminiCli];
 
     /// The format named `name` on the command line.
     pub fn from_name(name: &str) -> Option<Self> {
@@ -54,12 +57,13 @@ pub fn detect(name: &str, text: &str) -> Option<Format> {
     if let Ok(document) = serde_json::from_str::<Value>(text) {
         return match &document {
             document if crate::formats::atif::is_atif(document) => Some(Format::Atif),
+            document if crate::formats::gemini_cli::is_gemini_document(document) => Some(Format::GeminiCli),
             Value::Array(_) => Some(Format::OpenaiMessages),
             Value::Object(o) if o.contains_key("history") || o.contains_key("events") => Some(Format::OpenaiMessages),
             Value::Object(o) if o.get("role").and_then(Value::as_str) == Some("assistant") => Some(Format::Pi),
             // A JSONL format's file is one record a line: a document over
             // many lines is none of them (a Gemini CLI `session-*.json`
-            // has the `sessionId` of a Claude Code line).
+            // without `messages` has the `sessionId` of a Claude Code line).
             _ if text.trim().lines().count() > 1 => None,
             _ => detect_line(&document),
         };
@@ -69,6 +73,9 @@ pub fn detect(name: &str, text: &str) -> Option<Format> {
 }
 
 fn detect_line(first: &Value) -> Option<Format> {
+    if crate::formats::gemini_cli::is_gemini_line(first) {
+        return Some(Format::GeminiCli);
+    }
     let kind = first.get("type").and_then(Value::as_str);
     match kind {
         Some("session") => Some(Format::Pi),
@@ -98,13 +105,25 @@ mod tests {
         assert_eq!(detect("n.txt", "hello"), None);
     }
 
+    #[test]
+    fn gemini_cli_jsonl_is_told_by_its_header_or_update_lines_and_claude_code_stays_claude_code() {
+        let header =
+            "{\"sessionId\":\"s\",\"projectHash\":\"h\",\"startTime\":\"t\",\"lastUpdated\":\"t\"}\n{\"id\":\"m\",\"type\":\"user\",\"content\":\"hi\"}\n";
+        assert_eq!(detect("session-2026-05-01T10-00-s.jsonl", header), Some(Format::GeminiCli));
+        assert_eq!(detect("s.jsonl", "{\"$set\":{\"lastUpdated\":\"t\"}}\n"), Some(Format::GeminiCli));
+        assert_eq!(detect("s.jsonl", "{\"$rewindTo\":\"m\"}\n"), Some(Format::GeminiCli));
+        let claude = "{\"sessionId\":\"s\",\"type\":\"user\",\"message\":{}}\n{\"sessionId\":\"s\",\"type\":\"assistant\"}\n";
+        assert_eq!(detect("c.jsonl", claude), Some(Format::ClaudeCode));
+    }
+
     /// Regression (issue 43): a Gemini CLI session (one pretty-printed JSON
     /// document with a `sessionId`) was taken for Claude Code JSONL, every
     /// line then skipped as not JSON.
     #[test]
     fn a_document_over_many_lines_is_no_jsonl_format() {
         let gemini = "{\n  \"sessionId\": \"5f2c\",\n  \"projectHash\": \"ab\",\n  \"messages\": []\n}\n";
-        assert_eq!(detect("session-2025-10-01T10-00-5f2c.json", gemini), None);
+        assert_eq!(detect("session-2025-10-01T10-00-5f2c.json", gemini), Some(Format::GeminiCli));
+        assert_eq!(detect("other.json", "{\n  \"sessionId\": \"5f2c\"\n}\n"), None);
         assert_eq!(detect("one.jsonl", "{\"sessionId\": \"5f2c\", \"type\": \"user\"}\n"), Some(Format::ClaudeCode), "one record on one line is JSONL");
     }
 }

@@ -117,6 +117,7 @@ pub fn read_session(path: &Path, format: Option<Format>) -> Result<ImportedSessi
         Format::ClaudeCode => formats::claude_code::parse(&text),
         Format::OpenaiMessages => formats::openai_messages::parse(&text),
         Format::Atif => formats::atif::parse(&text),
+        Format::GeminiCli => formats::gemini_cli::parse(&text),
     };
     with_a_model_call(path, session)
 }
