@@ -14,7 +14,7 @@
 //! interval is `None` and the gates judge the figure itself.
 
 use crate::compare::Comparison;
-use crate::gates::{GateResult, Group, file_of};
+use crate::gates::{GateResult, Group, Verdict};
 use crate::runs::{Metric, RunKey};
 use crate::stats::{mean, t_quantile, variance};
 use crate::trial_stats::{rate_difference, wilson};
@@ -77,7 +77,8 @@ pub(crate) fn min_pass_rate(comparison: &Comparison, metric: &str, group: &Group
     };
     let mut offenders: Vec<(&RunKey, f64)> = per_key.into_iter().filter(|(_, rate)| *rate < limit).collect();
     offenders.sort_by(|a, b| a.1.total_cmp(&b.1).then_with(|| a.0.cmp(b.0)));
-    finish(comparison, metric, group, format!("min_pass_rate {}", crate::figures::number(limit)), (None, rate, limit), held, interval, offenders)
+    let check = format!("min_pass_rate {}", crate::figures::number(limit));
+    Verdict { check, base: None, new: rate, limit, held, interval, offenders: keys(offenders) }.into_result(comparison, metric, group)
 }
 
 /// `max_pass_rate_drop D`: base rate − new rate over the matched runs is at
@@ -101,34 +102,12 @@ pub(crate) fn max_pass_rate_drop(comparison: &Comparison, metric: &str, group: &
     let mut offenders: Vec<(&RunKey, f64)> = per_key.into_iter().filter(|(_, drop)| *drop > 0.0).collect();
     offenders.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| a.0.cmp(b.0)));
     let check = format!("max_pass_rate_drop {}%", crate::figures::number(limit * 100.0));
-    finish(comparison, metric, group, check, (Some(base_rate), new_rate, limit), held, interval, offenders)
+    Verdict { check, base: Some(base_rate), new: new_rate, limit, held, interval, offenders: keys(offenders) }.into_result(comparison, metric, group)
 }
 
-/// The result of a pass-rate check: offenders only when it failed.
-#[allow(clippy::too_many_arguments)] // the figures of one check, named where they are made
-fn finish(
-    comparison: &Comparison,
-    metric: &str,
-    group: &Group<'_>,
-    check: String,
-    (base, new, limit): (Option<f64>, f64, f64),
-    held: bool,
-    interval: Option<(f64, f64)>,
-    offenders: Vec<(&RunKey, f64)>,
-) -> GateResult {
-    let offenders: Vec<RunKey> = if held { Vec::new() } else { offenders.into_iter().map(|(key, _)| key.clone()).collect() };
-    GateResult {
-        metric: metric.to_owned(),
-        check,
-        scope: group.scope.clone(),
-        base,
-        new,
-        limit,
-        held,
-        file: offenders.first().and_then(|key| file_of(comparison, key)),
-        offenders,
-        interval,
-    }
+/// The keys of ranked offenders, in their order.
+fn keys(ranked: Vec<(&RunKey, f64)>) -> Vec<RunKey> {
+    ranked.into_iter().map(|(key, _)| key.clone()).collect()
 }
 
 #[cfg(test)]

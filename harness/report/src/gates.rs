@@ -438,18 +438,8 @@ fn judge(comparison: &Comparison, metric: &str, rule: &Rule, group: &Group<'_>) 
         keys.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| a.0.cmp(b.0)));
         keys.into_iter().map(|(k, _)| k.clone()).collect()
     };
-    let result = |check: String, base: Option<f64>, new: f64, limit: f64, held: bool, offenders: Vec<RunKey>| GateResult {
-        metric: metric.to_owned(),
-        check,
-        scope: group.scope.clone(),
-        base,
-        new,
-        limit,
-        held,
-        // A held gate points at no file: its movers broke nothing.
-        file: offenders.first().filter(|_| !held).and_then(|key| file_of(comparison, key)),
-        offenders: if held { Vec::new() } else { offenders },
-        interval: None,
+    let result = |check: String, base: Option<f64>, new: f64, limit: f64, held: bool, offenders: Vec<RunKey>| {
+        Verdict { check, base, new, limit, held, interval: None, offenders }.into_result(comparison, metric, group)
     };
     let mut results = Vec::new();
     if let Some(Fraction(limit)) = rule.max_increase {
@@ -516,18 +506,47 @@ fn max_increase(comparison: &Comparison, metric: &str, group: &Group<'_>, name: 
     };
     let mut movers: Vec<(&RunKey, f64)> = pairs.iter().filter(|p| p.2 > p.1).map(|p| (p.0, p.2 - p.1)).collect();
     movers.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| a.0.cmp(b.0)));
-    let offenders: Vec<RunKey> = if held { Vec::new() } else { movers.into_iter().map(|(k, _)| k.clone()).collect() };
-    GateResult {
-        metric: metric.to_owned(),
-        check: format!("{name} {}%", crate::figures::number(limit * 100.0)),
-        scope: group.scope.clone(),
-        base: Some(base_sum),
-        new: new_sum,
-        limit,
-        held,
-        file: offenders.first().and_then(|key| file_of(comparison, key)),
-        offenders,
-        interval,
+    let offenders = movers.into_iter().map(|(k, _)| k.clone()).collect();
+    let check = format!("{name} {}%", crate::figures::number(limit * 100.0));
+    Verdict { check, base: Some(base_sum), new: new_sum, limit, held, interval, offenders }.into_result(comparison, metric, group)
+}
+
+/// What one check found over one group, before it is a [`GateResult`].
+pub(crate) struct Verdict {
+    /// The check as printed (`max_increase 5%`).
+    pub check: String,
+    /// The base figure, when the check compares with one.
+    pub base: Option<f64>,
+    /// The new figure.
+    pub new: f64,
+    /// The limit.
+    pub limit: f64,
+    /// Whether it held.
+    pub held: bool,
+    /// The interval it was judged on, over repeated runs.
+    pub interval: Option<(f64, f64)>,
+    /// The runs that moved the wrong way, worst first.
+    pub offenders: Vec<RunKey>,
+}
+
+impl Verdict {
+    /// The result for `metric` over `group`. A held check names no
+    /// offenders and points at no file (its movers broke nothing); a failed
+    /// one points at its worst offender's scenario file.
+    pub(crate) fn into_result(self, comparison: &Comparison, metric: &str, group: &Group<'_>) -> GateResult {
+        let offenders = if self.held { Vec::new() } else { self.offenders };
+        GateResult {
+            metric: metric.to_owned(),
+            check: self.check,
+            scope: group.scope.clone(),
+            base: self.base,
+            new: self.new,
+            limit: self.limit,
+            held: self.held,
+            file: offenders.first().and_then(|key| file_of(comparison, key)),
+            offenders,
+            interval: self.interval,
+        }
     }
 }
 
