@@ -47,7 +47,7 @@ pub fn collect(finished: Finished<'_>) -> RunReport {
         step.cache_break_explained = explained;
     }
     let sent = session.sent();
-    crate::sent_messages::fill(&mut steps, &sent, Some(&state));
+    crate::sent_messages::fill(&mut steps, &sent, Some((&state, scenario.wire)));
     let retention = retention::run::measure(&mut steps, &sent, &log, Editor::Loop(&events));
     let mut metrics = run_metrics(scenario, &state, &steps, &log, &events);
     retention.fill(&mut metrics);

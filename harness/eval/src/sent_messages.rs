@@ -6,8 +6,9 @@
 //! messages in the order it first sent (or received) them, a call lists the
 //! numbers it sent as ranges (`0-41,57`), and each body is written once, on
 //! the row of the call that first carried it. Against the loop's own
-//! transcript each message is classed: `original` (a transcript message as
-//! it is), `masked` (a tool result shown as a placeholder, with the number
+//! transcript, as the run's wire carries it (Chat has no `is_error`,
+//! Anthropic wraps arguments that are no JSON object), each message is
+//! classed: `original` (a transcript message as it is), `masked` (a tool result shown as a placeholder, with the number
 //! of the original when it was sent), `edited` (an assistant turn differing
 //! from the transcript's), `compacted` (a message no transcript holds: the
 //! compaction's summaries and collapsed rounds) or `system`.
@@ -17,6 +18,8 @@ use std::collections::{HashMap, HashSet};
 use reloop_agent::{LoopState, Message};
 use reloop_mock::sent::{SentLog, SentPart};
 use reloop_mock::tokens::content_hash;
+use reloop_wire::Format;
+use reloop_wire::format::message_through;
 use serde_json::{Value, json};
 
 use crate::result::StepRow;
@@ -25,26 +28,28 @@ use crate::result::StepRow;
 /// content, a turn's text, a call's arguments), to keep reports small.
 const BODY_CHARS: usize = 1_000;
 
-/// The loop's transcripts (sub-agents' included), by content and by call id.
-#[derive(Default)]
+/// The loop's transcripts (sub-agents' included), by content and by call
+/// id, each message as it arrives through the run's wire: what a wire
+/// cannot carry (a failed result's flag on Chat) is no edit of the loop's.
 struct Originals {
+    wire: Format,
     whole: HashSet<u64>,
     /// A tool result's hash by its call id; an assistant turn's by its first call's id.
     by_call: HashMap<(bool, String), u64>,
 }
 
 impl Originals {
-    fn of(state: &LoopState) -> Self {
-        let mut originals = Self::default();
+    fn of(state: &LoopState, wire: Format) -> Self {
+        let mut originals = Self { wire, whole: HashSet::new(), by_call: HashMap::new() };
         originals.add(state);
         originals
     }
 
     fn add(&mut self, state: &LoopState) {
-        for message in &state.transcript {
-            let hash = content_hash(message);
+        for message in state.transcript.iter().flat_map(|message| message_through(self.wire, message)) {
+            let hash = content_hash(&message);
             self.whole.insert(hash);
-            if let Some(key) = call_key(message) {
+            if let Some(key) = call_key(&message) {
                 self.by_call.entry(key).or_insert(hash);
             }
         }
@@ -78,10 +83,10 @@ fn call_key(message: &Message) -> Option<(bool, String)> {
 }
 
 /// Fills the sent-message columns of `steps`, whose `call_index` is the
-/// request's place in `sent`; `state` is the built-in loop's (`None` for a
-/// black-box agent, whose messages go unclassed).
-pub(crate) fn fill(steps: &mut [StepRow], sent: &SentLog, state: Option<&LoopState>) {
-    let originals = state.map(Originals::of);
+/// request's place in `sent`; `state` is the built-in loop's with the wire
+/// it spoke (`None` for a black-box agent, whose messages go unclassed).
+pub(crate) fn fill(steps: &mut [StepRow], sent: &SentLog, state: Option<(&LoopState, Format)>) {
+    let originals = state.map(|(state, wire)| Originals::of(state, wire));
     // Keyed by hashes already: foldhash, not SipHash, for a lookup per
     // message per request.
     let mut numbers: HashMap<u64, u64, foldhash::fast::RandomState> = HashMap::default();
@@ -222,7 +227,7 @@ mod tests {
         ];
         let sent = log(&parts, &[&[0, 1], &[0, 1, 2, 3], &[0, 5, 2, 4]], &[Some(2), None, None]);
         let mut steps: Vec<StepRow> = (0..3).map(|i| StepRow { call_index: i, ..StepRow::default() }).collect();
-        fill(&mut steps, &sent, Some(&state));
+        fill(&mut steps, &sent, Some((&state, Format::OpenaiChat)));
         assert_eq!(steps[0].sent_messages.as_deref(), Some("0-1"));
         assert_eq!(steps[0].reply_message, Some(2), "the reply is numbered where it was received");
         assert_eq!(steps[1].sent_messages.as_deref(), Some("0-3"));
@@ -237,6 +242,32 @@ mod tests {
         assert_eq!((third[1]["n"].as_u64(), third[1]["shown"].as_str()), (Some(5), Some("masked")));
         assert_eq!(third[1]["of"], 3, "the masked result names the original it stands for");
         assert_eq!(third[1]["body"]["content"], "[masked: read, 12 bytes]");
+    }
+
+    /// What the run's wire cannot carry is no edit: Chat has no flag for a
+    /// failed result, and Anthropic sends arguments that are no JSON object
+    /// wrapped in one; the same message over a wire that carries the flag
+    /// differs from the transcript.
+    #[test]
+    fn a_message_is_compared_with_the_transcript_as_its_wire_carries_it() {
+        let failed = |is_error| Message::ToolResult { call_id: "c1".into(), tool_name: "read".into(), content: "not JSON".into(), is_error };
+        let truncated = |arguments: &str| Message::Assistant {
+            text: String::new(),
+            tool_calls: vec![ToolCall { id: "c1".into(), name: "read".into(), arguments: arguments.into() }],
+            reasoning: vec![],
+        };
+        let mut state = LoopState::new("task", 10);
+        state.transcript = vec![Message::user("task"), truncated(r#"{"path": "sr"#), failed(true)];
+        let shown = |wire: Format, sent: [Message; 2]| {
+            let parts: Vec<SentPart> = sent.into_iter().map(SentPart::Message).collect();
+            let mut steps = vec![StepRow::default()];
+            fill(&mut steps, &log(&parts, &[&[0, 1]], &[None]), Some((&state, wire)));
+            let first: Vec<Value> = serde_json::from_str(steps[0].messages_first_seen.as_deref().unwrap()).unwrap();
+            first.iter().map(|m| m["shown"].as_str().unwrap().to_owned()).collect::<Vec<_>>()
+        };
+        assert_eq!(shown(Format::OpenaiChat, [truncated(r#"{"path": "sr"#), failed(false)]), ["original", "original"]);
+        assert_eq!(shown(Format::Anthropic, [truncated(r#"{"_raw":"{\"path\": \"sr"}"#), failed(true)]), ["original", "original"]);
+        assert_eq!(shown(Format::Anthropic, [truncated(r#"{"_raw":"{\"path\": \"sr"}"#), failed(false)]), ["original", "masked"]);
     }
 
     #[test]

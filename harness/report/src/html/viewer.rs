@@ -334,7 +334,8 @@ pub(super) const SCRIPT: &str = r#"
   function entryOf(run, n) { var at = run.messages[n]; return at === null || at === undefined ? null : messageTable()[at]; }
   // A sent message, its body drawn when opened: number, role, class
   // (masked, compacted, edited; nothing for a transcript message) and the
-  // text's head; a masked or edited one also shows its original.
+  // text's head; a masked or edited one also shows its original, or says
+  // that none was sent (a result masked in the step that first sent it).
   function messageNode(run, n, fresh) {
     var entry = entryOf(run, n);
     var node = el('details', 'msg' + (entry ? ' ' + entry[0] + (entry[1] ? ' ' + entry[1] : '') : ''));
@@ -351,6 +352,8 @@ pub(super) const SCRIPT: &str = r#"
       if (entry[3] !== null) {
         node.appendChild(el('div', '', entry[1] === 'masked' ? 'shown in place of:' : 'the transcript holds:'));
         node.appendChild(el('pre', 'original', messageTable()[entry[3]][2]));
+      } else if (entry[1] === 'masked' || entry[1] === 'edited') {
+        node.appendChild(el('div', 'unsent-original', 'its original was never sent: the loop changed it before any call carried it'));
       }
     });
     return node;
