@@ -36,6 +36,8 @@ fn run(i: u64, drift: f64) -> RunReport {
         scenario: format!("scenario-{i:05}"),
         scenario_file: format!("scenarios/generated/scenario-{i:05}.yaml"),
         variant: "default".to_owned(),
+        trial: 0,
+        min_pass_rate: None,
         strategy: "roku".to_owned(),
         wire: "openai-chat".to_owned(),
         model: "gpt-4o".to_owned(),
