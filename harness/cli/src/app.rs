@@ -181,6 +181,14 @@ pub struct BatchArgs {
     /// its `expect.min_pass_rate`.
     #[arg(long, value_name = "R", value_parser = parse_rate)]
     pub min_pass_rate: Option<f64>,
+    /// Run only shard k of n (`2/8`), chosen by a stable hash of each scenario file's path; `auto`
+    /// reads it from a Kubernetes Indexed Job, a Slurm array or RELOOP_SHARD (docs/scale.md).
+    #[arg(long, value_name = "K/N|auto")]
+    pub shard: Option<crate::shard::ShardArg>,
+    /// Go on with the batch that wrote OUT and was cut short (killed, preempted, Ctrl-C): keep
+    /// the runs it finished and make only the others, into the same report (in place of --out).
+    #[arg(long, value_name = "OUT", conflicts_with = "out")]
+    pub resume: Option<PathBuf>,
     /// Going live against an upstream and re-recording (docs/rerecord.md).
     #[command(flatten)]
     pub live: LiveArgs,
@@ -252,9 +260,6 @@ pub struct RunArgs {
     /// Label written to every report row, to tell variants apart.
     #[arg(long, default_value = "default")]
     pub variant: String,
-    /// Run only shard k of n (`2/8`), chosen by a stable hash of each scenario file's path.
-    #[arg(long, value_name = "K/N")]
-    pub shard: Option<crate::shard::Shard>,
     /// After the run, compare with this report (directory or runs.parquet) and judge the gates.
     #[arg(long, value_name = "BASE")]
     pub baseline: Option<PathBuf>,

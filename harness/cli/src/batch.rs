@@ -14,7 +14,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 use reloop_agent::WireFormat;
 use reloop_agent::context::native::NATIVE_WIRES;
 use reloop_agent::price_table::{self, PriceTable};
-use reloop_eval::report::{ReportStream, table_batches, table_schemas, write_atomically};
+use reloop_eval::report::{FinishedRun, ReportStream, RunKey, table_batches, table_schemas, write_atomically};
 use reloop_eval::sweep::RunVariant;
 use reloop_eval::{Outcome, Plan, RunOptions, RunSummary, run_all};
 use reloop_report::trials::TrialVerdict;
@@ -35,8 +35,12 @@ const CHECKPOINT_EVERY: Duration = Duration::from_secs(5);
 /// `cancel` (the first Ctrl-C) also ends the live calls in flight.
 pub fn prepare(batch: &BatchArgs, variants: Vec<RunVariant>, wires: Option<&[WireFormat]>, out: &Path, cancel: &Arc<AtomicBool>) -> Result<Prepared, i32> {
     install_prices(batch.prices.as_deref())?;
+    let shard = batch.shard.map(|shard| shard.resolve()).transpose().map_err(|error| {
+        eprintln!("error: {error}");
+        exit_code::BAD_INPUT
+    })?;
     let paths = &batch.paths;
-    let plan = Plan::validate_over(paths, variants, wires, jobs(batch))
+    let mut plan = Plan::validate_over(paths, variants, wires, jobs(batch))
         .map_err(|errors| {
             for error in errors {
                 eprintln!("error: {error}");
@@ -44,6 +48,9 @@ pub fn prepare(batch: &BatchArgs, variants: Vec<RunVariant>, wires: Option<&[Wir
             exit_code::BAD_INPUT
         })?
         .repeated(batch.repeat);
+    if let Some(shard) = shard {
+        plan.files.retain(|file| shard.contains(&file.path));
+    }
     for skipped in &plan.skipped {
         eprintln!("{skipped}");
     }
@@ -61,7 +68,12 @@ pub fn prepare(batch: &BatchArgs, variants: Vec<RunVariant>, wires: Option<&[Wir
             exit_code::BAD_INPUT
         })?;
     }
-    let report = ReportStream::open(out, table_schemas(), CHECKPOINT_EVERY).map_err(|error| {
+    let opened = if batch.resume.is_some() {
+        ReportStream::resume(out, table_schemas(), CHECKPOINT_EVERY)
+    } else {
+        ReportStream::open(out, table_schemas(), CHECKPOINT_EVERY).map(|report| (report, BTreeMap::new()))
+    };
+    let (report, resumed) = opened.map_err(|error| {
         if error.kind() == std::io::ErrorKind::WouldBlock {
             // Another batch holds `OUT.lock`; the message names its PID.
             eprintln!("error: --out: {error}");
@@ -70,15 +82,22 @@ pub fn prepare(batch: &BatchArgs, variants: Vec<RunVariant>, wires: Option<&[Wir
         }
         exit_code::BAD_INPUT
     })?;
-    Ok(Prepared { plan, report, live })
+    let plan = plan.resuming(resumed.keys().cloned());
+    if batch.resume.is_some() {
+        eprintln!("resuming: {} runs finished in {} already, {} to run", resumed.len(), out.display(), plan.runs());
+    }
+    Ok(Prepared { plan, report, live, resumed })
 }
 
-/// A batch checked and ready to run: its plan, its report opened, and
-/// its live settings (`--upstream`), built once.
+/// A batch checked and ready to run: its plan, its report opened, its
+/// live settings (`--upstream`), built once, and the runs it resumes.
 pub struct Prepared {
     pub plan: Plan,
     pub report: ReportStream,
     pub live: Option<Arc<LiveSettings>>,
+    /// With `--resume`, the runs a cut-short batch finished (their rows
+    /// already in the report); the plan leaves them out.
+    pub resumed: BTreeMap<RunKey, FinishedRun>,
 }
 
 /// The batch's live settings from `--upstream` and its companions, `None`
@@ -129,20 +148,26 @@ fn jobs(batch: &BatchArgs) -> usize {
 }
 
 /// A finished batch: its runs' summaries in plan order, their verdicts
-/// over trials, its wall time, and why its report could not be written,
-/// if it could not (a full disk, a file-size limit): the table of what
-/// finished is printed all the same.
+/// over trials (the resumed runs' included), its wall time, and why its
+/// report could not be written, if it could not (a full disk, a file-size
+/// limit): the table of what finished is printed all the same.
 pub struct Finished {
     pub runs: Vec<RunSummary>,
     pub verdicts: Vec<TrialVerdict>,
     pub wall: Duration,
     pub unwritten: Option<String>,
+    /// How many runs were resumed, and whether one of them was reloop's failure.
+    pub resumed: (usize, bool),
 }
 
 impl Finished {
     /// `reports: OUT` once the report is written; nothing when it is not.
     pub fn reports_line(&self, out: &Path) -> String {
-        if self.unwritten.is_some() { String::new() } else { format!("reports: {}\n", out.display()) }
+        match (&self.unwritten, self.resumed.0) {
+            (Some(_), _) => String::new(),
+            (None, 0) => format!("reports: {}\n", out.display()),
+            (None, resumed) => format!("reports: {} (with the {resumed} runs resumed, not in the table above)\n", out.display()),
+        }
     }
 
     /// The exit code: a report that could not be written is reloop's own
@@ -153,6 +178,7 @@ impl Finished {
                 eprintln!("error: {message}; the previous report (if any) is as it was");
                 exit_code::INTERNAL
             }
+            None if self.resumed.1 && !cancel.load(Ordering::SeqCst) => exit_code::INTERNAL,
             None => exit_code_of(&self.runs, &self.verdicts, planned, cancel),
         }
     }
@@ -160,13 +186,14 @@ impl Finished {
 
 /// Runs `plan` with a progress bar, streaming each finished run to
 /// `report`, then publishes it (and JUnit when asked).
-pub fn execute(plan: &Plan, batch: &BatchArgs, report: ReportStream, live: Option<Arc<LiveSettings>>, cancel: &Arc<AtomicBool>) -> anyhow::Result<Finished> {
+pub fn execute(prepared: Prepared, batch: &BatchArgs, cancel: &Arc<AtomicBool>) -> anyhow::Result<(Plan, Finished)> {
+    let Prepared { plan, report, live, resumed } = prepared;
     let started = std::time::Instant::now();
     let jobs = jobs(batch);
     let bar = ProgressBar::new(plan.runs() as u64).with_style(ProgressStyle::with_template("{bar:30} {pos}/{len} {msg}").expect("static template"));
     let options = RunOptions { jobs, cancel: Arc::clone(cancel), live };
     let sink = Mutex::new(Sink { report, failed: None, summaries: Vec::new(), unpriced: BTreeSet::new() });
-    run_all(plan, &options, &|index, run| {
+    run_all(&plan, &options, &|index, run| {
         bar.set_message(reloop_report::escape::terminal(&run.scenario));
         bar.inc(1);
         let summary = RunSummary::from(&run);
@@ -211,12 +238,13 @@ pub fn execute(plan: &Plan, batch: &BatchArgs, report: ReportStream, live: Optio
         );
     }
     let wall = started.elapsed();
-    let verdicts = crate::verdicts::of(&runs, batch.min_pass_rate);
+    let verdicts = crate::verdicts::of(&runs, &resumed, batch.min_pass_rate);
     if let Some(path) = batch.junit.as_ref().filter(|_| unwritten.is_none()) {
         let written = write_atomically(path, |file| file.write_all(junit::render(&runs, &verdicts, &[], wall).as_bytes()));
         unwritten = written.err().map(|error| format!("{}: cannot write the JUnit report: {error}", path.display()));
     }
-    Ok(Finished { runs, verdicts, wall, unwritten })
+    let resumed = (resumed.len(), resumed.values().any(|run| run.outcome == Outcome::HarnessError));
+    Ok((plan, Finished { runs, verdicts, wall, unwritten, resumed }))
 }
 
 /// Where finished runs go: the report, and the summaries kept.

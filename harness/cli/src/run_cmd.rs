@@ -12,7 +12,7 @@ use reloop_eval::report::write_atomically;
 use reloop_eval::sweep::RunVariant;
 
 use crate::app::RunArgs;
-use crate::batch::{Finished, Prepared, execute, prepare};
+use crate::batch::{Finished, execute, prepare};
 use crate::compare_cmd::{Allowed, bad_input, preflight, stopped};
 use crate::stdout::print_stdout;
 use crate::{exit_code, junit, summary, trials_table};
@@ -21,7 +21,8 @@ use crate::{exit_code, junit, summary, trials_table};
 /// baseline and the gates are checked before the first run. The PR
 /// comment (`--markdown`) is written on every way out: the comparison with
 /// a baseline, the run's own verdicts without one, or why there is none.
-pub fn run(args: RunArgs, cancel: Arc<AtomicBool>) -> anyhow::Result<i32> {
+pub fn run(mut args: RunArgs, cancel: Arc<AtomicBool>) -> anyhow::Result<i32> {
+    args.out = args.batch.resume.clone().unwrap_or(args.out);
     let markdown = args.decide.markdown.as_deref();
     if let Some(baseline) = &args.baseline
         && let Err(message) = preflight(baseline, &args.decide)
@@ -41,17 +42,14 @@ pub fn run(args: RunArgs, cancel: Arc<AtomicBool>) -> anyhow::Result<i32> {
 
 /// The batch, then the comparison when it finished.
 fn run_batch(args: &RunArgs, cancel: Arc<AtomicBool>, markdown: Option<&Path>) -> anyhow::Result<i32> {
-    let Prepared { mut plan, report, live } = match prepare(&args.batch, vec![RunVariant::Label(args.variant.clone())], None, &args.out, &cancel) {
+    let prepared = match prepare(&args.batch, vec![RunVariant::Label(args.variant.clone())], None, &args.out, &cancel) {
         Ok(prepared) => prepared,
         Err(code) => {
             stopped(markdown, "reloop run found bad input before the first run (the errors are in the job's log)")?;
             return Ok(code);
         }
     };
-    if let Some(shard) = args.shard {
-        plan.files.retain(|file| shard.contains(&file.path));
-    }
-    let finished = execute(&plan, &args.batch, report, live, &cancel)?;
+    let (plan, finished) = execute(prepared, &args.batch, &cancel)?;
     let table = if plan.trials > 1 { trials_table::render(&finished.runs, &finished.verdicts, plan.trials) } else { summary::render(&finished.runs) };
     print_stdout(&format!("{table}{}", finished.reports_line(&args.out)))?;
     if std::env::var("GITHUB_ACTIONS").is_ok_and(|v| v == "true") {
@@ -76,7 +74,7 @@ fn run_batch(args: &RunArgs, cancel: Arc<AtomicBool>, markdown: Option<&Path>) -
 /// A shard's report lacks the other shards' runs by design: they are not
 /// judged as removed (the merged report's comparison judges them).
 fn compare_with_baseline(args: &RunArgs, baseline: &Path, finished: &Finished, run_code: i32) -> anyhow::Result<i32> {
-    let allowed = Allowed { removed: args.decide.allow_removed || args.shard.is_some(), ..(&args.decide).into() };
+    let allowed = Allowed { removed: args.decide.allow_removed || args.batch.shard.is_some(), ..(&args.decide).into() };
     let (gates_code, gates) = crate::compare_cmd::decide(baseline, &args.out, &args.decide, allowed)?;
     if let Some(path) = &args.batch.junit {
         write_atomically(path, |file| file.write_all(junit::render(&finished.runs, &finished.verdicts, &gates, finished.wall).as_bytes()))?;

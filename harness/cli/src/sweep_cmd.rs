@@ -10,7 +10,7 @@ use reloop_eval::report::write_atomically;
 use reloop_eval::sweep::{LikeForLike, RunVariant, StrategyName, Variant, load_variants};
 
 use crate::app::SweepArgs;
-use crate::batch::{Prepared, execute, prepare};
+use crate::batch::{execute, prepare};
 use crate::exit_code;
 use crate::short_name::{MAX_NAME_CHARS, shortened};
 use crate::stdout::print_stdout;
@@ -18,7 +18,8 @@ use crate::stdout::print_stdout;
 /// Runs the command; returns the exit code, as `run`'s: 1 when a run's
 /// expectation failed (under any variant), so a sweep in CI fails on what a
 /// run would fail on; the table and reports are written all the same.
-pub fn run(args: SweepArgs, cancel: Arc<AtomicBool>) -> anyhow::Result<i32> {
+pub fn run(mut args: SweepArgs, cancel: Arc<AtomicBool>) -> anyhow::Result<i32> {
+    args.out = args.batch.resume.clone().unwrap_or(args.out);
     let mut variants = Vec::new();
     for strategy in &args.strategies {
         match Variant::of_spec(strategy.clone()) {
@@ -47,12 +48,11 @@ pub fn run(args: SweepArgs, cancel: Arc<AtomicBool>) -> anyhow::Result<i32> {
         return Ok(exit_code::BAD_INPUT);
     }
     let variants: Vec<RunVariant> = variants.into_iter().map(RunVariant::Swept).collect();
-    let Prepared { plan, report, live } =
-        match prepare(&args.batch, variants.clone(), (!args.wires.is_empty()).then_some(args.wires.as_slice()), &args.out, &cancel) {
-            Ok(prepared) => prepared,
-            Err(code) => return Ok(code),
-        };
-    let finished = execute(&plan, &args.batch, report, live, &cancel)?;
+    let prepared = match prepare(&args.batch, variants.clone(), (!args.wires.is_empty()).then_some(args.wires.as_slice()), &args.out, &cancel) {
+        Ok(prepared) => prepared,
+        Err(code) => return Ok(code),
+    };
+    let (plan, finished) = execute(prepared, &args.batch, &cancel)?;
     // Totals over like with like; every run's own figures stay in the Parquet.
     let like = LikeForLike::of(&finished.runs, &variants);
     // Repeated: each scenario × variant's verdict over its trials first.

@@ -4,13 +4,17 @@
 //! `expect.min_pass_rate`) asks for. The exit code, the table, JUnit, the
 //! PR comment and the annotations of `run` and `sweep` all read these.
 
+use std::collections::BTreeMap;
+
 use reloop_eval::RunSummary;
+use reloop_eval::report::{FinishedRun, RunKey};
 use reloop_report::trials::{Trial, TrialVerdict};
 
-/// The verdicts of `runs` (in plan order), the command line's minimum pass
-/// rate over each scenario's own.
-pub fn of(runs: &[RunSummary], min_pass_rate: Option<f64>) -> Vec<TrialVerdict> {
-    TrialVerdict::of(runs.iter().map(|run| Trial {
+/// The verdicts of `runs` (in plan order) and of the runs `resumed` from a
+/// batch cut short, the command line's minimum pass rate over each
+/// scenario's own (a resumed run's is its scenario's other trials').
+pub fn of(runs: &[RunSummary], resumed: &BTreeMap<RunKey, FinishedRun>, min_pass_rate: Option<f64>) -> Vec<TrialVerdict> {
+    let made = runs.iter().map(|run| Trial {
         scenario: &run.scenario,
         variant: &run.variant,
         file: &run.scenario_file,
@@ -18,5 +22,15 @@ pub fn of(runs: &[RunSummary], min_pass_rate: Option<f64>) -> Vec<TrialVerdict> 
         passed: run.passed,
         failures: &run.failed_expectations,
         min_pass_rate: min_pass_rate.or(run.min_pass_rate),
-    }))
+    });
+    let resumed = resumed.iter().map(|((scenario, variant, _), run)| Trial {
+        scenario,
+        variant,
+        file: &run.scenario_file,
+        outcome: run.outcome.as_str(),
+        passed: run.passed,
+        failures: &[],
+        min_pass_rate,
+    });
+    TrialVerdict::of(made.chain(resumed))
 }

@@ -7,7 +7,7 @@
 //! before the last is checked, so reading them one at a time was start-up
 //! that did not get shorter with a second core.
 
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 
 use rayon::prelude::*;
@@ -15,6 +15,7 @@ use reloop_agent::WireFormat;
 
 use reloop_files::kind::Skipped;
 
+use crate::report::RunKey;
 use crate::scenario::{Discovered, LastRecording, ScenarioFile, discover};
 use crate::sweep::RunVariant;
 use crate::yaml::InputError;
@@ -40,6 +41,9 @@ pub struct Plan {
     /// How many times each run is made (`--repeat`, at least 1): each
     /// trial its own run, with its own mock session and workspace.
     pub trials: u64,
+    /// The runs a cut-short batch finished already (`--resume`), which
+    /// this one leaves out.
+    pub finished: BTreeSet<RunKey>,
 }
 
 impl Plan {
@@ -89,12 +93,28 @@ impl Plan {
                 Err(error) => errors.push(error),
             }
         }
-        if errors.is_empty() { Ok(Self { files: planned, variants, skipped, trials: 1 }) } else { Err(errors) }
+        if errors.is_empty() { Ok(Self { files: planned, variants, skipped, trials: 1, finished: BTreeSet::new() }) } else { Err(errors) }
     }
 
     /// How many runs the batch makes, every trial counted.
     pub fn runs(&self) -> usize {
-        self.distinct_runs() * self.trials as usize
+        let finished = self
+            .files
+            .iter()
+            .flat_map(|file| self.runs_of(file))
+            .map(|(run, variant)| (0..self.trials).filter(|&trial| self.is_finished(&run.0, variant, trial)).count());
+        self.distinct_runs() * self.trials as usize - finished.sum::<usize>()
+    }
+
+    /// The plan without the runs in `finished` (a resumed batch's).
+    pub fn resuming(self, finished: impl IntoIterator<Item = RunKey>) -> Self {
+        Self { finished: finished.into_iter().collect(), ..self }
+    }
+
+    /// Whether trial `trial` of run `name` under `variant` finished in the
+    /// batch this one resumes.
+    pub fn is_finished(&self, name: &str, variant: &RunVariant, trial: u64) -> bool {
+        !self.finished.is_empty() && self.finished.contains(&(name.to_owned(), variant.name().to_owned(), trial))
     }
 
     /// How many runs the batch makes once each (scenario × wire × variant).

@@ -78,13 +78,16 @@ fn run_file(plan: &Plan, planned: &PlannedFile, last: &LastRecording, first: usi
         return;
     }
     let runs = plan.runs_of(planned);
+    if runs.iter().all(|((name, _), variant)| (0..plan.trials).all(|trial| plan.is_finished(name, variant, trial))) {
+        return;
+    }
     let file = ScenarioFile::load_sharing(&planned.path, last);
     // Each trial is a run of its own: its own mock server and session, its
     // own workspace, in parallel with the others.
     let trials: Vec<(usize, u64)> = (0..runs.len()).flat_map(|run| (0..plan.trials).map(move |trial| (run, trial))).collect();
     trials.par_iter().enumerate().for_each(|(index, &(run, trial))| {
         let ((name, wire), variant) = runs[run];
-        if cancelled() {
+        if cancelled() || plan.is_finished(name, variant, trial) {
             return;
         }
         let mut report = match &file {
@@ -243,7 +246,13 @@ mod tests {
     fn a_scenario_gone_since_it_was_checked_is_a_harness_error_per_run_not_a_lost_run() {
         let dir = tempfile::tempdir().unwrap();
         let planned = PlannedFile { path: dir.path().join("gone.yaml"), runs: vec![("gone".into(), reloop_agent::WireFormat::Anthropic)] };
-        let plan = Plan { files: vec![planned], variants: vec![RunVariant::Label("a".into()), RunVariant::Label("b".into())], skipped: Vec::new(), trials: 1 };
+        let plan = Plan {
+            files: vec![planned],
+            variants: vec![RunVariant::Label("a".into()), RunVariant::Label("b".into())],
+            skipped: Vec::new(),
+            trials: 1,
+            finished: Default::default(),
+        };
         let options = RunOptions { jobs: 1, cancel: Arc::default(), live: None };
         let reports = Mutex::new(Vec::new());
         run_all(&plan, &options, &|index, report| reports.lock().unwrap().push((index, report))).unwrap();

@@ -57,8 +57,14 @@ fn check_against_golden(name: &str, args: &[&str], exit_code: i32) {
         bless(&out_dir, &golden);
         return;
     }
-    let failures: Vec<String> = TABLES.iter().filter_map(|table| compare_table(table, &table_path(&golden, table), &table_path(&out_dir, table))).collect();
+    let failures = report_differences(&golden, &out_dir);
     assert!(failures.is_empty(), "{name}: the reports differ from {}:\n\n{}", golden.display(), failures.join("\n\n"));
+}
+
+/// What differs between the report in `expected` and the one in `actual`,
+/// table by table (nothing when they hold the same rows, timing aside).
+pub fn report_differences(expected: &Path, actual: &Path) -> Vec<String> {
+    TABLES.iter().filter_map(|table| compare_table(table, &table_path(expected, table), &table_path(actual, table))).collect()
 }
 
 /// `DIR/TABLE.parquet`, or `DIR/TABLE/` when a table is a folder of parts.

@@ -28,6 +28,7 @@ mod record;
 mod recorded_usage;
 mod repeat;
 mod rerecord;
+mod resume;
 mod retention;
 mod run_suite;
 mod scenario_limits;

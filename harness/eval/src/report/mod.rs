@@ -5,11 +5,13 @@
 
 mod out_lock;
 mod publish;
+mod resume;
 mod stream;
 mod table;
 mod tables;
 mod write;
 
+pub use resume::{FinishedRun, RunKey};
 pub use stream::{ReportStream, TableBatches};
 pub use tables::{events_batch, runs_batch, steps_batch};
 pub use write::{SCHEMA_VERSION, write_atomically, write_parquet};

@@ -16,6 +16,7 @@
 //!
 //! [`abandoned`]: ReportStream::abandon
 
+use std::collections::BTreeMap;
 use std::fs::File;
 use std::io::{self, Write as _};
 use std::path::{Path, PathBuf};
@@ -28,6 +29,7 @@ use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 use super::TABLE_FILES;
 use super::out_lock::OutLock;
 use super::publish::swap_in;
+use super::resume::{self, FinishedRun, RunKey};
 use super::write::writer_properties;
 
 /// The three tables' rows of one or more runs, in [`TABLE_FILES`] order.
@@ -60,17 +62,42 @@ impl ReportStream {
     /// interrupted batch left in `OUT.partial/`, and starts a report whose
     /// tables have `schemas`; a checkpoint happens at most every `every`.
     pub fn open(out: &Path, schemas: [arrow_schema::SchemaRef; 3], every: Duration) -> io::Result<Self> {
-        std::fs::create_dir_all(out)?;
-        let out = out.canonicalize()?;
-        let lock = OutLock::acquire(&sibling(&out, "lock")?, &out)?;
-        // Created exclusively: a link planted at the name is not written through.
-        let probe = out.join(format!(".reloop-probe-{}", std::process::id()));
-        std::fs::OpenOptions::new().write(true).create_new(true).open(&probe)?.write_all(b"reloop checks it can write here")?;
-        std::fs::remove_file(&probe)?;
+        let (out, lock) = claim(out)?;
         let partial = sibling(&out, "partial")?;
         discard(&partial, &out)?;
         std::fs::create_dir(&partial)?;
         Ok(Self { out, partial, schemas, open: None, parts: 0, last_checkpoint: Instant::now(), every, _lock: lock })
+    }
+
+    /// As [`Self::open`], keeping the runs the last batch into `out`
+    /// finished ([`resume`](super::resume) says where they are): their rows
+    /// become the stream's first part, and they are returned, so the batch
+    /// runs only the others.
+    pub fn resume(out: &Path, schemas: [arrow_schema::SchemaRef; 3], every: Duration) -> io::Result<(Self, BTreeMap<RunKey, FinishedRun>)> {
+        let (out, lock) = claim(out)?;
+        let (partial, resuming) = (sibling(&out, "partial")?, sibling(&out, "resuming")?);
+        // The killed batch's parts are set aside before anything is written,
+        // so a kill while they are carried over loses none of them.
+        if resume::sources(&out, &partial, &resuming)?.first().is_some_and(|first| first.starts_with(&partial)) {
+            discard(&resuming, &out)?;
+            std::fs::rename(&partial, &resuming)?;
+        }
+        discard(&partial, &out)?;
+        let sources = resume::sources(&out, &partial, &resuming)?;
+        let (finished, unfinished) = resume::finished_runs(&sources, &schemas[0])?;
+        std::fs::create_dir(&partial)?;
+        let mut stream = Self { out, partial, schemas, open: None, parts: 0, last_checkpoint: Instant::now(), every, _lock: lock };
+        if !finished.is_empty() {
+            let mut part = stream.start_part()?;
+            for ((table, schema), (writer, file)) in TABLE_FILES.iter().zip(&stream.schemas).zip(&mut part.writers) {
+                let mut write = |batch: &RecordBatch| writer.write(batch).map_err(|e| failed(file, "the rows of the runs resumed", e));
+                resume::copy_finished(&sources, table, schema, unfinished.then_some(&finished), &mut write)?;
+            }
+            stream.open = Some(part);
+            stream.checkpoint()?;
+        }
+        discard(&resuming, &stream.out)?;
+        Ok((stream, finished))
     }
 
     /// Appends one run's rows; makes a checkpoint when the last is old enough.
@@ -174,6 +201,20 @@ impl ReportStream {
     fn part_folder(&self, n: u32) -> PathBuf {
         self.partial.join(format!("part-{n:05}"))
     }
+}
+
+/// Creates `out` and locks it for this batch (`OUT.lock`: a batch writing
+/// there already makes this fail at once, [`io::ErrorKind::WouldBlock`],
+/// naming its PID), after checking it can be written; `out` canonical.
+fn claim(out: &Path) -> io::Result<(PathBuf, OutLock)> {
+    std::fs::create_dir_all(out)?;
+    let out = out.canonicalize()?;
+    let lock = OutLock::acquire(&sibling(&out, "lock")?, &out)?;
+    // Created exclusively: a link planted at the name is not written through.
+    let probe = out.join(format!(".reloop-probe-{}", std::process::id()));
+    std::fs::OpenOptions::new().write(true).create_new(true).open(&probe)?.write_all(b"reloop checks it can write here")?;
+    std::fs::remove_file(&probe)?;
+    Ok((out, lock))
 }
 
 /// `OUT.suffix` beside `out` (`out` is canonical, so it has a name).

@@ -35,7 +35,7 @@ fn a_cancelled_batch_keeps_the_runs_that_finished() {
     let path = crate::bundled("read-and-edit");
     let wire = Scenario::load(&path).unwrap().wire;
     let files = (0..5).map(|i| PlannedFile { path: path.clone(), runs: vec![(format!("run-{i}"), wire)] }).collect();
-    let plan = Plan { files, variants: vec![RunVariant::Label("default".to_owned())], skipped: Vec::new(), trials: 1 };
+    let plan = Plan { files, variants: vec![RunVariant::Label("default".to_owned())], skipped: Vec::new(), trials: 1, finished: Default::default() };
     let cancel = Arc::new(AtomicBool::new(false));
     let options = reloop_eval::RunOptions { jobs: 1, cancel: Arc::clone(&cancel), live: None };
     let reports = Mutex::new(Vec::new());
