@@ -74,8 +74,9 @@ fn render_trials(runs: &[RunSummary], verdicts: &[TrialVerdict], gates: &[GateRe
         writeln!(xml, "<testsuites name=\"reloop\" tests=\"{}\" failures=\"{}\" time=\"{wall:.3}\">", verdicts.len() + gates.len(), failures + gate_failures);
     let _ = writeln!(xml, "  <testsuite name=\"reloop\" tests=\"{}\" failures=\"{failures}\" time=\"{wall:.3}\">", verdicts.len());
     property(&mut xml, "    ", runs.iter().map(|r| r.metrics.virtual_ms).sum());
+    let by_key = crate::verdicts::trials_by_key(runs);
     for verdict in verdicts {
-        let trials: Vec<&RunSummary> = runs.iter().filter(|r| r.scenario == verdict.key.scenario && r.variant == verdict.key.variant).collect();
+        let trials: &[&RunSummary] = by_key.get(&(verdict.key.scenario.as_str(), verdict.key.variant.as_str())).map_or(&[], Vec::as_slice);
         let wall_ms: u64 = trials.iter().map(|r| r.metrics.wall_ms).sum();
         let _ = writeln!(
             xml,

@@ -72,10 +72,12 @@ pub fn render(runs: &[RunSummary], verdicts: &[TrialVerdict], trials: u64) -> St
 /// outcome, expectations and figures but for wall time), so `--repeat`
 /// added cost without information, or which ones varied.
 fn determinism(runs: &[RunSummary], verdicts: &[TrialVerdict]) -> String {
+    let by_key = crate::verdicts::trials_by_key(runs);
     let varied: Vec<String> = verdicts
         .iter()
         .filter(|verdict| {
-            let mut trials = runs.iter().filter(|r| r.scenario == verdict.key.scenario && r.variant == verdict.key.variant).map(without_timing);
+            let trials = by_key.get(&(verdict.key.scenario.as_str(), verdict.key.variant.as_str())).map_or(&[][..], Vec::as_slice);
+            let mut trials = trials.iter().map(|run| without_timing(run));
             let first = trials.next();
             trials.any(|trial| Some(&trial) != first.as_ref())
         })

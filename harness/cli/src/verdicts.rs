@@ -4,7 +4,7 @@
 //! `expect.min_pass_rate`) asks for. The exit code, the table, JUnit, the
 //! PR comment and the annotations of `run` and `sweep` all read these.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 
 use reloop_eval::RunSummary;
 use reloop_eval::report::{FinishedRun, RunKey};
@@ -33,4 +33,15 @@ pub fn of(runs: &[RunSummary], resumed: &BTreeMap<RunKey, FinishedRun>, min_pass
         min_pass_rate,
     });
     TrialVerdict::of(made.chain(resumed))
+}
+
+/// Each scenario × variant's runs, in their order, keyed as a verdict is:
+/// one pass over the runs, so a table or JUnit of 10,000 verdicts does not
+/// search every run for each.
+pub fn trials_by_key(runs: &[RunSummary]) -> HashMap<(&str, &str), Vec<&RunSummary>> {
+    let mut trials: HashMap<(&str, &str), Vec<&RunSummary>> = HashMap::new();
+    for run in runs {
+        trials.entry((run.scenario.as_str(), run.variant.as_str())).or_default().push(run);
+    }
+    trials
 }

@@ -10,7 +10,7 @@ use reloop_agent::context::plugin::PluginCommand;
 pub use reloop_agent::context::{StrategyName, StrategySpec, StrategyTuning};
 use serde::Deserialize;
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 
 use reloop_agent::Outcome;
 
@@ -277,17 +277,23 @@ impl LikeForLike {
     /// leaving out of that condition the variants that completed none.
     pub fn of(runs: &[RunSummary], variants: &[RunVariant]) -> Self {
         let completed = |run: &RunSummary| run.outcome.completed();
-        let scenarios: BTreeSet<&str> = runs.iter().map(|r| r.scenario.as_str()).collect();
+        // Each scenario's runs, grouped once: looking them up in all runs
+        // for every scenario was quadratic (a 15,000-run sweep's table took
+        // longer than its runs).
+        let mut by_scenario: BTreeMap<&str, Vec<&RunSummary>> = BTreeMap::new();
+        for run in runs {
+            by_scenario.entry(run.scenario.as_str()).or_default().push(run);
+        }
         let (judged, completed_none): (Vec<&RunVariant>, Vec<&RunVariant>) =
             variants.iter().partition(|variant| runs.iter().any(|r| r.variant == variant.name() && completed(r)));
         let mut left_out = BTreeMap::new();
-        for scenario in &scenarios {
-            let of = |variant: &RunVariant| -> Vec<&RunSummary> { runs.iter().filter(|r| r.scenario == *scenario && r.variant == variant.name()).collect() };
+        for (scenario, scenario_runs) in &by_scenario {
+            let of = |variant: &RunVariant| -> Vec<&RunSummary> { scenario_runs.iter().copied().filter(|r| r.variant == variant.name()).collect() };
             // Alike: every variant ran it and every trial ended one way (a
             // scenario stopped at its doom loop under every variant is
             // compared), or each variant that completed anything completed
             // every trial of it.
-            let first = runs.iter().find(|r| r.scenario == *scenario).map(|r| r.outcome);
+            let first = scenario_runs.first().map(|r| r.outcome);
             let alike = variants.iter().all(|variant| {
                 let trials = of(variant);
                 !trials.is_empty() && trials.iter().all(|r| Some(r.outcome) == first)
@@ -309,7 +315,7 @@ impl LikeForLike {
             tally.add(run);
         }
         let completed_none = completed_none.iter().map(|v| v.name().to_owned()).collect();
-        Self { summaries: tally.variants, scenarios: scenarios.len() - left_out.len(), left_out, completed_none }
+        Self { summaries: tally.variants, scenarios: by_scenario.len() - left_out.len(), left_out, completed_none }
     }
 
     /// `12 of 14 scenarios ended alike under every variant; left out: a (none: context_exceeded), b (masking: llm_error)`,

@@ -148,11 +148,14 @@ impl SweepTotals {
         let (keys, rows) = runs.rows_by_key();
         let mut variants: Vec<String> = Vec::new();
         let mut scenarios: Vec<ScenarioTotals> = Vec::new();
+        // Seen scenarios in a set: a 10,000-scenario sweep's page is not
+        // built in quadratic time.
+        let mut seen = std::collections::HashSet::new();
         for key in &keys {
             if !variants.contains(&key.variant) {
                 variants.push(key.variant.clone());
             }
-            if !scenarios.iter().any(|s| s.scenario == key.scenario) {
+            if seen.insert(key.scenario.as_str()) {
                 scenarios.push(ScenarioTotals { scenario: key.scenario.clone(), strategies: Vec::new() });
             }
         }
