@@ -13,16 +13,6 @@ use crate::recording_file::{to_yaml, write_recording};
 use crate::result::RunReport;
 use crate::scenario::{DEFAULT_VARIANT, Scenario};
 
-/// Where a batch's live calls go and where its re-recordings are written.
-#[derive(Debug, Clone)]
-pub struct LiveSettings {
-    /// The upstream, when calls go live, and what is redacted.
-    pub upstream: Upstream,
-    /// The re-recording's path (a batch of one run only); by default
-    /// [`rerecording_path`].
-    pub rerecord_to: Option<PathBuf>,
-}
-
 /// `NAME.rerecorded.yaml` beside the scenario's recording `NAME.recording.yaml`
 /// (or `NAME.yaml`); a scenario run on several wires or under a variant
 /// adds them (`NAME.anthropic.masking.rerecorded.yaml`), so the runs of a

@@ -53,7 +53,7 @@ impl Messages {
 
     /// The table as one inert script element, parsed when a run is first opened.
     pub(super) fn write(&self, html: &mut String) {
-        let _ = write!(html, r#"<script type="application/json" id="messages">{}</script>"#, super::viewer::script_json(&Value::from(self.entries.clone())));
+        let _ = write!(html, r#"<script type="application/json" id="messages">{}</script>"#, super::script_json(&Value::from(self.entries.clone())));
     }
 }
 
