@@ -27,11 +27,10 @@ pub fn rerecording_path(scenario: &Scenario) -> PathBuf {
     recording.with_file_name(parts.join("."))
 }
 
-/// After a run of `scenario` on `session`: counts its live steps into the
-/// report and, when any went live, writes the re-recording (a failure to
+/// After a run of `scenario` on `session`: when any of its steps went live
+/// (`live_steps`), writes the re-recording (a failure to
 /// write fails the run, naming the file).
 pub fn finish(scenario: &Scenario, session: &Session, report: &mut RunReport) {
-    report.metrics.live_steps = report.steps.iter().filter(|step| step.live).count() as u64;
     let Some(live) = scenario.live.as_deref() else { return };
     blame_the_harness(session, report);
     if report.metrics.live_steps == 0 {
