@@ -21,7 +21,7 @@ use reloop_report::trials::TrialVerdict;
 
 use crate::app::{BatchArgs, LiveArgs, RecordModeArg};
 use crate::{exit_code, junit};
-use reloop_eval::live_run::LiveSettings;
+use reloop_eval::scenario::LiveSettings;
 use reloop_mock::live::{Trigger, Upstream};
 use reloop_mock::record::Redaction;
 

@@ -10,12 +10,12 @@ use reloop_mock::{RequestRecord, Session};
 use reloop_wire::Usage;
 
 use crate::cache_breaks::{self, ByCause};
-use crate::call_shares::RunCalls;
 use crate::compaction_tokens::{context_index, price_compactions};
 use crate::expect::{RunFacts, check};
 use crate::recorded_pricing::price_recorded_usage;
-use crate::result::{EventRow, RunMetrics, RunReport, StepRow};
+use crate::result::{EventRow, RunReport, StepRow};
 use crate::retention::{self, run::Editor};
+use crate::run_metrics::{self, KindFacts, MetricFacts};
 use crate::scenario::Scenario;
 
 /// Everything a finished run left behind.
@@ -49,14 +49,9 @@ pub fn collect(finished: Finished<'_>) -> RunReport {
     let sent = session.sent();
     crate::sent_messages::fill(&mut steps, &sent, Some((&state, scenario.wire)));
     let retention = retention::run::measure(&mut steps, &sent, &log, Editor::Loop(&events));
-    let mut metrics = run_metrics(scenario, &state, &steps, &log, &events);
-    retention.fill(&mut metrics);
-    let recorded = retention::recorded::of_run(scenario, &state);
-    (metrics.references_lost_recorded, metrics.refetches_recorded) = (recorded.references_lost, recorded.refetches);
-    metrics.virtual_ms = virtual_ms;
-    metrics.wall_ms = wall_ms;
-    metrics.divergences = divergences.len() as u64;
-    metrics.first_divergence = divergences.first().map(|d| d.render());
+    let kind = kind_facts(scenario, &state, &steps, &events);
+    let metrics =
+        run_metrics::build(MetricFacts { scenario, steps: &steps, log: &log, divergences: &divergences, retention: &retention, virtual_ms, wall_ms, kind });
 
     let tool_sequence: Vec<&str> = events
         .iter()
@@ -208,19 +203,14 @@ impl<'a> UncompactedCounts<'a> {
     }
 }
 
-fn run_metrics(scenario: &Scenario, state: &LoopState, steps: &[StepRow], log: &[RequestRecord], events: &[TimedEvent]) -> RunMetrics {
+/// What the built-in loop knows of its run, from its own state and events.
+fn kind_facts(scenario: &Scenario, state: &LoopState, steps: &[StepRow], events: &[TimedEvent]) -> KindFacts {
     // The main-loop calls (sub-agents' included): the ones with an uncompacted counterfactual.
     let answered: Vec<&StepRow> = steps.iter().filter(|s| s.input_tokens_uncompacted.is_some()).collect();
-    let calls = RunCalls::of(steps);
-    let Usage { input_tokens: input_tokens_total, output_tokens: output_tokens_total, cache_read_tokens, cache_write_tokens } = calls.total.usage;
-    let input_tokens_uncompacted_total: u64 = answered.iter().filter_map(|s| s.input_tokens_uncompacted).sum();
-    let step_budget = u64::from(scenario.spec.loop_settings.step_budget);
-    let steps_used = u64::from(state.steps_used());
     let (compactions, compaction_fallbacks) = compaction_counts(events);
-    let mut metrics = RunMetrics {
-        steps_used,
-        step_budget,
-        step_budget_used_ratio: ratio(steps_used, step_budget),
+    let recorded = retention::recorded::of_run(scenario, state);
+    KindFacts {
+        steps_used: u64::from(state.steps_used()),
         doom_loop_detected: state.doom_loop.is_some(),
         doom_loop_first_step: state.doom_loop.as_ref().map(|d| u64::from(d.step)),
         doom_loop_kind: state.doom_loop.as_ref().map(|d| d.detected.kind.as_str().to_owned()),
@@ -235,38 +225,27 @@ fn run_metrics(scenario: &Scenario, state: &LoopState, steps: &[StepRow], log: &
         compaction_fallbacks,
         compaction_calls: steps.iter().filter(|s| s.purpose == CallPurpose::Compaction.as_str()).count() as u64,
         breaker_tripped: events.iter().any(|e| matches!(e.event, LoopEvent::AutoCompactCircuitBreakerTripped { .. })),
-        tokens_saved_total: signed(input_tokens_uncompacted_total) - signed(input_tokens_total),
         tokens_saved_recorded: RecordedCompaction::saved_over(
             &scenario.spec.recorded_compactions,
             scenario.spec.ending.map_or(state.steps_used(), |e| e.steps),
         ),
-        input_tokens_total,
-        input_tokens_uncompacted_total,
-        compaction_savings_ratio: 1.0 - ratio(input_tokens_total, input_tokens_uncompacted_total),
+        input_tokens_uncompacted_total: Some(answered.iter().filter_map(|s| s.input_tokens_uncompacted).sum()),
+        references_lost_recorded: recorded.references_lost,
+        refetches_recorded: recorded.refetches,
         cache_breaks: u64::from(state.cache_breaks),
-        cache_breaks_simulated: log.iter().filter(|r| r.cache_break).count() as u64,
         cache_breaks_by_cause: ByCause::of(steps.iter().filter_map(|s| s.cache_break_explained.as_ref())),
         cache_lost_cost_usd: price_table::is_priced(&scenario.spec.model)
             .then(|| steps.iter().filter_map(|s| s.cache_break_explained.as_ref()?.lost_usd).sum()),
         cache_breaks_matched: steps.iter().filter(|s| s.cache_break_detected && s.cache_break_simulated).count() as u64,
         cache_break_precision: agreement(steps, |s| s.cache_break_detected, |s| s.cache_break_simulated),
         cache_break_recall: agreement(steps, |s| s.cache_break_simulated, |s| s.cache_break_detected),
-        cache_read_tokens,
-        cache_write_tokens,
-        cache_hit_ratio: ratio(cache_read_tokens, input_tokens_total),
-        output_tokens_total,
-        estimated_cost_usd: calls.total.cost(&scenario.spec.model),
-        by_share: calls.figures(&scenario.spec.model),
+        recorded: price_recorded_usage(scenario, steps, compacted(events, steps)),
         estimator_mape: mape(&answered),
-        llm_calls: log.len() as u64,
         llm_retries: u64::from(state.llm_retries),
         tool_calls: u64::from(state.tool_calls),
         tool_errors: u64::from(state.tool_errors),
         max_parallel_tools: u64::from(state.max_parallel_tools),
-        ..RunMetrics::default()
-    };
-    price_recorded_usage(&mut metrics, scenario, steps, compacted(events, steps));
-    metrics
+    }
 }
 
 /// Of the calls where `claimed` holds, the share where `confirmed` holds
@@ -275,15 +254,6 @@ fn agreement(steps: &[StepRow], claimed: fn(&StepRow) -> bool, confirmed: fn(&St
     let claims = steps.iter().filter(|s| claimed(s)).count();
     let confirmed = steps.iter().filter(|s| claimed(s) && confirmed(s)).count();
     (claims > 0).then(|| confirmed as f64 / claims as f64)
-}
-
-fn signed(value: u64) -> i64 {
-    i64::try_from(value).unwrap_or(i64::MAX)
-}
-
-/// `part / whole`, 0 when `whole` is 0 (and 1 when both are).
-pub(crate) fn ratio(part: u64, whole: u64) -> f64 {
-    if whole == 0 { if part == 0 { 1.0 } else { 0.0 } } else { part as f64 / whole as f64 }
 }
 
 /// Mean absolute percentage error of the loop's estimate vs the server count.

@@ -24,6 +24,7 @@ pub mod references;
 pub mod report;
 pub mod result;
 pub mod retention;
+mod run_metrics;
 pub mod run_mock;
 pub mod run_summary;
 pub mod runner;

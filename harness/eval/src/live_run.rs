@@ -13,16 +13,6 @@ use crate::recording_file::{to_yaml, write_recording};
 use crate::result::RunReport;
 use crate::scenario::{DEFAULT_VARIANT, Scenario};
 
-/// Where a batch's live calls go and where its re-recordings are written.
-#[derive(Debug, Clone)]
-pub struct LiveSettings {
-    /// The upstream, when calls go live, and what is redacted.
-    pub upstream: Upstream,
-    /// The re-recording's path (a batch of one run only); by default
-    /// [`rerecording_path`].
-    pub rerecord_to: Option<PathBuf>,
-}
-
 /// `NAME.rerecorded.yaml` beside the scenario's recording `NAME.recording.yaml`
 /// (or `NAME.yaml`); a scenario run on several wires or under a variant
 /// adds them (`NAME.anthropic.masking.rerecorded.yaml`), so the runs of a
@@ -37,11 +27,10 @@ pub fn rerecording_path(scenario: &Scenario) -> PathBuf {
     recording.with_file_name(parts.join("."))
 }
 
-/// After a run of `scenario` on `session`: counts its live steps into the
-/// report and, when any went live, writes the re-recording (a failure to
+/// After a run of `scenario` on `session`: when any of its steps went live
+/// (`live_steps`), writes the re-recording (a failure to
 /// write fails the run, naming the file).
 pub fn finish(scenario: &Scenario, session: &Session, report: &mut RunReport) {
-    report.metrics.live_steps = report.steps.iter().filter(|step| step.live).count() as u64;
     let Some(live) = scenario.live.as_deref() else { return };
     blame_the_harness(session, report);
     if report.metrics.live_steps == 0 {

@@ -8,23 +8,44 @@ use reloop_agent::price_table::{self, PricedUsage};
 use reloop_mock::recording::{Exchange, Purpose};
 use reloop_wire::Usage;
 
-use crate::result::{CostSource, RunMetrics, StepRow};
+use crate::result::{CostSource, StepRow};
 use crate::scenario::Scenario;
+use crate::token_fit::TokenFit;
 
-/// Fills `metrics`' recorded usage, its price, the cost source and the
-/// provider-token fit; the built-in loop and black-box runs alike.
-pub fn price_recorded_usage(metrics: &mut RunMetrics, scenario: &Scenario, steps: &[StepRow], compacted: bool) {
+/// A run's recorded usage, its price, the cost source and the
+/// provider-token fit (the `RunMetrics` fields of the same names).
+#[derive(Debug, Clone, PartialEq)]
+pub struct RecordedPricing {
+    /// The recorded usage of `steps`' answered calls, when it describes the run.
+    pub usage_recorded: Option<Usage>,
+    /// Of its cache writes, those with a 1-hour lifetime.
+    pub cache_write_1h_tokens_recorded: Option<u64>,
+    /// `usage_recorded` priced.
+    pub estimated_cost_usd_recorded: Option<f64>,
+    /// Which usage the run's cost was priced from.
+    pub cost_source: CostSource,
+    /// Recorded input tokens against the server's count of what was sent.
+    pub provider_token_fit: Option<TokenFit>,
+}
+
+/// Prices `steps` (the calls that stand for the recorded session's) from
+/// their recorded usage; the built-in loop and black-box runs alike.
+pub fn price_recorded_usage(scenario: &Scenario, steps: &[StepRow], compacted: bool) -> RecordedPricing {
     // Fitted on what the session sent (the uncompacted request), so every strategy gets the same line.
     let pairs: Vec<(u64, u64)> = steps.iter().filter_map(|s| Some((s.input_tokens_uncompacted?, s.usage_recorded?.input_tokens))).collect();
-    metrics.provider_token_fit = crate::token_fit::fit(&pairs);
-    metrics.usage_recorded = faithful_recorded_usage(scenario, steps, compacted);
+    let usage_recorded = faithful_recorded_usage(scenario, steps, compacted);
     // 1-hour writes where the recording says (Anthropic's `cache_creation`), the rest as 5-minute writes.
-    metrics.cache_write_1h_tokens_recorded =
-        metrics.usage_recorded.map(|_| steps.iter().filter(|s| s.output_tokens.is_some()).filter_map(|s| s.cache_write_1h_tokens_recorded).sum());
-    let cache_write_1h_tokens = metrics.cache_write_1h_tokens_recorded.unwrap_or(0);
-    metrics.estimated_cost_usd_recorded =
-        metrics.usage_recorded.and_then(|usage| price_table::active().cost(&scenario.spec.model, &PricedUsage { usage, cache_write_1h_tokens }));
-    metrics.cost_source = if metrics.usage_recorded.is_some() { CostSource::Recorded } else { CostSource::Simulated };
+    let cache_write_1h_tokens_recorded =
+        usage_recorded.map(|_| steps.iter().filter(|s| s.output_tokens.is_some()).filter_map(|s| s.cache_write_1h_tokens_recorded).sum());
+    let cache_write_1h_tokens = cache_write_1h_tokens_recorded.unwrap_or(0);
+    RecordedPricing {
+        usage_recorded,
+        cache_write_1h_tokens_recorded,
+        estimated_cost_usd_recorded: usage_recorded
+            .and_then(|usage| price_table::active().cost(&scenario.spec.model, &PricedUsage { usage, cache_write_1h_tokens })),
+        cost_source: if usage_recorded.is_some() { CostSource::Recorded } else { CostSource::Simulated },
+        provider_token_fit: crate::token_fit::fit(&pairs),
+    }
 }
 
 /// The recorded usage of a run's answered calls, summed, when the run sent

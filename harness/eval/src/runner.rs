@@ -39,7 +39,7 @@ pub struct RunOptions {
     /// Set to stop starting new runs (Ctrl-C); finished runs are kept.
     pub cancel: Arc<AtomicBool>,
     /// Where calls that go live are sent, if anywhere.
-    pub live: Option<Arc<crate::live_run::LiveSettings>>,
+    pub live: Option<Arc<crate::scenario::LiveSettings>>,
 }
 
 /// Receives each finished run with its position in the plan's order

@@ -13,6 +13,7 @@
 //! from the transcript's), `compacted` (a message no transcript holds: the
 //! compaction's summaries and collapsed rounds) or `system`.
 
+use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
 
 use reloop_agent::{LoopState, Message};
@@ -125,58 +126,23 @@ pub(crate) fn fill(steps: &mut [StepRow], sent: &SentLog, state: Option<(&LoopSt
         };
         let sent_here: Vec<u64> = hashes.iter().map(|hash| number_of(*hash, &mut first_seen)).collect();
         step.reply_message = sent.replies.get(index).copied().flatten().map(|hash| number_of(hash, &mut first_seen));
-        step.sent_messages = Some(ranges(&sent_here));
+        step.sent_messages = Some(reloop_text::ranges::write(&sent_here));
         step.messages_first_seen = (!first_seen.is_empty()).then(|| Value::Array(first_seen).to_string());
     }
 }
 
 /// `body` with each text longer than [`BODY_CHARS`] cut, saying how many
-/// bytes were left out: a report keeps a message's head, not a file read whole.
+/// bytes were left out ([`reloop_text::cut`], as the viewer cuts).
 fn cut_texts(body: Value) -> Value {
     match body {
-        Value::String(text) => match cut_at(&text) {
-            Some(at) => Value::String(format!("{}… ({} more bytes)", &text[..at], text.len() - at)),
-            None => Value::String(text),
+        Value::String(text) => match reloop_text::cut(&text, BODY_CHARS) {
+            Cow::Owned(cut) => Value::String(cut),
+            Cow::Borrowed(_) => Value::String(text),
         },
         Value::Array(items) => Value::Array(items.into_iter().map(cut_texts).collect()),
         Value::Object(fields) => Value::Object(fields.into_iter().map(|(name, value)| (name, cut_texts(value))).collect()),
         other => other,
     }
-}
-
-/// Where `text` is cut: the byte offset of its character past the first
-/// [`BODY_CHARS`], if it has more. A text of that many bytes or fewer has
-/// no more characters, and an ASCII head is as many bytes as characters,
-/// so only other texts are walked character by character.
-fn cut_at(text: &str) -> Option<usize> {
-    match text.as_bytes().get(..BODY_CHARS) {
-        None => None,
-        Some(head) if head.is_ascii() => (text.len() > BODY_CHARS).then_some(BODY_CHARS),
-        Some(_) => text.char_indices().nth(BODY_CHARS).map(|(at, _)| at),
-    }
-}
-
-/// `0-41,57,43-56`: the numbers in order, runs of consecutive ones as ranges.
-fn ranges(numbers: &[u64]) -> String {
-    let mut out = String::new();
-    let mut at = 0;
-    while at < numbers.len() {
-        let start = numbers[at];
-        let mut end = at;
-        while end + 1 < numbers.len() && numbers[end + 1] == numbers[end] + 1 {
-            end += 1;
-        }
-        if !out.is_empty() {
-            out.push(',');
-        }
-        out.push_str(&start.to_string());
-        if end > at {
-            out.push('-');
-            out.push_str(&numbers[end].to_string());
-        }
-        at = end + 1;
-    }
-    out
 }
 
 #[cfg(test)]
@@ -198,18 +164,6 @@ mod tests {
             requests: requests.iter().map(|r| r.iter().map(|i| *i as u64 + 100).collect()).collect(),
             replies: replies.iter().map(|r| r.map(|i| i as u64 + 100)).collect(),
             bodies: parts.iter().enumerate().map(|(i, part)| (i as u64 + 100, part.clone())).collect(),
-        }
-    }
-
-    /// The quick cut agrees with walking the characters, at and around
-    /// the limit, in ASCII and in multi-byte text.
-    #[test]
-    fn texts_are_cut_after_their_first_thousand_characters() {
-        let walked = |text: &str| text.char_indices().nth(BODY_CHARS).map(|(at, _)| at);
-        for len in [0, 1, BODY_CHARS - 1, BODY_CHARS, BODY_CHARS + 1, 3 * BODY_CHARS] {
-            for text in ["a".repeat(len), "é".repeat(len), format!("{}é{}", "a".repeat(len / 2), "b".repeat(len / 2))] {
-                assert_eq!(cut_at(&text), walked(&text), "{} bytes", text.len());
-            }
         }
     }
 
@@ -284,11 +238,5 @@ mod tests {
         let body = cut_texts(json!({ "role": "tool_result", "content": "x".repeat(BODY_CHARS + 5), "is_error": false }));
         assert_eq!(body["content"], format!("{}… (5 more bytes)", "x".repeat(BODY_CHARS)));
         assert_eq!(body["is_error"], false);
-    }
-
-    #[test]
-    fn consecutive_numbers_are_written_as_ranges() {
-        assert_eq!(ranges(&[0, 1, 2, 3, 9, 5, 6, 8]), "0-3,9,5-6,8");
-        assert_eq!(ranges(&[]), "");
     }
 }

@@ -54,11 +54,10 @@ pub async fn limit_headers(request: Request<Body>, next: Next) -> Response {
     next.run(request).await
 }
 
-/// `text` with control characters escaped (`\n`, `\u{1b}`), so a request
-/// path cannot forge or colour log lines.
-pub fn escape_control(text: &str) -> String {
-    text.chars().flat_map(|c| if c.is_control() { c.escape_default().collect::<Vec<_>>() } else { vec![c] }).collect()
-}
+/// `text` with control characters and bidi overrides escaped (`\n`,
+/// `\x1b`, `\u{202e}`), so a request path can neither forge, colour nor
+/// reorder log lines: the report's rule for names, from its one home.
+pub use reloop_text::escape_control;
 
 #[cfg(test)]
 mod tests {
@@ -66,8 +65,17 @@ mod tests {
 
     #[test]
     fn control_characters_are_escaped() {
-        assert_eq!(escape_control("a\nb\u{1b}[31mc\r"), "a\\nb\\u{1b}[31mc\\r");
+        assert_eq!(escape_control("a\nb\u{1b}[31mc\r"), "a\\nb\\x1b[31mc\\r");
         assert_eq!(escape_control("plain-name.1"), "plain-name.1");
+    }
+
+    /// A right-to-left override in a path reordered the rest of its log
+    /// line on screen (`/s/evil\u{202e}txt.exe` read as `exe.txt`): the
+    /// mock escaped C0 and C1 controls only.
+    #[test]
+    fn bidi_overrides_and_isolates_are_escaped() {
+        assert_eq!(escape_control("/s/evil\u{202e}txt.exe"), "/s/evil\\u{202e}txt.exe");
+        assert_eq!(escape_control("a\u{2066}b\u{2069}"), "a\\u{2066}b\\u{2069}");
     }
 
     #[test]

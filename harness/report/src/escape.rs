@@ -14,29 +14,9 @@
 //!   must not break out of its code span or table cell, nor bring HTML,
 //!   an `@mention` or a heading.
 
-use std::fmt::Write as _;
-
-/// `text` with every control character shown as an escape: `\n`, `\r`,
-/// `\t`, else `\xNN` (C0, DEL, C1), and Unicode's invisible direction
-/// overrides as `\u{NNNN}`.
-pub fn terminal(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        match c {
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            c if c.is_control() => {
-                let _ = write!(out, "\\x{:02x}", u32::from(c));
-            }
-            '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}' => {
-                let _ = write!(out, "\\u{{{:04x}}}", u32::from(c));
-            }
-            c => out.push(c),
-        }
-    }
-    out
-}
+/// `text` with every control character and bidirectional override shown as
+/// an escape, from the one rule the mock's log lines follow too.
+pub use reloop_text::escape_control as terminal;
 
 /// `text` made inert for GitHub Actions: `%` as `%25`, `\r` as `%0D`, `\n`
 /// as `%0A` (the runner's own escapes for a workflow command's message),

@@ -14,7 +14,7 @@
 //! interval is `None` and the gates judge the figure itself.
 
 use crate::compare::Comparison;
-use crate::gates::{GateResult, Group, Verdict};
+use crate::gate_result::{GateResult, Group, Verdict};
 use crate::runs::{Metric, RunKey};
 use crate::stats::{mean, t_quantile, variance};
 use crate::trial_stats::{rate_difference, wilson};

@@ -19,6 +19,7 @@ pub mod export;
 pub mod figures;
 pub mod first_named;
 mod gate_noise;
+mod gate_result;
 pub mod gates;
 pub mod html;
 pub mod merge;

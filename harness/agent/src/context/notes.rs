@@ -126,9 +126,9 @@ fn first_line(text: &str) -> &str {
     text.lines().find(|l| !l.trim().is_empty()).unwrap_or("")
 }
 
+/// A note's quote of `text`: its first [`EXCERPT_CHARS`] characters on one line.
 fn excerpt(text: &str) -> String {
-    let flat = text.split_whitespace().collect::<Vec<_>>().join(" ");
-    if flat.chars().count() <= EXCERPT_CHARS { flat } else { format!("{}…", flat.chars().take(EXCERPT_CHARS).collect::<String>()) }
+    reloop_text::excerpt(text, EXCERPT_CHARS)
 }
 
 #[cfg(test)]

@@ -8,7 +8,7 @@ pub mod keeper;
 pub mod placeholders;
 pub use reloop_files::agent_presets as presets;
 pub mod process;
-pub mod server_view;
+pub(crate) mod server_view;
 
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
@@ -18,6 +18,7 @@ use reloop_agent::{Clock, Outcome, SharedClock, VirtualClock};
 
 use crate::expect::{RunFacts, check};
 use crate::result::{EventRow, RunReport};
+use crate::run_metrics::{self, MetricFacts};
 use crate::run_mock::start_mock;
 use crate::scenario::Scenario;
 use crate::scenario::agent::AgentSpec;
@@ -67,27 +68,33 @@ pub async fn run(scenario: &Scenario, agent: &AgentSpec, cancel: &AtomicBool, wa
         Ending::Exited(code) => code,
         Ending::TimedOut | Ending::Cancelled => None,
     };
+    let log = session.log();
+    let metrics = run_metrics::build(MetricFacts {
+        scenario,
+        steps: &view.steps,
+        log: &log,
+        divergences: &divergences,
+        retention: &view.retention,
+        virtual_ms: clock.now_ms(),
+        wall_ms: u64::try_from(wall.elapsed().as_millis()).unwrap_or(u64::MAX),
+        kind: view.kind,
+    });
     let failed_expectations = check(
         &scenario.spec.expect,
         &RunFacts {
             outcome,
-            steps_used: view.metrics.steps_used,
+            steps_used: metrics.steps_used,
             final_answer: view.final_answer.as_deref(),
             tool_calls: view.tool_calls.iter().map(String::as_str).collect(),
-            doom_loop_detected: view.metrics.doom_loop_detected,
+            doom_loop_detected: metrics.doom_loop_detected,
             doom_loop_kinds: view.doom_loop_kinds.clone(),
-            cache_breaks: view.metrics.cache_breaks,
-            llm_retries: view.metrics.llm_retries,
-            cache_read_tokens: view.metrics.cache_read_tokens,
-            cache_write_tokens: view.metrics.cache_write_tokens,
+            cache_breaks: metrics.cache_breaks,
+            llm_retries: metrics.llm_retries,
+            cache_read_tokens: metrics.cache_read_tokens,
+            cache_write_tokens: metrics.cache_write_tokens,
             exit_code,
         },
     );
-    let mut metrics = view.metrics;
-    metrics.virtual_ms = clock.now_ms();
-    metrics.wall_ms = u64::try_from(wall.elapsed().as_millis()).unwrap_or(u64::MAX);
-    metrics.divergences = divergences.len() as u64;
-    metrics.first_divergence = divergences.first().map(|d| d.render());
     let error = match outcome {
         Outcome::AgentError | Outcome::AgentTimeout | Outcome::LlmError => Some(agent_output(&finished)),
         Outcome::Divergence => metrics.first_divergence.as_ref().map(|divergence| format!("{divergence}\n{}", agent_output(&finished))),
@@ -101,7 +108,7 @@ pub async fn run(scenario: &Scenario, agent: &AgentSpec, cancel: &AtomicBool, wa
         agent_exit_code: exit_code,
         metrics,
         steps: view.steps,
-        events: numbered(view.reference_losses.into_iter().chain([exit_event(&finished, exit_code, clock.now_ms())])),
+        events: numbered(view.retention.events.into_iter().chain([exit_event(&finished, exit_code, clock.now_ms())])),
         divergences,
         ..RunReport::of(scenario, outcome)
     };

@@ -13,19 +13,20 @@ use reloop_mock::tool_results::ToolResultSeen;
 use reloop_mock::{RequestRecord, Session};
 use reloop_wire::{ModelTurn, ToolCall};
 
-use crate::call_shares::RunCalls;
-use crate::collect::ratio;
-use crate::result::{EventRow, RunMetrics, StepRow};
-use crate::retention::run::Editor;
+use crate::cache_breaks::ByCause;
+use crate::recorded_pricing::{RecordedPricing, price_recorded_usage};
+use crate::result::StepRow;
+use crate::retention::run::{Editor, Retention};
+use crate::run_metrics::KindFacts;
 use crate::scenario::Scenario;
 
 /// What the server saw of a run, ready for the report.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct ServerView {
     /// One row per request.
     pub steps: Vec<StepRow>,
-    /// The figures that the server can know.
-    pub metrics: RunMetrics,
+    /// The figures that the server can know (or says it cannot).
+    pub kind: KindFacts,
     /// The calls the agent ran (a result came back that is not a refusal), in order.
     pub tool_calls: Vec<String>,
     /// The text of the last turn served, when it called no tool (or the
@@ -33,8 +34,9 @@ pub struct ServerView {
     pub final_answer: Option<String>,
     /// The doom-loop detectors that fired.
     pub doom_loop_kinds: Vec<DoomLoopKind>,
-    /// One `reference_lost` event per reference lost (`crate::retention`).
-    pub reference_losses: Vec<EventRow>,
+    /// The references the agent's actions used and lost, with one
+    /// `reference_lost` event per loss (`crate::retention`).
+    pub retention: Retention,
 }
 
 use reloop_mock::auxiliary::AUXILIARY_RESULT as AUXILIARY;
@@ -66,7 +68,7 @@ pub fn server_view(scenario: &Scenario, session: &Session) -> ServerView {
     // The step of each call served, and the call as the detectors see it,
     // with the result the agent sent back for it (unknown if it never did).
     let mut calls: Vec<(u64, DoomCall)> = Vec::new();
-    let mut view = ServerView::default();
+    let (mut steps, mut tool_calls, mut answer): (Vec<StepRow>, Vec<String>, Option<String>) = (Vec::new(), Vec::new(), None);
     let (mut made, mut errors) = (0u64, 0u64);
     let mut steps_used = 0u64;
     // The exchange of the last turn delivered whole: an identical repeat is its retry.
@@ -81,12 +83,12 @@ pub fn server_view(scenario: &Scenario, session: &Session) -> ServerView {
                     made += u64::from(result.is_some());
                     errors += u64::from(result.is_some_and(|r| r.is_error || refused || worded_error.as_ref().is_some_and(|p| p.is_match(&r.content))));
                     if result.is_some() && !refused {
-                        view.tool_calls.push(call.name.clone());
+                        tool_calls.push(call.name.clone());
                     }
                     let result_hash = result.map(|r| stable_hash(r, volatile));
                     calls.push((steps_used, DoomCall { tool: call.name.clone(), arguments: canonical_arguments(&call.arguments), result_hash }));
                 }
-                view.final_answer = final_answer(turn, submit_marker);
+                answer = final_answer(turn, submit_marker);
                 delivered = record.exchange;
                 steps_used += 1;
                 steps_used - 1
@@ -95,51 +97,55 @@ pub fn server_view(scenario: &Scenario, session: &Session) -> ServerView {
             // A failed attempt at the step to come (an auxiliary request is part of it too).
             None => steps_used,
         };
-        let attempt = view.steps.iter().filter(|row| row.step == step && row.purpose == "main").count() as u64;
-        view.steps.push(step_row(record, turn.as_ref(), step, attempt));
+        let attempt = steps.iter().filter(|row| row.step == step && row.purpose == "main").count() as u64;
+        steps.push(step_row(record, turn.as_ref(), step, attempt));
     }
     let sent = session.sent();
-    crate::sent_messages::fill(&mut view.steps, &sent, None);
-    let retention = crate::retention::run::measure(&mut view.steps, &sent, &log, Editor::Agent);
+    crate::sent_messages::fill(&mut steps, &sent, None);
+    let retention = crate::retention::run::measure(&mut steps, &sent, &log, Editor::Agent);
     let only_calls: Vec<DoomCall> = calls.iter().map(|(_, call)| call.clone()).collect();
     let found = DoomLoopDetectors::scan(&scenario.loop_settings.doom_loop, &only_calls);
     let first_step = |kind: DoomLoopKind| found.iter().find(|(_, hit)| hit.kind == kind).map(|(index, _)| calls[*index].0);
     let first_loop = found.first().map(|(index, hit)| (calls[*index].0, hit.kind));
-    view.doom_loop_kinds = DoomLoopKind::ALL.into_iter().filter(|kind| first_step(*kind).is_some()).collect();
-    let calls = RunCalls::of(&view.steps);
-    let reloop_wire::Usage { input_tokens: input_tokens_total, output_tokens: output_tokens_total, cache_read_tokens, cache_write_tokens } = calls.total.usage;
-    let step_budget = u64::from(scenario.loop_settings.step_budget);
-    view.metrics = RunMetrics {
+    let doom_loop_kinds = DoomLoopKind::ALL.into_iter().filter(|kind| first_step(*kind).is_some()).collect();
+    // Only the turns delivered whole are the recorded session's calls.
+    let turns: Vec<StepRow> = steps.iter().filter(|row| row.error.is_none() && row.purpose == "main").cloned().collect();
+    let recorded: RecordedPricing = price_recorded_usage(scenario, &turns, false);
+    let kind = KindFacts {
         steps_used,
-        step_budget,
-        step_budget_used_ratio: ratio(steps_used, step_budget),
         doom_loop_detected: first_loop.is_some(),
         doom_loop_first_step: first_loop.map(|(step, _)| step),
         doom_loop_kind: first_loop.map(|(_, kind)| kind.as_str().to_owned()),
         doom_loop_first_steps: DoomLoopKind::ALL.map(first_step),
-        input_tokens_total,
+        // The label is not reported for a black-box run (`docs/black-box.md` gives it no meaning there).
+        doom_loop_expected_kind: None,
+        doom_loop_onset_step: None,
         // Nothing is known of the agent's compaction: its prompts are the baseline.
-        input_tokens_uncompacted_total: input_tokens_total,
-        compaction_savings_ratio: 0.0,
-        cache_breaks_simulated: log.iter().filter(|r| r.cache_break).count() as u64,
-        cache_read_tokens,
-        cache_write_tokens,
-        cache_hit_ratio: ratio(cache_read_tokens, input_tokens_total),
-        output_tokens_total,
-        estimated_cost_usd: calls.total.cost(&scenario.spec.model),
-        by_share: calls.figures(&scenario.spec.model),
-        llm_calls: log.len() as u64,
+        compactions: [0; 5],
+        compaction_fallbacks: 0,
+        compaction_calls: 0,
+        breaker_tripped: false,
+        tokens_saved_recorded: None,
+        input_tokens_uncompacted_total: None,
+        references_lost_recorded: None,
+        refetches_recorded: None,
+        // The agent's own cache-break detection is out of sight, and the
+        // simulated breaks are not broken down by cause nor priced.
+        cache_breaks: 0,
+        cache_breaks_by_cause: ByCause::default(),
+        cache_lost_cost_usd: None,
+        cache_breaks_matched: 0,
+        cache_break_precision: None,
+        cache_break_recall: None,
+        recorded,
+        // The agent's estimate of its prompts is out of sight.
+        estimator_mape: None,
         llm_retries: retries(&log),
         tool_calls: made,
         tool_errors: errors,
-        ..RunMetrics::default()
+        max_parallel_tools: 0,
     };
-    retention.fill(&mut view.metrics);
-    view.reference_losses = retention.events;
-    // Only the turns delivered whole are the recorded session's calls.
-    let turns: Vec<StepRow> = view.steps.iter().filter(|row| row.error.is_none() && row.purpose == "main").cloned().collect();
-    crate::recorded_pricing::price_recorded_usage(&mut view.metrics, scenario, &turns, false);
-    view
+    ServerView { steps, kind, tool_calls, final_answer: answer, doom_loop_kinds, retention }
 }
 
 /// A turn's final answer: its text when it calls no tool, or the arguments

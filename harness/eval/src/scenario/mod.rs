@@ -43,7 +43,19 @@ pub struct Scenario {
     /// The loaded recording.
     pub recording: Arc<Recording>,
     /// Where calls that go live are sent (`run --upstream`); `None` replays only.
-    pub live: Option<Arc<crate::live_run::LiveSettings>>,
+    pub live: Option<Arc<LiveSettings>>,
+}
+
+/// Where a batch's live calls go and where its re-recordings are written.
+/// A scenario carries it, and [`crate::live_run`] (above the scenario, which
+/// it reads) acts on it once the run ends.
+#[derive(Debug, Clone)]
+pub struct LiveSettings {
+    /// The upstream, when calls go live, and what is redacted.
+    pub upstream: reloop_mock::live::Upstream,
+    /// The re-recording's path (a batch of one run only); by default
+    /// [`crate::live_run::rerecording_path`].
+    pub rerecord_to: Option<PathBuf>,
 }
 
 impl Scenario {

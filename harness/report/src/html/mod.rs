@@ -32,3 +32,23 @@ pub fn escape(text: &str) -> String {
     }
     out
 }
+
+/// `value` as the text of a script element: no `<`, since `</script` would
+/// end the element early and `<!--` change how it is parsed; `<` only occurs
+/// inside JSON strings, where `\u003c` reads back the same.
+fn script_json(value: &serde_json::Value) -> String {
+    value.to_string().replace('<', "\\u003c")
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::{Value, json};
+
+    #[test]
+    fn run_data_cannot_close_its_script_element() {
+        let hostile = "</script><script>alert(1)</script><!--";
+        let data = super::script_json(&json!({ "text": hostile }));
+        assert!(!data.contains('<'));
+        assert_eq!(serde_json::from_str::<Value>(&data).unwrap()["text"], hostile);
+    }
+}

@@ -53,7 +53,7 @@ impl Messages {
 
     /// The table as one inert script element, parsed when a run is first opened.
     pub(super) fn write(&self, html: &mut String) {
-        let _ = write!(html, r#"<script type="application/json" id="messages">{}</script>"#, super::viewer::script_json(&Value::from(self.entries.clone())));
+        let _ = write!(html, r#"<script type="application/json" id="messages">{}</script>"#, super::script_json(&Value::from(self.entries.clone())));
     }
 }
 
@@ -71,7 +71,7 @@ impl SentLists {
         let Some(numbers) = call["sent_messages"].as_str().map(numbers) else { return };
         let previous = self.previous.insert(call["purpose"] == "compaction", numbers.clone()).unwrap_or_default();
         let common = previous.iter().zip(&numbers).take_while(|(before, now)| before == now).count();
-        call["sent_messages"] = json!(format!("{common}|{}", ranges(&numbers[common..])));
+        call["sent_messages"] = json!(format!("{common}|{}", reloop_text::ranges::write(&numbers[common..])));
     }
 }
 
@@ -80,34 +80,10 @@ impl SentLists {
 /// larger one is a hand-edited report, skipped instead of allocated for.
 const MAX_NUMBER_GAP: usize = 1 << 20;
 
-/// The numbers of `0-3,9`; a malformed or absurdly long part (a
-/// hand-edited report) is skipped.
+/// The numbers of `0-3,9`; an absurdly long range (a hand-edited report)
+/// is skipped.
 fn numbers(ranges: &str) -> Vec<u64> {
-    let mut out = Vec::new();
-    for part in ranges.split(',') {
-        let (start, end) = part.split_once('-').unwrap_or((part, part));
-        if let (Ok(start), Ok(end)) = (start.parse::<u64>(), end.parse::<u64>())
-            && end.checked_sub(start).is_some_and(|span| span <= MAX_NUMBER_GAP as u64)
-        {
-            out.extend(start..=end);
-        }
-    }
-    out
-}
-
-/// The numbers in order, runs of consecutive ones as ranges: `0-3,9`.
-fn ranges(numbers: &[u64]) -> String {
-    let mut parts: Vec<String> = Vec::new();
-    let mut at = 0;
-    while at < numbers.len() {
-        let mut end = at;
-        while numbers[end].checked_add(1).is_some_and(|next| numbers.get(end + 1) == Some(&next)) {
-            end += 1;
-        }
-        parts.push(if end > at { format!("{}-{}", numbers[at], numbers[end]) } else { numbers[at].to_string() });
-        at = end + 1;
-    }
-    parts.join(",")
+    reloop_text::ranges::read(ranges).filter(|range| range.end() - range.start() <= MAX_NUMBER_GAP as u64).flatten().collect()
 }
 
 /// A message body (the wire's `Message` as JSON, or `{role: system, text}`)
@@ -165,7 +141,6 @@ mod tests {
     #[test]
     fn absurd_numbers_of_a_hand_edited_report_are_skipped_not_allocated() {
         assert_eq!(numbers("0-18446744073709551615,3,9-2"), [3], "an endless or reversed range is skipped");
-        assert_eq!(ranges(&[u64::MAX - 1, u64::MAX]), format!("{}-{}", u64::MAX - 1, u64::MAX));
         let mut messages = Messages::default();
         let cell =
             r#"[{"n":0,"shown":"system","body":{"role":"system","text":"s"}},{"n":1000000000000000000,"shown":"original","body":{"role":"user","text":"u"}}]"#;

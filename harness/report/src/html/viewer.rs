@@ -13,6 +13,7 @@
 use std::collections::HashMap;
 use std::fmt::Write as _;
 
+use reloop_text::cut;
 use serde_json::{Value, json};
 
 use super::escape;
@@ -33,13 +34,6 @@ fn numbers(table: &Table, name: &str) -> Vec<Option<f64>> {
 
 fn texts(table: &Table, name: &str) -> Result<Vec<Option<String>>, ReportError> {
     Ok(table.text_opt(name)?.unwrap_or_else(|| vec![None; table.len()]))
-}
-
-fn cut(text: &str) -> String {
-    match text.char_indices().nth(TEXT_CHARS) {
-        Some((at, _)) => format!("{}… ({} more bytes)", &text[..at], text.len() - at),
-        None => text.to_owned(),
-    }
 }
 
 /// Rows of a table by run key, in table order.
@@ -78,17 +72,10 @@ pub(super) fn run_data(html: &mut String, runs: &Table, steps: &Table, events: &
         by_step.values_mut().flat_map(|view| view.calls.iter_mut()).for_each(|call| lists.shorten(call));
         let steps: Vec<Value> = by_step.into_iter().map(|(step, view)| view.json(step)).collect();
         let data = json!({ "divergence": divergence[row], "messages": sent, "steps": steps });
-        let _ = write!(html, r#"<script type="application/json" id="run-{row}">{}</script>"#, script_json(&data));
+        let _ = write!(html, r#"<script type="application/json" id="run-{row}">{}</script>"#, super::script_json(&data));
     }
     messages.write(html);
     Ok(())
-}
-
-/// `value` as the text of a script element: no `<`, since `</script` would
-/// end the element early and `<!--` change how it is parsed; `<` only occurs
-/// inside JSON strings, where `\u003c` reads back the same.
-pub(super) fn script_json(value: &Value) -> String {
-    value.to_string().replace('<', "\\u003c")
 }
 
 /// The steps table's columns the viewer shows per call.
@@ -175,11 +162,11 @@ impl StepView {
                     self.text.push_str(&field("text"));
                 }
             }
-            "tool_start" => self.tools.push(json!({ "id": field("call_id"), "name": field("tool"), "arguments": cut(&field("arguments")) })),
+            "tool_start" => self.tools.push(json!({ "id": field("call_id"), "name": field("tool"), "arguments": cut(&field("arguments"), TEXT_CHARS) })),
             "tool_end" => {
                 let id = field("call_id");
                 if let Some(tool) = self.tools.iter_mut().rev().find(|tool| tool["id"] == id.as_str()) {
-                    tool["result"] = json!(cut(&field("result_summary")));
+                    tool["result"] = json!(cut(&field("result_summary"), TEXT_CHARS));
                     tool["error"] = json!(body.get("is_error").and_then(Value::as_bool).unwrap_or(false));
                 }
             }
@@ -205,7 +192,7 @@ impl StepView {
                 self.notes.push(("doom", format!("{} on {} ({})", kind.replace('_', " "), field("tool"), field("reaction"))));
             }
             "llm_retry" => self.notes.push(("retry", format!("retry {} after {} ms: {}", field("attempt"), field("wait_ms"), field("reason")))),
-            "llm_error" => self.notes.push(("fault", format!("model call failed ({}): {}", field("class"), cut(&field("message"))))),
+            "llm_error" => self.notes.push(("fault", format!("model call failed ({}): {}", field("class"), cut(&field("message"), TEXT_CHARS)))),
             "cache_break_detected" => self.notes.push(("note", format!("the loop's detector: cache break ({})", field("changed")))),
             "llm_decision_complete" | "step_complete" | "estimator_calibrated" | "token_usage" | "cache_break_simulated" => {}
             _ => {
@@ -213,7 +200,7 @@ impl StepView {
                 if let Some(object) = rest.as_object_mut() {
                     object.remove("kind");
                 }
-                self.notes.push(("note", format!("{}: {}", kind.replace('_', " "), cut(&rest.to_string()))));
+                self.notes.push(("note", format!("{}: {}", kind.replace('_', " "), cut(&rest.to_string(), TEXT_CHARS))));
             }
         }
     }
@@ -223,7 +210,7 @@ impl StepView {
     fn json(self, step: u64) -> Value {
         let notes: Vec<Value> = self.notes.into_iter().map(|(class, text)| json!([class, text])).collect();
         let replied = self.calls.iter().any(|call| call.get("reply_message").is_some());
-        let text = if replied { String::new() } else { cut(&self.text) };
+        let text = if replied { String::new() } else { cut(&self.text, TEXT_CHARS).into_owned() };
         json!({ "step": step, "calls": self.calls, "text": text, "tools": self.tools, "notes": notes })
     }
 }
@@ -529,19 +516,5 @@ mod tests {
         step.add("llm_text_delta", &json!({ "text": "Reading it." }));
         step.calls.push(json!({ "reply_message": 3 }));
         assert_eq!(step.json(1)["text"], "");
-    }
-
-    #[test]
-    fn run_data_cannot_close_its_script_element() {
-        let hostile = "</script><script>alert(1)</script><!--";
-        let data = script_json(&json!({ "text": hostile }));
-        assert!(!data.contains('<'));
-        assert_eq!(serde_json::from_str::<Value>(&data).unwrap()["text"], hostile);
-    }
-
-    #[test]
-    fn long_texts_are_cut_and_say_how_much() {
-        let text = "x".repeat(TEXT_CHARS + 10);
-        assert_eq!(cut(&text), format!("{}… (10 more bytes)", "x".repeat(TEXT_CHARS)));
     }
 }
