@@ -4,11 +4,11 @@
 
 use serde_json::{Value, json};
 
-use crate::anthropic::{Message, MessageMeta};
+use crate::anthropic::{AnthropicUsage, MessageMeta};
 use crate::parts::{Part, lay_over};
 use crate::reply::{IdShape, Reply, ReplyMeta};
 use crate::split::{argument_pieces, text_pieces};
-use crate::{Format, ModelTurn, sse};
+use crate::{Format, sse};
 
 /// One content block: as it starts streaming, its deltas, and whole.
 struct Block {
@@ -56,8 +56,8 @@ pub fn stream(reply: &Reply, meta: &ReplyMeta) -> Vec<String> {
 /// The message without content: id, model, stop reason and usage.
 fn envelope(reply: &Reply, meta: &ReplyMeta) -> Value {
     let id = reply.ids.response.clone().unwrap_or_else(|| IdShape::Message.id(meta.request_index, 0));
-    let turn = ModelTurn { finish_reason: reply.finish_reason.clone(), usage: Some(reply.usage), ..ModelTurn::default() };
-    let mut message = serde_json::to_value(Message::from_turn(&turn, &MessageMeta { id, model: meta.model.clone() })).expect("plain JSON");
+    let message = MessageMeta { id, model: meta.model.clone() }.message(Vec::new(), Some(&reply.finish_reason), AnthropicUsage::from_usage(&reply.usage));
+    let mut message = serde_json::to_value(message).expect("plain JSON");
     if let Some(wire) = reply.wire_usage_in(Format::Anthropic) {
         message["usage"] = wire.clone();
     }

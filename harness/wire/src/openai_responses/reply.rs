@@ -5,11 +5,12 @@
 
 use serde_json::{Value, json};
 
-use crate::openai_responses::{Response, ResponseMeta, ResponsesRequest};
+use crate::openai_responses::response::status_for;
+use crate::openai_responses::{ResponseMeta, ResponsesRequest, ResponsesUsage};
 use crate::parts::{Part, lay_over};
 use crate::reply::{CREATED, IdShape, Reply, ReplyMeta};
 use crate::split::{argument_pieces, text_pieces};
-use crate::{Format, ModelTurn, Prompt, sse};
+use crate::{Format, Prompt, sse};
 
 /// One output item: added (empty), its content events, and whole.
 struct Item {
@@ -83,8 +84,9 @@ fn envelope(reply: &Reply, meta: &ReplyMeta) -> Value {
         created_at: reply.ids.created.unwrap_or(CREATED),
         tools,
     };
-    let turn = ModelTurn { finish_reason: reply.finish_reason.clone(), usage: Some(reply.usage), ..ModelTurn::default() };
-    let mut response = serde_json::to_value(Response::from_turn(&turn, &response_meta)).expect("plain JSON");
+    let (status, incomplete_details) = status_for(&reply.finish_reason);
+    let response = response_meta.response(status, incomplete_details, Vec::new(), Some(ResponsesUsage::from_usage(&reply.usage)));
+    let mut response = serde_json::to_value(response).expect("plain JSON");
     if let Some(wire) = reply.wire_usage_in(Format::OpenaiResponses) {
         response["usage"] = wire.clone();
     }
