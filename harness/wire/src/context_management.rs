@@ -5,6 +5,11 @@
 //! these types read them with the providers' documented defaults, which the
 //! mock applies and the built-in loop's `strategy: native` writes.
 //!
+//! The neutral request is [`ContextManagement`], a list of [`ContextEdit`]s
+//! ([`crate::Prompt::context_management`]): Anthropic carries every edit,
+//! Responses the compaction alone (its `compact_threshold` is the edit's
+//! trigger); [`crate::codec::manages`] says which wire carries which.
+//!
 //! Shapes: Anthropic "Context editing" (beta header
 //! [`ANTHROPIC_CONTEXT_EDITING_BETA`]) and "Compaction" (beta header
 //! [`ANTHROPIC_COMPACTION_BETA`]); OpenAI "Compaction" (`POST /responses`
@@ -54,6 +59,28 @@ pub enum ContextEdit {
     #[serde(rename = "compact_20260112")]
     Compact(Compact),
 }
+
+impl ContextEdit {
+    /// The edit's `type` ([`CLEAR_TOOL_USES`], [`CLEAR_THINKING`], [`COMPACT`]).
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Self::ClearToolUses(_) => CLEAR_TOOL_USES,
+            Self::ClearThinking(_) => CLEAR_THINKING,
+            Self::Compact(_) => COMPACT,
+        }
+    }
+
+    /// The `anthropic-beta` value the edit requires.
+    pub fn beta(&self) -> &'static str {
+        match self {
+            Self::ClearToolUses(_) | Self::ClearThinking(_) => ANTHROPIC_CONTEXT_EDITING_BETA,
+            Self::Compact(_) => ANTHROPIC_COMPACTION_BETA,
+        }
+    }
+}
+
+/// The input-token unit of [`Amount`]s.
+pub const INPUT_TOKENS: &str = "input_tokens";
 
 /// A count with its unit: `{"type": "input_tokens" | "tool_uses" | "thinking_turns", "value": N}`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -183,6 +210,18 @@ pub struct AppliedEdit {
     pub cleared_thinking_turns: Option<u64>,
     /// Input tokens the edit removed from the prompt.
     pub cleared_input_tokens: u64,
+}
+
+impl ResponsesContextManagement {
+    /// The entry a compaction edit is sent as: its trigger as the threshold.
+    pub fn of_compact(compact: &Compact) -> Self {
+        Self { kind: COMPACTION_ITEM.to_owned(), compact_threshold: compact.trigger.as_ref().map(|trigger| trigger.value) }
+    }
+
+    /// The compaction edit this entry asks for; `None` for a type the API does not document.
+    pub fn to_compact(&self) -> Option<Compact> {
+        (self.kind == COMPACTION_ITEM).then(|| Compact { trigger: self.compact_threshold.map(|value| Amount::new(INPUT_TOKENS, value)), ..Compact::default() })
+    }
 }
 
 /// The Responses item type of a compaction (`/responses/compact` output, and
