@@ -224,6 +224,44 @@ impl ResponsesContextManagement {
     }
 }
 
+/// What the provider's context management did before the model read the prompt, as its
+/// reply reports it ([`crate::reply::Reply::context`], [`crate::reply::DecodedReply::context`]).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct AppliedContext {
+    /// Anthropic's `context_management.applied_edits`, in the whole body and the stream's
+    /// `message_delta`: `Some` (maybe empty) when the request asked for context management.
+    pub applied_edits: Option<Vec<AppliedEdit>>,
+    /// The compaction made for this request, returned before the answer.
+    pub compaction: Option<Compaction>,
+}
+
+impl AppliedContext {
+    /// Whether the reply is the compaction alone (see [`Compaction::pause`]).
+    pub fn paused(&self) -> bool {
+        self.compaction.as_ref().is_some_and(|compaction| compaction.pause)
+    }
+}
+
+/// A compaction the provider made and returns first: Anthropic's `compaction` block,
+/// Responses' `compaction` output item.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Compaction {
+    /// The Responses item id (`cmp_…`; generated when `None`); Anthropic's block has none.
+    pub id: Option<String>,
+    /// What the client keeps and sends back: Anthropic's summary text, Responses' opaque
+    /// `encrypted_content`.
+    pub content: String,
+    /// The reply is the compaction alone: Anthropic's `pause_after_compaction` (with
+    /// `stop_reason: "compaction"`), a Responses compaction the client triggered.
+    pub pause: bool,
+}
+
+/// The Anthropic block type of a compaction, returned and sent back.
+pub const COMPACTION_BLOCK: &str = "compaction";
+
+/// The `stop_reason` of a paused Anthropic compaction.
+pub const PAUSED_FOR_COMPACTION: &str = "compaction";
+
 /// The Responses item type of a compaction (`/responses/compact` output, and
 /// `POST /responses` output when `context_management` compacted).
 pub const COMPACTION_ITEM: &str = "compaction";

@@ -155,6 +155,7 @@ pub(crate) fn reply_of(decoded: DecodedReply) -> Reply {
         ids: decoded.ids,
         generated_call_ids,
         extra: decoded.extra,
+        context: decoded.context,
     }
 }
 
@@ -171,6 +172,7 @@ pub(crate) fn reply_of_turn(turn: &ModelTurn) -> Reply {
         ids: Default::default(),
         generated_call_ids: Vec::new(),
         extra: None,
+        context: Default::default(),
     }
 }
 

@@ -72,6 +72,7 @@ fn unsupported(error: WireError) -> FromWireError {
 fn decoded(decoded: Decoded) -> DecodedReply {
     let has_calls = decoded.parts.iter().any(|part| matches!(part, Part::ToolCall(_)));
     DecodedReply {
+        context: Default::default(),
         extra: extra_fields(
             Format::Gemini,
             &decoded.parts,
