@@ -21,8 +21,8 @@ use crate::scenario::{LastRecording, Scenario, ScenarioFile};
 use crate::script::{ScriptedApprovals, ScriptedUser};
 use crate::sweep::RunVariant;
 use reloop_agent::context::StrategyName;
-use reloop_agent::context::native::ContextManagement;
 use reloop_agent::grounding::Workspace;
+use reloop_wire::context_management::ContextManagement;
 
 /// Real time one run may take before it is abandoned as a harness error.
 /// Virtual time makes every healthy run take milliseconds.

@@ -101,7 +101,7 @@ impl Baselines {
 /// prefix the two share (found by comparing, which costs no allocation)
 /// and the fields that differ.
 fn update(kept: &mut Prompt, request: &Prompt) {
-    let Prompt { model, system, messages, tools, tool_choice, max_output_tokens, stream, include_usage } = request;
+    let Prompt { model, system, messages, tools, tool_choice, max_output_tokens, stream, include_usage, context_management } = request;
     let shared = kept.messages.iter().zip(messages).take_while(|(old, new)| old == new).count();
     kept.messages.truncate(shared);
     kept.messages.extend_from_slice(&messages[shared..]);
@@ -111,6 +111,7 @@ fn update(kept: &mut Prompt, request: &Prompt) {
         kept.tools.clone_from(tools);
     }
     kept.tool_choice.clone_from(tool_choice);
+    kept.context_management.clone_from(context_management);
     (kept.max_output_tokens, kept.stream, kept.include_usage) = (*max_output_tokens, *stream, *include_usage);
 }
 

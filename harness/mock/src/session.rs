@@ -604,8 +604,10 @@ fn expected_calls(exchange: &Exchange, index: usize, rendered_item_ids: &[String
 
 /// What makes two requests the same request: every field, the messages
 /// by the content hashes they were counted by (no second serialization).
+/// The context management is left out: the provider-side emulation reads it
+/// from the body (`provider_context`), and its effect is in the messages.
 fn fingerprint(request: &Prompt, count: &PromptCount) -> u64 {
-    let Prompt { model, system: _, messages: _, tools: _, tool_choice, max_output_tokens, stream, include_usage } = request;
+    let Prompt { model, system: _, messages: _, tools: _, tool_choice, max_output_tokens, stream, include_usage, context_management: _ } = request;
     let choice = serde_json::to_string(tool_choice).unwrap_or_default();
     content_hash(&(model, &count.tools_json, &count.message_hashes, choice, max_output_tokens, stream, include_usage))
 }

@@ -6,6 +6,7 @@
 //! on a format's shapes; each arm here is one format's own module.
 
 use crate::anthropic::{AnthropicErrorBody, CacheBreakpoint, CachePoint, Message, MessagesRequest};
+use crate::context_management::ContextEdit;
 pub use crate::error_reply::{DIVERGENCE_ERROR_TYPE, ErrorReply, StreamErrorKind};
 use crate::gemini::{GenerateContentRequest, GoogleErrorBody};
 use crate::history_bytes::{HistoryArray, HistoryBytes};
@@ -80,8 +81,11 @@ impl RequestWriter {
         self.format
     }
 
-    /// The body [`encode_request`] writes for `head` with `messages` as its
-    /// conversation, with at least `reserve` bytes of room after it.
+    /// The body [`encode_request`] writes for `head` with `messages` as its conversation.
+    /// `frozen_tools`, a `tools` array as [`encode_tools`] wrote it, goes in verbatim as the
+    /// body's last member in place of `head`'s own tools (which must be none): a client writes
+    /// its tools once per tool set, so the prefix the provider caches stays byte-identical
+    /// from request to request and a long tool list is not serialized again each time.
     ///
     /// # Errors
     ///
@@ -90,16 +94,61 @@ impl RequestWriter {
         &mut self,
         head: Prompt,
         messages: &[crate::Message],
-        reserve: usize,
+        frozen_tools: Option<&[u8]>,
         breakpoints: impl FnOnce(&Prompt) -> Vec<CacheBreakpoint>,
     ) -> Result<Vec<u8>, serde_json::Error> {
-        if let Some(history) = &mut self.history {
-            return history.body(head, messages, reserve);
+        debug_assert!(frozen_tools.is_none() || head.tools.is_empty(), "frozen tools stand for the head's");
+        let reserve = frozen_tools.map_or(0, |tools| tools.len() + TOOLS_MEMBER.len() + 1);
+        let mut body = match &mut self.history {
+            Some(history) => history.body(head, messages, reserve)?,
+            None => {
+                let mut body = encode_request(self.format, Prompt { messages: messages.to_vec(), ..head }, breakpoints)?;
+                body.reserve(reserve);
+                body
+            }
+        };
+        if let Some(tools) = frozen_tools {
+            debug_assert_eq!(body.last(), Some(&b'}'), "a request body is an object with a model");
+            body.pop();
+            body.extend_from_slice(TOOLS_MEMBER);
+            body.extend_from_slice(tools);
+            body.push(b'}');
         }
-        let mut body = encode_request(self.format, Prompt { messages: messages.to_vec(), ..head }, breakpoints)?;
-        body.reserve(reserve);
         Ok(body)
     }
+}
+
+/// What precedes the frozen tools in a body.
+const TOOLS_MEMBER: &[u8] = br#","tools":"#;
+
+/// Whether `format`'s provider applies `edit` when a request asks for it: Anthropic every
+/// edit, Responses the compaction (its `context_management`), Chat Completions and Gemini
+/// none. A request carries the edits of [`Prompt::context_management`] its wire applies.
+pub fn manages(format: Format, edit: &ContextEdit) -> bool {
+    match format {
+        Format::Anthropic => true,
+        Format::OpenaiResponses => matches!(edit, ContextEdit::Compact(_)),
+        Format::OpenaiChat | Format::Gemini => false,
+    }
+}
+
+/// Whether the provider takes a client-set output-token limit as the output slot (Roku's
+/// `supports_output_slot_cap`): the Responses API budgets output, reasoning included, itself.
+pub fn honours_output_cap(format: Format) -> bool {
+    !matches!(format, Format::OpenaiResponses)
+}
+
+/// The headers a request for `prompt` needs beside authentication: on Anthropic, the
+/// `anthropic-beta` its context edits require (each beta once, in the edits' order); none
+/// elsewhere.
+pub fn request_headers(format: Format, prompt: &Prompt) -> Vec<(&'static str, String)> {
+    let mut betas: Vec<&str> = Vec::new();
+    for edit in prompt.context_management.iter().flat_map(|management| &management.edits).filter(|edit| format == Format::Anthropic && manages(format, edit)) {
+        if !betas.contains(&edit.beta()) {
+            betas.push(edit.beta());
+        }
+    }
+    if betas.is_empty() { Vec::new() } else { vec![("anthropic-beta", betas.join(","))] }
 }
 
 /// Room for `prompt`'s body before it is written: its texts, an eighth more for escapes, and
@@ -425,6 +474,50 @@ pub fn read_error(format: Format, body: &[u8]) -> Option<ErrorInfo> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::context_management::{Amount, ClearToolUses, Compact, ContextManagement, INPUT_TOKENS};
+    use serde_json::json;
+
+    /// A prompt's context management crosses each wire as its provider takes it (Anthropic
+    /// every edit behind their betas, Responses the compaction as its threshold, the others
+    /// none) and reads back as it was carried.
+    #[test]
+    fn context_management_crosses_each_wire_as_its_provider_takes_it() {
+        let clear = ContextEdit::ClearToolUses(ClearToolUses::default());
+        let compact = ContextEdit::Compact(Compact { trigger: Some(Amount::new(INPUT_TOKENS, 60_000)), ..Compact::default() });
+        let prompt = Prompt {
+            model: "m".into(),
+            messages: vec![crate::Message::user("go")],
+            context_management: Some(ContextManagement { edits: vec![clear.clone(), compact.clone()] }),
+            ..Prompt::default()
+        };
+        let body = |format| serde_json::from_slice::<serde_json::Value>(&encode_request(format, prompt.clone(), |_| Vec::new()).unwrap()).unwrap();
+        for format in Format::ALL {
+            let sent = serde_json::to_vec(&body(format)).unwrap();
+            let carried: Vec<ContextEdit> = [&clear, &compact].into_iter().filter(|edit| manages(format, edit)).cloned().collect();
+            let expected = (!carried.is_empty()).then_some(ContextManagement { edits: carried });
+            assert_eq!(decode_request(format, &sent, "m", false).unwrap().prompt.context_management, expected, "{format:?}");
+        }
+        let anthropic =
+            json!({"edits": [{"type": "clear_tool_uses_20250919"}, {"type": "compact_20260112", "trigger": {"type": "input_tokens", "value": 60_000}}]});
+        assert_eq!(body(Format::Anthropic)["context_management"], anthropic);
+        assert_eq!(body(Format::OpenaiResponses)["context_management"], json!([{"type": "compaction", "compact_threshold": 60_000}]));
+        assert_eq!(request_headers(Format::Anthropic, &prompt), [("anthropic-beta", "context-management-2025-06-27,compact-2026-01-12".to_owned())]);
+        assert!(Format::ALL.into_iter().filter(|format| *format != Format::Anthropic).all(|format| request_headers(format, &prompt).is_empty()));
+        // A Responses request asking only for edits its API lacks sends no member at all.
+        let cleared_only = Prompt { context_management: Some(ContextManagement { edits: vec![clear] }), ..prompt };
+        let sent: serde_json::Value = serde_json::from_slice(&encode_request(Format::OpenaiResponses, cleared_only, |_| Vec::new()).unwrap()).unwrap();
+        assert!(sent.get("context_management").is_none(), "{sent}");
+    }
+
+    /// A `context_management` the types do not read is no prompt's: the request still reads
+    /// (refusing it is the provider's part, the mock's `provider_context`).
+    #[test]
+    fn an_unreadable_context_management_reads_as_none() {
+        let anthropic = br#"{"model":"m","max_tokens":1,"messages":[],"context_management":{"edits":[{"type":"clear_everything"}]}}"#;
+        assert_eq!(decode_request(Format::Anthropic, anthropic, "", false).unwrap().prompt.context_management, None);
+        let responses = br#"{"model":"m","input":[],"context_management":"compaction"}"#;
+        assert_eq!(decode_request(Format::OpenaiResponses, responses, "", false).unwrap().prompt.context_management, None);
+    }
 
     #[test]
     fn count_requests_of_both_count_endpoints_read_into_the_prompt() {

@@ -5,6 +5,11 @@
 //! these types read them with the providers' documented defaults, which the
 //! mock applies and the built-in loop's `strategy: native` writes.
 //!
+//! The neutral request is [`ContextManagement`], a list of [`ContextEdit`]s
+//! ([`crate::Prompt::context_management`]): Anthropic carries every edit,
+//! Responses the compaction alone (its `compact_threshold` is the edit's
+//! trigger); [`crate::codec::manages`] says which wire carries which.
+//!
 //! Shapes: Anthropic "Context editing" (beta header
 //! [`ANTHROPIC_CONTEXT_EDITING_BETA`]) and "Compaction" (beta header
 //! [`ANTHROPIC_COMPACTION_BETA`]); OpenAI "Compaction" (`POST /responses`
@@ -54,6 +59,28 @@ pub enum ContextEdit {
     #[serde(rename = "compact_20260112")]
     Compact(Compact),
 }
+
+impl ContextEdit {
+    /// The edit's `type` ([`CLEAR_TOOL_USES`], [`CLEAR_THINKING`], [`COMPACT`]).
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Self::ClearToolUses(_) => CLEAR_TOOL_USES,
+            Self::ClearThinking(_) => CLEAR_THINKING,
+            Self::Compact(_) => COMPACT,
+        }
+    }
+
+    /// The `anthropic-beta` value the edit requires.
+    pub fn beta(&self) -> &'static str {
+        match self {
+            Self::ClearToolUses(_) | Self::ClearThinking(_) => ANTHROPIC_CONTEXT_EDITING_BETA,
+            Self::Compact(_) => ANTHROPIC_COMPACTION_BETA,
+        }
+    }
+}
+
+/// The input-token unit of [`Amount`]s.
+pub const INPUT_TOKENS: &str = "input_tokens";
 
 /// A count with its unit: `{"type": "input_tokens" | "tool_uses" | "thinking_turns", "value": N}`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -184,6 +211,56 @@ pub struct AppliedEdit {
     /// Input tokens the edit removed from the prompt.
     pub cleared_input_tokens: u64,
 }
+
+impl ResponsesContextManagement {
+    /// The entry a compaction edit is sent as: its trigger as the threshold.
+    pub fn of_compact(compact: &Compact) -> Self {
+        Self { kind: COMPACTION_ITEM.to_owned(), compact_threshold: compact.trigger.as_ref().map(|trigger| trigger.value) }
+    }
+
+    /// The compaction edit this entry asks for; `None` for a type the API does not document.
+    pub fn to_compact(&self) -> Option<Compact> {
+        (self.kind == COMPACTION_ITEM).then(|| Compact { trigger: self.compact_threshold.map(|value| Amount::new(INPUT_TOKENS, value)), ..Compact::default() })
+    }
+}
+
+/// What the provider's context management did before the model read the prompt, as its
+/// reply reports it ([`crate::reply::Reply::context`], [`crate::reply::DecodedReply::context`]).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct AppliedContext {
+    /// Anthropic's `context_management.applied_edits`, in the whole body and the stream's
+    /// `message_delta`: `Some` (maybe empty) when the request asked for context management.
+    pub applied_edits: Option<Vec<AppliedEdit>>,
+    /// The compaction made for this request, returned before the answer.
+    pub compaction: Option<Compaction>,
+}
+
+impl AppliedContext {
+    /// Whether the reply is the compaction alone (see [`Compaction::pause`]).
+    pub fn paused(&self) -> bool {
+        self.compaction.as_ref().is_some_and(|compaction| compaction.pause)
+    }
+}
+
+/// A compaction the provider made and returns first: Anthropic's `compaction` block,
+/// Responses' `compaction` output item.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Compaction {
+    /// The Responses item id (`cmp_…`; generated when `None`); Anthropic's block has none.
+    pub id: Option<String>,
+    /// What the client keeps and sends back: Anthropic's summary text, Responses' opaque
+    /// `encrypted_content`.
+    pub content: String,
+    /// The reply is the compaction alone: Anthropic's `pause_after_compaction` (with
+    /// `stop_reason: "compaction"`), a Responses compaction the client triggered.
+    pub pause: bool,
+}
+
+/// The Anthropic block type of a compaction, returned and sent back.
+pub const COMPACTION_BLOCK: &str = "compaction";
+
+/// The `stop_reason` of a paused Anthropic compaction.
+pub const PAUSED_FOR_COMPACTION: &str = "compaction";
 
 /// The Responses item type of a compaction (`/responses/compact` output, and
 /// `POST /responses` output when `context_management` compacted).

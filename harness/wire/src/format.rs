@@ -132,7 +132,7 @@ mod tests {
 
     use super::*;
     use crate::prompt::tests::{rich_prompt, without_error_flags};
-    use crate::testing::decode_stream;
+    use crate::testing::{body_of_turn, decode_stream, stream_of_turn};
     use crate::{FinishReason, ModelTurn, Prompt, ToolCall, Usage, anthropic, openai_chat};
     use crate::{WireError, gemini, openai_responses};
     use serde_json::json;
@@ -167,44 +167,17 @@ mod tests {
         }
     }
 
-    /// The streamed frames of `turn` in `format`.
-    fn encode(format: Format, turn: &ModelTurn) -> Vec<String> {
-        match format {
-            Format::OpenaiChat => {
-                openai_chat::encode_stream(turn, &openai_chat::ChunkMeta { id: "chatcmpl-1".into(), model: "m".into(), created: 1, include_usage: true })
-            }
-            Format::OpenaiResponses => openai_responses::encode_stream(turn, &responses_meta()),
-            Format::Anthropic => anthropic::encode_stream(turn, &anthropic_meta()),
-            Format::Gemini => {
-                let usage = gemini::response::usage_metadata(&turn.usage.unwrap_or_default());
-                gemini::encode_stream(&crate::parts::of_turn(turn), &turn.finish_reason, &usage, &gemini_meta())
-            }
-        }
-    }
-
-    fn gemini_meta() -> gemini::GeminiMeta {
-        gemini::GeminiMeta { response_id: "r1".into(), model: "m".into() }
-    }
-
-    fn responses_meta() -> openai_responses::ResponseMeta {
-        openai_responses::ResponseMeta { id: "resp_1".into(), model: "m".into(), created_at: 1, tools: Vec::new() }
-    }
-
-    fn anthropic_meta() -> anthropic::MessageMeta {
-        anthropic::MessageMeta { id: "msg_1".into(), model: "m".into() }
-    }
-
     #[test]
     fn one_turn_streams_through_every_format() {
         for format in Format::ALL {
-            let stream = encode(format, &turn()).concat();
+            let stream = stream_of_turn(format, &turn()).concat();
             let mut decoder = decoder_for(format);
             let (_, decoded) = decode_stream(&stream, decoder.as_mut());
             assert_eq!(decoded.unwrap(), turn(), "{}", format.as_str());
             assert!(!decoder.is_done(), "finish resets the decoder");
 
             // Every decoder insists on its terminal event.
-            let frames = encode(format, &turn());
+            let frames = stream_of_turn(format, &turn());
             let cut = frames[..frames.len() - 1].concat();
             let (_, early) = decode_stream(&cut, decoder_for(format).as_mut());
             assert!(matches!(early, Err(WireError::StreamEndedEarly)), "{}: {early:?}", format.as_str());
@@ -213,23 +186,17 @@ mod tests {
 
     #[test]
     fn one_turn_round_trips_every_non_streamed_body() {
-        let chat_meta = openai_chat::ChunkMeta { id: "chatcmpl-1".into(), model: "m".into(), created: 1, include_usage: false };
-        let chat = openai_chat::ChatCompletion::from_turn(&turn(), &chat_meta);
-        assert_eq!(chat.to_turn().unwrap(), turn());
-        let responses = openai_responses::Response::from_turn(&turn(), &responses_meta());
-        assert_eq!(responses.to_turn().unwrap(), turn());
-        let message = anthropic::Message::from_turn(&turn(), &anthropic_meta());
-        assert_eq!(message.to_turn().unwrap(), turn());
-        let usage = gemini::response::usage_metadata(&turn().usage.unwrap());
-        let body = gemini::encode_response(&crate::parts::of_turn(&turn()), &turn().finish_reason, &usage, &gemini_meta());
-        assert_eq!(gemini::decode_body(&body).unwrap().to_turn(), turn());
+        for format in Format::ALL {
+            let body = body_of_turn(format, &turn());
+            assert_eq!(crate::codec::decode_response(format, body.as_bytes()).unwrap(), turn(), "{}", format.as_str());
+        }
     }
 
     #[test]
     fn cache_writes_survive_responses_and_anthropic_but_not_chat_or_gemini() {
         let writes = ModelTurn { usage: Some(Usage { cache_write_tokens: 100, ..turn().usage.unwrap() }), ..turn() };
         for format in Format::ALL {
-            let stream = encode(format, &writes).concat();
+            let stream = stream_of_turn(format, &writes).concat();
             let (_, decoded) = decode_stream(&stream, decoder_for(format).as_mut());
             let usage = decoded.unwrap().usage.unwrap();
             let expected = if matches!(format, Format::OpenaiChat | Format::Gemini) { 0 } else { 100 };

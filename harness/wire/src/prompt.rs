@@ -9,6 +9,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::context_management::ContextManagement;
 use crate::{Message, ToolCall};
 
 /// One model call's request, provider-neutral.
@@ -33,6 +34,11 @@ pub struct Prompt {
     /// `stream_options.include_usage`; Responses and Anthropic always do, so their `to_prompt`
     /// sets it.
     pub include_usage: bool,
+    /// What the request asks of the provider's context management, the edits in order; `None`
+    /// when it asks for none. Each wire carries the edits its provider applies
+    /// ([`crate::codec::manages`]) and drops the others.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub context_management: Option<ContextManagement>,
 }
 
 /// A tool the model may call.
@@ -145,6 +151,7 @@ pub(crate) mod tests {
             max_output_tokens: Some(2048),
             stream: true,
             include_usage: true,
+            context_management: None,
         }
     }
 

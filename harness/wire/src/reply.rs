@@ -8,6 +8,7 @@
 
 use serde_json::Value;
 
+use crate::context_management::AppliedContext;
 use crate::parts::{ExtraFields, Part, RecordedUsage, ResponseIds, ToolCallPart};
 use crate::{FinishReason, Format, ToolSpec, Usage};
 
@@ -40,6 +41,10 @@ pub struct Reply {
     /// What the recorded response carried that reloop does not model; its
     /// fields, and those of the parts, go back to a client of its API only.
     pub extra: Option<ExtraFields>,
+    /// What the provider's context management did, which the wires that have it report:
+    /// Anthropic its applied edits and compaction block, Responses its compaction item.
+    /// Written over what `extra` lays on, as the provider's own report of this request.
+    pub context: AppliedContext,
 }
 
 /// What identifies one reply besides its content.
@@ -110,6 +115,9 @@ pub struct DecodedReply {
     pub usage: Option<RecordedUsage>,
     /// What it carried that reloop does not model.
     pub extra: Option<ExtraFields>,
+    /// What the provider's context management did, as the response reported it. Anthropic's
+    /// `context_management` stays in `extra` too, which a recording keeps and replays.
+    pub context: AppliedContext,
 }
 
 /// Why a response cannot be read into parts.
@@ -271,4 +279,8 @@ mod tests {
 
 #[cfg(test)]
 #[path = "reply/extra_tests.rs"]
-pub(crate) mod extra_tests;
+mod extra_tests;
+
+#[cfg(test)]
+#[path = "reply/context_tests.rs"]
+mod context_tests;

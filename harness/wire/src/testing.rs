@@ -1,7 +1,11 @@
 //! Test helpers shared by every format's tests: the real captures in `tests/data/` (see its
-//! `SOURCES.md`) and decoding a whole stream through SSE framing and a [`StreamDecoder`].
+//! `SOURCES.md`), decoding a whole stream through SSE framing and a [`StreamDecoder`], and
+//! encoding through the codec, the one encoder a server sends bytes with.
 
-use crate::{FinishReason, ModelTurn, SseDecoder, SseFrame, StreamDecoder, StreamDelta, ToolCall, Usage, WireError, sse};
+use crate::codec::{decode_reply, encode_reply, encode_reply_stream};
+use crate::parts::Part;
+use crate::reply::{DecodedReply, Reply, ReplyMeta};
+use crate::{FinishReason, Format, ModelTurn, SseDecoder, SseFrame, StreamDecoder, StreamDelta, ToolCall, Usage, WireError, decoder_for, sse};
 
 /// One capture file.
 #[derive(Debug, Clone, Copy)]
@@ -138,20 +142,66 @@ pub(crate) fn small_tool_turn_deltas(turn: &ModelTurn) -> Vec<StreamDelta> {
     ]
 }
 
-/// Decodes every capture that decodes to a turn, encodes the turn again,
-/// decodes that, and asserts the same turn comes back; returns how many
-/// captures took part.
-pub(crate) fn assert_decode_encode_decode(
-    captures: &[Capture],
-    new_decoder: impl Fn() -> Box<dyn StreamDecoder>,
-    encode: impl Fn(&ModelTurn) -> Vec<String>,
-) -> usize {
+/// The reply a replay sends for `decoded`, recorded usage and all (none when it carried none).
+pub(crate) fn reply_of(decoded: DecodedReply) -> Reply {
+    let usage = decoded.usage.clone().unwrap_or_default();
+    let generated_call_ids = decoded.parts.iter().filter_map(|part| if let Part::ToolCall(call) = part { Some(call.id.is_none()) } else { None }).collect();
+    Reply {
+        parts: decoded.parts,
+        finish_reason: decoded.finish_reason.unwrap_or(FinishReason::Stop),
+        usage: usage.tokens(),
+        wire_usage: usage.wire,
+        no_usage: decoded.usage.is_none(),
+        ids: decoded.ids,
+        generated_call_ids,
+        extra: decoded.extra,
+        context: decoded.context,
+    }
+}
+
+/// The reply of a turn with no recording behind it: its text and calls
+/// ([`crate::parts::of_turn`]), its finish reason and usage; a turn without usage is sent
+/// without it where the API allows (Anthropic sends zeros).
+pub(crate) fn reply_of_turn(turn: &ModelTurn) -> Reply {
+    Reply {
+        parts: crate::parts::of_turn(turn),
+        finish_reason: turn.finish_reason.clone(),
+        usage: turn.usage.unwrap_or_default(),
+        wire_usage: None,
+        no_usage: turn.usage.is_none(),
+        ids: Default::default(),
+        generated_call_ids: Vec::new(),
+        extra: None,
+        context: Default::default(),
+    }
+}
+
+/// What the tests' replies are sent for: the first request of a session, model `m`, usage asked for.
+pub(crate) fn reply_meta() -> ReplyMeta {
+    ReplyMeta { request_index: 0, model: "m".into(), include_usage: true, tools: Vec::new() }
+}
+
+/// `turn` as `format`'s stream, written by the codec.
+pub(crate) fn stream_of_turn(format: Format, turn: &ModelTurn) -> Vec<String> {
+    encode_reply_stream(format, &reply_of_turn(turn), &reply_meta())
+}
+
+/// `turn` as `format`'s whole response body, written by the codec.
+pub(crate) fn body_of_turn(format: Format, turn: &ModelTurn) -> String {
+    encode_reply(format, &reply_of_turn(turn), &reply_meta())
+}
+
+/// Reads every capture of `format` that reads into a reply as a recording
+/// does, sends it again through the codec, decodes that as the agent does,
+/// and asserts the agent gets the turn the capture itself decodes to;
+/// returns how many captures took part.
+pub(crate) fn assert_replayed_captures_decode_alike(format: Format, captures: &[Capture]) -> usize {
     let mut checked = 0;
     for capture in captures {
-        let Ok(turn) = capture.decode_with(new_decoder().as_mut()).1 else {
+        let (Ok(turn), Ok(recorded)) = (capture.decode_with(decoder_for(format).as_mut()).1, decode_reply(format, &capture.stream(), true)) else {
             continue;
         };
-        let (_, again) = decode_stream(&encode(&turn).concat(), new_decoder().as_mut());
+        let (_, again) = decode_stream(&encode_reply_stream(format, &reply_of(recorded), &reply_meta()).concat(), decoder_for(format).as_mut());
         assert_eq!(again.unwrap(), turn, "{}", capture.name);
         checked += 1;
     }

@@ -1,7 +1,7 @@
 //! The client's side of the wire codec (`reloop_wire::codec`): the request
-//! body with the frozen tools spliced in, the authentication headers, the
-//! non-streamed response and the error bodies, each asked of the format.
-//! Streaming is common (`reloop_wire::format::decoder_for`).
+//! body with the frozen tools, the authentication and context-management
+//! headers, the non-streamed response and the error bodies, each asked of
+//! the format. Streaming is common (`reloop_wire::format::decoder_for`).
 
 use std::time::Duration;
 
@@ -10,77 +10,24 @@ use reloop_wire::{Format, Message, ModelTurn, Prompt, codec};
 
 use super::cache_breakpoints::CacheBreakpointSettings;
 use super::{LlmError, wire_error};
-use crate::context::native::ContextManagement;
 use crate::tool_schema::FrozenToolSchema;
 
 pub use codec::ANTHROPIC_VERSION;
 
-/// What a request carries beside the prompt.
-pub(super) struct BodyExtras<'a> {
-    /// The frozen tool declarations.
-    pub tools: &'a FrozenToolSchema,
-    /// Anthropic's breakpoints (the tools' own is in the frozen bytes).
-    pub cache: &'a CacheBreakpointSettings,
-    /// The provider-side context management asked for (`strategy: native`).
-    pub context_management: Option<&'a ContextManagement>,
-}
-
 /// The serialized request body of `head` (whose own tools are not
-/// rendered) with `messages`, written by `writer`, and `extras`: the frozen
-/// tools' bytes are spliced in as the body's last member, never serialized
-/// again, after the context management the format has (none on wires
-/// without it).
-pub(super) fn body(writer: &mut RequestWriter, head: Prompt, messages: &[Message], extras: &BodyExtras<'_>) -> Result<Vec<u8>, LlmError> {
-    let format = writer.format();
-    let management = extras.context_management.and_then(|m| context_management(format, m)).map(|m| m.to_string());
-    // Room for the members spliced in below and their names.
-    let room = extras.tools.wire_json().len() + management.as_ref().map_or(0, String::len) + 48;
-    let mut body = writer.write(head, messages, room, |prompt| extras.cache.breakpoints(prompt)).map_err(|e| LlmError::Protocol(e.to_string()))?;
-    if let Some(management) = management {
-        body = with_member(body, "context_management", management.as_bytes());
-    }
-    Ok(if extras.tools.specs().is_empty() { body } else { with_member(body, "tools", extras.tools.wire_json()) })
-}
-
-/// `body`, a JSON object, with `"name": value` added as its last member.
-fn with_member(mut body: Vec<u8>, name: &str, value: &[u8]) -> Vec<u8> {
-    debug_assert_eq!(body.last(), Some(&b'}'), "a request body is an object with a model");
-    body.pop();
-    body.extend_from_slice(format!(",\"{name}\":").as_bytes());
-    body.extend_from_slice(value);
-    body.push(b'}');
-    body
-}
-
-/// The `context_management` member of `format`'s request for `management`,
-/// in the wire's request types (the providers' documented shapes); `None`
-/// when the format has no such mechanism or `management` is the other
-/// format's.
-fn context_management(format: Format, management: &ContextManagement) -> Option<serde_json::Value> {
-    use reloop_wire::context_management::{self as wire, Amount, ClearInputs, ClearToolUses, ContextEdit, ResponsesContextManagement};
-    let value = match (format, management) {
-        (Format::Anthropic, ContextManagement::ClearToolUses { trigger_tokens, keep_tool_uses, clear_at_least_tokens, exclude_tools, clear_tool_inputs }) => {
-            let edit = ClearToolUses {
-                trigger: Some(Amount::new("input_tokens", *trigger_tokens)),
-                keep: Some(Amount::new("tool_uses", u64::from(*keep_tool_uses))),
-                clear_at_least: (*clear_at_least_tokens > 0).then(|| Amount::new("input_tokens", *clear_at_least_tokens)),
-                exclude_tools: exclude_tools.clone(),
-                clear_tool_inputs: Some(ClearInputs::All(*clear_tool_inputs)),
-            };
-            serde_json::to_value(wire::ContextManagement { edits: vec![ContextEdit::ClearToolUses(edit)] })
-        }
-        (Format::OpenaiResponses, ContextManagement::Compaction { compact_threshold }) => {
-            serde_json::to_value([ResponsesContextManagement { kind: wire::COMPACTION_ITEM.to_owned(), compact_threshold: Some(*compact_threshold) }])
-        }
-        _ => return None,
-    };
-    value.ok()
-}
-
-/// The headers a request with `management` needs beside authentication.
-pub(super) fn context_management_headers(format: Format, management: Option<&ContextManagement>) -> Option<(&'static str, &'static str)> {
-    matches!((format, management), (Format::Anthropic, Some(ContextManagement::ClearToolUses { .. })))
-        .then_some(("anthropic-beta", reloop_wire::context_management::ANTHROPIC_CONTEXT_EDITING_BETA))
+/// rendered, and whose context management the codec writes as its wire
+/// has it) with `messages`, written by `writer`: the frozen tools go in as
+/// their frozen bytes, never serialized again; `cache` places Anthropic's
+/// breakpoints (the tools' own is in the frozen bytes).
+pub(super) fn body(
+    writer: &mut RequestWriter,
+    head: Prompt,
+    messages: &[Message],
+    tools: &FrozenToolSchema,
+    cache: &CacheBreakpointSettings,
+) -> Result<Vec<u8>, LlmError> {
+    let frozen = (!tools.specs().is_empty()).then(|| &tools.wire_json()[..]);
+    writer.write(head, messages, frozen, |prompt| cache.breakpoints(prompt)).map_err(|e| LlmError::Protocol(e.to_string()))
 }
 
 /// Adds the format's authentication headers.
@@ -89,12 +36,6 @@ pub(super) fn authenticate(format: Format, mut request: reqwest::RequestBuilder,
         request = request.header(name, value);
     }
     request
-}
-
-/// Whether the provider honours a client-set output slot (Roku's
-/// `supports_output_slot_cap`): the Responses API budgets output itself.
-pub(super) fn supports_output_slot_cap(format: Format) -> bool {
-    !matches!(format, Format::OpenaiResponses)
 }
 
 /// Reads a non-streamed response.
@@ -129,10 +70,10 @@ mod tests {
         assert!(format!("{unread:?}").contains("bad gateway"), "{unread:?}");
     }
 
-    /// The body with the frozen tools spliced in is the request the format
-    /// renders from the whole prompt, and carries the frozen bytes verbatim.
+    /// The body with the frozen tools is the request the format renders from
+    /// the whole prompt, and carries the frozen bytes verbatim.
     #[test]
-    fn frozen_tools_splice_into_the_body_every_format_renders() {
+    fn frozen_tools_go_into_the_body_every_format_renders() {
         let spec = reloop_wire::ToolSpec { name: "read".into(), description: "Read".into(), parameters: serde_json::json!({"type": "object"}) };
         let cache = CacheBreakpointSettings::default();
         let full = Prompt {
@@ -146,10 +87,8 @@ mod tests {
         for format in Format::ALL {
             let frozen = FrozenToolSchema::freeze(vec![spec.clone()], format, &cache);
             let mut writer = RequestWriter::new(format);
-            let spliced =
-                body(&mut writer, without_tools.clone(), &full.messages, &BodyExtras { tools: &frozen, cache: &cache, context_management: None }).unwrap();
-            let none = FrozenToolSchema::none();
-            let whole = body(&mut writer, full.clone(), &full.messages, &BodyExtras { tools: &none, cache: &cache, context_management: None }).unwrap();
+            let spliced = body(&mut writer, without_tools.clone(), &full.messages, &frozen, &cache).unwrap();
+            let whole = body(&mut writer, full.clone(), &full.messages, &FrozenToolSchema::none(), &cache).unwrap();
             let tail = [&b",\"tools\":"[..], frozen.wire_json(), b"}"].concat();
             assert!(spliced.ends_with(&tail), "{format:?}: the frozen bytes, verbatim");
             let parse = |bytes: &[u8]| serde_json::from_slice::<serde_json::Value>(bytes).unwrap();
@@ -159,25 +98,27 @@ mod tests {
 
     /// `strategy: native` on each wire: Anthropic's `clear_tool_uses_20250919`
     /// edit with every parameter the policy sets, behind its beta header;
-    /// Responses' compaction entry; nothing on the wires without one.
+    /// Responses' compaction entry; nothing on the wires without one. The
+    /// members come before the frozen tools, as the loop has always sent them.
     #[test]
     fn native_context_management_renders_each_providers_documented_shape() {
+        use crate::context::native::NativeConfig;
         use serde_json::json;
-        let prompt = Prompt { model: "m".into(), messages: vec![reloop_wire::Message::user("go")], ..Prompt::default() };
-        let (cache, tools) = (CacheBreakpointSettings::default(), FrozenToolSchema::none());
-        let edit = ContextManagement::ClearToolUses {
-            trigger_tokens: 64_000,
-            keep_tool_uses: 3,
-            clear_at_least_tokens: 12_800,
-            exclude_tools: vec!["todo".into()],
-            clear_tool_inputs: false,
-        };
-        let compaction = ContextManagement::Compaction { compact_threshold: 96_000 };
-        let sent = |format: Format, management: &ContextManagement| {
-            let extras = BodyExtras { tools: &tools, cache: &cache, context_management: Some(management) };
-            let written = body(&mut RequestWriter::new(format), prompt.clone(), &prompt.messages, &extras).unwrap();
+        let spec = reloop_wire::ToolSpec { name: "read".into(), description: "Read".into(), parameters: json!({"type": "object"}) };
+        let cache = CacheBreakpointSettings::default();
+        let config = NativeConfig { exclude_tools: vec!["todo".into()], ..NativeConfig::default() };
+        let sent = |format: Format, config: &NativeConfig| {
+            let prompt = Prompt {
+                model: "m".into(),
+                messages: vec![reloop_wire::Message::user("go")],
+                context_management: config.request(format, 128_000),
+                ..Prompt::default()
+            };
+            let tools = FrozenToolSchema::freeze(vec![spec.clone()], format, &cache);
+            let written = body(&mut RequestWriter::new(format), prompt.clone(), &prompt.messages, &tools, &cache).unwrap();
             let body: serde_json::Value = serde_json::from_slice(&written).unwrap();
-            (body.get("context_management").cloned(), context_management_headers(format, Some(management)))
+            let members: Vec<String> = body.as_object().unwrap().keys().rev().take(2).cloned().collect();
+            (body.get("context_management").cloned(), codec::request_headers(format, &prompt), members)
         };
         let anthropic = json!({"edits": [{
             "type": "clear_tool_uses_20250919",
@@ -187,21 +128,16 @@ mod tests {
             "exclude_tools": ["todo"],
             "clear_tool_inputs": false,
         }]});
-        assert_eq!(sent(Format::Anthropic, &edit), (Some(anthropic), Some(("anthropic-beta", "context-management-2025-06-27"))));
+        let beta = vec![("anthropic-beta", "context-management-2025-06-27".to_owned())];
+        let last_two = vec!["tools".to_owned(), "context_management".to_owned()];
+        assert_eq!(sent(Format::Anthropic, &config), (Some(anthropic), beta, last_two.clone()));
         let responses = json!([{"type": "compaction", "compact_threshold": 96_000}]);
-        assert_eq!(sent(Format::OpenaiResponses, &compaction), (Some(responses), None));
+        assert_eq!(sent(Format::OpenaiResponses, &config), (Some(responses), Vec::new(), last_two));
         for format in [Format::OpenaiChat, Format::Gemini] {
-            assert_eq!(sent(format, &edit), (None, None), "{format:?}");
-            assert_eq!(sent(format, &compaction), (None, None), "{format:?}");
+            assert_eq!((sent(format, &config).0, sent(format, &config).1), (None, Vec::new()), "{format:?}");
         }
-        let bare = ContextManagement::ClearToolUses {
-            trigger_tokens: 64_000,
-            keep_tool_uses: 3,
-            clear_at_least_tokens: 0,
-            exclude_tools: Vec::new(),
-            clear_tool_inputs: false,
-        };
-        let (Some(bare), _) = sent(Format::Anthropic, &bare) else { panic!("an edit") };
+        let bare = NativeConfig { clear_at_least_ratio: 0.0, ..NativeConfig::default() };
+        let (Some(bare), ..) = sent(Format::Anthropic, &bare) else { panic!("an edit") };
         let fields: Vec<&str> = bare["edits"][0].as_object().unwrap().keys().map(String::as_str).collect();
         assert!(!fields.contains(&"clear_at_least") && !fields.contains(&"exclude_tools"), "{fields:?}: unset parameters are left to the API");
     }

@@ -18,12 +18,12 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use futures_util::StreamExt;
-use reloop_wire::codec::RequestWriter;
+use reloop_wire::codec::{self, RequestWriter};
+use reloop_wire::context_management::ContextManagement;
 use reloop_wire::format::decoder_for;
 use reloop_wire::{ModelTurn, Prompt, SseDecoder, SseFrame, StreamDelta, ToolChoice, WireError};
 
 use crate::clock::{Clock, SharedClock, with_timeout};
-use crate::context::native::ContextManagement;
 use crate::message::{Message, Reasoning};
 use crate::tool_schema::{Freezer, FrozenToolSchema};
 
@@ -44,7 +44,7 @@ pub struct ProviderConfig {
     /// Where Anthropic requests carry `cache_control` breakpoints.
     pub cache_breakpoints: cache_breakpoints::CacheBreakpointSettings,
     /// The provider-side context management every request asks for
-    /// (`strategy: native`); `None` for the others.
+    /// (`strategy: native`, [`crate::context::native`]); `None` for the others.
     pub context_management: Option<ContextManagement>,
 }
 
@@ -85,6 +85,7 @@ fn prompt_head(model: &str, request: &LlmRequest<'_>) -> Prompt {
         max_output_tokens: Some(request.max_output_tokens),
         stream: request.stream,
         include_usage: request.stream,
+        context_management: None,
     }
 }
 
@@ -140,7 +141,7 @@ impl ProviderClient {
     /// Whether the provider honours a client-set output slot (Roku's
     /// `supports_output_slot_cap`).
     pub fn supports_output_slot_cap(&self) -> bool {
-        formats::supports_output_slot_cap(self.config.wire)
+        codec::honours_output_cap(self.config.wire)
     }
 
     /// One model call: streamed (calling `on_text` for each text delta) or
@@ -149,18 +150,16 @@ impl ProviderClient {
     pub async fn stream_turn(&self, request: &LlmRequest<'_>, idle: Duration, on_text: &mut (dyn FnMut(&str) + Send)) -> Result<ModelTurn, LlmError> {
         let clock = self.clock.as_ref();
         let format = self.config.wire;
-        let head = prompt_head(&self.config.model, request);
-        let management = self.config.context_management.as_ref();
-        let extras = formats::BodyExtras { tools: request.tools, cache: &self.config.cache_breakpoints, context_management: management };
-        let body = {
-            let mut writer = self.writer.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-            formats::body(&mut writer, head, since_latest_compaction(request.messages), &extras)?
-        };
+        let head = Prompt { context_management: self.config.context_management.clone(), ..prompt_head(&self.config.model, request) };
         let url = format!("{}{}", self.config.base_url, format.endpoint(&self.config.model, request.stream));
         let mut post = self.http.post(&url);
-        if let Some((name, value)) = formats::context_management_headers(format, management) {
+        for (name, value) in codec::request_headers(format, &head) {
             post = post.header(name, value);
         }
+        let body = {
+            let mut writer = self.writer.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+            formats::body(&mut writer, head, since_latest_compaction(request.messages), request.tools, &self.config.cache_breakpoints)?
+        };
         let send = formats::authenticate(format, post, &self.config.api_key).header("content-type", "application/json").body(body).send();
         let response =
             with_timeout(clock, idle, send).await.ok_or(LlmError::StreamIdle { after_ms: millis(idle) })?.map_err(|e| LlmError::Transport(e.to_string()))?;

@@ -1,7 +1,7 @@
 //! `strategy: native`: the provider manages the context, the loop edits
 //! nothing (its strategy is [`super::NoCompaction`]). Each request asks for the wire's own mechanism
-//! ([`ContextManagement`], rendered by the client), and the loop sends its
-//! whole view as it stands:
+//! (a neutral [`ContextManagement`] on the prompt, which the wire's codec writes), and the loop
+//! sends its whole view as it stands:
 //!
 //! - Anthropic Messages: context editing (`context_management.edits` with
 //!   `clear_tool_uses_20250919`, beta `context-management-2025-06-27`). The
@@ -22,10 +22,10 @@
 //! cut); Responses compacts at 75 % of the window, where `roku` asks for its
 //! summary.
 
+use reloop_wire::context_management::{Amount, ClearInputs, ClearToolUses, Compact, ContextEdit, ContextManagement, INPUT_TOKENS};
+use reloop_wire::{Format, codec};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-
-use crate::client::WireFormat;
 
 /// Native's constants: the policy each request asks the provider for, as
 /// shares of the scenario's context window (so one policy fits every window).
@@ -60,21 +60,22 @@ impl Default for NativeConfig {
 }
 
 impl NativeConfig {
-    /// The mechanism to ask of `wire` for a context `window`; `None` for a
-    /// wire that has none.
-    pub fn request(&self, wire: WireFormat, window: u64) -> Option<ContextManagement> {
+    /// The mechanism to ask of `wire` for a context `window`: the provider's clearing of
+    /// old tool uses where it has one (Anthropic), else its compaction (Responses); `None` for
+    /// a wire that manages nothing ([`codec::manages`]).
+    pub fn request(&self, wire: Format, window: u64) -> Option<ContextManagement> {
         let share = |ratio: f64| (window as f64 * ratio).round() as u64;
-        match wire {
-            WireFormat::Anthropic => Some(ContextManagement::ClearToolUses {
-                trigger_tokens: share(self.trigger_ratio),
-                keep_tool_uses: self.keep_tool_uses,
-                clear_at_least_tokens: share(self.clear_at_least_ratio),
-                exclude_tools: self.exclude_tools.clone(),
-                clear_tool_inputs: self.clear_tool_inputs,
-            }),
-            WireFormat::OpenaiResponses => Some(ContextManagement::Compaction { compact_threshold: share(self.compact_threshold_ratio) }),
-            WireFormat::OpenaiChat | WireFormat::Gemini => None,
-        }
+        let clear_at_least = share(self.clear_at_least_ratio);
+        let clear = ContextEdit::ClearToolUses(ClearToolUses {
+            trigger: Some(Amount::new(INPUT_TOKENS, share(self.trigger_ratio))),
+            keep: Some(Amount::new("tool_uses", u64::from(self.keep_tool_uses))),
+            clear_at_least: (clear_at_least > 0).then(|| Amount::new(INPUT_TOKENS, clear_at_least)),
+            exclude_tools: self.exclude_tools.clone(),
+            clear_tool_inputs: Some(ClearInputs::All(self.clear_tool_inputs)),
+        });
+        let compact = ContextEdit::Compact(Compact { trigger: Some(Amount::new(INPUT_TOKENS, share(self.compact_threshold_ratio))), ..Compact::default() });
+        let edit = [clear, compact].into_iter().find(|edit| codec::manages(wire, edit))?;
+        Some(ContextManagement { edits: vec![edit] })
     }
 }
 
@@ -82,32 +83,8 @@ impl NativeConfig {
 pub const NATIVE_WIRES: &str = "openai-responses, anthropic";
 
 /// Whether `wire` has a provider-side mechanism `native` can ask for.
-pub fn has_native(wire: WireFormat) -> bool {
+pub fn has_native(wire: Format) -> bool {
     NativeConfig::default().request(wire, 1).is_some()
-}
-
-/// The provider-side context management each request asks for, in absolute
-/// tokens.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum ContextManagement {
-    /// Anthropic's `clear_tool_uses_20250919` edit.
-    ClearToolUses {
-        /// `trigger`: input tokens.
-        trigger_tokens: u64,
-        /// `keep`: tool uses.
-        keep_tool_uses: u32,
-        /// `clear_at_least`: input tokens (0: not sent).
-        clear_at_least_tokens: u64,
-        /// `exclude_tools` (empty: not sent).
-        exclude_tools: Vec<String>,
-        /// `clear_tool_inputs`.
-        clear_tool_inputs: bool,
-    },
-    /// OpenAI Responses server-side compaction.
-    Compaction {
-        /// `compact_threshold`: rendered tokens.
-        compact_threshold: u64,
-    },
 }
 
 #[cfg(test)]
@@ -117,19 +94,20 @@ mod tests {
     #[test]
     fn the_default_policy_scales_with_the_window_and_exists_on_two_wires() {
         let config = NativeConfig::default();
-        let anthropic = config.request(WireFormat::Anthropic, 200_000).unwrap();
-        let expected = ContextManagement::ClearToolUses {
-            trigger_tokens: 100_000,
-            keep_tool_uses: 3,
-            clear_at_least_tokens: 20_000,
+        let anthropic = config.request(Format::Anthropic, 200_000).unwrap();
+        let expected = ContextEdit::ClearToolUses(ClearToolUses {
+            trigger: Some(Amount::new(INPUT_TOKENS, 100_000)),
+            keep: Some(Amount::new("tool_uses", 3)),
+            clear_at_least: Some(Amount::new(INPUT_TOKENS, 20_000)),
             exclude_tools: Vec::new(),
-            clear_tool_inputs: false,
-        };
-        assert_eq!(anthropic, expected, "the API's own trigger on its own window");
-        assert_eq!(config.request(WireFormat::OpenaiResponses, 128_000), Some(ContextManagement::Compaction { compact_threshold: 96_000 }));
-        assert_eq!(config.request(WireFormat::OpenaiChat, 128_000), None);
-        assert_eq!(config.request(WireFormat::Gemini, 128_000), None);
-        let wires: Vec<&str> = WireFormat::ALL.into_iter().filter(|w| has_native(*w)).map(|w| w.as_str()).collect();
+            clear_tool_inputs: Some(ClearInputs::All(false)),
+        });
+        assert_eq!(anthropic.edits, [expected], "the API's own trigger on its own window");
+        let compact = ContextEdit::Compact(Compact { trigger: Some(Amount::new(INPUT_TOKENS, 96_000)), ..Compact::default() });
+        assert_eq!(config.request(Format::OpenaiResponses, 128_000), Some(ContextManagement { edits: vec![compact] }));
+        assert_eq!(config.request(Format::OpenaiChat, 128_000), None);
+        assert_eq!(config.request(Format::Gemini, 128_000), None);
+        let wires: Vec<&str> = Format::ALL.into_iter().filter(|w| has_native(*w)).map(|w| w.as_str()).collect();
         assert_eq!(wires.join(", "), NATIVE_WIRES);
     }
 }

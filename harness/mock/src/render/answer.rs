@@ -27,6 +27,7 @@ pub fn answer(turn: &ModelTurn, exchange: Option<&Exchange>, recorded_usage: boo
             ids: Default::default(),
             generated_call_ids: Vec::new(),
             extra: None,
+            context: Default::default(),
         };
     };
     let mut calls = turn.tool_calls.iter();
@@ -56,6 +57,8 @@ pub fn answer(turn: &ModelTurn, exchange: Option<&Exchange>, recorded_usage: boo
         ids: exchange.ids.clone(),
         generated_call_ids: exchange.tool_calls().map(|call| call.id.is_none()).collect(),
         extra: exchange.extra.clone(),
+        // The provider-side emulation still amends the encoded frames (`provider_context::reply`).
+        context: Default::default(),
     }
 }
 

@@ -21,5 +21,5 @@ pub use request::{
 pub use response::{AnthropicUsage, Message, MessageMeta};
 pub use stream::{
     AnthropicEvent, AnthropicStreamDecoder, BlockDelta, BlockDeltaEvent, BlockStartEvent, BlockStopEvent, EmptyEvent, ErrorEvent, InputJsonDelta,
-    MessageDeltaBody, MessageDeltaEvent, MessageStartEvent, TextDelta, encode_stream,
+    MessageDeltaBody, MessageDeltaEvent, MessageStartEvent, TextDelta,
 };

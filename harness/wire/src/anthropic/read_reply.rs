@@ -4,6 +4,7 @@
 use crate::{FinishReason, Format};
 use serde_json::{Map, Value};
 
+use crate::context_management::{AppliedContext, COMPACTION_BLOCK, Compaction, PAUSED_FOR_COMPACTION};
 use crate::parts::{Arguments, Part, RecordedUsage, ResponseIds, ToolCallPart, unmodelled};
 use crate::reply::DecodedReply;
 use crate::reply::read::{Chunks, FromWireError, count, extra_fields, of_response, opt_str, str_of};
@@ -26,13 +27,14 @@ pub fn from_events(events: &[Value]) -> Result<DecodedReply, FromWireError> {
                     "thinking_delta" => ("thinking", str_of(&delta, "thinking")),
                     "signature_delta" => ("signature", str_of(&delta, "signature")),
                     "input_json_delta" => ("partial_json", str_of(&delta, "partial_json")),
+                    "compaction_delta" => ("content", str_of(&delta, "content")),
                     "citations_delta" => {
                         push_citation(block, delta.get("citation").cloned().unwrap_or_default());
                         continue;
                     }
                     other => return Err(FromWireError::Unsupported(format!("content_block_delta `{other}`"))),
                 };
-                if field != "signature" {
+                if field != "signature" && field != "content" {
                     chunks.entry(index.to_string()).or_default().push(piece.chars().count());
                 }
                 append(block, field, piece);
@@ -79,8 +81,19 @@ fn push_citation(block: &mut Value, citation: Value) {
 /// Reads a whole `message` object; `chunks` are the stream's delta sizes by block index.
 pub fn from_body(message: &Value, chunks: &Chunks) -> Result<DecodedReply, FromWireError> {
     let content = message.get("content").and_then(Value::as_array).ok_or_else(|| FromWireError::Shape("message without `content`".into()))?;
-    let parts: Vec<Part> =
-        content.iter().enumerate().map(|(i, block)| part(block, chunks.get(&i.to_string()).cloned().unwrap_or_default())).collect::<Result<_, _>>()?;
+    let paused = message.get("stop_reason").and_then(Value::as_str) == Some(PAUSED_FOR_COMPACTION);
+    let compaction = content.iter().find(|block| str_of(block, "type") == COMPACTION_BLOCK).map(|block| Compaction {
+        id: None,
+        content: str_of(block, "content").into(),
+        pause: paused,
+    });
+    let parts: Vec<Part> = content
+        .iter()
+        .enumerate()
+        .filter(|(_, block)| str_of(block, "type") != COMPACTION_BLOCK)
+        .map(|(i, block)| part(block, chunks.get(&i.to_string()).cloned().unwrap_or_default()))
+        .collect::<Result<_, _>>()?;
+    let applied_edits = message.pointer("/context_management/applied_edits").and_then(|edits| serde_json::from_value(edits.clone()).ok());
     let extra = extra_fields(Format::Anthropic, &parts, of_response(unmodelled(message, ENVELOPE)));
     Ok(DecodedReply {
         parts,
@@ -89,6 +102,7 @@ pub fn from_body(message: &Value, chunks: &Chunks) -> Result<DecodedReply, FromW
         ids: ResponseIds { response: opt_str(message, "id"), ..ResponseIds::default() },
         usage: message.get("usage").filter(|u| u.is_object()).map(usage),
         extra,
+        context: AppliedContext { applied_edits, compaction },
     })
 }
 

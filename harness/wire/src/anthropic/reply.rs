@@ -4,11 +4,12 @@
 
 use serde_json::{Value, json};
 
-use crate::anthropic::{Message, MessageMeta};
+use crate::anthropic::{AnthropicUsage, MessageMeta};
+use crate::context_management::{COMPACTION_BLOCK, PAUSED_FOR_COMPACTION};
 use crate::parts::{Part, lay_over};
 use crate::reply::{IdShape, Reply, ReplyMeta};
 use crate::split::{argument_pieces, text_pieces};
-use crate::{Format, ModelTurn, sse};
+use crate::{Format, sse};
 
 /// One content block: as it starts streaming, its deltas, and whole.
 struct Block {
@@ -21,7 +22,16 @@ struct Block {
 pub fn message(reply: &Reply, meta: &ReplyMeta) -> Value {
     let mut message = envelope(reply, meta);
     message["content"] = blocks(reply, meta.request_index).map(|block| block.whole).collect();
+    add_applied_edits(&mut message, reply);
     message
+}
+
+/// `context_management.applied_edits` on the message or its `message_delta`, when the request
+/// asked for context management.
+fn add_applied_edits(object: &mut Value, reply: &Reply) {
+    if let Some(edits) = &reply.context.applied_edits {
+        object["context_management"] = json!({ "applied_edits": edits });
+    }
 }
 
 /// The stream: `message_start`, a `ping`, each block's start, deltas and
@@ -48,7 +58,9 @@ pub fn stream(reply: &Reply, meta: &ReplyMeta) -> Vec<String> {
     if let Some(extra) = reply.extra_for(Format::Anthropic) {
         lay_over(&mut delta, &extra.response);
     }
-    events.push(json!({ "type": "message_delta", "delta": delta, "usage": usage }));
+    let mut message_delta = json!({ "type": "message_delta", "delta": delta, "usage": usage });
+    add_applied_edits(&mut message_delta, reply);
+    events.push(message_delta);
     events.push(json!({ "type": "message_stop" }));
     events.iter().map(sse::encode_typed_frame).collect()
 }
@@ -56,29 +68,39 @@ pub fn stream(reply: &Reply, meta: &ReplyMeta) -> Vec<String> {
 /// The message without content: id, model, stop reason and usage.
 fn envelope(reply: &Reply, meta: &ReplyMeta) -> Value {
     let id = reply.ids.response.clone().unwrap_or_else(|| IdShape::Message.id(meta.request_index, 0));
-    let turn = ModelTurn { finish_reason: reply.finish_reason.clone(), usage: Some(reply.usage), ..ModelTurn::default() };
-    let mut message = serde_json::to_value(Message::from_turn(&turn, &MessageMeta { id, model: meta.model.clone() })).expect("plain JSON");
+    let message = MessageMeta { id, model: meta.model.clone() }.message(Vec::new(), Some(&reply.finish_reason), AnthropicUsage::from_usage(&reply.usage));
+    let mut message = serde_json::to_value(message).expect("plain JSON");
     if let Some(wire) = reply.wire_usage_in(Format::Anthropic) {
         message["usage"] = wire.clone();
     }
     if let Some(extra) = reply.extra_for(Format::Anthropic) {
         lay_over(&mut message, &extra.response);
     }
+    if reply.context.paused() {
+        message["stop_reason"] = json!(PAUSED_FOR_COMPACTION);
+    }
     message
 }
 
-/// Each part's block, with the part's unmodelled fields when the reply was
-/// recorded from Anthropic.
+/// The compaction block first, if one was made, then each part's block (none after a paused
+/// compaction), with the part's unmodelled fields when the reply was recorded from Anthropic.
+/// A part's generated ids follow its place among the parts, compaction or not.
 fn blocks(reply: &Reply, request_index: usize) -> impl Iterator<Item = Block> {
     let recorded_here = reply.extra_for(Format::Anthropic).is_some();
-    reply.parts.iter().enumerate().map(move |(slot, part)| {
+    let compaction = reply.context.compaction.as_ref().map(|compaction| Block {
+        start: json!({ "type": COMPACTION_BLOCK, "content": "" }),
+        deltas: vec![json!({ "type": "compaction_delta", "content": compaction.content })],
+        whole: json!({ "type": COMPACTION_BLOCK, "content": compaction.content }),
+    });
+    let answer = reply.parts.iter().enumerate().filter(|_| !reply.context.paused()).map(move |(slot, part)| {
         let mut block = block(part, request_index, slot);
         if let Some(extra) = part.extra().filter(|_| recorded_here) {
             lay_over(&mut block.start, extra);
             lay_over(&mut block.whole, extra);
         }
         block
-    })
+    });
+    compaction.into_iter().chain(answer)
 }
 
 fn text_deltas(kind: &str, field: &str, text: &str, chunks: &[usize]) -> Vec<Value> {

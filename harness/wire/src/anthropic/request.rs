@@ -11,6 +11,7 @@ use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::{Map, Value, json};
 
 use crate::ToolCall;
+use crate::context_management::extra_field;
 use crate::message::{Message, Reasoning, name_tool_results};
 use crate::prompt::{Prompt, ToolChoice, ToolSpec, join_system};
 use crate::tagged::tagged_union;
@@ -274,7 +275,7 @@ impl MessagesRequest {
             },
             max_tokens: prompt.max_output_tokens.unwrap_or(DEFAULT_MAX_TOKENS),
             stream: prompt.stream,
-            extra: Map::new(),
+            extra: prompt.context_management.iter().map(|management| (CONTEXT_MANAGEMENT.to_owned(), json!(management))).collect(),
         }
     }
 
@@ -284,7 +285,8 @@ impl MessagesRequest {
     /// message's text after its tool results becomes a user message after them; `tool_use`
     /// input becomes compact JSON text (see [`tool_arguments`]); server tools, a `tool_choice`
     /// other than `auto`/`any`/`none`/`tool`, its `disable_parallel_tool_use`, and every field
-    /// in `extra` are dropped. `max_tokens` becomes `Some`; `include_usage` is `true`, since the
+    /// in `extra` but `context_management` are dropped (a `context_management` that does not
+    /// parse too: refusing it is the provider's part). `max_tokens` becomes `Some`; `include_usage` is `true`, since the
     /// API always reports usage.
     pub fn to_prompt(&self) -> Prompt {
         let system = match &self.system {
@@ -315,9 +317,13 @@ impl MessagesRequest {
             max_output_tokens: Some(self.max_tokens),
             stream: self.stream,
             include_usage: true,
+            context_management: extra_field(&self.extra, CONTEXT_MANAGEMENT).ok().flatten(),
         }
     }
 }
+
+/// The request member of the context edits.
+const CONTEXT_MANAGEMENT: &str = "context_management";
 
 /// The blocks of the last message if it is a user message that tool results are being
 /// gathered in: its content ends with a `tool_result` (a text block closes it).
@@ -584,6 +590,7 @@ mod tests {
                 max_output_tokens: Some(1024),
                 stream: true,
                 include_usage: true,
+                context_management: None,
             }
         );
     }

@@ -10,7 +10,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use super::request::{ContentBlock, Role, ToolUseBlock, blocks_text};
+use super::request::{ContentBlock, Role, blocks_text};
 use crate::{FinishReason, ModelTurn, Usage, WireError};
 
 /// A `message` object.
@@ -122,25 +122,7 @@ impl MessageMeta {
     }
 }
 
-/// The blocks of a turn: its thinking (if any), its text (if any), then one `tool_use` per
-/// tool call.
-fn turn_blocks(turn: &ModelTurn) -> Vec<ContentBlock> {
-    let thinking = turn.reasoning.iter().filter_map(super::request::reasoning_block);
-    let text = (!turn.text.is_empty()).then(|| ContentBlock::text(&turn.text));
-    let calls = turn.tool_calls.iter().map(ToolUseBlock::from_tool_call);
-    thinking.chain(text).chain(calls.map(ContentBlock::ToolUse)).collect()
-}
-
 impl Message {
-    /// The body the API would send for this turn (`"stream": false`); see
-    /// [`FinishReason::as_anthropic_str`] for the stop reason and
-    /// [`ToolUseBlock::from_tool_call`] for the arguments. A turn without usage is sent with zero
-    /// counts, since the API always reports usage.
-    pub fn from_turn(turn: &ModelTurn, meta: &MessageMeta) -> Self {
-        let usage = AnthropicUsage::from_usage(&turn.usage.unwrap_or_default());
-        meta.message(turn_blocks(turn), Some(&turn.finish_reason), usage)
-    }
-
     /// The turn: text blocks concatenated, `tool_use` blocks as tool calls (input as compact
     /// JSON), other blocks (thinking, server tools) ignored.
     ///
@@ -170,7 +152,8 @@ impl Message {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::ToolCall;
+    use crate::testing::body_of_turn;
+    use crate::{Format, ToolCall};
     use serde_json::json;
 
     /// Found by the `anthropic_body` fuzz target: `input_tokens` plus the
@@ -189,10 +172,6 @@ mod tests {
         assert_eq!(AnthropicUsage::from_usage(&neutral).input_tokens, Some(0));
     }
 
-    fn meta() -> MessageMeta {
-        MessageMeta { id: "msg_01".into(), model: "claude-sonnet-4-5".into() }
-    }
-
     fn tool_turn() -> ModelTurn {
         ModelTurn {
             text: "Checking.".into(),
@@ -203,20 +182,9 @@ mod tests {
         }
     }
 
-    #[test]
-    fn from_turn_renders_the_api_shape() {
-        assert_eq!(
-            serde_json::to_value(Message::from_turn(&tool_turn(), &meta())).unwrap(),
-            json!({
-                "id": "msg_01", "type": "message", "role": "assistant", "model": "claude-sonnet-4-5",
-                "content": [
-                    {"type": "text", "text": "Checking."},
-                    {"type": "tool_use", "id": "toolu_1", "name": "get_weather", "input": {"city": "Paris"}}
-                ],
-                "stop_reason": "tool_use", "stop_sequence": null,
-                "usage": {"input_tokens": 10, "cache_creation_input_tokens": 30, "cache_read_input_tokens": 60, "output_tokens": 12}
-            })
-        );
+    /// `turn` as the codec writes its whole body.
+    fn message_of(turn: &ModelTurn) -> Message {
+        serde_json::from_str(&body_of_turn(Format::Anthropic, turn)).unwrap()
     }
 
     #[test]
@@ -224,13 +192,12 @@ mod tests {
         let refusal = ModelTurn { finish_reason: FinishReason::Other("refusal".into()), usage: Some(Usage::default()), ..ModelTurn::default() };
         let length = ModelTurn { text: "partial".into(), finish_reason: FinishReason::Length, ..tool_turn() };
         for turn in [tool_turn(), refusal, length] {
-            let message = Message::from_turn(&turn, &meta());
+            let message = message_of(&turn);
             assert_eq!(message.to_turn().unwrap(), turn);
             let reparsed: Message = serde_json::from_str(&serde_json::to_string(&message).unwrap()).unwrap();
             assert_eq!(reparsed, message);
         }
-        let no_usage = Message::from_turn(&ModelTurn::default(), &meta());
-        assert_eq!(no_usage.to_turn().unwrap().usage, Some(Usage::default()));
+        assert_eq!(message_of(&ModelTurn::default()).to_turn().unwrap().usage, Some(Usage::default()));
     }
 
     #[test]
@@ -280,7 +247,7 @@ mod tests {
 
     #[test]
     fn a_message_without_stop_reason_has_no_turn() {
-        let mut message = Message::from_turn(&ModelTurn::default(), &meta());
+        let mut message = message_of(&ModelTurn::default());
         message.stop_reason = None;
         assert!(matches!(message.to_turn(), Err(WireError::MissingFinish)));
     }

@@ -1,5 +1,6 @@
-//! Streamed Anthropic Messages: the event types, the encoder the mock server uses and the
-//! decoder the agent uses, kept together so both sides share one definition of the stream.
+//! Streamed Anthropic Messages: the event types and the decoder the agent uses. The stream a
+//! server sends is written from a neutral reply by [`super::reply`] (`codec::encode_reply_stream`);
+//! these types read it, and a capture's every event, back.
 //!
 //! A stream opens with `message_start` (the message without content), then streams each
 //! content block (`content_block_start`, `content_block_delta`s, `content_block_stop`), then
@@ -10,14 +11,13 @@
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
-use serde_json::{Map, Value, json};
+use serde_json::{Map, Value};
 
 use super::error_body::AnthropicError;
-use super::request::{ContentBlock, ToolUseBlock, block_reasoning, tool_arguments};
-use super::response::{AnthropicUsage, Message, MessageMeta};
-use crate::split::{split_argument_fragments, split_text_pieces};
+use super::request::{ContentBlock, block_reasoning, tool_arguments};
+use super::response::{AnthropicUsage, Message};
 use crate::tagged::tagged_union;
-use crate::{FinishReason, ModelTurn, Reasoning, SseFrame, StreamDecoder, StreamDelta, ToolCall, WireError, sse};
+use crate::{FinishReason, ModelTurn, Reasoning, SseFrame, StreamDecoder, StreamDelta, ToolCall, WireError};
 
 /// One event of a streamed message, tagged by its `type`. A known type that does not parse is
 /// an error, not [`AnthropicEvent::Other`].
@@ -174,89 +174,6 @@ pub struct ErrorEvent {
     /// Every other field, verbatim.
     #[serde(flatten)]
     pub extra: Map<String, Value>,
-}
-
-/// Renders a turn as the SSE frames of a real streamed message, in the API's order:
-///
-/// 1. `message_start`: the message with empty content, `stop_reason: null` and usage
-///    `{input_tokens, cache_creation_input_tokens, cache_read_input_tokens, output_tokens: 1}`
-///    (see [`AnthropicUsage::from_usage`]; zeros when the turn has no usage);
-/// 2. one `ping`, as the API sends right after it;
-/// 3. per block (the text if any, then one `tool_use` per tool call), `content_block_start`
-///    (text `""` / input `{}`), the deltas (`text_delta` per [`split_text_pieces`] piece /
-///    an empty `input_json_delta`, as the API starts with, then one per
-///    [`split_argument_fragments`] piece of the raw arguments), `content_block_stop`;
-/// 4. `message_delta` with the stop reason (see [`FinishReason::as_anthropic_str`]),
-///    `stop_sequence: null` and usage `{output_tokens}`;
-/// 5. `message_stop`.
-///
-/// Each element is one complete frame (`event: <type>` + `data:`).
-pub fn encode_stream(turn: &ModelTurn, meta: &MessageMeta) -> Vec<String> {
-    let usage = AnthropicUsage::from_usage(&turn.usage.unwrap_or_default());
-    let start_usage = AnthropicUsage { output_tokens: 1, ..usage.clone() };
-    let mut events = vec![
-        AnthropicEvent::MessageStart(MessageStartEvent { message: meta.message(Vec::new(), None, start_usage), extra: Map::new() }),
-        AnthropicEvent::Ping(EmptyEvent::default()),
-    ];
-    let thinking = turn.reasoning.iter().filter_map(thinking_block);
-    let text = (!turn.text.is_empty()).then(|| text_block(&turn.text));
-    let blocks = thinking.chain(text).chain(turn.tool_calls.iter().map(tool_use_block));
-    for (index, (start, deltas)) in (0..).zip(blocks) {
-        events.extend(block_events(index, start, deltas));
-    }
-    events.push(AnthropicEvent::MessageDelta(MessageDeltaEvent {
-        delta: MessageDeltaBody { stop_reason: Some(turn.finish_reason.as_anthropic_str().to_owned()), stop_sequence: None, extra: Map::new() },
-        usage: AnthropicUsage { output_tokens: usage.output_tokens, ..AnthropicUsage::default() },
-        extra: Map::new(),
-    }));
-    events.push(AnthropicEvent::MessageStop(EmptyEvent::default()));
-    events
-        .iter()
-        .map(|event| {
-            let value = serde_json::to_value(event).expect("events have string keys only");
-            sse::encode_typed_frame(&value)
-        })
-        .collect()
-}
-
-/// The start of a thinking block (empty) and its deltas, the signature last; a redacted
-/// thinking block starts whole.
-fn thinking_block(reasoning: &Reasoning) -> Option<(ContentBlock, Vec<BlockDelta>)> {
-    match reasoning {
-        Reasoning::Thinking { thinking, signature } => {
-            let pieces = split_text_pieces(thinking).into_iter().map(|piece| json!({"type": "thinking_delta", "thinking": piece}));
-            let signature = signature.iter().map(|signature| json!({"type": "signature_delta", "signature": signature}));
-            let start = json!({"type": "thinking", "thinking": "", "signature": ""});
-            let start = serde_json::from_value(start).expect("a thinking block");
-            Some((start, pieces.chain(signature).map(BlockDelta::Other).collect()))
-        }
-        other => super::request::reasoning_block(other).map(|block| (block, Vec::new())),
-    }
-}
-
-/// The start of a text block and its deltas.
-fn text_block(text: &str) -> (ContentBlock, Vec<BlockDelta>) {
-    let deltas = split_text_pieces(text).into_iter().map(|piece| BlockDelta::TextDelta(TextDelta { text: piece.to_owned(), extra: Map::new() })).collect();
-    (ContentBlock::text(""), deltas)
-}
-
-/// The start of a `tool_use` block (input `{}`) and its deltas: an empty fragment, then the
-/// raw arguments, so they arrive exactly as the turn has them.
-fn tool_use_block(call: &ToolCall) -> (ContentBlock, Vec<BlockDelta>) {
-    let start = ToolUseBlock { input: json!({}), ..ToolUseBlock::from_tool_call(call) };
-    let deltas = std::iter::once("")
-        .chain(split_argument_fragments(&call.arguments))
-        .map(|fragment| BlockDelta::InputJsonDelta(InputJsonDelta { partial_json: fragment.to_owned(), extra: Map::new() }))
-        .collect();
-    (ContentBlock::ToolUse(start), deltas)
-}
-
-/// The events of block `index`: start, deltas, stop.
-fn block_events(index: u32, start: ContentBlock, deltas: Vec<BlockDelta>) -> Vec<AnthropicEvent> {
-    let start = AnthropicEvent::ContentBlockStart(BlockStartEvent { index, content_block: start, extra: Map::new() });
-    let deltas = deltas.into_iter().map(|delta| AnthropicEvent::ContentBlockDelta(BlockDeltaEvent { index, delta, extra: Map::new() }));
-    let stop = AnthropicEvent::ContentBlockStop(BlockStopEvent { index, extra: Map::new() });
-    std::iter::once(start).chain(deltas).chain([stop]).collect()
 }
 
 /// What the decoder knows about one content block, by `index`.
@@ -474,15 +391,15 @@ impl StreamDecoder for AnthropicStreamDecoder {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::Usage;
-    use crate::testing::{decode_stream, small_tool_turn, small_tool_turn_deltas};
-
-    fn meta() -> MessageMeta {
-        MessageMeta { id: "msg_x".into(), model: "claude-sonnet-4-5".into() }
-    }
+    use crate::testing::{decode_stream, small_tool_turn, small_tool_turn_deltas, stream_of_turn};
+    use crate::{Format, Usage};
 
     fn small_turn() -> ModelTurn {
         small_tool_turn("toolu_1", Usage { input_tokens: 120, output_tokens: 9, cache_read_tokens: 100, cache_write_tokens: 0 })
+    }
+
+    fn encode(turn: &ModelTurn) -> Vec<String> {
+        stream_of_turn(Format::Anthropic, turn)
     }
 
     fn decode(frames: &[String]) -> (Vec<StreamDelta>, Result<ModelTurn, WireError>) {
@@ -490,42 +407,8 @@ mod tests {
     }
 
     #[test]
-    fn encode_stream_snapshot() {
-        let expected = concat!(
-            "event: message_start\n",
-            r#"data: {"type":"message_start","message":{"id":"msg_x","type":"message","role":"assistant","model":"claude-sonnet-4-5","content":[],"stop_reason":null,"stop_sequence":null,"usage":{"input_tokens":20,"cache_creation_input_tokens":0,"cache_read_input_tokens":100,"output_tokens":1}}}"#,
-            "\n\nevent: ping\n",
-            r#"data: {"type":"ping"}"#,
-            "\n\nevent: content_block_start\n",
-            r#"data: {"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}"#,
-            "\n\nevent: content_block_delta\n",
-            r#"data: {"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"Hi"}}"#,
-            "\n\nevent: content_block_delta\n",
-            r#"data: {"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":" there"}}"#,
-            "\n\nevent: content_block_stop\n",
-            r#"data: {"type":"content_block_stop","index":0}"#,
-            "\n\nevent: content_block_start\n",
-            r#"data: {"type":"content_block_start","index":1,"content_block":{"type":"tool_use","id":"toolu_1","name":"get_weather","input":{}}}"#,
-            "\n\nevent: content_block_delta\n",
-            r#"data: {"type":"content_block_delta","index":1,"delta":{"type":"input_json_delta","partial_json":""}}"#,
-            "\n\nevent: content_block_delta\n",
-            r#"data: {"type":"content_block_delta","index":1,"delta":{"type":"input_json_delta","partial_json":"{\"city\":\"Paris\","}}"#,
-            "\n\nevent: content_block_delta\n",
-            r#"data: {"type":"content_block_delta","index":1,"delta":{"type":"input_json_delta","partial_json":"\"units\":\"c\"}"}}"#,
-            "\n\nevent: content_block_stop\n",
-            r#"data: {"type":"content_block_stop","index":1}"#,
-            "\n\nevent: message_delta\n",
-            r#"data: {"type":"message_delta","delta":{"stop_reason":"tool_use","stop_sequence":null},"usage":{"output_tokens":9}}"#,
-            "\n\nevent: message_stop\n",
-            r#"data: {"type":"message_stop"}"#,
-            "\n\n",
-        );
-        assert_eq!(encode_stream(&small_turn(), &meta()).concat(), expected);
-    }
-
-    #[test]
     fn encoded_stream_decodes_to_the_same_turn_and_deltas() {
-        let (deltas, turn) = decode(&encode_stream(&small_turn(), &meta()));
+        let (deltas, turn) = decode(&encode(&small_turn()));
         assert_eq!(turn.unwrap(), small_turn());
         assert_eq!(deltas, small_tool_turn_deltas(&small_turn()));
     }
@@ -539,13 +422,13 @@ mod tests {
             finish_reason: FinishReason::Length,
             usage: None,
         };
-        let decoded = decode(&encode_stream(&turn, &meta())).1.unwrap();
+        let decoded = decode(&encode(&turn)).1.unwrap();
         assert_eq!(decoded, ModelTurn { usage: Some(Usage::default()), ..turn });
     }
 
     #[test]
     fn a_stream_without_message_stop_ended_early() {
-        let frames = encode_stream(&small_turn(), &meta());
+        let frames = encode(&small_turn());
         let (_, turn) = decode(&frames[..frames.len() - 1]);
         assert!(matches!(turn, Err(WireError::StreamEndedEarly)), "{turn:?}");
         let (_, turn) = decode(&[frames.concat(), frames[1].clone()]);
@@ -554,7 +437,7 @@ mod tests {
 
     #[test]
     fn blocks_must_start_once_and_get_matching_deltas() {
-        let frames = encode_stream(&small_turn(), &meta());
+        let frames = encode(&small_turn());
         // Without the tool block's start, its deltas refer to a block never started.
         let mut broken = frames.clone();
         broken.remove(6);
@@ -571,7 +454,7 @@ mod tests {
 
     #[test]
     fn message_delta_without_stop_reason_is_missing_finish() {
-        let frames = encode_stream(&ModelTurn::default(), &meta());
+        let frames = encode(&ModelTurn::default());
         let patched: Vec<String> = frames.iter().map(|frame| frame.replace(r#""stop_reason":"end_turn""#, r#""stop_reason":null"#)).collect();
         assert!(matches!(decode(&patched).1, Err(WireError::MissingFinish)));
     }

@@ -1,15 +1,17 @@
 //! Tests against the Gemini captures (`tests/data/gemini/`, response bodies
 //! of pydantic-ai's cassettes, see `SOURCES.md`): the decoder reads each
 //! capture into the turn Google sent, the parts read from a stream encode
-//! back into a stream cut the same way, and whole bodies read back alike.
+//! back (through the codec) into a stream cut the same way, and whole bodies read back alike.
 
 use serde_json::{Value, json};
 
-use super::response::{Decoded, usage_metadata};
-use super::{GeminiMeta, GeminiStreamDecoder, decode_body, decode_events, encode_response, encode_stream, encode_stream_with};
+use super::response::usage_metadata;
+use super::{GeminiStreamDecoder, decode_body, decode_events};
+use crate::codec::{decode_reply, encode_reply, encode_reply_stream};
 use crate::parts::{Extra, Part};
-use crate::testing::{Capture, capture, frames};
-use crate::{FinishReason, Reasoning, StreamDecoder, StreamDelta, Usage};
+use crate::reply::ReplyMeta;
+use crate::testing::{Capture, capture, frames, reply_meta, reply_of};
+use crate::{FinishReason, Format, Reasoning, StreamDecoder, StreamDelta, Usage};
 
 const TEXT: Capture = capture!("gemini", "pydantic-ai-model-stream.0.sse");
 const SIGNED_CALL: Capture = capture!("gemini", "pydantic-ai-streaming-tool-call-thought-signature.0.sse");
@@ -21,8 +23,11 @@ fn chunks(capture: &Capture) -> Vec<Value> {
     frames(capture.raw.as_bytes()).iter().map(|frame| serde_json::from_str(&frame.data).unwrap()).collect()
 }
 
-fn meta(decoded: &Decoded) -> GeminiMeta {
-    GeminiMeta { response_id: decoded.response_id.clone().unwrap(), model: decoded.model.clone().unwrap() }
+/// The stream the codec sends for `capture` replayed as a recording reads it, for the model it names.
+fn replayed(capture: &Capture) -> String {
+    let recorded = decode_reply(Format::Gemini, capture.raw, true).unwrap();
+    let meta = ReplyMeta { model: recorded.model.clone().unwrap_or_default(), ..reply_meta() };
+    encode_reply_stream(Format::Gemini, &reply_of(recorded), &meta).concat()
 }
 
 #[test]
@@ -51,8 +56,7 @@ fn a_signed_call_keeps_its_signature_and_comes_back_as_sent() {
     assert_eq!(turn.finish_reason, FinishReason::ToolCalls, "Gemini says STOP beside calls");
     assert_eq!(turn.usage.unwrap().output_tokens, 10 + 202, "thoughts are output");
     assert!(matches!(&turn.reasoning[..], [Reasoning::Thinking { signature: Some(_), .. }]));
-    let usage = decoded.usage.clone().unwrap();
-    let again = encode_stream(&decoded.parts, &turn.finish_reason, &usage, &meta(&decoded)).concat();
+    let again = replayed(&SIGNED_CALL);
     let first = frames(again.as_bytes())[0].data.clone();
     assert_eq!(serde_json::from_str::<Value>(&first).unwrap()["candidates"][0]["content"]["parts"][0]["thoughtSignature"], json!(signature));
 }
@@ -62,12 +66,7 @@ fn thoughts_stream_back_cut_as_recorded() {
     let decoded = decode_events(&chunks(&THOUGHTS)).unwrap();
     assert!(matches!(&decoded.parts[0], Part::Thinking { chunks, .. } if chunks.len() > 1), "{:?}", decoded.parts);
     assert!(decoded.parts.iter().any(|part| matches!(part, Part::Text { .. })));
-    let usage = decoded.usage.clone().unwrap();
-    let reason = decoded.to_turn().finish_reason;
-    let again: Vec<Value> = encode_stream_with(&decoded.parts, &reason, &usage, &meta(&decoded), None, &decoded.events)
-        .iter()
-        .map(|event| serde_json::from_str(event.strip_prefix("data: ").unwrap().trim_end()).unwrap())
-        .collect();
+    let again: Vec<Value> = frames(replayed(&THOUGHTS).as_bytes()).iter().map(|frame| serde_json::from_str(&frame.data).unwrap()).collect();
     assert_eq!(decode_events(&again).unwrap(), decoded, "the same parts, cut the same way, each chunk with its own usage");
 }
 
@@ -75,10 +74,9 @@ fn thoughts_stream_back_cut_as_recorded() {
 fn whole_bodies_read_and_encode_back() {
     for capture in [MAX_TOKENS, CALLS] {
         let body: Value = serde_json::from_str(capture.raw).unwrap();
-        let decoded = decode_body(&body).unwrap();
-        let turn = decoded.to_turn();
-        let again = encode_response(&decoded.parts, &turn.finish_reason, decoded.usage.as_ref().unwrap(), &meta(&decoded));
-        assert_eq!(decode_body(&again).unwrap().to_turn(), turn, "{}", capture.name);
+        let turn = decode_body(&body).unwrap().to_turn();
+        let again = encode_reply(Format::Gemini, &reply_of(decode_reply(Format::Gemini, capture.raw, false).unwrap()), &reply_meta());
+        assert_eq!(decode_body(&serde_json::from_str(&again).unwrap()).unwrap().to_turn(), turn, "{}", capture.name);
     }
     let truncated = decode_body(&serde_json::from_str(MAX_TOKENS.raw).unwrap()).unwrap().to_turn();
     assert_eq!((truncated.text.as_str(), truncated.finish_reason), ("The capital of France is", FinishReason::Length));

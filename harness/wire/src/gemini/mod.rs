@@ -20,9 +20,7 @@ mod fixtures;
 
 pub use error_body::{GoogleError, GoogleErrorBody};
 pub use request::{Content, FunctionCall, FunctionDeclaration, FunctionResponse, GeminiPart, GenerateContentRequest, Tool, tools};
-pub use response::{
-    Decoded, GeminiMeta, decode_body, decode_events, encode_response, encode_response_with, encode_stream, encode_stream_with, usage_metadata, usage_of,
-};
+pub use response::{Decoded, GeminiMeta, decode_body, decode_events, encode_chunks, encode_response, usage_metadata, usage_of};
 pub use stream::GeminiStreamDecoder;
 
 use serde_json::Value;

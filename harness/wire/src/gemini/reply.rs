@@ -7,7 +7,7 @@ use serde_json::Value;
 
 use std::borrow::Cow;
 
-use super::{Decoded, GeminiMeta, decode_body, decode_events, encode_response_with, encode_stream_with, finish_from_gemini, usage_metadata, usage_of};
+use super::{Decoded, GeminiMeta, decode_body, decode_events, encode_chunks, encode_response, finish_from_gemini, usage_metadata, usage_of};
 use crate::parts::{ExtraFields, Part, RecordedUsage, ResponseIds, ToolCallPart};
 use crate::reply::read::extra_fields;
 use crate::reply::{DecodedReply, FromWireError, IdShape, Reply, ReplyMeta};
@@ -16,7 +16,7 @@ use crate::{Format, WireError};
 /// The whole `GenerateContentResponse` body.
 pub fn response(reply: &Reply, meta: &ReplyMeta) -> Value {
     let (meta, usage) = gemini_meta(reply, meta);
-    encode_response_with(&parts(reply), &reply.finish_reason, &usage, &meta, reply.extra_for(Format::Gemini))
+    encode_response(&parts(reply), &reply.finish_reason, &usage, &meta, reply.extra_for(Format::Gemini))
 }
 
 /// The stream of `GenerateContentResponse` chunks.
@@ -25,7 +25,7 @@ pub fn stream(reply: &Reply, meta: &ReplyMeta) -> Vec<String> {
     let extra = reply.extra_for(Format::Gemini);
     // A chunk's own recorded usage goes with the recorded usage only.
     let events = extra.filter(|_| reply.wire_usage_in(Format::Gemini).is_some()).map_or(&[][..], |extra| &extra.events);
-    encode_stream_with(&parts(reply), &reply.finish_reason, &usage, &meta, extra, events)
+    encode_chunks(&parts(reply), &reply.finish_reason, &usage, &meta, extra, events)
 }
 
 /// The parts as Gemini sends them. A reply recorded from Gemini sends a
@@ -72,6 +72,7 @@ fn unsupported(error: WireError) -> FromWireError {
 fn decoded(decoded: Decoded) -> DecodedReply {
     let has_calls = decoded.parts.iter().any(|part| matches!(part, Part::ToolCall(_)));
     DecodedReply {
+        context: Default::default(),
         extra: extra_fields(
             Format::Gemini,
             &decoded.parts,

@@ -263,6 +263,7 @@ impl GenerateContentRequest {
             max_output_tokens: self.generation_config.as_ref().and_then(|config| config.max_output_tokens),
             stream,
             include_usage: true,
+            context_management: None,
         }
     }
 }

@@ -52,14 +52,9 @@ pub fn usage_of(metadata: &Value) -> (Usage, Option<u64>) {
     (usage, thoughts)
 }
 
-/// The whole response: one candidate holding every part.
-pub fn encode_response(parts: &[Part], finish_reason: &FinishReason, usage: &Value, meta: &GeminiMeta) -> Value {
-    encode_response_with(parts, finish_reason, usage, meta, None)
-}
-
-/// [`encode_response`] with the fields a recording kept laid over the
-/// response and its parts.
-pub fn encode_response_with(parts: &[Part], finish_reason: &FinishReason, usage: &Value, meta: &GeminiMeta, extra: Option<&ExtraFields>) -> Value {
+/// The whole response: one candidate holding every part, with the fields a
+/// recording kept laid over the response and its parts.
+pub fn encode_response(parts: &[Part], finish_reason: &FinishReason, usage: &Value, meta: &GeminiMeta, extra: Option<&ExtraFields>) -> Value {
     let parts: Vec<Value> = wire_parts(parts, false, extra.is_some()).into_iter().flatten().collect();
     let mut response = chunk(parts, Some(finish_reason), usage.clone(), meta, extra);
     if let Some(extra) = extra {
@@ -70,15 +65,11 @@ pub fn encode_response_with(parts: &[Part], finish_reason: &FinishReason, usage:
 
 /// The stream: one `data:` event per piece (text cut into its recorded
 /// sizes, a call whole), the last carrying the finish reason and the whole
-/// usage; events end in `\r\n\r\n` as Google's do.
-pub fn encode_stream(parts: &[Part], finish_reason: &FinishReason, usage: &Value, meta: &GeminiMeta) -> Vec<String> {
-    encode_stream_with(parts, finish_reason, usage, meta, None, &[])
-}
-
-/// [`encode_stream`] with the fields a recording kept laid over the chunks:
-/// `extra.response` over each, `events[i]` (the recorded usage as it grew,
-/// when the recorded usage is reported) over the `i`-th.
-pub fn encode_stream_with(
+/// usage; events end in `\r\n\r\n` as Google's do. The fields a recording
+/// kept are laid over the chunks: `extra.response` over each, `events[i]`
+/// (the recorded usage as it grew, when the recorded usage is reported)
+/// over the `i`-th.
+pub fn encode_chunks(
     parts: &[Part],
     finish_reason: &FinishReason,
     usage: &Value,

@@ -17,6 +17,4 @@ pub use error_body::{ApiError, ApiErrorBody};
 pub use layout::{ChunkField, ChunkLayout};
 pub use request::{ChatMessage, ChatRequest, ChatTool, ChatToolCall, ContentPart, FunctionCall, FunctionDef, MessageContent, StreamOptions};
 pub use response::{ChatCompletion, CompletionChoice, CompletionMessage};
-pub use stream::{
-    ChatChunk, ChatStreamAccumulator, ChatUsage, ChunkChoice, ChunkDelta, ChunkMeta, FunctionDelta, PromptTokensDetails, ToolCallDelta, encode_stream,
-};
+pub use stream::{ChatChunk, ChatStreamAccumulator, ChatUsage, ChunkChoice, ChunkDelta, FunctionDelta, PromptTokensDetails, ToolCallDelta};

@@ -193,6 +193,7 @@ pub fn from_body(completion: &Value, chunks: &Chunks) -> Result<DecodedReply, Fr
         },
         usage: completion.get("usage").filter(|u| u.is_object()).map(usage),
         extra,
+        context: Default::default(),
     })
 }
 

@@ -8,11 +8,11 @@
 use serde::Serialize;
 use serde_json::{Value, json};
 
-use crate::openai_chat::{ChatCompletion, ChatUsage, ChunkMeta};
+use crate::openai_chat::{ChatCompletion, ChatUsage, CompletionChoice, CompletionMessage};
 use crate::parts::{Part, lay_over};
 use crate::reply::{CREATED, IdShape, Reply, ReplyMeta};
 use crate::split::{argument_pieces, text_pieces};
-use crate::{Format, ModelTurn, sse};
+use crate::{Format, sse};
 
 mod laid_out;
 
@@ -136,14 +136,17 @@ fn reasoning(reply: &Reply) -> Vec<String> {
 
 /// The completion without its message: id, created, model, finish reason, usage.
 fn envelope(reply: &Reply, meta: &ReplyMeta) -> Value {
-    let chunk_meta = ChunkMeta {
+    let message = CompletionMessage { role: "assistant".to_owned(), content: Some(String::new()), tool_calls: Vec::new(), refusal: None };
+    let completion = ChatCompletion {
         id: reply.ids.response.clone().unwrap_or_else(|| IdShape::ChatCompletion.id(meta.request_index, 0)),
-        model: meta.model.clone(),
+        object: "chat.completion".to_owned(),
         created: reply.ids.created.unwrap_or(CREATED),
-        include_usage: meta.include_usage,
+        model: meta.model.clone(),
+        choices: vec![CompletionChoice { index: 0, message, logprobs: None, finish_reason: reply.finish_reason.as_openai_str().to_owned() }],
+        usage: None,
+        system_fingerprint: None,
     };
-    let turn = ModelTurn { finish_reason: reply.finish_reason.clone(), usage: Some(reply.usage), ..ModelTurn::default() };
-    let mut completion = serde_json::to_value(ChatCompletion::from_turn(&turn, &chunk_meta)).expect("plain JSON");
+    let mut completion = serde_json::to_value(completion).expect("plain JSON");
     completion["usage"] = reply.wire_usage_in(Format::OpenaiChat).cloned().unwrap_or_else(|| json!(ChatUsage::from_usage(&reply.usage)));
     if reply.no_usage
         && let Some(completion) = completion.as_object_mut()

@@ -108,6 +108,7 @@ impl ChatRequest {
             max_output_tokens: self.max_completion_tokens.or(self.max_tokens),
             stream: self.stream,
             include_usage: self.stream_options.as_ref().is_some_and(|options| options.include_usage),
+            context_management: None,
         }
     }
 }
@@ -418,6 +419,7 @@ mod tests {
             max_output_tokens: Some(10),
             stream: true,
             include_usage: true,
+            context_management: None,
         };
         assert_eq!(
             serde_json::to_string(&ChatRequest::from_prompt(&prompt)).unwrap(),
@@ -477,6 +479,7 @@ mod tests {
                 max_output_tokens: Some(1024),
                 stream: true,
                 include_usage: true,
+                context_management: None,
             }
         );
     }

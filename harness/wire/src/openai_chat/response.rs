@@ -4,7 +4,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::request::ChatToolCall;
-use super::stream::{ChatUsage, ChunkMeta, content_is_null};
+use super::stream::ChatUsage;
 use crate::{FinishReason, ModelTurn, WireError};
 
 /// A complete (non-streamed) response body.
@@ -56,26 +56,6 @@ pub struct CompletionMessage {
 }
 
 impl ChatCompletion {
-    /// The response body the API would send for this turn (one choice; `meta.include_usage` is
-    /// irrelevant here: usage is included whenever the turn has it).
-    pub fn from_turn(turn: &ModelTurn, meta: &ChunkMeta) -> Self {
-        let message = CompletionMessage {
-            role: "assistant".to_owned(),
-            content: (!content_is_null(turn)).then(|| turn.text.clone()),
-            tool_calls: turn.tool_calls.iter().map(ChatToolCall::from_tool_call).collect(),
-            refusal: None,
-        };
-        Self {
-            id: meta.id.clone(),
-            object: "chat.completion".to_owned(),
-            created: meta.created,
-            model: meta.model.clone(),
-            choices: vec![CompletionChoice { index: 0, message, logprobs: None, finish_reason: turn.finish_reason.as_openai_str().to_owned() }],
-            usage: turn.usage.as_ref().map(ChatUsage::from_usage),
-            system_fingerprint: None,
-        }
-    }
-
     /// The turn of choice 0 (a refusal message is not part of the turn).
     ///
     /// # Errors
@@ -96,12 +76,9 @@ impl ChatCompletion {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{ToolCall, Usage};
+    use crate::testing::body_of_turn;
+    use crate::{Format, ToolCall, Usage};
     use serde_json::json;
-
-    fn meta() -> ChunkMeta {
-        ChunkMeta { id: "chatcmpl-1".into(), model: "gpt-4o".into(), created: 1_700_000_000, include_usage: false }
-    }
 
     fn tool_turn() -> ModelTurn {
         ModelTurn {
@@ -113,26 +90,16 @@ mod tests {
         }
     }
 
-    #[test]
-    fn from_turn_renders_the_api_shape() {
-        assert_eq!(
-            serde_json::to_string(&ChatCompletion::from_turn(&tool_turn(), &meta())).unwrap(),
-            concat!(
-                r#"{"id":"chatcmpl-1","object":"chat.completion","created":1700000000,"model":"gpt-4o","#,
-                r#""choices":[{"index":0,"message":{"role":"assistant","content":null,"#,
-                r#""tool_calls":[{"id":"call_1","type":"function","function":{"name":"ls","arguments":"{}"}}],"#,
-                r#""refusal":null},"logprobs":null,"finish_reason":"tool_calls"}],"#,
-                r#""usage":{"prompt_tokens":20,"completion_tokens":7,"total_tokens":27,"#,
-                r#""prompt_tokens_details":{"cached_tokens":16}}}"#,
-            )
-        );
+    /// `turn` as the codec writes its whole body.
+    fn completion_of(turn: &ModelTurn) -> ChatCompletion {
+        serde_json::from_str(&body_of_turn(Format::OpenaiChat, turn)).unwrap()
     }
 
     #[test]
     fn turns_round_trip() {
         let text_turn = ModelTurn { text: "Done.".into(), ..ModelTurn::default() };
         for turn in [tool_turn(), text_turn, ModelTurn::default()] {
-            let completion = ChatCompletion::from_turn(&turn, &meta());
+            let completion = completion_of(&turn);
             assert_eq!(completion.to_turn().unwrap(), turn);
             let reparsed: ChatCompletion = serde_json::from_str(&serde_json::to_string(&completion).unwrap()).unwrap();
             assert_eq!(reparsed, completion);
@@ -167,7 +134,7 @@ mod tests {
 
     #[test]
     fn no_choice_zero_is_a_protocol_error() {
-        let mut completion = ChatCompletion::from_turn(&ModelTurn::default(), &meta());
+        let mut completion = completion_of(&ModelTurn::default());
         completion.choices.clear();
         assert!(matches!(completion.to_turn(), Err(WireError::Protocol(_))));
     }

@@ -1,6 +1,6 @@
-//! Streamed Chat Completions: the chunk types, the encoder the mock server uses, and the
-//! incremental decoder the agent uses, kept together so both sides share one definition of the
-//! stream.
+//! Streamed Chat Completions: the chunk types and the incremental decoder the agent uses. The
+//! stream a server sends is written from a neutral reply by [`super::reply`]
+//! (`codec::encode_reply_stream`); these types read it, and a capture's every chunk, back.
 //!
 //! A streamed response is a series of SSE `data:` payloads, each a [`ChatChunk`], ending with
 //! the literal `[DONE]`. The chunk types keep every field they do not interpret in `extra` and
@@ -13,8 +13,7 @@ use std::collections::btree_map::Entry;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use crate::split::{split_argument_fragments, split_text_pieces};
-use crate::{FinishReason, ModelTurn, Reasoning, SseFrame, StreamDecoder, StreamDelta, ToolCall, Usage, WireError, sse};
+use crate::{FinishReason, ModelTurn, Reasoning, SseFrame, StreamDecoder, StreamDelta, ToolCall, Usage, WireError};
 
 /// One `data:` payload of a streamed response.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -161,96 +160,6 @@ impl ChatUsage {
             cache_write_tokens: 0,
         }
     }
-}
-
-/// What the encoder needs beyond the turn.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub struct ChunkMeta {
-    /// Completion id (`chatcmpl-...`).
-    pub id: String,
-    /// Model name to report.
-    pub model: String,
-    /// Unix creation time to report.
-    pub created: u64,
-    /// Whether the request asked for `stream_options.include_usage`.
-    pub include_usage: bool,
-}
-
-impl ChunkMeta {
-    /// A chunk of this response with the given choices and usage.
-    fn chunk(&self, choices: Vec<ChunkChoice>, usage: Option<ChatUsage>) -> ChatChunk {
-        ChatChunk {
-            id: self.id.clone(),
-            object: "chat.completion.chunk".to_owned(),
-            created: self.created,
-            model: self.model.clone(),
-            system_fingerprint: None,
-            choices,
-            usage: usage.map(Some),
-            extra: Map::new(),
-        }
-    }
-
-    /// A chunk carrying one delta (and possibly the finish reason) for choice 0.
-    fn delta_chunk(&self, delta: ChunkDelta, finish_reason: Option<&str>) -> ChatChunk {
-        let choice = ChunkChoice { index: 0, delta, logprobs: None, finish_reason: finish_reason.map(str::to_owned), extra: Map::new() };
-        self.chunk(vec![choice], None)
-    }
-}
-
-/// Whether the API sends `"content": null` for this turn: it does when the turn only calls tools.
-pub(super) fn content_is_null(turn: &ModelTurn) -> bool {
-    turn.text.is_empty() && !turn.tool_calls.is_empty()
-}
-
-/// A delta carrying one tool-call piece.
-fn tool_call_delta(index: u32, id: Option<&str>, name: Option<&str>, arguments: &str) -> ChunkDelta {
-    ChunkDelta {
-        tool_calls: Some(vec![ToolCallDelta {
-            index,
-            id: id.map(str::to_owned),
-            kind: id.map(|_| "function".to_owned()),
-            function: Some(FunctionDelta { name: name.map(str::to_owned), arguments: Some(arguments.to_owned()) }),
-        }]),
-        ..ChunkDelta::default()
-    }
-}
-
-/// Renders a turn as the SSE frames of a real streamed response, in the order the API uses:
-///
-/// 1. a role chunk: delta `{"role":"assistant","content":""}`, or `"content":null` when the
-///    turn has tool calls and no text;
-/// 2. one content chunk per piece of [`split_text_pieces`];
-/// 3. per tool call, in order (`index` = position): a chunk with index, id, `"type":"function"`,
-///    name and `"arguments":""`, then one chunk per [`split_argument_fragments`] piece carrying
-///    only index and arguments;
-/// 4. a chunk with an empty delta and the finish reason;
-/// 5. if `meta.include_usage` and the turn has usage, a `"choices":[]` chunk with the usage;
-/// 6. `[DONE]`.
-///
-/// Each element is one complete frame (`"data: {...}\n\n"`), so a server can write them one by
-/// one and the client sees true streaming.
-pub fn encode_stream(turn: &ModelTurn, meta: &ChunkMeta) -> Vec<String> {
-    let role = ChunkDelta { role: Some("assistant".to_owned()), content: Some((!content_is_null(turn)).then(String::new)), ..ChunkDelta::default() };
-    let text = split_text_pieces(&turn.text).into_iter().map(|piece| ChunkDelta { content: Some(Some(piece.to_owned())), ..ChunkDelta::default() });
-    let tool_calls = (0u32..).zip(&turn.tool_calls).flat_map(|(index, call)| {
-        let start = tool_call_delta(index, Some(&call.id), Some(&call.name), "");
-        let fragments = split_argument_fragments(&call.arguments).into_iter().map(move |fragment| tool_call_delta(index, None, None, fragment));
-        std::iter::once(start).chain(fragments)
-    });
-    let mut chunks: Vec<ChatChunk> = std::iter::once(role).chain(text).chain(tool_calls).map(|delta| meta.delta_chunk(delta, None)).collect();
-    chunks.push(meta.delta_chunk(ChunkDelta::default(), Some(turn.finish_reason.as_openai_str())));
-    if meta.include_usage
-        && let Some(usage) = &turn.usage
-    {
-        chunks.push(meta.chunk(Vec::new(), Some(ChatUsage::from_usage(usage))));
-    }
-    chunks
-        .iter()
-        .map(|chunk| serde_json::to_string(chunk).expect("chunks have string keys only"))
-        .chain(std::iter::once("[DONE]".to_owned()))
-        .map(|data| sse::encode_frame(None, &data))
-        .collect()
 }
 
 /// Incremental decoder used by the agent: feed it the `data` of each SSE frame, then call
@@ -422,12 +331,10 @@ impl StreamDecoder for ChatStreamAccumulator {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::SseDecoder;
-    use crate::testing::{small_tool_turn, small_tool_turn_deltas};
-
-    fn meta(include_usage: bool) -> ChunkMeta {
-        ChunkMeta { id: "chatcmpl-x".into(), model: "gpt-4o".into(), created: 1_700_000_000, include_usage }
-    }
+    use crate::codec::encode_reply_stream;
+    use crate::reply::{Reply, ReplyMeta};
+    use crate::testing::{reply_meta, reply_of_turn, small_tool_turn, small_tool_turn_deltas, stream_of_turn};
+    use crate::{Format, SseDecoder, sse};
 
     fn small_turn() -> ModelTurn {
         small_tool_turn("call_1", Usage { input_tokens: 12, output_tokens: 9, ..Usage::default() })
@@ -452,49 +359,21 @@ mod tests {
     }
 
     #[test]
-    fn encode_stream_snapshot() {
-        let expected = concat!(
-            r#"data: {"id":"chatcmpl-x","object":"chat.completion.chunk","created":1700000000,"model":"gpt-4o","choices":[{"index":0,"delta":{"role":"assistant","content":""},"logprobs":null,"finish_reason":null}]}"#,
-            "\n\n",
-            r#"data: {"id":"chatcmpl-x","object":"chat.completion.chunk","created":1700000000,"model":"gpt-4o","choices":[{"index":0,"delta":{"content":"Hi"},"logprobs":null,"finish_reason":null}]}"#,
-            "\n\n",
-            r#"data: {"id":"chatcmpl-x","object":"chat.completion.chunk","created":1700000000,"model":"gpt-4o","choices":[{"index":0,"delta":{"content":" there"},"logprobs":null,"finish_reason":null}]}"#,
-            "\n\n",
-            r#"data: {"id":"chatcmpl-x","object":"chat.completion.chunk","created":1700000000,"model":"gpt-4o","choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"call_1","type":"function","function":{"name":"get_weather","arguments":""}}]},"logprobs":null,"finish_reason":null}]}"#,
-            "\n\n",
-            r#"data: {"id":"chatcmpl-x","object":"chat.completion.chunk","created":1700000000,"model":"gpt-4o","choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":"{\"city\":\"Paris\","}}]},"logprobs":null,"finish_reason":null}]}"#,
-            "\n\n",
-            r#"data: {"id":"chatcmpl-x","object":"chat.completion.chunk","created":1700000000,"model":"gpt-4o","choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":"\"units\":\"c\"}"}}]},"logprobs":null,"finish_reason":null}]}"#,
-            "\n\n",
-            r#"data: {"id":"chatcmpl-x","object":"chat.completion.chunk","created":1700000000,"model":"gpt-4o","choices":[{"index":0,"delta":{},"logprobs":null,"finish_reason":"tool_calls"}]}"#,
-            "\n\n",
-            r#"data: {"id":"chatcmpl-x","object":"chat.completion.chunk","created":1700000000,"model":"gpt-4o","choices":[],"usage":{"prompt_tokens":12,"completion_tokens":9,"total_tokens":21,"prompt_tokens_details":{"cached_tokens":0}}}"#,
-            "\n\n",
-            "data: [DONE]\n\n",
-        );
-        let frames = encode_stream(&small_turn(), &meta(true));
-        assert_eq!(frames.len(), 9);
-        assert!(frames.iter().all(|frame| frame.starts_with("data: ") && frame.ends_with("}\n\n") || frame == "data: [DONE]\n\n"));
-        assert_eq!(frames.concat(), expected);
-    }
-
-    #[test]
     fn encoded_stream_decodes_to_the_same_turn_and_deltas() {
-        let (deltas, turn) = decode(&encode_stream(&small_turn(), &meta(true)));
+        let (deltas, turn) = decode(&stream_of_turn(Format::OpenaiChat, &small_turn()));
         assert_eq!(turn.unwrap(), small_turn());
         assert_eq!(deltas, small_tool_turn_deltas(&small_turn()));
     }
 
     #[test]
-    fn tool_only_turn_starts_with_null_content_and_usage_needs_both_flag_and_counts() {
-        let turn = ModelTurn { text: String::new(), ..small_turn() };
-        let frames = encode_stream(&turn, &meta(false));
-        assert!(frames[0].contains(r#""delta":{"role":"assistant","content":null}"#), "{}", frames[0]);
+    fn tool_only_turn_starts_with_null_content_and_usage_comes_when_asked() {
+        let reply = reply_of_turn(&ModelTurn { text: String::new(), ..small_turn() });
+        let frames = encode_reply_stream(Format::OpenaiChat, &reply, &ReplyMeta { include_usage: false, ..reply_meta() });
+        assert!(frames[0].contains(r#""delta":{"role":"assistant","content":null,"#), "{}", frames[0]);
         assert!(!frames.iter().any(|frame| frame.contains("\"usage\"")), "usage was not requested");
-        assert_eq!(decode(&frames).1.unwrap(), ModelTurn { usage: None, ..turn.clone() });
-
-        let no_usage = ModelTurn { usage: None, ..turn };
-        assert!(!encode_stream(&no_usage, &meta(true)).iter().any(|frame| frame.contains("\"usage\"")));
+        assert_eq!(decode(&frames).1.unwrap(), ModelTurn { text: String::new(), usage: None, ..small_turn() });
+        let unrecorded = Reply { no_usage: true, ..reply };
+        assert!(!encode_reply_stream(Format::OpenaiChat, &unrecorded, &reply_meta()).iter().any(|frame| frame.contains("\"usage\"")));
     }
 
     #[test]
@@ -505,7 +384,7 @@ mod tests {
 
     #[test]
     fn a_stream_without_done_ended_early() {
-        let frames = encode_stream(&small_turn(), &meta(true));
+        let frames = stream_of_turn(Format::OpenaiChat, &small_turn());
         let (_, turn) = decode(&frames[..frames.len() - 1]);
         assert!(matches!(turn, Err(WireError::StreamEndedEarly)), "{turn:?}");
     }

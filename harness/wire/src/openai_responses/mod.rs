@@ -14,5 +14,5 @@ pub use request::{FunctionCallItem, FunctionCallOutputItem, InputItem, MessageIt
 pub use response::{IncompleteDetails, InputTokensDetails, Response, ResponseMeta, ResponsesError, ResponsesUsage};
 pub use stream::{
     ArgumentsDeltaEvent, ArgumentsDoneEvent, ContentPartEvent, ErrorEvent, OutputItemEvent, ResponseEvent, ResponsesEvent, ResponsesStreamDecoder,
-    TextDeltaEvent, TextDoneEvent, encode_stream,
+    TextDeltaEvent, TextDoneEvent,
 };

@@ -6,6 +6,7 @@
 use crate::{FinishReason, Format};
 use serde_json::Value;
 
+use crate::context_management::{AppliedContext, Compaction, compaction_item_content};
 use crate::parts::{Arguments, Part, RecordedUsage, ResponseIds, ToolCallPart, unmodelled};
 use crate::reply::DecodedReply;
 use crate::reply::read::{Chunks, FromWireError, UsageFields, extra_fields, of_response, openai_usage, opt_str, str_of};
@@ -47,7 +48,12 @@ pub fn from_events(events: &[Value]) -> Result<DecodedReply, FromWireError> {
 pub fn from_body(response: &Value, chunks: &Chunks) -> Result<DecodedReply, FromWireError> {
     let output = response.get("output").and_then(Value::as_array).ok_or_else(|| FromWireError::Shape("response without `output`".into()))?;
     let mut parts = Vec::new();
+    let mut compaction = None;
     for (i, item) in output.iter().enumerate() {
+        if let Some(content) = compaction_item_content(item) {
+            compaction = Some(Compaction { id: opt_str(item, "id"), content: content.to_owned(), pause: output.len() == 1 });
+            continue;
+        }
         let chunks = chunks.get(&i.to_string()).cloned().unwrap_or_default();
         read_item(item, chunks, &mut parts)?;
     }
@@ -60,6 +66,7 @@ pub fn from_body(response: &Value, chunks: &Chunks) -> Result<DecodedReply, From
         ids: ResponseIds { response: opt_str(response, "id"), created: response.get("created_at").and_then(Value::as_u64), system_fingerprint: None },
         usage: response.get("usage").filter(|u| u.is_object()).map(usage),
         extra,
+        context: AppliedContext { applied_edits: None, compaction },
     })
 }
 

@@ -5,11 +5,13 @@
 
 use serde_json::{Value, json};
 
-use crate::openai_responses::{Response, ResponseMeta, ResponsesRequest};
+use crate::context_management::compaction_item;
+use crate::openai_responses::response::status_for;
+use crate::openai_responses::{ResponseMeta, ResponsesRequest, ResponsesUsage};
 use crate::parts::{Part, lay_over};
 use crate::reply::{CREATED, IdShape, Reply, ReplyMeta};
 use crate::split::{argument_pieces, text_pieces};
-use crate::{Format, ModelTurn, Prompt, sse};
+use crate::{Format, Prompt, sse};
 
 /// One output item: added (empty), its content events, and whole.
 struct Item {
@@ -83,8 +85,9 @@ fn envelope(reply: &Reply, meta: &ReplyMeta) -> Value {
         created_at: reply.ids.created.unwrap_or(CREATED),
         tools,
     };
-    let turn = ModelTurn { finish_reason: reply.finish_reason.clone(), usage: Some(reply.usage), ..ModelTurn::default() };
-    let mut response = serde_json::to_value(Response::from_turn(&turn, &response_meta)).expect("plain JSON");
+    let (status, incomplete_details) = status_for(&reply.finish_reason);
+    let response = response_meta.response(status, incomplete_details, Vec::new(), Some(ResponsesUsage::from_usage(&reply.usage)));
+    let mut response = serde_json::to_value(response).expect("plain JSON");
     if let Some(wire) = reply.wire_usage_in(Format::OpenaiResponses) {
         response["usage"] = wire.clone();
     }
@@ -97,11 +100,19 @@ fn envelope(reply: &Reply, meta: &ReplyMeta) -> Value {
     response
 }
 
+/// The compaction item first, if one was made, then one item per part (none after a paused
+/// compaction). A part's generated ids follow its place among the parts, compaction or not.
 fn items(reply: &Reply, request_index: usize) -> Vec<Item> {
     let recorded_here = reply.extra_for(Format::OpenaiResponses).is_some();
     let mut items: Vec<Item> = Vec::new();
+    if let Some(compaction) = &reply.context.compaction {
+        let id = compaction.id.clone().unwrap_or_else(|| IdShape::Item("cmp_").id(request_index, 0));
+        let item = compaction_item(&id, &compaction.content);
+        items.push(Item { added: item.clone(), events: Vec::new(), whole: item });
+    }
+    let parts = if reply.context.paused() { &[][..] } else { &reply.parts[..] };
     let mut message_id: Option<Option<String>> = None;
-    for (slot, part) in reply.parts.iter().enumerate() {
+    for (slot, part) in parts.iter().enumerate() {
         let item_id = |prefix| IdShape::Item(prefix).id(request_index, slot);
         match part {
             Part::Text { .. } | Part::Refusal { .. } => {

@@ -9,10 +9,10 @@
 
 use serde::de::Error as _;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
-use serde_json::{Map, Value};
+use serde_json::{Map, Value, json};
 
 use crate::ToolCall;
-use crate::context_management::{COMPACTION_ITEM, compaction_item_content};
+use crate::context_management::{COMPACTION_ITEM, ContextEdit, ContextManagement, ResponsesContextManagement, compaction_item_content, extra_field};
 use crate::message::{Message, Reasoning, name_tool_results};
 use crate::openai_chat::MessageContent;
 use crate::prompt::{Prompt, ToolChoice, ToolSpec, join_system, push_tool_call};
@@ -176,7 +176,7 @@ impl ResponsesRequest {
             stream: prompt.stream,
             max_output_tokens: prompt.max_output_tokens,
             store: Some(false),
-            extra: Map::new(),
+            extra: compaction(prompt).into_iter().map(|entries| (CONTEXT_MANAGEMENT.to_owned(), json!(entries))).collect(),
         }
     }
 
@@ -186,7 +186,9 @@ impl ResponsesRequest {
     /// message followed by a tool-only one merges into one); tool results get `is_error: false`
     /// (the API cannot say a function failed); items other than messages, function calls and
     /// their outputs (reasoning, custom tool calls, ...), non-function tools, a `tool_choice`
-    /// other than a mode or a named function, and every field in `extra` are dropped.
+    /// other than a mode or a named function, and every field in `extra` but
+    /// `context_management` are dropped (its compaction entries are read as compaction edits;
+    /// one that does not parse is dropped too: refusing it is the provider's part).
     /// `include_usage` is `true`: the API always reports usage.
     pub fn to_prompt(&self) -> Prompt {
         let mut system: Vec<String> = self.instructions.iter().cloned().collect();
@@ -237,8 +239,25 @@ impl ResponsesRequest {
             max_output_tokens: self.max_output_tokens,
             stream: self.stream,
             include_usage: true,
+            context_management: extra_field::<Vec<ResponsesContextManagement>>(&self.extra, CONTEXT_MANAGEMENT).ok().flatten().map(|entries| {
+                ContextManagement { edits: entries.iter().filter_map(ResponsesContextManagement::to_compact).map(ContextEdit::Compact).collect() }
+            }),
         }
     }
+}
+
+/// The request member of the compaction settings.
+const CONTEXT_MANAGEMENT: &str = "context_management";
+
+/// The `context_management` entries of `prompt`: its compaction edits, the one kind the API
+/// documents. `None` when it asks for none, or only for edits the API lacks.
+fn compaction(prompt: &Prompt) -> Option<Vec<ResponsesContextManagement>> {
+    let edits = &prompt.context_management.as_ref()?.edits;
+    let entries: Vec<ResponsesContextManagement> = edits
+        .iter()
+        .filter_map(|edit| if let ContextEdit::Compact(compact) = edit { Some(ResponsesContextManagement::of_compact(compact)) } else { None })
+        .collect();
+    (!entries.is_empty() || edits.is_empty()).then_some(entries)
 }
 
 /// The text of the last message when it is an assistant message holding only reasoning so
@@ -506,6 +525,7 @@ mod tests {
                 max_output_tokens: Some(4096),
                 stream: true,
                 include_usage: true,
+                context_management: None,
             }
         );
     }

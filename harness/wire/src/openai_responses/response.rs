@@ -8,9 +8,8 @@
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 
-use super::request::{FunctionCallItem, InputItem, MessageItem, Role};
-use crate::openai_chat::{ContentPart, MessageContent};
-use crate::{FinishReason, ModelTurn, ToolCall, Usage, WireError};
+use super::request::{InputItem, MessageItem, Role};
+use crate::{FinishReason, ModelTurn, Usage, WireError};
 
 /// A `response` object.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -155,48 +154,8 @@ pub struct ResponseMeta {
 pub(super) const COMPLETED: &str = "completed";
 /// `status` of a response cut short (token limit, content filter).
 pub(super) const INCOMPLETE: &str = "incomplete";
-/// `status` of a response, or an item, still being generated.
-pub(super) const IN_PROGRESS: &str = "in_progress";
 
 impl ResponseMeta {
-    /// The id of the output item at `output_index`: `msg_...` or `fc_...` with the response
-    /// id's suffix, so every id in a response is distinct and deterministic.
-    pub(super) fn item_id(&self, prefix: &str, output_index: usize) -> String {
-        let suffix = self.id.strip_prefix("resp_").unwrap_or(&self.id);
-        format!("{prefix}_{suffix}_{output_index}")
-    }
-
-    /// The assistant message item at `output_index` with the given content parts.
-    pub(super) fn message_item(&self, output_index: usize, parts: Vec<ContentPart>, status: &str) -> InputItem {
-        InputItem::Message(MessageItem {
-            kind: Some("message".to_owned()),
-            id: Some(self.item_id("msg", output_index)),
-            role: Role::Assistant,
-            content: MessageContent::Parts(parts),
-            status: Some(status.to_owned()),
-            extra: Map::new(),
-        })
-    }
-
-    /// The function call item for `call` with the given (possibly still empty) arguments.
-    pub(super) fn function_call_item(&self, output_index: usize, call: &ToolCall, arguments: &str, status: &str) -> InputItem {
-        InputItem::FunctionCall(FunctionCallItem::from_tool_call(
-            &ToolCall { arguments: arguments.to_owned(), ..call.clone() },
-            Some(self.item_id("fc", output_index)),
-            Some(status),
-        ))
-    }
-
-    /// The finished output items of `turn`: an assistant message if it has text, then one
-    /// function call per tool call.
-    pub(super) fn output_items(&self, turn: &ModelTurn) -> Vec<InputItem> {
-        let reasoning = turn.reasoning.iter().filter_map(super::request::reasoning_item);
-        let message = (!turn.text.is_empty()).then(|| self.message_item(0, vec![output_text(&turn.text)], COMPLETED));
-        let first_call = usize::from(message.is_some());
-        let calls = turn.tool_calls.iter().enumerate().map(|(n, call)| self.function_call_item(first_call + n, call, &call.arguments, COMPLETED));
-        reasoning.chain(message).chain(calls).collect()
-    }
-
     /// A response with this id, model and time, the given status and output, no error.
     pub(super) fn response(
         &self,
@@ -237,14 +196,10 @@ impl ResponseMeta {
     }
 }
 
-/// An `output_text` part as the API sends it (with empty `annotations` and `logprobs`).
-pub(super) fn output_text(text: &str) -> ContentPart {
-    let extra = [("annotations", json!([])), ("logprobs", json!([]))].into_iter().map(|(key, value)| (key.to_owned(), value)).collect();
-    ContentPart { kind: "output_text".to_owned(), text: Some(text.to_owned()), extra }
-}
-
-/// The status and `incomplete_details` that express a finish reason (see
-/// [`Response::from_turn`]).
+/// The status and `incomplete_details` that express a finish reason: `completed` for
+/// [`FinishReason::Stop`] and [`FinishReason::ToolCalls`] (the API has no separate reason for
+/// tool calls), otherwise `incomplete` with `incomplete_details.reason` `max_output_tokens`
+/// ([`FinishReason::Length`]), `content_filter`, or an unknown reason verbatim.
 pub(super) fn status_for(reason: &FinishReason) -> (&'static str, Option<IncompleteDetails>) {
     let incomplete = |reason: &str| {
         let details = IncompleteDetails { reason: reason.to_owned(), extra: Map::new() };
@@ -288,16 +243,6 @@ pub(super) fn assistant_text(message: &MessageItem) -> Option<String> {
 }
 
 impl Response {
-    /// The body the API would send for this turn (`"stream": false`). The status is `completed`
-    /// for [`FinishReason::Stop`] and [`FinishReason::ToolCalls`] (the API has no separate
-    /// reason for tool calls), otherwise `incomplete` with `incomplete_details.reason`
-    /// `max_output_tokens` ([`FinishReason::Length`]), `content_filter`, or an unknown reason
-    /// verbatim. Usage is `null` when the turn has none.
-    pub fn from_turn(turn: &ModelTurn, meta: &ResponseMeta) -> Self {
-        let (status, incomplete_details) = status_for(&turn.finish_reason);
-        meta.response(status, incomplete_details, meta.output_items(turn), turn.usage.as_ref().map(ResponsesUsage::from_usage))
-    }
-
     /// The turn: assistant text of all message items, function calls in output order, and the
     /// finish reason from the status (a completed response with function calls finished with
     /// [`FinishReason::ToolCalls`]). Other output items (reasoning, custom tool calls, ...) are
@@ -342,9 +287,12 @@ impl Response {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::testing::body_of_turn;
+    use crate::{Format, ToolCall};
 
-    fn meta() -> ResponseMeta {
-        ResponseMeta { id: "resp_abc".into(), model: "gpt-5.1".into(), created_at: 1_700_000_000, tools: Vec::new() }
+    /// `turn` as the codec writes its whole body.
+    fn response_of(turn: &ModelTurn) -> Response {
+        serde_json::from_str(&body_of_turn(Format::OpenaiResponses, turn)).unwrap()
     }
 
     fn tool_turn() -> ModelTurn {
@@ -358,39 +306,17 @@ mod tests {
     }
 
     #[test]
-    fn from_turn_renders_the_api_shape() {
-        assert_eq!(
-            serde_json::to_value(Response::from_turn(&tool_turn(), &meta())).unwrap(),
-            json!({
-                "id": "resp_abc", "object": "response", "created_at": 1_700_000_000u64,
-                "status": "completed", "error": null, "incomplete_details": null, "model": "gpt-5.1",
-                "output": [
-                    {"type": "message", "id": "msg_abc_0", "role": "assistant",
-                     "content": [{"type": "output_text", "text": "Checking.", "annotations": [], "logprobs": []}],
-                     "status": "completed"},
-                    {"type": "function_call", "id": "fc_abc_1", "call_id": "call_1", "name": "get_weather",
-                     "arguments": "{\"city\":\"Paris\"}", "status": "completed"}
-                ],
-                "usage": {"input_tokens": 40, "input_tokens_details": {"cached_tokens": 32, "cache_write_tokens": 0},
-                          "output_tokens": 12, "output_tokens_details": {"reasoning_tokens": 0}, "total_tokens": 52},
-                "instructions": null, "metadata": {}, "parallel_tool_calls": true, "temperature": 1.0,
-                "tool_choice": "auto", "tools": [], "top_p": 1.0
-            })
-        );
-    }
-
-    #[test]
     fn turns_round_trip() {
         let length = ModelTurn { text: "partial".into(), finish_reason: FinishReason::Length, ..ModelTurn::default() };
         let filtered = ModelTurn { finish_reason: FinishReason::ContentFilter, ..ModelTurn::default() };
         let writes = ModelTurn { usage: Some(Usage { cache_write_tokens: 9, ..tool_turn().usage.unwrap() }), ..tool_turn() };
         for turn in [tool_turn(), length, filtered, writes, ModelTurn::default()] {
-            let response = Response::from_turn(&turn, &meta());
+            let response = response_of(&turn);
             assert_eq!(response.to_turn().unwrap(), turn);
             let reparsed: Response = serde_json::from_str(&serde_json::to_string(&response).unwrap()).unwrap();
             assert_eq!(reparsed, response);
         }
-        let incomplete = Response::from_turn(&ModelTurn { finish_reason: FinishReason::Length, ..ModelTurn::default() }, &meta());
+        let incomplete = response_of(&ModelTurn { finish_reason: FinishReason::Length, ..ModelTurn::default() });
         assert_eq!(serde_json::to_value(&incomplete).unwrap()["incomplete_details"], json!({"reason": "max_output_tokens"}));
     }
 
@@ -431,13 +357,13 @@ mod tests {
 
     #[test]
     fn failed_and_unfinished_responses_have_no_turn() {
-        let mut response = Response::from_turn(&ModelTurn::default(), &meta());
+        let mut response = response_of(&ModelTurn::default());
         response.status = Some("failed".into());
         response.error =
             Some(Some(ResponsesError { kind: None, code: Some(Some("rate_limit_exceeded".into())), message: "slow down".into(), extra: Map::new() }));
         let error = response.to_turn().unwrap_err();
         assert!(matches!(&error, WireError::Provider { kind, message } if kind == "rate_limit_exceeded" && message == "slow down"), "{error:?}");
-        response.status = Some(IN_PROGRESS.into());
+        response.status = Some("in_progress".into());
         assert!(matches!(response.to_turn(), Err(WireError::Protocol(_))));
     }
 }

@@ -1,5 +1,6 @@
-//! Streamed Responses: the event types, the encoder the mock server uses and the decoder the
-//! agent uses, kept together so both sides share one definition of the stream.
+//! Streamed Responses: the event types and the decoder the agent uses. The stream a server
+//! sends is written from a neutral reply by [`super::reply`] (`codec::encode_reply_stream`);
+//! these types read it, and a capture's every event, back.
 //!
 //! Unlike Chat Completions, a Responses stream is a sequence of typed semantic events
 //! (`"type": "response.output_text.delta"`, ...), each also named by its SSE `event:` line and
@@ -14,13 +15,10 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use super::request::{FunctionCallItem, InputItem};
-use super::response::{
-    IN_PROGRESS, INCOMPLETE, Response, ResponseMeta, ResponsesError, ResponsesUsage, assistant_text, completed_reason, incomplete_reason, output_text,
-};
-use crate::openai_chat::{ContentPart, MessageContent};
-use crate::split::{split_argument_fragments, split_text_pieces};
+use super::response::{Response, ResponsesError, ResponsesUsage, assistant_text, completed_reason, incomplete_reason};
+use crate::openai_chat::ContentPart;
 use crate::tagged::tagged_union;
-use crate::{FinishReason, ModelTurn, SseFrame, StreamDecoder, StreamDelta, ToolCall, Usage, WireError, sse};
+use crate::{FinishReason, ModelTurn, SseFrame, StreamDecoder, StreamDelta, ToolCall, Usage, WireError};
 
 /// One event of a streamed response, tagged by its `type`. A known type that does not parse is
 /// an error, not [`ResponsesEvent::Other`].
@@ -229,124 +227,6 @@ impl ErrorEvent {
             message: field("message").unwrap_or_default().to_owned(),
         }
     }
-}
-
-/// Renders a turn as the SSE frames of a real streamed response, in the API's order:
-///
-/// 1. `response.created`, then `response.in_progress` (status `in_progress`, empty output);
-/// 2. if the turn has text, a message item: `response.output_item.added`,
-///    `response.content_part.added`, one `response.output_text.delta` per piece of
-///    [`split_text_pieces`], `response.output_text.done`, `response.content_part.done`,
-///    `response.output_item.done`;
-/// 3. per tool call, a function call item: `response.output_item.added`, one
-///    `response.function_call_arguments.delta` per [`split_argument_fragments`] piece,
-///    `response.function_call_arguments.done`, `response.output_item.done`;
-/// 4. `response.completed`, or `response.incomplete` when the turn did not finish with
-///    [`FinishReason::Stop`] or [`FinishReason::ToolCalls`] (see [`Response::from_turn`]),
-///    carrying the whole response and its usage.
-///
-/// Every event has `sequence_number` (0, 1, ...) and an `event:` line equal to its `type`.
-/// Each element is one complete frame.
-pub fn encode_stream(turn: &ModelTurn, meta: &ResponseMeta) -> Vec<String> {
-    let in_progress = meta.response(IN_PROGRESS, None, Vec::new(), None);
-    let mut events = vec![ResponsesEvent::Created(ResponseEvent::new(in_progress.clone())), ResponsesEvent::InProgress(ResponseEvent::new(in_progress))];
-    for (output_index, item) in (0..).zip(meta.output_items(turn)) {
-        events.extend(item_events(output_index, item));
-    }
-    let response = Response::from_turn(turn, meta);
-    events.push(if response.status.as_deref() == Some(INCOMPLETE) {
-        ResponsesEvent::Incomplete(ResponseEvent::new(response))
-    } else {
-        ResponsesEvent::Completed(ResponseEvent::new(response))
-    });
-    (0u64..)
-        .zip(&events)
-        .map(|(sequence_number, event)| {
-            let mut value = serde_json::to_value(event).expect("events have string keys only");
-            value["sequence_number"] = sequence_number.into();
-            sse::encode_typed_frame(&value)
-        })
-        .collect()
-}
-
-impl ResponseEvent {
-    /// The event for `response` (the encoder numbers it afterwards).
-    fn new(response: Response) -> Self {
-        Self { response, sequence_number: None, extra: Map::new() }
-    }
-}
-
-/// The events that stream one finished output item: added (empty), its content, done.
-fn item_events(output_index: u32, done: InputItem) -> Vec<ResponsesEvent> {
-    let item_event = |item| OutputItemEvent { output_index: Some(output_index), item, sequence_number: None, extra: Map::new() };
-    let mut added = done.clone();
-    let content = match &mut added {
-        InputItem::Message(message) => {
-            let text = message.content.to_text();
-            message.content = MessageContent::Parts(Vec::new());
-            message.status = Some(IN_PROGRESS.to_owned());
-            let item_id = message.id.clone().unwrap_or_default();
-            text_events(&item_id, output_index, &text)
-        }
-        InputItem::FunctionCall(call) => {
-            let arguments = std::mem::take(&mut call.arguments);
-            call.status = Some(IN_PROGRESS.to_owned());
-            let item_id = call.id.clone().unwrap_or_default();
-            argument_events(&item_id, output_index, &arguments)
-        }
-        InputItem::FunctionCallOutput(_) | InputItem::Other(_) => Vec::new(),
-    };
-    std::iter::once(ResponsesEvent::OutputItemAdded(item_event(added))).chain(content).chain([ResponsesEvent::OutputItemDone(item_event(done))]).collect()
-}
-
-/// The content events of a message item with one text part.
-fn text_events(item_id: &str, output_index: u32, text: &str) -> Vec<ResponsesEvent> {
-    let part_event = |part| ContentPartEvent { item_id: item_id.to_owned(), output_index, content_index: 0, part, sequence_number: None, extra: Map::new() };
-    let deltas = split_text_pieces(text).into_iter().map(|piece| {
-        ResponsesEvent::OutputTextDelta(TextDeltaEvent {
-            item_id: item_id.to_owned(),
-            output_index,
-            content_index: 0,
-            delta: piece.to_owned(),
-            logprobs: Some(Vec::new()),
-            sequence_number: None,
-            extra: Map::new(),
-        })
-    });
-    let done = ResponsesEvent::OutputTextDone(TextDoneEvent {
-        item_id: item_id.to_owned(),
-        output_index,
-        content_index: 0,
-        text: text.to_owned(),
-        logprobs: Some(Vec::new()),
-        sequence_number: None,
-        extra: Map::new(),
-    });
-    std::iter::once(ResponsesEvent::ContentPartAdded(part_event(output_text(""))))
-        .chain(deltas)
-        .chain([done, ResponsesEvent::ContentPartDone(part_event(output_text(text)))])
-        .collect()
-}
-
-/// The argument events of a function call item.
-fn argument_events(item_id: &str, output_index: u32, arguments: &str) -> Vec<ResponsesEvent> {
-    let deltas = split_argument_fragments(arguments).into_iter().map(|fragment| {
-        ResponsesEvent::FunctionCallArgumentsDelta(ArgumentsDeltaEvent {
-            item_id: item_id.to_owned(),
-            output_index,
-            delta: fragment.to_owned(),
-            sequence_number: None,
-            extra: Map::new(),
-        })
-    });
-    let done = ResponsesEvent::FunctionCallArgumentsDone(ArgumentsDoneEvent {
-        item_id: item_id.to_owned(),
-        output_index,
-        arguments: arguments.to_owned(),
-        sequence_number: None,
-        extra: Map::new(),
-    });
-    deltas.chain([done]).collect()
 }
 
 /// What the decoder knows about one output item, by `output_index`.
@@ -593,10 +473,11 @@ impl StreamDecoder for ResponsesStreamDecoder {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testing::{decode_stream, small_tool_turn, small_tool_turn_deltas};
+    use crate::Format;
+    use crate::testing::{decode_stream, small_tool_turn, small_tool_turn_deltas, stream_of_turn};
 
-    fn meta() -> ResponseMeta {
-        ResponseMeta { id: "resp_x".into(), model: "gpt-5.1".into(), created_at: 1_700_000_000, tools: Vec::new() }
+    fn encode(turn: &ModelTurn) -> Vec<String> {
+        stream_of_turn(Format::OpenaiResponses, turn)
     }
 
     fn small_turn() -> ModelTurn {
@@ -615,8 +496,8 @@ mod tests {
     }
 
     #[test]
-    fn encode_stream_follows_the_api_sequence() {
-        let frames = encode_stream(&small_turn(), &meta());
+    fn the_stream_follows_the_api_sequence() {
+        let frames = encode(&small_turn());
         let types: Vec<String> = frames.iter().map(|frame| data(frame)["type"].as_str().unwrap().to_owned()).collect();
         assert_eq!(
             types,
@@ -643,32 +524,11 @@ mod tests {
             assert!(frame.starts_with(&format!("event: {}\n", data["type"].as_str().unwrap())));
             assert_eq!(data["sequence_number"], n);
         }
-        assert_eq!(
-            data(&frames[2])["item"],
-            serde_json::json!({"type": "message", "id": "msg_x_0", "role": "assistant", "content": [], "status": "in_progress"})
-        );
-        assert_eq!(
-            data(&frames[9])["item"],
-            serde_json::json!({"type": "function_call", "id": "fc_x_1", "call_id": "call_1", "name": "get_weather", "arguments": "", "status": "in_progress"})
-        );
-        assert_eq!(
-            data(&frames[10]),
-            serde_json::json!({"type": "response.function_call_arguments.delta", "item_id": "fc_x_1", "output_index": 1,
-                               "delta": "{\"city\":\"Paris\",", "sequence_number": 10})
-        );
-        let completed = data(&frames[14]);
-        assert_eq!(completed["response"]["status"], "completed");
-        assert_eq!(completed["response"]["output"].as_array().unwrap().len(), 2);
-        assert_eq!(
-            completed["response"]["usage"],
-            serde_json::json!({"input_tokens": 12, "input_tokens_details": {"cached_tokens": 4, "cache_write_tokens": 0},
-                               "output_tokens": 9, "output_tokens_details": {"reasoning_tokens": 0}, "total_tokens": 21})
-        );
     }
 
     #[test]
     fn encoded_stream_decodes_to_the_same_turn_and_deltas() {
-        let (deltas, turn) = decode(&encode_stream(&small_turn(), &meta()));
+        let (deltas, turn) = decode(&encode(&small_turn()));
         assert_eq!(turn.unwrap(), small_turn());
         assert_eq!(deltas, small_tool_turn_deltas(&small_turn()));
     }
@@ -676,7 +536,7 @@ mod tests {
     #[test]
     fn length_ends_with_response_incomplete() {
         let turn = ModelTurn { text: "{\"".into(), finish_reason: FinishReason::Length, usage: None, ..small_turn() };
-        let frames = encode_stream(&turn, &meta());
+        let frames = encode(&turn);
         let last = data(frames.last().unwrap());
         assert_eq!(last["type"], "response.incomplete");
         assert_eq!(last["response"]["incomplete_details"], serde_json::json!({"reason": "max_output_tokens"}));
@@ -686,14 +546,14 @@ mod tests {
 
     #[test]
     fn an_empty_turn_has_no_items() {
-        let frames = encode_stream(&ModelTurn::default(), &meta());
+        let frames = encode(&ModelTurn::default());
         assert_eq!(frames.len(), 3);
         assert_eq!(decode(&frames).1.unwrap(), ModelTurn::default());
     }
 
     #[test]
     fn a_stream_without_its_terminal_event_ended_early() {
-        let frames = encode_stream(&small_turn(), &meta());
+        let frames = encode(&small_turn());
         let (_, turn) = decode(&frames[..frames.len() - 1]);
         assert!(matches!(turn, Err(WireError::StreamEndedEarly)), "{turn:?}");
         let (_, turn) = decode(&[frames.concat(), frames[0].clone()]);
@@ -702,7 +562,7 @@ mod tests {
 
     #[test]
     fn deltas_for_unknown_items_are_rejected() {
-        let frames = encode_stream(&small_turn(), &meta());
+        let frames = encode(&small_turn());
         // Drop the function call's `output_item.added`: its argument deltas have no call.
         let mut broken = frames.clone();
         broken.remove(9);

@@ -3,10 +3,11 @@
 
 use serde_json::{Value, json};
 
+use crate::Format;
 use crate::codec::{decode_reply, encode_reply, encode_reply_stream};
 use crate::parts::Part;
-use crate::reply::{DecodedReply, Reply, ReplyMeta};
-use crate::{FinishReason, Format};
+use crate::reply::{DecodedReply, Reply};
+use crate::testing::{reply_meta, reply_of};
 
 /// A recorded response per API, each with fields reloop does not model on
 /// the response and on a part; and where each must come back.
@@ -45,26 +46,6 @@ fn recorded() -> Vec<(Format, Value, [&'static str; 2])> {
     ]
 }
 
-/// The reply a replay sends for `decoded`, recorded usage and all.
-pub(crate) fn reply_of(decoded: DecodedReply) -> Reply {
-    let usage = decoded.usage.clone().unwrap_or_default();
-    let generated_call_ids = decoded.parts.iter().filter_map(|part| if let Part::ToolCall(call) = part { Some(call.id.is_none()) } else { None }).collect();
-    Reply {
-        parts: decoded.parts,
-        finish_reason: decoded.finish_reason.unwrap_or(FinishReason::Stop),
-        usage: usage.tokens(),
-        wire_usage: usage.wire,
-        no_usage: false,
-        ids: decoded.ids,
-        generated_call_ids,
-        extra: decoded.extra,
-    }
-}
-
-fn meta() -> ReplyMeta {
-    ReplyMeta { request_index: 0, model: "m".into(), include_usage: true, tools: Vec::new() }
-}
-
 fn decoded_whole(format: Format, body: &Value) -> DecodedReply {
     decode_reply(format, &body.to_string(), false).unwrap()
 }
@@ -76,12 +57,12 @@ fn unmodelled_fields_come_back_where_they_were_whole_and_streamed() {
         let decoded = decoded_whole(format, &body);
         assert_eq!(decoded.extra.as_ref().map(|extra| extra.api.as_str()), Some(format.recorded_name()), "{format:?}");
         let reply = reply_of(decoded.clone());
-        let whole: Value = serde_json::from_str(&encode_reply(format, &reply, &meta())).unwrap();
+        let whole: Value = serde_json::from_str(&encode_reply(format, &reply, &reply_meta())).unwrap();
         for path in paths {
             assert_eq!(whole.pointer(path), body.pointer(path), "{format:?} whole: {path}");
         }
         // Streamed, then read back: the same fields, on the response and the parts.
-        let again = decode_reply(format, &encode_reply_stream(format, &reply, &meta()).concat(), true).unwrap();
+        let again = decode_reply(format, &encode_reply_stream(format, &reply, &reply_meta()).concat(), true).unwrap();
         // (What reloop's own rendering adds, the Responses defaults, reads back as extra too.)
         let sent = again.extra.clone().unwrap_or_default().response;
         for (key, value) in decoded.extra.clone().unwrap_or_default().response {
@@ -96,9 +77,9 @@ fn unmodelled_fields_go_to_a_client_of_their_own_api_only() {
     let (_, anthropic, _) = recorded().into_iter().find(|(format, ..)| *format == Format::Anthropic).unwrap();
     let reply = reply_of(decoded_whole(Format::Anthropic, &anthropic));
     for format in [Format::OpenaiChat, Format::OpenaiResponses, Format::Gemini] {
-        let body = encode_reply(format, &reply, &meta());
+        let body = encode_reply(format, &reply, &reply_meta());
         assert!(!body.contains("stop_details") && !body.contains("caller"), "{format:?}: {body}");
-        assert!(!encode_reply_stream(format, &reply, &meta()).concat().contains("caller"), "{format:?} streamed");
+        assert!(!encode_reply_stream(format, &reply, &reply_meta()).concat().contains("caller"), "{format:?} streamed");
     }
 }
 
@@ -110,14 +91,14 @@ fn a_gemini_call_recorded_without_an_id_is_sent_without_one() {
     if let Part::ToolCall(call) = &mut reply.parts[0] {
         call.id = Some("call_000_0".into());
     }
-    let whole: Value = serde_json::from_str(&encode_reply(Format::Gemini, &reply, &meta())).unwrap();
+    let whole: Value = serde_json::from_str(&encode_reply(Format::Gemini, &reply, &reply_meta())).unwrap();
     assert_eq!(whole.pointer("/candidates/0/content/parts/0/functionCall/id"), None);
     // Other APIs need the id and get it.
-    let chat: Value = serde_json::from_str(&encode_reply(Format::OpenaiChat, &reply, &meta())).unwrap();
+    let chat: Value = serde_json::from_str(&encode_reply(Format::OpenaiChat, &reply, &reply_meta())).unwrap();
     assert_eq!(chat.pointer("/choices/0/message/tool_calls/0/id"), Some(&json!("call_000_0")));
     // A call written by hand without an id (not recorded from Gemini) keeps reloop's, which the client sends back.
     let written = Reply { extra: None, ..reply };
-    let whole: Value = serde_json::from_str(&encode_reply(Format::Gemini, &written, &meta())).unwrap();
+    let whole: Value = serde_json::from_str(&encode_reply(Format::Gemini, &written, &reply_meta())).unwrap();
     assert_eq!(whole.pointer("/candidates/0/content/parts/0/functionCall/id"), Some(&json!("call_000_0")));
 }
 
@@ -133,7 +114,7 @@ fn a_gemini_stream_sends_each_chunks_recorded_usage_with_the_recorded_usage_only
     };
     let recorded = reply_of(decode_reply(Format::Gemini, &[chunk("Hel", 1, false), chunk("lo", 2, true)].concat(), true).unwrap());
     let usages = |reply: &Reply| -> Vec<Value> {
-        let frames = encode_reply_stream(Format::Gemini, reply, &meta());
+        let frames = encode_reply_stream(Format::Gemini, reply, &reply_meta());
         frames
             .iter()
             .map(|frame| serde_json::from_str::<Value>(frame.trim().trim_start_matches("data: ")).unwrap()["usageMetadata"]["candidatesTokenCount"].clone())
@@ -157,7 +138,7 @@ fn a_gemini_stream_keeps_its_candidates_fields_and_its_finish_only_chunk() {
     };
     let recorded = [chunk(json!([{ "functionCall": { "name": "f", "args": {} } }]), false), chunk(json!([{ "text": "" }]), true)].concat();
     let reply = reply_of(decode_reply(Format::Gemini, &recorded, true).unwrap());
-    let sent: Vec<Value> = encode_reply_stream(Format::Gemini, &reply, &meta())
+    let sent: Vec<Value> = encode_reply_stream(Format::Gemini, &reply, &reply_meta())
         .iter()
         .map(|frame| serde_json::from_str(frame.trim().trim_start_matches("data: ")).unwrap())
         .collect();

@@ -157,8 +157,8 @@ mod tests {
     use crate::Format;
     use crate::codec::{decode_reply, encode_reply_stream};
     use crate::parts::{Arguments, Part};
-    use crate::reply::extra_tests::reply_of;
     use crate::reply::{Reply, ReplyMeta};
+    use crate::testing::reply_of;
 
     /// An OpenRouter stream (simonw-llm's cassette, shortened): `role` in
     /// every chunk, two openings with `content: ""`, the call's id, type and
