@@ -190,7 +190,7 @@ mod tests {
         out.extend(DIRECTORY_ENTRY.to_le_bytes());
         out.extend(20u16.to_le_bytes());
         common(&mut out);
-        out.extend([0; 12]);
+        out.extend([0; 14]);
         out.extend(name.as_bytes());
         let size = out.len() - directory;
         out.extend(END_OF_DIRECTORY.to_le_bytes());

@@ -199,6 +199,21 @@ fn input(event: &Value, pool: &[Value]) -> Result<Vec<Value>, String> {
     Ok(messages)
 }
 
+/// Inspect's `ModelUsage` in reloop's convention, where the input tokens
+/// include the cached ones. Since inspect_ai 0.3.184 (#3341) `input_tokens`
+/// exclude `input_tokens_cache_read` and `_write` for every provider;
+/// before, the OpenAI-style providers counted them in (OpenAI's
+/// `prompt_tokens`). `total_tokens` tells which a log holds: equal to input
+/// and output alone, the input held the cache already.
+fn usage(usage: &Value) -> RecordedUsage {
+    let [input, output, read, write] = ["input_tokens", "output_tokens", "input_tokens_cache_read", "input_tokens_cache_write"].map(|key| u64_at(usage, key));
+    let cached_in_input = read + write > 0 && usage.get("total_tokens").and_then(Value::as_u64) == Some(input + output);
+    if cached_in_input {
+        return RecordedUsage { input_tokens: input, output_tokens: output, cache_read_tokens: read, cache_write_tokens: write, cache_write_1h_tokens: 0 };
+    }
+    RecordedUsage::from_anthropic(input, output, read, write)
+}
+
 /// The session being read, with what it holds so far.
 struct Reader {
     session: ImportedSession,
@@ -267,14 +282,9 @@ impl Reader {
             .collect();
         turn.stop_reason = event.pointer("/output/choices/0/stop_reason").and_then(Value::as_str).map(str::to_owned);
         turn.model = str_at(event, "model").map(str::to_owned);
-        if let Some(usage) = event.pointer("/output/usage").filter(|usage| usage.is_object()) {
-            turn.usage = Some(RecordedUsage::from_anthropic(
-                u64_at(usage, "input_tokens"),
-                u64_at(usage, "output_tokens"),
-                u64_at(usage, "input_tokens_cache_read"),
-                u64_at(usage, "input_tokens_cache_write"),
-            ));
-            turn.cost_usd = usage.get("total_cost").and_then(Value::as_f64);
+        if let Some(logged) = event.pointer("/output/usage").filter(|usage| usage.is_object()) {
+            turn.usage = Some(usage(logged));
+            turn.cost_usd = logged.get("total_cost").and_then(Value::as_f64);
         }
         for call in message.get("tool_calls").and_then(Value::as_array).into_iter().flatten() {
             let id = str_at(call, "id").unwrap_or_default().to_owned();
@@ -309,5 +319,130 @@ impl Reader {
             Some(other) => other.to_string(),
         };
         self.result(str_at(event, "id"), text, event, unit);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    use serde_json::json;
+
+    use super::*;
+    use crate::{Format, NamedSession, read_sessions};
+
+    fn fixture(name: &str) -> std::path::PathBuf {
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/sessions/inspect-ai").join(name)
+    }
+
+    fn read(name: &str) -> Vec<NamedSession> {
+        read_sessions(&fixture(name), None).unwrap().into_iter().map(Result::unwrap).collect()
+    }
+
+    fn one<T: std::fmt::Debug>(items: Vec<T>) -> [T; 1] {
+        items.try_into().unwrap()
+    }
+
+    fn calls(session: &ImportedSession) -> Vec<&str> {
+        let turns = session.items.iter().filter_map(|item| if let Item::Assistant(turn) = item { Some(turn) } else { None });
+        turns.flat_map(|turn| &turn.tool_calls).map(|call| call.name.as_str()).collect()
+    }
+
+    /// Log format 3: the model events' inputs are ranges into the message
+    /// pool, and a tool's description an attachment.
+    #[test]
+    fn the_message_pool_and_attachments_of_a_real_eval_archive_are_resolved() {
+        let [NamedSession { part, session }] = one(read("inspect-ai__log_message_deduplication.eval"));
+        assert_eq!(part, None, "the one sample of a log names no part");
+        assert_eq!(calls(&session), ["bash"; 5]);
+        assert!(
+            matches!(&session.items[0], Item::User { text, line: 9 } if text == "Guess the number"),
+            "the first model call's input, event 9: {:?}",
+            session.items[0]
+        );
+        let results: Vec<&ToolResult> = session.items.iter().filter_map(|i| if let Item::ToolResult(r) = i { Some(r) } else { None }).collect();
+        assert_eq!(results.len(), 5);
+        assert!(results.iter().all(|r| r.output.starts_with("bin\nboot\n") && !r.is_error));
+        assert!(matches!(session.items.last(), Some(Item::Assistant(t)) if t.text == "done" && t.usage.is_none()));
+        let python = session.declared_tools.iter().find(|tool| tool.name == "python").unwrap();
+        assert!(python.description.starts_with("Use the python function"), "{}", python.description);
+        assert_eq!((session.lines.read, session.lines.used, session.lines.accounted()), (42, 6, 42));
+        assert_eq!(session.lines.ignored.get("tool (its result read from the next model call's input)"), Some(&5));
+    }
+
+    #[test]
+    fn a_real_json_log_gives_each_call_its_usage_with_cache_reads_counted_in() {
+        let [NamedSession { session, .. }] = one(read("inspect-ai__browser.json"));
+        assert_eq!(calls(&session), ["web_browser_go", "web_browser_click", "web_browser_click", "web_browser_click"]);
+        let Some(Item::Assistant(last)) = session.items.last() else { panic!() };
+        // inspect_ai 0.3.95 counted OpenAI's cached tokens in: 5,915 = 6,122 total - 207 output.
+        assert_eq!(last.usage, Some(RecordedUsage { input_tokens: 5915, output_tokens: 207, cache_read_tokens: 3840, ..RecordedUsage::default() }));
+        assert_eq!(session.model.as_deref(), Some("openai/gpt-4o-mini"));
+        assert_eq!((session.lines.read, session.lines.accounted(), session.lines.skipped.len()), (43, 43, 0));
+    }
+
+    #[test]
+    fn cached_tokens_are_counted_in_once_whichever_inspect_wrote_the_log() {
+        let before = usage(&json!({"input_tokens": 5915, "output_tokens": 207, "total_tokens": 6122, "input_tokens_cache_read": 3840}));
+        let since = usage(&json!({"input_tokens": 2075, "output_tokens": 207, "total_tokens": 6122, "input_tokens_cache_read": 3840}));
+        assert_eq!(before, since);
+        assert_eq!((since.input_tokens, since.cache_read_tokens), (5915, 3840));
+    }
+
+    #[test]
+    fn each_sample_is_a_session_named_by_sample_and_epoch_and_a_scorer_call_is_not_the_agents() {
+        let samples = read("inspect-ai__security-guide.json");
+        let parts: Vec<_> = samples.iter().map(|s| s.part.as_deref().unwrap()).collect();
+        assert_eq!(parts, ["1-epoch-1", "2-epoch-1", "3-epoch-1"]);
+        for sample in &samples {
+            let turns = sample.session.items.iter().filter(|i| matches!(i, Item::Assistant(_))).count();
+            assert_eq!(turns, 1);
+            assert_eq!(sample.session.lines.ignored.get("model call of a scorer"), Some(&1));
+        }
+    }
+
+    fn model_event(refs: Value, output: Value) -> Value {
+        json!({"event": "model", "model": "openai/gpt-4o", "input": [], "input_refs": refs, "tools": [], "output": output})
+    }
+
+    /// The 2026 spelling of the pool (`events_data.messages`), a range
+    /// outside it, a failed call, and the result of a call that no later
+    /// model call was sent (the sample stopped by a limit) read from its
+    /// tool event.
+    #[test]
+    fn the_events_data_pool_a_bad_range_a_failed_call_and_a_last_tool_event() {
+        let call = json!({"id": "c1", "function": "bash", "arguments": {"cmd": "ls"}, "type": "function"});
+        let log = json!({"version": 2, "eval": {"model": "openai/gpt-4o"}, "samples": [{
+            "id": "s", "epoch": 2,
+            "events_data": {"messages": [{"id": "u", "role": "user", "content": "List."}], "calls": []},
+            "events": [
+                model_event(json!([[0, 1]]), json!({"choices": [{"message": {"id": "a", "role": "assistant", "content": "", "tool_calls": [call]}, "stop_reason": "tool_calls"}]})),
+                {"event": "tool", "id": "c1", "function": "bash", "arguments": {"cmd": "ls"}, "result": "", "error": {"type": "timeout", "message": "timed out"}},
+                model_event(json!([[0, 9]]), json!({})),
+                {"event": "model", "model": "openai/gpt-4o", "input": [], "input_refs": [[0, 1]], "tools": [], "output": {"choices": []}, "error": "429 rate limited"},
+            ],
+            "limit": {"type": "token", "limit": 1000}
+        }]});
+        let [sample] = one(parse_document(&log.to_string()).unwrap());
+        let session = sample.session;
+        assert_eq!(sample.part, "s-epoch-2");
+        assert!(matches!(&session.items[2], Item::ToolResult(r) if r.call_id == "c1" && r.output == "timed out" && r.is_error), "{:?}", session.items);
+        assert!(matches!(&session.items[3], Item::ProviderError(e) if e.status == Some(429) && e.line == 4));
+        assert_eq!(session.lines.skipped[0].line, 3);
+        assert!(session.lines.skipped[0].reason.contains("field `input_refs`: [0, 9] is outside the message pool of 1 messages"));
+        assert!(session.lines.warnings.iter().any(|w| w.reason.contains("stopped by a limit")));
+        assert_eq!(session.lines.accounted(), 4);
+    }
+
+    #[test]
+    fn bad_logs_are_named_by_field_and_an_archive_is_not_read_as_another_format() {
+        assert!(parse_document("{\"eval\": {}}").unwrap_err().contains("field `samples`"));
+        let error = parse_document("{\"eval\": {}, \"samples\": [{\"id\": 1}]}").unwrap_err();
+        assert!(error.contains("samples[0]: field `events`"), "{error}");
+        let error = read_sessions(&fixture("inspect-ai__log_read_sample.eval"), Some(Format::Pi)).unwrap_err().to_string();
+        assert!(
+            error.contains("inspect-ai__log_read_sample.eval: a zip archive is read only as an Inspect AI `.eval` log (format inspect), not as pi"),
+            "{error}"
+        );
     }
 }
