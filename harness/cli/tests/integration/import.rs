@@ -146,16 +146,21 @@ fn inspect_logs_write_a_scenario_per_sample_that_passes_and_an_archive_is_no_oth
     let dir = tempfile::tempdir().unwrap();
     let fixtures = repo().join("harness/import/tests/fixtures/sessions/inspect-ai");
     let out = dir.path().join("out");
-    let logs: Vec<PathBuf> =
-        ["inspect-ai__browser.json", "inspect-ai__security-guide.json", "inspect-ai__log_message_deduplication.eval", "inspect-ai__log_read_sample.eval"]
-            .map(|name| fixtures.join(name))
-            .into();
+    let logs: Vec<PathBuf> = [
+        "inspect-ai__browser.json",
+        "inspect-ai__security-guide.json",
+        "inspect-ai__log_message_deduplication.eval",
+        "inspect-ai__log_read_sample.eval",
+        "inspect-ai-0-3-285-bash-against-reloop-mock.json",
+    ]
+    .map(|name| fixtures.join(name))
+    .into();
     let printed = import_into(&out, &logs);
     assert!(printed.contains("inspect-ai-security-guide-3-epoch-1 (inspect:inspect-ai__security-guide.json#3-epoch-1)"), "{printed}");
     assert!(printed.contains("6 model calls, 5 tool calls (bash 5)"), "{printed}");
     assert!(printed.contains("5 model calls, 4 tool calls (web_browser_click 3, web_browser_go 1)"), "{printed}");
     let reports: Vec<PathBuf> = std::fs::read_dir(&out).unwrap().map(|e| e.unwrap().path()).filter(|p| p.to_string_lossy().ends_with(".import.json")).collect();
-    assert_eq!(reports.len(), 6, "three samples and three logs of one");
+    assert_eq!(reports.len(), 7, "three samples and four logs of one");
     for report in &reports {
         let report: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(report).unwrap()).unwrap();
         let lines = &report["lines"];
@@ -167,7 +172,7 @@ fn inspect_logs_write_a_scenario_per_sample_that_passes_and_an_archive_is_no_oth
     let run = reloop(dir.path(), &["sweep", out.to_str().unwrap(), "--strategies", "roku,none", "--out", runs_dir.to_str().unwrap()]);
     assert_eq!(run.status.code(), Some(0), "{}{}", stdout(&run), stderr(&run));
     let runs = read_rows(&runs_dir.join("runs.parquet"));
-    assert_eq!(runs.len(), 12);
+    assert_eq!(runs.len(), 14);
     assert!(runs.iter().all(|run| run["outcome"] == "final_answer" && run["divergences"] == "0"), "{runs:?}");
     let again = reloop(dir.path(), &["import", logs[1].to_str().unwrap(), "--out", out.to_str().unwrap()]);
     assert_eq!(again.status.code(), Some(2));

@@ -434,6 +434,18 @@ mod tests {
         assert_eq!(session.lines.accounted(), 4);
     }
 
+    /// inspect_ai 0.3.285 against reloop's mock: the `.eval` it wrote is
+    /// zstd-compressed, refused with the way round it; the `.json` that
+    /// `inspect log convert` wrote of it imports, 5 calls.
+    #[test]
+    fn a_zstd_archive_is_refused_with_the_way_round_and_its_json_conversion_imports() {
+        let error = read_sessions(&fixture("inspect-ai-0-3-285-bash-against-reloop-mock.eval"), None).unwrap_err().to_string();
+        assert!(error.contains("entry header.json: zstd-compressed") && error.contains("inspect log convert FILE --to json"), "{error}");
+        let [NamedSession { session, .. }] = one(read("inspect-ai-0-3-285-bash-against-reloop-mock.json"));
+        assert_eq!(calls(&session), ["bash"; 5]);
+        assert_eq!((session.lines.read, session.lines.accounted()), (34, 34));
+    }
+
     #[test]
     fn bad_logs_are_named_by_field_and_an_archive_is_not_read_as_another_format() {
         assert!(parse_document("{\"eval\": {}}").unwrap_err().contains("field `samples`"));
