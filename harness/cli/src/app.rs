@@ -125,6 +125,8 @@ pub enum ImportFormat {
     Atif,
     /// A Gemini CLI chat recording: `session-*.json` (to v0.38) or `.jsonl` (v0.39+).
     GeminiCli,
+    /// An Inspect AI eval log, `.eval` (zip) or `.json`: one scenario per sample and epoch.
+    Inspect,
     /// A vcrpy cassette (YAML): a v2 recording, neutral and raw, plus a scenario skeleton.
     Vcr,
 }

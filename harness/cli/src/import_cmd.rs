@@ -10,8 +10,8 @@ use std::path::Path;
 
 use reloop_import::vcr::{import_cassette, is_cassette};
 use reloop_import::{
-    ConvertOptions, Format, ImportError, PresetTool, convert, import_file_names, read_input, read_session, read_tools, recording_file_name, scenario_name,
-    skeleton_scenario, write_files, write_yaml,
+    ConvertOptions, Format, ImportError, NamedSession, PresetTool, convert, import_file_names, name_of, read_input, read_sessions, read_tools,
+    recording_file_name, scenario_name, skeleton_scenario, write_files, write_yaml,
 };
 use reloop_mock::record::Redaction;
 use reloop_mock::recording::ReplayMode;
@@ -70,6 +70,7 @@ fn import_all(args: &ImportArgs, redaction: &Redaction) -> Result<Batch, ImportE
         ImportFormat::OpenaiMessages => Some(Format::OpenaiMessages),
         ImportFormat::Atif => Some(Format::Atif),
         ImportFormat::GeminiCli => Some(Format::GeminiCli),
+        ImportFormat::Inspect => Some(Format::Inspect),
         ImportFormat::Vcr => None,
     };
     let system = args.system.as_deref().map(read_input).transpose()?;
@@ -78,26 +79,48 @@ fn import_all(args: &ImportArgs, redaction: &Redaction) -> Result<Batch, ImportE
     let mut batch = Batch { summary: String::new(), failed: Vec::new(), files: sources.len() };
     for source in sources {
         let imported = if source.cassette {
-            cassette(source.file, &source.name, &args.out, redaction)
+            vec![cassette(source.file, &source.name, &args.out, redaction)]
         } else {
-            session(&source, format, system.as_deref(), tools.as_deref(), args)
+            match read_sessions(source.file, format) {
+                Ok(sessions) => {
+                    sessions.into_iter().map(|read| read.and_then(|named| session(&source, named, system.as_deref(), tools.as_deref(), args))).collect()
+                }
+                Err(error) => vec![Err(error)],
+            }
         };
-        match imported {
-            Ok(summary) => batch.summary.push_str(&summary),
-            Err(error) => batch.failed.push(error),
+        for result in imported {
+            match result {
+                Ok(summary) => batch.summary.push_str(&summary),
+                Err(error) => batch.failed.push(error),
+            }
         }
     }
     Ok(batch)
 }
 
-/// A session file: its scenario, recording and import report written; the summary.
-fn session(source: &Source<'_>, format: Option<Format>, system: Option<&str>, tools: Option<&[PresetTool]>, args: &ImportArgs) -> Result<String, ImportError> {
+/// A session of a file: its scenario, recording and import report
+/// written; the summary. One of several sessions of a file (an Inspect AI
+/// sample) is named `NAME-PART`, which [`plan`] could not check before the
+/// file was read: it is checked here, before its files are written.
+fn session(source: &Source<'_>, named: NamedSession, system: Option<&str>, tools: Option<&[PresetTool]>, args: &ImportArgs) -> Result<String, ImportError> {
     let file = source.file;
-    let session = read_session(file, format)?;
+    let NamedSession { part, session } = named;
+    let file_name = file.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let (name, source_name) = match part {
+        None => (source.name.clone(), file_name),
+        Some(part) => {
+            let name = format!("{}-{}", source.name, name_of(&part));
+            if let Some(existing) = import_file_names(&name).iter().map(|name| args.out.join(name)).find(|path| !args.force && path.exists()) {
+                let message = format!("would replace {}, which exists already; pass --force to replace it", existing.display());
+                return Err(ImportError::Input { path: file.to_owned(), message });
+            }
+            (name, format!("{file_name}#{part}"))
+        }
+    };
     let options = ConvertOptions {
-        source: format!("{}:{}", session.format, file.file_name().map(|n| n.to_string_lossy()).unwrap_or_default()),
-        recording_path: recording_file_name(&source.name),
-        name: source.name.clone(),
+        source: format!("{}:{source_name}", session.format),
+        recording_path: recording_file_name(&name),
+        name,
         system: system.map(str::to_owned),
         tools: tools.map(<[PresetTool]>::to_vec),
         workspace_root: args.workspace_root.clone(),

@@ -17,6 +17,8 @@ pub enum Format {
     Atif,
     /// A Gemini CLI chat recording (`session-*.json` or `.jsonl`).
     GeminiCli,
+    /// An Inspect AI eval log (`.eval` archive or `.json`), one session per sample and epoch.
+    Inspect,
 }
 
 impl Format {
@@ -29,11 +31,12 @@ impl Format {
             Self::OpenaiMessages => "openai-messages",
             Self::Atif => "atif",
             Self::GeminiCli => "gemini-cli",
+            Self::Inspect => "inspect",
         }
     }
 
     /// Every session format, in the order `--format auto` tries them.
-    pub const ALL: [Format; 6] = [Self::Pi, Self::Codex, Self::ClaudeCode, Self::OpenaiMessages, Self::Atif, Self::GeminiCli];
+    pub const ALL: [Format; 7] = [Self::Pi, Self::Codex, Self::ClaudeCode, Self::OpenaiMessages, Self::Atif, Self::GeminiCli, Self::Inspect];
 
     /// The format named `name` on the command line.
     pub fn from_name(name: &str) -> Option<Self> {
@@ -58,6 +61,7 @@ pub fn detect(name: &str, text: &str) -> Option<Format> {
         return match &document {
             document if crate::formats::atif::is_atif(document) => Some(Format::Atif),
             document if crate::formats::gemini_cli::is_gemini_document(document) => Some(Format::GeminiCli),
+            document if crate::formats::inspect::is_log_document(document) => Some(Format::Inspect),
             Value::Array(_) => Some(Format::OpenaiMessages),
             Value::Object(o) if o.contains_key("history") || o.contains_key("events") => Some(Format::OpenaiMessages),
             Value::Object(o) if o.get("role").and_then(Value::as_str) == Some("assistant") => Some(Format::Pi),
@@ -102,6 +106,7 @@ mod tests {
         assert_eq!(detect("e.json", "[{\"id\":0}]"), Some(Format::OpenaiMessages));
         assert_eq!(detect("m.json", "{\"role\":\"assistant\",\"content\":[]}"), Some(Format::Pi));
         assert_eq!(detect("t.json", "{\"schema_version\":\"ATIF-v1.8\",\"steps\":[]}"), Some(Format::Atif));
+        assert_eq!(detect("log.json", "{\"version\":2,\"eval\":{\"task\":\"t\"},\"samples\":[]}"), Some(Format::Inspect));
         assert_eq!(detect("n.txt", "hello"), None);
     }
 

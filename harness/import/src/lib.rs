@@ -20,6 +20,7 @@ pub mod session;
 pub mod skeleton;
 pub mod vcr;
 pub mod workspace;
+pub mod zip;
 
 use std::path::{Path, PathBuf};
 
@@ -94,21 +95,67 @@ pub enum ImportError {
     },
 }
 
-/// Reads `path` as `format` (or detects it) into a session.
+/// One session read from a file, and what names it among the file's
+/// sessions when the file holds several (an Inspect AI log's sample and
+/// epoch, `3-epoch-1`), which its scenario's name ends with.
+#[derive(Debug)]
+pub struct NamedSession {
+    /// `None` for the one session of a file.
+    pub part: Option<String>,
+    /// The session.
+    pub session: ImportedSession,
+}
+
+impl NamedSession {
+    /// The one session of a file.
+    fn whole(session: ImportedSession) -> Self {
+        Self { part: None, session }
+    }
+}
+
+/// Reads `path` as `format` (or detects it) into a session: a file that
+/// holds several (an Inspect AI log of many samples) is refused here, with
+/// [`read_sessions`] named.
 pub fn read_session(path: &Path, format: Option<Format>) -> Result<ImportedSession, ImportError> {
+    let mut sessions = read_sessions(path, format)?;
+    match sessions.len() {
+        1 => sessions.remove(0).map(|named| named.session),
+        n => Err(ImportError::Input { path: path.to_owned(), message: format!("holds {n} sessions; read them with read_sessions") }),
+    }
+}
+
+/// Reads `path` as `format` (or detects it) into its sessions: one, or one
+/// per sample and epoch of an Inspect AI log, each refused on its own when
+/// it holds no model call. `Err` when the file itself cannot be read.
+pub fn read_sessions(path: &Path, format: Option<Format>) -> Result<Vec<Result<NamedSession, ImportError>>, ImportError> {
+    let refuse = |message: String| ImportError::Input { path: path.to_owned(), message };
     if path.is_dir() {
         return match format {
-            None | Some(Format::OpenaiMessages) => read_sdk_folder(path).and_then(|session| with_a_model_call(path, session)),
-            Some(other) => Err(ImportError::Input {
-                path: path.to_owned(),
-                message: format!(
-                    "a folder is read only as an OpenHands SDK conversation (format openai-messages), not as {}: name the session file instead",
-                    other.name()
-                ),
-            }),
+            None | Some(Format::OpenaiMessages) => {
+                Ok(vec![read_sdk_folder(path).and_then(|session| with_a_model_call(path, session)).map(NamedSession::whole)])
+            }
+            Some(other) => Err(refuse(format!(
+                "a folder is read only as an OpenHands SDK conversation (format openai-messages), not as {}: name the session file instead",
+                other.name()
+            ))),
         };
     }
-    let text = read_input(path)?;
+    let limit = reloop_files::input_file::max_input_bytes();
+    let bytes = reloop_files::regular_file::read_bytes(path, limit).map_err(refuse)?;
+    if zip::is_zip(&bytes) {
+        if format.is_some_and(|format| format != Format::Inspect) {
+            return Err(refuse(format!(
+                "a zip archive is read only as an Inspect AI `.eval` log (format inspect), not as {}",
+                format.map_or("", Format::name)
+            )));
+        }
+        let mut archive = zip::Archive::open(&bytes, limit).map_err(refuse)?;
+        if !formats::inspect::is_eval_archive(archive.names()) {
+            return Err(refuse("a zip archive without `header.json`: not an Inspect AI `.eval` log, the one archive reloop imports".into()));
+        }
+        return formats::inspect::parse_archive(&mut archive).map(|samples| samples_of(path, samples)).map_err(refuse);
+    }
+    let text = String::from_utf8(bytes).map_err(|e| refuse(format!("is not UTF-8 text (byte {})", e.utf8_error().valid_up_to())))?;
     let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
     let format = format.or_else(|| detect(&name, &text)).ok_or_else(|| ImportError::UnknownFormat { path: path.to_owned() })?;
     let session = match format {
@@ -118,8 +165,32 @@ pub fn read_session(path: &Path, format: Option<Format>) -> Result<ImportedSessi
         Format::OpenaiMessages => formats::openai_messages::parse(&text),
         Format::Atif => formats::atif::parse(&text),
         Format::GeminiCli => formats::gemini_cli::parse(&text),
+        Format::Inspect => {
+            return Ok(match formats::inspect::parse_document(&text) {
+                Ok(samples) => samples_of(path, samples),
+                // Not an eval log at all: the reader's why, as the other formats give it.
+                Err(why) => vec![Err(ImportError::NoModelCall { path: path.to_owned(), format: "inspect", why: format!(": {why}") })],
+            });
+        }
     };
-    with_a_model_call(path, session)
+    Ok(vec![with_a_model_call(path, session).map(NamedSession::whole)])
+}
+
+/// The sessions of an Inspect AI log's samples, each named by its sample
+/// and epoch when there are several; a sample without a model call is
+/// refused as `FILE (sample ID-epoch-N)`.
+fn samples_of(path: &Path, samples: Vec<formats::inspect::Sample>) -> Vec<Result<NamedSession, ImportError>> {
+    if samples.is_empty() {
+        return vec![Err(ImportError::NoModelCall { path: path.to_owned(), format: "inspect", why: ": it holds no sample".into() })];
+    }
+    let several = samples.len() > 1;
+    samples
+        .into_iter()
+        .map(|sample| {
+            let named = if several { PathBuf::from(format!("{} (sample {})", path.display(), sample.part)) } else { path.to_owned() };
+            with_a_model_call(&named, sample.session).map(|session| NamedSession { part: several.then_some(sample.part), session })
+        })
+        .collect()
 }
 
 /// `session`, unless it holds no model call: neither a response nor a
@@ -240,8 +311,13 @@ fn write_atomically(path: &Path, text: &str) -> Result<(), ImportError> {
 /// A scenario name from a file name: the stem, lowercased, with anything
 /// but letters, digits and `-` turned into `-`.
 pub fn scenario_name(path: &Path) -> String {
-    let stem = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_else(|| "session".into());
-    let mut name: String = stem.chars().map(|c| if c.is_ascii_alphanumeric() || c == '-' { c.to_ascii_lowercase() } else { '-' }).collect();
+    name_of(&path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_else(|| "session".into()))
+}
+
+/// `text` as (part of) a scenario name: lowercased, anything but letters,
+/// digits and `-` turned into `-`, runs of `-` joined, none at the ends.
+pub fn name_of(text: &str) -> String {
+    let mut name: String = text.chars().map(|c| if c.is_ascii_alphanumeric() || c == '-' { c.to_ascii_lowercase() } else { '-' }).collect();
     while name.contains("--") {
         name = name.replace("--", "-");
     }

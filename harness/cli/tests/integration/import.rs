@@ -92,7 +92,8 @@ fn an_unknown_format_and_a_missing_file_are_bad_input_naming_the_file() {
     let output = reloop(dir.path(), &["import", text.to_str().unwrap(), "--out", out.to_str().unwrap()]);
     assert_eq!(output.status.code(), Some(2));
     assert!(
-        stderr(&output).contains("notes.txt:1: is in none of the formats reloop imports (pi, codex, claude-code, openai-messages, atif, gemini-cli, vcr)"),
+        stderr(&output)
+            .contains("notes.txt:1: is in none of the formats reloop imports (pi, codex, claude-code, openai-messages, atif, gemini-cli, inspect, vcr)"),
         "{}",
         stderr(&output)
     );
@@ -117,20 +118,68 @@ fn a_file_read_in_a_format_it_is_not_in_is_refused_and_nothing_is_made_up() {
         ("openai-messages", "openai-messages/openhands__basic.json"),
         ("atif", "atif/harbor-claude-code__spotter__tool_heavy.atif.json"),
         ("gemini-cli", "gemini-cli/ai-sessions__gemini-cli-pomodoro-timer.json"),
+        ("inspect", "inspect-ai/inspect-ai__browser.json"),
     ];
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("out");
     for (own, file) in files {
         let path = fixtures.join(file);
-        for format in ["pi", "codex", "claude-code", "openai-messages", "atif", "gemini-cli"].into_iter().filter(|format| *format != own) {
+        for format in ["pi", "codex", "claude-code", "openai-messages", "atif", "gemini-cli", "inspect"].into_iter().filter(|format| *format != own) {
             let output = reloop(dir.path(), &["import", path.to_str().unwrap(), "--format", format, "--out", out.to_str().unwrap()]);
             let printed = stderr(&output);
             assert_eq!(output.status.code(), Some(2), "{own} as {format}: {printed}");
             assert!(printed.contains(&format!("read as {format}, holds no model call")), "{own} as {format}: {printed}");
-            assert!(printed.contains("reloop imports pi, codex, claude-code, openai-messages, atif, gemini-cli, vcr"), "{printed}");
+            assert!(printed.contains("reloop imports pi, codex, claude-code, openai-messages, atif, gemini-cli, inspect, vcr"), "{printed}");
             assert!(!out.exists(), "{own} as {format}: something was written");
         }
     }
+}
+
+/// Issue 43: every Inspect AI log fixture imports with every event
+/// accounted for, one scenario per sample and epoch (`NAME-ID-epoch-N`),
+/// each of which replays and passes. (They are not in the bundled suite,
+/// whose golden reports stay as they are.) Importing again without
+/// `--force` replaces nothing; an `.eval` archive given under another
+/// format is refused as the archive it is.
+#[test]
+fn inspect_logs_write_a_scenario_per_sample_that_passes_and_an_archive_is_no_other_format() {
+    let dir = tempfile::tempdir().unwrap();
+    let fixtures = repo().join("harness/import/tests/fixtures/sessions/inspect-ai");
+    let out = dir.path().join("out");
+    let logs: Vec<PathBuf> = [
+        "inspect-ai__browser.json",
+        "inspect-ai__security-guide.json",
+        "inspect-ai__log_message_deduplication.eval",
+        "inspect-ai__log_read_sample.eval",
+        "inspect-ai-0-3-285-bash-against-reloop-mock.json",
+    ]
+    .map(|name| fixtures.join(name))
+    .into();
+    let printed = import_into(&out, &logs);
+    assert!(printed.contains("inspect-ai-security-guide-3-epoch-1 (inspect:inspect-ai__security-guide.json#3-epoch-1)"), "{printed}");
+    assert!(printed.contains("6 model calls, 5 tool calls (bash 5)"), "{printed}");
+    assert!(printed.contains("5 model calls, 4 tool calls (web_browser_click 3, web_browser_go 1)"), "{printed}");
+    let reports: Vec<PathBuf> = std::fs::read_dir(&out).unwrap().map(|e| e.unwrap().path()).filter(|p| p.to_string_lossy().ends_with(".import.json")).collect();
+    assert_eq!(reports.len(), 7, "three samples and four logs of one");
+    for report in &reports {
+        let report: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(report).unwrap()).unwrap();
+        let lines = &report["lines"];
+        let ignored: u64 = lines["ignored"].as_object().unwrap().values().map(|v| v.as_u64().unwrap()).sum();
+        let skipped = lines["skipped"].as_array().unwrap().len() as u64;
+        assert_eq!(lines["used"].as_u64().unwrap() + ignored + skipped, lines["read"].as_u64().unwrap(), "{report}");
+    }
+    let runs_dir = dir.path().join("runs");
+    let run = reloop(dir.path(), &["sweep", out.to_str().unwrap(), "--strategies", "roku,none", "--out", runs_dir.to_str().unwrap()]);
+    assert_eq!(run.status.code(), Some(0), "{}{}", stdout(&run), stderr(&run));
+    let runs = read_rows(&runs_dir.join("runs.parquet"));
+    assert_eq!(runs.len(), 14);
+    assert!(runs.iter().all(|run| run["outcome"] == "final_answer" && run["divergences"] == "0"), "{runs:?}");
+    let again = reloop(dir.path(), &["import", logs[1].to_str().unwrap(), "--out", out.to_str().unwrap()]);
+    assert_eq!(again.status.code(), Some(2));
+    assert!(stderr(&again).contains("inspect-ai-security-guide-1-epoch-1.yaml, which exists already; pass --force"), "{}", stderr(&again));
+    let output = reloop(dir.path(), &["import", logs[3].to_str().unwrap(), "--format", "codex", "--out", dir.path().join("x").to_str().unwrap()]);
+    assert_eq!(output.status.code(), Some(2));
+    assert!(stderr(&output).contains("a zip archive is read only as an Inspect AI `.eval` log (format inspect), not as codex"), "{}", stderr(&output));
 }
 
 /// Issue 43: one file that cannot be imported stopped the batch, and the
