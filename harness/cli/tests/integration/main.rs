@@ -6,11 +6,8 @@ mod tables;
 mod util;
 
 mod bad_input;
-pub mod black_box;
-mod black_box_truth;
 mod compare;
 mod detectors;
-mod disk_full;
 mod estimate;
 mod export;
 mod file_kinds;
