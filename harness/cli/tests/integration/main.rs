@@ -12,6 +12,7 @@ mod estimate;
 mod export;
 mod file_kinds;
 mod golden_reports;
+mod help;
 mod hostile_input;
 mod html_report;
 mod import;
