@@ -5,6 +5,7 @@
 mod tables;
 mod util;
 
+mod architecture_doc;
 mod bad_input;
 mod compare;
 mod detectors;
