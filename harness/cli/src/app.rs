@@ -5,10 +5,14 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
 
-/// reloop: replay LLM agent loops against recorded providers and measure
-/// doom loops, compaction savings, cache breaks and step budgets.
+/// Replay LLM agent loops against recorded providers, deterministically, and measure what they do:
+/// outcomes, tokens and cost, doom loops, what context management saves, cache breaks.
 #[derive(Debug, Parser)]
-#[command(name = "reloop", version, about, long_about = None)]
+#[command(
+    name = "reloop",
+    version,
+    after_help = "Start with `reloop run scenarios/ --out reports/latest`, then `reloop report reports/latest --html report.html`.\n`reloop COMMAND --help` says more; docs/cli.md has every command."
+)]
 pub struct App {
     /// What to do.
     #[command(subcommand)]
@@ -18,31 +22,31 @@ pub struct App {
 /// The subcommands.
 #[derive(Debug, Subcommand)]
 pub enum Command {
-    /// Run scenarios: table on stdout, Parquet reports, exit code from expectations.
+    /// Run scenarios: each agent loop against a mock provider replaying its recording; a results table, Parquet reports, exit 1 when an expectation fails.
     Run(RunArgs),
-    /// Run scenarios under several compaction strategies: one dataset with a `variant` column, exit code as `run`.
+    /// Run scenarios under several context strategies (and wires) as one dataset with a `variant` column, to compare what each saves; exits as `run`.
     Sweep(SweepArgs),
-    /// Serve recordings on loopback for OpenAI and Anthropic clients.
+    /// Serve recordings on loopback as the OpenAI (Chat Completions, Responses), Anthropic and Gemini APIs, for any client, SDK or agent to replay.
     Serve(ServeArgs),
-    /// Compare the loop's token estimate with o200k on files, per file and per class.
+    /// Check the loop's token estimate against o200k on your files: the error per file and per class of text.
     Estimate(EstimateArgs),
-    /// Compare two reports and judge the CI gates: exit 0 when they hold, 1 when one fails.
+    /// Compare two reports run by run and judge the CI gates (tokens, cost, failures, doom loops): exit 0 when they hold, 1 when one fails.
     Compare(CompareArgs),
-    /// Score the doom-loop detectors against a labelled suite's report: precision, recall, delay.
+    /// Score the doom-loop detectors against a labelled suite's report: precision, recall and delay per detector.
     Detectors(DetectorsArgs),
-    /// Draw a report as one self-contained HTML page.
+    /// Draw a report (a run or a sweep) as one self-contained HTML page: tables, charts, a trajectory viewer.
     Report(ReportArgs),
-    /// Merge shard reports (`run --shard k/n`) into one report.
+    /// Merge the reports of `run --shard k/n` (one per CI job) into one report.
     Merge(MergeArgs),
     /// Export a report's runs as OpenTelemetry GenAI traces (OTLP/JSON, to a file or a collector) or ATIF trajectories.
     Export(ExportArgs),
-    /// Check scenarios, recordings and gate files without running them.
+    /// Check scenarios, recordings and gate files without running them: each error with its file, line and field.
     Validate(ValidateArgs),
     /// Print the JSON Schema of a file format, for editors and other validators.
     Schema(SchemaArgs),
     /// Turn real agent sessions (pi, Codex, Claude Code, SWE-agent, OpenHands, ATIF trajectories) and vcrpy cassettes into scenarios and recordings.
     Import(ImportArgs),
-    /// A loopback proxy in front of a provider: streams its answers back unchanged and records each exchange (v2, secrets stripped) with a scenario skeleton.
+    /// Record an agent against a real provider: a loopback proxy that streams the answers back unchanged and writes each exchange (secrets stripped) as a recording, with a scenario skeleton.
     Record(RecordArgs),
 }
 

@@ -1,8 +1,9 @@
-//! Which of reloop's files a YAML file is, told by its `format:` tag: a
-//! recording starts with `format: reloop.recording/v1` or `/v2`, or, written
-//! as JSON (which is YAML), has the key `"format"` with that tag among its
-//! first fields; any other YAML file is taken for a scenario (which has no
-//! `format` field). So a folder may hold both (an
+//! Which of reloop's files a YAML file is, told by its `format` field,
+//! parsed as YAML: a recording's top-level mapping has `format:
+//! reloop.recording/v1` or `/v2` (first, as reloop writes it, or among the
+//! first fields, whatever the style: block, flow or JSON, which is YAML);
+//! any other YAML file is taken for a scenario (which has no `format`
+//! field). So a folder may hold both (an
 //! import's output, a suite with its recordings below it): `run` and
 //! `sweep` take its scenarios, `serve --recording` its recordings, and each
 //! says in one line how many of the other kind it skipped.
@@ -11,6 +12,7 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 
 use reloop_mock::recording::{FORMAT_V1, FORMAT_V2};
+use serde_saphyr::granit_parser::{Event, Parser};
 
 use crate::input_error::InputError;
 use crate::input_file::read_head;
@@ -25,8 +27,9 @@ pub enum FileKind {
 }
 
 impl FileKind {
-    /// The kind of `path`: a recording when its first field is a recording
-    /// format tag (read from the file's first 4 KiB), else a scenario.
+    /// The kind of `path`: a recording when its top-level `format` field is
+    /// a recording format tag (parsed from the file's first 4 KiB), else a
+    /// scenario.
     pub fn of(path: &Path) -> Self {
         if read_head(path).is_some_and(|text| is_tagged(&text)) { Self::Recording } else { Self::Scenario }
     }
@@ -40,20 +43,45 @@ impl FileKind {
     }
 }
 
-/// Whether a file's head says it is a recording: a first line `format:
-/// <tag>`, or a JSON (or flow) mapping whose `format` key holds the tag.
+/// Whether a file's head says it is a recording: its top-level mapping
+/// has a `format` field holding a recording tag. Read with YAML's own
+/// parser, so the style does not matter (block, flow, JSON) and neither
+/// does what comes before the first field (comments, `---`, a `%YAML`
+/// directive), nor a `format:` inside a string or a nested mapping; the
+/// fields before `format` are skipped whole. Only what the head holds is
+/// read: a `format` past it (or past a syntax error) is not found.
 fn is_tagged(head: &str) -> bool {
-    let tagged = |text: &str| [FORMAT_V1, FORMAT_V2].iter().any(|tag| text.contains(tag));
-    let Some(first) = head.lines().map(str::trim).find(|line| !line.is_empty() && !line.starts_with('#') && *line != "---") else { return false };
-    if first.starts_with("format:") {
-        return tagged(first);
-    }
-    if !first.starts_with('{') {
+    let mut events = Parser::new_from_str(head).map_while(Result::ok).map(|(event, _)| event);
+    let root = events.find(|event| !matches!(event, Event::StreamStart | Event::DocumentStart(..)));
+    if !matches!(root, Some(Event::MappingStart(..))) {
         return false;
     }
-    // `{"format": "reloop.recording/v1", …}` or `{format: reloop.recording/v2, …}`, on any line of the head.
-    let compact: String = head.chars().filter(|c| !c.is_whitespace()).collect();
-    [FORMAT_V1, FORMAT_V2].iter().any(|tag| compact.contains(&format!("\"format\":\"{tag}\"")) || compact.contains(&format!("format:{tag}")))
+    while let Some(Event::Scalar(key, ..)) = events.next() {
+        let value = events.next();
+        if key == "format" {
+            return matches!(value, Some(Event::Scalar(tag, ..)) if tag == FORMAT_V1 || tag == FORMAT_V2);
+        }
+        if matches!(value, Some(Event::MappingStart(..) | Event::SequenceStart(..))) {
+            skip_collection(&mut events);
+        }
+    }
+    false
+}
+
+/// Consumes the events of a collection whose start was just read, up to
+/// its end.
+fn skip_collection<'a>(events: &mut impl Iterator<Item = Event<'a>>) {
+    let mut depth = 1usize;
+    for event in events {
+        match event {
+            Event::MappingStart(..) | Event::SequenceStart(..) => depth += 1,
+            Event::MappingEnd | Event::SequenceEnd => depth -= 1,
+            _ => {}
+        }
+        if depth == 0 {
+            return;
+        }
+    }
 }
 
 /// Whether `path` is a recording: its first field is a recording format tag.
@@ -133,12 +161,35 @@ mod tests {
 
     /// Issue 43: a recording written as JSON was taken for a scenario.
     #[test]
-    fn a_recording_written_as_json_or_a_flow_mapping_is_a_recording() {
-        assert!(is_tagged("{\"format\":\"reloop.recording/v1\",\"exchanges\":[{\"text\":\"Hello.\"}]}\n"));
-        assert!(is_tagged("{\n  \"exchanges\": [],\n  \"format\": \"reloop.recording/v2\"\n}\n"));
-        assert!(is_tagged("{ format: reloop.recording/v2, exchanges: [] }\n"));
+    fn a_recording_is_told_by_its_format_field_in_json_flow_or_block_style() {
+        assert!(is_tagged("{\"format\":\"reloop.recording/v1\",\"exchanges\":[{\"text\":\"Hello.\"}]}\n"), "JSON on one line");
+        assert!(
+            is_tagged("{\n  \"exchanges\": [{\"text\": \"a {\\\"format\\\": 1}\"}],\n  \"format\": \"reloop.recording/v2\"\n}\n"),
+            "JSON, format not first"
+        );
+        assert!(is_tagged("{ format: reloop.recording/v2, exchanges: [] }\n"), "flow");
+        assert!(is_tagged("format: 'reloop.recording/v1'\nexchanges: []\n"), "block, quoted");
+        assert!(is_tagged("model: m\nexchanges:\n  - text: hi\n    tool_calls: []\nformat: reloop.recording/v2\n"), "block, after a nested field");
+    }
+
+    #[test]
+    fn comments_and_document_markers_before_the_first_field_are_read_as_yaml() {
+        assert!(is_tagged("# Generated; edit the generator.\n\n---\nformat: reloop.recording/v1\n"));
+        assert!(is_tagged("%YAML 1.2\n--- # the one document\n# a comment\n{\"format\": \"reloop.recording/v2\"}\n"));
+        assert!(is_tagged("--- {format: reloop.recording/v1}\n...\n"));
+        assert!(!is_tagged("# format: reloop.recording/v1\nname: s\ntask: t\n"), "a tag in a comment");
+    }
+
+    #[test]
+    fn a_scenario_or_a_format_that_is_no_top_level_tag_is_not_a_recording() {
         assert!(!is_tagged("{\"name\": \"s\", \"task\": \"t\", \"recording\": \"reloop.recording/v1.yaml\"}\n"), "a scenario naming such a file");
         assert!(!is_tagged("model: m\ntask: t\n"));
+        assert!(!is_tagged("task: |\n  format: reloop.recording/v1\nmodel: m\n"), "inside a block scalar");
+        assert!(!is_tagged("agent:\n  format: reloop.recording/v1\n"), "a nested field");
+        assert!(!is_tagged("format: reloop.recording/v9\n"), "an unknown tag");
+        assert!(!is_tagged("- format: reloop.recording/v1\n"), "a sequence");
+        assert!(!is_tagged("name: [unclosed\nformat: reloop.recording/v1\n"), "past a syntax error");
+        assert!(!is_tagged(""));
     }
 
     #[test]

@@ -1,4 +1,5 @@
-//! Files know their kind by their `format:` tag: `run` and `sweep` over a
+//! Files know their kind by their `format` field, parsed as YAML (block,
+//! flow or JSON): `run` and `sweep` over a
 //! folder skip the recordings below it, `serve --recording` over a folder
 //! skips the scenarios in it (each saying how many), so an import's output
 //! folder runs and serves as it is; a session is named after its file
@@ -100,4 +101,31 @@ fn a_scenario_given_as_the_recording_is_bad_input() {
     let output = reloop(dir.path(), &["serve", "--port", "0", "--recording", scenario.to_str().unwrap()]);
     assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
     assert!(stderr(&output).contains("is a scenario, not a recording"), "{}", stderr(&output));
+}
+
+/// Issue 41: a recording written as JSON (as scripts write it: keys sorted,
+/// so `format` after `exchanges`), below a scenario folder, after a comment
+/// and on the line of its document marker. `run DIR` failed on it ("unknown field
+/// `format`") and `serve --recording DIR` skipped it: the kind was read
+/// from the text `format:` at the start of a line. Now `run` skips it as a
+/// recording and `serve` serves it.
+#[test]
+fn a_json_recording_below_a_scenario_folder_is_skipped_by_run_and_served_by_serve() {
+    let dir = tempfile::tempdir().unwrap();
+    let suite = dir.path().join("suite");
+    let json = r#"{"exchanges": [{"text": "The answer is 42."}], "format": "reloop.recording/v1"}"#;
+    write(&suite, "rec/answer.recording.yaml", &format!("# written by a script\n--- {json}\n"));
+    write(&suite, "answer.yaml", &MINIMAL_SCENARIO.replace("recording: recording.yaml", "recording: rec/answer.recording.yaml"));
+
+    let run = reloop(dir.path(), &["run", "suite", "--out", "reports"]);
+    assert_eq!(run.status.code(), Some(0), "{}\n{}", stdout(&run), stderr(&run));
+    assert!(stderr(&run).contains("suite: skipped 1 recording (files tagged `format: reloop.recording/...`)"), "{}", stderr(&run));
+    assert!(stdout(&run).contains("final_answer"), "the scenario ran over the JSON recording: {}", stdout(&run));
+
+    let mut server = Serve::start_with(&suite.join("rec"), &[], Stdio::null());
+    let printed = banner(&mut server, "answer");
+    assert!(printed.contains("  answer  http://"), "{printed}");
+    let (head, body) = post(&server.addr, "/s/answer/v1/chat/completions", "", CHAT);
+    assert!(head.contains(" 200 "), "{head}");
+    assert!(String::from_utf8_lossy(&body).contains("The answer is 42."), "{}", String::from_utf8_lossy(&body));
 }

@@ -5,16 +5,15 @@
 mod tables;
 mod util;
 
+mod architecture_doc;
 mod bad_input;
-pub mod black_box;
-mod black_box_truth;
 mod compare;
 mod detectors;
-mod disk_full;
 mod estimate;
 mod export;
 mod file_kinds;
 mod golden_reports;
+mod help;
 mod hostile_input;
 mod html_report;
 mod import;

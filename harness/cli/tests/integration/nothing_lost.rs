@@ -152,7 +152,7 @@ fn a_second_run_to_the_same_out_is_refused_at_once_and_the_first_loses_nothing()
     let dir = tempfile::tempdir().unwrap();
     let started = dir.path().join("started");
     let script = format!("touch {}; sleep 2", started.display());
-    let file = crate::black_box::shell_scenario(dir.path(), "slow", &script, 60, "{ exit_code: 0 }");
+    let file = crate::util::shell_scenario(dir.path(), "slow", &script, 60, "{ exit_code: 0 }");
     let out = dir.path().join("out");
     let args = ["run", file.to_str().unwrap(), "--out", out.to_str().unwrap()];
     let first = Command::new(env!("CARGO_BIN_EXE_reloop")).args(args).stdout(Stdio::null()).stderr(Stdio::piped()).spawn().unwrap();

@@ -7,10 +7,10 @@
 use std::io::Write;
 use std::net::TcpListener;
 use std::path::Path;
-use std::process::{Command, Output, Stdio};
+use std::process::Stdio;
 
 use crate::tables::{Row, read_rows};
-use crate::util::{Serve, read_request, repo, stderr, write};
+use crate::util::{Serve, read_request, reloop_env, repo, stderr, texts, write};
 
 /// Step `n`'s exchange: a text and one `probe` call; the 7th of the old
 /// recording expects the tool's old output, which the loop no longer gets.
@@ -33,30 +33,6 @@ fn scenario(recording: &str) -> String {
          tools:\n  probe:\n    description: Probe.\n    parameters: {{ type: object, properties: {{ n: {{ type: integer }} }} }}\n    results:\n{results}\
          expect:\n  outcome: final_answer\n  final_answer_contains: [\"Done\"]\n"
     )
-}
-
-/// `reloop ARGS` from `cwd` with `env` added.
-fn reloop_env(cwd: &Path, args: &[&str], env: &[(&str, &str)]) -> Output {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_reloop"));
-    command.current_dir(cwd).args(args).env("NO_COLOR", "1").env_remove("OPENAI_API_KEY");
-    for (name, value) in env {
-        command.env(name, value);
-    }
-    command.output().expect("the reloop binary runs")
-}
-
-/// Each exchange's text, in order.
-fn texts(recording: &Path) -> Vec<String> {
-    let text = std::fs::read_to_string(recording).unwrap();
-    let value: serde_json::Value = serde_saphyr::from_str(&text).unwrap();
-    let exchanges = value["exchanges"].as_array().unwrap();
-    exchanges
-        .iter()
-        .map(|exchange| match exchange["parts"].as_array() {
-            Some(parts) => parts.iter().filter(|part| part["type"] == "text").map(|part| part["text"].as_str().unwrap()).collect(),
-            None => exchange["text"].as_str().unwrap_or_default().to_owned(),
-        })
-        .collect()
 }
 
 /// `(step, live)` of every step row, steps counted from 1 (the column
@@ -274,33 +250,4 @@ fn an_upstream_error_quoting_the_key_reaches_no_file() {
     assert!(runs[0]["error"].contains("Incorrect API key provided: [REDACTED]"), "{:?}", runs[0]["error"]);
     assert!(!stderr(&run).contains(PLANTED_KEY));
     assert_no_secret_in_files(dir.path());
-}
-
-#[test]
-fn a_black_box_agent_goes_live_through_the_same_mock() {
-    let Some(python) = crate::black_box::python_with("openai") else { return };
-    let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/black-box");
-    let dir = tempfile::tempdir().unwrap();
-    let upstream = Serve::start_with(&data.join("sdk-agent.recording.yaml"), &[], Stdio::null());
-    let bin = python.parent().filter(|dir| !dir.as_os_str().is_empty()).map(Path::to_owned);
-    let path = std::env::join_paths(bin.into_iter().chain(std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default()))).unwrap();
-    let rerecorded = dir.path().join("agent.yaml");
-    let scenario = data.join("sdk-agent.yaml");
-    let args = [
-        "run",
-        scenario.to_str().unwrap(),
-        "--out",
-        "out",
-        "--upstream",
-        &upstream.addr,
-        "--record-mode",
-        "all",
-        "--rerecord-to",
-        rerecorded.to_str().unwrap(),
-    ];
-    let run = reloop_env(dir.path(), &args, &[("PATH", path.to_str().unwrap())]);
-    assert_eq!(run.status.code(), Some(0), "{}", stderr(&run));
-    let runs = read_rows(&dir.path().join("out/runs.parquet"));
-    assert_eq!((runs[0]["system_under_test"].as_str(), runs[0]["live_steps"].as_str()), ("python3", "2"));
-    assert_eq!(texts(&rerecorded), texts(&data.join("sdk-agent.recording.yaml")), "what the upstream served, recorded afresh");
 }

@@ -167,3 +167,41 @@ pub fn read_request(socket: &mut TcpStream) -> String {
         }
     }
 }
+
+/// `reloop ARGS` from `cwd` with `env` added.
+pub fn reloop_env(cwd: &Path, args: &[&str], env: &[(&str, &str)]) -> Output {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_reloop"));
+    command.current_dir(cwd).args(args).env("NO_COLOR", "1").env_remove("OPENAI_API_KEY");
+    for (name, value) in env {
+        command.env(name, value);
+    }
+    command.output().expect("the reloop binary runs")
+}
+
+/// Each exchange's text, in order.
+pub fn texts(recording: &Path) -> Vec<String> {
+    let text = std::fs::read_to_string(recording).unwrap();
+    let value: serde_json::Value = serde_saphyr::from_str(&text).unwrap();
+    let exchanges = value["exchanges"].as_array().unwrap();
+    exchanges
+        .iter()
+        .map(|exchange| match exchange["parts"].as_array() {
+            Some(parts) => parts.iter().filter(|part| part["type"] == "text").map(|part| part["text"].as_str().unwrap()).collect(),
+            None => exchange["text"].as_str().unwrap_or_default().to_owned(),
+        })
+        .collect()
+}
+
+/// A scenario in `dir` whose agent is `sh -c SCRIPT`, over the SDK agent's recording.
+pub fn shell_scenario(dir: &Path, name: &str, script: &str, timeout_s: u64, expect: &str) -> PathBuf {
+    let recording = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/black-box/sdk-agent.recording.yaml");
+    let script = script.replace('\'', "''");
+    write(
+        dir,
+        &format!("{name}.yaml"),
+        &format!(
+            "name: {name}\nmodel: gpt-4.1\ntask: t\nrecording: {}\nagent:\n  command: [sh, -c, '{script}']\n  timeout_s: {timeout_s}\n  files: {{ notes/a.txt: \"port {{port}}\" }}\nexpect: {expect}\n",
+            recording.display()
+        ),
+    )
+}

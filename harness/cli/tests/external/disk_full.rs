@@ -6,7 +6,16 @@
 use std::path::Path;
 use std::process::{Command, Output};
 
+use crate::prerequisite::{Needs, Test};
 use crate::util::{MINIMAL_SCENARIO, ONE_TEXT_RECORDING, reloop, stderr, stdout, write};
+
+/// This module's tests.
+pub fn tests() -> Vec<Test> {
+    vec![
+        crate::test!(a_file_size_limit_is_an_error_naming_the_file_with_the_table_printed_and_the_earlier_report_intact),
+        crate::test!(Needs::Tmpfs, a_full_disk_is_an_error_naming_the_file_with_the_table_printed_and_nothing_left),
+    ]
+}
 
 /// A directory holding the one-run scenario.
 fn scenario_dir() -> tempfile::TempDir {
@@ -33,7 +42,6 @@ fn assert_reported_without_leftovers(run: &Output, out: &Path, cause: &str) {
 
 /// Regression: under `ulimit -f` the process died of SIGXFSZ with no
 /// message at all.
-#[test]
 fn a_file_size_limit_is_an_error_naming_the_file_with_the_table_printed_and_the_earlier_report_intact() {
     let dir = scenario_dir();
     let out = dir.path().join("out");
@@ -51,25 +59,16 @@ fn a_file_size_limit_is_an_error_naming_the_file_with_the_table_printed_and_the_
 }
 
 /// A tmpfs of `size` mounted at a new folder of `dir`, unmounted when
-/// dropped; `None` (and why, printed) when mounting is refused.
+/// dropped.
 struct SmallDisk(std::path::PathBuf);
 
 impl SmallDisk {
-    fn mount(dir: &Path, size: &str) -> Option<Self> {
+    fn mount(dir: &Path, size: &str) -> Self {
         let point = dir.join("small");
         std::fs::create_dir(&point).unwrap();
-        let mounted = Command::new("mount").args(["-t", "tmpfs", "-o", &format!("size={size}"), "tmpfs"]).arg(&point).output();
-        match mounted {
-            Ok(output) if output.status.success() => Some(Self(point)),
-            Ok(output) => {
-                eprintln!("skipped: cannot mount a small tmpfs here: {}", stderr(&output).trim());
-                None
-            }
-            Err(error) => {
-                eprintln!("skipped: no mount command: {error}");
-                None
-            }
-        }
+        let mounted = Command::new("mount").args(["-t", "tmpfs", "-o", &format!("size={size}"), "tmpfs"]).arg(&point).output().unwrap();
+        assert!(mounted.status.success(), "mount: {}", stderr(&mounted));
+        Self(point)
     }
 }
 
@@ -81,11 +80,10 @@ impl Drop for SmallDisk {
 
 /// Regression: a full disk gave `error: External: No space left on
 /// device (os error 28)`, twice: no path, no results table, a `.partial`
-/// folder left behind. Needs a mount (root, as CI runs); skipped otherwise.
-#[test]
-fn a_full_disk_is_an_error_naming_the_file_with_the_table_printed_and_nothing_left() {
+/// folder left behind. Needs to mount a tmpfs (root, as CI runs).
+fn a_full_disk_is_an_error_naming_the_file_with_the_table_printed_and_nothing_left(_mount: &Path) {
     let dir = scenario_dir();
-    let Some(disk) = SmallDisk::mount(dir.path(), "32k") else { return };
+    let disk = SmallDisk::mount(dir.path(), "32k");
     let out = disk.0.join("out");
     let run = reloop(dir.path(), &["run", "scenario.yaml", "--out", out.to_str().unwrap()]);
     assert_reported_without_leftovers(&run, &out, "No space left on device");

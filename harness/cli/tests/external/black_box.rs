@@ -7,8 +7,29 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+use crate::prerequisite::{CODEX, OPENAI, OPENCODE, PI, Test};
 use crate::tables::{Row, read_rows};
-use crate::util::{reloop, stderr, stdout, write};
+use crate::util::{reloop, shell_scenario, stderr, stdout, write};
+
+/// This module's tests, in the order of the file.
+pub fn tests() -> Vec<Test> {
+    vec![
+        crate::test!(OPENAI, the_official_openai_sdk_agent_runs_as_a_black_box_with_its_expectations_checked),
+        crate::test!(a_failing_agent_is_agent_error_with_its_exit_code_and_stderr_and_sees_the_base_urls_and_files),
+        crate::test!(an_agent_past_its_timeout_is_killed_with_its_whole_process_group),
+        crate::test!(interrupting_reloop_run_leaves_no_agent_process_behind),
+        crate::test!(sigkilling_reloop_run_leaves_no_agent_process_nor_its_folder_behind),
+        crate::test!(an_agent_that_kills_its_keeper_leaves_no_process_behind_and_nothing_else_is_touched),
+        crate::test!(a_black_box_agent_sees_only_the_allowlisted_environment),
+        crate::test!(a_preset_agent_that_is_not_installed_is_skipped_without_failing_the_run),
+        crate::test!(a_preset_recording_calling_a_tool_the_agent_lacks_is_bad_input_naming_the_call),
+        crate::test!(OPENCODE, interrupting_reloop_run_during_a_real_opencode_run_leaves_none_of_its_processes_behind),
+        crate::test!(CODEX, codex_compacts_remotely_mid_task_against_the_mock_and_passes_with_each_compaction_in_its_steps),
+        crate::test!(CODEX, codex_compacts_locally_mid_task_against_the_mock_and_passes),
+        crate::test!(PI, real_pi_refused_for_the_context_window_writes_a_session_that_imports_as_a_context_overflow),
+        crate::test!(PI, real_pi_compacts_when_the_window_refuses_and_its_retry_gets_the_recorded_answer),
+    ]
+}
 
 fn data() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/black-box")
@@ -21,25 +42,7 @@ fn runs(out: &Path) -> Vec<Row> {
     rows
 }
 
-/// A Python that has the official SDK packages `modules` (`openai`,
-/// `anthropic`), or `None` (the test then says it was skipped; CI sets
-/// `RELOOP_PYTHON` to its venv, where a missing package fails the test).
-pub fn python_with(modules: &str) -> Option<PathBuf> {
-    let python = std::env::var_os("RELOOP_PYTHON").map_or_else(|| PathBuf::from("python3"), PathBuf::from);
-    let import = format!("import {modules}");
-    let found = Command::new(&python).args(["-c", &import]).stderr(Stdio::null()).status().is_ok_and(|s| s.success());
-    if !found && std::env::var_os("RELOOP_PYTHON").is_some() {
-        panic!("RELOOP_PYTHON={} cannot `{import}`", python.display());
-    }
-    if !found {
-        eprintln!("skipped: no Python that can `{import}` (set RELOOP_PYTHON)");
-    }
-    found.then_some(python)
-}
-
-#[test]
-fn the_official_openai_sdk_agent_runs_as_a_black_box_with_its_expectations_checked() {
-    let Some(python) = python_with("openai") else { return };
+fn the_official_openai_sdk_agent_runs_as_a_black_box_with_its_expectations_checked(python: &Path) {
     let out = tempfile::tempdir().unwrap();
     let bin = python.parent().filter(|dir| !dir.as_os_str().is_empty()).map(Path::to_owned);
     let path = std::env::join_paths(bin.into_iter().chain(std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default()))).unwrap();
@@ -90,21 +93,6 @@ fn the_official_openai_sdk_agent_runs_as_a_black_box_with_its_expectations_check
     assert_eq!(rate_limited, ["ok", "fault:http", "ok"]);
 }
 
-/// A scenario in `dir` whose agent is `sh -c SCRIPT`, over the SDK agent's recording.
-pub fn shell_scenario(dir: &Path, name: &str, script: &str, timeout_s: u64, expect: &str) -> PathBuf {
-    let recording = data().join("sdk-agent.recording.yaml");
-    let script = script.replace('\'', "''");
-    write(
-        dir,
-        &format!("{name}.yaml"),
-        &format!(
-            "name: {name}\nmodel: gpt-4.1\ntask: t\nrecording: {}\nagent:\n  command: [sh, -c, '{script}']\n  timeout_s: {timeout_s}\n  files: {{ notes/a.txt: \"port {{port}}\" }}\nexpect: {expect}\n",
-            recording.display()
-        ),
-    )
-}
-
-#[test]
 fn a_failing_agent_is_agent_error_with_its_exit_code_and_stderr_and_sees_the_base_urls_and_files() {
     let dir = tempfile::tempdir().unwrap();
     let script = r#"test "$OPENAI_BASE_URL" = "$RELOOP_BASE_URL" && test -n "$ANTHROPIC_BASE_URL" && test -n "$OPENAI_API_KEY" || exit 9; echo "$(cat notes/a.txt) at $OPENAI_BASE_URL" >&2; echo "{\"is_error\":true}"; exit 3"#;
@@ -150,7 +138,6 @@ fn lingering_agent(pids: &Path) -> String {
     )
 }
 
-#[test]
 fn an_agent_past_its_timeout_is_killed_with_its_whole_process_group() {
     let dir = tempfile::tempdir().unwrap();
     let pids = dir.path().join("pids");
@@ -170,7 +157,6 @@ fn an_agent_past_its_timeout_is_killed_with_its_whole_process_group() {
     }
 }
 
-#[test]
 fn interrupting_reloop_run_leaves_no_agent_process_behind() {
     let dir = tempfile::tempdir().unwrap();
     let pids = dir.path().join("pids");
@@ -209,7 +195,6 @@ fn interrupt_and_check_none_survive(mut reloop: std::process::Child, agents: &[u
 /// own) and its `/tmp/reloop-agent-*` folder survived a SIGKILL of
 /// `reloop run`. Its keeper learns of the death from the kernel and ends
 /// them all.
-#[test]
 fn sigkilling_reloop_run_leaves_no_agent_process_nor_its_folder_behind() {
     let dir = tempfile::tempdir().unwrap();
     let pids = dir.path().join("pids");
@@ -235,7 +220,6 @@ fn sigkilling_reloop_run_leaves_no_agent_process_nor_its_folder_behind() {
 /// and double-forked children re-parented to PID 1, and they outlived
 /// `run`. `run` is their subreaper now and ends them with the batch; a
 /// process reloop did not start (a sleeper of the test's own) is untouched.
-#[test]
 fn an_agent_that_kills_its_keeper_leaves_no_process_behind_and_nothing_else_is_touched() {
     let dir = tempfile::tempdir().unwrap();
     let pid_file = dir.path().join("escaped");
@@ -263,7 +247,6 @@ fn an_agent_that_kills_its_keeper_leaves_no_process_behind_and_nothing_else_is_t
 /// two API keys. Now an allowlist: planted secrets do not reach it, `HOME`
 /// and the working directory are its workspace, and `pass_env` passes a
 /// named variable on.
-#[test]
 fn a_black_box_agent_sees_only_the_allowlisted_environment() {
     let dir = tempfile::tempdir().unwrap();
     let seen = dir.path().join("env.txt");
@@ -310,7 +293,6 @@ fn preset_scenario(dir: &Path, preset: &str, tool: &str, arguments: &str) -> Pat
     )
 }
 
-#[test]
 fn a_preset_agent_that_is_not_installed_is_skipped_without_failing_the_run() {
     let dir = tempfile::tempdir().unwrap();
     let file = preset_scenario(dir.path(), "opencode", "read", "{ filePath: a }");
@@ -330,7 +312,6 @@ fn a_preset_agent_that_is_not_installed_is_skipped_without_failing_the_run() {
     assert!(junit.contains("failures=\"0\""), "{junit}");
 }
 
-#[test]
 fn a_preset_recording_calling_a_tool_the_agent_lacks_is_bad_input_naming_the_call() {
     let dir = tempfile::tempdir().unwrap();
     let file = preset_scenario(dir.path(), "codex", "shell", "{ command: [ls] }");
@@ -366,32 +347,9 @@ pub fn descendants(pid: u32) -> Vec<u32> {
     found.split_off(1)
 }
 
-/// The folder holding the real agents' programs (`node_modules/.bin` of
-/// the pinned install, docs/black-box.md), or `None`: the test then says
-/// it was skipped. CI sets it after installing them; there a missing
-/// `opencode` fails the test.
-pub fn agents_bin(program: &str) -> Option<PathBuf> {
-    installed_agent("RELOOP_AGENTS_BIN", program)
-}
-
-/// The folder that environment variable `var` names, when it holds
-/// `program`; `None` (skipped, said on stderr) when `var` is unset, and a
-/// failure when it is set but lacks the program.
-pub fn installed_agent(var: &str, program: &str) -> Option<PathBuf> {
-    let dir = std::env::var_os(var).map(PathBuf::from);
-    let found = dir.filter(|dir| dir.join(program).is_file());
-    if found.is_none() {
-        assert!(std::env::var_os(var).is_none(), "{var} has no `{program}`");
-        eprintln!("skipped: set {var} to the folder of the installed agents (docs/black-box.md)");
-    }
-    found
-}
-
-#[test]
-fn interrupting_reloop_run_during_a_real_opencode_run_leaves_none_of_its_processes_behind() {
-    let Some(bin) = agents_bin("opencode") else { return };
+fn interrupting_reloop_run_during_a_real_opencode_run_leaves_none_of_its_processes_behind(bin: &Path) {
     let out = tempfile::tempdir().unwrap();
-    let path = std::env::join_paths(std::iter::once(bin).chain(std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default()))).unwrap();
+    let path = std::env::join_paths(std::iter::once(bin.to_owned()).chain(std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default()))).unwrap();
     let scenario = crate::util::repo().join("scenarios/agents/opencode-doom-loop.yaml");
     let child = spawn_run(&scenario, out.path(), Some(&path));
     // Once opencode runs, give it time to start what it starts (its package
@@ -410,10 +368,9 @@ fn interrupting_reloop_run_during_a_real_opencode_run_leaves_none_of_its_process
 /// Runs bundled scenario `name` with the installed agents on `PATH`
 /// (after `wrappers`, a folder of programs standing in for them, if any);
 /// its steps rows, once it passed. `None` when the agents are not installed.
-fn run_bundled(name: &str, program: &str, wrappers: Option<&Path>) -> Option<Vec<Row>> {
-    let bin = agents_bin(program)?;
+fn run_bundled(name: &str, bin: &Path, wrappers: Option<&Path>) -> Vec<Row> {
     let out = tempfile::tempdir().unwrap();
-    let first = wrappers.map(Path::to_path_buf).into_iter().chain([bin]);
+    let first = wrappers.map(Path::to_path_buf).into_iter().chain([bin.to_owned()]);
     let path = std::env::join_paths(first.chain(std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default()))).unwrap();
     let scenario = crate::util::repo().join(format!("scenarios/agents/{name}.yaml"));
     let output = Command::new(env!("CARGO_BIN_EXE_reloop"))
@@ -423,7 +380,7 @@ fn run_bundled(name: &str, program: &str, wrappers: Option<&Path>) -> Option<Vec
         .output()
         .unwrap();
     assert!(output.status.success(), "{}{}", stdout(&output), stderr(&output));
-    Some(read_rows(&out.path().join("steps.parquet")))
+    read_rows(&out.path().join("steps.parquet"))
 }
 
 /// Codex 0.169 compacts remotely when its provider is named `OpenAI`
@@ -433,9 +390,8 @@ fn run_bundled(name: &str, program: &str, wrappers: Option<&Path>) -> Option<Vec
 /// compaction with its item without consuming an exchange, reads the item
 /// back as the summary, matches the replay against the history it replaced,
 /// and the break that reading makes is in `steps.parquet`, named.
-#[test]
-fn codex_compacts_remotely_mid_task_against_the_mock_and_passes_with_each_compaction_in_its_steps() {
-    let Some(steps) = run_bundled("codex-compaction", "codex", None) else { return };
+fn codex_compacts_remotely_mid_task_against_the_mock_and_passes_with_each_compaction_in_its_steps(bin: &Path) {
+    let steps = run_bundled("codex-compaction", bin, None);
     let purposes: Vec<&str> = steps.iter().map(|row| row["purpose"].as_str()).collect();
     assert!(purposes.contains(&"compaction"), "Codex compacted remotely: {purposes:?}");
     let read_back = steps.iter().find(|row| row["purpose"] == "main" && row["cache_break_by"].starts_with("compaction item read"));
@@ -446,9 +402,8 @@ fn codex_compacts_remotely_mid_task_against_the_mock_and_passes_with_each_compac
 /// With its provider named otherwise, Codex compacts by a summary turn of
 /// its own: answered as auxiliary (its preset's rule), never consuming an
 /// exchange, and the replay goes on without the results it summarized.
-#[test]
-fn codex_compacts_locally_mid_task_against_the_mock_and_passes() {
-    let Some(steps) = run_bundled("codex-compaction-local", "codex", None) else { return };
+fn codex_compacts_locally_mid_task_against_the_mock_and_passes(bin: &Path) {
+    let steps = run_bundled("codex-compaction-local", bin, None);
     let rows: Vec<(&str, &str)> = steps.iter().map(|row| (row["purpose"].as_str(), row["server_result"].as_str())).collect();
     assert_eq!(rows, [("main", "ok"), ("auxiliary", "auxiliary"), ("main", "ok"), ("auxiliary", "auxiliary"), ("main", "ok")]);
 }
@@ -460,11 +415,9 @@ fn codex_compacts_locally_mid_task_against_the_mock_and_passes() {
 /// `pi-context-overflow-against-reloop-mock` was made: a `pi` first on
 /// `PATH` runs the real one, then copies its sessions out of the workspace
 /// (the run removes it).
-#[test]
-fn real_pi_refused_for_the_context_window_writes_a_session_that_imports_as_a_context_overflow() {
-    let Some(bin) = agents_bin("pi") else { return };
+fn real_pi_refused_for_the_context_window_writes_a_session_that_imports_as_a_context_overflow(bin: &Path) {
     let dir = tempfile::tempdir().unwrap();
-    let (steps, session) = run_pi_keeping_its_session("pi-context-overflow", &bin, dir.path());
+    let (steps, session) = run_pi_keeping_its_session("pi-context-overflow", bin, dir.path());
     let results: Vec<&str> = steps.iter().map(|row| row["server_result"].as_str()).collect();
     assert_eq!(results, ["ok", "context_length_exceeded"]);
     let text = std::fs::read_to_string(&session).unwrap();
@@ -488,7 +441,7 @@ fn run_pi_keeping_its_session(name: &str, bin: &Path, dir: &Path) -> (Vec<Row>, 
         format!("#!/bin/sh\n\"{}\" \"$@\"\ncode=$?\ncp -r \"$PI_CODING_AGENT_DIR/sessions\" \"{}\"\nexit $code\n", bin.join("pi").display(), kept.display());
     let wrapper = write(dir, "bin/pi", &script);
     std::fs::set_permissions(&wrapper, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
-    let steps = run_bundled(name, "pi", wrapper.parent()).unwrap();
+    let steps = run_bundled(name, bin, wrapper.parent());
     // pi keeps one session per working directory: `kept/--<cwd>--/<file>.jsonl`.
     let only = |folder: &Path| std::fs::read_dir(folder).unwrap().next().expect("one entry").unwrap().path();
     (steps, only(&only(&kept)))
@@ -500,11 +453,9 @@ fn run_pi_keeping_its_session(name: &str, bin: &Path, dir: &Path) -> (Vec<Row>, 
 /// without consuming an exchange), and its retry, now under the window,
 /// gets the recorded answer. Its session file holds the compaction, with
 /// pi's own count of the prompt before it.
-#[test]
-fn real_pi_compacts_when_the_window_refuses_and_its_retry_gets_the_recorded_answer() {
-    let Some(bin) = agents_bin("pi") else { return };
+fn real_pi_compacts_when_the_window_refuses_and_its_retry_gets_the_recorded_answer(bin: &Path) {
     let dir = tempfile::tempdir().unwrap();
-    let (steps, session) = run_pi_keeping_its_session("pi-compaction-on-overflow", &bin, dir.path());
+    let (steps, session) = run_pi_keeping_its_session("pi-compaction-on-overflow", bin, dir.path());
     let rows: Vec<(&str, &str)> = steps.iter().map(|row| (row["purpose"].as_str(), row["server_result"].as_str())).collect();
     assert_eq!(rows, [("main", "ok"), ("main", "ok"), ("main", "context_length_exceeded"), ("auxiliary", "auxiliary"), ("main", "ok")]);
     let tokens: Vec<u64> = steps.iter().map(|row| row["input_tokens"].parse().unwrap()).collect();
