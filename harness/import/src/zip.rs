@@ -2,10 +2,11 @@
 //!
 //! A small reader over the central directory and `flate2`, not the `zip`
 //! crate: `.eval` files are written by Python's `zipfile` with `deflate`
-//! (or `stored`) entries only, which is all this needs, and flate2 is a
-//! dependency already (cassette bodies). The `zip` crate would bring its
-//! own feature set (encryption, bzip2, zstd, time) to audit for the one
-//! path that matters here, the bound on what is inflated.
+//! (or `stored`) entries, and by inspect_ai since 2026 with zstd ones,
+//! which is all this needs; flate2 is a dependency already (cassette
+//! bodies) and ruzstd has none. The `zip` crate would bring its own feature
+//! set (encryption, bzip2, time) to audit for the one path that matters
+//! here, the bound on what is inflated.
 //!
 //! The bound: the archive itself was read within `RELOOP_MAX_INPUT_BYTES`,
 //! and the entries inflated from it share one budget of that size too, so
@@ -129,19 +130,13 @@ impl<'b> Archive<'b> {
             usize::try_from(entry.compressed).ok().and_then(|len| self.bytes.get(start..start.checked_add(len)?)).ok_or_else(|| refuse("cut off".into()))?;
         let out = match entry.method {
             0 => data.to_vec(),
-            8 => {
-                // At most one byte more than the entry claims: a lying size
-                // is caught without inflating past the budget.
-                let mut out = Vec::with_capacity(usize::try_from(entry.size).unwrap_or(0));
-                flate2::read::DeflateDecoder::new(data)
-                    .take(entry.size + 1)
-                    .read_to_end(&mut out)
-                    .map_err(|e| refuse(format!("not valid deflate data: {e}")))?;
-                out
+            8 => bounded(flate2::read::DeflateDecoder::new(data), entry.size).map_err(|e| refuse(format!("not valid deflate data: {e}")))?,
+            // Inspect AI writes zstd entries since 2026 (`_util/zipfile.py`).
+            93 => {
+                let decoder = ruzstd::decoding::StreamingDecoder::new(data).map_err(|e| refuse(format!("not valid zstd data: {e}")))?;
+                bounded(decoder, entry.size).map_err(|e| refuse(format!("not valid zstd data: {e}")))?
             }
-            // Inspect AI writes zstd entries since 2026 (`_util/zipfile.py`): no zstd decoder is a dependency yet.
-            93 => return Err(refuse("zstd-compressed (newer inspect_ai releases write so), which reloop does not read yet: `inspect log convert FILE --to json` writes the same log as `.json`, which it does".into())),
-            method => return Err(refuse(format!("compression method {method} (only stored and deflate are read)"))),
+            method => return Err(refuse(format!("compression method {method} (only stored, deflate and zstd are read)"))),
         };
         if out.len() as u64 != entry.size {
             return Err(refuse(format!("inflates to {} bytes or more, not the {} its directory entry says", out.len(), entry.size)));
@@ -154,6 +149,14 @@ impl<'b> Archive<'b> {
         self.budget -= entry.size;
         Ok(out)
     }
+}
+
+/// What `decoder` inflates, at most one byte more than the `size` the
+/// entry claims: a lying size is caught without inflating past the budget.
+fn bounded(decoder: impl std::io::Read, size: u64) -> std::io::Result<Vec<u8>> {
+    let mut out = Vec::with_capacity(usize::try_from(size).unwrap_or(0));
+    decoder.take(size + 1).read_to_end(&mut out)?;
+    Ok(out)
 }
 
 #[cfg(test)]
