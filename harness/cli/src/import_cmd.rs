@@ -13,8 +13,8 @@ use reloop_import::{
     ConvertOptions, Format, ImportError, PresetTool, convert, import_file_names, read_input, read_session, read_tools, recording_file_name, scenario_name,
     skeleton_scenario, write_files, write_yaml,
 };
-use reloop_mock::record::Redaction;
-use reloop_mock::recording::ReplayMode;
+use reloop_recording::ReplayMode;
+use reloop_recording::capture::Redaction;
 
 use crate::app::{ImportArgs, ImportFormat};
 use crate::exit_code;
