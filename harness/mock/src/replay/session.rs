@@ -28,8 +28,34 @@ use reloop_recording::{Exchange, Purpose, RecordedUsage, Recording, ReplayMode, 
 /// (`crate::replay::provider_context`): no exchange consumed.
 pub const COMPACTION_RESULT: &str = "compaction";
 
+/// One request as a session takes it ([`Session::handle`]): the prompt, the
+/// cache model (and breakpoints) its wire format implies, what the
+/// provider's context management made of it, and, when it went live, the
+/// upstream's answer.
+#[derive(Debug)]
+pub struct ReplayRequest<'a> {
+    /// The prompt as the client sent it.
+    pub prompt: &'a Prompt,
+    /// The cache model of the request's format.
+    pub caching: &'a Caching,
+    /// What the provider's context management made of it.
+    pub managed: Managed<'a>,
+    /// What the upstream answered live (redacted): counted, cached and
+    /// rendered as a recorded exchange would be, so a replay of the
+    /// re-recording serves the client the same reply.
+    pub live: Option<Exchange>,
+}
+
+impl<'a> ReplayRequest<'a> {
+    /// `prompt` with OpenAI's automatic caching, no context management,
+    /// answered from the recording.
+    pub fn new(prompt: &'a Prompt) -> Self {
+        Self { prompt, caching: &Caching::Automatic, managed: Managed::default(), live: None }
+    }
+}
+
 /// What the provider's context management made of a request
-/// (`crate::replay::provider_context`), for [`Session::handle_managed`].
+/// (`crate::replay::provider_context`), for [`ReplayRequest::managed`].
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Managed<'a> {
     /// What it did, for the request's record (`RequestRecord::server_edit`).
@@ -244,7 +270,7 @@ impl Session {
     /// every request, `--fork-at N` each main request once `N` exchanges
     /// were replayed, and `new` a request the recording would refuse as a
     /// divergence (a retry of an answered request, or an auxiliary one,
-    /// stays replayed, as [`Session::handle_cached`] would answer it).
+    /// stays replayed, as [`Session::handle`] would answer it).
     pub fn goes_live(&self, request: &Prompt, caching: &Caching, trigger: Trigger) -> bool {
         let renamed = self.lock().served_calls.with_served_ids(request);
         let request = renamed.as_ref().unwrap_or(request);
@@ -325,36 +351,12 @@ impl Session {
         self.state.lock().expect("session state poisoned")
     }
 
-    /// Answers one request, in whatever format it came, from the recording:
-    /// counts it (new messages only), then runs the stages of
-    /// [`crate::replay::stages`] and logs what happened.
-    pub fn handle(&self, request: &Prompt) -> Reply {
-        self.handle_cached(request, &Caching::Automatic)
-    }
-
-    /// As [`Session::handle`], with the cache model (and breakpoints) the
-    /// request's wire format implies.
-    pub fn handle_cached(&self, request: &Prompt, caching: &Caching) -> Reply {
-        self.handle_managed(request, caching, Managed::default())
-    }
-
-    /// As [`Session::handle_cached`], for a prompt the provider's context
-    /// management made (`crate::replay::provider_context`): counted, cached and
-    /// priced as `request`, matched against the recording as `managed`'s
-    /// history, answered with its compaction when it has one.
-    pub fn handle_managed(&self, request: &Prompt, caching: &Caching, managed: Managed<'_>) -> Reply {
-        self.handle_with(request, caching, managed, None)
-    }
-
-    /// As [`Session::handle_cached`], answered with `exchange`, what the
-    /// upstream answered live (redacted): counted, cached and rendered as
-    /// a recorded one would be, so a replay of the re-recording serves the
-    /// client the same reply.
-    pub fn handle_live(&self, request: &Prompt, caching: &Caching, exchange: Exchange) -> Reply {
-        self.handle_with(request, caching, Managed::default(), Some(exchange))
-    }
-
-    fn handle_with(&self, request: &Prompt, caching: &Caching, managed: Managed<'_>, live: Option<Exchange>) -> Reply {
+    /// Answers one request, in whatever format it came: counts it (new
+    /// messages only) and prices it as its prompt, matches it against the
+    /// recording as its managed history when it has one, then runs the
+    /// stages of [`crate::replay::stages`] (or answers with its compaction,
+    /// or with the live exchange) and logs what happened.
+    pub fn handle(&self, ReplayRequest { prompt: request, caching, managed, live }: ReplayRequest<'_>) -> Reply {
         let renamed = self.lock().served_calls.with_served_ids(request);
         let request = renamed.as_ref().unwrap_or(request);
         let history = managed.history.map(|history| self.lock().served_calls.with_served_ids(history).unwrap_or_else(|| history.clone()));
@@ -394,10 +396,11 @@ impl Session {
             server_edit: managed.note.map(str::to_owned),
             live: live.is_some(),
         };
-        let served = match managed.compaction {
-            Some(summary) => stages::admit(self.config.context_window, count.total)
+        let served = match (managed.compaction, live) {
+            (Some(summary), _) => stages::admit(self.config.context_window, count.total)
                 .map(|()| self.compaction_reply(&mut state, (request, caching), &count, summary, &mut record)),
-            None => self.serve(&mut state, (request, caching), matched, &count, fingerprint, &mut record, live),
+            (None, Some(exchange)) => self.serve_live(&mut state, (request, caching), &count, fingerprint, &mut record, exchange),
+            (None, None) => self.serve(&mut state, (request, caching), matched, &count, fingerprint, &mut record),
         };
         let reply = match served {
             Ok(reply) => reply,
@@ -412,6 +415,31 @@ impl Session {
         reply
     }
 
+    /// Admit: the request's breakpoints and its size against the window.
+    fn admit(&self, caching: &Caching, count: &PromptCount) -> Result<(), Rejection> {
+        stages::admit_breakpoints(caching)?;
+        stages::admit(self.config.context_window, count.total)
+    }
+
+    /// The stages after counting for what the upstream answered live: admit,
+    /// then render and account `exchange`, numbered on from the recording's.
+    fn serve_live(
+        &self,
+        state: &mut SessionState,
+        (request, caching): (&Prompt, &Caching),
+        count: &PromptCount,
+        fingerprint: u64,
+        record: &mut RequestRecord,
+        exchange: Exchange,
+    ) -> Result<Reply, Rejection> {
+        self.admit(caching, count)?;
+        let exchange_index = self.config.recording.exchanges.len() + state.live.len();
+        state.live_from.get_or_insert(record.index);
+        let reply = self.reply_with(state, (request, caching), count, fingerprint, record, (self.purpose_of(request), exchange_index, &exchange));
+        state.live.push(exchange);
+        reply
+    }
+
     /// The stages after counting: admit, match, render, fault, account.
     fn serve(
         &self,
@@ -421,18 +449,8 @@ impl Session {
         count: &PromptCount,
         fingerprint: u64,
         record: &mut RequestRecord,
-        live: Option<Exchange>,
     ) -> Result<Reply, Rejection> {
-        stages::admit_breakpoints(caching)?;
-        stages::admit(self.config.context_window, count.total)?;
-        if let Some(exchange) = live {
-            // Live exchanges are numbered on from the recording's.
-            let exchange_index = self.config.recording.exchanges.len() + state.live.len();
-            state.live_from.get_or_insert(record.index);
-            let reply = self.reply_with(state, (request, caching), count, fingerprint, record, (self.purpose_of(request), exchange_index, &exchange));
-            state.live.push(exchange);
-            return reply;
-        }
+        self.admit(caching, count)?;
         let purpose = self.purpose_of(request);
         let next = self.next_exchange(state, purpose).map(|i| &self.config.recording.exchanges[i]);
         let recovering = purpose == Purpose::Main && state.recovery.is_side_request(request, count);

@@ -16,8 +16,8 @@ use bytes::Bytes;
 use reloop_wire::Format;
 use serde_json::Value;
 
-pub use redact::{REDACTED, Redaction, SECRET_HEADERS};
-pub use secrets::InjectedSecrets;
+pub use redact::{Redaction, SECRET_HEADERS};
+pub use secrets::{InjectedSecrets, REDACTED};
 pub use shown::{path_shown, url_shown};
 
 use crate::from_wire::{FromWireError, WireResponse, exchange_from_wire};

@@ -9,7 +9,7 @@ use std::hash::BuildHasher as _;
 use regex::Regex;
 use serde_json::Value;
 
-use super::secrets::InjectedSecrets;
+use super::secrets::{InjectedSecrets, REDACTED};
 use crate::Exchange;
 
 /// Headers that carry credentials or account identities, always stripped.
@@ -25,9 +25,6 @@ pub const SECRET_HEADERS: [&str; 10] = [
     "openai-project",
     "anthropic-organization-id",
 ];
-
-/// The text a body match is replaced with.
-pub const REDACTED: &str = "[REDACTED]";
 
 /// The header names and body patterns to strip.
 #[derive(Debug, Clone)]

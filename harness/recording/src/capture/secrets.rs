@@ -16,7 +16,8 @@ use std::borrow::Cow;
 use regex::Regex;
 use reloop_wire::Format;
 
-use super::redact::REDACTED;
+/// The text a body match, and every spelling of a key, is replaced with.
+pub const REDACTED: &str = "[REDACTED]";
 
 /// The environment variables live calls take their keys from, one per API
 /// family (none set: no key is sent, as a local server wants).
