@@ -5,8 +5,8 @@
 //! ([`api_errors`]).
 
 mod answer;
-pub(crate) mod api_errors;
-pub(crate) mod body_timeout;
+mod api_errors;
+mod body_timeout;
 mod call;
 pub mod connections;
 mod count;
@@ -15,7 +15,7 @@ mod factories;
 pub mod json_log;
 pub mod live;
 mod mock_server;
-pub(crate) mod raw_reply;
+mod raw_reply;
 pub mod record;
 mod registry;
 mod respond;

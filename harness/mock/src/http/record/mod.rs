@@ -4,8 +4,8 @@
 //! `reloop_recording::capture` turns into a redacted v2 exchange.
 //! `reloop record` and `reloop serve --capture` both run on it.
 
-pub mod proxy;
-pub mod upstream_base;
+pub(crate) mod proxy;
+mod upstream_base;
 
 pub use proxy::RecordProxy;
 pub use upstream_base::UpstreamBase;
