@@ -1,7 +1,7 @@
 //! Writes o200k_base's vocabulary in a form the mock uses without parsing
-//! (`src/tokens/ranks.rs`): the tokens' bytes end to end, each token's start
+//! (`src/replay/tokens/ranks.rs`): the tokens' bytes end to end, each token's start
 //! offset, and an open-addressing table of token ids by hash of their bytes
-//! (`src/tokens/rank_hash.rs`), all little-endian, for `include_bytes!`.
+//! (`src/replay/tokens/rank_hash.rs`), all little-endian, for `include_bytes!`.
 //! Loading `bpe-openai`'s own tables at run time costs about 350 M
 //! instructions and 50 MB per process; these cost nothing until a page of
 //! them is touched. The vocabulary is `bpe-openai`'s, so the ids (o200k's
@@ -9,7 +9,7 @@
 
 use std::path::Path;
 
-#[path = "src/tokens/rank_hash.rs"]
+#[path = "src/replay/tokens/rank_hash.rs"]
 mod rank_hash;
 
 fn main() {
@@ -38,5 +38,5 @@ fn main() {
         std::fs::write(Path::new(&out).join(name), bytes).expect("the build script writes to OUT_DIR");
     }
     println!("cargo::rerun-if-changed=build.rs");
-    println!("cargo::rerun-if-changed=src/tokens/rank_hash.rs");
+    println!("cargo::rerun-if-changed=src/replay/tokens/rank_hash.rs");
 }

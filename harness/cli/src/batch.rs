@@ -23,7 +23,7 @@ use crate::app::{BatchArgs, LiveArgs, RecordModeArg};
 use crate::{exit_code, junit};
 use reloop_eval::scenario::LiveSettings;
 use reloop_mock::live::{Trigger, Upstream};
-use reloop_mock::record::Redaction;
+use reloop_recording::capture::Redaction;
 
 /// How often, at most, finished runs are checkpointed while a long batch
 /// goes on, so that a crash loses at most this much work.

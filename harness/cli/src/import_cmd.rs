@@ -13,8 +13,8 @@ use reloop_import::{
     ConvertOptions, Format, ImportError, NamedSession, PresetTool, convert, import_file_names, name_of, read_input, read_sessions, read_tools,
     recording_file_name, scenario_name, skeleton_scenario, write_files, write_yaml,
 };
-use reloop_mock::record::Redaction;
-use reloop_mock::recording::ReplayMode;
+use reloop_recording::ReplayMode;
+use reloop_recording::capture::Redaction;
 
 use crate::app::{ImportArgs, ImportFormat};
 use crate::exit_code;

@@ -6,7 +6,8 @@
 use std::time::Duration;
 
 use reloop_import::capture_writer::{CaptureWriter, Target};
-use reloop_mock::record::{Observed, RecordProxy, Redaction, UpstreamBase, url_shown};
+use reloop_mock::record::{RecordProxy, UpstreamBase};
+use reloop_recording::capture::{Observed, Redaction, url_shown};
 use tokio::sync::mpsc;
 
 use crate::app::RecordArgs;

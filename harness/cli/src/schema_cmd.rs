@@ -6,7 +6,7 @@
 
 use reloop_agent::context::plugin::protocol::ProtocolLine;
 use reloop_eval::scenario::ScenarioSpec;
-use reloop_mock::Recording;
+use reloop_recording::Recording;
 use reloop_report::gates::GateSet;
 use schemars::JsonSchema;
 use schemars::generate::SchemaSettings;

@@ -9,18 +9,19 @@ use std::sync::Arc;
 
 use std::time::Duration;
 
-use reloop_mock::server::RUN_SEPARATOR;
 use reloop_mock::{
     ConnectionLimits, MockServer, NoPacer, Pacer, RealPacer, Recording, Registry, SessionFactory, SessionLimits, recording_factory, scenario_factory,
 };
 
 use reloop_mock::json_log::JsonLog;
-use reloop_mock::recording::{Exchange, ReplayMode, ReplyUsage};
+use reloop_recording::{Exchange, ReplayMode, ReplyUsage};
 
 use reloop_eval::InputError;
-use reloop_files::kind::{FileKind, Skipped, files_below, session_name};
+use reloop_files::kind::{FileKind, Skipped, files_below};
 use reloop_import::capture_writer::{CaptureWriter, Target};
-use reloop_mock::record::{RecordProxy, Redaction, UpstreamBase};
+use reloop_mock::record::{RecordProxy, UpstreamBase};
+use reloop_recording::capture::Redaction;
+use reloop_recording::session_path;
 
 use crate::app::ServeArgs;
 use crate::exit_code;
@@ -199,10 +200,7 @@ fn scenarios_factory(args: &ServeArgs, scenarios: Vec<reloop_eval::ScenarioFile>
     if served.len() == 1 {
         return served.drain().map(|(_, factory)| factory).next().expect("one scenario");
     }
-    Box::new(move |name: &str| {
-        let stem = name.split_once(RUN_SEPARATOR).map_or(name, |(scenario, _)| scenario);
-        served.get(stem).and_then(|factory| factory(name))
-    })
+    Box::new(move |name: &str| served.get(session_path::recording_of(name)).and_then(|factory| factory(name)))
 }
 
 /// Recordings by session name.
@@ -226,7 +224,7 @@ fn load_recordings(path: &Path) -> Result<(Recordings, Option<Skipped>), Vec<Inp
     for file in files {
         match reloop_eval::yaml::load_checked::<Recording>(&file, reloop_eval::validate_settings::check_recording) {
             Ok(recording) => {
-                let name = session_name(&file);
+                let name = session_path::of_file(&file);
                 if recordings.insert(name.clone(), recording).is_some() {
                     errors.push(InputError::file(&file, format!("session `{name}` is already served from another file of {}", path.display())));
                 }

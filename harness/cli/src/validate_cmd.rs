@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use reloop_eval::references;
 use reloop_eval::{InputError, Scenario};
 use reloop_files::kind::is_recording;
-use reloop_mock::Recording;
+use reloop_recording::Recording;
 use reloop_report::gates::GateSet;
 
 use crate::app::ValidateArgs;

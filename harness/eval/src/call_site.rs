@@ -4,7 +4,7 @@
 
 use std::path::Path;
 
-use reloop_mock::recording::{Exchange, Part, ToolCallPart};
+use reloop_recording::{Exchange, Part, ToolCallPart};
 
 use crate::yaml::InputError;
 use reloop_files::yaml_locate::{locate, locate_exact};

@@ -207,7 +207,12 @@ mod tests {
 
     /// Sends `messages` as the loop's call, logged by the server.
     fn send(state: &mut LoopState, session: &Session, messages: &[Message]) {
-        session.handle(&Prompt { system: Some(SYSTEM.into()), messages: messages.to_vec(), model: "m".into(), ..Prompt::default() });
+        session.handle(reloop_mock::ReplayRequest::new(&Prompt {
+            system: Some(SYSTEM.into()),
+            messages: messages.to_vec(),
+            model: "m".into(),
+            ..Prompt::default()
+        }));
         state.calls.push(CallRecord {
             step: state.calls.len() as u32,
             purpose: CallPurpose::Main,

@@ -5,7 +5,7 @@
 //! only the server's counts of them tell what it would have cost.
 
 use reloop_agent::price_table::{self, PricedUsage};
-use reloop_mock::recording::{Exchange, Purpose};
+use reloop_recording::{Exchange, Purpose};
 use reloop_wire::Usage;
 
 use crate::result::{CostSource, StepRow};

@@ -49,13 +49,13 @@ fn max_body_bytes(context_window: u64) -> usize {
 
 /// The scenario's recording, with its agent preset's side-request rules
 /// added to its `auxiliary:` list (after the recording's own, which win).
-fn with_preset_auxiliary(scenario: &Scenario) -> Arc<reloop_mock::Recording> {
+fn with_preset_auxiliary(scenario: &Scenario) -> Arc<reloop_recording::Recording> {
     let rules = scenario.spec.agent.as_ref().and_then(|agent| agent.preset).map_or(&[][..], |preset| preset.launch().auxiliary);
     if rules.is_empty() {
         return Arc::clone(&scenario.recording);
     }
     let mut recording = (*scenario.recording).clone();
-    let answers = rules.iter().map(|(when, text)| reloop_mock::recording::AuxiliaryAnswer { when: Some((*when).to_owned()), text: (*text).to_owned() });
+    let answers = rules.iter().map(|(when, text)| reloop_recording::AuxiliaryAnswer { when: Some((*when).to_owned()), text: (*text).to_owned() });
     recording.auxiliary.extend(answers);
     Arc::new(recording)
 }

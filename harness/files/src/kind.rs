@@ -11,7 +11,7 @@
 use std::fmt;
 use std::path::{Path, PathBuf};
 
-use reloop_mock::recording::{FORMAT_V1, FORMAT_V2};
+use reloop_recording::{FORMAT_V1, FORMAT_V2};
 use serde_saphyr::granit_parser::{Event, Parser};
 
 use crate::input_error::InputError;
@@ -142,13 +142,6 @@ fn yaml_files_below(dir: &Path, recursive: bool, found: &mut Vec<PathBuf>) -> Re
     Ok(())
 }
 
-/// The session name of a recording file: its stem without `.recording`
-/// (`NAME.recording.yaml` and `NAME.yaml` both serve as `NAME`).
-pub fn session_name(path: &Path) -> String {
-    let stem = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
-    stem.strip_suffix(".recording").filter(|name| !name.is_empty()).map_or_else(|| stem.clone(), str::to_owned)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -211,12 +204,5 @@ mod tests {
             files_below(&dir.path().join("rec"), FileKind::Recording, false).unwrap(),
             (vec![dir.path().join("rec/a.recording.yaml"), dir.path().join("rec/old.yml")], None)
         );
-    }
-
-    #[test]
-    fn a_session_is_named_without_recording() {
-        assert_eq!(session_name(Path::new("d/c1-chat.recording.yaml")), "c1-chat");
-        assert_eq!(session_name(Path::new("d/gpt-4.1-answer.yaml")), "gpt-4.1-answer");
-        assert_eq!(session_name(Path::new("d/.recording.yaml")), ".recording");
     }
 }

@@ -1,6 +1,6 @@
 //! reloop's own files, in one crate that every reader and writer of them
 //! depends on: the scenario types, which read and write scenarios and give
-//! their JSON Schema ([`scenario`]; the recording model is `reloop_mock`'s),
+//! their JSON Schema ([`scenario`]; the recording model is `reloop_recording`'s),
 //! the YAML loader whose errors name file, line and field ([`yaml`]), the
 //! checks every input file passes before it is read ([`input_file`]), the
 //! range checks run once a file parses ([`validate_settings`]), telling a

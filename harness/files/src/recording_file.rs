@@ -6,7 +6,7 @@
 use std::io::{self, Write};
 use std::path::Path;
 
-use reloop_mock::Recording;
+use reloop_recording::Recording;
 
 use crate::atomic_file::write_atomically;
 

@@ -7,8 +7,8 @@
 use reloop_agent::LoopSettings;
 use reloop_agent::context::native::{NATIVE_WIRES, has_native};
 use reloop_agent::context::{StrategyName, StrategySpec};
-use reloop_mock::Recording;
-use reloop_mock::fault::MAX_VIRTUAL_SECS;
+use reloop_recording::Recording;
+use reloop_recording::fault::MAX_VIRTUAL_SECS;
 
 use crate::input_error::RangeError;
 use crate::scenario::spec::{Bounds, Ending, ScenarioSpec, WireChoice};

@@ -1,5 +1,6 @@
 //! Inputs for the fuzz targets in `tests/targets.rs`: valid wire traffic
-//! rendered by the mock from generated turns, then damaged the way a
+//! encoded by the wire codec (the encoder the mock serves with) from
+//! generated turns, then damaged the way a
 //! hostile or broken peer would (numbers swapped for extreme ones, bytes
 //! cut, flipped or inserted, frames dropped or repeated). Starting from
 //! valid traffic reaches deep into the decoders, where random bytes alone
@@ -12,9 +13,8 @@
 //! named test beside the code it broke.
 
 use proptest::prelude::*;
-use reloop_mock::render::answer;
 use reloop_wire::codec::{encode_reply, encode_reply_stream};
-use reloop_wire::reply::ReplyMeta;
+use reloop_wire::reply::{Reply, ReplyMeta};
 use reloop_wire::{FinishReason, Format, ModelTurn, ToolCall, Usage};
 
 /// Numbers that break careless arithmetic.
@@ -43,18 +43,33 @@ pub fn turn() -> impl Strategy<Value = ModelTurn> {
         })
 }
 
+/// The neutral reply of `turn` alone, as the mock answers a turn with no
+/// recorded exchange behind it: its text, then its calls, with its usage.
+fn reply(turn: &ModelTurn) -> Reply {
+    Reply {
+        parts: reloop_wire::parts::of_turn(turn),
+        finish_reason: turn.finish_reason.clone(),
+        usage: turn.usage.unwrap_or_default(),
+        wire_usage: None,
+        no_usage: false,
+        ids: Default::default(),
+        generated_call_ids: Vec::new(),
+        extra: None,
+    }
+}
+
 fn meta() -> ReplyMeta {
     ReplyMeta { request_index: 0, model: "fuzz".into(), include_usage: true, tools: Vec::new() }
 }
 
 /// The SSE frames the mock sends for `turn` in `format`.
 pub fn stream_frames(format: Format, turn: &ModelTurn) -> Vec<String> {
-    encode_reply_stream(format, &answer(turn, None, false), &meta())
+    encode_reply_stream(format, &reply(turn), &meta())
 }
 
 /// The whole (non-streamed) response body for `turn` in `format`.
 pub fn complete_body(format: Format, turn: &ModelTurn) -> String {
-    encode_reply(format, &answer(turn, None, false), &meta())
+    encode_reply(format, &reply(turn), &meta())
 }
 
 /// One way to damage a text.

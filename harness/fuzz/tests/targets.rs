@@ -103,7 +103,9 @@ fn load_target(dir: &Path, scenario: &[u8], recording: &[u8]) {
     if let Ok(scenario) = Scenario::load(&dir.join("s.yaml")) {
         // What the run derives from the settings at once.
         let _ = scenario.spec.loop_settings.stream_idle_timeout();
-        let _ = reloop_mock::fault::FaultPlan::new(&scenario.spec.faults);
+        for fault in &scenario.spec.faults {
+            let _ = fault.fault();
+        }
         for (i, exchange) in scenario.recording.exchanges.iter().enumerate() {
             let _ = exchange.to_turn(i);
         }

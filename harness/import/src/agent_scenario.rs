@@ -8,7 +8,7 @@ use reloop_agent::Outcome;
 use reloop_files::agent_presets::AgentPreset;
 use reloop_files::scenario::agent::AgentSpec;
 use reloop_files::scenario::spec::{Expectations, ScenarioSpec};
-use reloop_mock::Recording;
+use reloop_recording::Recording;
 
 /// The preset of the agent that sent the recording's first request, and
 /// the scenario running it on the recording (`skeleton`'s name, model,

@@ -8,9 +8,9 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 use reloop_files::recording_file::{to_yaml, write_recording};
-use reloop_mock::Recording;
-use reloop_mock::json_log::file_stem_of;
-use reloop_mock::record::{Observed, Redaction, exchange_of, path_shown, session_of};
+use reloop_recording::Recording;
+use reloop_recording::capture::{Observed, Redaction, exchange_of, path_shown};
+use reloop_recording::session_path::{file_stem_of, session_named};
 
 use crate::{ImportError, recording_file_name, skeleton_of_request, skeleton_scenario, write_yaml};
 
@@ -126,9 +126,7 @@ impl SessionFiles {
         let name = match &self.target {
             Target::Prefix(prefix) => split_prefix(prefix).1,
             // The name as the server decoded it, encoded once for the file.
-            Target::PerSession(_) => {
-                file_stem_of(&session_of(&observed.path).map_or_else(|| reloop_mock::DEFAULT_SESSION.to_owned(), reloop_mock::session_name::decoded))
-            }
+            Target::PerSession(_) => file_stem_of(&session_named(&observed.path)),
         };
         let recording = self.recordings.entry(name.clone()).or_insert_with(|| Recording { redacted: self.redaction.describe(), ..Recording::default() });
         let raw_dropped = exchange.raw.is_none();

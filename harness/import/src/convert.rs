@@ -10,7 +10,7 @@ use reloop_files::scenario::spec::{Ending, Expectations, RecordedCompaction, Sce
 use reloop_wire::Format;
 use serde_json::Value;
 
-use reloop_mock::recording::{self as v2, Exchange, Part, Purpose, Recording, ToolCallPart};
+use reloop_recording::{self as v2, Exchange, Part, Purpose, Recording, ToolCallPart};
 
 use crate::fixture_answers::{declared, push_recorded, push_unmatched};
 use crate::report::ImportReport;

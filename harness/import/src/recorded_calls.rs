@@ -7,7 +7,7 @@
 
 use std::collections::HashMap;
 
-use reloop_mock::recording::{Arguments, Part, RecordedRequest, Recording};
+use reloop_recording::{Arguments, Part, RecordedRequest, Recording};
 use reloop_wire::{Message, Prompt, codec};
 use serde_json::Value;
 

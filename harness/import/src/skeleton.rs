@@ -10,7 +10,7 @@ use std::collections::BTreeMap;
 use reloop_agent::LoopSettings;
 use reloop_files::presets::PresetTool;
 use reloop_files::scenario::spec::{ScenarioSpec, ToolFixture, WireChoice};
-use reloop_mock::recording::Recording;
+use reloop_recording::Recording;
 use reloop_wire::{Format, Message, Prompt, codec};
 use serde_json::Value;
 

@@ -1,6 +1,6 @@
 //! vcrpy cassettes (`version: 1` YAML): each interaction's recorded
 //! response becomes a v2 exchange with its neutral parts and its raw bytes
-//! (`reloop_mock::recording::from_wire`), its request kept for divergence
+//! (`reloop_recording::from_wire`), its request kept for divergence
 //! matching; the first request gives the scenario skeleton. Bodies come as
 //! plain or double-quoted scalars, or `!!binary` (base64 of the gzip bytes
 //! when the response says `Content-Encoding: gzip`). Credentials a
@@ -17,12 +17,12 @@
 use std::io::Read as _;
 
 use base64::Engine as _;
-use reloop_mock::FaultSpec;
-use reloop_mock::fault::HttpFault;
-use reloop_mock::record::capture::api_of;
-use reloop_mock::record::{Redaction, redacted_exchange};
-use reloop_mock::recording::from_wire::WireResponse;
-use reloop_mock::recording::{Exchange, RecordedRequest, Recording};
+use reloop_recording::capture::api_of;
+use reloop_recording::capture::{Redaction, redacted_exchange};
+use reloop_recording::fault::FaultSpec;
+use reloop_recording::fault::HttpFault;
+use reloop_recording::from_wire::WireResponse;
+use reloop_recording::{Exchange, RecordedRequest, Recording};
 use serde::Deserialize;
 use serde_json::Value;
 

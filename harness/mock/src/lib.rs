@@ -1,47 +1,31 @@
 //! The mock provider (`docs/architecture.md`): a real HTTP server on loopback that
 //! speaks the providers' APIs and answers from a [`Recording`].
 //!
-//! [`MockServer`] serves many [`Session`]s at once, one per run, addressed by
-//! path prefix. A session counts every prompt it receives with a real BPE
-//! tokenizer ([`tokens`]), simulates the provider's prompt cache
-//! ([`cache_sim`]), enforces the context window with the provider's own error
-//! body, and refuses requests the recording cannot answer as a
-//! [`Divergence`]: it never guesses.
+//! Two layers. [`replay`] is the provider without a network: a
+//! [`Session`] takes one decoded request and answers it from the recording,
+//! counting every prompt with a real BPE tokenizer ([`tokens`]), simulating
+//! the provider's prompt cache and its context management, enforcing the
+//! context window and refusing requests the recording cannot answer as a
+//! [`Divergence`]: it never guesses. [`http`] puts it on the wire:
+//! [`MockServer`] serves many sessions at once, one per run, addressed by
+//! path prefix (`reloop_recording::session_path`), and forwards calls live or
+//! records a proxy's traffic. The replay layer imports nothing of the HTTP
+//! one, nor axum, hyper or reqwest.
+//!
+//! The modules other crates read are re-exported here; the rest is private.
 
-pub mod anthropic_cache;
-pub mod api_errors;
-pub mod auxiliary;
-mod body_timeout;
-pub mod cache_explain;
-pub mod cache_sim;
-pub mod call_ids;
-pub mod connections;
-pub mod divergence;
-pub mod fault;
-pub mod json_log;
-pub mod live;
-pub mod pacing;
-pub mod provider_context;
-pub mod provider_tokens;
-pub mod raw_reply;
-pub mod record;
-pub mod recording;
-pub mod recovery;
-pub mod render;
-pub mod sent;
-pub mod server;
-pub mod session;
-pub mod session_name;
-pub mod stages;
-pub mod stream_plan;
-pub mod tokens;
-pub mod tool_results;
+mod http;
+mod replay;
+
+pub use http::{connections, json_log, live, record};
+pub use replay::{auxiliary, cache_explain, pacing, sent, session, tokens, tool_results};
 
 pub use connections::ConnectionLimits;
-pub use divergence::Divergence;
-pub use fault::{Fault, FaultSpec};
+pub use http::{MockServer, Registry, SessionFactory, SessionLimits, SessionRefusal, recording_factory, scenario_factory};
 pub use pacing::{NoPacer, Pacer, RealPacer};
-pub use recording::Recording;
-pub use server::{DEFAULT_SESSION, MockServer, Registry, SessionFactory, SessionLimits, SessionRefusal, recording_factory, scenario_factory};
-pub use session::{RequestRecord, Session, SessionConfig};
+pub use reloop_recording::Recording;
+pub use reloop_recording::fault::{Fault, FaultSpec};
+pub use reloop_recording::session_path::DEFAULT_SESSION;
+pub use replay::divergence::Divergence;
+pub use session::{ReplayRequest, RequestRecord, Session, SessionConfig};
 pub use tokens::TokenCounter;

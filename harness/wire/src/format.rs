@@ -61,6 +61,21 @@ impl Format {
         }
     }
 
+    /// The environment variable the official SDKs read this API's key from.
+    pub fn api_key_variable(self) -> &'static str {
+        match self {
+            Self::OpenaiChat | Self::OpenaiResponses => "OPENAI_API_KEY",
+            Self::Anthropic => "ANTHROPIC_API_KEY",
+            Self::Gemini => "GEMINI_API_KEY",
+        }
+    }
+
+    /// Whether a request names its model in the body (`"model": …`); Gemini
+    /// names it in the path instead.
+    pub fn model_in_body(self) -> bool {
+        self != Self::Gemini
+    }
+
     /// The path below the base URL a client posts a call of `model` to.
     pub fn endpoint(self, model: &str, stream: bool) -> String {
         match self {

@@ -5,8 +5,8 @@
 
 use std::path::Path;
 
-use reloop_mock::Recording;
-use reloop_mock::recording::from_wire::{WireResponse, exchange_from_wire};
+use reloop_recording::Recording;
+use reloop_recording::from_wire::{WireResponse, exchange_from_wire};
 use reloop_wire::Format;
 
 use crate::util::{Serve, post, repo};

@@ -16,7 +16,7 @@ use std::collections::{HashMap, HashSet};
 use reloop_agent::LoopState;
 use reloop_agent::doom_loop::canonical_arguments;
 use reloop_files::scenario::spec::{MECHANICAL_SUMMARY_PREFIX, RecordedCompaction};
-use reloop_mock::recording::{Exchange, Purpose};
+use reloop_recording::{Exchange, Purpose};
 use reloop_wire::Message;
 
 use super::spans::{SpanTable, action_spans, part_texts};

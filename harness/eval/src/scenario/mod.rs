@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 use reloop_agent::{LoopSettings, WireFormat};
-use reloop_mock::Recording;
+use reloop_recording::Recording;
 
 pub use spec::{
     ApprovalAnswer, Bounds, DoomLoopExpectation, Ending, Expectations, FixtureResult, Interrupt, ScenarioSpec, Steering, SystemChange, ToolFixture, WireChoice,
@@ -207,8 +207,8 @@ fn check_calls_fit(recording_path: &Path, preset: agent::AgentPreset, recording:
     for (i, exchange) in recording.exchanges.iter().enumerate() {
         for (j, (part, call)) in crate::call_site::tool_call_parts(exchange).enumerate() {
             let arguments = match &call.arguments {
-                reloop_mock::recording::Arguments::Json(value) => value.clone(),
-                reloop_mock::recording::Arguments::Raw(text) => serde_json::from_str(text).unwrap_or_default(),
+                reloop_recording::Arguments::Json(value) => value.clone(),
+                reloop_recording::Arguments::Raw(text) => serde_json::from_str(text).unwrap_or_default(),
             };
             if let Some(why) = agent::misfit(preset, &call.name, &arguments) {
                 let text = std::fs::read_to_string(recording_path).unwrap_or_default();

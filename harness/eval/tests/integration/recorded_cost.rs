@@ -10,7 +10,7 @@ use reloop_agent::client::cache_breakpoints::{BreakpointPlace, CacheBreakpointSe
 use reloop_agent::context::StrategyName;
 use reloop_eval::result::CostSource;
 use reloop_eval::{RunReport, Scenario, run_scenario};
-use reloop_mock::provider_tokens::ProviderTokens;
+use reloop_recording::provider_tokens::ProviderTokens;
 use reloop_wire::anthropic::CacheTtl;
 
 use super::bundled;

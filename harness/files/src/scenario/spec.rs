@@ -39,7 +39,7 @@ pub struct ScenarioSpec {
     /// count + `hidden_per_call` (the provider-token fit of a replayed
     /// recording; docs/import.md). Absent: o200k.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub provider_tokens: Option<reloop_mock::provider_tokens::ProviderTokens>,
+    pub provider_tokens: Option<reloop_recording::provider_tokens::ProviderTokens>,
     /// The system prompt (unused by an `agent:` scenario, which brings its own).
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub system: String,
@@ -84,7 +84,7 @@ pub struct ScenarioSpec {
     pub recorded_compactions: Vec<RecordedCompaction>,
     /// Faults the provider injects, per recorded exchange.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub faults: Vec<reloop_mock::FaultSpec>,
+    pub faults: Vec<reloop_recording::fault::FaultSpec>,
     /// An outside agent to run instead of the built-in loop (a black box).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub agent: Option<super::agent::AgentSpec>,

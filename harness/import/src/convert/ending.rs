@@ -7,9 +7,9 @@
 //! replay asks for a call the session did not make.
 
 use reloop_agent::Outcome;
-use reloop_mock::FaultSpec;
-use reloop_mock::fault::HttpFault;
-use reloop_mock::recording::{Exchange, Part};
+use reloop_recording::fault::FaultSpec;
+use reloop_recording::fault::HttpFault;
+use reloop_recording::{Exchange, Part};
 
 use crate::report::ImportReport;
 use crate::session::{Exit, ImportedSession, Item, ProviderError};
@@ -145,7 +145,7 @@ fn failed_call(error: ProviderError, exchanges: &mut Vec<Exchange>, report: &mut
 mod tests {
     use crate::convert::{ConvertOptions, Converted, FAILED_CALL_TEXT, convert};
     use crate::session::{Arguments, AssistantTurn, Exit, ImportedSession, Item, ProviderError, ToolCall, ToolResult};
-    use reloop_mock::recording::{Exchange, Part, Purpose};
+    use reloop_recording::{Exchange, Part, Purpose};
 
     /// The text of an exchange's first part.
     fn text(exchange: &Exchange) -> &str {
