@@ -55,6 +55,7 @@ fn reply(turn: &ModelTurn) -> Reply {
         ids: Default::default(),
         generated_call_ids: Vec::new(),
         extra: None,
+        context: Default::default(),
     }
 }
 
