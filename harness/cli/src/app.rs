@@ -191,6 +191,10 @@ pub struct BatchArgs {
     /// reads it from a Kubernetes Indexed Job, a Slurm array or RELOOP_SHARD (docs/scale.md).
     #[arg(long, value_name = "K/N|auto")]
     pub shard: Option<crate::shard::ShardArg>,
+    /// Make the finished runs readable in OUT.partial/ at most every SECS seconds while the
+    /// batch goes on, so a killed batch loses at most that much work (0: after every run).
+    #[arg(long, value_name = "SECS", default_value_t = 5)]
+    pub checkpoint_secs: u64,
     /// Go on with the batch that wrote OUT and was cut short (killed, preempted, Ctrl-C): keep
     /// the runs it finished and make only the others, into the same report (in place of --out).
     #[arg(long, value_name = "OUT", conflicts_with = "out")]

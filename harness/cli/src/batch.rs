@@ -25,10 +25,6 @@ use reloop_eval::scenario::LiveSettings;
 use reloop_mock::live::{Trigger, Upstream};
 use reloop_recording::capture::Redaction;
 
-/// How often, at most, finished runs are checkpointed while a long batch
-/// goes on, so that a crash loses at most this much work.
-const CHECKPOINT_EVERY: Duration = Duration::from_secs(5);
-
 /// Everything checked before the first run: the `--prices` table loaded,
 /// every scenario under the batch's paths validated (every error printed), then `out` created and written to.
 /// `Err` is the exit code for bad input.
@@ -68,10 +64,11 @@ pub fn prepare(batch: &BatchArgs, variants: Vec<RunVariant>, wires: Option<&[Wir
             exit_code::BAD_INPUT
         })?;
     }
+    let every = Duration::from_secs(batch.checkpoint_secs);
     let opened = if batch.resume.is_some() {
-        ReportStream::resume(out, table_schemas(), CHECKPOINT_EVERY)
+        ReportStream::resume(out, table_schemas(), every)
     } else {
-        ReportStream::open(out, table_schemas(), CHECKPOINT_EVERY).map(|report| (report, BTreeMap::new()))
+        ReportStream::open(out, table_schemas(), every).map(|report| (report, BTreeMap::new()))
     };
     let (report, resumed) = opened.map_err(|error| {
         if error.kind() == std::io::ErrorKind::WouldBlock {

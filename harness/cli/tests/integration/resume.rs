@@ -16,13 +16,14 @@ fn sweep(extra: &[&str]) -> std::process::Output {
     Command::new(env!("CARGO_BIN_EXE_reloop")).current_dir(repo()).args(SWEEP).args(extra).env("NO_COLOR", "1").output().expect("the reloop binary runs")
 }
 
-/// Starts the sweep into `out` and kills it (SIGKILL: nothing gets to
-/// publish) once its first checkpoint is written.
+/// Starts the sweep into `out`, checkpointing after every run, and kills
+/// it (SIGKILL: nothing gets to publish) once its first checkpoint is
+/// written, with most of its runs to go.
 fn sweep_killed_after_a_checkpoint(out: &Path) {
     let mut child = Command::new(env!("CARGO_BIN_EXE_reloop"))
         .current_dir(repo())
         .args(SWEEP)
-        .args(["--out", out.to_str().unwrap()])
+        .args(["--checkpoint-secs", "0", "--out", out.to_str().unwrap()])
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()
@@ -30,7 +31,7 @@ fn sweep_killed_after_a_checkpoint(out: &Path) {
     let part = out.with_file_name(format!("{}.partial/part-00001", out.file_name().unwrap().to_string_lossy()));
     let started = Instant::now();
     while !part.exists() {
-        assert!(child.try_wait().unwrap().is_none(), "the sweep ended before its first checkpoint: make it longer");
+        assert!(child.try_wait().unwrap().is_none(), "the sweep ended before its first checkpoint");
         assert!(started.elapsed() < Duration::from_secs(120), "no checkpoint within 120 s");
         std::thread::sleep(Duration::from_millis(20));
     }
