@@ -11,6 +11,10 @@
 //! (frozen tool schema, Layer 0 microcompaction, cache fingerprint), call the
 //! model (streamed), act on the decision (tools, pseudo-tools, doom-loop
 //! check, path grounding), record the step.
+//!
+//! The loop and its HTTP client are the `runtime` feature (on by default).
+//! Without it the crate is what a scenario file describes a loop with:
+//! settings, outcomes, messages, tools and strategies, with no HTTP stack.
 
 pub mod cache_break;
 pub mod client;
@@ -28,6 +32,7 @@ pub mod output_guard;
 pub mod price_table;
 pub mod prompts;
 pub mod risk;
+#[cfg(feature = "runtime")]
 mod runtime_loop;
 pub mod shell;
 pub mod state;
@@ -38,7 +43,9 @@ pub mod tool_schema;
 pub mod tool_set;
 pub mod tools;
 
-pub use client::{LlmError, LlmRequest, ProviderClient, ProviderConfig, RetryPolicy, WireFormat};
+#[cfg(feature = "runtime")]
+pub use client::ProviderClient;
+pub use client::{LlmError, LlmRequest, ProviderConfig, RetryPolicy, WireFormat};
 pub use clock::{Clock, RealClock, SharedClock, VirtualClock};
 pub use config::{LoopSettings, ToolExecution};
 pub use doom_loop::{DoomLoopConfig, DoomLoopKind, DoomLoopReaction};
@@ -46,6 +53,7 @@ pub use event::{LoopEvent, LoopEventSender, TimedEvent, ViewChange};
 pub use message::Message;
 pub use outcome::Outcome;
 pub use risk::{Approval, ApprovalGate, AutoApprove};
+#[cfg(feature = "runtime")]
 pub use runtime_loop::{AgentLoop, LoopDeps, SKIPPED_FOR_STEERING, SystemPromptSource, UserChannel};
 pub use state::{CallPurpose, CallRecord, LoopState, LoopStatus, SubAgentLink};
 pub use tools::{DeclaredRisk, ToolContext, ToolInvocation, ToolOutput, ToolRuntime, ToolSpec, ToolTraits};

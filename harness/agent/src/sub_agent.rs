@@ -11,7 +11,6 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::UserChannel;
 use crate::outcome::Outcome;
 use crate::state::LoopState;
 use crate::tools::{ToolOutput, ToolSpec};
@@ -91,16 +90,6 @@ fn cut_chars(text: &str, max: usize) -> String {
     match text.char_indices().nth(max) {
         None => text.to_owned(),
         Some((at, _)) => format!("{}\n[… {} characters omitted …]", &text[..at], text[at..].chars().count()),
-    }
-}
-
-/// A child's user: there is none, so questions end the child and nothing
-/// is steered, followed up or interrupted.
-pub struct NoUser;
-
-impl UserChannel for NoUser {
-    fn reply(&mut self, _question: &str) -> Option<String> {
-        None
     }
 }
 

@@ -1,18 +1,15 @@
 //! The client's side of the wire codec (`reloop_wire::codec`): the request
-//! body with the frozen tools, the authentication and context-management
-//! headers, the non-streamed response and the error bodies, each asked of
-//! the format. Streaming is common (`reloop_wire::format::decoder_for`).
+//! body with the frozen tools, the non-streamed response and the error
+//! bodies, each asked of the format. Streaming is common (`reloop_wire::format::decoder_for`).
 
 use std::time::Duration;
 
 use reloop_wire::codec::RequestWriter;
-use reloop_wire::{Format, Message, ModelTurn, Prompt, codec};
+use reloop_wire::{Format, Message, ModelTurn, Prompt, WireError, codec};
 
+use super::LlmError;
 use super::cache_breakpoints::CacheBreakpointSettings;
-use super::{LlmError, wire_error};
 use crate::tool_schema::FrozenToolSchema;
-
-pub use codec::ANTHROPIC_VERSION;
 
 /// The serialized request body of `head` (whose own tools are not
 /// rendered, and whose context management the codec writes as its wire
@@ -30,14 +27,6 @@ pub(super) fn body(
     writer.write(head, messages, frozen, |prompt| cache.breakpoints(prompt)).map_err(|e| LlmError::Protocol(e.to_string()))
 }
 
-/// Adds the format's authentication headers.
-pub(super) fn authenticate(format: Format, mut request: reqwest::RequestBuilder, api_key: &str) -> reqwest::RequestBuilder {
-    for (name, value) in codec::auth_headers(format, api_key) {
-        request = request.header(name, value);
-    }
-    request
-}
-
 /// Reads a non-streamed response.
 pub(super) fn parse_complete(format: Format, body: &[u8]) -> Result<ModelTurn, LlmError> {
     codec::decode_response(format, body).map_err(wire_error)
@@ -49,6 +38,15 @@ pub(super) fn classify_error(format: Format, status: u16, body: &[u8], retry_aft
         Some(error) if error.context_exceeded => LlmError::ContextWindowExceeded { message: error.message },
         Some(error) => LlmError::from_status(status, Some(&error.kind), error.message, retry_after),
         None => LlmError::from_status(status, None, String::from_utf8_lossy(body).into_owned(), retry_after),
+    }
+}
+
+/// The loop's view of a wire-level failure.
+pub(super) fn wire_error(error: WireError) -> LlmError {
+    match error {
+        WireError::StreamEndedEarly => LlmError::StreamEndedEarly,
+        WireError::Provider { kind, message } => LlmError::from_stream_error(&kind, message),
+        other => LlmError::Protocol(other.to_string()),
     }
 }
 

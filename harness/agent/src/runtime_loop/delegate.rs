@@ -7,11 +7,11 @@ use std::time::Duration;
 
 use reloop_wire::ToolCall;
 
-use super::{AgentLoop, LoopDeps};
+use super::{AgentLoop, LoopDeps, UserChannel};
 use crate::clock::{BoxFuture, with_timeout};
 use crate::event::LoopEvent;
 use crate::state::{LoopState, SubAgentLink};
-use crate::sub_agent::{NoUser, child_result, delegated_task, timeout_result};
+use crate::sub_agent::{child_result, delegated_task, timeout_result};
 use crate::tools::ToolOutput;
 
 impl AgentLoop<'_> {
@@ -86,4 +86,14 @@ fn adopt(parent: &mut LoopState, mut child: LoopState, call_id: &str) {
     parent.cache_breaks += child.cache_breaks;
     parent.max_parallel_tools = parent.max_parallel_tools.max(child.max_parallel_tools);
     parent.sub_agents.push(child);
+}
+
+/// A child's user: there is none, so questions end the child and nothing
+/// is steered, followed up or interrupted.
+struct NoUser;
+
+impl UserChannel for NoUser {
+    fn reply(&mut self, _question: &str) -> Option<String> {
+        None
+    }
 }

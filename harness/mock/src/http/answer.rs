@@ -71,7 +71,7 @@ pub(crate) fn answer(registry: &Registry, name: &str, call: Call) -> Response {
     };
     let (prompt, side) = (prepared.prompt, prepared.side);
     let caching = Caching::of(format, &prompt.model, prepared.breakpoints);
-    let paused = side.compaction.as_ref().filter(|c| c.pause).map(|c| c.summary.as_str());
+    let paused = side.compaction.as_ref().filter(|c| c.returned.pause).map(|c| c.summary.as_str());
     let managed = Managed { note: side.note.as_deref(), compaction: paused, history: prepared.history.as_ref() };
     let reply = session.handle(ReplayRequest { prompt: &prompt, caching: &caching, managed, live: None });
     let record = log_request(registry, name, format, &session);

@@ -13,7 +13,7 @@ use reloop_wire::{Format, Prompt};
 
 use crate::http::raw_reply;
 use crate::replay::pacing::Pacer;
-use crate::replay::provider_context::{self, ServerSide};
+use crate::replay::provider_context::ServerSide;
 use crate::replay::session::Reply;
 use crate::replay::stream_plan::StreamPlan;
 
@@ -49,18 +49,14 @@ pub(crate) fn respond(reply: Reply, prompt: Prompt, format: Format, pacer: Arc<d
             };
             raw_reply::with_recorded_head(response, &raw)
         }
-        Reply::Turn { answer, fault, timing, model, request_index, .. } => {
+        Reply::Turn { mut answer, fault, timing, model, request_index, .. } => {
             let meta = ReplyMeta { request_index, model, include_usage: prompt.include_usage, tools: prompt.tools };
-            let amend = provider_context::reply::amends(format, side);
+            answer.context = side.applied();
             if prompt.stream {
-                let mut frames = codec::encode_reply_stream(format, &answer, &meta);
-                if amend {
-                    frames = provider_context::reply::amend_frames(format, frames, side);
-                }
+                let frames = codec::encode_reply_stream(format, &answer, &meta);
                 stream_response(StreamPlan::new(frames, timing, fault.as_ref(), &format), pacer)
             } else {
-                let body = codec::encode_reply(format, &answer, &meta);
-                json_response(StatusCode::OK, if amend { provider_context::reply::amend_body(format, &body, side) } else { body })
+                json_response(StatusCode::OK, codec::encode_reply(format, &answer, &meta))
             }
         }
     }

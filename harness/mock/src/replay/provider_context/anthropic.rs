@@ -10,8 +10,9 @@
 
 use reloop_wire::anthropic::{AnthropicContent, AnthropicMessage, ContentBlock, MessagesRequest, Role, TextBlock};
 use reloop_wire::context_management::{
-    ANTHROPIC_COMPACTION_BETA, ANTHROPIC_CONTEXT_EDITING_BETA, AppliedEdit, CLEAR_THINKING, CLEAR_TOOL_USES, COMPACT, ClearThinking, ClearToolUses, Compact,
-    ContextEdit, ContextManagement, DEFAULT_CLEAR_TRIGGER, DEFAULT_COMPACT_TRIGGER, DEFAULT_KEEP_TOOL_USES, MIN_COMPACT_TRIGGER, beta_listed, extra_field,
+    ANTHROPIC_COMPACTION_BETA, ANTHROPIC_CONTEXT_EDITING_BETA, AppliedEdit, CLEAR_THINKING, CLEAR_TOOL_USES, COMPACT, COMPACTION_BLOCK, ClearThinking,
+    ClearToolUses, Compact, ContextEdit, ContextManagement, DEFAULT_CLEAR_TRIGGER, DEFAULT_COMPACT_TRIGGER, DEFAULT_KEEP_TOOL_USES, MIN_COMPACT_TRIGGER,
+    beta_listed, extra_field,
 };
 use serde_json::{Map, Value, json};
 
@@ -21,9 +22,6 @@ use crate::replay::tokens::TokenCounter;
 /// What a cleared tool result (or input) reads as. The API documents a
 /// placeholder without spelling it; this one is the mock's.
 pub const CLEARED: &str = "[cleared]";
-
-/// The block type of a compaction, returned and sent back.
-const COMPACTION_BLOCK: &str = "compaction";
 
 /// Applies `request`'s compaction blocks and edits (see the module doc).
 ///
@@ -253,8 +251,8 @@ fn compact_history(request: &mut MessagesRequest, compact: &Compact, before: u64
     let summary = summary::of(&earlier.to_prompt().messages, compact.instructions.as_deref());
     let text = ContentBlock::Text(TextBlock { text: summary.clone(), cache_control: None, extra: Map::new() });
     request.messages.splice(..last, [AnthropicMessage { role: Role::Assistant, content: AnthropicContent::Blocks(vec![text]) }]);
-    let returned = json!({"type": COMPACTION_BLOCK, "content": summary});
-    Ok(Some(Compaction { summary, returned, pause: compact.pause_after_compaction }))
+    let returned = reloop_wire::context_management::Compaction { id: None, content: summary.clone(), pause: compact.pause_after_compaction };
+    Ok(Some(Compaction { summary, returned }))
 }
 
 #[cfg(test)]

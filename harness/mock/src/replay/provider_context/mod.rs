@@ -18,16 +18,14 @@
 //! saves are those of a faithful, if terse, digest.
 
 pub mod anthropic;
-pub mod reply;
 pub mod responses;
 pub mod sealed;
 pub mod summary;
 
 use bytes::Bytes;
 use reloop_wire::anthropic::CacheBreakpoint;
-use reloop_wire::context_management::AppliedEdit;
+use reloop_wire::context_management::{AppliedContext, AppliedEdit};
 use reloop_wire::{Format, Prompt};
-use serde_json::Value;
 
 use crate::replay::session::Session;
 
@@ -66,10 +64,17 @@ pub struct ServerSide {
 pub struct Compaction {
     /// The mechanical summary the model reads in place of the history.
     pub summary: String,
-    /// The block (Anthropic) or item (Responses) returned to the client.
-    pub returned: Value,
-    /// Anthropic `pause_after_compaction`: the reply is the compaction alone.
-    pub pause: bool,
+    /// What the reply returns to the client, which the wire's codec encodes as Anthropic's
+    /// block or Responses' item: the summary, or the item's id and sealed content, and
+    /// whether the reply is the compaction alone.
+    pub returned: reloop_wire::context_management::Compaction,
+}
+
+impl ServerSide {
+    /// What the reply reports the provider did, as the wire's codecs encode it.
+    pub fn applied(&self) -> AppliedContext {
+        AppliedContext { applied_edits: self.applied_edits.clone(), compaction: self.compaction.as_ref().map(|compaction| compaction.returned.clone()) }
+    }
 }
 
 /// Why a request is refused before any exchange: the API's 400 message.

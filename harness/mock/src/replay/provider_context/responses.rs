@@ -55,8 +55,7 @@ pub fn prepare(mut request: ResponsesRequest, counter: &TokenCounter) -> Result<
         let before = counter.count_prompt(&request.to_prompt()).total;
         if before > threshold {
             history = history.or_else(|| Some(request.to_prompt()));
-            let (window, sealed) = window(&request.input);
-            let returned = window.last().and_then(|item| serde_json::to_value(item).ok()).unwrap_or_default();
+            let (window, sealed, returned) = window(&request.input, false);
             request.input = window;
             expand(&mut request)?;
             let after = counter.count_prompt(&request.to_prompt()).total;
@@ -65,7 +64,7 @@ pub fn prepare(mut request: ResponsesRequest, counter: &TokenCounter) -> Result<
                 sealed.replaced.len(),
                 before.saturating_sub(after)
             ));
-            side.compaction = Some(Compaction { summary: sealed.summary, returned, pause: false });
+            side.compaction = Some(Compaction { summary: sealed.summary, returned });
         }
     }
     side.note = (!notes.is_empty()).then(|| notes.join("; "));
@@ -87,9 +86,8 @@ fn triggered(request: &mut ResponsesRequest) -> Option<Compaction> {
         return None;
     }
     request.input.pop();
-    let (window, sealed) = window(&request.input);
-    let returned = window.last().and_then(|item| serde_json::to_value(item).ok()).unwrap_or_default();
-    Some(Compaction { summary: sealed.summary, returned, pause: true })
+    let (_, sealed, returned) = window(&request.input, true);
+    Some(Compaction { summary: sealed.summary, returned })
 }
 
 /// `POST /v1/responses/compact`: the compacted window of `request`'s input
@@ -101,13 +99,14 @@ fn triggered(request: &mut ResponsesRequest) -> Option<Compaction> {
 /// A compaction item it carries was not made by this mock.
 pub fn compact(mut request: ResponsesRequest) -> Result<(Prompt, Vec<InputItem>, String), Refusal> {
     expand(&mut request)?;
-    let (output, sealed) = window(&request.input);
+    let (output, sealed, _) = window(&request.input, true);
     Ok((request.to_prompt(), output, sealed.summary))
 }
 
 /// The compacted window of `input`: its user messages, then one compaction
-/// item sealing the summary of the whole input and the items it replaced.
-fn window(input: &[InputItem]) -> (Vec<InputItem>, Sealed) {
+/// item sealing the summary of the whole input and the items it replaced;
+/// with what the reply returns of that item (`pause`: it alone).
+fn window(input: &[InputItem], pause: bool) -> (Vec<InputItem>, Sealed, reloop_wire::context_management::Compaction) {
     let (kept, replaced): (Vec<&InputItem>, Vec<&InputItem>) = input.iter().partition(|item| is_user_message(item));
     let whole = ResponsesRequest { input: input.to_vec(), ..empty_request() };
     let sealed = Sealed {
@@ -115,9 +114,10 @@ fn window(input: &[InputItem]) -> (Vec<InputItem>, Sealed) {
         replaced: replaced.iter().filter_map(|item| serde_json::to_value(item).ok()).collect(),
     };
     let content = sealed.seal();
-    let item = compaction_item(&format!("cmp_{:016x}", content_hash(&content)), &content);
+    let id = format!("cmp_{:016x}", content_hash(&content));
+    let item = compaction_item(&id, &content);
     let window = kept.into_iter().cloned().chain([InputItem::Other(item)]).collect();
-    (window, sealed)
+    (window, sealed, reloop_wire::context_management::Compaction { id: Some(id), content, pause })
 }
 
 fn is_user_message(item: &InputItem) -> bool {

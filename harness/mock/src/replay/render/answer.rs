@@ -57,7 +57,7 @@ pub fn answer(turn: &ModelTurn, exchange: Option<&Exchange>, recorded_usage: boo
         ids: exchange.ids.clone(),
         generated_call_ids: exchange.tool_calls().map(|call| call.id.is_none()).collect(),
         extra: exchange.extra.clone(),
-        // The provider-side emulation still amends the encoded frames (`provider_context::reply`).
+        // What the provider's context management did is the request's, set where it is answered.
         context: Default::default(),
     }
 }

@@ -155,7 +155,7 @@ fn compaction_summarizes_past_its_trigger_and_a_returned_block_stands_for_what_c
     assert!(whole > 50_000, "{whole}");
     let compacted = prepare(request(40, 500, edit), BETAS, &counter).unwrap();
     let compaction = compacted.side.compaction.as_ref().unwrap();
-    assert!(compaction.pause && compaction.returned["type"] == "compaction");
+    assert!(compaction.returned.pause && compaction.returned.id.is_none() && compaction.returned.content == compaction.summary);
     assert_eq!(compacted.prompt.messages.len(), 2, "the summary, then the last message");
     assert!(counter.count_prompt(&compacted.prompt).total < whole / 2);
     assert_eq!(applied(&compacted)[0].kind, COMPACT);
@@ -164,7 +164,7 @@ fn compaction_summarizes_past_its_trigger_and_a_returned_block_stands_for_what_c
     next.extra.clear();
     let mut messages = serde_json::to_value(&next.messages).unwrap();
     let messages = messages.as_array_mut().unwrap();
-    messages.push(json!({"role": "assistant", "content": [compaction.returned.clone(), {"type": "text", "text": "Done."}]}));
+    messages.push(json!({"role": "assistant", "content": [{"type": "compaction", "content": compaction.returned.content}, {"type": "text", "text": "Done."}]}));
     messages.push(json!({"role": "user", "content": "next"}));
     next.messages = serde_json::from_value(Value::Array(messages.clone())).unwrap();
     let read = prepare(next, None, &counter).unwrap();

@@ -26,8 +26,8 @@ fn context_management_compacts_only_past_its_threshold() {
     let below = json!([{"type": "compaction", "compact_threshold": whole - 1}]);
     let compacted = prepare(request(6, 100, Some(below)), &counter).unwrap();
     let compaction = compacted.side.compaction.unwrap();
-    assert_eq!(compaction.returned["type"], "compaction");
-    assert!(compaction.returned["id"].as_str().unwrap().starts_with("cmp_"));
+    assert!(!compaction.returned.pause && compaction.returned.id.as_deref().unwrap().starts_with("cmp_"));
+    assert_eq!(Sealed::open(&compaction.returned.content).unwrap().summary, compaction.summary);
     // The model read the window: the task, then the summary.
     assert!(
         matches!(&compacted.prompt.messages[..], [Message::User { text: task }, Message::User { text: summary }] if task == "task" && summary.starts_with("Summary of 13"))
@@ -72,8 +72,7 @@ fn a_compaction_trigger_item_asks_for_the_compaction_alone_of_the_whole_input() 
     asked.input.push(InputItem::Other(json!({"type": "compaction_trigger"})));
     let prepared = prepare(asked, &counter).unwrap();
     let compaction = prepared.side.compaction.unwrap();
-    assert!(compaction.pause);
-    assert_eq!(compaction.returned["type"], "compaction");
+    assert!(compaction.returned.pause && compaction.returned.id.as_deref().unwrap().starts_with("cmp_"));
     assert_eq!(counter.count_prompt(&prepared.prompt).total, whole, "the compaction read the whole input");
     assert_eq!(prepared.side.note.as_deref(), Some("compaction_trigger: 7 items compacted"));
 }
