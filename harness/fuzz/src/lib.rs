@@ -43,34 +43,18 @@ pub fn turn() -> impl Strategy<Value = ModelTurn> {
         })
 }
 
-/// The neutral reply of `turn` alone, as the mock answers a turn with no
-/// recorded exchange behind it: its text, then its calls, with its usage.
-fn reply(turn: &ModelTurn) -> Reply {
-    Reply {
-        parts: reloop_wire::parts::of_turn(turn),
-        finish_reason: turn.finish_reason.clone(),
-        usage: turn.usage.unwrap_or_default(),
-        wire_usage: None,
-        no_usage: false,
-        ids: Default::default(),
-        generated_call_ids: Vec::new(),
-        extra: None,
-        context: Default::default(),
-    }
-}
-
 fn meta() -> ReplyMeta {
     ReplyMeta { request_index: 0, model: "fuzz".into(), include_usage: true, tools: Vec::new() }
 }
 
 /// The SSE frames the mock sends for `turn` in `format`.
 pub fn stream_frames(format: Format, turn: &ModelTurn) -> Vec<String> {
-    encode_reply_stream(format, &reply(turn), &meta())
+    encode_reply_stream(format, &Reply::of_turn(turn), &meta())
 }
 
 /// The whole (non-streamed) response body for `turn` in `format`.
 pub fn complete_body(format: Format, turn: &ModelTurn) -> String {
-    encode_reply(format, &reply(turn), &meta())
+    encode_reply(format, &Reply::of_turn(turn), &meta())
 }
 
 /// One way to damage a text.

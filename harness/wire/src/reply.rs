@@ -10,7 +10,7 @@ use serde_json::Value;
 
 use crate::context_management::AppliedContext;
 use crate::parts::{ExtraFields, Part, RecordedUsage, ResponseIds, ToolCallPart};
-use crate::{FinishReason, Format, ToolSpec, Usage};
+use crate::{FinishReason, Format, ModelTurn, ToolSpec, Usage};
 
 /// A fixed creation time: replies must be the same bytes run after run.
 pub const CREATED: u64 = 1_767_225_600;
@@ -61,6 +61,23 @@ pub struct ReplyMeta {
 }
 
 impl Reply {
+    /// The reply of `turn` alone, with no recorded exchange behind it: its text, then its
+    /// calls ([`crate::parts::of_turn`]), its finish reason and its usage (zeros when it has
+    /// none), nothing the provider's context management did.
+    pub fn of_turn(turn: &ModelTurn) -> Self {
+        Self {
+            parts: crate::parts::of_turn(turn),
+            finish_reason: turn.finish_reason.clone(),
+            usage: turn.usage.unwrap_or_default(),
+            wire_usage: None,
+            no_usage: false,
+            ids: Default::default(),
+            generated_call_ids: Vec::new(),
+            extra: None,
+            context: Default::default(),
+        }
+    }
+
     /// The joined text of every text part (what Chat's `content` carries).
     pub fn text(&self) -> String {
         self.parts.iter().filter_map(|part| if let Part::Text { text, .. } = part { Some(text.as_str()) } else { None }).collect()

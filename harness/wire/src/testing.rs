@@ -163,17 +163,7 @@ pub(crate) fn reply_of(decoded: DecodedReply) -> Reply {
 /// ([`crate::parts::of_turn`]), its finish reason and usage; a turn without usage is sent
 /// without it where the API allows (Anthropic sends zeros).
 pub(crate) fn reply_of_turn(turn: &ModelTurn) -> Reply {
-    Reply {
-        parts: crate::parts::of_turn(turn),
-        finish_reason: turn.finish_reason.clone(),
-        usage: turn.usage.unwrap_or_default(),
-        wire_usage: None,
-        no_usage: turn.usage.is_none(),
-        ids: Default::default(),
-        generated_call_ids: Vec::new(),
-        extra: None,
-        context: Default::default(),
-    }
+    Reply { no_usage: turn.usage.is_none(), ..Reply::of_turn(turn) }
 }
 
 /// What the tests' replies are sent for: the first request of a session, model `m`, usage asked for.

@@ -14,22 +14,8 @@ use reloop_recording::{Arguments, Exchange, Part, ToolCallPart};
 /// order. With `recorded_usage`, an exchange's recorded usage is reported
 /// instead of the server's count.
 pub fn answer(turn: &ModelTurn, exchange: Option<&Exchange>, recorded_usage: bool) -> Reply {
+    let Some(exchange) = exchange else { return Reply::of_turn(turn) };
     let counted = turn.usage.unwrap_or_default();
-    let Some(exchange) = exchange else {
-        let parts = reloop_wire::parts::of_turn(turn);
-        let finish_reason = turn.finish_reason.clone();
-        return Reply {
-            parts,
-            finish_reason,
-            usage: counted,
-            wire_usage: None,
-            no_usage: false,
-            ids: Default::default(),
-            generated_call_ids: Vec::new(),
-            extra: None,
-            context: Default::default(),
-        };
-    };
     let mut calls = turn.tool_calls.iter();
     let parts = exchange
         .parts

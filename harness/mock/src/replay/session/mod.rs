@@ -10,7 +10,7 @@ use serde::Serialize;
 
 use crate::replay::auxiliary;
 use crate::replay::cache_explain::{Baselines, BreakFacts, BreakSite};
-use crate::replay::divergence::{Divergence, ExpectedCall, check_expectations, check_thinking_returned, check_tool_results, recording_exhausted};
+use crate::replay::divergence::Divergence;
 use crate::replay::fault_plan::FaultPlan;
 use crate::replay::pacing::Pacer;
 use crate::replay::provider_tokens::scaled;
@@ -27,6 +27,8 @@ use reloop_recording::{Exchange, Purpose, RecordedUsage, Recording, ReplayMode, 
 /// The `result` of a request the provider answered with a compaction
 /// (`crate::replay::provider_context`): no exchange consumed.
 pub const COMPACTION_RESULT: &str = "compaction";
+
+mod matching;
 
 /// One request as a session takes it ([`Session::handle`]): the prompt, the
 /// cache model (and breakpoints) its wire format implies, what the
@@ -531,94 +533,6 @@ impl Session {
         let model = self.config.recording.model.clone().unwrap_or_else(|| request.model.clone());
         Reply::Turn { answer: Box::new(answer(&turn, None, false)), fault: None, timing: Timing::default(), model, request_index: record.index, raw: None }
     }
-
-    /// Match: an identical repeat of a request that was answered is its
-    /// retry and gets the same exchange; otherwise the next of its purpose,
-    /// or a divergence (kept for the report).
-    fn match_exchange(&self, state: &mut SessionState, record: &RequestRecord, request: &Prompt, caching: &Caching) -> Result<(Purpose, usize), Rejection> {
-        if let Some((_, purpose, exchange)) = state.previous.filter(|_| record.retry) {
-            return Ok((purpose, exchange));
-        }
-        self.check(state, record.index, request, matches!(caching, Caching::Breakpoints(_))).map_err(|divergence| {
-            state.divergences.push(divergence.clone());
-            Rejection { status: 400, result: "divergence", reply: Box::new(Reply::Divergence(divergence)) }
-        })
-    }
-
-    /// Which purpose a request serves: a tool-less request is a compaction
-    /// request, when the recording has compaction exchanges at all.
-    fn purpose_of(&self, request: &Prompt) -> Purpose {
-        if request.tools.is_empty() && !self.by_purpose[Purpose::Compaction.index()].is_empty() { Purpose::Compaction } else { Purpose::Main }
-    }
-
-    /// The index of the exchange the next new request of `purpose` would
-    /// get: the next in its list, or the last one again when it is reusable.
-    fn next_exchange(&self, state: &SessionState, purpose: Purpose) -> Option<usize> {
-        let list = &self.by_purpose[purpose.index()];
-        let exchanges = &self.config.recording.exchanges;
-        list.get(state.next[purpose.index()]).or_else(|| list.last().filter(|last| exchanges[**last].reusable)).copied()
-    }
-
-    /// The exchange a new (not retried) request gets, or why it gets none.
-    fn check(&self, state: &SessionState, index: usize, request: &Prompt, anthropic: bool) -> Result<(Purpose, usize), Divergence> {
-        let exchanges = &self.config.recording.exchanges;
-        let purpose = self.purpose_of(request);
-        let list = &self.by_purpose[purpose.index()];
-        let position = state.next[purpose.index()];
-        let Some(exchange) = self.next_exchange(state, purpose) else {
-            return Err(recording_exhausted(index, purpose, list.len(), request));
-        };
-        if purpose == Purpose::Main
-            && let Some(previous) = previous_in_conversation(exchanges, list, position)
-        {
-            let expected = expected_calls(&exchanges[previous], previous, &state.main_call_item_ids);
-            let summarized = state.recovery.summarized_away(request, &expected);
-            if let Some(divergence) = check_tool_results(index, &expected, request).filter(|_| !summarized) {
-                return Err(divergence);
-            }
-            let call_ids: Vec<String> = expected.into_iter().map(|call| call.id).collect();
-            let thinking = exchanges[previous].reasoning();
-            if let Some(divergence) = check_thinking_returned(index, &thinking, &call_ids, request).filter(|_| anthropic) {
-                return Err(divergence);
-            }
-        }
-        match check_expectations(index, &exchanges[exchange].expect, request) {
-            Some(divergence) => Err(divergence),
-            None => Ok((purpose, exchange)),
-        }
-    }
-}
-
-/// The exchange whose calls the request taking `list[position]` must
-/// answer: the one before it in the same conversation. A sub-agent's
-/// exchanges sit between their parent's; a sub-agent's first request
-/// answers nothing, and the parent's next request answers the parent's
-/// last exchange.
-fn previous_in_conversation(exchanges: &[Exchange], list: &[usize], position: usize) -> Option<usize> {
-    let Some(&next) = list.get(position) else { return position.checked_sub(1).map(|p| list[p]) };
-    let sub_agent = exchanges[next].sub_agent;
-    for &earlier in list[..position].iter().rev() {
-        match (exchanges[earlier].sub_agent, sub_agent) {
-            (a, b) if a == b => return Some(earlier),
-            // The parent's exchange before a delegation's first one.
-            (false, true) => return None,
-            _ => {}
-        }
-    }
-    None
-}
-
-/// The calls of `exchange` (at `index`) a request must answer, each also by
-/// its recorded item id and the item id it was rendered with.
-fn expected_calls(exchange: &Exchange, index: usize, rendered_item_ids: &[String]) -> Vec<ExpectedCall> {
-    let recorded = exchange.tool_calls().map(|call| call.item_id.clone());
-    let turn = exchange.to_turn(index);
-    turn.tool_calls
-        .into_iter()
-        .zip(recorded)
-        .enumerate()
-        .map(|(i, (call, recorded))| ExpectedCall { id: call.id, aliases: recorded.into_iter().chain(rendered_item_ids.get(i).cloned()).collect() })
-        .collect()
 }
 
 /// What makes two requests the same request: every field, the messages
