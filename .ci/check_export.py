@@ -26,17 +26,28 @@ import pyarrow.parquet as pq
 from google.protobuf import json_format
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 
-COMMON = {"gen_ai.operation.name", "gen_ai.provider.name", "gen_ai.request.model"}
-USAGE = {
-    "gen_ai.usage.input_tokens",
-    "gen_ai.usage.output_tokens",
-    "gen_ai.usage.cache_read.input_tokens",
-    "gen_ai.usage.cache_creation.input_tokens",
-}
-BY_OPERATION = {
-    "invoke_agent": USAGE | {"gen_ai.agent.name", "gen_ai.response.finish_reasons"},
-    "chat": USAGE | {"gen_ai.response.finish_reasons"},
-    "execute_tool": {"gen_ai.tool.name", "gen_ai.tool.call.id"},
+CACHE = {"gen_ai.usage.cache_read.input_tokens", "gen_ai.usage.cache_creation.input_tokens"}
+USAGE = {"gen_ai.usage.input_tokens", "gen_ai.usage.output_tokens"}
+
+
+class Conventions:
+    """What every span carries, and each operation's own attributes, under one
+    release of the GenAI conventions (`--otel-conventions`); `absent`: the names
+    that release does not have."""
+
+    def __init__(self, provider: str, usage: set, absent: set):
+        self.common = {"gen_ai.operation.name", provider, "gen_ai.request.model"}
+        self.by_operation = {
+            "invoke_agent": usage | {"gen_ai.agent.name", "gen_ai.response.finish_reasons"},
+            "chat": usage | {"gen_ai.response.finish_reasons"},
+            "execute_tool": {"gen_ai.tool.name", "gen_ai.tool.call.id"},
+        }
+        self.absent = absent
+
+
+CONVENTIONS = {
+    "current": Conventions("gen_ai.provider.name", USAGE | CACHE, {"gen_ai.system"}),
+    "v1.36": Conventions("gen_ai.system", USAGE, {"gen_ai.provider.name"} | CACHE),
 }
 
 
@@ -56,19 +67,21 @@ def parse(body: bytes) -> ExportTraceServiceRequest:
     return json_format.ParseDict(request, ExportTraceServiceRequest())
 
 
-def check_otlp(request: ExportTraceServiceRequest) -> dict:
+def check_otlp(request: ExportTraceServiceRequest, conventions: Conventions) -> dict:
     spans = [span for rs in request.resource_spans for ss in rs.scope_spans for span in ss.spans]
     assert spans, "no spans"
     counts: dict = {}
     findings: set = set()
     for span in spans:
         keys = {a.key for a in span.attributes}
-        missing = COMMON - keys
+        missing = conventions.common - keys
         assert not missing, f"span {span.name}: missing {missing}"
+        stale = conventions.absent & keys
+        assert not stale, f"span {span.name}: {stale} are not names of this release"
         op = next(a.value.string_value for a in span.attributes if a.key == "gen_ai.operation.name")
         counts[op] = counts.get(op, 0) + 1
         # A failed model call has no usage nor finish reason: its error.type says why.
-        wanted = set() if op == "chat" and "error.type" in keys else BY_OPERATION[op]
+        wanted = set() if op == "chat" and "error.type" in keys else conventions.by_operation[op]
         missing = wanted - keys
         assert not missing, f"span {span.name}: missing {missing}"
         assert len(span.trace_id) == 16 and len(span.span_id) == 8, span.name
@@ -179,9 +192,13 @@ def main() -> None:
     reloop, report, out = sys.argv[1], Path(sys.argv[2]), Path(sys.argv[3])
     out.mkdir(parents=True, exist_ok=True)
     traces = out / "traces.json"
+    for release, conventions in CONVENTIONS.items():
+        named = out / f"traces.{release}.json"
+        subprocess.run([reloop, "export", str(report), "--otlp", str(named), "--otel-conventions", release], check=True, stdout=subprocess.DEVNULL)
+        counts = check_otlp(parse(named.read_bytes()), conventions)
+        print(f"otlp: {named} ({release} conventions) parses as an ExportTraceServiceRequest; spans by operation: {counts}")
     subprocess.run([reloop, "export", str(report), "--otlp", str(traces)], check=True, stdout=subprocess.DEVNULL)
-    counts = check_otlp(parse(traces.read_bytes()))
-    print(f"otlp: {traces} parses as an ExportTraceServiceRequest; spans by operation: {counts}")
+    assert traces.read_bytes() == (out / "traces.current.json").read_bytes(), "the default is not the current conventions"
 
     server = http.server.HTTPServer(("127.0.0.1", 0), Receiver)
     threading.Thread(target=server.serve_forever, daemon=True).start()

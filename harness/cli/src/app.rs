@@ -366,9 +366,35 @@ pub struct ExportArgs {
     /// Send the same traces over OTLP/HTTP (JSON) to this collector, e.g. `http://127.0.0.1:4318` (`/v1/traces` is appended).
     #[arg(long, value_name = "URL")]
     pub otlp_endpoint: Option<String>,
+    /// The GenAI semantic conventions the traces are named by: current (gen_ai.provider.name, input tokens with the
+    /// cached ones, the cache's reads and writes), or v1.36 (gen_ai.system, the provider's own input count), for a
+    /// backend that has not moved on.
+    #[arg(long, value_enum, value_name = "RELEASE", default_value_t = OtelConventionsArg::Current)]
+    pub otel_conventions: OtelConventionsArg,
     /// Write each run as an ATIF trajectory (`SCENARIO[.VARIANT].json`) into this directory.
     #[arg(long, value_name = "DIR")]
     pub atif: Option<PathBuf>,
+}
+
+/// `--otel-conventions`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum OtelConventionsArg {
+    /// The current GenAI conventions.
+    Current,
+    /// semantic-conventions v1.36.0.
+    #[value(name = "v1.36")]
+    V1_36,
+}
+
+impl OtelConventionsArg {
+    /// The exporter's conventions.
+    pub fn conventions(self) -> reloop_report::export::otlp::Conventions {
+        use reloop_report::export::otlp::Conventions;
+        match self {
+            Self::Current => Conventions::Current,
+            Self::V1_36 => Conventions::V1_36,
+        }
+    }
 }
 
 /// `reloop merge`.

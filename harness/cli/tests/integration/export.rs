@@ -81,6 +81,45 @@ fn every_span_of_the_otlp_export_carries_the_gen_ai_attributes_of_its_operation(
     assert!(nested > 0, "sub-agent calls under their tool span");
 }
 
+/// `--otel-conventions v1.36` exports the same spans under that release's
+/// names: `gen_ai.system` for the provider, no cache attributes, and the
+/// provider's own input count (Anthropic's without the cached tokens).
+#[test]
+fn the_previous_conventions_are_one_flag_away() {
+    let dir = tempfile::tempdir().unwrap();
+    let baseline = repo().join("reports/baseline");
+    let export = |conventions: &str| {
+        let file = dir.path().join(format!("{conventions}.json"));
+        let out = reloop(&repo(), &["export", baseline.to_str().unwrap(), "--otlp", file.to_str().unwrap(), "--otel-conventions", conventions]);
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+        let request: Value = serde_json::from_slice(&std::fs::read(&file).unwrap()).unwrap();
+        request["resourceSpans"][0]["scopeSpans"][0]["spans"].as_array().unwrap().clone()
+    };
+    let (current, previous) = (export("current"), export("v1.36"));
+    assert_eq!(current.len(), previous.len());
+    let int = |span: &Value, key: &str| attribute(span, key).map(|v| v["intValue"].as_str().unwrap().parse::<u64>().unwrap());
+    let mut anthropic_calls = 0;
+    for (now, then) in current.iter().zip(&previous) {
+        assert_eq!((&now["spanId"], &now["name"]), (&then["spanId"], &then["name"]));
+        let provider = attribute(now, "gen_ai.provider.name").unwrap();
+        assert_eq!((attribute(then, "gen_ai.system"), attribute(then, "gen_ai.provider.name")), (Some(provider), None), "{then}");
+        assert!(then["attributes"].as_array().unwrap().iter().all(|a| !a["key"].as_str().unwrap().starts_with("gen_ai.usage.cache")), "{then}");
+        if operation(now) != "chat" || int(now, "gen_ai.usage.input_tokens").is_none() {
+            continue;
+        }
+        let cached = int(now, "gen_ai.usage.cache_read.input_tokens").unwrap_or(0) + int(now, "gen_ai.usage.cache_creation.input_tokens").unwrap_or(0);
+        let anthropic = provider["stringValue"] == "anthropic";
+        anthropic_calls += usize::from(anthropic && cached > 0);
+        let expected = int(now, "gen_ai.usage.input_tokens").unwrap() - if anthropic { cached } else { 0 };
+        assert_eq!(int(then, "gen_ai.usage.input_tokens"), Some(expected), "{now}\n{then}");
+    }
+    assert!(anthropic_calls > 0, "the baseline has Anthropic calls that read or wrote the cache");
+    let unknown = dir.path().join("unknown.json");
+    let out = reloop(&repo(), &["export", baseline.to_str().unwrap(), "--otlp", unknown.to_str().unwrap(), "--otel-conventions", "v1.35"]);
+    assert_eq!(out.status.code(), Some(2), "an unknown release is a usage error");
+    assert!(stderr(&out).contains("current") && stderr(&out).contains("v1.36"), "{}", stderr(&out));
+}
+
 /// One OTLP/HTTP request on a loopback listener, read whole and answered
 /// with `answer`: its request line and body.
 fn receive_one(listener: &TcpListener, answer: &[u8]) -> (String, Vec<u8>) {

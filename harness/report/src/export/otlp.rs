@@ -7,6 +7,11 @@
 //! attributes and span events. Span times are the run's virtual clock
 //! (milliseconds from the run's start, as nanoseconds since the epoch), so
 //! the same report always exports the same bytes.
+//!
+//! The attribute names follow the current GenAI conventions by default; a
+//! backend still on semantic-conventions v1.36.0 (the release OpenTelemetry's
+//! transition plan has instrumentations keep until they opt in) gets that
+//! release's names instead ([`Conventions::V1_36`]).
 
 use std::collections::HashMap;
 
@@ -20,10 +25,78 @@ const KIND_CLIENT: u8 = 3;
 /// `Status.StatusCode.STATUS_CODE_ERROR`.
 const STATUS_ERROR: u8 = 2;
 
-/// The `ExportTraceServiceRequest` for these runs: what `--otlp` writes and
-/// `--otlp-endpoint` posts to `/v1/traces`.
-pub fn request(runs: &[RunTrace]) -> Value {
-    let spans: Vec<Value> = runs.iter().flat_map(run_spans).collect();
+/// Which release of the GenAI semantic conventions names the attributes
+/// (`reloop export --otel-conventions`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Conventions {
+    /// The current release, from the GenAI conventions' own repository:
+    /// `gen_ai.provider.name`, `gen_ai.usage.input_tokens` with the cached
+    /// tokens included, and the cache's reads and writes apart.
+    #[default]
+    Current,
+    /// semantic-conventions v1.36.0: `gen_ai.system`, the input tokens as the
+    /// provider counts them (Anthropic's leave the cached ones out), and no
+    /// cache attributes, which that release did not have.
+    V1_36,
+}
+
+impl Conventions {
+    /// The attribute that names the provider.
+    fn provider_key(self) -> &'static str {
+        match self {
+            Self::Current => "gen_ai.provider.name",
+            Self::V1_36 => "gen_ai.system",
+        }
+    }
+
+    /// The usage attributes of `tokens`, spent on `wire`; a count the run does
+    /// not have is left out.
+    fn usage(self, wire: &str, tokens: &Tokens) -> Vec<Value> {
+        let entries = match self {
+            Self::Current => vec![
+                ("gen_ai.usage.input_tokens", tokens.input),
+                ("gen_ai.usage.output_tokens", tokens.output),
+                ("gen_ai.usage.cache_read.input_tokens", tokens.cache_read),
+                ("gen_ai.usage.cache_creation.input_tokens", tokens.cache_write),
+            ],
+            Self::V1_36 => {
+                // reloop counts every prompt token; Anthropic's own count leaves the cache's out.
+                let cached = if wire == "anthropic" { tokens.cache_read.unwrap_or_default() + tokens.cache_write.unwrap_or_default() } else { 0 };
+                vec![("gen_ai.usage.input_tokens", tokens.input.map(|input| input.saturating_sub(cached))), ("gen_ai.usage.output_tokens", tokens.output)]
+            }
+        };
+        entries.into_iter().filter_map(|(key, value)| value.map(|value| int(key, value))).collect()
+    }
+}
+
+/// The tokens of a call, or of a run's calls summed.
+struct Tokens {
+    input: Option<u64>,
+    output: Option<u64>,
+    cache_read: Option<u64>,
+    cache_write: Option<u64>,
+}
+
+impl Tokens {
+    fn of_step(step: &Step) -> Self {
+        Self { input: step.input_tokens, output: step.output_tokens, cache_read: step.cache_read_tokens, cache_write: step.cache_write_tokens }
+    }
+
+    fn of_run(run: &RunTrace) -> Self {
+        let sum = |f: fn(&Step) -> Option<u64>| Some(run.steps.iter().filter_map(f).sum::<u64>());
+        Self {
+            input: sum(|s| s.input_tokens),
+            output: sum(|s| s.output_tokens),
+            cache_read: sum(|s| s.cache_read_tokens),
+            cache_write: sum(|s| s.cache_write_tokens),
+        }
+    }
+}
+
+/// The `ExportTraceServiceRequest` for these runs, named by `conventions`:
+/// what `--otlp` writes and `--otlp-endpoint` posts to `/v1/traces`.
+pub fn request(runs: &[RunTrace], conventions: Conventions) -> Value {
+    let spans: Vec<Value> = runs.iter().flat_map(|run| run_spans(run, conventions)).collect();
     json!({
         "resourceSpans": [{
             "resource": {"attributes": [text("service.name", "reloop"), text("service.version", env!("CARGO_PKG_VERSION"))]},
@@ -35,7 +108,7 @@ pub fn request(runs: &[RunTrace]) -> Value {
     })
 }
 
-/// `gen_ai.provider.name` for a wire (the conventions' well-known values).
+/// `gen_ai.provider.name` (`gen_ai.system` in v1.36.0) for a wire (the conventions' well-known values).
 pub fn provider_name(wire: &str) -> &str {
     match wire {
         "openai-chat" | "openai-responses" => "openai",
@@ -101,11 +174,11 @@ impl Ids {
     }
 }
 
-fn run_spans(run: &RunTrace) -> Vec<Value> {
+fn run_spans(run: &RunTrace, conventions: Conventions) -> Vec<Value> {
     let mut ids = Ids::for_run(run);
     let trace_id = ids.trace_id();
     let common = |operation: &str| {
-        vec![text("gen_ai.operation.name", operation), text("gen_ai.provider.name", provider_name(&run.wire)), text("gen_ai.request.model", &run.model)]
+        vec![text("gen_ai.operation.name", operation), text(conventions.provider_key(), provider_name(&run.wire)), text("gen_ai.request.model", &run.model)]
     };
     let agent_id = ids.span_id();
     let (tools, starters) = tool_spans(run, &agent_id, &mut ids, &common("execute_tool"));
@@ -114,21 +187,20 @@ fn run_spans(run: &RunTrace) -> Vec<Value> {
         .iter()
         .map(|step| {
             let parent = step.parent_call_id.as_ref().and_then(|call| starters.get(call)).unwrap_or(&agent_id);
-            chat_span(run, step, ids.span_id(), parent, common("chat"))
+            let mut attributes = common("chat");
+            attributes.extend(conventions.usage(&run.wire, &Tokens::of_step(step)));
+            chat_span(run, step, ids.span_id(), parent, attributes)
         })
         .collect();
-    let agent = agent_span(run, agent_id, common("invoke_agent"));
+    let mut attributes = common("invoke_agent");
+    attributes.extend(conventions.usage(&run.wire, &Tokens::of_run(run)));
+    let agent = agent_span(run, agent_id, attributes);
     std::iter::once(&agent).chain(&chats).chain(&tools).map(|span| span.to_json(&trace_id)).collect()
 }
 
 fn agent_span(run: &RunTrace, id: String, mut attributes: Vec<Value>) -> Span {
-    let sum = |f: fn(&Step) -> Option<u64>| run.steps.iter().filter_map(f).sum::<u64>();
     attributes.extend([
         text("gen_ai.agent.name", &run.agent),
-        int("gen_ai.usage.input_tokens", sum(|s| s.input_tokens)),
-        int("gen_ai.usage.output_tokens", sum(|s| s.output_tokens)),
-        int("gen_ai.usage.cache_read.input_tokens", sum(|s| s.cache_read_tokens)),
-        int("gen_ai.usage.cache_creation.input_tokens", sum(|s| s.cache_write_tokens)),
         texts("gen_ai.response.finish_reasons", [run.outcome.as_str()]),
         text("reloop.scenario", &run.scenario),
         text("reloop.variant", &run.variant),
@@ -167,13 +239,6 @@ fn agent_span(run: &RunTrace, id: String, mut attributes: Vec<Value>) -> Span {
 }
 
 fn chat_span(run: &RunTrace, step: &Step, id: String, parent: &str, mut attributes: Vec<Value>) -> Span {
-    let usage = [
-        ("gen_ai.usage.input_tokens", step.input_tokens),
-        ("gen_ai.usage.output_tokens", step.output_tokens),
-        ("gen_ai.usage.cache_read.input_tokens", step.cache_read_tokens),
-        ("gen_ai.usage.cache_creation.input_tokens", step.cache_write_tokens),
-    ];
-    attributes.extend(usage.into_iter().filter_map(|(key, value)| value.map(|value| int(key, value))));
     if let Some(reason) = &step.finish_reason {
         attributes.push(texts("gen_ai.response.finish_reasons", [reason.as_str()]));
     }
@@ -413,7 +478,7 @@ mod tests {
 
     #[test]
     fn a_run_is_an_agent_span_over_its_calls_and_tools_in_virtual_time() {
-        let request = request(&[run()]);
+        let request = request(&[run()], Conventions::Current);
         let spans = request["resourceSpans"][0]["scopeSpans"][0]["spans"].as_array().unwrap();
         let names: Vec<&str> = spans.iter().map(|s| s["name"].as_str().unwrap()).collect();
         assert_eq!(names, ["invoke_agent reloop", "chat claude-sonnet-4-5", "chat claude-sonnet-4-5", "execute_tool read"]);
@@ -458,7 +523,7 @@ mod tests {
             ),
             event(0, 1_000, json!({"kind": "tool_end", "call_id": "c0", "tool": "Agent", "is_error": false, "elapsed_ms": 400, "result_summary": "found"})),
         ];
-        let request = request(&[run]);
+        let request = request(&[run], Conventions::Current);
         let spans = request["resourceSpans"][0]["scopeSpans"][0]["spans"].as_array().unwrap();
         let named = |name: &str| spans.iter().find(|s| s["name"] == name).unwrap();
         let (agent_call, grep) = (named("execute_tool Agent"), named("execute_tool grep"));
@@ -469,13 +534,39 @@ mod tests {
 
     #[test]
     fn the_same_run_exports_the_same_ids_and_another_row_other_ones() {
-        let first = request(&[run()]);
-        assert_eq!(first, request(&[run()]));
+        let first = request(&[run()], Conventions::Current);
+        assert_eq!(first, request(&[run()], Conventions::Current));
         let mut again = run();
         again.row = 1;
         let id = |r: &Value| r["resourceSpans"][0]["scopeSpans"][0]["spans"][0]["traceId"].as_str().unwrap().to_owned();
-        assert_ne!(id(&first), id(&request(&[again])));
+        assert_ne!(id(&first), id(&request(&[again], Conventions::Current)));
         assert_eq!(id(&first).len(), 32);
+    }
+
+    /// v1.36.0 names the provider `gen_ai.system`, has no cache attributes,
+    /// and counts input as the provider does: Anthropic's without the cache.
+    #[test]
+    fn the_v1_36_conventions_keep_that_releases_names_and_counts() {
+        let keys = |span: &Value| span["attributes"].as_array().unwrap().iter().map(|a| a["key"].as_str().unwrap().to_owned()).collect::<Vec<_>>();
+        let spans_of = |run: RunTrace| request(&[run], Conventions::V1_36)["resourceSpans"][0]["scopeSpans"][0]["spans"].as_array().unwrap().clone();
+        let anthropic = spans_of(run());
+        for span in &anthropic {
+            let keys = keys(span);
+            assert!(keys.contains(&"gen_ai.system".to_owned()) && !keys.contains(&"gen_ai.provider.name".to_owned()), "{keys:?}");
+            assert!(!keys.iter().any(|key| key.starts_with("gen_ai.usage.cache")), "{keys:?}");
+        }
+        assert_eq!(attr(&anthropic[0], "gen_ai.system")["stringValue"], "anthropic");
+        // Each call: 100 prompt tokens, 60 read from the cache and 40 written to it.
+        assert_eq!(
+            (attr(&anthropic[1], "gen_ai.usage.input_tokens")["intValue"].as_str(), attr(&anthropic[1], "gen_ai.usage.output_tokens")["intValue"].as_str()),
+            (Some("0"), Some("10"))
+        );
+        let mut chat = run();
+        chat.wire = "openai-chat".into();
+        let openai = spans_of(chat);
+        assert_eq!(attr(&openai[0], "gen_ai.usage.input_tokens")["intValue"], "200", "OpenAI's count has the cached tokens in it");
+        let current = request(&[run()], Conventions::Current);
+        assert_eq!(attr(&current["resourceSpans"][0]["scopeSpans"][0]["spans"][1], "gen_ai.usage.input_tokens")["intValue"], "100");
     }
 
     #[test]
