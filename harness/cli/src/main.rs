@@ -42,6 +42,11 @@ fn main() {
     if let Some(code) = reloop_eval::black_box::keeper::enter_if_asked() {
         std::process::exit(code);
     }
+    // Started as `bash` or `sh` through a run's shell shim (`agent.tools: replay`):
+    // answer the agent's command from the recording.
+    if let Some(code) = reloop_eval::black_box::tool_side::shim::called_as_shim() {
+        std::process::exit(code);
+    }
     file_size_limit::report_instead_of_dying();
     let app = App::parse();
     // The commands that stop cleanly on a signal listen for one; the others

@@ -29,6 +29,7 @@ pub mod session_path;
 #[cfg(any(test, feature = "test-support"))]
 #[doc(hidden)]
 pub mod testing;
+pub mod tool_side;
 
 use std::collections::BTreeMap;
 
@@ -75,6 +76,11 @@ pub struct Recording {
     /// prompts), which never consume an exchange ([`crate::auxiliary`]).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub auxiliary: Vec<AuxiliaryAnswer>,
+    /// What a black-box agent's shell ran and answered, in order: a replay
+    /// with `agent.tools: replay` answers each command from here instead of
+    /// running it ([`tool_side`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tool_side: Vec<tool_side::ShellCommand>,
 }
 
 /// The usage a neutral reply reports to the client.

@@ -39,5 +39,6 @@ pub mod serve_limits;
 mod serve_raw;
 mod shards;
 mod sweep;
+mod tool_side;
 mod validate;
 mod verdicts;

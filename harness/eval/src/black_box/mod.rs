@@ -9,6 +9,7 @@ pub mod placeholders;
 pub use reloop_files::agent_presets as presets;
 pub mod process;
 pub(crate) mod server_view;
+pub mod tool_side;
 
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
@@ -25,6 +26,7 @@ use crate::scenario::agent::AgentSpec;
 use placeholders::Placeholders;
 pub use process::kill_live_agents;
 use process::{Ending, Launch};
+use tool_side::Shims;
 
 /// The key both dummy API-key variables hold; the mock accepts any key.
 const DUMMY_API_KEY: &str = "sk-reloop-black-box";
@@ -53,17 +55,22 @@ pub async fn run(scenario: &Scenario, agent: &AgentSpec, cancel: &AtomicBool, wa
     };
     write_files(&workspace, agent, &placeholders)?;
     let argv: Vec<String> = agent.command.iter().map(|arg| placeholders.expand(arg)).collect();
-    let env = environment(agent, &placeholders, scratch.path(), |name| std::env::var(name).ok());
+    let mut env = environment(agent, &placeholders, scratch.path(), |name| std::env::var(name).ok());
     if let Some(missing) = process::missing_program(&argv, &env) {
         return Ok(skipped(scenario, &missing));
     }
+    let agent_path = env.iter().rev().find(|(name, _)| name == "PATH").map(|(_, value)| value.clone()).unwrap_or_default();
+    let shims = Shims::install(agent.tools, &scenario.recording.tool_side, scratch.path(), &workspace, &agent_path)?;
+    env.extend(shims.iter().flat_map(|shims| shims.env.iter().cloned()));
     let launch =
         Launch { argv: &argv, env, workspace: &workspace, scratch: scratch.path(), output_dir: scratch.path(), timeout: Duration::from_secs(agent.timeout_s) };
     let finished = process::spawn(&launch)?.finish(cancel, scratch.path()).await;
 
     let view = server_view::server_view(scenario, &session);
     let divergences = session.divergences();
-    let outcome = server_view::outcome(&finished.ending, divergences.len(), &view);
+    let shells = shims.as_ref().map(Shims::read_log).unwrap_or_default();
+    let shell_divergences = tool_side::divergences(&shells, &scenario.recording.tool_side);
+    let outcome = server_view::outcome(&finished.ending, divergences.len() + shell_divergences.len(), &view);
     let exit_code = match finished.ending {
         Ending::Exited(code) => code,
         Ending::TimedOut | Ending::Cancelled => None,
@@ -97,7 +104,12 @@ pub async fn run(scenario: &Scenario, agent: &AgentSpec, cancel: &AtomicBool, wa
     );
     let error = match outcome {
         Outcome::AgentError | Outcome::AgentTimeout | Outcome::LlmError => Some(agent_output(&finished)),
-        Outcome::Divergence => metrics.first_divergence.as_ref().map(|divergence| format!("{divergence}\n{}", agent_output(&finished))),
+        // The shell's divergence first: the request after it diverges because of it.
+        Outcome::Divergence => shell_divergences
+            .first()
+            .cloned()
+            .or_else(|| metrics.first_divergence.as_ref().map(ToString::to_string))
+            .map(|divergence| format!("{divergence}\n{}", agent_output(&finished))),
         _ => None,
     };
     let mut report = RunReport {
@@ -108,7 +120,11 @@ pub async fn run(scenario: &Scenario, agent: &AgentSpec, cancel: &AtomicBool, wa
         agent_exit_code: exit_code,
         metrics,
         steps: view.steps,
-        events: numbered(view.retention.events.into_iter().chain([exit_event(&finished, exit_code, clock.now_ms())])),
+        events: numbered(view.retention.events.into_iter().chain(shells.iter().map(|line| tool_side::event(line, clock.now_ms()))).chain([exit_event(
+            &finished,
+            exit_code,
+            clock.now_ms(),
+        )])),
         divergences,
         ..RunReport::of(scenario, outcome)
     };

@@ -53,6 +53,33 @@ pub struct AgentSpec {
     /// without a preset, [`DEFAULT_TOOL_ERROR_PATTERN`]; `""` matches none.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tool_error_pattern: Option<String>,
+    /// Where the agent's shell commands are answered from: `live` (the
+    /// default) runs them; `replay` answers each from the recording's
+    /// `tool_side:` and runs none, a command it lacks failing the run as a
+    /// `tool_side` divergence; `replay-or-live` runs those it lacks, each
+    /// one counted and named (docs/black-box.md).
+    #[serde(default, skip_serializing_if = "ToolSideMode::is_live")]
+    pub tools: ToolSideMode,
+}
+
+/// `agent.tools`: whether the agent's shell commands run or are answered
+/// from the recording.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum ToolSideMode {
+    /// Every command runs for real.
+    #[default]
+    Live,
+    /// Every command is answered from the recording; none runs.
+    Replay,
+    /// Recorded commands are answered from the recording; the others run.
+    ReplayOrLive,
+}
+
+impl ToolSideMode {
+    fn is_live(&self) -> bool {
+        *self == Self::Live
+    }
 }
 
 fn default_timeout_s() -> u64 {
@@ -81,6 +108,7 @@ impl AgentSpec {
             files,
             timeout_s: self.timeout_s,
             tool_error_pattern: self.tool_error_pattern.clone(),
+            tools: self.tools,
         }
     }
 

@@ -1,0 +1,181 @@
+//! The agent's shell under `agent.tools: replay | replay-or-live`: a folder
+//! of shims put first on the agent's `PATH` (and as its `$SHELL`), each a
+//! link named `bash` or `sh` to the reloop binary, which answers a command
+//! line from the recording's `tool_side:` instead of running it
+//! ([`shim`]). The shims share one plan, written before the agent starts,
+//! and one log, read after it ends: which commands were answered, which
+//! the recording lacked, and which ran for real.
+//!
+//! What this reaches: a shell the agent finds on `PATH` or in `$SHELL`
+//! (`subprocess.run(["bash", "-c", ...])`, Node's `spawn("bash", ...)`,
+//! `execvp("sh")`). A shell spawned by absolute path (`/bin/sh`, as
+//! Python's `shell=True` does) is not reached; docs/black-box.md says so.
+
+pub mod shim;
+
+use std::path::{Path, PathBuf};
+
+use reloop_files::scenario::agent::ToolSideMode;
+use reloop_recording::tool_side::ShellCommand;
+use serde::{Deserialize, Serialize};
+
+use crate::result::EventRow;
+
+/// The variable that hands a shim its plan; a `bash` or `sh` started
+/// without it is not a shim ([`shim::called_as_shim`]).
+pub const PLAN_VARIABLE: &str = "RELOOP_TOOL_SIDE";
+
+/// The shells whose names the shims take.
+pub const SHELLS: [&str; 2] = ["bash", "sh"];
+
+/// What every shim of a run reads: how to answer, from what, and where to
+/// say what it did.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Plan {
+    /// `agent.tools`: what a command the recording lacks gets.
+    pub mode: ToolSideMode,
+    /// The agent's workspace: a command's folder is read relative to it.
+    pub workspace: PathBuf,
+    /// The recorded commands, in order.
+    pub commands: Vec<ShellCommand>,
+    /// The real shells by name (found on the agent's own `PATH`), for a
+    /// command that runs for real and for a shell that runs a script.
+    pub real: Vec<(String, PathBuf)>,
+    /// The log every shim appends a line to.
+    pub log: PathBuf,
+}
+
+/// One line of the log: a command line the agent's shell was given.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LogLine {
+    /// The command line (`-c`).
+    pub command: String,
+    /// Its folder, relative to the workspace (absolute when outside it).
+    pub cwd: String,
+    /// The recorded entry that answered it.
+    pub entry: Option<usize>,
+    /// It ran for real (`replay-or-live`, the recording lacking it).
+    pub ran: bool,
+}
+
+impl LogLine {
+    /// The recording lacked it and it did not run: a `tool_side` divergence.
+    pub fn diverged(&self) -> bool {
+        self.entry.is_none() && !self.ran
+    }
+}
+
+/// The environment a run's agent gets for `mode`, and the log to read
+/// after it: `None` under `live`.
+pub struct Shims {
+    /// `PATH` (the shims first), `SHELL` and the plan's variable.
+    pub env: Vec<(String, String)>,
+    log: PathBuf,
+}
+
+impl Shims {
+    /// Writes the shims and their plan into `scratch` (outside the
+    /// workspace, so the agent's tools do not see them) for an agent whose
+    /// `PATH` is `agent_path`.
+    ///
+    /// # Errors
+    ///
+    /// The folder, the links or the plan cannot be written, or reloop
+    /// cannot name its own binary.
+    pub fn install(mode: ToolSideMode, commands: &[ShellCommand], scratch: &Path, workspace: &Path, agent_path: &str) -> Result<Option<Self>, String> {
+        if mode == ToolSideMode::Live {
+            return Ok(None);
+        }
+        let dir = scratch.join("shims");
+        std::fs::create_dir_all(&dir).map_err(|e| format!("cannot make the shell shims' folder: {e}"))?;
+        let binary = std::env::current_exe().map_err(|e| format!("cannot name reloop's own binary for the shell shims: {e}"))?;
+        for shell in SHELLS {
+            std::os::unix::fs::symlink(&binary, dir.join(shell)).map_err(|e| format!("cannot link the `{shell}` shim: {e}"))?;
+        }
+        let real = SHELLS.iter().filter_map(|shell| on_path(shell, agent_path).map(|path| ((*shell).to_owned(), path))).collect();
+        let log = scratch.join("tool-side.jsonl");
+        let plan = Plan { mode, workspace: workspace.to_owned(), commands: commands.to_vec(), real, log: log.clone() };
+        let plan_file = scratch.join("tool-side.plan.json");
+        std::fs::write(&plan_file, serde_json::to_vec(&plan).expect("plain JSON")).map_err(|e| format!("cannot write the shell shims' plan: {e}"))?;
+        let path = if agent_path.is_empty() { dir.display().to_string() } else { format!("{}:{agent_path}", dir.display()) };
+        let env = vec![
+            ("PATH".to_owned(), path),
+            ("SHELL".to_owned(), dir.join("bash").display().to_string()),
+            (PLAN_VARIABLE.to_owned(), plan_file.display().to_string()),
+        ];
+        Ok(Some(Self { env, log }))
+    }
+
+    /// What the agent's shells did, in order.
+    pub fn read_log(&self) -> Vec<LogLine> {
+        read_log(&self.log)
+    }
+}
+
+/// The log's lines; a line that does not parse (a shim killed mid-write)
+/// is left out.
+pub fn read_log(path: &Path) -> Vec<LogLine> {
+    let text = std::fs::read_to_string(path).unwrap_or_default();
+    text.lines().filter_map(|line| serde_json::from_str(line).ok()).collect()
+}
+
+/// `program` as a lookup of `PATH` finds it.
+fn on_path(program: &str, path: &str) -> Option<PathBuf> {
+    use std::os::unix::fs::PermissionsExt as _;
+    std::env::split_paths(path)
+        .map(|dir| dir.join(program))
+        .find(|candidate| candidate.metadata().is_ok_and(|meta| meta.is_file() && meta.permissions().mode() & 0o111 != 0))
+}
+
+/// The `tool_side` divergences of a run whose shells did `lines`, in order.
+pub fn divergences(lines: &[LogLine], commands: &[ShellCommand]) -> Vec<String> {
+    let mut used = Vec::new();
+    let mut found = Vec::new();
+    for line in lines {
+        used.extend(line.entry);
+        if line.diverged() {
+            found.push(divergence_message(line, commands, &used));
+        }
+    }
+    found
+}
+
+/// The report's event for one shell the agent started (`tool_side_command`).
+pub fn event(line: &LogLine, at_ms: u64) -> EventRow {
+    let payload = serde_json::json!({ "command": line.command, "cwd": line.cwd, "entry": line.entry, "ran": line.ran, "diverged": line.diverged() });
+    EventRow { seq: 0, step: 0, at_ms, kind: "tool_side_command".to_owned(), payload: payload.to_string(), ..EventRow::default() }
+}
+
+/// The `tool_side` divergence of a run whose agent ran `line`, which the
+/// recording lacks: what came, and what the recording still held.
+fn divergence_message(line: &LogLine, commands: &[ShellCommand], used: &[usize]) -> String {
+    let unused: Vec<String> = commands.iter().enumerate().filter(|(i, _)| !used.contains(i)).map(|(_, c)| format!("`{}`", c.command)).collect();
+    let expected =
+        if unused.is_empty() { "no command is left in the recording".to_owned() } else { format!("the recording's unused commands: {}", unused.join(", ")) };
+    format!(
+        "tool_side divergence: the agent's shell ran `{}` (in `{}`), which the recording's tool_side: lacks ({expected}); it was not run",
+        line.command, line.cwd
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_divergence_names_the_command_and_what_was_left() {
+        let commands =
+            [ShellCommand { command: "make".into(), ..ShellCommand::default() }, ShellCommand { command: "make test".into(), ..ShellCommand::default() }];
+        let line = LogLine { command: "make install".into(), cwd: ".".into(), entry: None, ran: false };
+        assert!(line.diverged());
+        let message = divergence_message(&line, &commands, &[0]);
+        assert!(message.contains("`make install` (in `.`)") && message.contains("unused commands: `make test`") && !message.contains("`make`,"), "{message}");
+    }
+
+    #[test]
+    fn live_installs_nothing() {
+        let scratch = tempfile::tempdir().unwrap();
+        assert!(Shims::install(ToolSideMode::Live, &[], scratch.path(), scratch.path(), "/usr/bin").unwrap().is_none());
+        assert_eq!(std::fs::read_dir(scratch.path()).unwrap().count(), 0);
+    }
+}
