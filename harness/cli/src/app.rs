@@ -369,32 +369,11 @@ pub struct ExportArgs {
     /// The GenAI semantic conventions the traces are named by: current (gen_ai.provider.name, input tokens with the
     /// cached ones, the cache's reads and writes), or v1.36 (gen_ai.system, the provider's own input count), for a
     /// backend that has not moved on.
-    #[arg(long, value_enum, value_name = "RELEASE", default_value_t = OtelConventionsArg::Current)]
-    pub otel_conventions: OtelConventionsArg,
+    #[arg(long, value_name = "RELEASE", default_value = "current", value_parser = parse_conventions)]
+    pub otel_conventions: reloop_report::export::otlp::Conventions,
     /// Write each run as an ATIF trajectory (`SCENARIO[.VARIANT].json`) into this directory.
     #[arg(long, value_name = "DIR")]
     pub atif: Option<PathBuf>,
-}
-
-/// `--otel-conventions`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum OtelConventionsArg {
-    /// The current GenAI conventions.
-    Current,
-    /// semantic-conventions v1.36.0.
-    #[value(name = "v1.36")]
-    V1_36,
-}
-
-impl OtelConventionsArg {
-    /// The exporter's conventions.
-    pub fn conventions(self) -> reloop_report::export::otlp::Conventions {
-        use reloop_report::export::otlp::Conventions;
-        match self {
-            Self::Current => Conventions::Current,
-            Self::V1_36 => Conventions::V1_36,
-        }
-    }
 }
 
 /// `reloop merge`.
@@ -445,10 +424,19 @@ fn parse_rate(text: &str) -> Result<f64, String> {
 
 /// A wire format by the name scenarios give it (`openai-chat`, ...).
 fn parse_wire(name: &str) -> Result<reloop_agent::WireFormat, String> {
-    let all = reloop_agent::WireFormat::ALL;
-    all.into_iter().find(|wire| wire.as_str() == name).ok_or_else(|| {
-        let names: Vec<&str> = all.iter().map(|wire| wire.as_str()).collect();
-        format!("unknown wire format; one of: {}", names.join(", "))
+    one_of(&reloop_agent::WireFormat::ALL, |wire| wire.as_str(), name, "wire format")
+}
+
+/// A release of the GenAI conventions by its `--otel-conventions` name.
+fn parse_conventions(name: &str) -> Result<reloop_report::export::otlp::Conventions, String> {
+    one_of(&reloop_report::export::otlp::Conventions::ALL, |release| release.as_str(), name, "release of the GenAI conventions")
+}
+
+/// The one of `all` that `name_of` calls `name`; else an error naming them all.
+fn one_of<T: Copy>(all: &[T], name_of: fn(T) -> &'static str, name: &str, what: &str) -> Result<T, String> {
+    all.iter().copied().find(|item| name_of(*item) == name).ok_or_else(|| {
+        let names: Vec<&str> = all.iter().map(|item| name_of(*item)).collect();
+        format!("unknown {what}; one of: {}", names.join(", "))
     })
 }
 

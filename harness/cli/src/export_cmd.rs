@@ -26,7 +26,7 @@ pub fn run(args: &ExportArgs) -> anyhow::Result<i32> {
         }
     };
     if args.otlp.is_some() || args.otlp_endpoint.is_some() {
-        let body = serde_json::to_vec(&otlp::request(&runs, args.otel_conventions.conventions()))?;
+        let body = serde_json::to_vec(&otlp::request(&runs, args.otel_conventions))?;
         let traces = runs.len();
         if let Some(path) = &args.otlp {
             write_atomically(path, |file| file.write_all(&body))?;

@@ -22,7 +22,7 @@ pub struct ShellCommand {
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub stderr: String,
     /// Its exit status (0 when absent).
-    #[serde(default, skip_serializing_if = "is_zero")]
+    #[serde(default, skip_serializing_if = "crate::is_default")]
     pub exit_code: i32,
     /// The directory it ran in, relative to the workspace; absent: anywhere.
     /// A command matches only in the directory it was recorded in.
@@ -35,10 +35,6 @@ pub struct ShellCommand {
     /// The exchange (0-based) whose answer asked for it, for the reader.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub after_exchange: Option<usize>,
-}
-
-fn is_zero(code: &i32) -> bool {
-    *code == 0
 }
 
 impl ShellCommand {

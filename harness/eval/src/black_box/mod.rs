@@ -59,8 +59,7 @@ pub async fn run(scenario: &Scenario, agent: &AgentSpec, cancel: &AtomicBool, wa
     if let Some(missing) = process::missing_program(&argv, &env) {
         return Ok(skipped(scenario, &missing));
     }
-    let agent_path = env.iter().rev().find(|(name, _)| name == "PATH").map(|(_, value)| value.clone()).unwrap_or_default();
-    let shims = Shims::install(agent.tools, &scenario.recording.tool_side, scratch.path(), &workspace, &agent_path)?;
+    let shims = Shims::install(agent.tools, &scenario.recording.tool_side, scratch.path(), &workspace, &env)?;
     env.extend(shims.iter().flat_map(|shims| shims.env.iter().cloned()));
     let launch =
         Launch { argv: &argv, env, workspace: &workspace, scratch: scratch.path(), output_dir: scratch.path(), timeout: Duration::from_secs(agent.timeout_s) };
@@ -71,6 +70,7 @@ pub async fn run(scenario: &Scenario, agent: &AgentSpec, cancel: &AtomicBool, wa
     let shells = shims.as_ref().map(Shims::read_log).unwrap_or_default();
     let shell_divergences = tool_side::divergences(&shells, &scenario.recording.tool_side);
     let outcome = server_view::outcome(&finished.ending, divergences.len() + shell_divergences.len(), &view);
+    let shell_events: Vec<_> = shells.iter().map(|line| tool_side::event(line, clock.now_ms())).collect();
     let exit_code = match finished.ending {
         Ending::Exited(code) => code,
         Ending::TimedOut | Ending::Cancelled => None,
@@ -120,11 +120,7 @@ pub async fn run(scenario: &Scenario, agent: &AgentSpec, cancel: &AtomicBool, wa
         agent_exit_code: exit_code,
         metrics,
         steps: view.steps,
-        events: numbered(view.retention.events.into_iter().chain(shells.iter().map(|line| tool_side::event(line, clock.now_ms()))).chain([exit_event(
-            &finished,
-            exit_code,
-            clock.now_ms(),
-        )])),
+        events: numbered(view.retention.events.into_iter().chain(shell_events).chain([exit_event(&finished, exit_code, clock.now_ms())])),
         divergences,
         ..RunReport::of(scenario, outcome)
     };

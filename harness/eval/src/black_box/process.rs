@@ -8,8 +8,9 @@
 //! ([`kill_live_agents`]).
 
 use std::collections::BTreeMap;
+use std::ffi::OsString;
 use std::os::unix::process::CommandExt;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -81,9 +82,19 @@ pub fn missing_program(argv: &[String], env: &[(String, String)]) -> Option<Stri
     if program.contains('/') {
         return None;
     }
-    let path = env.iter().rev().find(|(key, _)| key == "PATH").map(|(_, value)| value.into()).or_else(|| std::env::var_os("PATH"))?;
-    let found = std::env::split_paths(&path).filter(|dir| dir.is_absolute()).any(|dir| is_executable(&dir.join(program)));
-    (!found).then(|| program.clone())
+    on_path(program, env).is_none().then(|| program.clone())
+}
+
+/// The agent's `PATH`: its `env:` value, else reloop's.
+pub fn agent_path(env: &[(String, String)]) -> Option<OsString> {
+    env.iter().rev().find(|(key, _)| key == "PATH").map(|(_, value)| value.into()).or_else(|| std::env::var_os("PATH"))
+}
+
+/// The executable file `program` names on an absolute directory of the
+/// agent's `PATH` ([`agent_path`]), the first in its order.
+pub fn on_path(program: &str, env: &[(String, String)]) -> Option<PathBuf> {
+    let path = agent_path(env)?;
+    std::env::split_paths(&path).filter(|dir| dir.is_absolute()).map(|dir| dir.join(program)).find(|file| is_executable(file))
 }
 
 /// Starts the agent; `Err` says why it could not start.

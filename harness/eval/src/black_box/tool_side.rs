@@ -19,6 +19,7 @@ use reloop_files::scenario::agent::ToolSideMode;
 use reloop_recording::tool_side::ShellCommand;
 use serde::{Deserialize, Serialize};
 
+use super::process::{agent_path, on_path};
 use crate::result::EventRow;
 
 /// The variable that hands a shim its plan; a `bash` or `sh` started
@@ -75,14 +76,14 @@ pub struct Shims {
 
 impl Shims {
     /// Writes the shims and their plan into `scratch` (outside the
-    /// workspace, so the agent's tools do not see them) for an agent whose
-    /// `PATH` is `agent_path`.
+    /// workspace, so the agent's tools do not see them) for an agent started
+    /// with `env`.
     ///
     /// # Errors
     ///
     /// The folder, the links or the plan cannot be written, or reloop
     /// cannot name its own binary.
-    pub fn install(mode: ToolSideMode, commands: &[ShellCommand], scratch: &Path, workspace: &Path, agent_path: &str) -> Result<Option<Self>, String> {
+    pub fn install(mode: ToolSideMode, commands: &[ShellCommand], scratch: &Path, workspace: &Path, env: &[(String, String)]) -> Result<Option<Self>, String> {
         if mode == ToolSideMode::Live {
             return Ok(None);
         }
@@ -92,14 +93,15 @@ impl Shims {
         for shell in SHELLS {
             std::os::unix::fs::symlink(&binary, dir.join(shell)).map_err(|e| format!("cannot link the `{shell}` shim: {e}"))?;
         }
-        let real = SHELLS.iter().filter_map(|shell| on_path(shell, agent_path).map(|path| ((*shell).to_owned(), path))).collect();
+        let real = SHELLS.iter().filter_map(|shell| on_path(shell, env).map(|path| ((*shell).to_owned(), path))).collect();
         let log = scratch.join("tool-side.jsonl");
         let plan = Plan { mode, workspace: workspace.to_owned(), commands: commands.to_vec(), real, log: log.clone() };
         let plan_file = scratch.join("tool-side.plan.json");
         std::fs::write(&plan_file, serde_json::to_vec(&plan).expect("plain JSON")).map_err(|e| format!("cannot write the shell shims' plan: {e}"))?;
-        let path = if agent_path.is_empty() { dir.display().to_string() } else { format!("{}:{agent_path}", dir.display()) };
+        let path = std::env::join_paths(std::iter::once(dir.clone()).chain(agent_path(env).iter().flat_map(std::env::split_paths)))
+            .map_err(|e| format!("cannot put the shell shims on the agent's PATH: {e}"))?;
         let env = vec![
-            ("PATH".to_owned(), path),
+            ("PATH".to_owned(), path.to_string_lossy().into_owned()),
             ("SHELL".to_owned(), dir.join("bash").display().to_string()),
             (PLAN_VARIABLE.to_owned(), plan_file.display().to_string()),
         ];
@@ -117,14 +119,6 @@ impl Shims {
 pub fn read_log(path: &Path) -> Vec<LogLine> {
     let text = std::fs::read_to_string(path).unwrap_or_default();
     text.lines().filter_map(|line| serde_json::from_str(line).ok()).collect()
-}
-
-/// `program` as a lookup of `PATH` finds it.
-fn on_path(program: &str, path: &str) -> Option<PathBuf> {
-    use std::os::unix::fs::PermissionsExt as _;
-    std::env::split_paths(path)
-        .map(|dir| dir.join(program))
-        .find(|candidate| candidate.metadata().is_ok_and(|meta| meta.is_file() && meta.permissions().mode() & 0o111 != 0))
 }
 
 /// The `tool_side` divergences of a run whose shells did `lines`, in order.
@@ -175,7 +169,7 @@ mod tests {
     #[test]
     fn live_installs_nothing() {
         let scratch = tempfile::tempdir().unwrap();
-        assert!(Shims::install(ToolSideMode::Live, &[], scratch.path(), scratch.path(), "/usr/bin").unwrap().is_none());
+        assert!(Shims::install(ToolSideMode::Live, &[], scratch.path(), scratch.path(), &[]).unwrap().is_none());
         assert_eq!(std::fs::read_dir(scratch.path()).unwrap().count(), 0);
     }
 }

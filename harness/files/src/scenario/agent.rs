@@ -58,7 +58,7 @@ pub struct AgentSpec {
     /// `tool_side:` and runs none, a command it lacks failing the run as a
     /// `tool_side` divergence; `replay-or-live` runs those it lacks, each
     /// one counted and named (docs/black-box.md).
-    #[serde(default, skip_serializing_if = "ToolSideMode::is_live")]
+    #[serde(default, skip_serializing_if = "super::spec::is_default")]
     pub tools: ToolSideMode,
 }
 
@@ -74,12 +74,6 @@ pub enum ToolSideMode {
     Replay,
     /// Recorded commands are answered from the recording; the others run.
     ReplayOrLive,
-}
-
-impl ToolSideMode {
-    fn is_live(&self) -> bool {
-        *self == Self::Live
-    }
 }
 
 fn default_timeout_s() -> u64 {

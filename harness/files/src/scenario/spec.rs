@@ -103,7 +103,7 @@ pub struct ScenarioSpec {
 }
 
 /// Whether `value` is its type's default: a written scenario leaves it out.
-fn is_default<T: Default + PartialEq>(value: &T) -> bool {
+pub(crate) fn is_default<T: Default + PartialEq>(value: &T) -> bool {
     *value == T::default()
 }
 

@@ -41,6 +41,17 @@ pub enum Conventions {
 }
 
 impl Conventions {
+    /// Every release, by the name `--otel-conventions` takes.
+    pub const ALL: [Self; 2] = [Self::Current, Self::V1_36];
+
+    /// The name `--otel-conventions` takes: `current`, `v1.36`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Current => "current",
+            Self::V1_36 => "v1.36",
+        }
+    }
+
     /// The attribute that names the provider.
     fn provider_key(self) -> &'static str {
         match self {
