@@ -22,11 +22,15 @@ reads after the test.
 
 `--reloop-record-mode` says when a test records instead, as vcrpy's modes
 do: `none` (the default) replays only; `once` records the tests whose
-recording does not exist yet and replays the others; `all` records every
-test (`--reloop-record` is its short form). A test that records runs through
-`reloop record` in front of `--reloop-upstream` (one proxy per test, the
-real keys kept in the environment): the recording, which keeps no API key or
-Authorization header, is written to the marker's path for the next run.
+recording does not exist yet and replays the others; `new_episodes` does the
+same, and a test whose code sends what its recording does not hold goes on
+live from that request (serve's `--upstream --record-mode new`): its
+recording is rewritten as the exchanges it replayed, then the live ones;
+`all` records every test (`--reloop-record` is its short form). A test that
+records runs through `reloop record` in front of `--reloop-upstream` (one
+proxy per test, the real keys kept in the environment): the recording,
+which keeps no API key or Authorization header, is written to the marker's
+path for the next run.
 
 Relative paths in a marker are relative to the test file's folder.
 """
@@ -57,8 +61,8 @@ _recording_key = pytest.StashKey[set]()
 _replay_key = pytest.StashKey["Replay"]()
 # What a replay's clients are given for a key: any is accepted.
 _PLACEHOLDER_KEY = "sk-reloop-replay"
-# vcrpy's record modes that reloop's plugin has (`new_episodes` is not yet).
-_RECORD_MODES = ("none", "once", "all")
+# vcrpy's record modes.
+_RECORD_MODES = ("none", "once", "new_episodes", "all")
 
 
 @dataclass(frozen=True)
@@ -82,7 +86,7 @@ class Target:
 
     def records(self, mode: str) -> bool:
         """Whether the test records under `mode` rather than replays."""
-        return mode == "all" or (mode == "once" and not self.recording.exists())
+        return mode == "all" or (mode in ("once", "new_episodes") and not self.recording.exists())
 
 
 @dataclass
@@ -126,6 +130,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         choices=_RECORD_MODES,
         default=None,
         help="none (default): replay only; once: record the tests whose recording does not exist yet; "
+        "new_episodes: as once, and a test that sends what its recording lacks goes live from there, its recording rewritten; "
         "all: record every marked test, through `reloop record` in front of --reloop-upstream",
     )
     group.addoption("--reloop-record", action="store_true", help="the same as --reloop-record-mode=all")
@@ -247,12 +252,16 @@ class _Server:
     """The one `reloop serve` of a pytest session, serving each target as a
     scenario of its own (a staged one for a recording with faults)."""
 
-    def __init__(self, binary: str, targets: set[Target], workdir: Path):
+    def __init__(self, binary: str, targets: set[Target], workdir: Path, upstream: Optional[str] = None):
         self.logs = workdir / "log"
         self.session_of: dict[Target, str] = {}
         self._runs = 0
+        # new_episodes: sessions that go live are written here (`serve --rerecord-dir`).
+        self.rerecorded = workdir / "rerecorded" if upstream else None
         scenarios = [self._stage(binary, target, workdir, index) for index, target in enumerate(sorted(targets, key=repr))]
         args = [binary, "serve", "--port", "0", "--quiet", "--log-json", str(self.logs)]
+        if upstream:
+            args += ["--upstream", upstream, "--record-mode", "new", "--rerecord-dir", str(self.rerecorded)]
         for scenario in scenarios:
             args += ["--scenario", str(scenario)]
         self.process = _Process(args, workdir / "serve.log")
@@ -281,6 +290,16 @@ class _Server:
         self._runs += 1
         session = f"{self.session_of[target]}/r/{self._runs}"
         return Replay(base=self.process.url, session=session, log_file=self.logs / f"{_log_stem(session)}.jsonl")
+
+    def keep_new_episodes(self, target: Target, replay: Replay) -> None:
+        """new_episodes: when the test's session went live, its re-recording
+        replaces the marker's recording (atomically); otherwise the
+        recording stays as it was."""
+        if self.rerecorded is None or replay.session is None:
+            return
+        written = self.rerecorded / f"{_log_stem(replay.session)}.recording.yaml"
+        if written.exists():
+            _replace_atomically(written, target.recording)
 
 
 def _scenario_name(path: Path) -> str:
@@ -314,7 +333,9 @@ def reloop_server(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempP
     if not targets:
         yield None
         return
-    server = _Server(_binary(config), targets, tmp_path_factory.mktemp("reloop"))
+    mode = _record_mode(config)
+    upstream = _upstream(config) if mode == "new_episodes" else None
+    server = _Server(_binary(config), targets, tmp_path_factory.mktemp("reloop"), upstream)
     yield server
     server.process.stop()
 
@@ -332,6 +353,7 @@ def reloop(request: pytest.FixtureRequest, reloop_server: Optional[_Server], tmp
     replay = reloop_server.replay(target)
     request.node.stash[_replay_key] = replay
     yield replay
+    reloop_server.keep_new_episodes(target, replay)
 
 
 @pytest.fixture(autouse=True)
@@ -355,9 +377,7 @@ def _reloop_environment(request: pytest.FixtureRequest, monkeypatch: pytest.Monk
 def _recorded(config: pytest.Config, target: Target, tmp_path: Path) -> Iterator[Replay]:
     """`--reloop-record`: the test talks to a `reloop record` proxy; when it
     ends, the recording moves (atomically) to the marker's recording path."""
-    upstream = config.getoption("reloop_upstream")
-    if not upstream:
-        raise pytest.UsageError("recording (--reloop-record-mode once or all) needs --reloop-upstream URL (or RELOOP_UPSTREAM)")
+    upstream = _upstream(config)
     destination = target.recording
     out = tmp_path / "recorded"
     proxy = _Process([_binary(config), "record", "--upstream", upstream, "--port", "0", "--out", str(out)], tmp_path / "record.log")
@@ -370,6 +390,19 @@ def _recorded(config: pytest.Config, target: Target, tmp_path: Path) -> Iterator
     # (interrupted), its normal end.
     if code != _INTERRUPTED or not written.exists():
         raise RuntimeError(f"reloop record wrote no recording (exit {code}):\n{proxy.log()}")
+    _replace_atomically(written, destination)
+
+
+def _upstream(config: pytest.Config) -> str:
+    """`--reloop-upstream`, which every mode that records needs."""
+    upstream = config.getoption("reloop_upstream")
+    if not upstream:
+        raise pytest.UsageError("recording (--reloop-record-mode once, new_episodes or all) needs --reloop-upstream URL (or RELOOP_UPSTREAM)")
+    return upstream
+
+
+def _replace_atomically(written: Path, destination: Path) -> None:
+    """`destination` becomes a copy of `written`: the old file or the new one, never half of one."""
     destination.parent.mkdir(parents=True, exist_ok=True)
     staged = destination.with_name(f".{destination.name}.reloop-tmp")
     shutil.copyfile(written, staged)

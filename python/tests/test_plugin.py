@@ -239,6 +239,49 @@ def test_record_mode_once_records_what_is_missing_then_replays_it(pytester):
     assert recording.stat().st_mtime_ns == before, "once: an existing recording is replayed, not recorded again"
 
 
+TWO_QUESTIONS_TEST = """
+import openai, pytest
+
+@pytest.mark.reloop("recordings/answer.yaml")
+def test_two_questions():
+    client = openai.OpenAI(max_retries=0)
+    first = client.chat.completions.create(model="gpt-4o-mini", messages=[{"role": "user", "content": "first?"}])
+    assert first.choices[0].message.content == "The old answer."
+    second = client.chat.completions.create(model="gpt-4o-mini", messages=[{"role": "user", "content": "second?"}])
+    assert second.choices[0].message.content == "A live answer."
+"""
+
+
+def test_record_mode_new_episodes_replays_what_is_recorded_and_records_the_rest(pytester):
+    """vcrpy's `new_episodes`: a recording that holds the test's first call
+    replays it, and the call it lacks goes to the upstream; the recording is
+    rewritten with both (no key in it), and the next run replays both with
+    the upstream gone. Under `none` the call it lacks fails the test."""
+    pytester.makepyfile(TWO_QUESTIONS_TEST)
+    recording = pytester.path / "recordings" / "answer.yaml"
+    recording.parent.mkdir()
+    recording.write_text("format: reloop.recording/v2\nexchanges:\n  - parts: [ { type: text, text: The old answer. } ]\n")
+    assert pytester.runpytest_subprocess("-p", "no:cacheprovider", "--reloop-record-mode=none").ret != 0, "the recording lacks the second call"
+    live = pytester.path / "live.yaml"
+    live.write_text("format: reloop.recording/v2\nexchanges:\n  - parts: [ { type: text, text: A live answer. } ]\n")
+    upstream = subprocess.Popen(
+        [reloop_binary(), "serve", "--recording", str(live), "--port", "0", "--quiet"], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True
+    )
+    try:
+        address = upstream.stdout.readline().rsplit(" on ", 1)[1].strip()
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setenv("OPENAI_API_KEY", "sk-secret-do-not-keep-8")
+            recorded = pytester.runpytest_subprocess("-p", "no:cacheprovider", "--reloop-record-mode=new_episodes", f"--reloop-upstream={address}/s/live")
+        recorded.assert_outcomes(passed=1)
+    finally:
+        upstream.terminate()
+        upstream.wait()
+    text = recording.read_text()
+    assert "The old answer." in text and "A live answer." in text and "sk-secret-do-not-keep-8" not in text, text
+    replayed = pytester.runpytest_subprocess("-p", "no:cacheprovider", "--reloop-record-mode=none")
+    replayed.assert_outcomes(passed=1)
+
+
 def test_each_xdist_worker_replays_its_tests_afresh(pytester):
     pytest.importorskip("xdist")
     body = f"""

@@ -480,7 +480,7 @@ pub struct ServeArgs {
     /// (without it, serve refuses to start when DIR holds a `*.yaml` file).
     #[arg(long, requires = "capture")]
     pub force: bool,
-    /// With `--capture`: secrets to strip beyond the default ones.
+    /// With `--capture` or `--upstream`: secrets to strip beyond the default ones.
     #[command(flatten)]
     pub redact: RedactArgs,
     /// Drop a connection that has not sent its request headers within this many seconds.
@@ -505,6 +505,21 @@ pub struct ServeArgs {
     /// (status, exchange, tokens, retry, divergence reason); DIR is created.
     #[arg(long, value_name = "DIR")]
     pub log_json: Option<PathBuf>,
+    /// Where calls go live (docs/rerecord.md): `https://api.openai.com`, with or without `/v1`; keys from
+    /// OPENAI_API_KEY, ANTHROPIC_API_KEY, GEMINI_API_KEY. Each session that goes live leaves its re-recording in --rerecord-dir.
+    #[arg(long, value_name = "URL", requires = "rerecord_dir", conflicts_with = "capture")]
+    pub upstream: Option<String>,
+    /// Ask the upstream for this model instead of the recording's.
+    #[arg(long, value_name = "MODEL", requires = "upstream")]
+    pub upstream_model: Option<String>,
+    /// With --upstream: new replays while a session's requests match and goes live from its first divergence
+    /// (vcrpy's new_episodes); all sends every call live.
+    #[arg(long, value_enum, default_value_t = RecordModeArg::New, requires = "upstream")]
+    pub record_mode: RecordModeArg,
+    /// With --upstream: each session that went live is written here as NAME.recording.yaml (the exchanges it
+    /// replayed, then the live ones), rewritten after each live call, so a stop at any time loses none.
+    #[arg(long, value_name = "DIR", requires = "upstream")]
+    pub rerecord_dir: Option<PathBuf>,
 }
 
 /// `reloop estimate`.

@@ -19,6 +19,7 @@ mod report_cmd;
 mod run_cmd;
 mod schema_cmd;
 mod serve_cmd;
+mod serve_live;
 mod shard;
 mod short_name;
 mod stdout;

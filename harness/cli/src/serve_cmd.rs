@@ -20,7 +20,7 @@ use reloop_eval::InputError;
 use reloop_files::kind::{FileKind, Skipped, files_below};
 use reloop_import::capture_writer::{CaptureWriter, Target};
 use reloop_mock::record::{RecordProxy, UpstreamBase};
-use reloop_recording::capture::Redaction;
+use reloop_recording::capture::{Redaction, url_shown};
 use reloop_recording::session_path;
 
 use crate::app::ServeArgs;
@@ -73,6 +73,19 @@ pub fn run(args: ServeArgs, interrupt: &Interrupt) -> anyhow::Result<i32> {
         }
         registry = registry.with_json_log(JsonLog::new(dir));
     }
+    let mut rerecord = None;
+    match crate::serve_live::live_of(&args, interrupt.flag()) {
+        Ok(None) => {}
+        Ok(Some((upstream, writer))) => {
+            let (sink, went_live) = tokio::sync::mpsc::unbounded_channel();
+            registry = registry.with_live(upstream).with_live_sink(sink);
+            rerecord = Some((writer, went_live));
+        }
+        Err(error) => {
+            eprintln!("error: {error}");
+            return Ok(exit_code::BAD_INPUT);
+        }
+    }
     let registry = Arc::new(registry);
     let runtime = tokio::runtime::Builder::new_current_thread().enable_io().enable_time().build()?;
     let capture = args.capture.clone().map(|dir| {
@@ -89,7 +102,9 @@ pub fn run(args: ServeArgs, interrupt: &Interrupt) -> anyhow::Result<i32> {
     runtime.block_on(async {
         // With --capture, clients talk to a recording proxy on the port asked
         // for, and the server listens behind it on a free one.
-        let server = MockServer::start_with(if capture.is_some() { 0 } else { args.port }, registry, connections).await?;
+        let server = MockServer::start_with(if capture.is_some() { 0 } else { args.port }, Arc::clone(&registry), connections).await?;
+        // The writer ends once the registry, which holds the sink, is gone.
+        let writing = rerecord.map(|(writer, went_live)| tokio::spawn(writer.run(went_live)));
         let captured = match capture {
             Some(writer) => {
                 let (sink, observed) = tokio::sync::mpsc::unbounded_channel();
@@ -112,6 +127,11 @@ pub fn run(args: ServeArgs, interrupt: &Interrupt) -> anyhow::Result<i32> {
                 interrupt.requested().await;
                 server.stop(GRACE_AFTER_INTERRUPT).await;
             }
+        }
+        if let Some(writing) = writing {
+            drop(registry);
+            // Calls still in flight hold the registry no longer than the grace.
+            let _ = tokio::time::timeout(GRACE_AFTER_INTERRUPT, writing).await;
         }
         Ok(exit_code::INTERRUPTED)
     })
@@ -152,6 +172,10 @@ fn print_sessions(addr: std::net::SocketAddr, names: &[String], args: &ServeArgs
     }
     if let Some(dir) = &args.log_json {
         println!("JSON log: one file per session in {}", dir.display());
+    }
+    if let (Some(upstream), Some(dir)) = (&args.upstream, &args.rerecord_dir) {
+        let from = if args.record_mode == crate::app::RecordModeArg::All { "every call" } else { "from a session's first divergence" };
+        println!("live {from} to {}; each session that goes live is written to {}/NAME.recording.yaml", url_shown(upstream), dir.display());
     }
     let width = names.iter().map(|name| name.chars().count()).max().unwrap_or(0);
     for name in names {

@@ -21,7 +21,7 @@ pub use http::{connections, json_log, live, record};
 pub use replay::{auxiliary, cache_explain, pacing, sent, session, tokens, tool_results};
 
 pub use connections::ConnectionLimits;
-pub use http::{MockServer, Registry, SessionFactory, SessionLimits, SessionRefusal, recording_factory, scenario_factory};
+pub use http::{MockServer, Registry, SessionFactory, SessionLimits, SessionRefusal, WentLive, recording_factory, scenario_factory};
 pub use pacing::{NoPacer, Pacer, RealPacer};
 pub use reloop_recording::Recording;
 pub use reloop_recording::fault::{Fault, FaultSpec};

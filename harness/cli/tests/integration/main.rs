@@ -36,6 +36,7 @@ mod sdk_async_openai;
 mod sent_messages;
 mod serve;
 pub mod serve_limits;
+mod serve_live;
 mod serve_raw;
 mod shards;
 mod sweep;

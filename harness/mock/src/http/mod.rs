@@ -23,4 +23,4 @@ mod routes;
 
 pub use factories::{recording_factory, scenario_factory};
 pub use mock_server::MockServer;
-pub use registry::{Registry, SessionFactory, SessionLimits, SessionRefusal};
+pub use registry::{Registry, SessionFactory, SessionLimits, SessionRefusal, WentLive};

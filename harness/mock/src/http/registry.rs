@@ -57,7 +57,26 @@ pub struct Registry {
     pub(crate) json_log: Option<JsonLog>,
     /// `run --upstream`: where calls that go live are sent (`crate::http::live`).
     live: Option<Arc<Upstream>>,
+    /// `serve --upstream`: told of each session that took a call live,
+    /// before the client has the answer, so its re-recording is written
+    /// before the session can be released or the client can look for it.
+    live_sink: Option<LiveSink>,
 }
+
+/// A session that took a call live, and the sender the sink's owner
+/// answers once it has done with it (written its re-recording).
+#[derive(Debug)]
+pub struct WentLive {
+    /// The session's name.
+    pub name: String,
+    /// The session.
+    pub session: Arc<Session>,
+    /// Dropped or sent when done: the live answer waits for it.
+    pub done: tokio::sync::oneshot::Sender<()>,
+}
+
+/// Where a registry sends each session after each of its live calls.
+pub type LiveSink = tokio::sync::mpsc::UnboundedSender<WentLive>;
 
 impl std::fmt::Debug for Registry {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -69,7 +88,7 @@ impl Registry {
     /// A registry that creates unknown sessions with `factory` and logs
     /// every request to standard error.
     pub fn serving(factory: SessionFactory, limits: SessionLimits) -> Self {
-        Self { sessions: Mutex::default(), factory: Some(factory), limits: Some(limits), log_requests: true, json_log: None, live: None }
+        Self { sessions: Mutex::default(), factory: Some(factory), limits: Some(limits), log_requests: true, json_log: None, live: None, live_sink: None }
     }
 
     /// This registry, also logging each session's requests as JSON lines.
@@ -82,9 +101,25 @@ impl Registry {
         Self { live: Some(Arc::new(upstream)), ..self }
     }
 
+    /// This registry, telling `sink` of each session after each of its live calls.
+    pub fn with_live_sink(self, sink: LiveSink) -> Self {
+        Self { live_sink: Some(sink), ..self }
+    }
+
     /// Where live calls go, if anywhere.
     pub(crate) fn live(&self) -> Option<&Arc<Upstream>> {
         self.live.as_ref()
+    }
+
+    /// Tells the live sink, if any, that `session` took a call live, and
+    /// waits until its owner is done with it.
+    pub(crate) async fn went_live(&self, name: &str, session: &Arc<Session>) {
+        let Some(sink) = &self.live_sink else { return };
+        let (done, finished) = tokio::sync::oneshot::channel();
+        // A receiver gone (the server stopping) has written what it will.
+        if sink.send(WentLive { name: name.to_owned(), session: Arc::clone(session), done }).is_ok() {
+            let _ = finished.await;
+        }
     }
 
     /// Adds or replaces a session.

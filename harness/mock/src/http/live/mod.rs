@@ -82,6 +82,7 @@ pub async fn intercept(State(registry): State<Arc<Registry>>, request: Request, 
     match exchange_of(&observed, upstream.redaction()) {
         Ok(Some(exchange)) => {
             let reply = session.handle(ReplayRequest { prompt: &prompt, caching: &caching, managed: Managed::default(), live: Some(exchange) });
+            registry.went_live(&session_name, &session).await;
             respond(reply, prompt, format, session.pacer(), &ServerSide::default())
         }
         Ok(None) => passed_on(&observed),
