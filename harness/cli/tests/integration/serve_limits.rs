@@ -1,6 +1,6 @@
 //! `reloop serve` under hostile or heavy use: its own errors in the API's
 //! JSON shape, half-open connections dropped, control characters escaped in
-//! the log, sessions released (ended, idle, capped), and a load check.
+//! the log, sessions released (ended, idle, capped), and load checks.
 
 use std::io::{Read, Write};
 use std::net::TcpStream;
@@ -167,6 +167,46 @@ fn serve_load_256_sessions_three_rounds_memory_flat() {
     }
     eprintln!("serve RSS after each round (KiB): {rss:?}");
     assert!(rss[2] as f64 <= rss[0] as f64 * 1.10, "RSS grew more than 10 % from round 1 to 3: {rss:?}");
+}
+
+/// The text a streamed Chat answer carries: every `delta.content` joined.
+fn streamed_text(sse: &[u8]) -> String {
+    let text = String::from_utf8_lossy(sse);
+    let chunks = text.lines().filter_map(|line| line.strip_prefix("data: ")).filter(|data| *data != "[DONE]");
+    chunks.filter_map(|data| serde_json::from_str::<serde_json::Value>(data).ok()?["choices"][0]["delta"]["content"].as_str().map(str::to_owned)).collect()
+}
+
+/// Issue 44: 64 sessions at once, each 20 streamed turns with its growing
+/// conversation (a parallel test suite's load), lose no session and mix
+/// none: every turn of every session gets that turn's recorded answer.
+#[test]
+fn sixty_four_concurrent_twenty_turn_sessions_each_get_their_own_turns() {
+    let dir = tempfile::tempdir().unwrap();
+    let exchanges: String = (1..=20).map(|turn| format!("  - text: \"Turn {turn} of the session.\"\n")).collect();
+    let recording = write(dir.path(), "load.yaml", &format!("format: reloop.recording/v1\nexchanges:\n{exchanges}"));
+    let server = Serve::start_with(&recording, &[], Stdio::null());
+    let sessions: Vec<_> = (0..64)
+        .map(|i| {
+            let addr = server.addr.clone();
+            std::thread::spawn(move || {
+                let mut messages = vec![serde_json::json!({ "role": "user", "content": format!("Session {i}.") })];
+                let mut wrong = Vec::new();
+                for turn in 1..=20 {
+                    let body = serde_json::json!({ "model": "gpt-4o", "stream": true, "messages": messages }).to_string();
+                    let (head, sse) = crate::util::post(&addr, &format!("/s/load/r/{i}/v1/chat/completions"), "", &body);
+                    let text = streamed_text(&sse);
+                    if !head.starts_with("HTTP/1.0 200") || text != format!("Turn {turn} of the session.") {
+                        wrong.push(format!("session {i} turn {turn}: {} {text:?}", head.lines().next().unwrap_or_default()));
+                    }
+                    messages.push(serde_json::json!({ "role": "assistant", "content": text }));
+                    messages.push(serde_json::json!({ "role": "user", "content": "Next." }));
+                }
+                wrong
+            })
+        })
+        .collect();
+    let wrong: Vec<String> = sessions.into_iter().flat_map(|session| session.join().unwrap()).collect();
+    assert!(wrong.is_empty(), "{} of 1,280 turns lost or mixed, the first: {:?}", wrong.len(), wrong.first());
 }
 
 /// Regression: clients that sent their headers and then trickled the body
