@@ -221,11 +221,11 @@ impl Reader<'_> {
         }
     }
 
-    /// The compaction's summary message: the summary text, and the prompt
-    /// size it was asked over.
+    /// The compaction's summary message: the summary text. Its call's
+    /// prompt is OpenCode's pruned copy of the conversation, not the prompt
+    /// before the compaction: the sizes are left to the calls around it.
     fn summary(&mut self, info: &Value, parts: &[Value], line: usize) {
         let mut texts = Vec::new();
-        let mut tokens_before = None;
         for part in parts {
             let part_line = self.lines.next(str_at(part, "id"));
             let fate = match str_at(part, "type") {
@@ -233,16 +233,11 @@ impl Reader<'_> {
                     texts.push(str_at(part, "text").unwrap_or_default().to_owned());
                     Fate::Used
                 }
-                Some("step-finish") => {
-                    tokens_before = part.get("tokens").map(|tokens| usage(tokens).input_tokens);
-                    Fate::Used
-                }
-                Some("step-start" | "reasoning") => Fate::Used,
+                Some("step-start" | "step-finish" | "reasoning") => Fate::Used,
                 other => self.bookkeeping(other),
             };
             self.account(part_line, fate);
         }
-        let tokens_before = tokens_before.or_else(|| info.get("tokens").map(|tokens| usage(tokens).input_tokens)).filter(|&n| n > 0);
         let trigger = match self.pending_compaction.take() {
             Some((trigger, _)) => Some(trigger),
             None => {
@@ -254,7 +249,7 @@ impl Reader<'_> {
             self.session.lines.warn(line, "the compaction's summary failed or is empty: no compaction imported");
             return;
         }
-        self.session.items.push(Item::Compaction(Compaction { summary: texts.join("\n\n"), tokens_before, tokens_after: None, trigger, line }));
+        self.session.items.push(Item::Compaction(Compaction { summary: texts.join("\n\n"), trigger, line, ..Compaction::default() }));
     }
 
     /// An assistant message: one turn per step, then its error.
@@ -491,7 +486,7 @@ mod tests {
         ]));
         let session = parse(&text);
         let compaction = session.items.iter().find_map(|item| if let Item::Compaction(c) = item { Some(c) } else { None }).unwrap();
-        assert_eq!((compaction.summary.as_str(), compaction.tokens_before, compaction.trigger.as_deref()), ("so far: ran a task", Some(1000), Some("auto")));
+        assert_eq!((compaction.summary.as_str(), compaction.tokens_before, compaction.trigger.as_deref()), ("so far: ran a task", None, Some("auto")));
         assert_eq!(session.items.iter().filter(|item| matches!(item, Item::Assistant(_))).count(), 1, "the summary is no turn");
         assert!(
             session.lines.warnings.iter().any(|w| w.reason.contains("sub-session ses_child") && w.reason.contains("not merged")),
