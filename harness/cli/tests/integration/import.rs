@@ -16,8 +16,13 @@ fn session_fixtures() -> Vec<PathBuf> {
     for format in ["pi", "codex", "claude-code", "openai-messages", "atif", "openhands", "gemini-cli", "opencode"] {
         for entry in std::fs::read_dir(root.join(format)).unwrap() {
             let path = entry.unwrap().path();
-            // openhands/ holds SDK conversation folders beside how they were made.
-            if format != "openhands" || path.is_dir() {
+            // openhands/ holds SDK conversation folders beside how they were made, opencode/ its SOURCES.md.
+            let session = match format {
+                "openhands" => path.is_dir(),
+                "opencode" => path.extension().is_some_and(|e| e == "json"),
+                _ => true,
+            };
+            if session {
                 files.push(path);
             }
         }
