@@ -505,15 +505,15 @@ fn a_real_codex_0_169_rollout_compaction_is_an_event_with_the_compacted_prompt_a
 
 /// An export the real OpenCode 1.18.33 wrote after reloop's mock refused its
 /// third request for its 12,000-token window (model replies authored): its
-/// `compaction` part and `summary` message are a compaction after call 2,
-/// whose billed prompt was 3,598 + 7,168 read tokens; the first call after
-/// it billed 185 + 7,168 read. The refused call left an empty assistant
+/// `compaction` part and `summary` message are a compaction after call 2
+/// (the event at step 3), whose billed prompt was 3,598 + 7,168 read tokens;
+/// the first call after it billed 185 + 7,168 read. The refused call left an empty assistant
 /// message, no call.
 #[test]
 fn a_real_opencode_compaction_is_an_event_with_the_prompts_of_the_calls_around_it() {
     let name = "opencode-1-18-33-compaction-on-overflow-against-reloop-mock";
     let (compactions, saved) = replayed_compactions(&format!("opencode/{name}.json"), name);
-    assert_eq!((compactions, saved.as_str()), (vec![[2, 10_766, 7_353]], "3413"));
+    assert_eq!((compactions, saved.as_str()), (vec![[3, 10_766, 7_353]], "3413"));
 }
 
 #[test]
