@@ -131,6 +131,8 @@ pub enum ImportFormat {
     GeminiCli,
     /// An Inspect AI eval log, `.eval` (zip) or `.json`: one scenario per sample and epoch.
     Inspect,
+    /// An OpenCode session export (`opencode export <sessionID>`).
+    Opencode,
     /// A vcrpy cassette (YAML): a v2 recording, neutral and raw, plus a scenario skeleton.
     Vcr,
 }

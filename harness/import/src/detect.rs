@@ -19,6 +19,8 @@ pub enum Format {
     GeminiCli,
     /// An Inspect AI eval log (`.eval` archive or `.json`), one session per sample and epoch.
     Inspect,
+    /// An OpenCode session export (`opencode export <sessionID>`).
+    OpenCode,
 }
 
 impl Format {
@@ -32,11 +34,12 @@ impl Format {
             Self::Atif => "atif",
             Self::GeminiCli => "gemini-cli",
             Self::Inspect => "inspect",
+            Self::OpenCode => "opencode",
         }
     }
 
     /// Every session format, in the order `--format auto` tries them.
-    pub const ALL: [Format; 7] = [Self::Pi, Self::Codex, Self::ClaudeCode, Self::OpenaiMessages, Self::Atif, Self::GeminiCli, Self::Inspect];
+    pub const ALL: [Format; 8] = [Self::Pi, Self::Codex, Self::ClaudeCode, Self::OpenaiMessages, Self::Atif, Self::GeminiCli, Self::Inspect, Self::OpenCode];
 
     /// The format named `name` on the command line.
     pub fn from_name(name: &str) -> Option<Self> {
@@ -62,6 +65,7 @@ pub fn detect(name: &str, text: &str) -> Option<Format> {
             document if crate::formats::atif::is_atif(document) => Some(Format::Atif),
             document if crate::formats::gemini_cli::is_gemini_document(document) => Some(Format::GeminiCli),
             document if crate::formats::inspect::is_log_document(document) => Some(Format::Inspect),
+            document if crate::formats::opencode::is_export(document) => Some(Format::OpenCode),
             Value::Array(_) => Some(Format::OpenaiMessages),
             Value::Object(o) if o.contains_key("history") || o.contains_key("events") => Some(Format::OpenaiMessages),
             Value::Object(o) if o.get("role").and_then(Value::as_str) == Some("assistant") => Some(Format::Pi),
@@ -108,6 +112,23 @@ mod tests {
         assert_eq!(detect("t.json", "{\"schema_version\":\"ATIF-v1.8\",\"steps\":[]}"), Some(Format::Atif));
         assert_eq!(detect("log.json", "{\"version\":2,\"eval\":{\"task\":\"t\"},\"samples\":[]}"), Some(Format::Inspect));
         assert_eq!(detect("n.txt", "hello"), None);
+    }
+
+    /// An OpenCode export is one document of a session `info` and
+    /// `messages` of `{info, parts}`; none of the other formats' documents
+    /// is one, and it is none of theirs.
+    #[test]
+    fn an_opencode_export_is_told_apart_from_every_other_document() {
+        let export = "{\n  \"info\": {\n    \"id\": \"ses_1\"\n  },\n  \"messages\": [\n    {\"info\": {\"role\": \"user\"}, \"parts\": []}\n  ]\n}\n";
+        assert_eq!(detect("ses_1.json", export), Some(Format::OpenCode));
+        assert_eq!(detect("empty.json", "{\"info\": {\"id\": \"ses_1\"}, \"messages\": []}"), Some(Format::OpenCode));
+        // A Gemini CLI record has `messages` but no `info`; a chat message list has no `parts`.
+        assert_eq!(detect("g.json", "{\"sessionId\": \"s\", \"messages\": []}"), Some(Format::GeminiCli));
+        assert_eq!(
+            detect("h.json", "{\"info\": {}, \"messages\": [{\"role\": \"user\", \"content\": \"hi\"}], \"history\": []}"),
+            Some(Format::OpenaiMessages)
+        );
+        assert_eq!(detect("o.json", "{\"info\": {}, \"messages\": [{\"role\": \"user\"}]}"), None);
     }
 
     #[test]

@@ -13,11 +13,16 @@ use crate::util::{reloop, repo, stderr, stdout, write};
 fn session_fixtures() -> Vec<PathBuf> {
     let root = repo().join("harness/import/tests/fixtures/sessions");
     let mut files = Vec::new();
-    for format in ["pi", "codex", "claude-code", "openai-messages", "atif", "openhands", "gemini-cli"] {
+    for format in ["pi", "codex", "claude-code", "openai-messages", "atif", "openhands", "gemini-cli", "opencode"] {
         for entry in std::fs::read_dir(root.join(format)).unwrap() {
             let path = entry.unwrap().path();
-            // openhands/ holds SDK conversation folders beside how they were made.
-            if format != "openhands" || path.is_dir() {
+            // openhands/ holds SDK conversation folders beside how they were made, opencode/ its SOURCES.md.
+            let session = match format {
+                "openhands" => path.is_dir(),
+                "opencode" => path.extension().is_some_and(|e| e == "json"),
+                _ => true,
+            };
+            if session {
                 files.push(path);
             }
         }
@@ -92,8 +97,9 @@ fn an_unknown_format_and_a_missing_file_are_bad_input_naming_the_file() {
     let output = reloop(dir.path(), &["import", text.to_str().unwrap(), "--out", out.to_str().unwrap()]);
     assert_eq!(output.status.code(), Some(2));
     assert!(
-        stderr(&output)
-            .contains("notes.txt:1: is in none of the formats reloop imports (pi, codex, claude-code, openai-messages, atif, gemini-cli, inspect, vcr)"),
+        stderr(&output).contains(
+            "notes.txt:1: is in none of the formats reloop imports (pi, codex, claude-code, openai-messages, atif, gemini-cli, inspect, opencode, vcr)"
+        ),
         "{}",
         stderr(&output)
     );
@@ -119,17 +125,19 @@ fn a_file_read_in_a_format_it_is_not_in_is_refused_and_nothing_is_made_up() {
         ("atif", "atif/harbor-claude-code__spotter__tool_heavy.atif.json"),
         ("gemini-cli", "gemini-cli/ai-sessions__gemini-cli-pomodoro-timer.json"),
         ("inspect", "inspect-ai/inspect-ai__browser.json"),
+        ("opencode", "opencode/opencode-1-18-33-tools-against-reloop-mock.json"),
     ];
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("out");
     for (own, file) in files {
         let path = fixtures.join(file);
-        for format in ["pi", "codex", "claude-code", "openai-messages", "atif", "gemini-cli", "inspect"].into_iter().filter(|format| *format != own) {
+        for format in ["pi", "codex", "claude-code", "openai-messages", "atif", "gemini-cli", "inspect", "opencode"].into_iter().filter(|format| *format != own)
+        {
             let output = reloop(dir.path(), &["import", path.to_str().unwrap(), "--format", format, "--out", out.to_str().unwrap()]);
             let printed = stderr(&output);
             assert_eq!(output.status.code(), Some(2), "{own} as {format}: {printed}");
             assert!(printed.contains(&format!("read as {format}, holds no model call")), "{own} as {format}: {printed}");
-            assert!(printed.contains("reloop imports pi, codex, claude-code, openai-messages, atif, gemini-cli, inspect, vcr"), "{printed}");
+            assert!(printed.contains("reloop imports pi, codex, claude-code, openai-messages, atif, gemini-cli, inspect, opencode, vcr"), "{printed}");
             assert!(!out.exists(), "{own} as {format}: something was written");
         }
     }
@@ -493,6 +501,19 @@ fn a_real_codex_0_169_rollout_compaction_is_an_event_with_the_compacted_prompt_a
     assert_eq!((local, saved.as_str()), (vec![[2, 7_179, 5_981], [3, 8_278, 5_981]], "4693"));
     let report = std::fs::read_to_string(repo().join("scenarios/imported/codex-0-169-remote-compaction-rollout.import.json")).unwrap();
     assert!(report.contains("keep no readable summary") && !report.contains("never compacted"), "{report}");
+}
+
+/// An export the real OpenCode 1.18.33 wrote after reloop's mock refused its
+/// third request for its 12,000-token window (model replies authored): its
+/// `compaction` part and `summary` message are a compaction after call 2
+/// (the event at step 3), whose billed prompt was 3,598 + 7,168 read tokens;
+/// the first call after it billed 185 + 7,168 read. The refused call left an empty assistant
+/// message, no call.
+#[test]
+fn a_real_opencode_compaction_is_an_event_with_the_prompts_of_the_calls_around_it() {
+    let name = "opencode-1-18-33-compaction-on-overflow-against-reloop-mock";
+    let (compactions, saved) = replayed_compactions(&format!("opencode/{name}.json"), name);
+    assert_eq!((compactions, saved.as_str()), (vec![[3, 10_766, 7_353]], "3413"));
 }
 
 #[test]
