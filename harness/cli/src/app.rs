@@ -131,6 +131,8 @@ pub enum ImportFormat {
     GeminiCli,
     /// An Inspect AI eval log, `.eval` (zip) or `.json`: one scenario per sample and epoch.
     Inspect,
+    /// A Goose session: `goose session export --format json`, or a session JSONL file (`~/.local/share/goose/sessions/*.jsonl`).
+    Goose,
     /// A vcrpy cassette (YAML): a v2 recording, neutral and raw, plus a scenario skeleton.
     Vcr,
 }

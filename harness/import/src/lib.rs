@@ -165,6 +165,7 @@ pub fn read_sessions(path: &Path, format: Option<Format>) -> Result<Vec<Result<N
         Format::OpenaiMessages => formats::openai_messages::parse(&text),
         Format::Atif => formats::atif::parse(&text),
         Format::GeminiCli => formats::gemini_cli::parse(&text),
+        Format::Goose => formats::goose::parse(&text),
         Format::Inspect => {
             return Ok(match formats::inspect::parse_document(&text) {
                 Ok(samples) => samples_of(path, samples),
