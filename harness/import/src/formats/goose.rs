@@ -11,7 +11,8 @@
 //! - `goose session export --format json` of the SQLite era
 //!   (`sessions.db`): the pretty-printed `Session`
 //!   (`crates/goose/src/session/model.rs`) with the same metadata plus
-//!   `model_config` and `provider_name`, and the messages in
+//!   `model_config` and `provider_name` (newer versions nest the token
+//!   counts in `usage` and `accumulated_usage`), and the messages in
 //!   `conversation`. The accounting unit is a message (`line` N is message
 //!   N of `conversation`).
 //!
@@ -23,8 +24,8 @@
 //! value a `CallToolResult` `{content, isError}` or, before it, the bare
 //! content list; or `{status: error, error}`), `thinking`,
 //! `redactedThinking`, and the agent's own notices: `toolConfirmationRequest`,
-//! `actionRequired`, `frontendToolRequest`, `systemNotification`, and, before
-//! Goose 1.14, `contextLengthExceeded`, `summarizationRequested` and
+//! `actionRequired`, `frontendToolRequest`, `systemNotification`, and, in older versions,
+//! `contextLengthExceeded`, `summarizationRequested` and
 //! `conversationCompacted`.
 //!
 //! Goose compacts by summarizing: the messages before stay with
@@ -134,14 +135,18 @@ fn metadata(session: &mut ImportedSession, meta: &Value, line: usize) {
         session.model = str_at(config, "model_name").map(str::to_owned);
         session.context_window = config.get("context_limit").and_then(Value::as_u64);
     }
-    let totals: Vec<String> = ["accumulated_input_tokens", "accumulated_output_tokens", "accumulated_total_tokens"]
+    // Flat `accumulated_*_tokens` until Goose nested them in `accumulated_usage`.
+    let totals: Vec<String> = ["input_tokens", "output_tokens", "total_tokens"]
         .iter()
-        .filter_map(|key| Some(format!("{key} {}", meta.get(*key)?.as_u64()?)))
+        .filter_map(|key| {
+            let count = meta.get(format!("accumulated_{key}")).or_else(|| meta.pointer(&format!("/accumulated_usage/{key}")))?.as_u64()?;
+            Some(format!("{key} {count}"))
+        })
         .collect();
     if !totals.is_empty() {
         session.lines.warn(
             line,
-            format!("Goose keeps usage for the whole session only ({}), not per model call: no call of the recording has usage", totals.join(", ")),
+            format!("Goose keeps usage for the whole session only (accumulated {}), not per model call: no call of the recording has usage", totals.join(", ")),
         );
     }
 }
@@ -379,7 +384,7 @@ mod tests {
         assert_eq!((result.output.as_str(), result.is_error), ("a.txt", false));
         assert_eq!(answer.text, "One file.");
         assert_eq!((session.lines.read, session.lines.used), (5, 5));
-        assert!(session.lines.warnings[0].reason.contains("accumulated_input_tokens 80"), "{:?}", session.lines.warnings);
+        assert!(session.lines.warnings[0].reason.contains("accumulated input_tokens 80"), "{:?}", session.lines.warnings);
     }
 
     /// The export form: `CallToolResult` values with `isError`, a call
@@ -418,7 +423,7 @@ mod tests {
         assert_eq!(session.lines.warnings.len(), 2, "{:?}", session.lines.warnings);
     }
 
-    /// Goose before 1.14 wrote a failed call over the window as an
+    /// Older Goose wrote a failed call over the window as an
     /// assistant message holding `contextLengthExceeded`; parts of one
     /// response under one `id` are one turn.
     #[test]
@@ -435,5 +440,19 @@ mod tests {
         assert_eq!((turn.text.as_str(), turn.tool_calls.len()), ("Looking.", 1));
         assert!(error.context_overflow);
         assert_eq!((session.lines.used, session.lines.joined.len()), (3, 1));
+    }
+
+    /// The two bundled Goose fixtures (one per form, `make_constructed_goose.py`):
+    /// every line or message accounted for, the four calls of each kept.
+    #[test]
+    fn the_bundled_fixtures_account_for_every_unit_and_keep_every_call() {
+        let calls = |session: &ImportedSession| {
+            session.items.iter().map(|item| if let Item::Assistant(turn) = item { turn.tool_calls.len() } else { 0 }).sum::<usize>()
+        };
+        let jsonl = parse(include_str!("../../tests/fixtures/sessions/goose/constructed__goose-session.jsonl"));
+        assert_eq!((jsonl.lines.read, jsonl.lines.accounted(), calls(&jsonl)), (11, 11, 4), "{:?}", jsonl.lines);
+        let export = parse(include_str!("../../tests/fixtures/sessions/goose/constructed__goose-export.json"));
+        assert_eq!((export.lines.read, export.lines.accounted(), calls(&export)), (12, 12, 4), "{:?}", export.lines);
+        assert_eq!(export.items.iter().filter(|item| matches!(item, Item::Compaction(_))).count(), 1);
     }
 }
