@@ -58,13 +58,17 @@ pub fn is_message(value: &Value) -> bool {
 }
 
 /// Whether the first line of a JSONL file is a Goose one: the metadata
-/// line (`working_dir` and `message_count`, no `type`) or a message.
+/// line or a message.
 pub fn is_first_line(first: &Value) -> bool {
     is_metadata_line(first) || is_message(first)
 }
 
+/// The metadata line: `message_count` with `working_dir` (or, in files
+/// from before Goose recorded the directory, `description`), no `type` and
+/// no `role`.
 fn is_metadata_line(value: &Value) -> bool {
-    str_at(value, "working_dir").is_some() && value.get("message_count").is_some() && value.get("type").is_none() && value.get("role").is_none()
+    let named = str_at(value, "working_dir").is_some() || str_at(value, "description").is_some();
+    named && value.get("message_count").is_some() && value.get("type").is_none() && value.get("role").is_none()
 }
 
 /// Reads a Goose session: an export JSON document or a session JSONL file.
