@@ -133,6 +133,8 @@ pub enum ImportFormat {
     Inspect,
     /// An OpenCode session export (`opencode export <sessionID>`).
     Opencode,
+    /// A Goose session: `goose session export --format json`, or a session JSONL file (`~/.local/share/goose/sessions/*.jsonl`).
+    Goose,
     /// A vcrpy cassette (YAML): a v2 recording, neutral and raw, plus a scenario skeleton.
     Vcr,
 }

@@ -72,6 +72,7 @@ fn import_all(args: &ImportArgs, redaction: &Redaction) -> Result<Batch, ImportE
         ImportFormat::GeminiCli => Some(Format::GeminiCli),
         ImportFormat::Inspect => Some(Format::Inspect),
         ImportFormat::Opencode => Some(Format::OpenCode),
+        ImportFormat::Goose => Some(Format::Goose),
         ImportFormat::Vcr => None,
     };
     let system = args.system.as_deref().map(read_input).transpose()?;

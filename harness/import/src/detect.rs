@@ -21,6 +21,8 @@ pub enum Format {
     Inspect,
     /// An OpenCode session export (`opencode export <sessionID>`).
     OpenCode,
+    /// A Goose session: `goose session export --format json`, or a session JSONL file.
+    Goose,
 }
 
 impl Format {
@@ -35,11 +37,13 @@ impl Format {
             Self::GeminiCli => "gemini-cli",
             Self::Inspect => "inspect",
             Self::OpenCode => "opencode",
+            Self::Goose => "goose",
         }
     }
 
     /// Every session format, in the order `--format auto` tries them.
-    pub const ALL: [Format; 8] = [Self::Pi, Self::Codex, Self::ClaudeCode, Self::OpenaiMessages, Self::Atif, Self::GeminiCli, Self::Inspect, Self::OpenCode];
+    pub const ALL: [Format; 9] =
+        [Self::Pi, Self::Codex, Self::ClaudeCode, Self::OpenaiMessages, Self::Atif, Self::GeminiCli, Self::Inspect, Self::OpenCode, Self::Goose];
 
     /// The format named `name` on the command line.
     pub fn from_name(name: &str) -> Option<Self> {
@@ -66,6 +70,7 @@ pub fn detect(name: &str, text: &str) -> Option<Format> {
             document if crate::formats::gemini_cli::is_gemini_document(document) => Some(Format::GeminiCli),
             document if crate::formats::inspect::is_log_document(document) => Some(Format::Inspect),
             document if crate::formats::opencode::is_export(document) => Some(Format::OpenCode),
+            document if crate::formats::goose::is_export(document) || crate::formats::goose::is_message(document) => Some(Format::Goose),
             Value::Array(_) => Some(Format::OpenaiMessages),
             Value::Object(o) if o.contains_key("history") || o.contains_key("events") => Some(Format::OpenaiMessages),
             Value::Object(o) if o.get("role").and_then(Value::as_str) == Some("assistant") => Some(Format::Pi),
@@ -83,6 +88,9 @@ pub fn detect(name: &str, text: &str) -> Option<Format> {
 fn detect_line(first: &Value) -> Option<Format> {
     if crate::formats::gemini_cli::is_gemini_line(first) {
         return Some(Format::GeminiCli);
+    }
+    if crate::formats::goose::is_first_line(first) {
+        return Some(Format::Goose);
     }
     let kind = first.get("type").and_then(Value::as_str);
     match kind {
@@ -140,6 +148,23 @@ mod tests {
         assert_eq!(detect("s.jsonl", "{\"$rewindTo\":\"m\"}\n"), Some(Format::GeminiCli));
         let claude = "{\"sessionId\":\"s\",\"type\":\"user\",\"message\":{}}\n{\"sessionId\":\"s\",\"type\":\"assistant\"}\n";
         assert_eq!(detect("c.jsonl", claude), Some(Format::ClaudeCode));
+    }
+
+    /// Goose's export, its session JSONL (the metadata line, or a message
+    /// first) and one message alone are Goose; pi's bare assistant message
+    /// (`timestamp`, no `created`) and pi's session stay pi.
+    #[test]
+    fn goose_exports_and_session_files_are_goose_and_pi_stays_pi() {
+        let export = "{\n  \"id\": \"20250801_1\",\n  \"working_dir\": \"/w\",\n  \"message_count\": 2,\n  \"conversation\": []\n}\n";
+        assert_eq!(detect("s.json", export), Some(Format::Goose));
+        let message = "{\"role\":\"assistant\",\"created\":1747178334,\"content\":[{\"type\":\"text\",\"text\":\"hi\"}]}";
+        let metadata = "{\"working_dir\":\"/w\",\"description\":\"d\",\"message_count\":1,\"total_tokens\":null}";
+        assert_eq!(detect("20250801_100315.jsonl", &format!("{metadata}\n{message}\n")), Some(Format::Goose));
+        assert_eq!(detect("20250801_100315.jsonl", &format!("{message}\n{message}\n")), Some(Format::Goose));
+        assert_eq!(detect("m.json", message), Some(Format::Goose));
+        let pi = "{\"role\":\"assistant\",\"content\":[{\"type\":\"text\",\"text\":\"hi\"}],\"timestamp\":1747178334000,\"stopReason\":\"stop\"}";
+        assert_eq!(detect("m.json", pi), Some(Format::Pi));
+        assert_eq!(detect("s.jsonl", "{\"type\":\"session\",\"id\":\"x\",\"cwd\":\"/w\"}\n"), Some(Format::Pi));
     }
 
     /// Regression (issue 43): a Gemini CLI session (one pretty-printed JSON

@@ -166,6 +166,7 @@ pub fn read_sessions(path: &Path, format: Option<Format>) -> Result<Vec<Result<N
         Format::Atif => formats::atif::parse(&text),
         Format::GeminiCli => formats::gemini_cli::parse(&text),
         Format::OpenCode => formats::opencode::parse(&text),
+        Format::Goose => formats::goose::parse(&text),
         Format::Inspect => {
             return Ok(match formats::inspect::parse_document(&text) {
                 Ok(samples) => samples_of(path, samples),

@@ -5,6 +5,7 @@ pub mod atif;
 pub mod claude_code;
 pub mod codex;
 pub mod gemini_cli;
+pub mod goose;
 pub mod inspect;
 pub mod openai_messages;
 pub mod opencode;

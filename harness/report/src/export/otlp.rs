@@ -358,8 +358,12 @@ fn tool_spans(run: &RunTrace, agent_id: &str, ids: &mut Ids, common: &[Value]) -
 fn finding(event: &Event) -> Option<Value> {
     let kind = event.kind.as_str();
     let mut attributes = vec![text("reloop.event", kind), int("reloop.step", event.step)];
-    let name = if let (Some(before), Some(after)) = (event.int("tokens_before"), event.int("tokens_after")) {
-        attributes.extend([int("reloop.compaction.tokens_before", before), int("reloop.compaction.tokens_after", after)]);
+    let (before, after) = (event.int("tokens_before"), event.int("tokens_after"));
+    // An agent's compaction is one even when its session states no sizes
+    // (Goose keeps no usage a size could come from): its sizes are then absent.
+    let name = if kind == "agent_compaction" || (before.is_some() && after.is_some()) {
+        attributes.extend(before.map(|before| int("reloop.compaction.tokens_before", before)));
+        attributes.extend(after.map(|after| int("reloop.compaction.tokens_after", after)));
         if let Some(strategy) = event.text("strategy") {
             attributes.push(text("reloop.strategy", strategy));
         }
@@ -512,6 +516,21 @@ mod tests {
         assert_eq!((tool["startTimeUnixNano"].as_str(), tool["endTimeUnixNano"].as_str()), (Some("1000000000"), Some("2500000000")));
         let findings: Vec<&str> = agent["events"].as_array().unwrap().iter().map(|e| e["name"].as_str().unwrap()).collect();
         assert_eq!(findings, ["reloop.compaction", "reloop.cache_break", "reloop.doom_loop"]);
+    }
+
+    /// An agent's compaction whose session states no sizes (a Goose
+    /// session keeps no usage to take them from) was dropped from the
+    /// export: it is a `reloop.compaction` span event without sizes.
+    #[test]
+    fn an_agent_compaction_without_sizes_is_still_a_compaction_span_event() {
+        let mut run = run();
+        run.events = vec![event(1, 2_000, json!({"kind": "agent_compaction", "strategy": "recorded", "tokens_before": null, "tokens_after": null}))];
+        let request = request(&[run], Conventions::Current);
+        let agent = &request["resourceSpans"][0]["scopeSpans"][0]["spans"][0];
+        let finding = &agent["events"][0];
+        assert_eq!(finding["name"], "reloop.compaction", "{agent}");
+        assert_eq!(attr(finding, "reloop.strategy")["stringValue"], "recorded");
+        assert!(!finding["attributes"].as_array().unwrap().iter().any(|a| a["key"] == "reloop.compaction.tokens_before"), "{finding}");
     }
 
     /// A sub-agent numbers its calls afresh: its `c0` is not the parent's
