@@ -19,6 +19,8 @@ pub enum Format {
     GeminiCli,
     /// An Inspect AI eval log (`.eval` archive or `.json`), one session per sample and epoch.
     Inspect,
+    /// OpenTelemetry GenAI traces, OTLP/JSON or protobuf, one session per trace.
+    Otlp,
 }
 
 impl Format {
@@ -32,11 +34,13 @@ impl Format {
             Self::Atif => "atif",
             Self::GeminiCli => "gemini-cli",
             Self::Inspect => "inspect",
+            Self::Otlp => "otlp",
         }
     }
 
     /// Every session format, in the order `--format auto` tries them.
-    pub const ALL: [Format; 7] = [Self::Pi, Self::Codex, Self::ClaudeCode, Self::OpenaiMessages, Self::Atif, Self::GeminiCli, Self::Inspect];
+    pub const ALL: [Format; 8] =
+        [Self::Pi, Self::Codex, Self::ClaudeCode, Self::OpenaiMessages, Self::Atif, Self::GeminiCli, Self::Inspect, Self::Otlp];
 
     /// The format named `name` on the command line.
     pub fn from_name(name: &str) -> Option<Self> {
@@ -62,6 +66,7 @@ pub fn detect(name: &str, text: &str) -> Option<Format> {
             document if crate::formats::atif::is_atif(document) => Some(Format::Atif),
             document if crate::formats::gemini_cli::is_gemini_document(document) => Some(Format::GeminiCli),
             document if crate::formats::inspect::is_log_document(document) => Some(Format::Inspect),
+            document if crate::formats::otlp::is_request(document) => Some(Format::Otlp),
             Value::Array(_) => Some(Format::OpenaiMessages),
             Value::Object(o) if o.contains_key("history") || o.contains_key("events") => Some(Format::OpenaiMessages),
             Value::Object(o) if o.get("role").and_then(Value::as_str) == Some("assistant") => Some(Format::Pi),
@@ -79,6 +84,9 @@ pub fn detect(name: &str, text: &str) -> Option<Format> {
 fn detect_line(first: &Value) -> Option<Format> {
     if crate::formats::gemini_cli::is_gemini_line(first) {
         return Some(Format::GeminiCli);
+    }
+    if crate::formats::otlp::is_request(first) {
+        return Some(Format::Otlp);
     }
     let kind = first.get("type").and_then(Value::as_str);
     match kind {
@@ -108,6 +116,16 @@ mod tests {
         assert_eq!(detect("t.json", "{\"schema_version\":\"ATIF-v1.8\",\"steps\":[]}"), Some(Format::Atif));
         assert_eq!(detect("log.json", "{\"version\":2,\"eval\":{\"task\":\"t\"},\"samples\":[]}"), Some(Format::Inspect));
         assert_eq!(detect("n.txt", "hello"), None);
+    }
+
+    #[test]
+    fn otlp_json_is_told_by_resource_spans_as_a_document_or_one_request_a_line() {
+        let request = "{\"resourceSpans\":[{\"scopeSpans\":[{\"spans\":[]}]}]}";
+        assert_eq!(detect("traces.json", request), Some(Format::Otlp));
+        assert_eq!(detect("traces.jsonl", &format!("{request}\n{request}\n")), Some(Format::Otlp));
+        assert_eq!(detect("pretty.json", "{\n  \"resourceSpans\": []\n}\n"), Some(Format::Otlp));
+        assert_eq!(detect("snake.json", "{\"resource_spans\": []}"), Some(Format::Otlp));
+        assert_eq!(detect("logs.json", "{\"resourceLogs\": []}"), None, "OTLP logs are no traces");
     }
 
     #[test]

@@ -7,6 +7,7 @@ pub mod codex;
 pub mod gemini_cli;
 pub mod inspect;
 pub mod openai_messages;
+pub mod otlp;
 pub mod pi;
 
 use serde_json::Value;
