@@ -199,6 +199,18 @@ pub fn traces_of(path: &Path, traces: Vec<formats::otlp::Trace>) -> Vec<Result<N
     parts_of(path, "trace", traces.into_iter().map(|trace| (trace.part, trace.session)).collect())
 }
 
+/// The sessions of the traces `reloop import --otlp-listen` received, each
+/// named by its trace id (refused as `otlp-listen (trace ID)`).
+pub fn received_traces(traces: Vec<formats::otlp::Trace>) -> Vec<Result<NamedSession, ImportError>> {
+    traces
+        .into_iter()
+        .map(|trace| {
+            let named = PathBuf::from(format!("otlp-listen (trace {})", trace.part));
+            with_a_model_call(&named, trace.session).map(|session| NamedSession { part: Some(trace.part), session })
+        })
+        .collect()
+}
+
 /// The sessions of a file's parts (`what`: sample, trace), named by their
 /// part when there are several.
 fn parts_of(path: &Path, what: &str, parts: Vec<(String, ImportedSession)>) -> Vec<Result<NamedSession, ImportError>> {

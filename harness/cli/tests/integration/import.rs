@@ -13,11 +13,12 @@ use crate::util::{reloop, repo, stderr, stdout, write};
 fn session_fixtures() -> Vec<PathBuf> {
     let root = repo().join("harness/import/tests/fixtures/sessions");
     let mut files = Vec::new();
-    for format in ["pi", "codex", "claude-code", "openai-messages", "atif", "openhands", "gemini-cli"] {
+    for format in ["pi", "codex", "claude-code", "openai-messages", "atif", "openhands", "gemini-cli", "otlp"] {
         for entry in std::fs::read_dir(root.join(format)).unwrap() {
             let path = entry.unwrap().path();
-            // openhands/ holds SDK conversation folders beside how they were made.
-            if format != "openhands" || path.is_dir() {
+            // openhands/ holds SDK conversation folders beside how they were made; otlp/ its files beside theirs.
+            let how_made = path.extension().is_some_and(|e| e == "md" || e == "py");
+            if (format != "openhands" || path.is_dir()) && !how_made {
                 files.push(path);
             }
         }

@@ -60,12 +60,16 @@ pub fn read(spans: &[Span], session: &mut ImportedSession) {
     session.lines.read += spans.len();
     let by_id: HashMap<&str, &Span> = spans.iter().map(|span| (span.span_id.as_str(), *span)).collect();
     let calls: HashSet<&str> = spans.iter().filter(|span| kind(span) == Kind::Call).map(|span| span.span_id.as_str()).collect();
+    let tool_spans: HashSet<&str> = spans.iter().filter(|span| kind(span) == Kind::Tool).map(|span| span.span_id.as_str()).collect();
     let mut tools = Vec::new();
     let mut reader = Reader { session, pending: Vec::new(), answered: HashSet::new(), first: true };
     for span in &spans {
         match kind(span) {
             Kind::Call if has_ancestor_in(span, &calls, &by_id) => {
                 reader.session.lines.ignore("chat span inside another chat span (one call instrumented twice: the outer one is read)")
+            }
+            Kind::Call if has_ancestor_in(span, &tool_spans, &by_id) => {
+                reader.session.lines.ignore("chat span under an execute_tool span (a sub-agent: the tool's result is what the replay serves)")
             }
             Kind::Call => reader.call(span, &mut tools),
             Kind::Agent => {
