@@ -117,9 +117,19 @@ fn the_otlp_receiver_refuses_bad_bodies_and_other_hosts_and_writes_what_came_at_
 /// The main agent's tool calls of each run of a report, by (scenario, variant): `(tool, arguments)` in order.
 fn main_calls(report: &Path) -> std::collections::HashMap<(String, String), Vec<(String, String)>> {
     let mut calls: std::collections::HashMap<(String, String), Vec<(String, String)>> = std::collections::HashMap::new();
-    for event in crate::tables::read_rows(&report.join("events.parquet")) {
-        let entry = calls.entry((event["scenario"].clone(), event["variant"].clone())).or_default();
-        if event["kind"] == "tool_start" && event["agent_depth"] == "0" {
+    let mut depth: std::collections::HashMap<(String, String), usize> = std::collections::HashMap::new();
+    let mut events = crate::tables::read_rows(&report.join("events.parquet"));
+    events.sort_by_key(|event| (event["scenario"].clone(), event["variant"].clone(), event["seq"].parse::<u64>().unwrap()));
+    for event in events {
+        let run = (event["scenario"].clone(), event["variant"].clone());
+        let depth = depth.entry(run.clone()).or_default();
+        match event["kind"].as_str() {
+            "sub_agent_started" => *depth += 1,
+            "sub_agent_finished" => *depth = depth.saturating_sub(1),
+            _ => {}
+        }
+        let entry = calls.entry(run).or_default();
+        if event["kind"] == "tool_start" && *depth == 0 {
             let payload: serde_json::Value = serde_json::from_str(&event["payload"]).unwrap();
             let arguments = payload["arguments"].as_str().unwrap();
             let canonical = serde_json::from_str::<serde_json::Value>(arguments).map_or_else(|_| arguments.to_owned(), |v| v.to_string());
