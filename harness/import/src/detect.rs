@@ -39,8 +39,7 @@ impl Format {
     }
 
     /// Every session format, in the order `--format auto` tries them.
-    pub const ALL: [Format; 8] =
-        [Self::Pi, Self::Codex, Self::ClaudeCode, Self::OpenaiMessages, Self::Atif, Self::GeminiCli, Self::Inspect, Self::Otlp];
+    pub const ALL: [Format; 8] = [Self::Pi, Self::Codex, Self::ClaudeCode, Self::OpenaiMessages, Self::Atif, Self::GeminiCli, Self::Inspect, Self::Otlp];
 
     /// The format named `name` on the command line.
     pub fn from_name(name: &str) -> Option<Self> {

@@ -94,7 +94,7 @@ fn an_unknown_format_and_a_missing_file_are_bad_input_naming_the_file() {
     assert_eq!(output.status.code(), Some(2));
     assert!(
         stderr(&output)
-            .contains("notes.txt:1: is in none of the formats reloop imports (pi, codex, claude-code, openai-messages, atif, gemini-cli, inspect, vcr)"),
+            .contains("notes.txt:1: is in none of the formats reloop imports (pi, codex, claude-code, openai-messages, atif, gemini-cli, inspect, otlp, vcr)"),
         "{}",
         stderr(&output)
     );
@@ -120,17 +120,18 @@ fn a_file_read_in_a_format_it_is_not_in_is_refused_and_nothing_is_made_up() {
         ("atif", "atif/harbor-claude-code__spotter__tool_heavy.atif.json"),
         ("gemini-cli", "gemini-cli/ai-sessions__gemini-cli-pomodoro-timer.json"),
         ("inspect", "inspect-ai/inspect-ai__browser.json"),
+        ("otlp", "otlp/pydantic-ai-read-and-edit.json"),
     ];
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("out");
     for (own, file) in files {
         let path = fixtures.join(file);
-        for format in ["pi", "codex", "claude-code", "openai-messages", "atif", "gemini-cli", "inspect"].into_iter().filter(|format| *format != own) {
+        for format in ["pi", "codex", "claude-code", "openai-messages", "atif", "gemini-cli", "inspect", "otlp"].into_iter().filter(|format| *format != own) {
             let output = reloop(dir.path(), &["import", path.to_str().unwrap(), "--format", format, "--out", out.to_str().unwrap()]);
             let printed = stderr(&output);
             assert_eq!(output.status.code(), Some(2), "{own} as {format}: {printed}");
             assert!(printed.contains(&format!("read as {format}, holds no model call")), "{own} as {format}: {printed}");
-            assert!(printed.contains("reloop imports pi, codex, claude-code, openai-messages, atif, gemini-cli, inspect, vcr"), "{printed}");
+            assert!(printed.contains("reloop imports pi, codex, claude-code, openai-messages, atif, gemini-cli, inspect, otlp, vcr"), "{printed}");
             assert!(!out.exists(), "{own} as {format}: something was written");
         }
     }

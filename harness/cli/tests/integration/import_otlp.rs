@@ -108,7 +108,8 @@ fn the_otlp_receiver_refuses_bad_bodies_and_other_hosts_and_writes_what_came_at_
     assert_eq!(post(&receiver.addr, "application/json", pydantic.trim().as_bytes()).0, 200);
     assert_eq!(receiver.interrupt().code(), Some(130), "Ctrl-C ends it as serve and record end");
     assert_eq!(scenarios(&out), [format!("otlp-{}.yaml", trace_id(&pydantic))]);
-    let report: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(out.join(format!("otlp-{}.import.json", trace_id(&pydantic)))).unwrap()).unwrap();
+    let report: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join(format!("otlp-{}.import.json", trace_id(&pydantic)))).unwrap()).unwrap();
     assert_eq!(report["lines"]["read"], 10, "{report}");
     let remote = Serve::spawn(&["import", "--otlp-listen", "0.0.0.0:0", "--otlp-allow-remote", "--out", out.to_str().unwrap()], Stdio::piped());
     assert_eq!(remote.interrupt().code(), Some(2), "binds when asked; nothing received, nothing written");
@@ -152,7 +153,8 @@ fn a_reloop_otlp_export_imports_back_and_replays_with_the_same_tool_calls() {
     let request: serde_json::Value = serde_json::from_slice(&std::fs::read(&file).unwrap()).unwrap();
     let mut run_of = std::collections::HashMap::new();
     for span in request["resourceSpans"][0]["scopeSpans"][0]["spans"].as_array().unwrap() {
-        let attribute = |key: &str| span["attributes"].as_array().unwrap().iter().find(|a| a["key"] == key).map(|a| a["value"]["stringValue"].as_str().unwrap().to_owned());
+        let attribute =
+            |key: &str| span["attributes"].as_array().unwrap().iter().find(|a| a["key"] == key).map(|a| a["value"]["stringValue"].as_str().unwrap().to_owned());
         if let (Some(scenario), Some(variant)) = (attribute("reloop.scenario"), attribute("reloop.variant")) {
             run_of.insert(span["traceId"].as_str().unwrap().to_owned(), (scenario, variant));
         }

@@ -38,9 +38,7 @@ pub fn decode(content_type: Option<&str>, content_encoding: Option<&str>, body: 
     match media.as_str() {
         "application/json" => serde_json::from_slice(body).map_err(|error| BodyError::Bad(format!("not JSON: {error}"))),
         "application/x-protobuf" | "application/protobuf" => super::protobuf::request(body).map_err(BodyError::Bad),
-        other => Err(BodyError::UnsupportedType(format!(
-            "Content-Type {other:?}: OTLP/HTTP bodies are application/json or application/x-protobuf"
-        ))),
+        other => Err(BodyError::UnsupportedType(format!("Content-Type {other:?}: OTLP/HTTP bodies are application/json or application/x-protobuf"))),
     }
 }
 
@@ -48,12 +46,7 @@ pub fn decode(content_type: Option<&str>, content_encoding: Option<&str>, body: 
 /// trace's root span ends last, so exporters send it last.
 pub fn finished_traces(request: &Value) -> Vec<String> {
     let mut unit = 0;
-    super::spans::spans_of(request, &mut unit)
-        .unwrap_or_default()
-        .into_iter()
-        .filter(|span| span.parent.is_none())
-        .map(|span| span.trace_id)
-        .collect()
+    super::spans::spans_of(request, &mut unit).unwrap_or_default().into_iter().filter(|span| span.parent.is_none()).map(|span| span.trace_id).collect()
 }
 
 #[cfg(test)]

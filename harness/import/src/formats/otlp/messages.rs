@@ -301,7 +301,8 @@ mod tests {
             {"role": "assistant", "parts": [{"type": "tool_call", "id": "c1", "name": "weather", "arguments": {"city": "Paris"}}]},
             {"role": "tool", "parts": [{"type": "tool_call_response", "id": "c1", "response": "rainy"}]}
         ]);
-        let output = json!([{"role": "assistant", "parts": [{"type": "reasoning", "content": "easy"}, {"type": "text", "content": "Rainy."}], "finish_reason": "stop"}]);
+        let output =
+            json!([{"role": "assistant", "parts": [{"type": "reasoning", "content": "easy"}, {"type": "text", "content": "Rainy."}], "finish_reason": "stop"}]);
         let span = span(
             json!({"gen_ai.input.messages": input.to_string(), "gen_ai.output.messages": output.to_string(), "gen_ai.system_instructions": "[{\"type\":\"text\",\"content\":\"Be brief.\"}]"}),
             vec![],
@@ -309,7 +310,10 @@ mod tests {
         let exchange = exchange(&span).unwrap();
         assert_eq!(exchange.form, Form::Attributes);
         assert_eq!(exchange.system.as_deref(), Some("Be brief."));
-        assert_eq!(exchange.input[1].parts[0], Part::ToolCall(ToolCall { id: "c1".into(), name: "weather".into(), arguments: Arguments::Json(json!({"city": "Paris"})) }));
+        assert_eq!(
+            exchange.input[1].parts[0],
+            Part::ToolCall(ToolCall { id: "c1".into(), name: "weather".into(), arguments: Arguments::Json(json!({"city": "Paris"})) })
+        );
         assert_eq!(exchange.input[2].parts[0], Part::ToolResult { id: Some("c1".into()), output: "rainy".into() });
         assert_eq!(exchange.output[0].parts, [Part::Reasoning("easy".into()), Part::Text("Rainy.".into())]);
         assert_eq!(exchange.output[0].finish_reason.as_deref(), Some("stop"));
@@ -341,6 +345,9 @@ mod tests {
         assert_eq!(from_events.input, from_indexed.input);
         assert_eq!(from_events.output, from_indexed.output);
         assert_eq!(from_events.output[0].finish_reason.as_deref(), Some("tool_calls"));
-        assert_eq!(from_events.output[0].parts[0], Part::ToolCall(ToolCall { id: "c1".into(), name: "ls".into(), arguments: Arguments::Json(json!({"path": "."})) }));
+        assert_eq!(
+            from_events.output[0].parts[0],
+            Part::ToolCall(ToolCall { id: "c1".into(), name: "ls".into(), arguments: Arguments::Json(json!({"path": "."})) })
+        );
     }
 }

@@ -125,7 +125,13 @@ mod tests {
     }
 
     fn calls(session: &ImportedSession) -> Vec<(String, String)> {
-        session.items.iter().filter_map(|item| if let Item::Assistant(turn) = item { Some(&turn.tool_calls) } else { None }).flatten().map(|c| (c.id.clone(), c.name.clone())).collect()
+        session
+            .items
+            .iter()
+            .filter_map(|item| if let Item::Assistant(turn) = item { Some(&turn.tool_calls) } else { None })
+            .flatten()
+            .map(|c| (c.id.clone(), c.name.clone()))
+            .collect()
     }
 
     fn results(session: &ImportedSession) -> Vec<&str> {

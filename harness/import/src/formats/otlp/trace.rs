@@ -163,7 +163,9 @@ impl Reader<'_> {
         for message in &input[start..] {
             match message.role.as_str() {
                 "system" | "developer" => {}
-                "assistant" | "model" => self.session.lines.warn(unit, "an assistant message before the trace's first chat span (history it did not record): left out"),
+                "assistant" | "model" => {
+                    self.session.lines.warn(unit, "an assistant message before the trace's first chat span (history it did not record): left out")
+                }
                 _ => {
                     for part in &message.parts {
                         match part {
@@ -172,7 +174,10 @@ impl Reader<'_> {
                                     self.answered.insert(call.id.clone());
                                     results.push(Item::ToolResult(ToolResult { call_id: call.id, output: output.clone(), is_error: false, line: unit }));
                                 }
-                                None => self.session.lines.warn(unit, format!("a tool result for call {} that the last turn did not make: left out", id.as_deref().unwrap_or("?"))),
+                                None => self
+                                    .session
+                                    .lines
+                                    .warn(unit, format!("a tool result for call {} that the last turn did not make: left out", id.as_deref().unwrap_or("?"))),
                             },
                             Part::Other(kind) => self.session.lines.warn(unit, format!("an input part of type {kind}: left out")),
                             _ => {}
@@ -208,7 +213,11 @@ impl Reader<'_> {
             match found.filter(|tool| tool.span.attributes.contains_key("gen_ai.tool.call.result") || tool.span.error.is_some()) {
                 Some(tool) => {
                     tool.used = true;
-                    let output = tool.span.attributes.get("gen_ai.tool.call.result").map_or_else(|| tool.span.error.clone().unwrap_or_default(), |v| messages::output_text(Some(v)));
+                    let output = tool
+                        .span
+                        .attributes
+                        .get("gen_ai.tool.call.result")
+                        .map_or_else(|| tool.span.error.clone().unwrap_or_default(), |v| messages::output_text(Some(v)));
                     results.push(Item::ToolResult(ToolResult { call_id: call.id, output, is_error: tool.span.error.is_some(), line: tool.span.unit }));
                 }
                 None => self.pending.push(call),
@@ -237,7 +246,8 @@ impl Reader<'_> {
             }
         }
         turn.text = texts.join("\n\n");
-        let reasons = span.attributes.get("gen_ai.response.finish_reasons").and_then(Value::as_array).and_then(|list| list.first()?.as_str().map(str::to_owned));
+        let reasons =
+            span.attributes.get("gen_ai.response.finish_reasons").and_then(Value::as_array).and_then(|list| list.first()?.as_str().map(str::to_owned));
         turn.stop_reason = outputs.iter().find_map(|m| m.finish_reason.clone()).or(reasons);
         turn.model = span.text("gen_ai.response.model").or_else(|| span.text("gen_ai.request.model")).map(str::to_owned);
         turn
