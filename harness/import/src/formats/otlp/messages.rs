@@ -135,7 +135,7 @@ fn excerpt(value: &Value) -> String {
 /// The text of system instructions: a string, or a list of text parts.
 fn parts_text(value: &Value) -> String {
     match value {
-        Value::Array(parts) => parts.iter().filter_map(|part| part_text(part)).collect::<Vec<_>>().join("\n\n"),
+        Value::Array(parts) => parts.iter().filter_map(part_text).collect::<Vec<_>>().join("\n\n"),
         Value::String(text) => text.clone(),
         other => other.to_string(),
     }

@@ -81,7 +81,7 @@ pub fn read(spans: &[Span], session: &mut ImportedSession) {
             Kind::NotGenAi => reader.session.lines.ignore("span without gen_ai attributes"),
         }
     }
-    let results = reader.from_tool_spans(&mut tools);
+    let results = reader.answer_from_tool_spans(&mut tools);
     reader.session.items.extend(results);
     for tool in &tools {
         let call = tool.call_id.or(tool.name).unwrap_or("?");
@@ -190,7 +190,7 @@ impl Reader<'_> {
                 }
             }
         }
-        results.extend(self.from_tool_spans(tools));
+        results.extend(self.answer_from_tool_spans(tools));
         self.session.items.extend(results);
         self.session.items.extend(users);
     }
@@ -206,7 +206,7 @@ impl Reader<'_> {
     }
 
     /// Results for the pending calls from `execute_tool` spans, by call id, or by tool name when the span names no id.
-    fn from_tool_spans(&mut self, tools: &mut [ToolSpan<'_>]) -> Vec<Item> {
+    fn answer_from_tool_spans(&mut self, tools: &mut [ToolSpan<'_>]) -> Vec<Item> {
         let mut results = Vec::new();
         for call in std::mem::take(&mut self.pending) {
             let found = tools.iter_mut().find(|tool| !tool.used && tool.call_id.map_or(tool.name == Some(call.name.as_str()), |id| id == call.id));
