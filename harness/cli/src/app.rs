@@ -44,7 +44,7 @@ pub enum Command {
     Validate(ValidateArgs),
     /// Print the JSON Schema of a file format, for editors and other validators.
     Schema(SchemaArgs),
-    /// Turn real agent sessions (pi, Codex, Claude Code, SWE-agent, OpenHands, ATIF trajectories) and vcrpy cassettes into scenarios and recordings.
+    /// Turn real agent sessions (pi, Codex, Claude Code, SWE-agent, OpenHands, ATIF trajectories, OTLP GenAI traces) and vcrpy cassettes into scenarios and recordings.
     Import(ImportArgs),
     /// Record an agent against a real provider: a loopback proxy that streams the answers back unchanged and writes each exchange (secrets stripped) as a recording, with a scenario skeleton.
     Record(RecordArgs),
@@ -87,7 +87,7 @@ pub struct RecordArgs {
 #[derive(Debug, Args)]
 pub struct ImportArgs {
     /// Session files.
-    #[arg(required = true)]
+    #[arg(required_unless_present = "otlp_listen")]
     pub files: Vec<PathBuf>,
     /// Where the scenarios, recordings and import reports go.
     #[arg(long)]
@@ -110,6 +110,15 @@ pub struct ImportArgs {
     /// Replace files an earlier import (or an edit) left in --out; without it, existing files are refused.
     #[arg(long)]
     pub force: bool,
+    /// Receive OTLP traces instead of reading files: POST /v1/traces (JSON or protobuf) on ADDR (default 127.0.0.1:4318); each trace becomes a scenario at Ctrl-C or --otlp-exit-after.
+    #[arg(long, value_name = "ADDR", num_args = 0..=1, default_missing_value = "127.0.0.1:4318", conflicts_with = "files")]
+    pub otlp_listen: Option<String>,
+    /// With --otlp-listen: accept an ADDR that is not loopback (anyone who reaches it can send traces).
+    #[arg(long, requires = "otlp_listen")]
+    pub otlp_allow_remote: bool,
+    /// With --otlp-listen: stop once N traces have finished (their root span received), then write them.
+    #[arg(long, value_name = "N", requires = "otlp_listen", value_parser = clap::value_parser!(u64).range(1..))]
+    pub otlp_exit_after: Option<u64>,
 }
 
 /// The formats `reloop import` reads.
@@ -135,6 +144,8 @@ pub enum ImportFormat {
     Opencode,
     /// A Goose session: `goose session export --format json`, or a session JSONL file (`~/.local/share/goose/sessions/*.jsonl`).
     Goose,
+    /// OpenTelemetry GenAI traces, OTLP/JSON (a document or one request a line) or OTLP protobuf: one scenario per trace.
+    Otlp,
     /// A vcrpy cassette (YAML): a v2 recording, neutral and raw, plus a scenario skeleton.
     Vcr,
 }

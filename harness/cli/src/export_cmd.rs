@@ -26,7 +26,8 @@ pub fn run(args: &ExportArgs) -> anyhow::Result<i32> {
         }
     };
     if args.otlp.is_some() || args.otlp_endpoint.is_some() {
-        let body = serde_json::to_vec(&otlp::request(&runs, args.otel_conventions))?;
+        let openings: Vec<Option<atif::Opening>> = runs.iter().map(opening).collect();
+        let body = serde_json::to_vec(&otlp::request_with_openings(&runs, args.otel_conventions, &openings))?;
         let traces = runs.len();
         if let Some(path) = &args.otlp {
             write_atomically(path, |file| file.write_all(&body))?;

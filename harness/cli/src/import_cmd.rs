@@ -18,10 +18,14 @@ use reloop_recording::capture::Redaction;
 
 use crate::app::{ImportArgs, ImportFormat};
 use crate::exit_code;
+use crate::interrupt::Interrupt;
 use crate::stdout::print_stdout;
 
-/// Runs the command.
-pub fn run(args: &ImportArgs) -> anyhow::Result<i32> {
+/// Runs the command: the files, or what `--otlp-listen` receives.
+pub fn run(args: &ImportArgs, interrupt: &Interrupt) -> anyhow::Result<i32> {
+    if let Some(addr) = &args.otlp_listen {
+        return crate::import_otlp_listen::run(args, addr, interrupt);
+    }
     let redaction = match Redaction::new(&args.redact.redact_header, &args.redact.redact_body) {
         Ok(redaction) => redaction,
         Err(error) => {
@@ -52,9 +56,9 @@ pub fn run(args: &ImportArgs) -> anyhow::Result<i32> {
 
 /// What a batch import did: the summary of the files written, and the
 /// files that could not be imported, each with its reason.
-struct Batch {
-    summary: String,
-    failed: Vec<ImportError>,
+pub(crate) struct Batch {
+    pub(crate) summary: String,
+    pub(crate) failed: Vec<ImportError>,
     files: usize,
 }
 
@@ -73,6 +77,7 @@ fn import_all(args: &ImportArgs, redaction: &Redaction) -> Result<Batch, ImportE
         ImportFormat::Inspect => Some(Format::Inspect),
         ImportFormat::Opencode => Some(Format::OpenCode),
         ImportFormat::Goose => Some(Format::Goose),
+        ImportFormat::Otlp => Some(Format::Otlp),
         ImportFormat::Vcr => None,
     };
     let system = args.system.as_deref().map(read_input).transpose()?;
@@ -95,6 +100,23 @@ fn import_all(args: &ImportArgs, redaction: &Redaction) -> Result<Batch, ImportE
                 Ok(summary) => batch.summary.push_str(&summary),
                 Err(error) => batch.failed.push(error),
             }
+        }
+    }
+    Ok(batch)
+}
+
+/// Writes the sessions of the traces `--otlp-listen` received, each named
+/// `otlp-TRACE_ID`, as a file's would be; the summary, and the traces that
+/// could not be imported.
+pub(crate) fn write_received(args: &ImportArgs, traces: Vec<Result<NamedSession, ImportError>>) -> Result<Batch, ImportError> {
+    let system = args.system.as_deref().map(read_input).transpose()?;
+    let tools = args.tools.as_deref().map(read_tools).transpose()?;
+    let source = Source { file: Path::new("otlp-listen"), name: "otlp".into(), cassette: false };
+    let mut batch = Batch { summary: String::new(), failed: Vec::new(), files: traces.len() };
+    for read in traces {
+        match read.and_then(|named| session(&source, named, system.as_deref(), tools.as_deref(), args)) {
+            Ok(summary) => batch.summary.push_str(&summary),
+            Err(error) => batch.failed.push(error),
         }
     }
     Ok(batch)

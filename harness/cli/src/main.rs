@@ -10,6 +10,7 @@ mod exit_code;
 mod export_cmd;
 mod file_size_limit;
 mod import_cmd;
+mod import_otlp_listen;
 mod interrupt;
 mod junit;
 mod live_calls;
@@ -55,6 +56,7 @@ fn main() {
     let interrupt = match app.command {
         Command::Run(_) | Command::Sweep(_) => Interrupt::install("finishing the runs in flight, then writing the report"),
         Command::Serve(_) | Command::Record(_) => Interrupt::install("finishing the exchanges under way, then writing what was recorded"),
+        Command::Import(ref args) if args.otlp_listen.is_some() => Interrupt::install("writing the traces received"),
         _ => Interrupt::default(),
     };
     let cancel = interrupt.flag();
@@ -74,7 +76,7 @@ fn main() {
         Command::Export(args) => export_cmd::run(&args),
         Command::Validate(args) => validate_cmd::run(args),
         Command::Schema(args) => schema_cmd::run(&args),
-        Command::Import(args) => import_cmd::run(&args),
+        Command::Import(args) => import_cmd::run(&args, &interrupt),
         Command::Record(args) => record_cmd::run(args, &interrupt),
     };
     let code = result.unwrap_or_else(|error| {

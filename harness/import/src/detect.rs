@@ -23,6 +23,8 @@ pub enum Format {
     OpenCode,
     /// A Goose session: `goose session export --format json`, or a session JSONL file.
     Goose,
+    /// OpenTelemetry GenAI traces, OTLP/JSON or protobuf, one session per trace.
+    Otlp,
 }
 
 impl Format {
@@ -38,12 +40,23 @@ impl Format {
             Self::Inspect => "inspect",
             Self::OpenCode => "opencode",
             Self::Goose => "goose",
+            Self::Otlp => "otlp",
         }
     }
 
     /// Every session format, in the order `--format auto` tries them.
-    pub const ALL: [Format; 9] =
-        [Self::Pi, Self::Codex, Self::ClaudeCode, Self::OpenaiMessages, Self::Atif, Self::GeminiCli, Self::Inspect, Self::OpenCode, Self::Goose];
+    pub const ALL: [Format; 10] = [
+        Self::Pi,
+        Self::Codex,
+        Self::ClaudeCode,
+        Self::OpenaiMessages,
+        Self::Atif,
+        Self::GeminiCli,
+        Self::Inspect,
+        Self::OpenCode,
+        Self::Goose,
+        Self::Otlp,
+    ];
 
     /// The format named `name` on the command line.
     pub fn from_name(name: &str) -> Option<Self> {
@@ -71,6 +84,7 @@ pub fn detect(name: &str, text: &str) -> Option<Format> {
             document if crate::formats::inspect::is_log_document(document) => Some(Format::Inspect),
             document if crate::formats::opencode::is_export(document) => Some(Format::OpenCode),
             document if crate::formats::goose::is_export(document) || crate::formats::goose::is_message(document) => Some(Format::Goose),
+            document if crate::formats::otlp::is_request(document) => Some(Format::Otlp),
             Value::Array(_) => Some(Format::OpenaiMessages),
             Value::Object(o) if o.contains_key("history") || o.contains_key("events") => Some(Format::OpenaiMessages),
             Value::Object(o) if o.get("role").and_then(Value::as_str) == Some("assistant") => Some(Format::Pi),
@@ -91,6 +105,9 @@ fn detect_line(first: &Value) -> Option<Format> {
     }
     if crate::formats::goose::is_first_line(first) {
         return Some(Format::Goose);
+    }
+    if crate::formats::otlp::is_request(first) {
+        return Some(Format::Otlp);
     }
     let kind = first.get("type").and_then(Value::as_str);
     match kind {
@@ -137,6 +154,16 @@ mod tests {
             Some(Format::OpenaiMessages)
         );
         assert_eq!(detect("o.json", "{\"info\": {}, \"messages\": [{\"role\": \"user\"}]}"), None);
+    }
+
+    #[test]
+    fn otlp_json_is_told_by_resource_spans_as_a_document_or_one_request_a_line() {
+        let request = "{\"resourceSpans\":[{\"scopeSpans\":[{\"spans\":[]}]}]}";
+        assert_eq!(detect("traces.json", request), Some(Format::Otlp));
+        assert_eq!(detect("traces.jsonl", &format!("{request}\n{request}\n")), Some(Format::Otlp));
+        assert_eq!(detect("pretty.json", "{\n  \"resourceSpans\": []\n}\n"), Some(Format::Otlp));
+        assert_eq!(detect("snake.json", "{\"resource_spans\": []}"), Some(Format::Otlp));
+        assert_eq!(detect("logs.json", "{\"resourceLogs\": []}"), None, "OTLP logs are no traces");
     }
 
     #[test]

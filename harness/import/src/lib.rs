@@ -155,6 +155,12 @@ pub fn read_sessions(path: &Path, format: Option<Format>) -> Result<Vec<Result<N
         }
         return formats::inspect::parse_archive(&mut archive).map(|samples| samples_of(path, samples)).map_err(refuse);
     }
+    if formats::otlp::is_protobuf(&bytes) || (format == Some(Format::Otlp) && std::str::from_utf8(&bytes).is_err()) {
+        if let Some(other) = format.filter(|format| *format != Format::Otlp) {
+            return Err(refuse(format!("an OTLP protobuf trace file is read only as format otlp, not as {}", other.name())));
+        }
+        return Ok(traces_of(path, formats::otlp::parse_protobuf(&bytes)));
+    }
     let text = String::from_utf8(bytes).map_err(|e| refuse(format!("is not UTF-8 text (byte {})", e.utf8_error().valid_up_to())))?;
     let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
     let format = format.or_else(|| detect(&name, &text)).ok_or_else(|| ImportError::UnknownFormat { path: path.to_owned() })?;
@@ -167,6 +173,7 @@ pub fn read_sessions(path: &Path, format: Option<Format>) -> Result<Vec<Result<N
         Format::GeminiCli => formats::gemini_cli::parse(&text),
         Format::OpenCode => formats::opencode::parse(&text),
         Format::Goose => formats::goose::parse(&text),
+        Format::Otlp => return Ok(traces_of(path, formats::otlp::parse_text(&text))),
         Format::Inspect => {
             return Ok(match formats::inspect::parse_document(&text) {
                 Ok(samples) => samples_of(path, samples),
@@ -185,12 +192,36 @@ fn samples_of(path: &Path, samples: Vec<formats::inspect::Sample>) -> Vec<Result
     if samples.is_empty() {
         return vec![Err(ImportError::NoModelCall { path: path.to_owned(), format: "inspect", why: ": it holds no sample".into() })];
     }
-    let several = samples.len() > 1;
-    samples
+    parts_of(path, "sample", samples.into_iter().map(|sample| (sample.part, sample.session)).collect())
+}
+
+/// The sessions of an OTLP file's traces, each named by its trace id when
+/// there are several (refused as `FILE (trace ID)`).
+pub fn traces_of(path: &Path, traces: Vec<formats::otlp::Trace>) -> Vec<Result<NamedSession, ImportError>> {
+    parts_of(path, "trace", traces.into_iter().map(|trace| (trace.part, trace.session)).collect())
+}
+
+/// The sessions of the traces `reloop import --otlp-listen` received, each
+/// named by its trace id (refused as `otlp-listen (trace ID)`).
+pub fn received_traces(traces: Vec<formats::otlp::Trace>) -> Vec<Result<NamedSession, ImportError>> {
+    traces
         .into_iter()
-        .map(|sample| {
-            let named = if several { PathBuf::from(format!("{} (sample {})", path.display(), sample.part)) } else { path.to_owned() };
-            with_a_model_call(&named, sample.session).map(|session| NamedSession { part: several.then_some(sample.part), session })
+        .map(|trace| {
+            let named = PathBuf::from(format!("otlp-listen (trace {})", trace.part));
+            with_a_model_call(&named, trace.session).map(|session| NamedSession { part: Some(trace.part), session })
+        })
+        .collect()
+}
+
+/// The sessions of a file's parts (`what`: sample, trace), named by their
+/// part when there are several.
+fn parts_of(path: &Path, what: &str, parts: Vec<(String, ImportedSession)>) -> Vec<Result<NamedSession, ImportError>> {
+    let several = parts.len() > 1;
+    parts
+        .into_iter()
+        .map(|(part, session)| {
+            let named = if several { PathBuf::from(format!("{} ({what} {part})", path.display())) } else { path.to_owned() };
+            with_a_model_call(&named, session).map(|session| NamedSession { part: several.then_some(part), session })
         })
         .collect()
 }

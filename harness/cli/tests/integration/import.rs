@@ -13,14 +13,14 @@ use crate::util::{reloop, repo, stderr, stdout, write};
 fn session_fixtures() -> Vec<PathBuf> {
     let root = repo().join("harness/import/tests/fixtures/sessions");
     let mut files = Vec::new();
-    for format in ["pi", "codex", "claude-code", "openai-messages", "atif", "openhands", "gemini-cli", "opencode", "goose"] {
+    for format in ["pi", "codex", "claude-code", "openai-messages", "atif", "openhands", "gemini-cli", "opencode", "goose", "otlp"] {
         for entry in std::fs::read_dir(root.join(format)).unwrap() {
             let path = entry.unwrap().path();
-            // openhands/ holds SDK conversation folders beside how they were made, opencode/ its SOURCES.md.
+            // openhands/ holds SDK conversation folders beside how they were made; opencode/ and otlp/ their files beside how they were made.
+            let how_made = path.extension().is_some_and(|e| e == "md" || e == "py");
             let session = match format {
                 "openhands" => path.is_dir(),
-                "opencode" => path.extension().is_some_and(|e| e == "json"),
-                _ => true,
+                _ => !how_made,
             };
             if session {
                 files.push(path);
@@ -98,7 +98,7 @@ fn an_unknown_format_and_a_missing_file_are_bad_input_naming_the_file() {
     assert_eq!(output.status.code(), Some(2));
     assert!(
         stderr(&output).contains(
-            "notes.txt:1: is in none of the formats reloop imports (pi, codex, claude-code, openai-messages, atif, gemini-cli, inspect, opencode, goose, vcr)"
+            "notes.txt:1: is in none of the formats reloop imports (pi, codex, claude-code, openai-messages, atif, gemini-cli, inspect, opencode, goose, otlp, vcr)"
         ),
         "{}",
         stderr(&output)
@@ -128,12 +128,13 @@ fn a_file_read_in_a_format_it_is_not_in_is_refused_and_nothing_is_made_up() {
         ("opencode", "opencode/opencode-1-18-33-tools-against-reloop-mock.json"),
         ("goose", "goose/constructed__goose-export.json"),
         ("goose", "goose/constructed__goose-session.jsonl"),
+        ("otlp", "otlp/pydantic-ai-read-and-edit.json"),
     ];
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("out");
     for (own, file) in files {
         let path = fixtures.join(file);
-        for format in ["pi", "codex", "claude-code", "openai-messages", "atif", "gemini-cli", "inspect", "opencode", "goose"]
+        for format in ["pi", "codex", "claude-code", "openai-messages", "atif", "gemini-cli", "inspect", "opencode", "goose", "otlp"]
             .into_iter()
             .filter(|format| *format != own)
         {
@@ -141,7 +142,7 @@ fn a_file_read_in_a_format_it_is_not_in_is_refused_and_nothing_is_made_up() {
             let printed = stderr(&output);
             assert_eq!(output.status.code(), Some(2), "{own} as {format}: {printed}");
             assert!(printed.contains(&format!("read as {format}, holds no model call")), "{own} as {format}: {printed}");
-            assert!(printed.contains("reloop imports pi, codex, claude-code, openai-messages, atif, gemini-cli, inspect, opencode, goose, vcr"), "{printed}");
+            assert!(printed.contains("reloop imports pi, codex, claude-code, openai-messages, atif, gemini-cli, inspect, opencode, goose, otlp, vcr"), "{printed}");
             assert!(!out.exists(), "{own} as {format}: something was written");
         }
     }

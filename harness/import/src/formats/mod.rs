@@ -9,6 +9,7 @@ pub mod goose;
 pub mod inspect;
 pub mod openai_messages;
 pub mod opencode;
+pub mod otlp;
 pub mod pi;
 
 use serde_json::Value;

@@ -8,6 +8,12 @@
 //! (milliseconds from the run's start, as nanoseconds since the epoch), so
 //! the same report always exports the same bytes.
 //!
+//! Under the current conventions the content rides along too, as their
+//! opt-in attributes (`gen_ai.input.messages` on a run's first call,
+//! `gen_ai.output.messages` on each main-agent call, the tool calls'
+//! arguments and results), so an export imports back (`reloop import
+//! --format otlp`) and replays with the same tool calls.
+//!
 //! The attribute names follow the current GenAI conventions by default; a
 //! backend still on semantic-conventions v1.36.0 (the release OpenTelemetry's
 //! transition plan has instrumentations keep until they opt in) gets that
@@ -17,7 +23,10 @@ use std::collections::HashMap;
 
 use serde_json::{Value, json};
 
+use super::atif::Opening;
 use super::{Event, RunTrace, Step};
+
+mod content;
 
 /// `SpanKind` values of the OTLP protobuf.
 const KIND_INTERNAL: u8 = 1;
@@ -104,10 +113,19 @@ impl Tokens {
     }
 }
 
+/// The `ExportTraceServiceRequest` for these runs, named by `conventions`,
+/// without their opening prompts (see [`request_with_openings`]).
+pub fn request(runs: &[RunTrace], conventions: Conventions) -> Value {
+    request_with_openings(runs, conventions, &[])
+}
+
 /// The `ExportTraceServiceRequest` for these runs, named by `conventions`:
 /// what `--otlp` writes and `--otlp-endpoint` posts to `/v1/traces`.
-pub fn request(runs: &[RunTrace], conventions: Conventions) -> Value {
-    let spans: Vec<Value> = runs.iter().flat_map(|run| run_spans(run, conventions)).collect();
+/// `openings[i]` is run `i`'s system prompt and task (from its scenario
+/// file, when it could be read), the first call's input messages.
+pub fn request_with_openings(runs: &[RunTrace], conventions: Conventions, openings: &[Option<Opening>]) -> Value {
+    let spans: Vec<Value> =
+        runs.iter().enumerate().flat_map(|(index, run)| run_spans(run, conventions, openings.get(index).and_then(Option::as_ref))).collect();
     json!({
         "resourceSpans": [{
             "resource": {"attributes": [text("service.name", "reloop"), text("service.version", env!("CARGO_PKG_VERSION"))]},
@@ -185,14 +203,15 @@ impl Ids {
     }
 }
 
-fn run_spans(run: &RunTrace, conventions: Conventions) -> Vec<Value> {
+fn run_spans(run: &RunTrace, conventions: Conventions, opening: Option<&Opening>) -> Vec<Value> {
     let mut ids = Ids::for_run(run);
     let trace_id = ids.trace_id();
     let common = |operation: &str| {
         vec![text("gen_ai.operation.name", operation), text(conventions.provider_key(), provider_name(&run.wire)), text("gen_ai.request.model", &run.model)]
     };
     let agent_id = ids.span_id();
-    let (tools, starters) = tool_spans(run, &agent_id, &mut ids, &common("execute_tool"));
+    let (tools, starters) = tool_spans(run, &agent_id, &mut ids, &common("execute_tool"), conventions == Conventions::Current);
+    let mut opening = opening.filter(|_| conventions == Conventions::Current);
     let chats: Vec<Span> = run
         .steps
         .iter()
@@ -200,6 +219,9 @@ fn run_spans(run: &RunTrace, conventions: Conventions) -> Vec<Value> {
             let parent = step.parent_call_id.as_ref().and_then(|call| starters.get(call)).unwrap_or(&agent_id);
             let mut attributes = common("chat");
             attributes.extend(conventions.usage(&run.wire, &Tokens::of_step(step)));
+            if conventions == Conventions::Current {
+                attributes.extend(content::chat(run, step, &mut opening));
+            }
             chat_span(run, step, ids.span_id(), parent, attributes)
         })
         .collect();
@@ -286,7 +308,7 @@ fn chat_span(run: &RunTrace, step: &Step, id: String, parent: &str, mut attribut
 /// spans. A sub-agent numbers its calls afresh (its `call_000_0` is not its
 /// parent's), so a call's span is looked up among the calls of its own
 /// agent: the ones still open.
-fn tool_spans(run: &RunTrace, agent_id: &str, ids: &mut Ids, common: &[Value]) -> (Vec<Span>, HashMap<String, String>) {
+fn tool_spans(run: &RunTrace, agent_id: &str, ids: &mut Ids, common: &[Value], content: bool) -> (Vec<Span>, HashMap<String, String>) {
     let mut spans: Vec<Span> = Vec::new();
     let mut starters: HashMap<String, String> = HashMap::new();
     // Per running agent, innermost last: its open calls by id (into `spans`).
@@ -317,9 +339,15 @@ fn tool_spans(run: &RunTrace, agent_id: &str, ids: &mut Ids, common: &[Value]) -
                     text("gen_ai.tool.type", "function"),
                     int("reloop.step", event.step),
                 ]);
+                if content {
+                    attributes.push(text("gen_ai.tool.call.arguments", event.text("arguments").unwrap_or("{}")));
+                }
                 let denied = event.kind == "tool_denied";
                 if denied {
                     attributes.push(text("error.type", "denied"));
+                    if content {
+                        attributes.push(text("gen_ai.tool.call.result", event.text("reason").unwrap_or("denied")));
+                    }
                 }
                 let span = Span {
                     id: ids.span_id(),
@@ -341,6 +369,9 @@ fn tool_spans(run: &RunTrace, agent_id: &str, ids: &mut Ids, common: &[Value]) -
                 if let Some(index) = open[calls].remove(&call) {
                     let span = &mut spans[index];
                     span.end_ms = span.start_ms + event.int("elapsed_ms").unwrap_or_default();
+                    if content {
+                        span.attributes.push(text("gen_ai.tool.call.result", event.text("result_summary").unwrap_or_default()));
+                    }
                     if event.payload.get("is_error").and_then(Value::as_bool) == Some(true) {
                         span.attributes.push(text("error.type", "tool_error"));
                         span.error = Some(event.text("result_summary").unwrap_or("tool error").to_owned());
