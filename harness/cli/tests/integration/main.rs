@@ -38,6 +38,7 @@ mod serve;
 pub mod serve_limits;
 mod serve_raw;
 mod shards;
+pub mod shell_agent;
 mod sweep;
 mod tool_side;
 mod validate;
