@@ -31,6 +31,12 @@ CANARY = re.compile(r"touch (/tmp/reloop-canary-[a-z-]+-tool-replay)")
 wanted = {f"{PRESETS[program]}-tool-replay" for program in programs}
 
 
+def recording_of(name):
+    """The recording file the scenario NAME names (relative to it)."""
+    scenario = (scenarios / f"{name}.yaml").read_text()
+    return scenarios / re.search(r"^recording: (\S+)$", scenario, re.M).group(1)
+
+
 def shell_events(report_dir):
     events = pq.read_table(report_dir / "events.parquet").to_pylist()
     found = {}
@@ -50,7 +56,7 @@ for name, run in sorted(runs.items()):
     assert model and all(e["entry"] is not None and not e["ran"] and not e["diverged"] for e in model), (name, events)
     passthrough = [e for e in events if e.get("passthrough")]
     assert all(e["ran"] for e in passthrough), (name, passthrough)
-    recording = (scenarios / f"../recordings/agents/{name}.yaml").read_text()
+    recording = recording_of(name).read_text()
     canary = pathlib.Path(CANARY.search(recording).group(1))
     assert not canary.exists(), f"{name}: {canary} exists: a replayed command ran"
     print(f"  {name}: {len(model)} command(s) answered from the recording, {len(passthrough)} passthrough line(s) run; invoked as {sorted({e['invoked'] for e in events})}")
@@ -59,11 +65,11 @@ for name, run in sorted(runs.items()):
 with tempfile.TemporaryDirectory() as tmp:
     tmp = pathlib.Path(tmp)
     (tmp / "scenarios/agents").mkdir(parents=True)
-    (tmp / "recordings/agents").mkdir(parents=True)
+    (tmp / "recordings/agents").mkdir(parents=True)  # the scenarios name ../../recordings/agents/
     changed = {}
     for name in sorted(wanted):
         shutil.copy(scenarios / f"{name}.yaml", tmp / "scenarios/agents")
-        text = (scenarios / f"../recordings/agents/{name}.yaml").read_text()
+        text = recording_of(name).read_text()
         asked = CANARY.search(text).group(0) + " && echo built"
         changed[name] = asked + " -j8"
         exchanges, tool_side = text.split("\ntool_side:\n")
