@@ -7,14 +7,14 @@
 //! prerequisite and how to install it (`prerequisite.rs`).
 
 mod prerequisite;
+#[path = "../integration/shell_agent.rs"]
+mod shell_agent;
 #[allow(dead_code, reason = "shared with tests/integration, which uses what this binary does not")]
 #[path = "../integration/tables.rs"]
 mod tables;
 #[allow(dead_code, reason = "shared with tests/integration, which uses what this binary does not")]
 #[path = "../integration/util.rs"]
 mod util;
-#[path = "../integration/shell_agent.rs"]
-mod shell_agent;
 
 mod black_box;
 mod black_box_truth;
@@ -25,6 +25,9 @@ mod tool_side_mount;
 
 fn main() {
     let args = libtest_mimic::Arguments::from_args();
-    let tests = [black_box::tests(), black_box_truth::tests(), disk_full::tests(), rerecord::tests(), serve::tests(), tool_side_mount::tests()].into_iter().flatten().collect();
+    let tests = [black_box::tests(), black_box_truth::tests(), disk_full::tests(), rerecord::tests(), serve::tests(), tool_side_mount::tests()]
+        .into_iter()
+        .flatten()
+        .collect();
     libtest_mimic::run(&args, prerequisite::trials(&args, tests)).exit();
 }

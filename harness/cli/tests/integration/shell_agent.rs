@@ -45,4 +45,3 @@ pub fn run(scenario: &Path, out: &Path) -> (std::process::Output, Row, Vec<serde
     let shells = events.iter().filter(|e| e["kind"] == "tool_side_command").map(|e| serde_json::from_str(&e["payload"]).unwrap()).collect();
     (output, run, shells)
 }
-

@@ -187,6 +187,17 @@ mod tests {
     }
 
     #[test]
+    fn the_shell_interception_is_the_blocks_else_the_presets_else_path() {
+        let spec = |value| serde_json::from_value::<AgentSpec>(value).unwrap();
+        assert_eq!(spec(serde_json::json!({ "preset": "pi" })).shell_interception(), ShellInterception::Mount, "pi starts /bin/bash");
+        assert_eq!(spec(serde_json::json!({ "preset": "opencode" })).shell_interception(), ShellInterception::Path);
+        assert_eq!(spec(serde_json::json!({ "preset": "pi", "shell_interception": "path" })).shell_interception(), ShellInterception::Path);
+        assert_eq!(spec(serde_json::json!({ "command": ["a"] })).shell_interception(), ShellInterception::Path);
+        let resolved = spec(serde_json::json!({ "preset": "mini-swe-agent" })).resolved();
+        assert_eq!((resolved.shell_interception, resolved.shell_interception()), (Some(ShellInterception::Mount), ShellInterception::Mount));
+    }
+
+    #[test]
     fn the_blocks_tool_error_pattern_wins_over_the_presets_and_the_default() {
         let spec = |value: serde_json::Value| serde_json::from_value::<AgentSpec>(value).unwrap();
         assert_eq!(spec(serde_json::json!({ "command": ["a"] })).tool_error_pattern(), Some(DEFAULT_TOOL_ERROR_PATTERN));

@@ -1,5 +1,6 @@
 //! The reloop binary started as `bash` or `sh` through a shim link
-//! ([`super::Shims`]): a command line (`-c COMMAND`) is answered with the
+//! ([`super::Shims`]), or bound over `/bin/sh` (`dash`) or `/bin/bash`
+//! ([`super::mount`]): a command line (`-c COMMAND`) is answered with the
 //! first recorded entry not yet used that has that line and folder, its
 //! output written and its exit status returned, and nothing runs. Without
 //! an entry, `replay` refuses the command (exit 127, as a shell does for a
@@ -10,8 +11,10 @@
 //! parallel tool calls each get an entry of their own. The agent's own
 //! wrapper around the model's command is taken off before the lookup
 //! ([`Plan::unwrap`]), and a line of its runtime ([`Plan::passthrough`])
-//! runs for real, logged. A shell started inside a command that runs for
-//! real is part of it: it runs, unlogged ([`NESTED_VARIABLE`]).
+//! runs for real, logged; the shells it starts are answered again (Codex's
+//! wrapper execs `/bin/bash -c COMMAND`). A shell started inside a command
+//! that `replay-or-live` runs for real is part of it: it runs, unlogged
+//! ([`NESTED_VARIABLE`]).
 
 use std::ffi::OsString;
 use std::fs::OpenOptions;
