@@ -7,7 +7,8 @@ compaction scenario's agent compacted mid-task (Codex's remote path as
 compaction rows, its local path and pi as their own summary turns, auxiliary
 rows; pi's after the window refused a call and its retry answered),
 every context-overflow scenario's last call was refused for the window,
-every fault scenario saw its retry, and the steps table holds the server's view
+every tool-replay scenario answered a shell command from the recording
+(its details are .ci/check_tool_replay.py's), every fault scenario saw its retry, and the steps table holds the server's view
 of each run. Runs of agents not named (not installed here) may be skipped.
 Prints each agent's runs' wall time."""
 
@@ -51,6 +52,8 @@ for r in runs:
     elif "context-overflow" in r["scenario"]:
         results = [s["server_result"] for s in sorted(steps, key=lambda s: s["call_index"]) if s["scenario"] == r["scenario"]]
         assert results[-1] == "context_length_exceeded" and "ok" in results, (r["scenario"], results)
+    elif "tool-replay" in r["scenario"]:
+        assert r["tool_calls"] >= 1, (r["scenario"], r["tool_calls"])
     else:
         assert r["llm_retries"] >= 1, (r["scenario"], r["llm_retries"])
     served = [s for s in steps if s["scenario"] == r["scenario"]]

@@ -9,6 +9,7 @@
 //! Versions: the ones pinned in `.ci/run` (docs/black-box.md).
 
 use crate::presets::{Preset, PresetTool};
+use crate::scenario::agent::ShellInterception;
 use reloop_agent::WireFormat;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -66,6 +67,32 @@ pub struct PresetLaunch {
     /// against the result's text. `None` for agents whose wire carries the
     /// flag (Anthropic's `is_error`, Gemini's `response.error`).
     pub tool_error_pattern: Option<&'static str>,
+    /// How it starts its shell (docs/black-box.md's table of agents).
+    pub shell: PresetShell,
+}
+
+/// How an agent starts its shell, for `agent.tools: replay`: where the
+/// shims must stand to reach it, how it wraps the model's command in the
+/// `-c` line it gives the shell, and which lines its runtime runs itself.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PresetShell {
+    /// Where the shims reach it: `mount` for an agent that starts its
+    /// shell by absolute path.
+    pub interception: ShellInterception,
+    /// Regexes over a whole `-c` line, each with a `command` group: the
+    /// model's command inside the agent's wrapper (a prologue, a trap, a
+    /// trailer). The first that matches gives the command looked up in
+    /// the recording; a line none matches is the command itself.
+    pub unwrap: &'static [&'static str],
+    /// Regexes over a whole `-c` line: lines the agent's runtime runs for
+    /// itself, not for the model (probing its environment at start). They
+    /// run for real, each logged by name as a passthrough.
+    pub passthrough: &'static [&'static str],
+}
+
+impl PresetShell {
+    /// A shell started from `PATH` with the model's command as its line.
+    pub const PLAIN: PresetShell = PresetShell { interception: ShellInterception::Path, unwrap: &[], passthrough: &[] };
 }
 
 /// A command agent's failed call, unless its block says otherwise: a
@@ -93,6 +120,20 @@ const CODEX: PresetLaunch = PresetLaunch {
     submit_marker: None,
     // Its answers to a call it could not run (codex-rs core `FunctionCallError::RespondToModel`).
     tool_error_pattern: Some(r"^(?:failed to parse function arguments|unsupported call)"),
+    // `exec_command` starts the account's shell by absolute path (`/bin/bash`
+    // from the password database), first to take a snapshot of its
+    // environment, then per command a wrapper that restores it and execs
+    // `/bin/bash -c COMMAND`: the snapshot's two lines and the wrapper run,
+    // the command inside it is answered.
+    shell: PresetShell {
+        interception: ShellInterception::Mount,
+        unwrap: &[],
+        passthrough: &[
+            r#"(?s)\Aif \[ -z "\$\{BASH_ENV-\}" \].*\n__codex_snapshot_command\(\) \{\n"#,
+            r#"\Aset -e; \. "[^"]*/shell_snapshots/[^"]*"\z"#,
+            r"(?s)\A__CODEX_SNAPSHOT_OVERRIDE_SET_0=.*\nexec '(?:/usr)?/bin/(?:ba)?sh' -l?c '",
+        ],
+    },
 };
 
 /// pi: a custom Anthropic provider in `$PI_CODING_AGENT_DIR/models.json`;
@@ -119,6 +160,9 @@ const PI: PresetLaunch = PresetLaunch {
     user_agent: None,
     submit_marker: None,
     tool_error_pattern: None,
+    // Its `bash` tool starts `/bin/bash -c COMMAND` by absolute path
+    // (pi-coding-agent utils/shell.ts `getShellConfig`).
+    shell: PresetShell { interception: ShellInterception::Mount, unwrap: &[], passthrough: &[] },
 };
 
 /// opencode: an OpenAI-compatible provider in the project's
@@ -147,6 +191,8 @@ const OPENCODE: PresetLaunch = PresetLaunch {
     submit_marker: None,
     // A failed tool part's `error` is the thrown JS error's `toString()`.
     tool_error_pattern: Some(r"^(?:[A-Z][A-Za-z]*)?Error: "),
+    // Its `bash` tool spawns the command with `$SHELL` as the shell (`-c`).
+    shell: PresetShell::PLAIN,
 };
 
 /// The summary Claude Code's compaction request gets: in the
@@ -199,6 +245,16 @@ const CLAUDE_CODE: PresetLaunch = PresetLaunch {
     user_agent: Some("claude-cli/"),
     submit_marker: None,
     tool_error_pattern: None,
+    // Its Bash tool starts `$SHELL` (a bash or zsh) with `-c -l`: at start
+    // `env` and a script that writes a snapshot of the shell's functions
+    // and options, which run; then per command `source SNAPSHOT && … &&
+    // eval 'COMMAND' < /dev/null && pwd -P >| CWD_FILE`, whose quoted
+    // command is answered.
+    shell: PresetShell {
+        interception: ShellInterception::Path,
+        unwrap: &[r"(?s)\Asource \S+ 2>/dev/null \|\| true && .*? && eval '(?P<quoted>(?:[^']|'\\'')*)'(?: < /dev/null)? && pwd -P >\| \S+\z"],
+        passthrough: &[r"\Aenv\z", r"(?s)\ASNAPSHOT_FILE=\S+/shell-snapshots/snapshot-\S+\n"],
+    },
 };
 
 /// Gemini CLI: headless mode (`-p`), every tool approved (`yolo`), the
@@ -223,6 +279,17 @@ const GEMINI_CLI: PresetLaunch = PresetLaunch {
     user_agent: Some("GeminiCLI"),
     submit_marker: None,
     tool_error_pattern: None,
+    // `run_shell_command` starts `bash -c` from PATH, the command wrapped so
+    // that it can collect background jobs (packages/core tools/shell.ts
+    // `wrapCommandForBackgroundPIDs`, behind shellExecutionService's
+    // `shopt` guard); the command inside is answered.
+    shell: PresetShell {
+        interception: ShellInterception::Path,
+        unwrap: &[
+            r#"(?s)\A(?:shopt -u promptvars nullglob extglob nocaseglob dotglob; )?_bgpids_file=\S+\n\(\n  trap 'jobs -p > "\$_bgpids_file"' EXIT\n(?P<command>.*)\n\)\n__code=\$\?\nexit \$__code\z"#,
+        ],
+        passthrough: &[],
+    },
 };
 
 /// mini-swe-agent: `mini` in yolo mode, exiting when the model submits.
@@ -261,6 +328,8 @@ const MINI_SWE_AGENT: PresetLaunch = PresetLaunch {
     user_agent: None,
     submit_marker: Some("COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT"),
     tool_error_pattern: Some(DEFAULT_TOOL_ERROR_PATTERN),
+    // LocalEnvironment's `subprocess.Popen(command, shell=True)`: `/bin/sh -c`.
+    shell: PresetShell { interception: ShellInterception::Mount, unwrap: &[], passthrough: &[] },
 };
 
 impl AgentPreset {

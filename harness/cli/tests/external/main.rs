@@ -7,6 +7,8 @@
 //! prerequisite and how to install it (`prerequisite.rs`).
 
 mod prerequisite;
+#[path = "../integration/shell_agent.rs"]
+mod shell_agent;
 #[allow(dead_code, reason = "shared with tests/integration, which uses what this binary does not")]
 #[path = "../integration/tables.rs"]
 mod tables;
@@ -19,9 +21,13 @@ mod black_box_truth;
 mod disk_full;
 mod rerecord;
 mod serve;
+mod tool_side_mount;
 
 fn main() {
     let args = libtest_mimic::Arguments::from_args();
-    let tests = [black_box::tests(), black_box_truth::tests(), disk_full::tests(), rerecord::tests(), serve::tests()].into_iter().flatten().collect();
+    let tests = [black_box::tests(), black_box_truth::tests(), disk_full::tests(), rerecord::tests(), serve::tests(), tool_side_mount::tests()]
+        .into_iter()
+        .flatten()
+        .collect();
     libtest_mimic::run(&args, prerequisite::trials(&args, tests)).exit();
 }

@@ -37,6 +37,9 @@ pub enum Needs {
     Agent { var: &'static str, program: &'static str },
     /// Leave to mount a tmpfs (root with CAP_SYS_ADMIN, as CI runs).
     Tmpfs,
+    /// bubblewrap (`bwrap`) on PATH, able to make a mount namespace here
+    /// (`agent.shell_interception: mount`; .ci/run installs it).
+    Bwrap,
 }
 
 /// What looking for a prerequisite found.
@@ -87,6 +90,14 @@ impl Needs {
                     Err(error) => Found::Missing(format!("needs the `mount` command ({error}): install util-linux and run as root, as CI does")),
                 }
             }
+            Self::Bwrap => match Command::new("bwrap").args(["--dev-bind", "/", "/", "true"]).output() {
+                Ok(output) if output.status.success() => Found::Yes(PathBuf::from("bwrap")),
+                Ok(output) => Found::Missing(format!(
+                    "needs bubblewrap to make a mount namespace, which it could not ({}): run as root or where unprivileged user namespaces are allowed",
+                    String::from_utf8_lossy(&output.stderr).trim()
+                )),
+                Err(error) => Found::Missing(format!("needs bubblewrap (`bwrap`: {error}): `apt-get install bubblewrap`, as .ci/run does")),
+            },
         }
     }
 }

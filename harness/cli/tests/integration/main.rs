@@ -40,6 +40,7 @@ pub mod serve_limits;
 mod serve_live;
 mod serve_raw;
 mod shards;
+pub mod shell_agent;
 mod sweep;
 mod tool_side;
 mod validate;

@@ -5,46 +5,9 @@
 //! the recorded output reaches the agent's next request and the canary is
 //! never made.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-use crate::tables::{Row, read_rows};
-use crate::util::{reloop, stderr, stdout, write};
-
-/// A scenario of the shell agent under `tools`, whose recording asks for
-/// `asked` and whose `tool_side:` answers `recorded` (none when `None`),
-/// the next exchange expecting `expected` in the tool result.
-fn scenario(dir: &Path, tools: &str, shell: &str, asked: &str, recorded: Option<&str>, expected: &str) -> PathBuf {
-    let agent = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/shell-agent/shell_agent.py");
-    let tool_side = recorded.map_or_else(String::new, |command| {
-        format!("tool_side:\n  - command: {}\n    stdout: \"recorded: 3 targets built\\n\"\n    after_exchange: 0\n", serde_json::json!(command))
-    });
-    write(
-        dir,
-        "build.recording.yaml",
-        &format!(
-            "format: reloop.recording/v1\nexchanges:\n  - text: Building first.\n    tool_calls:\n      - {{ name: shell, arguments: {{ command: {} }} }}\n  - expect: {{ tool_result_contains: [{}] }}\n    text: The build passes.\n{tool_side}",
-            serde_json::json!(asked),
-            serde_json::json!(expected)
-        ),
-    );
-    write(
-        dir,
-        "build.yaml",
-        &format!(
-            "name: build\nmodel: gpt-4.1\ntask: Build it.\nrecording: build.recording.yaml\nagent:\n  command: [python3, {}, \"{{task}}\"]\n  wire: openai-chat\n  tools: {tools}\n  env: {{ SHELL_NAME: \"{shell}\" }}\n  timeout_s: 60\nexpect:\n  outcome: final_answer\n",
-            agent.display()
-        ),
-    )
-}
-
-/// The one run of `scenario` and its `tool_side_command` events' payloads.
-fn run(scenario: &Path, out: &Path) -> (std::process::Output, Row, Vec<serde_json::Value>) {
-    let output = reloop(Path::new("."), &["run", scenario.to_str().unwrap(), "--out", out.to_str().unwrap()]);
-    let [run]: [Row; 1] = read_rows(&out.join("runs.parquet")).try_into().unwrap();
-    let events = read_rows(&out.join("events.parquet"));
-    let shells = events.iter().filter(|e| e["kind"] == "tool_side_command").map(|e| serde_json::from_str(&e["payload"]).unwrap()).collect();
-    (output, run, shells)
-}
+use crate::shell_agent::{run, scenario};
 
 #[test]
 fn a_replayed_command_reaches_the_next_request_as_recorded_and_never_runs() {
@@ -52,7 +15,7 @@ fn a_replayed_command_reaches_the_next_request_as_recorded_and_never_runs() {
         let dir = tempfile::tempdir().unwrap();
         let canary = dir.path().join("canary");
         let command = format!("touch {} && echo real output", canary.display());
-        let file = scenario(dir.path(), "replay", shell, &command, Some(&command), "recorded: 3 targets built\n(exit 0)");
+        let file = scenario(dir.path(), "replay", "path", shell, &command, Some(&command), "recorded: 3 targets built\n(exit 0)");
         let (output, run, shells) = run(&file, &dir.path().join("out"));
         assert_eq!(output.status.code(), Some(0), "{shell}: {}{}", stdout(&output), stderr(&output));
         assert_eq!((run["outcome"].as_str(), run["passed"].as_str()), ("final_answer", "true"), "{shell}: {run:?}");
@@ -71,7 +34,7 @@ fn a_changed_command_fails_the_run_as_a_tool_side_divergence_and_does_not_run() 
     let canary = dir.path().join("canary");
     let recorded = format!("touch {} && make build", canary.display());
     let asked = format!("touch {} && make build -j8", canary.display());
-    let file = scenario(dir.path(), "replay", "bash", &asked, Some(&recorded), "recorded: 3 targets built");
+    let file = scenario(dir.path(), "replay", "path", "bash", &asked, Some(&recorded), "recorded: 3 targets built");
     let (output, run, shells) = run(&file, &dir.path().join("out"));
     assert_eq!(output.status.code(), Some(1), "{}{}", stdout(&output), stderr(&output));
     assert_eq!((run["outcome"].as_str(), run["passed"].as_str()), ("divergence", "false"), "{run:?}");
@@ -87,7 +50,7 @@ fn replay_or_live_runs_a_command_the_recording_lacks_and_names_it() {
     let dir = tempfile::tempdir().unwrap();
     let canary = dir.path().join("canary");
     let asked = format!("touch {} && echo live output", canary.display());
-    let file = scenario(dir.path(), "replay-or-live", "bash", &asked, None, "live output\n(exit 0)");
+    let file = scenario(dir.path(), "replay-or-live", "path", "bash", &asked, None, "live output\n(exit 0)");
     let (output, run, shells) = run(&file, &dir.path().join("out"));
     assert_eq!(output.status.code(), Some(0), "{}{}", stdout(&output), stderr(&output));
     assert_eq!(run["outcome"], "final_answer", "{run:?}");
@@ -96,4 +59,26 @@ fn replay_or_live_runs_a_command_the_recording_lacks_and_names_it() {
         (&serde_json::json!(asked), &serde_json::json!(true), &serde_json::Value::Null)
     );
     assert!(canary.exists(), "replay-or-live runs what the recording lacks");
+}
+
+/// `shell_interception: mount` without bubblewrap must not fall back to
+/// the PATH shims (an absolute `/bin/sh` would run the command for real):
+/// the run fails naming bubblewrap, and the agent never starts.
+#[test]
+fn mount_without_bubblewrap_fails_naming_it_and_runs_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let canary = dir.path().join("canary");
+    let command = format!("touch {} && echo real output", canary.display());
+    let file = scenario(dir.path(), "replay", "mount", "shell=True", &command, Some(&command), "recorded: 3 targets built");
+    // reloop's PATH holds python3 (the agent) and nothing else: no bwrap.
+    let bin = dir.path().join("bin");
+    std::fs::create_dir(&bin).unwrap();
+    let real_python = std::process::Command::new("python3").args(["-c", "import sys; print(sys.executable)"]).output().unwrap();
+    std::os::unix::fs::symlink(String::from_utf8(real_python.stdout).unwrap().trim(), bin.join("python3")).unwrap();
+    let out = dir.path().join("out");
+    let output = crate::util::reloop_env(Path::new("."), &["run", file.to_str().unwrap(), "--out", out.to_str().unwrap()], &[("PATH", bin.to_str().unwrap())]);
+    let [run]: [crate::tables::Row; 1] = crate::tables::read_rows(&out.join("runs.parquet")).try_into().unwrap();
+    assert_eq!(run["outcome"], "harness_error", "{run:?}\n{}{}", stdout(&output), stderr(&output));
+    assert!(run["error"].contains("needs bubblewrap (`bwrap`), which is not on PATH"), "{}", run["error"]);
+    assert!(!canary.exists(), "the agent ran its command for real");
 }

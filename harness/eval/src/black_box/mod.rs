@@ -26,7 +26,7 @@ use crate::scenario::agent::AgentSpec;
 use placeholders::Placeholders;
 pub use process::kill_live_agents;
 use process::{Ending, Launch};
-use tool_side::Shims;
+use tool_side::{ShellSetup, Shims};
 
 /// The key both dummy API-key variables hold; the mock accepts any key.
 const DUMMY_API_KEY: &str = "sk-reloop-black-box";
@@ -59,8 +59,13 @@ pub async fn run(scenario: &Scenario, agent: &AgentSpec, cancel: &AtomicBool, wa
     if let Some(missing) = process::missing_program(&argv, &env) {
         return Ok(skipped(scenario, &missing));
     }
-    let shims = Shims::install(agent.tools, &scenario.recording.tool_side, scratch.path(), &workspace, &env)?;
+    let setup = ShellSetup { interception: agent.shell_interception(), shell: agent.shell() };
+    let shims = Shims::install(agent.tools, setup, &scenario.recording.tool_side, scratch.path(), &workspace, &env)?;
     env.extend(shims.iter().flat_map(|shims| shims.env.iter().cloned()));
+    let argv = match &shims {
+        Some(shims) => shims.launch_argv(argv)?,
+        None => argv,
+    };
     let launch =
         Launch { argv: &argv, env, workspace: &workspace, scratch: scratch.path(), output_dir: scratch.path(), timeout: Duration::from_secs(agent.timeout_s) };
     let finished = process::spawn(&launch)?.finish(cancel, scratch.path()).await;

@@ -8,14 +8,18 @@
 //!
 //! What this reaches: a shell the agent finds on `PATH` or in `$SHELL`
 //! (`subprocess.run(["bash", "-c", ...])`, Node's `spawn("bash", ...)`,
-//! `execvp("sh")`). A shell spawned by absolute path (`/bin/sh`, as
-//! Python's `shell=True` does) is not reached; docs/black-box.md says so.
+//! `execvp("sh")`); under `agent.shell_interception: mount` also one it
+//! starts by absolute path (`/bin/sh`, as Python's `shell=True` does),
+//! the shims bound there in a mount namespace ([`mount`]).
 
+pub mod mount;
+#[cfg(test)]
+mod preset_shells;
 pub mod shim;
 
 use std::path::{Path, PathBuf};
 
-use reloop_files::scenario::agent::ToolSideMode;
+use reloop_files::scenario::agent::{PresetShell, ShellInterception, ToolSideMode};
 use reloop_recording::tool_side::ShellCommand;
 use serde::{Deserialize, Serialize};
 
@@ -44,10 +48,20 @@ pub struct Plan {
     pub real: Vec<(String, PathBuf)>,
     /// The log every shim appends a line to.
     pub log: PathBuf,
+    /// Other names a shim may be started as, each with the shell it is
+    /// (`dash` for `sh`, under `mount`).
+    #[serde(default)]
+    pub aliases: Vec<(String, String)>,
+    /// The agent's wrappers of the model's command ([`PresetShell::unwrap`]).
+    #[serde(default)]
+    pub unwrap: Vec<String>,
+    /// The lines its runtime runs for itself ([`PresetShell::passthrough`]).
+    #[serde(default)]
+    pub passthrough: Vec<String>,
 }
 
 /// One line of the log: a command line the agent's shell was given.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct LogLine {
     /// The command line (`-c`).
     pub command: String,
@@ -55,8 +69,15 @@ pub struct LogLine {
     pub cwd: String,
     /// The recorded entry that answered it.
     pub entry: Option<usize>,
-    /// It ran for real (`replay-or-live`, the recording lacking it).
+    /// It ran for real (`replay-or-live`, the recording lacking it, or a
+    /// passthrough).
     pub ran: bool,
+    /// How the shell was started (`argv[0]`: `bash`, `/bin/sh`, a path).
+    #[serde(default)]
+    pub invoked: String,
+    /// A line of the agent's runtime ([`Plan::passthrough`]), run for real.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub passthrough: bool,
 }
 
 impl LogLine {
@@ -66,12 +87,25 @@ impl LogLine {
     }
 }
 
-/// The environment a run's agent gets for `mode`, and the log to read
-/// after it: `None` under `live`.
+/// The environment a run's agent gets for `mode`, the shells bound
+/// over under `mount`, and the log to read after it: `None` under `live`.
 pub struct Shims {
     /// `PATH` (the shims first), `SHELL` and the plan's variable.
     pub env: Vec<(String, String)>,
     log: PathBuf,
+    /// reloop's binary, the shim itself.
+    binary: PathBuf,
+    /// Under `mount`, the shell files the shim covers.
+    covered: Option<Vec<mount::Covered>>,
+}
+
+/// How the agent reaches its shell ([`Shims::install`]).
+#[derive(Debug, Clone, Copy)]
+pub struct ShellSetup {
+    /// `agent.shell_interception`.
+    pub interception: ShellInterception,
+    /// The agent runtime's wrappers and passthrough lines.
+    pub shell: PresetShell,
 }
 
 impl Shims {
@@ -83,7 +117,14 @@ impl Shims {
     ///
     /// The folder, the links or the plan cannot be written, or reloop
     /// cannot name its own binary.
-    pub fn install(mode: ToolSideMode, commands: &[ShellCommand], scratch: &Path, workspace: &Path, env: &[(String, String)]) -> Result<Option<Self>, String> {
+    pub fn install(
+        mode: ToolSideMode,
+        setup: ShellSetup,
+        commands: &[ShellCommand],
+        scratch: &Path,
+        workspace: &Path,
+        env: &[(String, String)],
+    ) -> Result<Option<Self>, String> {
         if mode == ToolSideMode::Live {
             return Ok(None);
         }
@@ -93,9 +134,20 @@ impl Shims {
         for shell in SHELLS {
             std::os::unix::fs::symlink(&binary, dir.join(shell)).map_err(|e| format!("cannot link the `{shell}` shim: {e}"))?;
         }
-        let real = SHELLS.iter().filter_map(|shell| on_path(shell, env).map(|path| ((*shell).to_owned(), path))).collect();
+        let covered = (setup.interception == ShellInterception::Mount).then(|| mount::covered(&scratch.join("real-shells")));
+        let real = SHELLS.iter().filter_map(|shell| on_path(shell, env).map(|path| ((*shell).to_owned(), reachable(path, covered.as_deref())))).collect();
         let log = scratch.join("tool-side.jsonl");
-        let plan = Plan { mode, workspace: workspace.to_owned(), commands: commands.to_vec(), real, log: log.clone() };
+        let owned = |patterns: &[&str]| patterns.iter().map(|p| (*p).to_owned()).collect();
+        let plan = Plan {
+            mode,
+            workspace: workspace.to_owned(),
+            commands: commands.to_vec(),
+            real,
+            log: log.clone(),
+            aliases: covered.as_deref().map(mount::aliases).unwrap_or_default(),
+            unwrap: owned(setup.shell.unwrap),
+            passthrough: owned(setup.shell.passthrough),
+        };
         let plan_file = scratch.join("tool-side.plan.json");
         std::fs::write(&plan_file, serde_json::to_vec(&plan).expect("plain JSON")).map_err(|e| format!("cannot write the shell shims' plan: {e}"))?;
         let path = std::env::join_paths(std::iter::once(dir.clone()).chain(agent_path(env).iter().flat_map(std::env::split_paths)))
@@ -105,13 +157,32 @@ impl Shims {
             ("SHELL".to_owned(), dir.join("bash").display().to_string()),
             (PLAN_VARIABLE.to_owned(), plan_file.display().to_string()),
         ];
-        Ok(Some(Self { env, log }))
+        Ok(Some(Self { env, log, binary, covered }))
+    }
+
+    /// The argv that starts the agent: under `mount`, inside bwrap.
+    ///
+    /// # Errors
+    ///
+    /// bubblewrap is not installed ([`mount::wrap`]).
+    pub fn launch_argv(&self, argv: Vec<String>) -> Result<Vec<String>, String> {
+        match &self.covered {
+            Some(covered) => mount::wrap(&argv, &self.binary, covered),
+            None => Ok(argv),
+        }
     }
 
     /// What the agent's shells did, in order.
     pub fn read_log(&self) -> Vec<LogLine> {
         read_log(&self.log)
     }
+}
+
+/// The real shell at `path`, as the agent reaches it: under `mount` a
+/// file the shim covers is reached at its real program's place.
+fn reachable(path: PathBuf, covered: Option<&[mount::Covered]>) -> PathBuf {
+    let canonical = std::fs::canonicalize(&path).unwrap_or_else(|_| path.clone());
+    covered.and_then(|covered| covered.iter().find(|c| c.file == canonical)).map_or(path, |c| c.real.clone())
 }
 
 /// The log's lines; a line that does not parse (a shim killed mid-write)
@@ -136,7 +207,10 @@ pub fn divergences(lines: &[LogLine], commands: &[ShellCommand]) -> Vec<String> 
 
 /// The report's event for one shell the agent started (`tool_side_command`).
 pub fn event(line: &LogLine, at_ms: u64) -> EventRow {
-    let payload = serde_json::json!({ "command": line.command, "cwd": line.cwd, "entry": line.entry, "ran": line.ran, "diverged": line.diverged() });
+    let payload = serde_json::json!({
+        "command": line.command, "cwd": line.cwd, "entry": line.entry, "ran": line.ran, "diverged": line.diverged(),
+        "invoked": line.invoked, "passthrough": line.passthrough,
+    });
     EventRow { seq: 0, step: 0, at_ms, kind: "tool_side_command".to_owned(), payload: payload.to_string(), ..EventRow::default() }
 }
 
@@ -160,7 +234,7 @@ mod tests {
     fn a_divergence_names_the_command_and_what_was_left() {
         let commands =
             [ShellCommand { command: "make".into(), ..ShellCommand::default() }, ShellCommand { command: "make test".into(), ..ShellCommand::default() }];
-        let line = LogLine { command: "make install".into(), cwd: ".".into(), entry: None, ran: false };
+        let line = LogLine { command: "make install".into(), cwd: ".".into(), entry: None, ran: false, ..LogLine::default() };
         assert!(line.diverged());
         let message = divergence_message(&line, &commands, &[0]);
         assert!(message.contains("`make install` (in `.`)") && message.contains("unused commands: `make test`") && !message.contains("`make`,"), "{message}");
@@ -169,7 +243,8 @@ mod tests {
     #[test]
     fn live_installs_nothing() {
         let scratch = tempfile::tempdir().unwrap();
-        assert!(Shims::install(ToolSideMode::Live, &[], scratch.path(), scratch.path(), &[]).unwrap().is_none());
+        let setup = ShellSetup { interception: ShellInterception::Mount, shell: PresetShell::PLAIN };
+        assert!(Shims::install(ToolSideMode::Live, setup, &[], scratch.path(), scratch.path(), &[]).unwrap().is_none());
         assert_eq!(std::fs::read_dir(scratch.path()).unwrap().count(), 0);
     }
 }

@@ -10,7 +10,7 @@ use std::path::{Component, Path};
 
 use reloop_agent::WireFormat;
 
-pub use crate::agent_presets::{AgentPreset, DEFAULT_TOOL_ERROR_PATTERN, PresetLaunch, misfit};
+pub use crate::agent_presets::{AgentPreset, DEFAULT_TOOL_ERROR_PATTERN, PresetLaunch, PresetShell, misfit};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -60,6 +60,24 @@ pub struct AgentSpec {
     /// one counted and named (docs/black-box.md).
     #[serde(default, skip_serializing_if = "super::spec::is_default")]
     pub tools: ToolSideMode,
+    /// How the shell shims reach the agent under `replay`: `path` (first on
+    /// `PATH` and as `$SHELL`) or `mount` (also at `/bin/sh` and `/bin/bash`,
+    /// in a mount namespace of the agent's own, for agents that start their
+    /// shell by absolute path; needs bubblewrap). Default: the preset's
+    /// ([`PresetShell::interception`]), else `path`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shell_interception: Option<ShellInterception>,
+}
+
+/// `agent.shell_interception`: where the agent finds the shell shims.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum ShellInterception {
+    /// First on the agent's `PATH` and as its `$SHELL`.
+    #[default]
+    Path,
+    /// Also bound over `/bin/sh` and `/bin/bash` for the agent only (bubblewrap).
+    Mount,
 }
 
 /// `agent.tools`: whether the agent's shell commands run or are answered
@@ -103,7 +121,21 @@ impl AgentSpec {
             timeout_s: self.timeout_s,
             tool_error_pattern: self.tool_error_pattern.clone(),
             tools: self.tools,
+            shell_interception: self.shell_interception.or(Some(launch.shell.interception)),
         }
+    }
+
+    /// Where the shell shims reach the agent: the block's choice, else the
+    /// preset's, else `path`.
+    pub fn shell_interception(&self) -> ShellInterception {
+        self.shell_interception.or_else(|| self.preset.map(|preset| preset.launch().shell.interception)).unwrap_or_default()
+    }
+
+    /// The agent runtime's own ways with its shell: how it wraps the
+    /// model's command, and what it runs itself ([`PresetShell`]); a
+    /// command agent without a preset neither wraps nor runs any.
+    pub fn shell(&self) -> PresetShell {
+        self.preset.map_or(PresetShell::PLAIN, |preset| preset.launch().shell)
     }
 
     /// The regex a failed call's result matches: the block's own, else the
@@ -152,6 +184,17 @@ mod tests {
         let own: AgentSpec =
             serde_json::from_value(serde_json::json!({ "preset": "codex", "command": ["my-codex", "{task}"], "wire": "openai-chat" })).unwrap();
         assert_eq!((own.resolved().command[0].as_str(), own.resolved().wire), ("my-codex", Some(WireFormat::OpenaiChat)));
+    }
+
+    #[test]
+    fn the_shell_interception_is_the_blocks_else_the_presets_else_path() {
+        let spec = |value| serde_json::from_value::<AgentSpec>(value).unwrap();
+        assert_eq!(spec(serde_json::json!({ "preset": "pi" })).shell_interception(), ShellInterception::Mount, "pi starts /bin/bash");
+        assert_eq!(spec(serde_json::json!({ "preset": "opencode" })).shell_interception(), ShellInterception::Path);
+        assert_eq!(spec(serde_json::json!({ "preset": "pi", "shell_interception": "path" })).shell_interception(), ShellInterception::Path);
+        assert_eq!(spec(serde_json::json!({ "command": ["a"] })).shell_interception(), ShellInterception::Path);
+        let resolved = spec(serde_json::json!({ "preset": "mini-swe-agent" })).resolved();
+        assert_eq!((resolved.shell_interception, resolved.shell_interception()), (Some(ShellInterception::Mount), ShellInterception::Mount));
     }
 
     #[test]

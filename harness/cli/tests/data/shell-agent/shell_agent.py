@@ -2,7 +2,10 @@
 library alone: it reads OPENAI_BASE_URL like any SDK user, posts Chat
 Completions, and runs each command as `SHELL_NAME -c COMMAND`, the shell
 found on PATH (`bash` by default, `sh`, or `$SHELL` for `SHELL_NAME=$SHELL`),
-as coding agents spawn theirs. The command's stdout, stderr and exit status
+as coding agents spawn theirs; `SHELL_NAME=/bin/sh` (or any absolute path)
+starts that file, and `SHELL_NAME=shell=True` runs
+`subprocess.run(command, shell=True)`, which starts `/bin/sh` by absolute path
+as mini-swe-agent does. The command's stdout, stderr and exit status
 go back to the model as the tool result. The black box of
 `harness/cli/tests/integration/tool_side.rs`."""
 import json, os, subprocess, sys, urllib.request
@@ -28,6 +31,9 @@ for _ in range(6):
         sys.exit(0)
     for call in reply["tool_calls"]:
         command = json.loads(call["function"]["arguments"])["command"]
-        done = subprocess.run([shell, "-c", command], capture_output=True, text=True)
+        if shell == "shell=True":
+            done = subprocess.run(command, shell=True, capture_output=True, text=True)
+        else:
+            done = subprocess.run([shell, "-c", command], capture_output=True, text=True)
         messages.append({"role": "tool", "tool_call_id": call["id"], "content": f"{done.stdout}{done.stderr}(exit {done.returncode})"})
 sys.exit("step budget exhausted")
