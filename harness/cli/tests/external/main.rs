@@ -17,11 +17,13 @@ mod util;
 mod black_box;
 mod black_box_truth;
 mod disk_full;
+mod mcp;
 mod rerecord;
 mod serve;
 
 fn main() {
     let args = libtest_mimic::Arguments::from_args();
-    let tests = [black_box::tests(), black_box_truth::tests(), disk_full::tests(), rerecord::tests(), serve::tests()].into_iter().flatten().collect();
+    let tests =
+        [black_box::tests(), black_box_truth::tests(), disk_full::tests(), mcp::tests(), rerecord::tests(), serve::tests()].into_iter().flatten().collect();
     libtest_mimic::run(&args, prerequisite::trials(&args, tests)).exit();
 }

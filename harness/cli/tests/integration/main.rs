@@ -18,6 +18,7 @@ mod hostile_input;
 mod html_report;
 mod import;
 mod live_hostile;
+mod mcp;
 mod nothing_lost;
 mod paired;
 mod plugin_strategies;
