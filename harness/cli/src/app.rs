@@ -48,6 +48,43 @@ pub enum Command {
     Import(ImportArgs),
     /// Record an agent against a real provider: a loopback proxy that streams the answers back unchanged and writes each exchange (secrets stripped) as a recording, with a scenario skeleton.
     Record(RecordArgs),
+    /// Answer an agent's MCP client on stdio from a recording's `mcp:` frames, the server's program absent (docs/black-box.md).
+    #[command(hide = true)]
+    McpReplay(McpReplayArgs),
+    /// Run a stdio MCP server between an agent and reloop, adding what it was asked and answered to a recording's `mcp:` (docs/black-box.md).
+    #[command(hide = true)]
+    McpRecord(McpRecordArgs),
+}
+
+/// `reloop mcp-replay`.
+#[derive(Debug, Args)]
+pub struct McpReplayArgs {
+    /// The recording whose `mcp:` holds the server.
+    #[arg(long)]
+    pub recording: PathBuf,
+    /// The server's name in it.
+    #[arg(long)]
+    pub server: String,
+    /// Append each request (and whether the recording had it) to this JSON-lines file, as a run reads it.
+    #[arg(long)]
+    pub log: Option<PathBuf>,
+}
+
+/// `reloop mcp-record`.
+#[derive(Debug, Args)]
+pub struct McpRecordArgs {
+    /// The recording (it must exist) whose `mcp:` gets the server's frames; a server of that name already there is replaced.
+    #[arg(long)]
+    pub out: PathBuf,
+    /// The server's name, as the agent's configuration and `agent.mcp` give it.
+    #[arg(long)]
+    pub server: String,
+    /// Replace every match of this regex in what is recorded with `[REDACTED]` (repeatable).
+    #[arg(long = "redact-body", value_name = "REGEX")]
+    pub redact_body: Vec<String>,
+    /// The server's command line.
+    #[arg(last = true, required = true, value_name = "COMMAND")]
+    pub command: Vec<String>,
 }
 
 /// What `record`, `serve --capture` and `import` of cassettes strip before anything is written,

@@ -14,6 +14,7 @@ mod import_otlp_listen;
 mod interrupt;
 mod junit;
 mod live_calls;
+mod mcp_cmd;
 mod merge_cmd;
 mod record_cmd;
 mod report_cmd;
@@ -78,6 +79,8 @@ fn main() {
         Command::Schema(args) => schema_cmd::run(&args),
         Command::Import(args) => import_cmd::run(&args, &interrupt),
         Command::Record(args) => record_cmd::run(args, &interrupt),
+        Command::McpReplay(args) => mcp_cmd::replay(&args),
+        Command::McpRecord(args) => mcp_cmd::record(&args),
     };
     let code = result.unwrap_or_else(|error| {
         eprintln!("error: {error:#}");

@@ -216,6 +216,25 @@ pub fn check_recording(recording: &Recording) -> Checked {
             return fail(format!("auxiliary[{i}].when"), "is empty (it would match every tool-less request); leave it out for an answer in order");
         }
     }
+    check_mcp(&recording.mcp)
+}
+
+/// Each MCP server named once, each message a request with one answer or
+/// a notification with none.
+fn check_mcp(servers: &[reloop_recording::mcp::McpServer]) -> Checked {
+    for (i, server) in servers.iter().enumerate() {
+        if server.name.is_empty() {
+            return fail(format!("mcp[{i}].name"), "is empty");
+        }
+        if servers[..i].iter().any(|earlier| earlier.name == server.name) {
+            return fail(format!("mcp[{i}].name"), format!("`{}` names a server an earlier entry names", server.name));
+        }
+        for (j, message) in server.messages.iter().enumerate() {
+            if let Some(problem) = message.problem() {
+                return fail(format!("mcp[{i}].messages[{j}]"), format!("(`{}`) {problem}", message.method));
+            }
+        }
+    }
     Ok(())
 }
 

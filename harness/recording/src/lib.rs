@@ -23,6 +23,7 @@ pub mod capture;
 mod exchange_file;
 pub mod fault;
 pub mod from_wire;
+pub mod mcp;
 pub mod provider_tokens;
 pub mod recorded;
 pub mod session_path;
@@ -81,6 +82,11 @@ pub struct Recording {
     /// running it ([`tool_side`]).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub tool_side: Vec<tool_side::ShellCommand>,
+    /// What a black-box agent's MCP servers were asked and answered, per
+    /// server: a replay with `agent.tools: replay` answers the agent's MCP
+    /// client from here, the server's program absent ([`mcp`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub mcp: Vec<mcp::McpServer>,
 }
 
 /// The usage a neutral reply reports to the client.

@@ -19,13 +19,14 @@ mod util;
 mod black_box;
 mod black_box_truth;
 mod disk_full;
+mod mcp;
 mod rerecord;
 mod serve;
 mod tool_side_mount;
 
 fn main() {
     let args = libtest_mimic::Arguments::from_args();
-    let tests = [black_box::tests(), black_box_truth::tests(), disk_full::tests(), rerecord::tests(), serve::tests(), tool_side_mount::tests()]
+    let tests = [black_box::tests(), black_box_truth::tests(), disk_full::tests(), mcp::tests(), rerecord::tests(), serve::tests(), tool_side_mount::tests()]
         .into_iter()
         .flatten()
         .collect();

@@ -27,6 +27,13 @@ pub const CODEX: Needs = Needs::Agent { var: "RELOOP_AGENTS_BIN", program: "code
 pub const PI: Needs = Needs::Agent { var: "RELOOP_AGENTS_BIN", program: "pi" };
 /// Real Claude Code, from the second pinned npm install of `.ci/run`.
 pub const CLAUDE: Needs = Needs::Agent { var: "RELOOP_MORE_AGENTS_BIN", program: "claude" };
+/// The real stdio MCP server `mcp-server-time` and the official `mcp` SDK
+/// beside it, from the pinned PyPI install of `.ci/run` (a venv's `bin`).
+pub const MCP_TIME: Needs = Needs::Program {
+    var: "RELOOP_MCP_BIN",
+    program: "mcp-server-time",
+    install: "`python3 -m venv VENV && VENV/bin/pip install mcp-server-time mcp` (the versions .ci/run pins) and set RELOOP_MCP_BIN=VENV/bin",
+};
 
 /// One prerequisite.
 #[derive(Clone, Copy, PartialEq, Eq, Hash)]
@@ -35,6 +42,8 @@ pub enum Needs {
     Python(&'static str),
     /// `program` in the folder that environment variable `var` names.
     Agent { var: &'static str, program: &'static str },
+    /// `program` in the folder `var` names, installed as `install` says.
+    Program { var: &'static str, program: &'static str, install: &'static str },
     /// Leave to mount a tmpfs (root with CAP_SYS_ADMIN, as CI runs).
     Tmpfs,
     /// bubblewrap (`bwrap`) on PATH, able to make a mount namespace here
@@ -74,6 +83,11 @@ impl Needs {
                 None => Found::Missing(format!(
                     "needs `{program}`: install the pinned agents with npm (`npm install --prefix DIR`, the packages and versions .ci/run names) and set {var}=DIR/node_modules/.bin (docs/black-box.md)"
                 )),
+            },
+            Self::Program { var, program, install } => match std::env::var_os(var).map(PathBuf::from) {
+                Some(dir) if dir.join(program).is_file() => Found::Yes(dir),
+                Some(dir) => Found::Misconfigured(format!("{var}={} has no `{program}`", dir.display())),
+                None => Found::Missing(format!("needs `{program}`: install it with {install}")),
             },
             Self::Tmpfs => {
                 let point = tempfile::tempdir().unwrap();

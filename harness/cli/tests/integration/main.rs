@@ -19,6 +19,7 @@ mod html_report;
 mod import;
 mod import_otlp;
 mod live_hostile;
+mod mcp;
 mod nothing_lost;
 mod paired;
 mod plugin_strategies;

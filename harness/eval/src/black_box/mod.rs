@@ -5,6 +5,7 @@
 //! server saw ([`server_view`]) plus the process's exit code and output.
 
 pub mod keeper;
+pub mod mcp;
 pub mod placeholders;
 pub use reloop_files::agent_presets as presets;
 pub mod process;
@@ -23,6 +24,7 @@ use crate::run_metrics::{self, MetricFacts};
 use crate::run_mock::start_mock;
 use crate::scenario::Scenario;
 use crate::scenario::agent::AgentSpec;
+use mcp::McpLaunch;
 use placeholders::Placeholders;
 pub use process::kill_live_agents;
 use process::{Ending, Launch};
@@ -45,14 +47,19 @@ pub async fn run(scenario: &Scenario, agent: &AgentSpec, cancel: &AtomicBool, wa
     let scenario_dir = std::path::absolute(scenario.file.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(std::path::Path::new(".")))
         .map_err(|e| format!("cannot resolve the scenario's directory: {e}"))?;
     let scenario_dir = scenario_dir.display().to_string();
-    let placeholders = Placeholders {
+    let mut placeholders = Placeholders {
         task: &scenario.spec.task,
         workspace: &workspace_text,
         scenario_dir: &scenario_dir,
         base_url: &base_url,
         port: server.addr().port(),
         model: &scenario.spec.model,
+        mcp: &[],
     };
+    let recording_file = std::path::Path::new(&scenario_dir).join(&scenario.spec.recording);
+    let mcp_log = scratch.path().join("mcp.jsonl");
+    let mcp_servers = McpLaunch::of(agent, |text| placeholders.expand(text), &recording_file, &mcp_log)?;
+    placeholders.mcp = &mcp_servers;
     write_files(&workspace, agent, &placeholders)?;
     let argv: Vec<String> = agent.command.iter().map(|arg| placeholders.expand(arg)).collect();
     let mut env = environment(agent, &placeholders, scratch.path(), |name| std::env::var(name).ok());
@@ -73,9 +80,12 @@ pub async fn run(scenario: &Scenario, agent: &AgentSpec, cancel: &AtomicBool, wa
     let view = server_view::server_view(scenario, &session);
     let divergences = session.divergences();
     let shells = shims.as_ref().map(Shims::read_log).unwrap_or_default();
-    let shell_divergences = tool_side::divergences(&shells, &scenario.recording.tool_side);
+    let mcp_requests = mcp::read_log(&mcp_log);
+    let shell_divergences: Vec<String> =
+        tool_side::divergences(&shells, &scenario.recording.tool_side).into_iter().chain(mcp::divergences(&mcp_requests)).collect();
     let outcome = server_view::outcome(&finished.ending, divergences.len() + shell_divergences.len(), &view);
-    let shell_events: Vec<_> = shells.iter().map(|line| tool_side::event(line, clock.now_ms())).collect();
+    let shell_events: Vec<_> =
+        shells.iter().map(|line| tool_side::event(line, clock.now_ms())).chain(mcp_requests.iter().map(|line| mcp::event(line, clock.now_ms()))).collect();
     let exit_code = match finished.ending {
         Ending::Exited(code) => code,
         Ending::TimedOut | Ending::Cancelled => None,
@@ -234,7 +244,7 @@ mod tests {
     use super::*;
 
     fn placeholders() -> Placeholders<'static> {
-        Placeholders { task: "t", workspace: "/tmp/w", scenario_dir: "/s", base_url: "http://127.0.0.1:9/s/run/v1", port: 9, model: "m" }
+        Placeholders { task: "t", workspace: "/tmp/w", scenario_dir: "/s", base_url: "http://127.0.0.1:9/s/run/v1", port: 9, model: "m", mcp: &[] }
     }
 
     /// Regression: opencode took reloop's inherited `PWD` as its project

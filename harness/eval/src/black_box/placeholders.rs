@@ -1,6 +1,9 @@
 //! The placeholders of a black-box `agent:` block (`{task}`, `{workspace}`,
-//! `{base_url}`, ...), expanded once per run in its command line,
-//! environment and files.
+//! `{base_url}`, ..., and `{mcp.NAME.command|args|argv}` for its MCP
+//! servers), expanded once per run in its command line, environment and
+//! files.
+
+use super::mcp::McpLaunch;
 
 /// The values the placeholders of one run expand to.
 #[derive(Debug, Clone)]
@@ -17,6 +20,8 @@ pub struct Placeholders<'a> {
     pub port: u16,
     /// The scenario's model.
     pub model: &'a str,
+    /// How the agent's MCP servers start in this run.
+    pub mcp: &'a [McpLaunch],
 }
 
 impl Placeholders<'_> {
@@ -45,10 +50,15 @@ impl Placeholders<'_> {
             ]
             .into_iter()
             .find(|(key, _)| tail.starts_with(key));
+            let mcp = || tail.find('}').and_then(|end| Some((end + 1, McpLaunch::placeholder(self.mcp, &tail[1..end])?)));
             match found {
                 Some((key, value)) => {
                     out.push_str(value);
                     rest = &tail[key.len()..];
+                }
+                None if let Some((length, value)) = mcp() => {
+                    out.push_str(&value);
+                    rest = &tail[length..];
                 }
                 None => {
                     out.push('{');
@@ -66,7 +76,7 @@ mod tests {
     use super::*;
 
     fn placeholders() -> Placeholders<'static> {
-        Placeholders { task: "fix {workspace}", workspace: "/tmp/w", scenario_dir: "/s", base_url: "http://127.0.0.1:9/v1", port: 9, model: "m" }
+        Placeholders { task: "fix {workspace}", workspace: "/tmp/w", scenario_dir: "/s", base_url: "http://127.0.0.1:9/v1", port: 9, model: "m", mcp: &[] }
     }
 
     #[test]

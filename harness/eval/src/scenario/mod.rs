@@ -133,6 +133,9 @@ impl ScenarioFile {
         }
         let recording_path = file.parent().unwrap_or(Path::new(".")).join(&spec.recording);
         let recording = last.load(&recording_path)?;
+        if let Some(agent) = &spec.agent {
+            check_mcp(file, agent, &recording)?;
+        }
         validate_settings::check_scenario(&spec, &recording).map_err(|e| yaml::range_error(file, &text, e))?;
         validate_settings::check_plugin_file(&spec.loop_settings.strategy, file.parent().unwrap_or(Path::new(".")))
             .map_err(|e| yaml::range_error(file, &text, e))?;
@@ -198,6 +201,14 @@ fn validate(file: &Path, spec: &ScenarioSpec) -> Result<(), InputError> {
         }
     }
     Ok(())
+}
+
+/// The agent's MCP servers, the placeholders naming them, and under
+/// `tools: replay` the recording's frames of each ([`crate::black_box::mcp::check`]).
+fn check_mcp(file: &Path, agent: &agent::AgentSpec, recording: &Recording) -> Result<(), InputError> {
+    let texts: Vec<&str> = agent.command.iter().chain(agent.env.values()).chain(agent.files.values()).map(String::as_str).collect();
+    let recorded: Vec<&str> = recording.mcp.iter().map(|server| server.name.as_str()).collect();
+    crate::black_box::mcp::check(agent, &texts, &recorded).map_err(|(field, why)| InputError::field(file, field, why))
 }
 
 /// A preset agent's recording may only call the agent's own tools, with

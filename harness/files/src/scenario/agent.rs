@@ -67,6 +67,14 @@ pub struct AgentSpec {
     /// ([`PresetShell::interception`]), else `path`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub shell_interception: Option<ShellInterception>,
+    /// The stdio MCP servers the agent is told of, by name: its command
+    /// line or config file names them through `{mcp.NAME.command}`,
+    /// `{mcp.NAME.args}` and `{mcp.NAME.argv}`, which expand to the
+    /// server's own command under `tools: live` and to `reloop mcp-replay`
+    /// answering from the recording's `mcp:` under `tools: replay`
+    /// (docs/black-box.md).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub mcp: Vec<McpServerSpec>,
 }
 
 /// `agent.shell_interception`: where the agent finds the shell shims.
@@ -78,6 +86,21 @@ pub enum ShellInterception {
     Path,
     /// Also bound over `/bin/sh` and `/bin/bash` for the agent only (bubblewrap).
     Mount,
+}
+
+/// One stdio MCP server of `agent.mcp`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct McpServerSpec {
+    /// The name the agent's configuration and the recording's `mcp:` give it
+    /// (letters, digits, `_` and `-`).
+    pub name: String,
+    /// The server's program, run under `tools: live` (need not be installed
+    /// under `tools: replay`); placeholders expand as in `command`.
+    pub command: String,
+    /// Its arguments; placeholders expand.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub args: Vec<String>,
 }
 
 /// `agent.tools`: whether the agent's shell commands run or are answered
@@ -122,6 +145,7 @@ impl AgentSpec {
             tool_error_pattern: self.tool_error_pattern.clone(),
             tools: self.tools,
             shell_interception: self.shell_interception.or(Some(launch.shell.interception)),
+            mcp: self.mcp.clone(),
         }
     }
 

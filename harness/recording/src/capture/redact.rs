@@ -122,7 +122,8 @@ impl Redaction {
 
     /// Redacts every string in `value` (and in JSON held as a string, such
     /// as tool arguments with escaped characters); whether anything changed.
-    fn value(&self, value: &mut Value) -> bool {
+    /// Also what an MCP server was asked and answered (`mcp-record`).
+    pub fn value(&self, value: &mut Value) -> bool {
         match value {
             Value::String(text) => {
                 let redacted = self.text(text);
