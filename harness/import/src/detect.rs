@@ -45,18 +45,8 @@ impl Format {
     }
 
     /// Every session format, in the order `--format auto` tries them.
-    pub const ALL: [Format; 10] = [
-        Self::Pi,
-        Self::Codex,
-        Self::ClaudeCode,
-        Self::OpenaiMessages,
-        Self::Atif,
-        Self::GeminiCli,
-        Self::Inspect,
-        Self::OpenCode,
-        Self::Goose,
-        Self::Otlp,
-    ];
+    pub const ALL: [Format; 10] =
+        [Self::Pi, Self::Codex, Self::ClaudeCode, Self::OpenaiMessages, Self::Atif, Self::GeminiCli, Self::Inspect, Self::OpenCode, Self::Goose, Self::Otlp];
 
     /// The format named `name` on the command line.
     pub fn from_name(name: &str) -> Option<Self> {

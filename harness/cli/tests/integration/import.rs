@@ -142,7 +142,10 @@ fn a_file_read_in_a_format_it_is_not_in_is_refused_and_nothing_is_made_up() {
             let printed = stderr(&output);
             assert_eq!(output.status.code(), Some(2), "{own} as {format}: {printed}");
             assert!(printed.contains(&format!("read as {format}, holds no model call")), "{own} as {format}: {printed}");
-            assert!(printed.contains("reloop imports pi, codex, claude-code, openai-messages, atif, gemini-cli, inspect, opencode, goose, otlp, vcr"), "{printed}");
+            assert!(
+                printed.contains("reloop imports pi, codex, claude-code, openai-messages, atif, gemini-cli, inspect, opencode, goose, otlp, vcr"),
+                "{printed}"
+            );
             assert!(!out.exists(), "{own} as {format}: something was written");
         }
     }

@@ -55,7 +55,11 @@ fn otlp_files_under_another_format_are_refused_naming_the_formats() {
     let json = fixture("openai-v2-read-and-edit.jsonl");
     let output = reloop(&repo(), &["import", json.to_str().unwrap(), "--out", out, "--format", "codex"]);
     assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
-    assert!(stderr(&output).contains("read as codex, holds no model call") && stderr(&output).contains("inspect, opencode, goose, otlp, vcr"), "{}", stderr(&output));
+    assert!(
+        stderr(&output).contains("read as codex, holds no model call") && stderr(&output).contains("inspect, opencode, goose, otlp, vcr"),
+        "{}",
+        stderr(&output)
+    );
     let pi = repo().join("harness/import/tests/fixtures/sessions/pi").join("pi-context-overflow-against-reloop-mock.jsonl");
     let output = reloop(&repo(), &["import", pi.to_str().unwrap(), "--out", out, "--format", "otlp"]);
     assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
