@@ -8,6 +8,7 @@
 use std::path::Path;
 
 use crate::shell_agent::{run, scenario};
+use crate::util::{stderr, stdout};
 
 #[test]
 fn a_replayed_command_reaches_the_next_request_as_recorded_and_never_runs() {
