@@ -6,7 +6,7 @@
 use std::path::{Path, PathBuf};
 
 use crate::tables::{Row, read_rows};
-use crate::util::{reloop, stderr, stdout, write};
+use crate::util::{reloop, write};
 
 /// A scenario of the shell agent under `tools` and `shell_interception:
 /// interception`, starting its shell as `shell` (`SHELL_NAME`), whose
