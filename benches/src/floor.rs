@@ -146,13 +146,8 @@ async fn read_stream(response: reqwest::Response) -> (String, Vec<ToolCall>) {
     let (mut text, mut calls) = (String::new(), Vec::<ToolCall>::new());
     while let Some(bytes) = body.next().await {
         buffer.extend_from_slice(&bytes.expect("the stream reads"));
-        while let Some(end) = buffer.windows(2).position(|w| w == b"\n\n") {
-            let event: Vec<u8> = buffer.drain(..end + 2).collect();
-            let Some(data) = event.strip_prefix(b"data: ") else { continue };
-            let data = &data[..data.len() - 2];
-            if data == b"[DONE]" {
-                continue;
-            }
+        while let Some(event) = next_event(&mut buffer) {
+            let Some(data) = chunk_data(&event) else { continue };
             let chunk: serde_json::Value = serde_json::from_slice(data).expect("each event is JSON");
             let delta = &chunk["choices"][0]["delta"];
             if let Some(content) = delta["content"].as_str() {
@@ -172,6 +167,20 @@ async fn read_stream(response: reqwest::Response) -> (String, Vec<ToolCall>) {
         }
     }
     (text, calls)
+}
+
+/// The next whole SSE event (through its blank line) taken off the front
+/// of `buffer`, or `None` until one has arrived.
+pub(crate) fn next_event(buffer: &mut Vec<u8>) -> Option<Vec<u8>> {
+    let end = buffer.windows(2).position(|w| w == b"\n\n")?;
+    Some(buffer.drain(..end + 2).collect())
+}
+
+/// The JSON of a Chat stream's `data:` event, `None` for another event and `[DONE]`.
+pub(crate) fn chunk_data(event: &[u8]) -> Option<&[u8]> {
+    let data = event.strip_prefix(b"data: ")?;
+    let data = &data[..data.len() - 2];
+    (data != b"[DONE]").then_some(data)
 }
 
 #[cfg(test)]

@@ -28,6 +28,8 @@ use axum::response::{IntoResponse as _, Response};
 use futures_util::StreamExt as _;
 use serde_json::json;
 
+use crate::floor::{chunk_data, next_event};
+
 /// The answer of turn `turn` (from 0): what the recording holds and every
 /// session's turn must get.
 pub fn answer_of(turn: usize) -> String {
@@ -119,13 +121,8 @@ async fn streamed_text(client: &reqwest::Client, url: &str, body: &serde_json::V
     let (mut buffer, mut text) = (Vec::new(), String::new());
     while let Some(bytes) = stream.next().await {
         buffer.extend_from_slice(&bytes.map_err(|e| e.to_string())?);
-        while let Some(end) = buffer.windows(2).position(|w| w == b"\n\n") {
-            let event: Vec<u8> = buffer.drain(..end + 2).collect();
-            let Some(data) = event.strip_prefix(b"data: ") else { continue };
-            let data = &data[..data.len() - 2];
-            if data == b"[DONE]" {
-                continue;
-            }
+        while let Some(event) = next_event(&mut buffer) {
+            let Some(data) = chunk_data(&event) else { continue };
             let chunk: serde_json::Value = serde_json::from_slice(data).map_err(|e| format!("an event that is not JSON: {e}"))?;
             if let Some(content) = chunk["choices"][0]["delta"]["content"].as_str() {
                 text.push_str(content);

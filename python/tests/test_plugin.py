@@ -195,13 +195,14 @@ def test_the_variables_are_restored_after_a_marked_test_and_env_false_keeps_them
     result.assert_outcomes(passed=3)
 
 
-def _local_upstream():
-    """`reloop serve` of the one-shot recording, standing in for a provider."""
+def _local_upstream(recording=ONE_SHOT):
+    """`reloop serve` of `recording`, standing in for a provider: the
+    process and the base URL of its session."""
     upstream = subprocess.Popen(
-        [reloop_binary(), "serve", "--recording", str(ONE_SHOT), "--port", "0", "--quiet"], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True
+        [reloop_binary(), "serve", "--recording", str(recording), "--port", "0", "--quiet"], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True
     )
     address = upstream.stdout.readline().rsplit(" on ", 1)[1].strip()
-    return upstream, f"{address}/s/one-shot-answer"
+    return upstream, f"{address}/s/{recording.name.split('.')[0]}"
 
 
 ANSWER_TEST = """
@@ -264,14 +265,11 @@ def test_record_mode_new_episodes_replays_what_is_recorded_and_records_the_rest(
     assert pytester.runpytest_subprocess("-p", "no:cacheprovider", "--reloop-record-mode=none").ret != 0, "the recording lacks the second call"
     live = pytester.path / "live.yaml"
     live.write_text("format: reloop.recording/v2\nexchanges:\n  - parts: [ { type: text, text: A live answer. } ]\n")
-    upstream = subprocess.Popen(
-        [reloop_binary(), "serve", "--recording", str(live), "--port", "0", "--quiet"], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True
-    )
+    upstream, address = _local_upstream(live)
     try:
-        address = upstream.stdout.readline().rsplit(" on ", 1)[1].strip()
         with pytest.MonkeyPatch.context() as patch:
             patch.setenv("OPENAI_API_KEY", "sk-secret-do-not-keep-8")
-            recorded = pytester.runpytest_subprocess("-p", "no:cacheprovider", "--reloop-record-mode=new_episodes", f"--reloop-upstream={address}/s/live")
+            recorded = pytester.runpytest_subprocess("-p", "no:cacheprovider", "--reloop-record-mode=new_episodes", f"--reloop-upstream={address}")
         recorded.assert_outcomes(passed=1)
     finally:
         upstream.terminate()
