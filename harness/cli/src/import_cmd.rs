@@ -24,7 +24,7 @@ use crate::stdout::print_stdout;
 /// Runs the command: the files, or what `--otlp-listen` receives.
 pub fn run(args: &ImportArgs, interrupt: &Interrupt) -> anyhow::Result<i32> {
     if let Some(addr) = &args.otlp_listen {
-        return crate::import_otlp_listen::run(args, addr, interrupt);
+        return write_what_was_received(args, addr, interrupt);
     }
     let redaction = match Redaction::new(&args.redact.redact_header, &args.redact.redact_body) {
         Ok(redaction) => redaction,
@@ -105,10 +105,36 @@ fn import_all(args: &ImportArgs, redaction: &Redaction) -> Result<Batch, ImportE
     Ok(batch)
 }
 
+/// `--otlp-listen`: receives until the receiver stops, then writes the
+/// traces; exit 0 when `--otlp-exit-after` stopped it, 130 at Ctrl-C, 2
+/// when a trace could not be imported or none came.
+fn write_what_was_received(args: &ImportArgs, addr: &str, interrupt: &Interrupt) -> anyhow::Result<i32> {
+    let (traces, stopped_by_count) = match crate::import_otlp_listen::receive(args, addr, interrupt)? {
+        crate::import_otlp_listen::Received::Traces(traces, stopped_by_count) => (traces, stopped_by_count),
+        crate::import_otlp_listen::Received::Exit(code) => return Ok(code),
+    };
+    let batch = match write_received(args, traces) {
+        Ok(batch) => batch,
+        Err(error) => {
+            eprintln!("error: {error}");
+            return Ok(exit_code::BAD_INPUT);
+        }
+    };
+    print_stdout(&batch.summary)?;
+    for error in &batch.failed {
+        eprintln!("error: {error}");
+    }
+    Ok(match (batch.failed.is_empty(), stopped_by_count) {
+        (false, _) => exit_code::BAD_INPUT,
+        (true, true) => exit_code::SUCCESS,
+        (true, false) => exit_code::INTERRUPTED,
+    })
+}
+
 /// Writes the sessions of the traces `--otlp-listen` received, each named
 /// `otlp-TRACE_ID`, as a file's would be; the summary, and the traces that
 /// could not be imported.
-pub(crate) fn write_received(args: &ImportArgs, traces: Vec<Result<NamedSession, ImportError>>) -> Result<Batch, ImportError> {
+fn write_received(args: &ImportArgs, traces: Vec<Result<NamedSession, ImportError>>) -> Result<Batch, ImportError> {
     let system = args.system.as_deref().map(read_input).transpose()?;
     let tools = args.tools.as_deref().map(read_tools).transpose()?;
     let source = Source { file: Path::new("otlp-listen"), name: "otlp".into(), cassette: false };

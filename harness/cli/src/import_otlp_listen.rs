@@ -19,19 +19,30 @@ use axum::response::{IntoResponse, Response};
 use reloop_import::formats::otlp::body::{self, BodyError};
 use serde_json::Value;
 
+use reloop_import::{ImportError, NamedSession};
+
 use crate::app::ImportArgs;
 use crate::exit_code;
-use crate::import_cmd::write_received;
 use crate::interrupt::Interrupt;
 use crate::stdout::print_stdout;
 
-/// Runs the receiver until it stops, then writes what it received.
-pub fn run(args: &ImportArgs, addr: &str, interrupt: &Interrupt) -> anyhow::Result<i32> {
+/// What the receiver ends with: the traces it received, to be written as
+/// a file's sessions are (`import_cmd`), or the exit code of a receiver
+/// that could not start or received nothing.
+pub enum Received {
+    /// The traces, and whether `--otlp-exit-after` (not Ctrl-C) stopped it.
+    Traces(Vec<Result<NamedSession, ImportError>>, bool),
+    /// Nothing to write; exit with this.
+    Exit(i32),
+}
+
+/// Runs the receiver until it stops; what it received.
+pub fn receive(args: &ImportArgs, addr: &str, interrupt: &Interrupt) -> anyhow::Result<Received> {
     let addr: SocketAddr = match addr.parse() {
         Ok(addr) => addr,
         Err(error) => {
             eprintln!("error: --otlp-listen {addr}: not an IP address and port, such as 127.0.0.1:4318 ({error})");
-            return Ok(exit_code::BAD_INPUT);
+            return Ok(Received::Exit(exit_code::BAD_INPUT));
         }
     };
     if !addr.ip().is_loopback() && !args.otlp_allow_remote {
@@ -39,46 +50,30 @@ pub fn run(args: &ImportArgs, addr: &str, interrupt: &Interrupt) -> anyhow::Resu
             "error: --otlp-listen {addr}: not a loopback address; the receiver has no authentication, so it listens on loopback only \
              (127.0.0.1, ::1) unless --otlp-allow-remote is passed"
         );
-        return Ok(exit_code::BAD_INPUT);
+        return Ok(Received::Exit(exit_code::BAD_INPUT));
     }
     let runtime = tokio::runtime::Builder::new_current_thread().enable_io().enable_time().build()?;
-    let received = Arc::new(Received { exit_after: args.otlp_exit_after, ..Received::default() });
+    let received = Arc::new(Requests { exit_after: args.otlp_exit_after, ..Requests::default() });
     let listener = match runtime.block_on(tokio::net::TcpListener::bind(addr)) {
         Ok(listener) => listener,
         Err(error) => {
             eprintln!("error: --otlp-listen {addr}: cannot listen: {error}");
-            return Ok(exit_code::BAD_INPUT);
+            return Ok(Received::Exit(exit_code::BAD_INPUT));
         }
     };
     let stopped_by_count = runtime.block_on(serve(listener, Arc::clone(&received), interrupt))?;
     let requests = std::mem::take(&mut *received.requests.lock().expect("not poisoned"));
     if requests.is_empty() {
         eprintln!("error: --otlp-listen: no trace received; nothing written");
-        return Ok(exit_code::BAD_INPUT);
+        return Ok(Received::Exit(exit_code::BAD_INPUT));
     }
-    let traces = reloop_import::received_traces(reloop_import::formats::otlp::traces(requests));
-    let batch = match write_received(args, traces) {
-        Ok(batch) => batch,
-        Err(error) => {
-            eprintln!("error: {error}");
-            return Ok(exit_code::BAD_INPUT);
-        }
-    };
-    print_stdout(&batch.summary)?;
-    for error in &batch.failed {
-        eprintln!("error: {error}");
-    }
-    Ok(match (batch.failed.is_empty(), stopped_by_count) {
-        (false, _) => exit_code::BAD_INPUT,
-        (true, true) => exit_code::SUCCESS,
-        (true, false) => exit_code::INTERRUPTED,
-    })
+    Ok(Received::Traces(reloop_import::received_traces(reloop_import::formats::otlp::traces(requests)), stopped_by_count))
 }
 
 /// What the receiver took in: each request's document (or why it is
 /// none), numbered in arrival order; the traces whose root span came.
 #[derive(Default)]
-struct Received {
+struct Requests {
     requests: Mutex<Vec<(usize, Result<Value, String>)>>,
     finished: Mutex<HashSet<String>>,
     exit_after: Option<u64>,
@@ -86,7 +81,7 @@ struct Received {
 }
 
 /// Serves until Ctrl-C or `--otlp-exit-after`; `true` for the latter.
-async fn serve(listener: tokio::net::TcpListener, received: Arc<Received>, interrupt: &Interrupt) -> anyhow::Result<bool> {
+async fn serve(listener: tokio::net::TcpListener, received: Arc<Requests>, interrupt: &Interrupt) -> anyhow::Result<bool> {
     let addr = listener.local_addr()?;
     print_stdout(&format!(
         "reloop import: OTLP/HTTP receiver on http://{addr}\nPOST /v1/traces (application/json or application/x-protobuf); each trace becomes a scenario in the --out folder at Ctrl-C{}\n",
@@ -116,7 +111,7 @@ async fn serve(listener: tokio::net::TcpListener, received: Arc<Received>, inter
 /// `POST /v1/traces`: the body decoded and kept, answered with an empty
 /// `ExportTraceServiceResponse` in the request's encoding, or refused with
 /// 400 (it does not decode) or 415 (a type OTLP/HTTP does not define).
-async fn traces(State(received): State<Arc<Received>>, headers: HeaderMap, body: Bytes) -> Response {
+async fn traces(State(received): State<Arc<Requests>>, headers: HeaderMap, body: Bytes) -> Response {
     let header = |name: header::HeaderName| headers.get(name).and_then(|value| value.to_str().ok()).map(str::to_owned);
     let content_type = header(header::CONTENT_TYPE);
     let protobuf = content_type.as_deref().is_some_and(|t| t.contains("protobuf"));

@@ -9,7 +9,6 @@
 //! Versions: the ones pinned in `.ci/run` (docs/black-box.md).
 
 use crate::presets::{Preset, PresetTool};
-use crate::scenario::agent::ShellInterception;
 use reloop_agent::WireFormat;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -69,6 +68,17 @@ pub struct PresetLaunch {
     pub tool_error_pattern: Option<&'static str>,
     /// How it starts its shell (docs/black-box.md's table of agents).
     pub shell: PresetShell,
+}
+
+/// `agent.shell_interception`: where the agent finds the shell shims.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum ShellInterception {
+    /// First on the agent's `PATH` and as its `$SHELL`.
+    #[default]
+    Path,
+    /// Also bound over `/bin/sh` and `/bin/bash` for the agent only (bubblewrap).
+    Mount,
 }
 
 /// How an agent starts its shell, for `agent.tools: replay`: where the

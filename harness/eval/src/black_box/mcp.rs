@@ -19,8 +19,6 @@ use reloop_files::scenario::agent::{AgentSpec, ToolSideMode};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::result::EventRow;
-
 /// How one MCP server of the run starts.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct McpLaunch {
@@ -147,10 +145,14 @@ pub fn divergence_message(line: &LogLine) -> String {
     )
 }
 
-/// The report's event for one request (`tool_side_mcp`).
-pub fn event(line: &LogLine, at_ms: u64) -> EventRow {
-    let payload = serde_json::json!({ "server": line.server, "method": line.method, "params": line.params, "entry": line.entry, "diverged": line.diverged });
-    EventRow { seq: 0, step: 0, at_ms, kind: "tool_side_mcp".to_owned(), payload: payload.to_string(), ..EventRow::default() }
+/// The report's event kind for one request.
+pub const EVENT_KIND: &str = "tool_side_mcp";
+
+/// The payload of the report's event for one request ([`EVENT_KIND`]).
+/// The event itself is built by the run (`black_box`), which owns the
+/// report's rows: this module is also the scenario loader's check.
+pub fn event_payload(line: &LogLine) -> Value {
+    serde_json::json!({ "server": line.server, "method": line.method, "params": line.params, "entry": line.entry, "diverged": line.diverged })
 }
 
 #[cfg(test)]

@@ -84,8 +84,16 @@ pub async fn run(scenario: &Scenario, agent: &AgentSpec, cancel: &AtomicBool, wa
     let shell_divergences: Vec<String> =
         tool_side::divergences(&shells, &scenario.recording.tool_side).into_iter().chain(mcp::divergences(&mcp_requests)).collect();
     let outcome = server_view::outcome(&finished.ending, divergences.len() + shell_divergences.len(), &view);
-    let shell_events: Vec<_> =
-        shells.iter().map(|line| tool_side::event(line, clock.now_ms())).chain(mcp_requests.iter().map(|line| mcp::event(line, clock.now_ms()))).collect();
+    let shell_events: Vec<_> = shells
+        .iter()
+        .map(|line| tool_side::event(line, clock.now_ms()))
+        .chain(mcp_requests.iter().map(|line| EventRow {
+            at_ms: clock.now_ms(),
+            kind: mcp::EVENT_KIND.to_owned(),
+            payload: mcp::event_payload(line).to_string(),
+            ..EventRow::default()
+        }))
+        .collect();
     let exit_code = match finished.ending {
         Ending::Exited(code) => code,
         Ending::TimedOut | Ending::Cancelled => None,

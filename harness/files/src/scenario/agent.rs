@@ -10,7 +10,7 @@ use std::path::{Component, Path};
 
 use reloop_agent::WireFormat;
 
-pub use crate::agent_presets::{AgentPreset, DEFAULT_TOOL_ERROR_PATTERN, PresetLaunch, PresetShell, misfit};
+pub use crate::agent_presets::{AgentPreset, DEFAULT_TOOL_ERROR_PATTERN, PresetLaunch, PresetShell, ShellInterception, misfit};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -75,17 +75,6 @@ pub struct AgentSpec {
     /// (docs/black-box.md).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub mcp: Vec<McpServerSpec>,
-}
-
-/// `agent.shell_interception`: where the agent finds the shell shims.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "kebab-case")]
-pub enum ShellInterception {
-    /// First on the agent's `PATH` and as its `$SHELL`.
-    #[default]
-    Path,
-    /// Also bound over `/bin/sh` and `/bin/bash` for the agent only (bubblewrap).
-    Mount,
 }
 
 /// One stdio MCP server of `agent.mcp`.
