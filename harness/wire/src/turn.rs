@@ -118,6 +118,51 @@ pub struct ModelTurn {
     pub usage: Option<Usage>,
 }
 
+/// What a streaming decoder has gathered of one turn so far, shared by the
+/// wires whose streams end on a terminal event and may carry the
+/// provider's error (Anthropic, Responses): the turn's parts, whether the
+/// terminal event came, and the error.
+#[derive(Debug, Default)]
+pub(crate) struct StreamedTurn {
+    /// Answer text so far.
+    pub(crate) text: String,
+    /// Tool calls so far, in the stream's order.
+    pub(crate) tool_calls: Vec<ToolCall>,
+    /// Reasoning so far, in the stream's order.
+    pub(crate) reasoning: Vec<crate::Reasoning>,
+    /// Why generation stopped, once the stream said.
+    pub(crate) finish_reason: Option<FinishReason>,
+    /// Whether the terminal event came.
+    pub(crate) done: bool,
+    /// The error the provider reported in the stream, as kind and message.
+    pub(crate) failure: Option<(String, String)>,
+}
+
+impl StreamedTurn {
+    /// The turn with `usage`, once the stream is over.
+    ///
+    /// # Errors
+    ///
+    /// [`WireError::Provider`] if the stream carried the provider's error,
+    /// otherwise [`WireError::StreamEndedEarly`] without the terminal event
+    /// and [`WireError::MissingFinish`] without a finish reason.
+    pub(crate) fn finish(self, usage: Option<Usage>) -> Result<ModelTurn, crate::WireError> {
+        if let Some((kind, message)) = self.failure {
+            return Err(crate::WireError::Provider { kind, message });
+        }
+        if !self.done {
+            return Err(crate::WireError::StreamEndedEarly);
+        }
+        Ok(ModelTurn {
+            text: self.text,
+            tool_calls: self.tool_calls,
+            reasoning: self.reasoning,
+            finish_reason: self.finish_reason.ok_or(crate::WireError::MissingFinish)?,
+            usage,
+        })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -17,6 +17,7 @@ use super::error_body::AnthropicError;
 use super::request::{ContentBlock, block_reasoning, tool_arguments};
 use super::response::{AnthropicUsage, Message};
 use crate::tagged::tagged_union;
+use crate::turn::StreamedTurn;
 use crate::{FinishReason, ModelTurn, Reasoning, SseFrame, StreamDecoder, StreamDelta, ToolCall, WireError};
 
 /// One event of a streamed message, tagged by its `type`. A known type that does not parse is
@@ -201,22 +202,14 @@ enum BlockState {
 /// is not checked; the data's `type` decides.
 #[derive(Debug, Default)]
 pub struct AnthropicStreamDecoder {
-    /// Answer text so far.
-    text: String,
-    /// Tool calls so far, in block order.
-    tool_calls: Vec<ToolCall>,
-    /// Thinking and redacted thinking so far, in block order, signatures included.
-    reasoning: Vec<Reasoning>,
+    /// The turn so far: tool calls in block order, thinking and redacted
+    /// thinking in block order (signatures included), the stop reason from
+    /// `message_delta`, done at `message_stop`, the `error` event's failure.
+    turn: StreamedTurn,
     /// Content blocks seen so far.
     blocks: BTreeMap<u32, BlockState>,
-    /// The stop reason, from `message_delta`.
-    finish_reason: Option<FinishReason>,
     /// The usage so far.
     usage: Option<AnthropicUsage>,
-    /// Whether `message_stop` was seen.
-    done: bool,
-    /// The error the provider reported, as kind and message.
-    failure: Option<(String, String)>,
 }
 
 impl AnthropicStreamDecoder {
@@ -236,15 +229,15 @@ impl AnthropicStreamDecoder {
                 BlockState::Text
             }
             ContentBlock::ToolUse(call) => {
-                let index = u32::try_from(self.tool_calls.len()).unwrap_or(u32::MAX);
+                let index = u32::try_from(self.turn.tool_calls.len()).unwrap_or(u32::MAX);
                 deltas.push(StreamDelta::ToolCallStarted { index, id: call.id.clone(), name: call.name.clone() });
-                self.tool_calls.push(ToolCall { id: call.id, name: call.name, arguments: String::new() });
+                self.turn.tool_calls.push(ToolCall { id: call.id, name: call.name, arguments: String::new() });
                 BlockState::ToolUse(index, call.input)
             }
             block => match block_reasoning(&block) {
                 Some(reasoning) => {
-                    self.reasoning.push(reasoning);
-                    BlockState::Reasoning(self.reasoning.len() - 1)
+                    self.turn.reasoning.push(reasoning);
+                    BlockState::Reasoning(self.turn.reasoning.len() - 1)
                 }
                 None => BlockState::Ignored,
             },
@@ -256,7 +249,7 @@ impl AnthropicStreamDecoder {
     /// Appends answer text.
     fn push_text(&mut self, text: String, deltas: &mut Vec<StreamDelta>) {
         if !text.is_empty() {
-            self.text.push_str(&text);
+            self.turn.text.push_str(&text);
             deltas.push(StreamDelta::Text(text));
         }
     }
@@ -264,7 +257,7 @@ impl AnthropicStreamDecoder {
     /// Appends a fragment of tool call `index`'s arguments.
     fn push_arguments(&mut self, index: u32, fragment: String, deltas: &mut Vec<StreamDelta>) {
         if !fragment.is_empty() {
-            self.tool_calls[index as usize].arguments.push_str(&fragment);
+            self.turn.tool_calls[index as usize].arguments.push_str(&fragment);
             deltas.push(StreamDelta::ToolCallArguments { index, fragment });
         }
     }
@@ -293,7 +286,7 @@ impl AnthropicStreamDecoder {
     /// Appends a `thinking_delta` or `signature_delta` to reasoning block `at`.
     fn push_thinking(&mut self, at: usize, delta: &Value) {
         let piece = |field| delta.get(field).and_then(Value::as_str).unwrap_or_default();
-        if let Some(Reasoning::Thinking { thinking, signature }) = self.reasoning.get_mut(at) {
+        if let Some(Reasoning::Thinking { thinking, signature }) = self.turn.reasoning.get_mut(at) {
             match delta.get("type").and_then(Value::as_str) {
                 Some("thinking_delta") => thinking.push_str(piece("thinking")),
                 Some("signature_delta") => signature.get_or_insert_default().push_str(piece("signature")),
@@ -306,7 +299,7 @@ impl AnthropicStreamDecoder {
     /// input as arguments.
     fn stop_block(&mut self, index: u32, deltas: &mut Vec<StreamDelta>) -> Result<(), WireError> {
         if let BlockState::ToolUse(call, input) = self.block(index)?.clone()
-            && self.tool_calls[call as usize].arguments.is_empty()
+            && self.turn.tool_calls[call as usize].arguments.is_empty()
         {
             self.push_arguments(call, tool_arguments(&input), deltas);
         }
@@ -324,7 +317,7 @@ impl StreamDecoder for AnthropicStreamDecoder {
     /// a block never started, a delta of the wrong type for its block, or an event after
     /// `message_stop`.
     fn push_frame(&mut self, frame: &SseFrame) -> Result<Vec<StreamDelta>, WireError> {
-        if self.done {
+        if self.turn.done {
             return Err(WireError::Protocol(format!("event after message_stop: {}", frame.data)));
         }
         let event: AnthropicEvent = serde_json::from_str(&frame.data).map_err(|source| WireError::Json { context: "anthropic stream event", source })?;
@@ -337,7 +330,7 @@ impl StreamDecoder for AnthropicStreamDecoder {
             AnthropicEvent::MessageDelta(event) => {
                 if let Some(reason) = &event.delta.stop_reason {
                     let reason = FinishReason::from_anthropic_str(reason);
-                    self.finish_reason = Some(reason.clone());
+                    self.turn.finish_reason = Some(reason.clone());
                     deltas.push(StreamDelta::Finished(reason));
                 }
                 let usage = self.usage.get_or_insert_default();
@@ -345,12 +338,12 @@ impl StreamDecoder for AnthropicStreamDecoder {
                 deltas.push(StreamDelta::Usage(usage.to_usage()));
             }
             AnthropicEvent::MessageStop(_) => {
-                self.done = true;
+                self.turn.done = true;
                 deltas.push(StreamDelta::Done);
             }
             AnthropicEvent::Error(event) => {
                 let error = &event.error;
-                self.failure = Some((error.kind.clone(), error.message.clone()));
+                self.turn.failure = Some((error.kind.clone(), error.message.clone()));
                 return Err(error.to_wire_error());
             }
             AnthropicEvent::Ping(_) | AnthropicEvent::Other(_) => {}
@@ -360,7 +353,7 @@ impl StreamDecoder for AnthropicStreamDecoder {
 
     /// Whether `message_stop` arrived.
     fn is_done(&self) -> bool {
-        self.done
+        self.turn.done
     }
 
     /// The turn; the decoder is reset.
@@ -372,19 +365,7 @@ impl StreamDecoder for AnthropicStreamDecoder {
     /// without a stop reason.
     fn finish(&mut self) -> Result<ModelTurn, WireError> {
         let decoder = std::mem::take(self);
-        if let Some((kind, message)) = decoder.failure {
-            return Err(WireError::Provider { kind, message });
-        }
-        if !decoder.done {
-            return Err(WireError::StreamEndedEarly);
-        }
-        Ok(ModelTurn {
-            text: decoder.text,
-            tool_calls: decoder.tool_calls,
-            reasoning: decoder.reasoning,
-            finish_reason: decoder.finish_reason.ok_or(WireError::MissingFinish)?,
-            usage: decoder.usage.as_ref().map(AnthropicUsage::to_usage),
-        })
+        decoder.turn.finish(decoder.usage.as_ref().map(AnthropicUsage::to_usage))
     }
 }
 

@@ -18,6 +18,7 @@ use super::request::{FunctionCallItem, InputItem};
 use super::response::{Response, ResponsesError, ResponsesUsage, assistant_text, completed_reason, incomplete_reason};
 use crate::openai_chat::ContentPart;
 use crate::tagged::tagged_union;
+use crate::turn::StreamedTurn;
 use crate::{FinishReason, ModelTurn, SseFrame, StreamDecoder, StreamDelta, ToolCall, Usage, WireError};
 
 /// One event of a streamed response, tagged by its `type`. A known type that does not parse is
@@ -254,22 +255,14 @@ enum ItemState {
 /// name is not checked; the data's `type` decides.
 #[derive(Debug, Default)]
 pub struct ResponsesStreamDecoder {
-    /// Answer text so far.
-    text: String,
-    /// Tool calls so far, in output order.
-    tool_calls: Vec<ToolCall>,
-    /// Reasoning items so far, in output order (from their `output_item.done`).
-    reasoning: Vec<crate::Reasoning>,
+    /// The turn so far: tool calls and reasoning items in output order
+    /// (reasoning from their `output_item.done`), the finish reason from
+    /// the terminal event, the failure of `error` or `response.failed`.
+    turn: StreamedTurn,
     /// Output items seen so far.
     items: BTreeMap<u32, ItemState>,
-    /// The finish reason, from the terminal event.
-    finish_reason: Option<FinishReason>,
     /// The usage, from the terminal event.
     usage: Option<Usage>,
-    /// Whether a terminal event was seen.
-    done: bool,
-    /// The error the provider reported (`error` or `response.failed`), as kind and message.
-    failure: Option<(String, String)>,
 }
 
 impl ResponsesStreamDecoder {
@@ -281,7 +274,7 @@ impl ResponsesStreamDecoder {
     /// Records a provider error and returns it.
     fn fail(&mut self, error: WireError) -> WireError {
         if let WireError::Provider { kind, message } = &error {
-            self.failure = Some((kind.clone(), message.clone()));
+            self.turn.failure = Some((kind.clone(), message.clone()));
         }
         error
     }
@@ -294,9 +287,9 @@ impl ResponsesStreamDecoder {
         let state = match item {
             InputItem::Message(_) => ItemState::Message { streamed: false },
             InputItem::FunctionCall(call) => {
-                let index = u32::try_from(self.tool_calls.len()).unwrap_or(u32::MAX);
+                let index = u32::try_from(self.turn.tool_calls.len()).unwrap_or(u32::MAX);
                 deltas.push(StreamDelta::ToolCallStarted { index, id: call.call_id.clone(), name: call.name.clone() });
-                self.tool_calls.push(ToolCall { arguments: String::new(), ..call.to_tool_call() });
+                self.turn.tool_calls.push(ToolCall { arguments: String::new(), ..call.to_tool_call() });
                 ItemState::FunctionCall(index)
             }
             InputItem::FunctionCallOutput(_) | InputItem::Other(_) => ItemState::Ignored,
@@ -310,7 +303,7 @@ impl ResponsesStreamDecoder {
             return Err(WireError::UnknownToolCallIndex(output_index));
         };
         if !fragment.is_empty() {
-            self.tool_calls[index as usize].arguments.push_str(fragment);
+            self.turn.tool_calls[index as usize].arguments.push_str(fragment);
             deltas.push(StreamDelta::ToolCallArguments { index, fragment: fragment.to_owned() });
         }
         Ok(())
@@ -322,7 +315,7 @@ impl ResponsesStreamDecoder {
         let Some(ItemState::FunctionCall(index)) = self.items.get(&output_index).copied() else {
             return Err(WireError::UnknownToolCallIndex(output_index));
         };
-        let streamed = &self.tool_calls[index as usize].arguments;
+        let streamed = &self.turn.tool_calls[index as usize].arguments;
         if streamed.is_empty() {
             return self.push_arguments(output_index, arguments, deltas);
         }
@@ -339,7 +332,7 @@ impl ResponsesStreamDecoder {
         };
         *streamed = true;
         if !text.is_empty() {
-            self.text.push_str(text);
+            self.turn.text.push_str(text);
             deltas.push(StreamDelta::Text(text.to_owned()));
         }
         Ok(())
@@ -366,7 +359,7 @@ impl ResponsesStreamDecoder {
                 }
             }
             InputItem::Other(item) => {
-                self.reasoning.extend(super::request::item_reasoning(item));
+                self.turn.reasoning.extend(super::request::item_reasoning(item));
                 Ok(())
             }
             InputItem::FunctionCallOutput(_) => Ok(()),
@@ -375,8 +368,8 @@ impl ResponsesStreamDecoder {
 
     /// Applies a terminal event.
     fn terminate(&mut self, response: &Response, reason: FinishReason) -> Vec<StreamDelta> {
-        self.done = true;
-        self.finish_reason = Some(reason.clone());
+        self.turn.done = true;
+        self.turn.finish_reason = Some(reason.clone());
         self.usage = response.usage.as_ref().and_then(Option::as_ref).map(ResponsesUsage::to_usage);
         let usage = self.usage.map(StreamDelta::Usage);
         std::iter::once(StreamDelta::Finished(reason)).chain(usage).chain([StreamDelta::Done]).collect()
@@ -394,7 +387,7 @@ impl StreamDecoder for ResponsesStreamDecoder {
     /// not a started message, final arguments that differ from the streamed ones, or an event
     /// after the terminal one.
     fn push_frame(&mut self, frame: &SseFrame) -> Result<Vec<StreamDelta>, WireError> {
-        if self.done {
+        if self.turn.done {
             return Err(WireError::Protocol(format!("event after the terminal event: {}", frame.data)));
         }
         let event: ResponsesEvent = serde_json::from_str(&frame.data).map_err(|source| WireError::Json { context: "responses stream event", source })?;
@@ -418,7 +411,7 @@ impl StreamDecoder for ResponsesStreamDecoder {
             }
             ResponsesEvent::OutputItemDone(event) => self.finish_item(&event, &mut deltas)?,
             ResponsesEvent::Completed(event) => {
-                let reason = completed_reason(!self.tool_calls.is_empty());
+                let reason = completed_reason(!self.turn.tool_calls.is_empty());
                 deltas = self.terminate(&event.response, reason);
             }
             ResponsesEvent::Incomplete(event) => {
@@ -427,7 +420,7 @@ impl StreamDecoder for ResponsesStreamDecoder {
                 deltas = self.terminate(&event.response, reason);
             }
             ResponsesEvent::Failed(event) => {
-                self.done = true;
+                self.turn.done = true;
                 return Err(self.fail(event.response.failure()));
             }
             ResponsesEvent::Error(event) => return Err(self.fail(event.to_wire_error())),
@@ -443,7 +436,7 @@ impl StreamDecoder for ResponsesStreamDecoder {
 
     /// Whether `response.completed`, `response.incomplete` or `response.failed` arrived.
     fn is_done(&self) -> bool {
-        self.done
+        self.turn.done
     }
 
     /// The turn; the decoder is reset.
@@ -454,19 +447,7 @@ impl StreamDecoder for ResponsesStreamDecoder {
     /// [`WireError::StreamEndedEarly`] if no terminal event came.
     fn finish(&mut self) -> Result<ModelTurn, WireError> {
         let decoder = std::mem::take(self);
-        if let Some((kind, message)) = decoder.failure {
-            return Err(WireError::Provider { kind, message });
-        }
-        if !decoder.done {
-            return Err(WireError::StreamEndedEarly);
-        }
-        Ok(ModelTurn {
-            text: decoder.text,
-            tool_calls: decoder.tool_calls,
-            reasoning: decoder.reasoning,
-            finish_reason: decoder.finish_reason.ok_or(WireError::MissingFinish)?,
-            usage: decoder.usage,
-        })
+        decoder.turn.finish(decoder.usage)
     }
 }
 
