@@ -64,6 +64,22 @@ pub enum Item {
     Compaction(Compaction),
 }
 
+#[cfg(test)]
+impl Item {
+    /// A word for the item's kind, for tests that check a session's shape.
+    pub(crate) fn kind(&self) -> &'static str {
+        match self {
+            Item::User { .. } => "user",
+            Item::Assistant(_) => "assistant",
+            Item::ToolResult(result) if result.is_error => "error",
+            Item::ToolResult(_) => "result",
+            Item::Interrupted { .. } => "interrupted",
+            Item::ProviderError(_) => "provider_error",
+            Item::Compaction(_) => "compaction",
+        }
+    }
+}
+
 /// A compaction the agent did, with the prompt sizes the source states
 /// (Claude Code's `compactMetadata.preTokens`/`postTokens`, pi's
 /// `tokensBefore`); the converter fills the others from the billed input

@@ -52,14 +52,14 @@ pub fn is_gemini_line(first: &Value) -> bool {
 /// Reads a Gemini CLI chat recording, JSON or JSONL.
 pub fn parse(text: &str) -> ImportedSession {
     let mut session = ImportedSession { format: "gemini-cli", agent: Some("gemini-cli"), ..Default::default() };
-    match serde_json::from_str::<Value>(text) {
-        Ok(document) if document.get("messages").is_some_and(Value::is_array) => legacy(&mut session, &document),
-        Ok(_) if text.trim().lines().count() > 1 => {
-            session.lines.read = 1;
-            session.lines.skip(1, "a JSON document without a `messages` array: not a Gemini CLI recording; nothing imported");
-        }
-        _ => jsonl(&mut session, text),
-    }
+    super::document_or_lines(
+        &mut session,
+        text,
+        |document| document.get("messages").is_some_and(Value::is_array),
+        legacy,
+        jsonl,
+        "a JSON document without a `messages` array: not a Gemini CLI recording; nothing imported",
+    );
     session
 }
 
@@ -498,18 +498,10 @@ mod tests {
             gemini_message("g3", "Done."),
         ]);
         let session = parse(&text);
-        let kinds: Vec<&str> = session
-            .items
-            .iter()
-            .map(|item| match item {
-                Item::User { .. } => "user",
-                Item::Assistant(_) => "assistant",
-                Item::ToolResult(_) => "result",
-                Item::Compaction(c) if c.summary == "<state_snapshot>read a</state_snapshot>\n\nGot it." && c.line == 5 => "compaction",
-                other => panic!("{other:?}"),
-            })
-            .collect();
+        let kinds: Vec<&str> = session.items.iter().map(Item::kind).collect();
         assert_eq!(kinds, ["user", "assistant", "result", "assistant", "compaction", "user", "assistant"]);
+        let Item::Compaction(compaction) = &session.items[4] else { unreachable!() };
+        assert_eq!((compaction.summary.as_str(), compaction.line), ("<state_snapshot>read a</state_snapshot>\n\nGot it.", 5));
         assert_eq!(session.lines.ignored.get("re-records a message of a compaction summary"), Some(&1));
         assert_eq!((session.lines.read, session.lines.accounted()), (8, 8));
     }

@@ -74,14 +74,14 @@ fn is_metadata_line(value: &Value) -> bool {
 /// Reads a Goose session: an export JSON document or a session JSONL file.
 pub fn parse(text: &str) -> ImportedSession {
     let mut session = ImportedSession { format: "goose", ..Default::default() };
-    match serde_json::from_str::<Value>(text) {
-        Ok(document) if is_export(&document) => export(&mut session, &document),
-        Ok(_) if text.trim().lines().count() > 1 => {
-            session.lines.read = 1;
-            session.lines.skip(1, "a JSON document without `working_dir`, `message_count` and `conversation`: not a Goose session export; nothing imported");
-        }
-        _ => jsonl(&mut session, text),
-    }
+    super::document_or_lines(
+        &mut session,
+        text,
+        is_export,
+        export,
+        jsonl,
+        "a JSON document without `working_dir`, `message_count` and `conversation`: not a Goose session export; nothing imported",
+    );
     session
 }
 

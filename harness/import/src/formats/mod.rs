@@ -53,3 +53,27 @@ pub(crate) fn whole_document(text: &str, session: &mut ImportedSession) -> Optio
         }
     }
 }
+
+/// Reads a format an agent keeps both as one JSON document and as JSON
+/// lines (Gemini CLI's legacy file and its JSONL, Goose's export and its
+/// session file): a document that `is_document` accepts goes to `document`,
+/// a text that is no one document to `lines`. A document of some other
+/// shape over several lines is refused whole as `not_the_document` says,
+/// rather than read line by line as if each line were a record.
+pub(crate) fn document_or_lines(
+    session: &mut ImportedSession,
+    text: &str,
+    is_document: fn(&Value) -> bool,
+    document: fn(&mut ImportedSession, &Value),
+    lines: fn(&mut ImportedSession, &str),
+    not_the_document: &str,
+) {
+    match serde_json::from_str::<Value>(text) {
+        Ok(value) if is_document(&value) => document(session, &value),
+        Ok(_) if text.trim().lines().count() > 1 => {
+            session.lines.read = 1;
+            session.lines.skip(1, not_the_document);
+        }
+        _ => lines(session, text),
+    }
+}

@@ -444,17 +444,7 @@ mod tests {
         let session = parse(&text);
         assert_eq!(session.cwd.as_deref(), Some("/w"));
         assert_eq!(session.model.as_deref(), Some("m1"));
-        let kinds: Vec<&str> = session
-            .items
-            .iter()
-            .map(|item| match item {
-                Item::User { .. } => "user",
-                Item::Assistant(_) => "assistant",
-                Item::ToolResult(r) if r.is_error => "error",
-                Item::ToolResult(_) => "result",
-                _ => "other",
-            })
-            .collect();
+        let kinds: Vec<&str> = session.items.iter().map(Item::kind).collect();
         assert_eq!(kinds, ["user", "assistant", "result", "error", "assistant"]);
         let Item::Assistant(first) = &session.items[1] else { panic!() };
         assert_eq!(
