@@ -205,6 +205,21 @@ def _local_upstream(recording=ONE_SHOT):
     return upstream, f"{address}/s/{recording.name.split('.')[0]}"
 
 
+def _record_through_upstream(pytester, mode, key, upstream_recording=ONE_SHOT):
+    """Runs the test file under `--reloop-record-mode=MODE` against a local
+    upstream serving `upstream_recording`, with the real key `key` in the
+    environment; the run must pass. The upstream is stopped afterwards."""
+    upstream, address = _local_upstream(upstream_recording)
+    try:
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setenv("OPENAI_API_KEY", key)
+            recorded = pytester.runpytest_subprocess("-p", "no:cacheprovider", f"--reloop-record-mode={mode}", f"--reloop-upstream={address}")
+        recorded.assert_outcomes(passed=1)
+    finally:
+        upstream.terminate()
+        upstream.wait()
+
+
 ANSWER_TEST = """
 import openai, pytest
 
@@ -223,15 +238,7 @@ def test_record_mode_once_records_what_is_missing_then_replays_it(pytester):
     recording = pytester.path / "recordings" / "answer.yaml"
     missing = pytester.runpytest_subprocess("-p", "no:cacheprovider", "--reloop-record-mode=none")
     assert missing.ret != 0 and not recording.exists()
-    upstream, address = _local_upstream()
-    try:
-        with pytest.MonkeyPatch.context() as patch:
-            patch.setenv("OPENAI_API_KEY", "sk-secret-do-not-keep-7")
-            recorded = pytester.runpytest_subprocess("-p", "no:cacheprovider", "--reloop-record-mode=once", f"--reloop-upstream={address}")
-        recorded.assert_outcomes(passed=1)
-    finally:
-        upstream.terminate()
-        upstream.wait()
+    _record_through_upstream(pytester, "once", "sk-secret-do-not-keep-7")
     text = recording.read_text()
     assert "format: reloop.recording/v2" in text and "sk-secret-do-not-keep-7" not in text, text
     before = recording.stat().st_mtime_ns
@@ -265,15 +272,7 @@ def test_record_mode_new_episodes_replays_what_is_recorded_and_records_the_rest(
     assert pytester.runpytest_subprocess("-p", "no:cacheprovider", "--reloop-record-mode=none").ret != 0, "the recording lacks the second call"
     live = pytester.path / "live.yaml"
     live.write_text("format: reloop.recording/v2\nexchanges:\n  - parts: [ { type: text, text: A live answer. } ]\n")
-    upstream, address = _local_upstream(live)
-    try:
-        with pytest.MonkeyPatch.context() as patch:
-            patch.setenv("OPENAI_API_KEY", "sk-secret-do-not-keep-8")
-            recorded = pytester.runpytest_subprocess("-p", "no:cacheprovider", "--reloop-record-mode=new_episodes", f"--reloop-upstream={address}")
-        recorded.assert_outcomes(passed=1)
-    finally:
-        upstream.terminate()
-        upstream.wait()
+    _record_through_upstream(pytester, "new_episodes", "sk-secret-do-not-keep-8", live)
     text = recording.read_text()
     assert "The old answer." in text and "A live answer." in text and "sk-secret-do-not-keep-8" not in text, text
     replayed = pytester.runpytest_subprocess("-p", "no:cacheprovider", "--reloop-record-mode=none")
