@@ -10,7 +10,7 @@ use std::path::{Component, Path};
 
 use reloop_agent::WireFormat;
 
-pub use crate::agent_presets::{AgentPreset, DEFAULT_TOOL_ERROR_PATTERN, PresetLaunch, PresetShell, ShellInterception, misfit};
+pub use crate::agent_presets::{AgentPreset, DEFAULT_TOOL_ERROR_PATTERN, PresetLaunch, PresetShell, ShellInterception, mcp_tool, misfit};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
