@@ -8,7 +8,9 @@ compaction rows, its local path and pi as their own summary turns, auxiliary
 rows; pi's after the window refused a call and its retry answered),
 every context-overflow scenario's last call was refused for the window,
 every tool-replay scenario answered a shell command from the recording
-(its details are .ci/check_tool_replay.py's), every fault scenario saw its retry, and the steps table holds the server's view
+(its details are .ci/check_tool_replay.py's), every mcp-replay scenario's
+agent made an MCP call (answered from the recording, the same script says),
+every fault scenario saw its retry, and the steps table holds the server's view
 of each run. Runs of agents not named (not installed here) may be skipped.
 Prints each agent's runs' wall time."""
 
@@ -52,7 +54,7 @@ for r in runs:
     elif "context-overflow" in r["scenario"]:
         results = [s["server_result"] for s in sorted(steps, key=lambda s: s["call_index"]) if s["scenario"] == r["scenario"]]
         assert results[-1] == "context_length_exceeded" and "ok" in results, (r["scenario"], results)
-    elif "tool-replay" in r["scenario"]:
+    elif "tool-replay" in r["scenario"] or "mcp-replay" in r["scenario"]:
         assert r["tool_calls"] >= 1, (r["scenario"], r["tool_calls"])
     else:
         assert r["llm_retries"] >= 1, (r["scenario"], r["llm_retries"])

@@ -11,8 +11,13 @@
 2. Each such scenario again, the model asking for a changed command (the
    recording's `tool_side:` as it was): every run fails as a `tool_side`
    divergence naming the changed command, and its canary is not made either.
+3. Every `*-mcp-replay` run of those agents (the agents with such a
+   scenario) passed, each request of its MCP client was answered from the
+   recording's `mcp:` (a `tool_side_mcp` event with an entry, neither
+   diverged nor live), a `tools/call` among them, and the server program
+   its scenario names does not exist: nothing but the recording answered.
 
-Prints each agent's shell events."""
+Prints each agent's shell and MCP events."""
 
 import json
 import pathlib
@@ -23,6 +28,7 @@ import sys
 import tempfile
 
 import pyarrow.parquet as pq
+import yaml
 
 reloop, report, scenarios = sys.argv[1], pathlib.Path(sys.argv[2]), pathlib.Path(sys.argv[3])
 programs = sys.argv[4:]
@@ -37,13 +43,28 @@ def recording_of(name):
     return scenarios / re.search(r"^recording: (\S+)$", scenario, re.M).group(1)
 
 
-def shell_events(report_dir):
+def shell_events(report_dir, kind="tool_side_command"):
     events = pq.read_table(report_dir / "events.parquet").to_pylist()
     found = {}
     for event in events:
-        if event["kind"] == "tool_side_command":
+        if event["kind"] == kind:
             found.setdefault(event["scenario"], []).append(json.loads(event["payload"]))
     return found
+
+
+mcp_wanted = {f"{PRESETS[p]}-mcp-replay" for p in programs if (scenarios / f"{PRESETS[p]}-mcp-replay.yaml").exists()}
+mcp_runs = {r["scenario"]: r for r in pq.read_table(report / "runs.parquet").to_pylist() if r["scenario"] in mcp_wanted}
+assert set(mcp_runs) == mcp_wanted, f"mcp-replay runs missing from {report}: {sorted(mcp_wanted - set(mcp_runs))}"
+mcp_events = shell_events(report, "tool_side_mcp")
+for name, run in sorted(mcp_runs.items()):
+    assert run["outcome"] == "final_answer" and run["passed"], (name, run["outcome"], run["failed_expectations"], run["error"])
+    requests = mcp_events.get(name, [])
+    assert requests and all(e["entry"] is not None and not e["diverged"] and not e.get("live") for e in requests), (name, requests)
+    assert any(e["method"] == "tools/call" for e in requests), (name, requests)
+    servers = yaml.safe_load((scenarios / f"{name}.yaml").read_text())["agent"]["mcp"]
+    for server in servers:
+        assert shutil.which(server["command"]) is None, f"{name}: the server program {server['command']} exists, so replay proves nothing"
+    print(f"  {name}: {len(requests)} MCP request(s) answered from the recording: {[e['method'] for e in requests]}")
 
 
 runs = {r["scenario"]: r for r in pq.read_table(report / "runs.parquet").to_pylist() if r["scenario"] in wanted}

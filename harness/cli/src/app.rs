@@ -68,6 +68,9 @@ pub struct McpReplayArgs {
     /// Append each request (and whether the recording had it) to this JSON-lines file, as a run reads it.
     #[arg(long)]
     pub log: Option<PathBuf>,
+    /// The real server's command line (`tools: replay-or-live`): a request the recording lacks is asked of it, started then.
+    #[arg(last = true, value_name = "LIVE_COMMAND")]
+    pub live: Vec<String>,
 }
 
 /// `reloop mcp-record`.

@@ -10,9 +10,9 @@ use reloop_recording::Recording;
 use crate::app::{McpRecordArgs, McpReplayArgs};
 use crate::exit_code;
 
-/// Serves the recorded server until the client closes stdin: exit 0, or
-/// 1 when a request was not in the recording, 2 for a bad recording or
-/// server name.
+/// Serves the recorded server until the client closes stdin, asking the
+/// live server after `--` what the recording lacks: exit 0, or 1 when a
+/// request went unanswered, 2 for a bad recording or server name.
 pub fn replay(args: &McpReplayArgs) -> anyhow::Result<i32> {
     let recording: Recording = match yaml::load_checked(&args.recording, validate_settings::check_recording) {
         Ok(recording) => recording,
@@ -26,7 +26,7 @@ pub fn replay(args: &McpReplayArgs) -> anyhow::Result<i32> {
         eprintln!("error: {}: mcp: has no server `{}` (it has: {})", args.recording.display(), args.server, names.join(", "));
         return Ok(exit_code::BAD_INPUT);
     };
-    let diverged = replay::serve(server, std::io::stdin().lock(), std::io::stdout().lock(), args.log.as_deref())?;
+    let diverged = replay::serve(server, args.live.clone(), std::io::stdin().lock(), std::io::stdout().lock(), args.log.as_deref())?;
     Ok(if diverged == 0 { exit_code::SUCCESS } else { exit_code::EXPECTATIONS_FAILED })
 }
 

@@ -381,6 +381,23 @@ impl AgentPreset {
     }
 }
 
+/// The MCP server and tool a call the model makes names, when `name` is
+/// how the agent names tool `TOOL` of one of its MCP `servers` to the
+/// model: Claude Code's `mcp__SERVER__TOOL` (its MCP client's prefix
+/// `mcp__`, the server's name, `__`, the tool's name as the server lists
+/// it). `None` for another name, and for agents whose spelling is not
+/// checked yet (docs/black-box.md's MCP table).
+pub fn mcp_tool<'a>(preset: AgentPreset, servers: &[&'a str], name: &'a str) -> Option<(&'a str, &'a str)> {
+    let rest = match preset {
+        AgentPreset::ClaudeCode => name.strip_prefix("mcp__")?,
+        _ => return None,
+    };
+    // Server names are one word of letters, digits, `_` and `-`: the longest
+    // named server that the rest starts with, then `__`, wins.
+    let server = servers.iter().filter(|server| rest.strip_prefix(**server).is_some_and(|tail| tail.starts_with("__"))).max_by_key(|s| s.len())?;
+    Some((server, &rest[server.len() + 2..]))
+}
+
 /// Why a recorded call cannot be one the agent makes: a tool it does not
 /// declare, or a required argument missing. `None` when it fits.
 pub fn misfit(preset: AgentPreset, name: &str, arguments: &serde_json::Value) -> Option<String> {
@@ -427,5 +444,15 @@ mod tests {
         let unknown = misfit(AgentPreset::Codex, "shell", &serde_json::json!({})).unwrap();
         assert!(unknown.starts_with("codex declares no tool `shell` (its tools: exec_command,"), "{unknown}");
         assert_eq!(misfit(AgentPreset::Opencode, "bash", &serde_json::json!({ "command": "ls" })), None);
+    }
+
+    #[test]
+    fn claude_code_names_an_mcp_tool_by_its_server_and_its_name() {
+        let servers = ["time", "time__zone"];
+        assert_eq!(mcp_tool(AgentPreset::ClaudeCode, &servers, "mcp__time__get_current_time"), Some(("time", "get_current_time")));
+        assert_eq!(mcp_tool(AgentPreset::ClaudeCode, &servers, "mcp__time__zone__list"), Some(("time__zone", "list")));
+        assert_eq!(mcp_tool(AgentPreset::ClaudeCode, &servers, "mcp__clock__now"), None, "not a server of agent.mcp");
+        assert_eq!(mcp_tool(AgentPreset::ClaudeCode, &servers, "Bash"), None);
+        assert_eq!(mcp_tool(AgentPreset::Pi, &servers, "mcp__time__get_current_time"), None, "pi speaks no MCP");
     }
 }

@@ -109,9 +109,11 @@ impl McpMessage {
 
 /// A request that may be answered again by the entry that answered it
 /// before, when none is left unused: asking it changes nothing on the
-/// server (clients repeat the handshake, pings and listings at will).
+/// server (clients repeat the handshake, pings and listings at will). The
+/// handshake is `initialize`, or `server/discover` in the stateless
+/// protocol (2026-07-28, which Claude Code 2.1 speaks).
 pub fn repeatable(method: &str) -> bool {
-    method == "initialize" || method == "ping" || method.ends_with("/list")
+    method == "initialize" || method == "server/discover" || method == "ping" || method.ends_with("/list")
 }
 
 /// `params` without the `_meta` the spec reserves for the protocol itself;
@@ -181,6 +183,7 @@ mod tests {
     #[test]
     fn listings_and_the_handshake_repeat_and_calls_do_not() {
         assert!(repeatable("initialize") && repeatable("tools/list") && repeatable("resources/templates/list") && repeatable("ping"));
+        assert!(repeatable("server/discover"), "the stateless protocol's handshake");
         assert!(!repeatable("tools/call") && !repeatable("resources/read"));
     }
 

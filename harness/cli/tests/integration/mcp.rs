@@ -195,3 +195,30 @@ fn mcp_record_between_a_client_and_a_server_writes_what_passed_and_passes_it_unc
     assert_eq!(missing.status.code(), Some(2));
     assert!(stderr(&missing).contains("record or write the model's side first"), "{}", stderr(&missing));
 }
+
+/// A copy of the bundled `claude-code-mcp-replay` scenario in `dir` (as
+/// `scenarios/agents/` and `recordings/agents/`), its recorded call named
+/// `tool`.
+fn claude_code_scenario_calling(dir: &Path, tool: &str) -> PathBuf {
+    let repo = crate::util::repo();
+    let recording = std::fs::read_to_string(repo.join("recordings/agents/claude-code-mcp-replay.yaml")).unwrap();
+    assert!(recording.contains("name: mcp__time__get_current_time"), "{recording}");
+    write(&dir.join("recordings/agents"), "claude-code-mcp-replay.yaml", &recording.replace("name: mcp__time__get_current_time", &format!("name: {tool}")));
+    let scenario = std::fs::read_to_string(repo.join("scenarios/agents/claude-code-mcp-replay.yaml")).unwrap();
+    write(&dir.join("scenarios/agents"), "claude-code-mcp-replay.yaml", &scenario)
+}
+
+#[test]
+fn a_claude_code_recording_calls_mcp_tools_by_claude_codes_names_and_only_those_its_server_lists() {
+    let dir = tempfile::tempdir().unwrap();
+    let output = reloop(dir.path(), &["validate", claude_code_scenario_calling(dir.path(), "mcp__time__get_current_time").to_str().unwrap()]);
+    assert_eq!(output.status.code(), Some(0), "{}{}", stdout(&output), stderr(&output));
+    let output = reloop(dir.path(), &["validate", claude_code_scenario_calling(dir.path(), "mcp__time__get_time").to_str().unwrap()]);
+    assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
+    let error = stderr(&output);
+    assert!(error.contains("claude-code-mcp-replay.yaml") && error.contains("MCP server `time`'s recorded tools/list has no tool `get_time`"), "{error}");
+    assert!(error.contains("it lists: get_current_time, convert_time"), "{error}");
+    let output = reloop(dir.path(), &["validate", claude_code_scenario_calling(dir.path(), "mcp__clock__now").to_str().unwrap()]);
+    assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
+    assert!(stderr(&output).contains("claude-code declares no tool `mcp__clock__now`"), "not a server of agent.mcp: {}", stderr(&output));
+}

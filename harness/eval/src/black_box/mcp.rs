@@ -7,9 +7,11 @@
 //! mcp-replay`, which answers the agent's client from the recording's
 //! `mcp:` ([`replay`]) and appends what it was asked to the run's log,
 //! read after the agent ends: a request the recording lacks is a
-//! `tool_side` divergence. [`record`] writes those frames from a real
-//! server (`reloop mcp-record`).
+//! `tool_side` divergence, or under `tools: replay-or-live` is asked of
+//! the real server ([`live`]), logged as live. [`record`] writes those
+//! frames from a real server (`reloop mcp-record`).
 
+pub mod live;
 pub mod record;
 pub mod replay;
 
@@ -33,7 +35,9 @@ pub struct McpLaunch {
 impl McpLaunch {
     /// The servers of `agent` as they start in a run under its `tools`:
     /// their own command lines (`expand` applied) under `live`, else
-    /// reloop's `mcp-replay` of the `recording` file, appending to `log`.
+    /// reloop's `mcp-replay` of the `recording` file, appending to `log`,
+    /// with the server's own command line after `--` under
+    /// `replay-or-live`.
     ///
     /// # Errors
     ///
@@ -48,12 +52,16 @@ impl McpLaunch {
             return Ok(live.collect());
         }
         let binary = std::env::current_exe().map_err(|e| format!("cannot name reloop's own binary for `mcp-replay`: {e}"))?;
-        let replayed = agent.mcp.iter().map(|server| Self {
-            name: server.name.clone(),
-            command: binary.display().to_string(),
-            args: ["mcp-replay", "--recording", &recording.display().to_string(), "--server", &server.name, "--log", &log.display().to_string()]
-                .map(str::to_owned)
-                .to_vec(),
+        let replayed = agent.mcp.iter().map(|server| {
+            let mut args: Vec<String> =
+                ["mcp-replay", "--recording", &recording.display().to_string(), "--server", &server.name, "--log", &log.display().to_string()]
+                    .map(str::to_owned)
+                    .to_vec();
+            if agent.tools == ToolSideMode::ReplayOrLive {
+                args.extend(["--".to_owned(), expand(&server.command)]);
+                args.extend(server.args.iter().map(|a| expand(a)));
+            }
+            Self { name: server.name.clone(), command: binary.display().to_string(), args }
         });
         Ok(replayed.collect())
     }
@@ -77,7 +85,8 @@ impl McpLaunch {
 /// Why the `agent.mcp` of a scenario is refused, if it is: the field and
 /// the reason. A name is one word (it sits inside placeholders and config
 /// keys), given once; every `{mcp.NAME.FIELD}` in `texts` names a server
-/// and a field; under `tools: replay` the recording holds each server.
+/// and a field; under `tools: replay` and `replay-or-live` the recording
+/// holds each server.
 pub fn check(agent: &AgentSpec, texts: &[&str], recorded: &[&str]) -> Result<(), (String, String)> {
     for (i, server) in agent.mcp.iter().enumerate() {
         if server.name.is_empty() || !server.name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-') {
@@ -86,10 +95,7 @@ pub fn check(agent: &AgentSpec, texts: &[&str], recorded: &[&str]) -> Result<(),
         if agent.mcp[..i].iter().any(|earlier| earlier.name == server.name) {
             return Err((format!("agent.mcp[{i}].name"), format!("`{}` is given twice", server.name)));
         }
-        if agent.tools == ToolSideMode::ReplayOrLive {
-            return Err(("agent.tools".to_owned(), "`replay-or-live` does not reach MCP servers yet: use `replay` or `live` with `agent.mcp`".to_owned()));
-        }
-        if agent.tools == ToolSideMode::Replay && !recorded.contains(&server.name.as_str()) {
+        if agent.tools != ToolSideMode::Live && !recorded.contains(&server.name.as_str()) {
             return Err((
                 format!("agent.mcp[{i}]"),
                 format!("the recording's mcp: has no server `{}` to replay (record it with `reloop mcp-record`, docs/black-box.md)", server.name),
@@ -109,7 +115,7 @@ pub fn check(agent: &AgentSpec, texts: &[&str], recorded: &[&str]) -> Result<(),
 }
 
 /// One line of the run's MCP log: a request the agent's client sent.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct LogLine {
     /// The server's name.
     pub server: String,
@@ -120,8 +126,16 @@ pub struct LogLine {
     pub params: Option<Value>,
     /// The recorded message that answered it (its index in the server's `messages`).
     pub entry: Option<usize>,
-    /// The recording lacked it: it was answered with an error.
+    /// The recording lacked it and the real server did not answer it: it
+    /// was answered with an error.
     pub diverged: bool,
+    /// The recording lacked it and the real server answered it
+    /// (`replay-or-live`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub live: bool,
+    /// Why the real server could not answer it (`replay-or-live`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub live_error: Option<String>,
 }
 
 /// The log's lines; a line that does not parse (a replayer killed
@@ -139,8 +153,9 @@ pub fn divergences(lines: &[LogLine]) -> Vec<String> {
 /// What the report says of a request the recording lacks.
 pub fn divergence_message(line: &LogLine) -> String {
     let params = line.params.as_ref().map_or_else(String::new, |params| format!(" {params}"));
+    let live = line.live_error.as_ref().map_or_else(String::new, |why| format!(" (the live server could not answer: {why})"));
     format!(
-        "tool_side divergence: the agent's MCP client sent `{}`{params} to server `{}`, which the recording's mcp: lacks; it was answered with an error",
+        "tool_side divergence: the agent's MCP client sent `{}`{params} to server `{}`, which the recording's mcp: lacks; it was answered with an error{live}",
         line.method, line.server
     )
 }
@@ -152,7 +167,9 @@ pub const EVENT_KIND: &str = "tool_side_mcp";
 /// The event itself is built by the run (`black_box`), which owns the
 /// report's rows: this module is also the scenario loader's check.
 pub fn event_payload(line: &LogLine) -> Value {
-    serde_json::json!({ "server": line.server, "method": line.method, "params": line.params, "entry": line.entry, "diverged": line.diverged })
+    serde_json::json!({
+        "server": line.server, "method": line.method, "params": line.params, "entry": line.entry, "diverged": line.diverged, "live": line.live,
+    })
 }
 
 #[cfg(test)]
@@ -182,6 +199,10 @@ mod tests {
         let [replayed]: [McpLaunch; 1] = McpLaunch::of(&spec, str::to_owned, Path::new("/r.yaml"), Path::new("/log")).unwrap().try_into().unwrap();
         assert_eq!(replayed.args, ["mcp-replay", "--recording", "/r.yaml", "--server", "time", "--log", "/log"]);
         assert_eq!(Path::new(&replayed.command), std::env::current_exe().unwrap());
+        let spec = AgentSpec { tools: ToolSideMode::ReplayOrLive, ..spec };
+        let [both]: [McpLaunch; 1] =
+            McpLaunch::of(&spec, |text| text.replace("{x}", "X"), Path::new("/r.yaml"), Path::new("/log")).unwrap().try_into().unwrap();
+        assert_eq!(both.args[7..], ["--", "uvx", "mcp-server-time", "X"], "the server's own command line after the replay's");
     }
 
     #[test]
@@ -197,7 +218,8 @@ mod tests {
         let (_, why) = check(&spec, &["{mcp.tme.command}"], &["time"]).unwrap_err();
         assert!(why.contains("`{mcp.tme.command}` names no server"), "{why}");
         let spec = agent(serde_json::json!({ "command": ["a"], "tools": "replay-or-live", "mcp": [server] }));
-        assert_eq!(check(&spec, &[], &["time"]).unwrap_err().0, "agent.tools");
+        check(&spec, &[], &["time"]).unwrap();
+        assert!(check(&spec, &[], &[]).unwrap_err().1.contains("no server `time`"), "replay-or-live replays the recorded server first");
     }
 
     #[test]
@@ -206,8 +228,8 @@ mod tests {
             server: "time".into(),
             method: "tools/call".into(),
             params: Some(serde_json::json!({ "name": "get_current_time", "arguments": { "timezone": "Asia/Tokyo" } })),
-            entry: None,
             diverged: true,
+            ..LogLine::default()
         };
         let [message]: [String; 1] = divergences(&[line.clone(), LogLine { diverged: false, entry: Some(0), ..line }]).try_into().unwrap();
         // The params as sent; their keys' order is serde_json's (feature-dependent), so each is looked for alone.

@@ -139,8 +139,8 @@ impl ScenarioFile {
         validate_settings::check_scenario(&spec, &recording).map_err(|e| yaml::range_error(file, &text, e))?;
         validate_settings::check_plugin_file(&spec.loop_settings.strategy, file.parent().unwrap_or(Path::new(".")))
             .map_err(|e| yaml::range_error(file, &text, e))?;
-        if let Some(preset) = spec.agent.as_ref().and_then(|a| a.preset) {
-            check_calls_fit(&recording_path, preset, &recording)?;
+        if let Some(agent) = spec.agent.as_ref().filter(|a| a.preset.is_some()) {
+            check_calls_fit(&recording_path, agent, &recording)?;
         }
         spec.loop_settings.context_window = spec.context_window;
         let name = spec.name.clone().unwrap_or_else(|| file.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default());
@@ -212,22 +212,47 @@ fn check_mcp(file: &Path, agent: &agent::AgentSpec, recording: &Recording) -> Re
 }
 
 /// A preset agent's recording may only call the agent's own tools, with
-/// their required arguments: the agent would otherwise fail the call or
-/// never make it, and the run would measure the recording's mistake.
-fn check_calls_fit(recording_path: &Path, preset: agent::AgentPreset, recording: &Recording) -> Result<(), InputError> {
+/// their required arguments, or a tool of one of its MCP servers
+/// (`agent.mcp`) as the agent names it, listed by the server when the
+/// recording holds its `tools/list`: the agent would otherwise fail the
+/// call or never make it, and the run would measure the recording's mistake.
+fn check_calls_fit(recording_path: &Path, agent: &agent::AgentSpec, recording: &Recording) -> Result<(), InputError> {
+    let Some(preset) = agent.preset else { return Ok(()) };
+    let servers: Vec<&str> = agent.mcp.iter().map(|server| server.name.as_str()).collect();
     for (i, exchange) in recording.exchanges.iter().enumerate() {
         for (j, (part, call)) in crate::call_site::tool_call_parts(exchange).enumerate() {
             let arguments = match &call.arguments {
                 reloop_recording::Arguments::Json(value) => value.clone(),
                 reloop_recording::Arguments::Raw(text) => serde_json::from_str(text).unwrap_or_default(),
             };
-            if let Some(why) = agent::misfit(preset, &call.name, &arguments) {
+            let misfit = match agent::mcp_tool(preset, &servers, &call.name) {
+                Some((server, tool)) => unlisted_mcp_tool(recording, server, tool),
+                None => agent::misfit(preset, &call.name, &arguments),
+            };
+            if let Some(why) = misfit {
                 let text = std::fs::read_to_string(recording_path).unwrap_or_default();
                 return Err(crate::call_site::call_error(recording_path, &text, (i, part, j), why));
             }
         }
     }
     Ok(())
+}
+
+/// Why a call of MCP tool `tool` cannot reach `server`: the recording's
+/// frames of that server list its tools, and not this one. `None` when it
+/// is listed, or when no `tools/list` of the server is recorded.
+fn unlisted_mcp_tool(recording: &Recording, server: &str, tool: &str) -> Option<String> {
+    let frames = recording.mcp.iter().find(|recorded| recorded.name == server)?;
+    let listed: Vec<&str> = frames
+        .messages
+        .iter()
+        .filter(|message| message.method == "tools/list")
+        .filter_map(|message| message.result.as_ref()?.get("tools")?.as_array())
+        .flatten()
+        .filter_map(|listed| listed.get("name")?.as_str())
+        .collect();
+    (!listed.is_empty() && !listed.contains(&tool))
+        .then(|| format!("MCP server `{server}`'s recorded tools/list has no tool `{tool}` (it lists: {})", listed.join(", ")))
 }
 
 /// The scenario files under `paths`, and the recordings left out.

@@ -10,7 +10,7 @@ use std::path::{Component, Path};
 
 use reloop_agent::WireFormat;
 
-pub use crate::agent_presets::{AgentPreset, DEFAULT_TOOL_ERROR_PATTERN, PresetLaunch, PresetShell, ShellInterception, misfit};
+pub use crate::agent_presets::{AgentPreset, DEFAULT_TOOL_ERROR_PATTERN, PresetLaunch, PresetShell, ShellInterception, mcp_tool, misfit};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -71,8 +71,9 @@ pub struct AgentSpec {
     /// line or config file names them through `{mcp.NAME.command}`,
     /// `{mcp.NAME.args}` and `{mcp.NAME.argv}`, which expand to the
     /// server's own command under `tools: live` and to `reloop mcp-replay`
-    /// answering from the recording's `mcp:` under `tools: replay`
-    /// (docs/black-box.md).
+    /// answering from the recording's `mcp:` under `tools: replay` (under
+    /// `replay-or-live` the real server answers what the recording lacks,
+    /// each request named `live`; docs/black-box.md).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub mcp: Vec<McpServerSpec>,
 }

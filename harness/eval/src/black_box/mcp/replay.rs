@@ -6,8 +6,10 @@
 //! answer. A handshake, ping or listing asked again takes the entry that
 //! answered it last ([`repeatable`]); an unrecorded `ping` gets the empty
 //! result the spec requires. Anything else the recording lacks is answered
-//! with a JSON-RPC error and logged as a divergence. Notifications from the
-//! client are accepted; nothing is ever forwarded anywhere.
+//! with a JSON-RPC error and logged as a divergence, or under
+//! `replay-or-live` asked of the real server ([`LiveServer`]) and logged as
+//! live. Notifications from the client are accepted; nothing else is ever
+//! forwarded anywhere.
 
 use std::io::{self, BufRead, Write};
 use std::path::Path;
@@ -16,6 +18,7 @@ use reloop_recording::mcp::{McpMessage, McpServer, repeatable};
 use serde_json::{Value, json};
 
 use super::LogLine;
+use super::live::LiveServer;
 
 /// The JSON-RPC code of a request the recording has no answer for (the
 /// range the spec leaves to servers).
@@ -25,17 +28,56 @@ const PARSE_ERROR: i64 = -32700;
 /// JSON-RPC's invalid request.
 const INVALID_REQUEST: i64 = -32600;
 
-/// The replay of one server: which of its entries were used.
+/// The replay of one server: which of its entries were used, and under
+/// `replay-or-live` the real server asked what they lack.
 #[derive(Debug)]
 pub struct Replayer<'a> {
     server: &'a McpServer,
     used: Vec<bool>,
+    live: Live,
+    /// The params of the client's `initialize`, the live server's greeting.
+    initialize: Option<Value>,
+}
+
+/// The real server of a `replay-or-live` replay.
+#[derive(Debug)]
+enum Live {
+    /// `replay`: none.
+    Off,
+    /// Its command line, not started yet.
+    Ready(Vec<String>),
+    Started(LiveServer),
+    /// It could not start or answer: why, given for every later request.
+    Failed(String),
 }
 
 impl<'a> Replayer<'a> {
     /// A replay of `server` from its first message.
     pub fn new(server: &'a McpServer) -> Self {
-        Self { server, used: vec![false; server.messages.len()] }
+        Self::with_live(server, Vec::new())
+    }
+
+    /// A replay of `server` that asks what the recording lacks of the real
+    /// server started as `live` (a command line; empty: none).
+    pub fn with_live(server: &'a McpServer, live: Vec<String>) -> Self {
+        let live = if live.is_empty() { Live::Off } else { Live::Ready(live) };
+        Self { server, used: vec![false; server.messages.len()], live, initialize: None }
+    }
+
+    /// The real server's answer to `request` and what it sent before it;
+    /// `None` without a live server; `Err`: why it cannot answer.
+    fn ask_live(&mut self, request: &Value) -> Option<Result<Vec<Value>, String>> {
+        if let Live::Ready(command) = &self.live {
+            self.live = match LiveServer::start(command, self.initialize.as_ref()) {
+                Ok(server) => Live::Started(server),
+                Err(why) => Live::Failed(why),
+            };
+        }
+        match &mut self.live {
+            Live::Off | Live::Ready(_) => None,
+            Live::Failed(why) => Some(Err(why.clone())),
+            Live::Started(server) => Some(server.ask(request).map(|(notes, answer)| notes.into_iter().chain([answer]).collect())),
+        }
     }
 
     /// What to write back for one line the client sent (each value one
@@ -49,7 +91,10 @@ impl<'a> Replayer<'a> {
         // A response (to a server's request) or a notification: nothing to answer.
         let (Some(method), Some(id)) = (message.get("method").and_then(Value::as_str), message.get("id")) else { return (Vec::new(), None) };
         let params = message.get("params");
-        let mut log = LogLine { server: self.server.name.clone(), method: method.to_owned(), params: params.cloned(), entry: None, diverged: false };
+        if method == "initialize" {
+            self.initialize = Some(params.cloned().unwrap_or_else(|| json!({})));
+        }
+        let mut log = LogLine { server: self.server.name.clone(), method: method.to_owned(), params: params.cloned(), ..LogLine::default() };
         let fresh = (0..self.used.len()).find(|i| !self.used[*i] && self.server.messages[*i].answers(method, params));
         let again = || (0..self.used.len()).rev().find(|i| self.used[*i] && self.server.messages[*i].answers(method, params)).filter(|_| repeatable(method));
         let lines = match fresh.or_else(again) {
@@ -62,9 +107,19 @@ impl<'a> Replayer<'a> {
             }
             None if method == "ping" => vec![json!({ "jsonrpc": "2.0", "id": id, "result": {} })],
             None => {
-                log.diverged = true;
-                let message = format!("reloop mcp-replay: the recording's server `{}` has no answer for `{method}` with these params", self.server.name);
-                vec![error(id, NOT_RECORDED, &message)]
+                let id = id.clone();
+                let live = self.ask_live(&Value::Object(message.clone()));
+                if let Some(Ok(lines)) = live {
+                    log.live = true;
+                    lines
+                } else {
+                    log.diverged = true;
+                    log.live_error = live.and_then(Result::err);
+                    let why = log.live_error.as_ref().map_or_else(String::new, |why| format!(" (and the live server could not answer: {why})"));
+                    let message =
+                        format!("reloop mcp-replay: the recording's server `{}` has no answer for `{method}` with these params{why}", self.server.name);
+                    vec![error(&id, NOT_RECORDED, &message)]
+                }
             }
         };
         (lines, Some(log))
@@ -72,14 +127,15 @@ impl<'a> Replayer<'a> {
 }
 
 /// Serves `server` on `input` and `output` until the client closes its
-/// end, appending each request to `log` when given; how many requests the
-/// recording lacked (each also said on standard error).
+/// end, asking the real server started as `live` (empty: none) what the
+/// recording lacks, appending each request to `log` when given; how many
+/// requests went unanswered (each also said on standard error).
 ///
 /// # Errors
 ///
 /// Reading, writing or the log fails.
-pub fn serve(server: &McpServer, input: impl BufRead, mut output: impl Write, log: Option<&Path>) -> io::Result<usize> {
-    let mut replayer = Replayer::new(server);
+pub fn serve(server: &McpServer, live: Vec<String>, input: impl BufRead, mut output: impl Write, log: Option<&Path>) -> io::Result<usize> {
+    let mut replayer = Replayer::with_live(server, live);
     let mut diverged = 0;
     for line in input.lines() {
         let line = line?;
@@ -209,6 +265,24 @@ mod tests {
     }
 
     #[test]
+    fn a_live_server_is_started_only_for_what_the_recording_lacks_and_one_that_cannot_start_is_a_divergence_saying_why() {
+        let server = server();
+        let mut replayer = Replayer::with_live(&server, vec!["/nonexistent/reloop-test/mcp-server".into()]);
+        let (answer, log) = lines(&mut replayer, json!({ "jsonrpc": "2.0", "id": 1, "method": "tools/list" }));
+        let log = log.unwrap();
+        assert_eq!((answer[0]["result"]["tools"][0]["name"].as_str(), log.live, log.live_error), (Some("add"), false, None), "recorded: no live server");
+        assert!(matches!(replayer.live, Live::Ready(_)), "not started for a recorded request");
+        let call = json!({ "jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": { "name": "add", "arguments": { "a": 7 } } });
+        for _ in 0..2 {
+            let (answer, log) = lines(&mut replayer, call.clone());
+            let log = log.unwrap();
+            let why = log.live_error.clone().unwrap_or_default();
+            assert!(log.diverged && !log.live && why.contains("cannot start the live server `/nonexistent/reloop-test/mcp-server`"), "{log:?}");
+            assert!(answer[0]["error"]["message"].as_str().unwrap().contains(&why), "{answer:?}");
+        }
+    }
+
+    #[test]
     fn garbage_gets_a_json_rpc_error_and_is_no_divergence() {
         let server = server();
         let mut replayer = Replayer::new(&server);
@@ -231,7 +305,7 @@ mod tests {
         .map(|v| v.to_string())
         .join("\n\n");
         let mut output = Vec::new();
-        assert_eq!(serve(&server, input.as_bytes(), &mut output, Some(&log)).unwrap(), 1);
+        assert_eq!(serve(&server, Vec::new(), input.as_bytes(), &mut output, Some(&log)).unwrap(), 1);
         let written: Vec<Value> = String::from_utf8(output).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect();
         assert_eq!(written.len(), 2);
         assert_eq!(
