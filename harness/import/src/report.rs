@@ -57,6 +57,9 @@ pub struct ImportReport {
     pub workspace_root: Option<String>,
     /// Every line of the source: read, used, ignored, skipped, joined, warnings.
     pub lines: LineAccount,
+    /// `--agent`: the black-box scenario written beside, and what its replay lacks.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub agent: Option<crate::agent_world::AgentReport>,
 }
 
 impl ImportReport {
@@ -119,6 +122,9 @@ impl ImportReport {
         }
         for added in &self.synthetic {
             out.push_str(&format!("  added: {added}\n"));
+        }
+        if let Some(agent) = &self.agent {
+            out.push_str(&agent.summary());
         }
         out
     }
