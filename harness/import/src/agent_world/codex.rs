@@ -218,16 +218,16 @@ fn finish(world: &mut World, mut pending: Pending, ran: Ran, context: &Context<'
         world.gap(format!("line {}: `{}`: no exit code recorded: served as 0", context.line, pending.command.command));
         0
     });
-    if pending.command.exit_code == 0 && !ran.truncated && !pending.tty {
-        if let Some(read) = read_of(&pending.command.command) {
-            let folder = pending.command.cwd.as_deref().unwrap_or(".");
-            if let Some(path) = relative_to_root(&read.path, Some(folder), context.root.or(context.cwd)) {
-                let text = &pending.command.stdout;
-                match read.lines {
-                    None => world.snapshot().read_whole(&path, text, pending.line),
-                    Some((first, last)) => world.snapshot().read_lines(&path, first, last, text, pending.line),
-                }
-            }
+    if pending.command.exit_code == 0
+        && !ran.truncated
+        && !pending.tty
+        && let Some(read) = read_of(&pending.command.command)
+        && let Some(path) = relative_to_root(&read.path, Some(pending.command.cwd.as_deref().unwrap_or(".")), context.root.or(context.cwd))
+    {
+        let text = &pending.command.stdout;
+        match read.lines {
+            None => world.snapshot().read_whole(&path, text, pending.line),
+            Some((first, last)) => world.snapshot().read_lines(&path, first, last, text, pending.line),
         }
     }
     world.command(&pending.call_id, pending.command);
@@ -259,25 +259,25 @@ fn patched(world: &mut World, patch: &str, workdir: Option<&str>, context: &Cont
 fn relative_paths(call: &mut ToolCall, cwd: Option<&str>, root: Option<&str>) {
     let Arguments::Json(Value::Object(arguments)) = &mut call.arguments else { return };
     let root = root.or(cwd);
-    if let Some(Value::String(dir)) = arguments.get_mut("workdir") {
-        if let Some(relative) = dir.starts_with('/').then(|| relative_to_root(dir, None, root)).flatten() {
-            *dir = relative;
-        }
+    if let Some(Value::String(dir)) = arguments.get_mut("workdir")
+        && let Some(relative) = dir.starts_with('/').then(|| relative_to_root(dir, None, root)).flatten()
+    {
+        *dir = relative;
     }
-    if call.name == "apply_patch" {
-        if let Some(Value::String(patch)) = arguments.get_mut("input") {
-            *patch = patch
-                .split_inclusive('\n')
-                .map(|line| {
-                    let header = ["*** Update File: ", "*** Delete File: ", "*** Add File: ", "*** Move to: "].into_iter().find(|h| line.starts_with(h));
-                    let relative = header.and_then(|h| {
-                        let path = line[h.len()..].trim_end();
-                        path.starts_with('/').then(|| relative_to_root(path, None, root)).flatten().map(|p| format!("{h}{p}{}", &line[h.len() + path.len()..]))
-                    });
-                    relative.unwrap_or_else(|| line.to_owned())
-                })
-                .collect();
-        }
+    if call.name == "apply_patch"
+        && let Some(Value::String(patch)) = arguments.get_mut("input")
+    {
+        *patch = patch
+            .split_inclusive('\n')
+            .map(|line| {
+                let header = ["*** Update File: ", "*** Delete File: ", "*** Add File: ", "*** Move to: "].into_iter().find(|h| line.starts_with(h));
+                let relative = header.and_then(|h| {
+                    let path = line[h.len()..].trim_end();
+                    path.starts_with('/').then(|| relative_to_root(path, None, root)).flatten().map(|p| format!("{h}{p}{}", &line[h.len() + path.len()..]))
+                });
+                relative.unwrap_or_else(|| line.to_owned())
+            })
+            .collect();
     }
 }
 
