@@ -150,6 +150,9 @@ pub struct ImportArgs {
     /// Replace files an earlier import (or an edit) left in --out; without it, existing files are refused.
     #[arg(long)]
     pub force: bool,
+    /// Also write NAME-AGENT.yaml: the session's own agent (codex) as a black box on the recording, its shell answered from the session's commands (`replay`, or `replay-or-live` to run the ones it lacks), its workspace the files the session read.
+    #[arg(long, value_name = "TOOLS", value_enum, num_args = 0..=1, default_missing_value = "replay", conflicts_with = "otlp_listen")]
+    pub agent: Option<AgentTools>,
     /// Receive OTLP traces instead of reading files: POST /v1/traces (JSON or protobuf) on ADDR (default 127.0.0.1:4318); each trace becomes a scenario at Ctrl-C or --otlp-exit-after.
     #[arg(long, value_name = "ADDR", num_args = 0..=1, default_missing_value = "127.0.0.1:4318", conflicts_with = "files")]
     pub otlp_listen: Option<String>,
@@ -159,6 +162,15 @@ pub struct ImportArgs {
     /// With --otlp-listen: stop once N traces have finished (their root span received), then write them.
     #[arg(long, value_name = "N", requires = "otlp_listen", value_parser = clap::value_parser!(u64).range(1..))]
     pub otlp_exit_after: Option<u64>,
+}
+
+/// `reloop import --agent`: where the black-box scenario's shell commands are answered from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum AgentTools {
+    /// From the recording only; a command it lacks is a `tool_side` divergence.
+    Replay,
+    /// From the recording; the commands it lacks run for real, each counted.
+    ReplayOrLive,
 }
 
 /// The formats `reloop import` reads.

@@ -8,6 +8,7 @@
 //! mapping of every format is in `docs/import.md`.
 
 pub mod agent_scenario;
+pub mod agent_world;
 pub mod capture_writer;
 pub mod convert;
 pub mod detect;
@@ -307,6 +308,19 @@ pub fn write_files(dir: &Path, converted: &Converted) -> Result<Vec<PathBuf>, Im
         (dir.join(report), serde_json::to_string_pretty(&converted.report).expect("a report serializes") + "\n"),
     ];
     std::fs::create_dir_all(dir).map_err(|source| ImportError::Io { path: dir.to_owned(), source })?;
+    for (path, text) in &files {
+        write_atomically(path, text)?;
+    }
+    Ok(files.into_iter().map(|(path, _)| path).collect())
+}
+
+/// The two files of `--agent`'s black-box scenario, written beside the
+/// import's: `NAME-PRESET.yaml` and its recording.
+pub fn write_agent_files(dir: &Path, agent: &agent_world::scenario::AgentImport) -> Result<Vec<PathBuf>, ImportError> {
+    let files = [
+        (dir.join(format!("{}.yaml", agent.name)), yaml(&agent.scenario, dir)?),
+        (dir.join(recording_file_name(&agent.name)), reloop_files::recording_file::to_yaml(&agent.recording)),
+    ];
     for (path, text) in &files {
         write_atomically(path, text)?;
     }
