@@ -94,6 +94,7 @@ pub fn agent_import(preset: AgentPreset, mut session: ImportedSession, options: 
             world.gaps.len()
         )),
         model: built_in.model.clone(),
+        context_window: built_in.context_window,
         task: built_in.task.clone(),
         recording: recording_path.into(),
         agent: Some(agent),
