@@ -19,7 +19,7 @@ use std::collections::BTreeMap;
 use reloop_recording::tool_side::ShellCommand;
 use serde_json::Value;
 
-use super::{World, relative_to_root};
+use super::{World, relative_argument, relative_to_root};
 use crate::session::{Arguments, ImportedSession, Item, ToolCall};
 
 /// The argument names Gemini CLI's file tools give a path, newest first.
@@ -160,11 +160,7 @@ fn read(world: &mut World, path: &str, text: &str, line: usize) {
 fn relative_paths(call: &mut ToolCall, cwd: Option<&str>, root: Option<&str>) {
     let Arguments::Json(Value::Object(arguments)) = &mut call.arguments else { return };
     for key in PATH_KEYS.iter().chain(&["dir_path", "directory"]) {
-        if let Some(Value::String(path)) = arguments.get_mut(*key) {
-            if let Some(relative) = relative_to_root(path, cwd, root) {
-                *path = relative;
-            }
-        }
+        relative_argument(arguments, key, cwd, root);
     }
 }
 

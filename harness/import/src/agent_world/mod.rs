@@ -196,6 +196,17 @@ pub fn relative_to_root(path: &str, cwd: Option<&str>, root: Option<&str>) -> Op
     Some(if rest.is_empty() { ".".to_owned() } else { rest.join("/") })
 }
 
+/// The string argument `key` (a path, absolute or relative to `cwd`) made
+/// relative to `root` when it lies under it: the replay's agent starts at
+/// the root of a fresh workspace, where the recorded folders do not exist.
+pub(super) fn relative_argument(arguments: &mut serde_json::Map<String, serde_json::Value>, key: &str, cwd: Option<&str>, root: Option<&str>) {
+    if let Some(serde_json::Value::String(path)) = arguments.get_mut(key)
+        && let Some(relative) = relative_to_root(path, cwd, root)
+    {
+        *path = relative;
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -19,7 +19,7 @@ use std::collections::BTreeMap;
 use reloop_recording::tool_side::ShellCommand;
 use serde_json::Value;
 
-use super::{World, relative_to_root};
+use super::{World, relative_argument};
 use crate::session::{Arguments, ImportedSession, Item, ToolCall};
 
 /// The in-process tools whose `path` pi resolves itself.
@@ -142,11 +142,7 @@ fn relative_path(call: &mut ToolCall, cwd: Option<&str>, root: Option<&str>) {
         return;
     }
     let Arguments::Json(Value::Object(arguments)) = &mut call.arguments else { return };
-    if let Some(Value::String(path)) = arguments.get_mut("path") {
-        if let Some(relative) = relative_to_root(path, cwd, root) {
-            *path = relative;
-        }
-    }
+    relative_argument(arguments, "path", cwd, root);
 }
 
 #[cfg(test)]
