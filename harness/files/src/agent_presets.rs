@@ -68,6 +68,12 @@ pub struct PresetLaunch {
     pub tool_error_pattern: Option<&'static str>,
     /// How it starts its shell (docs/black-box.md's table of agents).
     pub shell: PresetShell,
+    /// `(tool, fields)`: older argument forms the agent still takes for a
+    /// tool beside the one it declares, rewriting them itself before the
+    /// call (pi's `edit` of one `oldText`/`newText` pair, as sessions before
+    /// its `edits` list wrote it): a recorded call holding every field of
+    /// one is no misfit, so real sessions of older versions replay.
+    pub older_arguments: &'static [(&'static str, &'static [&'static str])],
 }
 
 /// `agent.shell_interception`: where the agent finds the shell shims.
@@ -144,6 +150,7 @@ const CODEX: PresetLaunch = PresetLaunch {
             r"(?s)\A__CODEX_SNAPSHOT_OVERRIDE_SET_0=.*\nexec '(?:/usr)?/bin/(?:ba)?sh' -l?c '",
         ],
     },
+    older_arguments: &[],
 };
 
 /// pi: a custom Anthropic provider in `$PI_CODING_AGENT_DIR/models.json`;
@@ -173,6 +180,8 @@ const PI: PresetLaunch = PresetLaunch {
     // Its `bash` tool starts `/bin/bash -c COMMAND` by absolute path
     // (pi-coding-agent utils/shell.ts `getShellConfig`).
     shell: PresetShell { interception: ShellInterception::Mount, unwrap: &[], passthrough: &[] },
+    // pi-coding-agent core/tools/edit.ts `prepareEditArguments`.
+    older_arguments: &[("edit", &["path", "oldText", "newText"])],
 };
 
 /// opencode: an OpenAI-compatible provider in the project's
@@ -203,6 +212,7 @@ const OPENCODE: PresetLaunch = PresetLaunch {
     tool_error_pattern: Some(r"^(?:[A-Z][A-Za-z]*)?Error: "),
     // Its `bash` tool spawns the command with `$SHELL` as the shell (`-c`).
     shell: PresetShell::PLAIN,
+    older_arguments: &[],
 };
 
 /// The summary Claude Code's compaction request gets: in the
@@ -265,6 +275,7 @@ const CLAUDE_CODE: PresetLaunch = PresetLaunch {
         unwrap: &[r"(?s)\Asource \S+ 2>/dev/null \|\| true && .*? && eval '(?P<quoted>(?:[^']|'\\'')*)'(?: < /dev/null)? && pwd -P >\| \S+\z"],
         passthrough: &[r"\Aenv\z", r"(?s)\ASNAPSHOT_FILE=\S+/shell-snapshots/snapshot-\S+\n"],
     },
+    older_arguments: &[],
 };
 
 /// Gemini CLI: headless mode (`-p`), every tool approved (`yolo`), the
@@ -285,7 +296,25 @@ const GEMINI_CLI: PresetLaunch = PresetLaunch {
     tools: "gemini-cli",
     // `run_shell_command` ends each output with the process group it ran in.
     volatile_result_lines: &["Process Group PGID: "],
-    auxiliary: &[],
+    // Its side requests, each answered in the JSON or XML it asks for
+    // (packages/core services/loopDetectionService.ts after 30 turns of
+    // one prompt, utils/nextSpeakerChecker.ts, core/prompts.ts's
+    // compression prompt), so a long session's replay does not spend a
+    // recorded turn on them.
+    auxiliary: &[
+        (
+            "You are a diagnostic agent that determines whether a conversational AI assistant is stuck in an unproductive loop.",
+            r#"{"unproductive_state_analysis": "A replayed session: the turns are the recorded ones.", "unproductive_state_confidence": 0}"#,
+        ),
+        (
+            "determine who should logically speak next: the 'user' or the 'model' (you).",
+            r#"{"reasoning": "A replayed session: the recorded turn has ended.", "next_speaker": "user"}"#,
+        ),
+        (
+            "You are a specialized system component responsible for distilling chat history into a structured XML <state_snapshot>.",
+            "<state_snapshot>\n<overall_goal>A replayed session: continue the user's task as first stated.</overall_goal>\n</state_snapshot>",
+        ),
+    ],
     user_agent: Some("GeminiCLI"),
     submit_marker: None,
     tool_error_pattern: None,
@@ -300,6 +329,7 @@ const GEMINI_CLI: PresetLaunch = PresetLaunch {
         ],
         passthrough: &[],
     },
+    older_arguments: &[],
 };
 
 /// mini-swe-agent: `mini` in yolo mode, exiting when the model submits.
@@ -340,6 +370,7 @@ const MINI_SWE_AGENT: PresetLaunch = PresetLaunch {
     tool_error_pattern: Some(DEFAULT_TOOL_ERROR_PATTERN),
     // LocalEnvironment's `subprocess.Popen(command, shell=True)`: `/bin/sh -c`.
     shell: PresetShell { interception: ShellInterception::Mount, unwrap: &[], passthrough: &[] },
+    older_arguments: &[],
 };
 
 impl AgentPreset {
@@ -407,7 +438,8 @@ pub fn misfit(preset: AgentPreset, name: &str, arguments: &serde_json::Value) ->
         return Some(format!("{} declares no tool `{name}` (its tools: {})", preset.as_str(), names.join(", ")));
     };
     let missing: Vec<&str> = required(tool).filter(|field| arguments.get(field).is_none()).collect();
-    (!missing.is_empty()).then(|| format!("{}'s `{name}` requires {}", preset.as_str(), missing.join(", ")))
+    let older_form = preset.launch().older_arguments.iter().any(|(tool, fields)| *tool == name && fields.iter().all(|field| arguments.get(field).is_some()));
+    (!missing.is_empty() && !older_form).then(|| format!("{}'s `{name}` requires {}", preset.as_str(), missing.join(", ")))
 }
 
 fn required(tool: &PresetTool) -> impl Iterator<Item = &str> {
@@ -441,6 +473,9 @@ mod tests {
     fn a_recorded_call_must_name_a_tool_of_the_agent_with_its_required_arguments() {
         assert_eq!(misfit(AgentPreset::Pi, "read", &serde_json::json!({ "path": "a" })), None);
         assert_eq!(misfit(AgentPreset::Pi, "read", &serde_json::json!({})).as_deref(), Some("pi's `read` requires path"));
+        let older_edit = serde_json::json!({ "path": "a", "oldText": "x", "newText": "y" });
+        assert_eq!(misfit(AgentPreset::Pi, "edit", &older_edit), None, "pi still takes the edit of one pair");
+        assert_eq!(misfit(AgentPreset::Pi, "edit", &serde_json::json!({ "path": "a", "oldText": "x" })).as_deref(), Some("pi's `edit` requires edits"));
         let unknown = misfit(AgentPreset::Codex, "shell", &serde_json::json!({})).unwrap();
         assert!(unknown.starts_with("codex declares no tool `shell` (its tools: exec_command,"), "{unknown}");
         assert_eq!(misfit(AgentPreset::Opencode, "bash", &serde_json::json!({ "command": "ls" })), None);

@@ -23,7 +23,7 @@ use crate::result::{EventRow, RunReport};
 use crate::run_metrics::{self, MetricFacts};
 use crate::run_mock::start_mock;
 use crate::scenario::Scenario;
-use crate::scenario::agent::AgentSpec;
+use crate::scenario::agent::{AgentSpec, ToolSideMode};
 use mcp::McpLaunch;
 use placeholders::Placeholders;
 pub use process::kill_live_agents;
@@ -61,6 +61,9 @@ pub async fn run(scenario: &Scenario, agent: &AgentSpec, cancel: &AtomicBool, wa
     let mcp_servers = McpLaunch::of(agent, |text| placeholders.expand(text), &recording_file, &mcp_log)?;
     placeholders.mcp = &mcp_servers;
     write_files(&workspace, agent, &placeholders)?;
+    if agent.tools != ToolSideMode::Live {
+        tool_side::make_recorded_folders(&workspace, &scenario.recording.tool_side)?;
+    }
     let argv: Vec<String> = agent.command.iter().map(|arg| placeholders.expand(arg)).collect();
     let mut env = environment(agent, &placeholders, scratch.path(), |name| std::env::var(name).ok());
     if let Some(missing) = process::missing_program(&argv, &env) {

@@ -99,6 +99,25 @@ pub struct Shims {
     covered: Option<Vec<mount::Covered>>,
 }
 
+/// Makes the folders the recorded commands ran in, inside `workspace`:
+/// they existed when the session ran, and an agent that starts a command in
+/// a folder that does not exist fails to spawn its shell (Node's `spawn`
+/// says ENOENT) before the shim can answer. A folder that would leave the
+/// workspace is not made.
+///
+/// # Errors
+///
+/// A folder cannot be made.
+pub fn make_recorded_folders(workspace: &Path, commands: &[ShellCommand]) -> Result<(), String> {
+    for folder in commands.iter().filter_map(|command| command.cwd.as_deref()) {
+        if reloop_files::scenario::agent::check_file_path(folder).is_ok() {
+            let path = workspace.join(folder);
+            std::fs::create_dir_all(&path).map_err(|e| format!("cannot make {}, where a recorded command ran: {e}", path.display()))?;
+        }
+    }
+    Ok(())
+}
+
 /// How the agent reaches its shell ([`Shims::install`]).
 #[derive(Debug, Clone, Copy)]
 pub struct ShellSetup {
@@ -238,6 +257,17 @@ mod tests {
         assert!(line.diverged());
         let message = divergence_message(&line, &commands, &[0]);
         assert!(message.contains("`make install` (in `.`)") && message.contains("unused commands: `make test`") && !message.contains("`make`,"), "{message}");
+    }
+
+    #[test]
+    fn the_folders_commands_ran_in_are_made_inside_the_workspace_only() {
+        let scratch = tempfile::tempdir().unwrap();
+        let workspace = scratch.path().join("workspace");
+        let ran_in = |cwd: &str| ShellCommand { command: "make".into(), cwd: Some(cwd.into()), ..ShellCommand::default() };
+        let commands = [ran_in("django_repo/tests"), ran_in("."), ran_in("../outside"), ShellCommand { command: "ls".into(), ..ShellCommand::default() }];
+        make_recorded_folders(&workspace, &commands).unwrap();
+        assert!(workspace.join("django_repo/tests").is_dir());
+        assert!(!scratch.path().join("outside").exists(), "a folder outside the workspace is not made");
     }
 
     #[test]

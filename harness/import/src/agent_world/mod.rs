@@ -13,6 +13,8 @@
 //! [`world`] dispatches on the preset.
 
 mod codex;
+mod gemini_cli;
+mod pi;
 pub mod scenario;
 pub mod shell_words;
 pub mod snapshot;
@@ -27,7 +29,7 @@ use crate::session::ImportedSession;
 pub use snapshot::Snapshot;
 
 /// The agents whose sessions `--agent` reads the world of.
-pub const SUPPORTED: [AgentPreset; 1] = [AgentPreset::Codex];
+pub const SUPPORTED: [AgentPreset; 3] = [AgentPreset::Codex, AgentPreset::Pi, AgentPreset::GeminiCli];
 
 /// What the agent's tools met in the session.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -111,6 +113,8 @@ fn supported() -> String {
 pub fn world(preset: AgentPreset, session: &mut ImportedSession, root: Option<&str>) -> Result<World, String> {
     match preset {
         AgentPreset::Codex => Ok(codex::world(session, root)),
+        AgentPreset::Pi => Ok(pi::world(session, root)),
+        AgentPreset::GeminiCli => Ok(gemini_cli::world(session, root)),
         other => Err(format!("--agent: {} sessions are not read for their tool side yet; {}", other.as_str(), supported())),
     }
 }
@@ -192,6 +196,17 @@ pub fn relative_to_root(path: &str, cwd: Option<&str>, root: Option<&str>) -> Op
     Some(if rest.is_empty() { ".".to_owned() } else { rest.join("/") })
 }
 
+/// The string argument `key` (a path, absolute or relative to `cwd`) made
+/// relative to `root` when it lies under it: the replay's agent starts at
+/// the root of a fresh workspace, where the recorded folders do not exist.
+pub(super) fn relative_argument(arguments: &mut serde_json::Map<String, serde_json::Value>, key: &str, cwd: Option<&str>, root: Option<&str>) {
+    if let Some(serde_json::Value::String(path)) = arguments.get_mut(key)
+        && let Some(relative) = relative_to_root(path, cwd, root)
+    {
+        *path = relative;
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -212,12 +227,12 @@ mod tests {
 
     #[test]
     fn an_agent_without_a_module_is_refused_naming_the_supported_ones() {
-        let session = ImportedSession { format: "pi", agent: Some("pi"), ..ImportedSession::default() };
+        let session = ImportedSession { format: "opencode", agent: Some("opencode"), ..ImportedSession::default() };
         let error = preset_of(&session).unwrap_err();
-        assert!(error.contains("pi sessions are not read") && error.contains("codex"), "{error}");
+        assert!(error.contains("opencode sessions are not read") && error.contains("codex, pi, gemini-cli"), "{error}");
         let session = ImportedSession { format: "atif", agent: None, ..ImportedSession::default() };
         assert!(preset_of(&session).unwrap_err().contains("a atif session names no agent"));
-        let mut session = ImportedSession { format: "pi", agent: Some("pi"), ..ImportedSession::default() };
-        assert!(world(AgentPreset::Pi, &mut session, None).unwrap_err().contains("--agent reads sessions of: codex"));
+        let mut session = ImportedSession { format: "opencode", agent: Some("opencode"), ..ImportedSession::default() };
+        assert!(world(AgentPreset::Opencode, &mut session, None).unwrap_err().contains("--agent reads sessions of: codex"));
     }
 }
