@@ -94,10 +94,52 @@ fn shell_argv_calls_are_their_bash_lc_scripts_and_sed_ranges_make_the_snapshot()
 #[test]
 fn an_agent_without_a_tool_side_reader_is_refused_naming_the_file_and_the_agents_read() {
     let dir = tempfile::tempdir().unwrap();
-    let file = fixture("pi/agent-history__pi-session-01.redacted.jsonl");
+    let file = fixture("opencode/opencode-1-18-33-tools-against-reloop-mock.json");
     let output = import(&file, dir.path());
     assert_eq!(output.status.code(), Some(2), "{}", stdout(&output));
     let error = stderr(&output);
-    assert!(error.contains("agent-history__pi-session-01.redacted.jsonl") && error.contains("--agent reads sessions of: codex"), "{error}");
+    assert!(error.contains("opencode-1-18-33-tools-against-reloop-mock.json") && error.contains("--agent reads sessions of: codex, pi, gemini-cli"), "{error}");
     assert_eq!(std::fs::read_dir(dir.path()).map(|d| d.count()).unwrap_or(0), 0, "nothing written");
+}
+
+#[test]
+fn a_real_pi_session_becomes_pi_on_its_recording_with_every_bash_call_in_tool_side() {
+    let dir = tempfile::tempdir().unwrap();
+    let output = import(&fixture("pi/pi-mono__compact-2638daee__first-65-lines.jsonl"), dir.path());
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let name = "pi-mono-compact-2638daee-first-65-lines-pi";
+    let scenario = yaml(&dir.path().join(format!("{name}.yaml")));
+    assert_eq!((&scenario["agent"]["preset"], &scenario["agent"]["tools"]), (&serde_json::json!("pi"), &serde_json::json!("replay")));
+    assert_eq!(scenario["context_window"], 200_000, "the built-in scenario's window, not none");
+    let recording = yaml(&dir.path().join(format!("{name}.recording.yaml")));
+    let tool_side = recording["tool_side"].as_array().unwrap();
+    assert_eq!(tool_side.len(), 19, "every bash call of the session");
+    // The command line is the model's, byte for byte; a failed one keeps pi's exit code, not its status line.
+    assert!(tool_side[0]["command"].as_str().unwrap().starts_with("cd /Users/badlogic/workspaces/pi-mono && gh issue view 288"), "{}", tool_side[0]);
+    let failed: Vec<&serde_json::Value> = tool_side.iter().filter(|c| c.get("exit_code").is_some()).collect();
+    assert_eq!(failed.len(), 1, "{failed:?}");
+    assert_eq!((failed[0]["exit_code"].as_i64(), failed[0].get("stdout")), (Some(1), None), "`(no output)` is no output");
+    // pi's older edit form stays in the recording: the pinned pi still takes it.
+    let text = std::fs::read_to_string(dir.path().join(format!("{name}.recording.yaml"))).unwrap();
+    assert!(text.contains("oldText") && !text.contains("path: /Users/badlogic"), "edit paths made relative");
+    let report = stdout(&output);
+    assert!(report.contains("packages/coding-agent/src/core/sdk.ts: edited at line 56 but never read in full before"), "{report}");
+}
+
+#[test]
+fn a_real_gemini_cli_session_becomes_gemini_cli_with_its_commands_as_its_shell_receives_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let output = import(&fixture("gemini-cli/aim__control_pro.json"), dir.path());
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let recording = yaml(&dir.path().join("aim-control-pro-gemini-cli.recording.yaml"));
+    let tool_side = recording["tool_side"].as_array().unwrap();
+    assert_eq!(tool_side.len(), 18, "every run_shell_command of the session");
+    for command in tool_side {
+        let line = command["command"].as_str().unwrap();
+        assert_eq!(line, line.trim(), "Gemini CLI trims the command before its shell gets it");
+    }
+    let in_repo: Vec<&serde_json::Value> = tool_side.iter().filter(|c| c["cwd"] == "django_repo").collect();
+    assert_eq!(in_repo.len(), 5, "its dir_path, relative to the root: {in_repo:?}");
+    assert_eq!((tool_side[0]["exit_code"].as_i64(), tool_side[0]["stdout"].as_str()), (Some(127), Some("/usr/bin/bash: line 1: python: command not found")));
+    assert!(tool_side.iter().all(|c| !c["stdout"].as_str().unwrap_or_default().contains("Process Group PGID")), "the trailer lines are Gemini CLI's, not output");
 }
