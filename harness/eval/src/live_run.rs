@@ -7,7 +7,8 @@
 use std::path::{Path, PathBuf};
 
 use reloop_mock::Session;
-use reloop_mock::live::Upstream;
+use reloop_recording::capture::{InjectedSecrets, Redaction};
+use reloop_recording::tool_side::ShellCommand;
 
 use crate::recording_file::{to_yaml, write_recording};
 use crate::result::RunReport;
@@ -28,16 +29,25 @@ pub fn rerecording_path(scenario: &Scenario) -> PathBuf {
 }
 
 /// After a run of `scenario` on `session`: when any of its steps went live
-/// (`live_steps`), writes the re-recording (a failure to
-/// write fails the run, naming the file).
-pub fn finish(scenario: &Scenario, session: &Session, report: &mut RunReport) {
-    let Some(live) = scenario.live.as_deref() else { return };
-    blame_the_harness(session, report);
-    if report.metrics.live_steps == 0 {
+/// (`live_steps`), or a black-box agent's shell was recorded (`tool_side`,
+/// under `agent.tools: record` or `--record-mode all`), writes the
+/// re-recording, with that tool side in place of the recording's (a
+/// failure to write fails the run, naming the file).
+pub fn finish(scenario: &Scenario, session: &Session, report: &mut RunReport, tool_side: Option<Vec<ShellCommand>>) {
+    let live = scenario.live.as_deref();
+    if live.is_some() {
+        blame_the_harness(session, report);
+    }
+    if report.metrics.live_steps == 0 && tool_side.is_none() {
         return;
     }
-    let path = live.rerecord_to.clone().unwrap_or_else(|| rerecording_path(scenario));
-    match write_rerecording(&path, scenario, session, &live.upstream) {
+    let path = live.and_then(|live| live.rerecord_to.clone()).unwrap_or_else(|| rerecording_path(scenario));
+    // Without an upstream, a recorded shell's output is still scrubbed of the keys reloop holds.
+    let redaction = live.map_or_else(
+        || Redaction::new(&[], &[]).expect("no pattern to refuse").with_secrets(InjectedSecrets::from_environment()),
+        |live| live.upstream.redaction().clone(),
+    );
+    match write_rerecording(&path, scenario, session, &redaction, tool_side) {
         Ok(()) => eprintln!("reloop: {}: re-recorded into {}", scenario.name, path.display()),
         Err(error) => {
             report.passed = false;
@@ -85,14 +95,18 @@ fn same_file(path: &Path, recording: &Path) -> bool {
 }
 
 /// Writes the session's re-recording to `path`, atomically, never over the
-/// recording it replayed, and never with a match of a redaction pattern.
-fn write_rerecording(path: &Path, scenario: &Scenario, session: &Session, upstream: &Upstream) -> Result<(), String> {
+/// recording it replayed, and never with a match of a redaction pattern;
+/// `tool_side`, redacted, replaces the recording's.
+fn write_rerecording(path: &Path, scenario: &Scenario, session: &Session, redaction: &Redaction, tool_side: Option<Vec<ShellCommand>>) -> Result<(), String> {
     let recording = scenario.file.parent().unwrap_or(Path::new(".")).join(&scenario.spec.recording);
     if same_file(path, &recording) {
         return Err("is the recording replayed; the old recording stays intact (give another --rerecord-to)".into());
     }
-    let rerecorded = session.rerecorded(&upstream.redaction().describe());
-    if upstream.redaction().finds(&to_yaml(&rerecorded)) {
+    let mut rerecorded = session.rerecorded(&redaction.describe());
+    if let Some(commands) = tool_side {
+        rerecorded.tool_side = commands.into_iter().map(|command| redaction.shell_command(command)).collect();
+    }
+    if redaction.finds(&to_yaml(&rerecorded)) {
         return Err("a --redact-body pattern still matches; nothing written".into());
     }
     write_recording(path, &rerecorded).map_err(|e| e.to_string())

@@ -5,10 +5,16 @@
 //! the recorded output reaches the agent's next request and the canary is
 //! never made.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use crate::shell_agent::{run, scenario};
-use crate::util::{stderr, stdout};
+use crate::tables::{Row, read_rows};
+use crate::util::{MINIMAL_SCENARIO, ONE_TEXT_RECORDING, reloop, stderr, stdout, write};
+
+/// The run's `(tool_side_replayed, tool_side_divergences, commands_run_live)` cells.
+fn counts(run: &Row) -> [&str; 3] {
+    ["tool_side_replayed", "tool_side_divergences", "commands_run_live"].map(|column| run[column].as_str())
+}
 
 #[test]
 fn a_replayed_command_reaches_the_next_request_as_recorded_and_never_runs() {
@@ -26,6 +32,7 @@ fn a_replayed_command_reaches_the_next_request_as_recorded_and_never_runs() {
             (&serde_json::json!(command), &serde_json::json!(0), &serde_json::json!(false))
         );
         assert!(!canary.exists(), "{shell}: the recorded command ran for real");
+        assert_eq!(counts(&run), ["1", "0", "0"], "{shell}");
     }
 }
 
@@ -44,6 +51,7 @@ fn a_changed_command_fails_the_run_as_a_tool_side_divergence_and_does_not_run() 
     assert!(error.contains(&format!("the recording's unused commands: `{recorded}`")), "{error}");
     assert_eq!(shells[0]["diverged"], true);
     assert!(!canary.exists(), "a command the recording lacks ran under replay");
+    assert_eq!(counts(&run), ["0", "1", "0"]);
 }
 
 #[test]
@@ -60,6 +68,7 @@ fn replay_or_live_runs_a_command_the_recording_lacks_and_names_it() {
         (&serde_json::json!(asked), &serde_json::json!(true), &serde_json::Value::Null)
     );
     assert!(canary.exists(), "replay-or-live runs what the recording lacks");
+    assert_eq!(counts(&run), ["0", "0", "1"]);
 }
 
 /// `shell_interception: mount` without bubblewrap must not fall back to
@@ -82,4 +91,122 @@ fn mount_without_bubblewrap_fails_naming_it_and_runs_nothing() {
     assert_eq!(run["outcome"], "harness_error", "{run:?}\n{}{}", stdout(&output), stderr(&output));
     assert!(run["error"].contains("needs bubblewrap (`bwrap`), which is not on PATH"), "{}", run["error"]);
     assert!(!canary.exists(), "the agent ran its command for real");
+}
+
+/// No shims watched these runs, so the counts are unknown, not 0: the
+/// built-in loop runs no shell, and `tools: live` (the default) installs none.
+#[test]
+fn the_tool_side_counts_are_null_where_no_shims_watched() {
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "recording.yaml", ONE_TEXT_RECORDING);
+    let built_in = write(dir.path(), "scenario.yaml", MINIMAL_SCENARIO);
+    let output = reloop(Path::new("."), &["run", built_in.to_str().unwrap(), "--out", dir.path().join("built-in").to_str().unwrap()]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let [row]: [Row; 1] = read_rows(&dir.path().join("built-in/runs.parquet")).try_into().unwrap();
+    assert_eq!(counts(&row), ["null"; 3]);
+
+    let live = scenario(dir.path(), "live", "path", "bash", "echo live output", None, "live output\n(exit 0)");
+    let (output, run, shells) = run(&live, &dir.path().join("live"));
+    assert_eq!(output.status.code(), Some(0), "{}{}", stdout(&output), stderr(&output));
+    assert_eq!((counts(&run), shells.len()), (["null"; 3], 0));
+}
+
+/// A recording whose exchanges call `shell` with each of `commands`, in
+/// turn, each next exchange expecting what the last one printed, then
+/// answer.
+fn calls(commands: &[(&str, &str)]) -> String {
+    let mut exchanges = String::new();
+    let mut expected: Option<&str> = None;
+    for (command, prints) in commands {
+        let expect = expected.map_or_else(String::new, |text| format!("expect: {{ tool_result_contains: [{}] }}\n    ", serde_json::json!(text)));
+        exchanges.push_str(&format!(
+            "  - {expect}text: Running.\n    tool_calls:\n      - {{ name: shell, arguments: {{ command: {} }} }}\n",
+            serde_json::json!(command)
+        ));
+        expected = Some(prints);
+    }
+    let expect = expected.map_or_else(String::new, |text| format!("expect: {{ tool_result_contains: [{}] }}\n    ", serde_json::json!(text)));
+    format!("format: reloop.recording/v1\nexchanges:\n{exchanges}  - {expect}text: The build passes.\n")
+}
+
+/// The shell agent's scenario `build.yaml` over `recording` under `tools`,
+/// with `env` for the agent.
+fn agent_scenario(dir: &Path, recording: &str, tools: &str, env: &str) -> PathBuf {
+    let agent = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/shell-agent/shell_agent.py");
+    write(
+        dir,
+        "build.yaml",
+        &format!(
+            "name: build\nmodel: gpt-4.1\ntask: Build it.\nrecording: {recording}\nagent:\n  command: [python3, {}, \"{{task}}\"]\n  wire: openai-chat\n  tools: {tools}\n  env: {{ {env} }}\n  files: {{ sub/keep.txt: kept }}\n  timeout_s: 60\nexpect:\n  outcome: final_answer\n",
+            agent.display()
+        ),
+    )
+}
+
+/// The `tool_side:` list of the recording at `path`.
+fn tool_side_of(path: &Path) -> Vec<serde_json::Value> {
+    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let recording: serde_json::Value = serde_saphyr::from_str(&text).unwrap();
+    recording["tool_side"].as_array().cloned().unwrap_or_default()
+}
+
+/// `--record-mode all` against a local upstream: the agent's command runs
+/// for real (its output reaches the upstream, the canary is made), and the
+/// re-recording holds it redacted; replayed under `tools: replay`, the
+/// same agent passes and nothing runs.
+#[test]
+fn record_mode_all_records_the_shell_and_the_rerecording_replays_it_without_running() {
+    let dir = tempfile::tempdir().unwrap();
+    let canary = dir.path().join("canary");
+    // The secret is in what it prints, not in its line (a redacted line would not replay).
+    let command = format!("touch {} && echo real output && printf 'token sk-live-%s\\n' 12345 >&2", canary.display());
+    let upstream_recording = write(dir.path(), "upstream.yaml", &calls(&[(&command, "real output")]));
+    write(dir.path(), "stale.recording.yaml", "format: reloop.recording/v1\nexchanges:\n  - text: Stale.\n");
+    let file = agent_scenario(dir.path(), "stale.recording.yaml", "replay", "SHELL_NAME: bash");
+    let upstream = crate::util::Serve::start_with(&upstream_recording, &[], std::process::Stdio::null());
+    let out = dir.path().join("out");
+    let args = ["run", file.to_str().unwrap(), "--out", out.to_str().unwrap(), "--upstream", &upstream.addr, "--record-mode", "all"];
+    let output = reloop(Path::new("."), &[&args[..], &["--redact-body", "sk-live-[0-9]+"]].concat());
+    assert_eq!(output.status.code(), Some(0), "{}{}", stdout(&output), stderr(&output));
+    assert!(canary.exists(), "recording runs the command for real");
+    let [run]: [Row; 1] = read_rows(&out.join("runs.parquet")).try_into().unwrap();
+    assert_eq!((run["live_steps"].as_str(), counts(&run)), ("2", ["0", "0", "1"]), "{run:?}");
+
+    let rerecording = dir.path().join("stale.rerecorded.yaml");
+    let recorded = tool_side_of(&rerecording);
+    let expected = serde_json::json!([{ "command": command, "stdout": "real output\n", "stderr": "token [REDACTED]\n", "cwd": ".", "after_exchange": 0 }]);
+    assert_eq!(serde_json::Value::Array(recorded), expected);
+    assert!(!std::fs::read_to_string(&rerecording).unwrap().contains("sk-live-12345"));
+
+    std::fs::remove_file(&canary).unwrap();
+    let file = agent_scenario(dir.path(), "stale.rerecorded.yaml", "replay", "SHELL_NAME: bash");
+    let (output, run, shells) = crate::shell_agent::run(&file, &dir.path().join("replayed"));
+    assert_eq!(output.status.code(), Some(0), "{}{}", stdout(&output), stderr(&output));
+    assert_eq!((run["outcome"].as_str(), run["passed"].as_str(), counts(&run)), ("final_answer", "true", ["1", "0", "0"]), "{run:?}");
+    assert_eq!((&shells[0]["entry"], &shells[0]["stdout"]), (&serde_json::json!(0), &serde_json::json!("real output\n")));
+    assert!(!canary.exists(), "the replay ran the recorded command");
+}
+
+/// `agent.tools: record` with the model's side replayed: each command's
+/// folder, input, status and the exchange that asked for it are recorded
+/// in order, beside the replayed exchanges.
+#[test]
+fn tools_record_keeps_each_commands_folder_input_status_and_exchange() {
+    let dir = tempfile::tempdir().unwrap();
+    let first = "read line; echo got $line; exit 4";
+    // Each reads its input: what a command that never reads it was given
+    // is kept only as far as it came before the command ended.
+    let second = "cat >/dev/null; ls";
+    write(dir.path(), "build.recording.yaml", &calls(&[(first, "got hello\n(exit 4)"), (second, "keep.txt")]));
+    let file = agent_scenario(dir.path(), "build.recording.yaml", "record", "SHELL_NAME: sh, SHELL_CWD: sub, SHELL_STDIN: \"hello\\n\"");
+    let (output, run, shells) = run(&file, &dir.path().join("out"));
+    assert_eq!(output.status.code(), Some(0), "{}{}", stdout(&output), stderr(&output));
+    assert_eq!((run["passed"].as_str(), run["live_steps"].as_str(), counts(&run)), ("true", "0", ["0", "0", "2"]), "{run:?}");
+    assert_eq!(shells.iter().map(|shell| shell["after_exchange"].clone()).collect::<Vec<_>>(), [serde_json::json!(0), serde_json::json!(1)]);
+    let recorded = tool_side_of(&dir.path().join("build.rerecorded.yaml"));
+    let expected = serde_json::json!([
+        { "command": first, "stdout": "got hello\n", "exit_code": 4, "cwd": "sub", "stdin": "hello\n", "after_exchange": 0 },
+        { "command": second, "stdout": "keep.txt\n", "cwd": "sub", "stdin": "hello\n", "after_exchange": 1 },
+    ]);
+    assert_eq!(serde_json::Value::Array(recorded), expected);
 }

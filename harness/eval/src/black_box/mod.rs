@@ -28,6 +28,7 @@ use mcp::McpLaunch;
 use placeholders::Placeholders;
 pub use process::kill_live_agents;
 use process::{Ending, Launch};
+use reloop_files::scenario::agent::ToolSideMode;
 use tool_side::{ShellSetup, Shims};
 
 /// The key both dummy API-key variables hold; the mock accepts any key.
@@ -67,7 +68,8 @@ pub async fn run(scenario: &Scenario, agent: &AgentSpec, cancel: &AtomicBool, wa
         return Ok(skipped(scenario, &missing));
     }
     let setup = ShellSetup { interception: agent.shell_interception(), shell: agent.shell() };
-    let shims = Shims::install(agent.tools, setup, &scenario.recording.tool_side, scratch.path(), &workspace, &env)?;
+    let tools = tool_side::mode_of(agent.tools, scenario.live.as_deref());
+    let shims = Shims::install((tools, setup), &scenario.recording.tool_side, (scratch.path(), &workspace), &env, &session)?;
     env.extend(shims.iter().flat_map(|shims| shims.env.iter().cloned()));
     let argv = match &shims {
         Some(shims) => shims.launch_argv(argv)?,
@@ -77,16 +79,18 @@ pub async fn run(scenario: &Scenario, agent: &AgentSpec, cancel: &AtomicBool, wa
         Launch { argv: &argv, env, workspace: &workspace, scratch: scratch.path(), output_dir: scratch.path(), timeout: Duration::from_secs(agent.timeout_s) };
     let finished = process::spawn(&launch)?.finish(cancel, scratch.path()).await;
 
-    let view = server_view::server_view(scenario, &session);
-    let divergences = session.divergences();
     let shells = shims.as_ref().map(Shims::read_log).unwrap_or_default();
     let mcp_requests = mcp::read_log(&mcp_log);
+    let counts = shims.as_ref().map(|_| tool_side::ToolSideCounts::of(&shells).with_mcp(&mcp_requests));
+    let view = server_view::server_view(scenario, &session, counts);
+    let divergences = session.divergences();
+    let log = session.log();
     let shell_divergences: Vec<String> =
         tool_side::divergences(&shells, &scenario.recording.tool_side).into_iter().chain(mcp::divergences(&mcp_requests)).collect();
     let outcome = server_view::outcome(&finished.ending, divergences.len() + shell_divergences.len(), &view);
     let shell_events: Vec<_> = shells
         .iter()
-        .map(|line| tool_side::event(line, clock.now_ms()))
+        .map(|line| tool_side::event(line, &scenario.recording.tool_side, (&log, &view.steps), clock.now_ms()))
         .chain(mcp_requests.iter().map(|line| EventRow {
             at_ms: clock.now_ms(),
             kind: mcp::EVENT_KIND.to_owned(),
@@ -98,7 +102,6 @@ pub async fn run(scenario: &Scenario, agent: &AgentSpec, cancel: &AtomicBool, wa
         Ending::Exited(code) => code,
         Ending::TimedOut | Ending::Cancelled => None,
     };
-    let log = session.log();
     let metrics = run_metrics::build(MetricFacts {
         scenario,
         steps: &view.steps,
@@ -147,7 +150,8 @@ pub async fn run(scenario: &Scenario, agent: &AgentSpec, cancel: &AtomicBool, wa
         divergences,
         ..RunReport::of(scenario, outcome)
     };
-    crate::live_run::finish(scenario, &session, &mut report);
+    let recorded = (tools == ToolSideMode::Record).then(|| tool_side::recorded(&shells, &session));
+    crate::live_run::finish(scenario, &session, &mut report, recorded);
     Ok(report)
 }
 

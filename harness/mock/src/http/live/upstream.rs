@@ -218,6 +218,8 @@ mod tests {
         let rerecorded = session.rerecorded(&["header:x".into()]);
         let texts: Vec<String> = rerecorded.exchanges.iter().map(reloop_recording::Exchange::text).collect();
         assert_eq!((texts, rerecorded.redacted), (vec!["one".to_owned(), "live".to_owned()], vec!["header:x".to_owned()]));
+        // The log's numbers, where the re-recording holds them: the live exchange 2 is its second.
+        assert_eq!([0, 1, 2, 3].map(|exchange| session.rerecorded_index(exchange)), [Some(0), None, Some(1), None]);
     }
 
     #[test]

@@ -307,14 +307,31 @@ impl Session {
     pub fn rerecorded(&self, redacted: &[String]) -> Recording {
         let state = self.lock();
         let recorded = &self.config.recording;
-        let mut replayed: Vec<usize> = state.log.iter().filter(|r| !r.live).filter_map(|r| r.exchange).filter(|e| *e < recorded.exchanges.len()).collect();
-        replayed.sort_unstable();
-        replayed.dedup();
-        let mut exchanges: Vec<Exchange> = replayed.into_iter().map(|e| recorded.exchanges[e].clone()).collect();
+        let mut exchanges: Vec<Exchange> = self.replayed(&state).into_iter().map(|e| recorded.exchanges[e].clone()).collect();
         exchanges.extend(state.live.iter().cloned());
         let mut kept = recorded.redacted.clone();
         kept.extend(redacted.iter().filter(|r| !recorded.redacted.contains(r)).cloned());
         Recording { exchanges, redacted: kept, ..(**recorded).clone() }
+    }
+
+    /// Where the exchange numbered `exchange` in the log is in
+    /// [`Self::rerecorded`]'s exchanges, if it is there.
+    pub fn rerecorded_index(&self, exchange: usize) -> Option<usize> {
+        let state = self.lock();
+        let replayed = self.replayed(&state);
+        match exchange.checked_sub(self.config.recording.exchanges.len()) {
+            None => replayed.binary_search(&exchange).ok(),
+            Some(live) => (live < state.live.len()).then_some(replayed.len() + live),
+        }
+    }
+
+    /// The recorded exchanges the session replayed, in the recording's order.
+    fn replayed(&self, state: &SessionState) -> Vec<usize> {
+        let recorded = self.config.recording.exchanges.len();
+        let mut replayed: Vec<usize> = state.log.iter().filter(|r| !r.live).filter_map(|r| r.exchange).filter(|e| *e < recorded).collect();
+        replayed.sort_unstable();
+        replayed.dedup();
+        replayed
     }
 
     /// The exchange numbered `index` in the log: the recording's, or past
