@@ -196,6 +196,10 @@ pub struct RunMetrics {
     /// Its commands that ran for real while the shims watched
     /// (`replay-or-live` misses, every command under `record`).
     pub commands_run_live: Option<u64>,
+    /// The first file at which a replay's workspace differed from the
+    /// recording's, at the first turn that differed; `None` when none did
+    /// or the recording has no `workspace:`.
+    pub workspace_diverged_at: Option<String>,
 }
 
 impl RunMetrics {

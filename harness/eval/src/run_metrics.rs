@@ -183,6 +183,8 @@ pub(crate) fn build(facts: MetricFacts<'_>) -> RunMetrics {
         tool_side_replayed: tool_side.map(|counts| counts.replayed),
         tool_side_divergences: tool_side.map(|counts| counts.divergences),
         commands_run_live: tool_side.map(|counts| counts.run_live),
+        // The run compares its workspace once the agent has ended (`black_box::workspace`).
+        workspace_diverged_at: None,
     }
 }
 

@@ -305,13 +305,19 @@ pub fn after_exchange(line: &LogLine, log: &[RequestRecord]) -> Option<usize> {
     before.iter().rev().find(|record| record.status == 200 && record.exchange.is_some())?.exchange
 }
 
+/// The report's step whose answer was `exchange` (0 when none): where an
+/// event of the world side that followed it sits.
+pub fn step_of(exchange: Option<usize>, steps: &[StepRow]) -> u64 {
+    steps.iter().find(|row| row.purpose == "main" && exchange.is_some_and(|e| row.exchange == Some(e as u64))).map_or(0, |row| row.step)
+}
+
 /// The report's event for one shell the agent started (`tool_side_command`),
 /// at the step whose answer asked for it: the command, what answered it
 /// (the recorded entry's output, or what it did when it ran watched) and
 /// the exchange served before it.
 pub fn event(line: &LogLine, commands: &[ShellCommand], (log, steps): (&[RequestRecord], &[StepRow]), at_ms: u64) -> EventRow {
     let after = after_exchange(line, log);
-    let step = steps.iter().find(|row| row.purpose == "main" && after.is_some_and(|e| row.exchange == Some(e as u64))).map_or(0, |row| row.step);
+    let step = step_of(after, steps);
     let served = line.entry.and_then(|entry| commands.get(entry));
     let (stdout, stderr, exit_code) = match (served, &line.output) {
         (Some(entry), _) => (Some(&entry.stdout), Some(&entry.stderr), Some(entry.exit_code)),

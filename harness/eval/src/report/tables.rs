@@ -118,6 +118,7 @@ pub fn runs_batch(runs: &[RunReport]) -> Result<RecordBatch, ArrowError> {
         .int_opt("tool_side_replayed", runs.iter().map(|r| r.metrics.tool_side_replayed))
         .int_opt("tool_side_divergences", runs.iter().map(|r| r.metrics.tool_side_divergences))
         .int_opt("commands_run_live", runs.iter().map(|r| r.metrics.commands_run_live))
+        .text_opt("workspace_diverged_at", runs.iter().map(|r| r.metrics.workspace_diverged_at.as_deref()))
         .text_opt("final_answer", runs.iter().map(|r| r.final_answer.as_deref()))
         .text_opt("error", runs.iter().map(|r| r.error.as_deref()))
         .text("system_under_test", runs.iter().map(|r| r.system_under_test.as_str()))

@@ -220,6 +220,17 @@ pub struct Session {
     /// The previous request's parse, which the next request of the conversation reuses
     /// ([`Self::decode`]); apart from `state`, so no request waits on a parse.
     reusable: Mutex<Option<Reusable<Bytes>>>,
+    /// Called as each request arrives, before it is answered ([`Self::on_request`]).
+    request_hook: std::sync::OnceLock<RequestHook>,
+}
+
+/// What [`Session::on_request`] calls: given the exchange served last.
+struct RequestHook(Box<dyn Fn(Option<usize>) + Send + Sync>);
+
+impl std::fmt::Debug for RequestHook {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("RequestHook")
+    }
 }
 
 impl Session {
@@ -228,7 +239,23 @@ impl Session {
         let faults = FaultPlan::new(&config.faults)?;
         let state = SessionState { faults, ..SessionState::default() };
         let by_purpose = config.recording.by_purpose();
-        Ok(Self { config, by_purpose, counter: TokenCounter::new(), state: Mutex::new(state), reusable: Mutex::default() })
+        Ok(Self { config, by_purpose, counter: TokenCounter::new(), state: Mutex::new(state), reusable: Mutex::default(), request_hook: Default::default() })
+    }
+
+    /// Has `hook` called as each request arrives, before anything answers
+    /// it, with the exchange served last (numbered as in the log): a
+    /// client waiting for its answer has finished what the last one asked,
+    /// so a black-box run snapshots its agent's workspace there. Called on
+    /// the request's own task: it should be quick. A second hook is
+    /// refused (`false`).
+    pub fn on_request(&self, hook: impl Fn(Option<usize>) + Send + Sync + 'static) -> bool {
+        self.request_hook.set(RequestHook(Box::new(hook))).is_ok()
+    }
+
+    /// The exchange of the last request answered with one (status 200),
+    /// numbered as in the log.
+    pub fn last_served(&self) -> Option<usize> {
+        self.lock().log.iter().rev().find(|record| record.status == 200 && record.exchange.is_some())?.exchange
     }
 
     /// The session's pacer.
@@ -376,6 +403,9 @@ impl Session {
     /// stages of [`crate::replay::stages`] (or answers with its compaction,
     /// or with the live exchange) and logs what happened.
     pub fn handle(&self, ReplayRequest { prompt: request, caching, managed, live }: ReplayRequest<'_>) -> Reply {
+        if let Some(hook) = self.request_hook.get() {
+            (hook.0)(self.last_served());
+        }
         let renamed = self.lock().served_calls.with_served_ids(request);
         let request = renamed.as_ref().unwrap_or(request);
         let history = managed.history.map(|history| self.lock().served_calls.with_served_ids(history).unwrap_or_else(|| history.clone()));
