@@ -117,9 +117,8 @@ impl Snapshot {
         if self.tree == other.tree {
             return None;
         }
-        let entry = |snapshot: &Self, path: &str| {
-            snapshot.files.get(path).map(|hash| hash.clone()).or_else(|| snapshot.skipped.get(path).map(|size| format!("skipped {size}")))
-        };
+        let entry =
+            |snapshot: &Self, path: &str| snapshot.files.get(path).cloned().or_else(|| snapshot.skipped.get(path).map(|size| format!("skipped {size}")));
         let paths: std::collections::BTreeSet<&String> = [self, other].iter().flat_map(|s| s.files.keys().chain(s.skipped.keys())).collect();
         paths.into_iter().find(|path| entry(self, path) != entry(other, path)).cloned()
     }

@@ -303,3 +303,22 @@ fn a_workspace_that_went_another_way_names_the_turn_and_the_first_file() {
     let step = events.iter().find(|e| e["kind"] == "workspace_diverged").unwrap()["step"].clone();
     assert_eq!(step, "0", "the step (0-based) whose answer asked for the command");
 }
+
+/// A hand-edited `workspace:` whose path leaves the workspace is refused
+/// when the recording is read, naming the file and the field; nothing runs.
+#[test]
+fn a_workspace_path_out_of_the_workspace_is_refused_naming_the_file_and_field() {
+    let dir = tempfile::tempdir().unwrap();
+    let hash = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855";
+    let recording = format!(
+        "{}workspace:\n  max_file_bytes: 1024\n  snapshots:\n    - tree: x\n      files: {{ ../escape.txt: {hash} }}\n  blobs:\n    {hash}: \"\"\n",
+        calls(&[])
+    );
+    write(dir.path(), "build.recording.yaml", &recording);
+    let file = agent_scenario(dir.path(), "build.recording.yaml", "replay", "SHELL_NAME: bash", KEEP);
+    let output = reloop(Path::new("."), &["run", file.to_str().unwrap(), "--out", dir.path().join("out").to_str().unwrap()]);
+    let error = stderr(&output);
+    assert_ne!(output.status.code(), Some(0), "{error}");
+    assert!(error.contains("build.recording.yaml") && error.contains("workspace.snapshots[0].files.../escape.txt"), "{error}");
+    assert!(!dir.path().join("escape.txt").exists());
+}

@@ -223,6 +223,20 @@ mod tests {
     }
 
     #[test]
+    fn the_request_hook_sees_each_request_before_its_answer_with_the_exchange_served_last() {
+        let (session, first, unanswered) = session_and_requests();
+        let seen = Arc::new(std::sync::Mutex::new(Vec::new()));
+        let kept = Arc::clone(&seen);
+        assert!(session.on_request(move |served| kept.lock().unwrap().push(served)));
+        assert!(!session.on_request(|_| ()), "one hook");
+        session.handle(ReplayRequest::new(&first));
+        session.handle(ReplayRequest::new(&unanswered));
+        session.handle(ReplayRequest::new(&unanswered));
+        assert_eq!(*seen.lock().unwrap(), [None, Some(0), Some(0)], "a divergence serves no exchange");
+        assert_eq!(session.last_served(), Some(0));
+    }
+
+    #[test]
     fn fork_at_goes_live_once_that_many_exchanges_were_replayed() {
         let (session, first, _) = session_and_requests();
         let fork = Trigger { mode: RecordMode::Once, fork_at: Some(1) };
