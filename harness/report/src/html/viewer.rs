@@ -193,6 +193,16 @@ impl StepView {
                 }
             }
             "tool_side_command" => self.tools.push(shell_command(body, &field)),
+            "workspace_diverged" => {
+                let turn = body.get("after_exchange").and_then(Value::as_u64).map_or_else(|| "at the start".to_owned(), |e| format!("after exchange {e}"));
+                let how = match (body.get("recorded").and_then(Value::as_str), body.get("replayed").and_then(Value::as_str)) {
+                    (Some(_), Some(_)) => "another content than recorded",
+                    (Some(_), None) => "recorded, missing (or not stored) here",
+                    (None, Some(_)) => "here, not in the recording (or not stored there)",
+                    (None, None) => "another size of a file not stored",
+                };
+                self.notes.push(("fault", format!("workspace differs from the recording {turn}: {} ({how})", field("path"))));
+            }
             "microcompact_ran" | "mid_compact_layer1_ran" | "mid_compact_layer2_ran" | "compact_complete" => {
                 let layer = match kind {
                     "microcompact_ran" => "0".to_owned(),
@@ -543,6 +553,7 @@ mod tests {
         let missing =
             json!({ "command": "rm -rf /", "cwd": ".", "entry": null, "ran": false, "diverged": true, "stdout": null, "stderr": null, "exit_code": null });
         step.add("tool_side_command", &missing);
+        step.add("workspace_diverged", &json!({ "after_exchange": 1, "path": "out.txt", "recorded": "ab", "replayed": null }));
         let view = step.json(2);
         let tools = view["tools"].as_array().unwrap();
         assert_eq!(tools[0]["arguments"], "$ make\n(in .)");
@@ -550,7 +561,11 @@ mod tests {
         assert_eq!((&tools[0]["error"], &tools[1]["error"], &tools[2]["error"]), (&json!(false), &json!(true), &json!(true)));
         assert_eq!(tools[1]["result"], "ran for real\n1 failed\n(exit 1)");
         assert_eq!(tools[2]["result"], "not run: the recording lacks it (tool_side divergence)");
-        assert!(view["notes"].as_array().unwrap().is_empty(), "not a note of raw JSON");
+        assert_eq!(
+            view["notes"],
+            json!([["fault", "workspace differs from the recording after exchange 1: out.txt (recorded, missing (or not stored) here)"]]),
+            "shell commands are not notes of raw JSON; a diverged workspace is one of its own"
+        );
     }
 
     #[test]
