@@ -245,6 +245,8 @@ fn kind_facts(scenario: &Scenario, state: &LoopState, steps: &[StepRow], events:
         tool_calls: u64::from(state.tool_calls),
         tool_errors: u64::from(state.tool_errors),
         max_parallel_tools: u64::from(state.max_parallel_tools),
+        // Its tools are the scenario's fixtures: no shell, so no shims.
+        tool_side: None,
     }
 }
 

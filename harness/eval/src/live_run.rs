@@ -7,7 +7,9 @@
 use std::path::{Path, PathBuf};
 
 use reloop_mock::Session;
-use reloop_mock::live::Upstream;
+use reloop_recording::capture::{InjectedSecrets, Redaction};
+use reloop_recording::tool_side::ShellCommand;
+use reloop_recording::workspace::WorkspaceRecord;
 
 use crate::recording_file::{to_yaml, write_recording};
 use crate::result::RunReport;
@@ -27,17 +29,37 @@ pub fn rerecording_path(scenario: &Scenario) -> PathBuf {
     recording.with_file_name(parts.join("."))
 }
 
+/// What a black-box agent's world did in a recorded run (`agent.tools:
+/// record` or `--record-mode all`), numbered as the re-recording is, not
+/// yet redacted.
+#[derive(Debug, Clone, Default)]
+pub struct WorldSide {
+    /// Every command its shell ran.
+    pub tool_side: Vec<ShellCommand>,
+    /// Its workspace at the start and after each turn.
+    pub workspace: Option<WorkspaceRecord>,
+}
+
 /// After a run of `scenario` on `session`: when any of its steps went live
-/// (`live_steps`), writes the re-recording (a failure to
-/// write fails the run, naming the file).
-pub fn finish(scenario: &Scenario, session: &Session, report: &mut RunReport) {
-    let Some(live) = scenario.live.as_deref() else { return };
-    blame_the_harness(session, report);
-    if report.metrics.live_steps == 0 {
+/// (`live_steps`), or a black-box agent's world was recorded (`world`),
+/// writes the re-recording, with that world in place of the recording's
+/// `tool_side:` and `workspace:` (a failure to write fails the run, naming
+/// the file).
+pub fn finish(scenario: &Scenario, session: &Session, report: &mut RunReport, world: Option<WorldSide>) {
+    let live = scenario.live.as_deref();
+    if live.is_some() {
+        blame_the_harness(session, report);
+    }
+    if report.metrics.live_steps == 0 && world.is_none() {
         return;
     }
-    let path = live.rerecord_to.clone().unwrap_or_else(|| rerecording_path(scenario));
-    match write_rerecording(&path, scenario, session, &live.upstream) {
+    let path = live.and_then(|live| live.rerecord_to.clone()).unwrap_or_else(|| rerecording_path(scenario));
+    // Without an upstream, a recorded shell's output is still scrubbed of the keys reloop holds.
+    let redaction = live.map_or_else(
+        || Redaction::new(&[], &[]).expect("no pattern to refuse").with_secrets(InjectedSecrets::from_environment()),
+        |live| live.upstream.redaction().clone(),
+    );
+    match write_rerecording(&path, scenario, session, &redaction, world) {
         Ok(()) => eprintln!("reloop: {}: re-recorded into {}", scenario.name, path.display()),
         Err(error) => {
             report.passed = false;
@@ -85,14 +107,20 @@ fn same_file(path: &Path, recording: &Path) -> bool {
 }
 
 /// Writes the session's re-recording to `path`, atomically, never over the
-/// recording it replayed, and never with a match of a redaction pattern.
-fn write_rerecording(path: &Path, scenario: &Scenario, session: &Session, upstream: &Upstream) -> Result<(), String> {
+/// recording it replayed, and never with a match of a redaction pattern;
+/// `world`, redacted (a file's text as a command's output is), replaces
+/// the recording's.
+fn write_rerecording(path: &Path, scenario: &Scenario, session: &Session, redaction: &Redaction, world: Option<WorldSide>) -> Result<(), String> {
     let recording = scenario.file.parent().unwrap_or(Path::new(".")).join(&scenario.spec.recording);
     if same_file(path, &recording) {
         return Err("is the recording replayed; the old recording stays intact (give another --rerecord-to)".into());
     }
-    let rerecorded = session.rerecorded(&upstream.redaction().describe());
-    if upstream.redaction().finds(&to_yaml(&rerecorded)) {
+    let mut rerecorded = session.rerecorded(&redaction.describe());
+    if let Some(world) = world {
+        rerecorded.tool_side = world.tool_side.into_iter().map(|command| redaction.shell_command(command)).collect();
+        rerecorded.workspace = world.workspace.map(|workspace| workspace.redacted(|text| redaction.text(text)));
+    }
+    if redaction.finds(&to_yaml(&rerecorded)) {
         return Err("a --redact-body pattern still matches; nothing written".into());
     }
     write_recording(path, &rerecorded).map_err(|e| e.to_string())

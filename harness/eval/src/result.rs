@@ -187,6 +187,19 @@ pub struct RunMetrics {
     /// Calls an upstream answered live (`run --upstream`): a run with any
     /// is not deterministic.
     pub live_steps: u64,
+    /// A black-box agent's shell commands answered from the recording's
+    /// `tool_side:`; `None` when no shims watched its shell (the built-in
+    /// loop, `agent.tools: live`).
+    pub tool_side_replayed: Option<u64>,
+    /// Its commands the recording lacked that did not run (`tool_side` divergences).
+    pub tool_side_divergences: Option<u64>,
+    /// Its commands that ran for real while the shims watched
+    /// (`replay-or-live` misses, every command under `record`).
+    pub commands_run_live: Option<u64>,
+    /// The first file at which a replay's workspace differed from the
+    /// recording's, at the first turn that differed; `None` when none did
+    /// or the recording has no `workspace:`.
+    pub workspace_diverged_at: Option<String>,
 }
 
 impl RunMetrics {

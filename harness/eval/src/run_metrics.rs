@@ -16,6 +16,7 @@
 use reloop_mock::{Divergence, RequestRecord};
 use reloop_wire::Usage;
 
+use crate::black_box::tool_side::ToolSideCounts;
 use crate::cache_breaks::ByCause;
 use crate::call_shares::RunCalls;
 use crate::recorded_pricing::RecordedPricing;
@@ -80,6 +81,10 @@ pub(crate) struct KindFacts {
     pub tool_calls: u64,
     pub tool_errors: u64,
     pub max_parallel_tools: u64,
+    /// What the shell shims saw of a black-box agent's commands; `None`
+    /// when none watched (the built-in loop runs no shell, and
+    /// `agent.tools: live` installs no shims).
+    pub tool_side: Option<ToolSideCounts>,
 }
 
 /// The run's figures.
@@ -113,6 +118,7 @@ pub(crate) fn build(facts: MetricFacts<'_>) -> RunMetrics {
         tool_calls,
         tool_errors,
         max_parallel_tools,
+        tool_side,
     } = kind;
     let RecordedPricing { provider_token_fit, usage_recorded, cache_write_1h_tokens_recorded, estimated_cost_usd_recorded, cost_source } = recorded;
     let calls = RunCalls::of(steps);
@@ -174,6 +180,11 @@ pub(crate) fn build(facts: MetricFacts<'_>) -> RunMetrics {
         divergences: divergences.len() as u64,
         first_divergence: divergences.first().map(|d| d.render()),
         live_steps: steps.iter().filter(|step| step.live).count() as u64,
+        tool_side_replayed: tool_side.map(|counts| counts.replayed),
+        tool_side_divergences: tool_side.map(|counts| counts.divergences),
+        commands_run_live: tool_side.map(|counts| counts.run_live),
+        // The run compares its workspace once the agent has ended (`black_box::workspace`).
+        workspace_diverged_at: None,
     }
 }
 

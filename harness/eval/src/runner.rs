@@ -214,7 +214,7 @@ async fn replay(scenario: &Scenario, wall: Instant) -> Result<RunReport, String>
         events.push(event);
     }
     let mut report = collect(Finished { scenario, state, events, session: &session, virtual_ms: clock.now_ms(), wall_ms: elapsed_ms(wall) });
-    crate::live_run::finish(scenario, &session, &mut report);
+    crate::live_run::finish(scenario, &session, &mut report, None);
     Ok(report)
 }
 

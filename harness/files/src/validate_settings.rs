@@ -216,7 +216,11 @@ pub fn check_recording(recording: &Recording) -> Checked {
             return fail(format!("auxiliary[{i}].when"), "is empty (it would match every tool-less request); leave it out for an answer in order");
         }
     }
-    check_mcp(&recording.mcp)
+    check_mcp(&recording.mcp)?;
+    match recording.workspace.as_ref().map(reloop_recording::workspace::WorkspaceRecord::check) {
+        Some(Err((field, message))) => fail(field, message),
+        _ => Ok(()),
+    }
 }
 
 /// Each MCP server named once, each message a request with one answer or

@@ -31,6 +31,7 @@ pub mod session_path;
 #[doc(hidden)]
 pub mod testing;
 pub mod tool_side;
+pub mod workspace;
 
 use std::collections::BTreeMap;
 
@@ -87,6 +88,11 @@ pub struct Recording {
     /// client from here, the server's program absent ([`mcp`]).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub mcp: Vec<mcp::McpServer>,
+    /// What a black-box agent's workspace held at the start and after each
+    /// turn: a replay starts from the first snapshot and tells where it
+    /// went another way ([`workspace`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub workspace: Option<workspace::WorkspaceRecord>,
 }
 
 /// The usage a neutral reply reports to the client.

@@ -28,11 +28,12 @@ pub struct ShellCommand {
     /// A command matches only in the directory it was recorded in.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cwd: Option<String>,
-    /// What it read on standard input, where it read any (for the reader:
-    /// a replay does not match on it).
+    /// What the agent gave it on standard input, where it gave any (for
+    /// the reader: a replay does not match on it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stdin: Option<String>,
-    /// The exchange (0-based) whose answer asked for it, for the reader.
+    /// The exchange (0-based) served last before it ran, whose answer
+    /// asked for it, for the reader.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub after_exchange: Option<usize>,
 }

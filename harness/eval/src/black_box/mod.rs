@@ -11,6 +11,7 @@ pub use reloop_files::agent_presets as presets;
 pub mod process;
 pub(crate) mod server_view;
 pub mod tool_side;
+pub mod workspace;
 
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
@@ -23,11 +24,12 @@ use crate::result::{EventRow, RunReport};
 use crate::run_metrics::{self, MetricFacts};
 use crate::run_mock::start_mock;
 use crate::scenario::Scenario;
-use crate::scenario::agent::{AgentSpec, ToolSideMode};
+use crate::scenario::agent::AgentSpec;
 use mcp::McpLaunch;
 use placeholders::Placeholders;
 pub use process::kill_live_agents;
 use process::{Ending, Launch};
+use reloop_files::scenario::agent::ToolSideMode;
 use tool_side::{ShellSetup, Shims};
 
 /// The key both dummy API-key variables hold; the mock accepts any key.
@@ -60,8 +62,15 @@ pub async fn run(scenario: &Scenario, agent: &AgentSpec, cancel: &AtomicBool, wa
     let mcp_log = scratch.path().join("mcp.jsonl");
     let mcp_servers = McpLaunch::of(agent, |text| placeholders.expand(text), &recording_file, &mcp_log)?;
     placeholders.mcp = &mcp_servers;
+    let tools = tool_side::mode_of(agent.tools, scenario.live.as_deref());
+    // The recorded workspace, under a replay: the run starts from its first snapshot.
+    let recorded_workspace = scenario.recording.workspace.as_ref().filter(|_| matches!(tools, ToolSideMode::Replay | ToolSideMode::ReplayOrLive));
+    if let Some(record) = recorded_workspace {
+        std::fs::create_dir_all(&workspace).map_err(|e| format!("cannot make the workspace: {e}"))?;
+        workspace::restore(&workspace, record)?;
+    }
     write_files(&workspace, agent, &placeholders)?;
-    if agent.tools != ToolSideMode::Live {
+    if matches!(tools, ToolSideMode::Replay | ToolSideMode::ReplayOrLive) {
         tool_side::make_recorded_folders(&workspace, &scenario.recording.tool_side)?;
     }
     let argv: Vec<String> = agent.command.iter().map(|arg| placeholders.expand(arg)).collect();
@@ -70,7 +79,13 @@ pub async fn run(scenario: &Scenario, agent: &AgentSpec, cancel: &AtomicBool, wa
         return Ok(skipped(scenario, &missing));
     }
     let setup = ShellSetup { interception: agent.shell_interception(), shell: agent.shell() };
-    let shims = Shims::install(agent.tools, setup, &scenario.recording.tool_side, scratch.path(), &workspace, &env)?;
+    let snapshots = (tools == ToolSideMode::Record || recorded_workspace.is_some())
+        .then(|| workspace::Snapshots::new(&workspace, recorded_workspace.map_or(workspace::MAX_FILE_BYTES, |record| record.max_file_bytes)));
+    if let Some(snapshots) = &snapshots {
+        snapshots.take(None);
+        snapshots.watch(&session);
+    }
+    let shims = Shims::install((tools, setup), &scenario.recording.tool_side, (scratch.path(), &workspace), &env, &session)?;
     env.extend(shims.iter().flat_map(|shims| shims.env.iter().cloned()));
     let argv = match &shims {
         Some(shims) => shims.launch_argv(argv)?,
@@ -80,28 +95,38 @@ pub async fn run(scenario: &Scenario, agent: &AgentSpec, cancel: &AtomicBool, wa
         Launch { argv: &argv, env, workspace: &workspace, scratch: scratch.path(), output_dir: scratch.path(), timeout: Duration::from_secs(agent.timeout_s) };
     let finished = process::spawn(&launch)?.finish(cancel, scratch.path()).await;
 
-    let view = server_view::server_view(scenario, &session);
-    let divergences = session.divergences();
+    if let Some(snapshots) = &snapshots {
+        // The last turn ends as the agent does.
+        snapshots.take(session.last_served());
+    }
+    let workspace_divergences = match (&snapshots, recorded_workspace) {
+        (Some(snapshots), Some(recorded)) => workspace::divergences(&snapshots.record(), recorded),
+        _ => Vec::new(),
+    };
     let shells = shims.as_ref().map(Shims::read_log).unwrap_or_default();
     let mcp_requests = mcp::read_log(&mcp_log);
+    let counts = shims.as_ref().map(|_| tool_side::ToolSideCounts::of(&shells).with_mcp(&mcp_requests));
+    let view = server_view::server_view(scenario, &session, counts);
+    let divergences = session.divergences();
+    let log = session.log();
     let shell_divergences: Vec<String> =
         tool_side::divergences(&shells, &scenario.recording.tool_side).into_iter().chain(mcp::divergences(&mcp_requests)).collect();
     let outcome = server_view::outcome(&finished.ending, divergences.len() + shell_divergences.len(), &view);
     let shell_events: Vec<_> = shells
         .iter()
-        .map(|line| tool_side::event(line, clock.now_ms()))
+        .map(|line| tool_side::event(line, &scenario.recording.tool_side, (&log, &view.steps), clock.now_ms()))
         .chain(mcp_requests.iter().map(|line| EventRow {
             at_ms: clock.now_ms(),
             kind: mcp::EVENT_KIND.to_owned(),
             payload: mcp::event_payload(line).to_string(),
             ..EventRow::default()
         }))
+        .chain(workspace_divergences.iter().map(|divergence| workspace::event(divergence, &view.steps, clock.now_ms())))
         .collect();
     let exit_code = match finished.ending {
         Ending::Exited(code) => code,
         Ending::TimedOut | Ending::Cancelled => None,
     };
-    let log = session.log();
     let metrics = run_metrics::build(MetricFacts {
         scenario,
         steps: &view.steps,
@@ -150,7 +175,12 @@ pub async fn run(scenario: &Scenario, agent: &AgentSpec, cancel: &AtomicBool, wa
         divergences,
         ..RunReport::of(scenario, outcome)
     };
-    crate::live_run::finish(scenario, &session, &mut report);
+    report.metrics.workspace_diverged_at = workspace_divergences.first().map(|divergence| divergence.path.clone());
+    let world = (tools == ToolSideMode::Record).then(|| crate::live_run::WorldSide {
+        tool_side: tool_side::recorded(&shells, &session),
+        workspace: snapshots.as_ref().map(|snapshots| snapshots.rerecorded(&session)),
+    });
+    crate::live_run::finish(scenario, &session, &mut report, world);
     Ok(report)
 }
 

@@ -13,6 +13,7 @@ use reloop_mock::tool_results::ToolResultSeen;
 use reloop_mock::{RequestRecord, Session};
 use reloop_wire::{ModelTurn, ToolCall};
 
+use super::tool_side::ToolSideCounts;
 use crate::cache_breaks::ByCause;
 use crate::recorded_pricing::{RecordedPricing, price_recorded_usage};
 use crate::result::StepRow;
@@ -58,8 +59,9 @@ fn worded_error(scenario: &Scenario) -> Option<regex::Regex> {
     regex::Regex::new(pattern).ok()
 }
 
-/// Reads `session`'s log into the report's rows and figures.
-pub fn server_view(scenario: &Scenario, session: &Session) -> ServerView {
+/// Reads `session`'s log into the report's rows and figures; `tool_side`
+/// is what the shell shims saw, when any watched.
+pub fn server_view(scenario: &Scenario, session: &Session, tool_side: Option<ToolSideCounts>) -> ServerView {
     let log = session.log();
     let launch = scenario.spec.agent.as_ref().and_then(|a| a.preset).map(|preset| preset.launch());
     let volatile = launch.map_or(&[][..], |launch| launch.volatile_result_lines);
@@ -144,6 +146,7 @@ pub fn server_view(scenario: &Scenario, session: &Session) -> ServerView {
         tool_calls: made,
         tool_errors: errors,
         max_parallel_tools: 0,
+        tool_side,
     };
     ServerView { steps, kind, tool_calls, final_answer: answer, doom_loop_kinds, retention }
 }

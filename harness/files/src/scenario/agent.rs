@@ -57,7 +57,8 @@ pub struct AgentSpec {
     /// default) runs them; `replay` answers each from the recording's
     /// `tool_side:` and runs none, a command it lacks failing the run as a
     /// `tool_side` divergence; `replay-or-live` runs those it lacks, each
-    /// one counted and named (docs/black-box.md).
+    /// one counted and named; `record` runs every one and writes what each
+    /// did into the run's re-recording (docs/black-box.md).
     #[serde(default, skip_serializing_if = "super::spec::is_default")]
     pub tools: ToolSideMode,
     /// How the shell shims reach the agent under `replay`: `path` (first on
@@ -105,6 +106,17 @@ pub enum ToolSideMode {
     Replay,
     /// Recorded commands are answered from the recording; the others run.
     ReplayOrLive,
+    /// Every command runs for real, watched: its output, status, folder and
+    /// input go into the re-recording's `tool_side:` (as under `reloop run
+    /// --upstream URL --record-mode all`).
+    Record,
+}
+
+impl ToolSideMode {
+    /// Whether a command the recording does not answer runs for real.
+    pub fn runs_unanswered(self) -> bool {
+        matches!(self, Self::ReplayOrLive | Self::Record)
+    }
 }
 
 fn default_timeout_s() -> u64 {

@@ -11,6 +11,7 @@ use serde_json::Value;
 
 use super::secrets::{InjectedSecrets, REDACTED};
 use crate::Exchange;
+use crate::tool_side::ShellCommand;
 
 /// Headers that carry credentials or account identities, always stripped.
 pub const SECRET_HEADERS: [&str; 10] = [
@@ -107,6 +108,23 @@ impl Redaction {
         serde_json::from_value(neutral).unwrap_or(exchange)
     }
 
+    /// `command` with every body-pattern match and sent key in its text
+    /// (the line, its folder, what it read and wrote) redacted, as an
+    /// exchange's bodies are: a command's output is the agent's next
+    /// prompt, and a secret it printed would be written just the same. A
+    /// redacted line replays only for an agent that sends it redacted.
+    pub fn shell_command(&self, command: ShellCommand) -> ShellCommand {
+        let text = |text: String| self.text(&text);
+        ShellCommand {
+            command: text(command.command),
+            stdout: text(command.stdout),
+            stderr: text(command.stderr),
+            cwd: command.cwd.map(text),
+            stdin: command.stdin.map(text),
+            ..command
+        }
+    }
+
     /// Whether a body pattern matches a neutral field of `exchange`.
     pub fn finds_in_parts(&self, exchange: &Exchange) -> bool {
         self.neutral_fields(exchange).is_some_and(|mut neutral| self.value(&mut neutral))
@@ -165,6 +183,23 @@ impl Redaction {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_shell_command_loses_its_secrets_in_every_text_and_keeps_its_status() {
+        let redaction = Redaction::new(&[], &["sk-live-[0-9]+".into()]).unwrap();
+        let command = ShellCommand {
+            command: "echo sk-live-1".into(),
+            stdout: "sk-live-22\n".into(),
+            stderr: "key sk-live-333".into(),
+            exit_code: 3,
+            cwd: Some("sk-live-4".into()),
+            stdin: Some("sk-live-5".into()),
+            after_exchange: Some(2),
+        };
+        let redacted = redaction.shell_command(command);
+        assert!(!serde_json::to_string(&redacted).unwrap().contains("sk-live"), "{redacted:?}");
+        assert_eq!((redacted.stdout.as_str(), redacted.exit_code, redacted.after_exchange), ("[REDACTED]\n", 3, Some(2)));
+    }
 
     #[test]
     fn secrets_and_added_names_are_stripped_in_any_case() {

@@ -138,6 +138,28 @@ impl CallColumns {
     }
 }
 
+/// A black-box agent's shell command (`tool_side_command`) as a tool of
+/// its step: the line and folder, then what the agent got and where it
+/// came from (the recording's entry, the real shell, or nothing: a
+/// divergence), which is an error when it diverged or exited non-zero.
+fn shell_command(body: &Value, field: &dyn Fn(&str) -> String) -> Value {
+    let diverged = body.get("diverged").and_then(Value::as_bool) == Some(true);
+    let source = match (body.get("entry").and_then(Value::as_u64), body.get("ran").and_then(Value::as_bool) == Some(true)) {
+        (Some(entry), _) => format!("served from the recording's tool_side entry {entry}"),
+        (None, true) => "ran for real".to_owned(),
+        (None, false) => "not run: the recording lacks it (tool_side divergence)".to_owned(),
+    };
+    let exit = body.get("exit_code").and_then(Value::as_i64);
+    let output = exit.map_or_else(String::new, |code| format!("\n{}{}(exit {code})", field("stdout"), field("stderr")));
+    json!({
+        "label": format!("shell command ({source})"),
+        "name": "shell command",
+        "arguments": cut(&format!("$ {}\n(in {})", field("command"), field("cwd")), TEXT_CHARS),
+        "result": cut(&format!("{source}{output}"), TEXT_CHARS),
+        "error": diverged || exit.is_some_and(|code| code != 0),
+    })
+}
+
 /// What one step holds, as the viewer draws it.
 #[derive(Default)]
 struct StepView {
@@ -169,6 +191,17 @@ impl StepView {
                     tool["result"] = json!(cut(&field("result_summary"), TEXT_CHARS));
                     tool["error"] = json!(body.get("is_error").and_then(Value::as_bool).unwrap_or(false));
                 }
+            }
+            "tool_side_command" => self.tools.push(shell_command(body, &field)),
+            "workspace_diverged" => {
+                let turn = body.get("after_exchange").and_then(Value::as_u64).map_or_else(|| "at the start".to_owned(), |e| format!("after exchange {e}"));
+                let how = match (body.get("recorded").and_then(Value::as_str), body.get("replayed").and_then(Value::as_str)) {
+                    (Some(_), Some(_)) => "another content than recorded",
+                    (Some(_), None) => "recorded, missing (or not stored) here",
+                    (None, Some(_)) => "here, not in the recording (or not stored there)",
+                    (None, None) => "another size of a file not stored",
+                };
+                self.notes.push(("fault", format!("workspace differs from the recording {turn}: {} ({how})", field("path"))));
             }
             "microcompact_ran" | "mid_compact_layer1_ran" | "mid_compact_layer2_ran" | "compact_complete" => {
                 let layer = match kind {
@@ -439,7 +472,7 @@ pub(super) const SCRIPT: &str = r#"
     if (step.text) { box.appendChild(el('div', '', 'model text:')); box.appendChild(el('pre', 'text', step.text)); }
     step.tools.forEach(function (tool) {
       var node = el('div', 'tool' + (tool.error ? ' error' : ''));
-      node.appendChild(el('div', 'toolname', 'tool call ' + tool.name + ' (' + tool.id + ')'));
+      node.appendChild(el('div', 'toolname', tool.label || 'tool call ' + tool.name + ' (' + tool.id + ')'));
       node.appendChild(el('pre', 'arguments', tool.arguments));
       node.appendChild(el('div', '', tool.error ? 'error result:' : 'result:'));
       node.appendChild(el('pre', 'result', tool.result === undefined ? '(no result)' : tool.result));
@@ -508,6 +541,31 @@ mod tests {
         assert_eq!(view["notes"][1][0], "doom");
         assert_eq!(view["notes"][2], json!(["note", "the loop's detector: cache break (system, history)"]));
         assert_eq!(view["notes"].as_array().unwrap().len(), 3, "bookkeeping events are not shown");
+    }
+
+    #[test]
+    fn a_shell_command_shows_its_line_and_what_answered_it() {
+        let mut step = StepView::default();
+        let served = json!({ "command": "make", "cwd": ".", "entry": 0, "ran": false, "diverged": false, "stdout": "built\n", "stderr": "", "exit_code": 0 });
+        step.add("tool_side_command", &served);
+        let ran = json!({ "command": "make test", "cwd": "src", "entry": null, "ran": true, "diverged": false, "stdout": "", "stderr": "1 failed\n", "exit_code": 1 });
+        step.add("tool_side_command", &ran);
+        let missing =
+            json!({ "command": "rm -rf /", "cwd": ".", "entry": null, "ran": false, "diverged": true, "stdout": null, "stderr": null, "exit_code": null });
+        step.add("tool_side_command", &missing);
+        step.add("workspace_diverged", &json!({ "after_exchange": 1, "path": "out.txt", "recorded": "ab", "replayed": null }));
+        let view = step.json(2);
+        let tools = view["tools"].as_array().unwrap();
+        assert_eq!(tools[0]["arguments"], "$ make\n(in .)");
+        assert_eq!(tools[0]["result"], "served from the recording's tool_side entry 0\nbuilt\n(exit 0)");
+        assert_eq!((&tools[0]["error"], &tools[1]["error"], &tools[2]["error"]), (&json!(false), &json!(true), &json!(true)));
+        assert_eq!(tools[1]["result"], "ran for real\n1 failed\n(exit 1)");
+        assert_eq!(tools[2]["result"], "not run: the recording lacks it (tool_side divergence)");
+        assert_eq!(
+            view["notes"],
+            json!([["fault", "workspace differs from the recording after exchange 1: out.txt (recorded, missing (or not stored) here)"]]),
+            "shell commands are not notes of raw JSON; a diverged workspace is one of its own"
+        );
     }
 
     #[test]

@@ -5,9 +5,10 @@ found on PATH (`bash` by default, `sh`, or `$SHELL` for `SHELL_NAME=$SHELL`),
 as coding agents spawn theirs; `SHELL_NAME=/bin/sh` (or any absolute path)
 starts that file, and `SHELL_NAME=shell=True` runs
 `subprocess.run(command, shell=True)`, which starts `/bin/sh` by absolute path
-as mini-swe-agent does. The command's stdout, stderr and exit status
-go back to the model as the tool result. The black box of
-`harness/cli/tests/integration/tool_side.rs`."""
+as mini-swe-agent does. Each command runs in the folder SHELL_CWD (relative
+to its own; its own by default), given SHELL_STDIN on standard input when
+set. The command's stdout, stderr and exit status go back to the model as
+the tool result. The black box of `harness/cli/tests/integration/tool_side.rs`."""
 import json, os, subprocess, sys, urllib.request
 
 base = os.environ["OPENAI_BASE_URL"].rstrip("/")
@@ -31,9 +32,10 @@ for _ in range(6):
         sys.exit(0)
     for call in reply["tool_calls"]:
         command = json.loads(call["function"]["arguments"])["command"]
+        where = {"cwd": os.environ.get("SHELL_CWD"), "input": os.environ.get("SHELL_STDIN")}
         if shell == "shell=True":
-            done = subprocess.run(command, shell=True, capture_output=True, text=True)
+            done = subprocess.run(command, shell=True, capture_output=True, text=True, **where)
         else:
-            done = subprocess.run([shell, "-c", command], capture_output=True, text=True)
+            done = subprocess.run([shell, "-c", command], capture_output=True, text=True, **where)
         messages.append({"role": "tool", "tool_call_id": call["id"], "content": f"{done.stdout}{done.stderr}(exit {done.returncode})"})
 sys.exit("step budget exhausted")

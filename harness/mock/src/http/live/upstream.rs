@@ -218,6 +218,22 @@ mod tests {
         let rerecorded = session.rerecorded(&["header:x".into()]);
         let texts: Vec<String> = rerecorded.exchanges.iter().map(reloop_recording::Exchange::text).collect();
         assert_eq!((texts, rerecorded.redacted), (vec!["one".to_owned(), "live".to_owned()], vec!["header:x".to_owned()]));
+        // The log's numbers, where the re-recording holds them: the live exchange 2 is its second.
+        assert_eq!([0, 1, 2, 3].map(|exchange| session.rerecorded_index(exchange)), [Some(0), None, Some(1), None]);
+    }
+
+    #[test]
+    fn the_request_hook_sees_each_request_before_its_answer_with_the_exchange_served_last() {
+        let (session, first, unanswered) = session_and_requests();
+        let seen = Arc::new(std::sync::Mutex::new(Vec::new()));
+        let kept = Arc::clone(&seen);
+        assert!(session.on_request(move |served| kept.lock().unwrap().push(served)));
+        assert!(!session.on_request(|_| ()), "one hook");
+        session.handle(ReplayRequest::new(&first));
+        session.handle(ReplayRequest::new(&unanswered));
+        session.handle(ReplayRequest::new(&unanswered));
+        assert_eq!(*seen.lock().unwrap(), [None, Some(0), Some(0)], "a divergence serves no exchange");
+        assert_eq!(session.last_served(), Some(0));
     }
 
     #[test]

@@ -220,6 +220,17 @@ pub struct Session {
     /// The previous request's parse, which the next request of the conversation reuses
     /// ([`Self::decode`]); apart from `state`, so no request waits on a parse.
     reusable: Mutex<Option<Reusable<Bytes>>>,
+    /// Called as each request arrives, before it is answered ([`Self::on_request`]).
+    request_hook: std::sync::OnceLock<RequestHook>,
+}
+
+/// What [`Session::on_request`] calls: given the exchange served last.
+struct RequestHook(Box<dyn Fn(Option<usize>) + Send + Sync>);
+
+impl std::fmt::Debug for RequestHook {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("RequestHook")
+    }
 }
 
 impl Session {
@@ -228,7 +239,23 @@ impl Session {
         let faults = FaultPlan::new(&config.faults)?;
         let state = SessionState { faults, ..SessionState::default() };
         let by_purpose = config.recording.by_purpose();
-        Ok(Self { config, by_purpose, counter: TokenCounter::new(), state: Mutex::new(state), reusable: Mutex::default() })
+        Ok(Self { config, by_purpose, counter: TokenCounter::new(), state: Mutex::new(state), reusable: Mutex::default(), request_hook: Default::default() })
+    }
+
+    /// Has `hook` called as each request arrives, before anything answers
+    /// it, with the exchange served last (numbered as in the log): a
+    /// client waiting for its answer has finished what the last one asked,
+    /// so a black-box run snapshots its agent's workspace there. Called on
+    /// the request's own task: it should be quick. A second hook is
+    /// refused (`false`).
+    pub fn on_request(&self, hook: impl Fn(Option<usize>) + Send + Sync + 'static) -> bool {
+        self.request_hook.set(RequestHook(Box::new(hook))).is_ok()
+    }
+
+    /// The exchange of the last request answered with one (status 200),
+    /// numbered as in the log.
+    pub fn last_served(&self) -> Option<usize> {
+        self.lock().log.iter().rev().find(|record| record.status == 200 && record.exchange.is_some())?.exchange
     }
 
     /// The session's pacer.
@@ -307,14 +334,31 @@ impl Session {
     pub fn rerecorded(&self, redacted: &[String]) -> Recording {
         let state = self.lock();
         let recorded = &self.config.recording;
-        let mut replayed: Vec<usize> = state.log.iter().filter(|r| !r.live).filter_map(|r| r.exchange).filter(|e| *e < recorded.exchanges.len()).collect();
-        replayed.sort_unstable();
-        replayed.dedup();
-        let mut exchanges: Vec<Exchange> = replayed.into_iter().map(|e| recorded.exchanges[e].clone()).collect();
+        let mut exchanges: Vec<Exchange> = self.replayed(&state).into_iter().map(|e| recorded.exchanges[e].clone()).collect();
         exchanges.extend(state.live.iter().cloned());
         let mut kept = recorded.redacted.clone();
         kept.extend(redacted.iter().filter(|r| !recorded.redacted.contains(r)).cloned());
         Recording { exchanges, redacted: kept, ..(**recorded).clone() }
+    }
+
+    /// Where the exchange numbered `exchange` in the log is in
+    /// [`Self::rerecorded`]'s exchanges, if it is there.
+    pub fn rerecorded_index(&self, exchange: usize) -> Option<usize> {
+        let state = self.lock();
+        let replayed = self.replayed(&state);
+        match exchange.checked_sub(self.config.recording.exchanges.len()) {
+            None => replayed.binary_search(&exchange).ok(),
+            Some(live) => (live < state.live.len()).then_some(replayed.len() + live),
+        }
+    }
+
+    /// The recorded exchanges the session replayed, in the recording's order.
+    fn replayed(&self, state: &SessionState) -> Vec<usize> {
+        let recorded = self.config.recording.exchanges.len();
+        let mut replayed: Vec<usize> = state.log.iter().filter(|r| !r.live).filter_map(|r| r.exchange).filter(|e| *e < recorded).collect();
+        replayed.sort_unstable();
+        replayed.dedup();
+        replayed
     }
 
     /// The exchange numbered `index` in the log: the recording's, or past
@@ -359,6 +403,9 @@ impl Session {
     /// stages of [`crate::replay::stages`] (or answers with its compaction,
     /// or with the live exchange) and logs what happened.
     pub fn handle(&self, ReplayRequest { prompt: request, caching, managed, live }: ReplayRequest<'_>) -> Reply {
+        if let Some(hook) = self.request_hook.get() {
+            (hook.0)(self.last_served());
+        }
         let renamed = self.lock().served_calls.with_served_ids(request);
         let request = renamed.as_ref().unwrap_or(request);
         let history = managed.history.map(|history| self.lock().served_calls.with_served_ids(history).unwrap_or_else(|| history.clone()));
