@@ -18,16 +18,24 @@
 //! around it. It prints every run's figures, then medians and ratios; then
 //! `reloop serve` against its floor under 1, 8 and 64 concurrent sessions
 //! (`reloop_benches::serve_bench`).
+//!
+//! `--sweep-memory` measures only peak memory against runs
+//! (`reloop_benches::sweep_memory`): `reloop sweep` of the short suite copied
+//! `--copies` (6) and 5× as many times, and of the long suite copied
+//! `--long-copies` (4) and 5× as many times, each sweep's peak RSS and the
+//! 5N ÷ N ratio against the goal of 1.10.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use reloop_benches::figures::{listed, median, path_str};
+use reloop_benches::figures::{Sample, listed, measure, median, mib, path_str};
+use reloop_benches::sweep_memory::{self, Suite};
 use reloop_benches::workload::Workload;
 use reloop_benches::{floor, serve_bench};
 
 const USAGE: &str = "usage: reloop-bench --reloop PATH [--repeats N] [--scenarios N] [--steps K] [--result-chars N] [--python PATH] [--turns N]\n       \
+                     reloop-bench --reloop PATH --sweep-memory [--copies N] [--long-copies N]\n       \
                      reloop-bench --floor-process --jobs N [--scenarios N] [--steps K] [--result-chars N]\n       \
                      reloop-bench --floor-serve URL [--turns N]";
 
@@ -43,11 +51,16 @@ struct Settings {
     turns: usize,
     /// Serve the floor of `reloop serve` at this root until killed.
     floor_serve: Option<String>,
+    /// Measure peak memory against runs instead (`reloop_benches::sweep_memory`).
+    sweep_memory: bool,
+    /// Copies of the short and the long suite in the smaller sweep.
+    copies: (usize, usize),
 }
 
 fn parse() -> Result<Settings, String> {
     let workload = Workload { scenarios: 20, steps: 50, result_chars: 2_000, context_window: Workload::UNBOUNDED };
-    let mut settings = Settings { reloop: None, repeats: 5, workload, python: None, floor_jobs: None, turns: 20, floor_serve: None };
+    let mut settings =
+        Settings { reloop: None, repeats: 5, workload, python: None, floor_jobs: None, turns: 20, floor_serve: None, sweep_memory: false, copies: (6, 4) };
     let mut floor_process = false;
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
@@ -64,6 +77,9 @@ fn parse() -> Result<Settings, String> {
             "--floor-process" => floor_process = true,
             "--turns" => settings.turns = number(value()?)?.max(1),
             "--floor-serve" => settings.floor_serve = Some(value()?),
+            "--sweep-memory" => settings.sweep_memory = true,
+            "--copies" => settings.copies.0 = number(value()?)?.max(1),
+            "--long-copies" => settings.copies.1 = number(value()?)?.max(1),
             other => return Err(format!("unknown argument {other}")),
         }
     }
@@ -74,32 +90,6 @@ fn parse() -> Result<Settings, String> {
         return Err("--reloop PATH is required (cargo build --release -p reloop)".to_owned());
     }
     Ok(settings)
-}
-
-/// One finished process: its wall time and peak resident memory.
-#[derive(Debug, Clone, Copy)]
-struct Sample {
-    wall: Duration,
-    peak_rss_kib: u64,
-}
-
-/// Runs `program args` under `/usr/bin/time`; fails on a non-zero exit.
-fn measure(program: &Path, args: &[&str], env: &[(&str, &Path)], scratch: &Path) -> Result<Sample, String> {
-    let rss_file = scratch.join("peak-rss.txt");
-    let mut command = Command::new("/usr/bin/time");
-    command.arg("-f").arg("%M").arg("-o").arg(&rss_file).arg(program).args(args).envs(env.iter().copied());
-    let start = Instant::now();
-    let output = command.stdout(Stdio::null()).stderr(Stdio::piped()).output().map_err(|e| format!("/usr/bin/time: {e}"))?;
-    let wall = start.elapsed();
-    if !output.status.success() {
-        let stderr = String::from_utf8_lossy(&output.stderr);
-        return Err(format!("{} {} failed ({}):\n{stderr}", program.display(), args.join(" "), output.status));
-    }
-    let text = std::fs::read_to_string(&rss_file).map_err(|e| format!("{}: {e}", rss_file.display()))?;
-    // The last line: time writes a note about a signal before it, if any.
-    let peak_rss_kib =
-        text.lines().last().and_then(|line| line.trim().parse().ok()).ok_or_else(|| format!("{}: no peak RSS in {text:?}", rss_file.display()))?;
-    Ok(Sample { wall, peak_rss_kib })
 }
 
 /// What is measured in every repeat.
@@ -143,11 +133,11 @@ impl Bench {
         let floor = |jobs: &str| {
             let workload = [self.workload.scenarios.to_string(), self.workload.steps.to_string(), self.workload.result_chars.to_string()];
             let args = ["--floor-process", "--jobs", jobs, "--scenarios", &workload[0], "--steps", &workload[1], "--result-chars", &workload[2]];
-            measure(&self.myself, &args, &[], &self.work)
+            measure(&self.myself, &args, &[], &self.work, &[0])
         };
         let reloop = |dir: &Path, jobs: &str| {
             let args = ["run", path_str(dir)?, "--jobs", jobs, "--out", path_str(&out)?];
-            measure(&self.reloop, &args, &[], &self.work)
+            measure(&self.reloop, &args, &[], &self.work, &[0])
         };
         match subject {
             Subject::Floor1 => floor("1"),
@@ -171,7 +161,7 @@ impl Bench {
                     "--log-dir",
                     path_str(&log_dir)?,
                 ];
-                measure(python, &args, &[], &self.work)
+                measure(python, &args, &[], &self.work, &[0])
             }
         }
     }
@@ -190,6 +180,16 @@ fn bench(settings: &Settings) -> Result<(), String> {
         return Err("needs /usr/bin/time (Debian package `time`)".to_owned());
     }
     let work = std::env::temp_dir().join(format!("reloop-bench.{}", std::process::id()));
+    if settings.sweep_memory {
+        let repo = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+        let suites = [
+            Suite { label: "short", folder: repo.join("scenarios"), copies: settings.copies.0 },
+            Suite { label: "long", folder: repo.join("scenarios/long"), copies: settings.copies.1 },
+        ];
+        let measured = sweep_memory::bench(&reloop, &suites, &work).map(drop);
+        let _ = std::fs::remove_dir_all(&work);
+        return measured;
+    }
     let written = prepare(&work, settings.workload);
     let result = written.and_then(|()| {
         let python = settings.python.clone().filter(|python| match inspect_version(python) {
@@ -286,10 +286,6 @@ fn measure_all(bench: &Bench, repeats: usize) -> Result<(), String> {
 
 fn ms(duration: Duration) -> f64 {
     duration.as_secs_f64() * 1_000.0
-}
-
-fn mib(kib: u64) -> f64 {
-    kib as f64 / 1_024.0
 }
 
 fn main() -> ExitCode {

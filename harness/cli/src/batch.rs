@@ -189,7 +189,10 @@ pub fn execute(prepared: Prepared, batch: &BatchArgs, cancel: &Arc<AtomicBool>) 
     let jobs = jobs(batch);
     let bar = ProgressBar::new(plan.runs() as u64).with_style(ProgressStyle::with_template("{bar:30} {pos}/{len} {msg}").expect("static template"));
     let options = RunOptions { jobs, cancel: Arc::clone(cancel), live };
-    let sink = Mutex::new(Sink { report, failed: None, summaries: Vec::new(), unpriced: BTreeSet::new() });
+    // Room for every run's summary at once: grown by doubling, the vector
+    // held up to twice what it needed, and both halves while it moved.
+    let summaries = Vec::with_capacity(plan.runs());
+    let sink = Mutex::new(Sink { report, failed: None, summaries, unpriced: BTreeSet::new() });
     run_all(&plan, &options, &|index, run| {
         bar.set_message(reloop_report::escape::terminal(&run.scenario));
         bar.inc(1);

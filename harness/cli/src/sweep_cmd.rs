@@ -62,7 +62,7 @@ pub fn run(mut args: SweepArgs, cancel: Arc<AtomicBool>) -> anyhow::Result<i32> 
         return Ok(finished.exit_code(plan.runs(), &cancel));
     }
     // Paired per scenario, from the report just published (as the page and the comment read it).
-    let pairings = reloop_report::paired::pairings(&reloop_report::Runs::load(&args.out)?);
+    let pairings = reloop_report::paired::read(&args.out)?;
     let paired = reloop_report::render::paired::text(&pairings);
     print_stdout(&format!("{trials}{}{}\n{paired}{}", render(&like), like.describe(), finished.reports_line(&args.out)))?;
     if let Some(path) = &args.markdown {

@@ -17,8 +17,10 @@
 //! tau2-bench's paired comparison does.
 
 use std::collections::HashMap;
+use std::path::Path;
 
 use crate::compare::{COMPLETED_OUTCOMES, mean_of};
+use crate::error::ReportError;
 use crate::runs::Runs;
 
 /// Bootstrap resamples per figure.
@@ -83,6 +85,14 @@ pub struct Pairing {
     pub left_out: Vec<(String, String, String)>,
     /// The figures, in [`FIGURES`] order, those with a column only.
     pub figures: Vec<PairedFigure>,
+}
+
+/// The pairings of the report in `path` (a report directory or its
+/// `runs.parquet`), reading only the columns they compare: after a sweep of
+/// 15,000 runs, every column of the runs table was the largest thing held.
+pub fn read(path: &Path) -> Result<Vec<Pairing>, ReportError> {
+    let columns: Vec<&str> = ["scenario", "variant", "scenario_file", "outcome"].into_iter().chain(FIGURES.iter().map(|figure| figure.column)).collect();
+    Ok(pairings(&Runs::load_columns(path, &columns)?))
 }
 
 /// The pairings of `runs`: each variant against the reference (`none`, else
@@ -263,5 +273,24 @@ mod tests {
         assert_eq!(pairings(&table(&rows)), found, "seeded: the same report, the same interval");
         let pass = &p.figures[1];
         assert_eq!((pass.label, pass.better.as_deref(), pass.ties), ("pass rate", None, 7));
+    }
+
+    /// Issue 44: after a sweep the whole runs table was read back for the
+    /// paired lines, every column of every run at once (the largest thing a
+    /// 15,000-run sweep held). The columns read are the ones compared, and
+    /// the pairings are those of the whole table.
+    #[test]
+    fn the_pairings_read_only_the_columns_they_compare_and_equal_those_of_the_whole_table() {
+        let report = Path::new(env!("CARGO_MANIFEST_DIR")).join("../cli/tests/data/golden/long-sweep");
+        let whole = Runs::load(&report).unwrap();
+        assert!(whole.metrics.len() > 50, "the stored sweep has the full runs table");
+        assert_eq!(read(&report).unwrap(), pairings(&whole));
+        let columns = ["scenario", "variant", "outcome", "passed", "input_tokens_total"];
+        let read = Runs::load_columns(&report, &columns).unwrap();
+        assert_eq!(
+            read.schema.fields().iter().map(|f| f.name().as_str()).collect::<Vec<_>>(),
+            ["scenario", "variant", "outcome", "passed", "input_tokens_total"]
+        );
+        assert_eq!((read.len(), read.scenario_file.iter().all(String::is_empty)), (whole.len(), true));
     }
 }

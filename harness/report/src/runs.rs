@@ -49,6 +49,12 @@ impl Runs {
         Self::from_table(&Table::load(path, "runs")?)
     }
 
+    /// As [`Runs::load`], reading only the `columns` named (those the table
+    /// has): a reader of a few figures does not hold every column of every run.
+    pub fn load_columns(path: &Path, columns: &[&str]) -> Result<Self, ReportError> {
+        Self::from_table(&Table::load_columns(path, "runs", columns)?)
+    }
+
     /// As [`Runs::load`], with every column `expected` has checked against
     /// its type there ([`Table::check_types`]).
     pub fn load_checked(path: &Path, expected: &arrow_schema::Schema) -> Result<Self, ReportError> {

@@ -7,8 +7,9 @@ use std::path::{Path, PathBuf};
 
 use arrow_array::cast::AsArray;
 use arrow_array::types::{Float64Type, Int64Type};
-use arrow_array::{Array, ArrayRef, RecordBatch};
+use arrow_array::{Array, ArrayRef, RecordBatch, RecordBatchReader as _};
 use arrow_schema::DataType;
+use parquet::arrow::ProjectionMask;
 use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 
 use crate::error::ReportError;
@@ -21,6 +22,14 @@ pub fn table_file(path: &Path, name: &str) -> PathBuf {
 
 /// Reads a whole Parquet file as one batch.
 pub fn read_batch(path: &Path) -> Result<RecordBatch, ReportError> {
+    read_columns(path, |_| true)
+}
+
+/// Reads the columns of a Parquet file that `keep` names, as one batch: the
+/// others are never decoded, so a reader that needs a few columns of a
+/// large table holds only those (the sweep's paired table reads six of the
+/// runs table's hundred-odd).
+pub fn read_columns(path: &Path, keep: impl Fn(&str) -> bool) -> Result<RecordBatch, ReportError> {
     let parquet_error = |e: &dyn std::fmt::Display| ReportError::Parquet { path: path.to_owned(), message: e.to_string() };
     let io_error = |source| ReportError::Io { path: path.to_owned(), source };
     // Checked before opening: opening a FIFO blocks until a writer comes,
@@ -30,8 +39,11 @@ pub fn read_batch(path: &Path) -> Result<RecordBatch, ReportError> {
     }
     let file = File::open(path).map_err(io_error)?;
     let builder = ParquetRecordBatchReaderBuilder::try_new(file).map_err(|e| parquet_error(&e))?;
-    let schema = builder.schema().clone();
-    let batches = builder.build().map_err(|e| parquet_error(&e))?.collect::<Result<Vec<_>, _>>().map_err(|e| parquet_error(&e))?;
+    let kept = builder.schema().fields().iter().enumerate().filter(|(_, field)| keep(field.name())).map(|(i, _)| i);
+    let projection = ProjectionMask::roots(builder.parquet_schema(), kept);
+    let reader = builder.with_projection(projection).build().map_err(|e| parquet_error(&e))?;
+    let schema = reader.schema();
+    let batches = reader.collect::<Result<Vec<_>, _>>().map_err(|e| parquet_error(&e))?;
     arrow_select::concat::concat_batches(&schema, &batches).map_err(|e| parquet_error(&e))
 }
 
@@ -48,6 +60,13 @@ impl Table {
     pub fn load(path: &Path, name: &str) -> Result<Self, ReportError> {
         let path = table_file(path, name);
         Ok(Self { batch: read_batch(&path)?, path })
+    }
+
+    /// As [`Table::load`], reading only the columns named in `columns`
+    /// (those the table has).
+    pub fn load_columns(path: &Path, name: &str, columns: &[&str]) -> Result<Self, ReportError> {
+        let path = table_file(path, name);
+        Ok(Self { batch: read_columns(&path, |column| columns.contains(&column))?, path })
     }
 
     /// Rows.
