@@ -12,6 +12,7 @@
 //! placing of each command after the exchange that asked for it) is here.
 //! [`world`] dispatches on the preset.
 
+mod claude_code;
 mod codex;
 pub mod scenario;
 pub mod shell_words;
@@ -27,7 +28,7 @@ use crate::session::ImportedSession;
 pub use snapshot::Snapshot;
 
 /// The agents whose sessions `--agent` reads the world of.
-pub const SUPPORTED: [AgentPreset; 1] = [AgentPreset::Codex];
+pub const SUPPORTED: [AgentPreset; 2] = [AgentPreset::Codex, AgentPreset::ClaudeCode];
 
 /// What the agent's tools met in the session.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -111,6 +112,7 @@ fn supported() -> String {
 pub fn world(preset: AgentPreset, session: &mut ImportedSession, root: Option<&str>) -> Result<World, String> {
     match preset {
         AgentPreset::Codex => Ok(codex::world(session, root)),
+        AgentPreset::ClaudeCode => Ok(claude_code::world(session, root)),
         other => Err(format!("--agent: {} sessions are not read for their tool side yet; {}", other.as_str(), supported())),
     }
 }
@@ -218,6 +220,6 @@ mod tests {
         let session = ImportedSession { format: "atif", agent: None, ..ImportedSession::default() };
         assert!(preset_of(&session).unwrap_err().contains("a atif session names no agent"));
         let mut session = ImportedSession { format: "pi", agent: Some("pi"), ..ImportedSession::default() };
-        assert!(world(AgentPreset::Pi, &mut session, None).unwrap_err().contains("--agent reads sessions of: codex"));
+        assert!(world(AgentPreset::Pi, &mut session, None).unwrap_err().contains("--agent reads sessions of: codex, claude-code"));
     }
 }

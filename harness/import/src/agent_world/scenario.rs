@@ -40,6 +40,18 @@ fn timeout_s(exchanges: usize) -> u64 {
 /// Placeholders an `agent.files` text would have expanded (docs/black-box.md).
 const PLACEHOLDERS: [&str; 8] = ["{task}", "{workspace}", "{scenario_dir}", "{base_url}", "{anthropic_base_url}", "{port}", "{model}", "{mcp."];
 
+/// Whether `path` is in the folder the preset writes the agent's home to
+/// (`.codex/`, `.claude/`: the first folder of the preset's own files).
+fn in_agent_home(preset: AgentPreset, path: &str) -> bool {
+    let first = |path: &'static str| path.split('/').next().filter(|_| path.contains('/'));
+    preset
+        .launch()
+        .files
+        .iter()
+        .filter_map(|(file, _)| first(file))
+        .any(|home| path == home || path.strip_prefix(home).is_some_and(|rest| rest.starts_with('/')))
+}
+
 /// The black-box scenario of `session`, written by `preset`'s agent, named
 /// after `options.name`, with `tools` (`replay` or `replay-or-live`).
 pub fn agent_import(preset: AgentPreset, mut session: ImportedSession, options: &ConvertOptions, tools: ToolSideMode) -> Result<AgentImport, String> {
@@ -54,7 +66,7 @@ pub fn agent_import(preset: AgentPreset, mut session: ImportedSession, options: 
         let refused = check_file_path(path)
             .err()
             .map(str::to_owned)
-            .or_else(|| (path == ".codex" || path.starts_with(".codex/")).then(|| "is in the agent's home, which its preset writes".to_owned()));
+            .or_else(|| in_agent_home(preset, path).then(|| "is in the agent's home, which its preset writes".to_owned()));
         match refused {
             Some(why) => {
                 world.gaps.push(format!("{path}: {why}: left out of the snapshot"));
@@ -94,6 +106,9 @@ pub fn agent_import(preset: AgentPreset, mut session: ImportedSession, options: 
             world.gaps.len()
         )),
         model: built_in.model.clone(),
+        // The default's 0 is refused on load; the wire labels the run.
+        context_window: built_in.context_window,
+        wire: built_in.wire,
         task: built_in.task.clone(),
         recording: recording_path.into(),
         agent: Some(agent),
