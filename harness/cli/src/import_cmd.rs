@@ -9,7 +9,7 @@
 use std::path::Path;
 
 use reloop_files::scenario::agent::ToolSideMode;
-use reloop_import::agent_world::{AgentReport, preset_of, scenario::agent_import};
+use reloop_import::agent_world::{AgentReport, preset_of, scenario::agent_imports};
 use reloop_import::vcr::{import_cassette, is_cassette};
 use reloop_import::{
     ConvertOptions, Format, ImportError, NamedSession, PresetTool, convert, import_file_names, name_of, read_input, read_sessions, read_tools,
@@ -177,11 +177,11 @@ fn session(source: &Source<'_>, named: NamedSession, system: Option<&str>, tools
         tools: tools.map(<[PresetTool]>::to_vec),
         workspace_root: args.workspace_root.clone(),
     };
-    let agent = args.agent.map(|tools| agent_of(file, &session, &options, tools, args)).transpose()?;
+    let agents = args.agent.map(|tools| agent_of(file, &session, &options, tools, args)).transpose()?.unwrap_or_default();
     let mut converted = convert(session, options);
-    converted.report.agent = agent.as_ref().map(|agent| AgentReport::of(&agent.name, agent.preset, &agent.world));
+    converted.report.agent = agents.iter().map(|agent| AgentReport::of(&agent.name, agent.preset, &agent.world)).collect();
     let mut written = write_files(&args.out, &converted)?;
-    if let Some(agent) = &agent {
+    for agent in &agents {
         written.extend(write_agent_files(&args.out, agent)?);
     }
     let mut summary = converted.report.summary();
@@ -189,27 +189,28 @@ fn session(source: &Source<'_>, named: NamedSession, system: Option<&str>, tools
     Ok(summary)
 }
 
-/// `--agent`: the black-box scenario of the session's own agent, refused
-/// (naming the file) for an agent reloop does not read the tool side of,
-/// or, without `--force`, when its files exist already.
+/// `--agent`: the black-box scenarios of the session's own agent, one per
+/// user turn, refused (naming the file) for an agent reloop does not read
+/// the tool side of, or, without `--force`, when their files exist already.
 fn agent_of(
     file: &Path,
     session: &reloop_import::ImportedSession,
     options: &ConvertOptions,
     tools: AgentTools,
     args: &ImportArgs,
-) -> Result<reloop_import::agent_world::scenario::AgentImport, ImportError> {
+) -> Result<Vec<reloop_import::agent_world::scenario::AgentImport>, ImportError> {
     let refuse = |message: String| ImportError::Input { path: file.to_owned(), message };
     let preset = preset_of(session).map_err(refuse)?;
-    let name = format!("{}-{}", options.name, preset.as_str());
-    if let Some(existing) = [format!("{name}.yaml"), recording_file_name(&name)].iter().map(|n| args.out.join(n)).find(|path| !args.force && path.exists()) {
-        return Err(refuse(format!("would replace {}, which exists already; pass --force to replace it", existing.display())));
-    }
     let tools = match tools {
         AgentTools::Replay => ToolSideMode::Replay,
         AgentTools::ReplayOrLive => ToolSideMode::ReplayOrLive,
     };
-    agent_import(preset, session.clone(), options, tools).map_err(refuse)
+    let agents = agent_imports(preset, session.clone(), options, tools).map_err(refuse)?;
+    let names = agents.iter().flat_map(|agent| [format!("{}.yaml", agent.name), recording_file_name(&agent.name)]);
+    if let Some(existing) = names.map(|n| args.out.join(n)).find(|path| !args.force && path.exists()) {
+        return Err(refuse(format!("would replace {}, which exists already; pass --force to replace it", existing.display())));
+    }
+    Ok(agents)
 }
 
 /// One source file and what it becomes.

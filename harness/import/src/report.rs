@@ -57,9 +57,9 @@ pub struct ImportReport {
     pub workspace_root: Option<String>,
     /// Every line of the source: read, used, ignored, skipped, joined, warnings.
     pub lines: LineAccount,
-    /// `--agent`: the black-box scenario written beside, and what its replay lacks.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub agent: Option<crate::agent_world::AgentReport>,
+    /// `--agent`: the black-box scenarios written beside (one per user turn), and what their replays lack.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub agent: Vec<crate::agent_world::AgentReport>,
 }
 
 impl ImportReport {
@@ -123,7 +123,7 @@ impl ImportReport {
         for added in &self.synthetic {
             out.push_str(&format!("  added: {added}\n"));
         }
-        if let Some(agent) = &self.agent {
+        for agent in &self.agent {
             out.push_str(&agent.summary());
         }
         out

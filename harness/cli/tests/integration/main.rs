@@ -17,6 +17,7 @@ mod help;
 mod hostile_input;
 mod html_report;
 mod import;
+mod import_agent;
 mod import_otlp;
 mod live_hostile;
 mod mcp;

@@ -184,6 +184,12 @@ fn ran_of(text: &str) -> Ran {
 fn continue_session(world: &mut World, running: &mut BTreeMap<u64, Pending>, arguments: &serde_json::Map<String, Value>, ran: Ran, context: &Context<'_>) {
     let Some(id) = arguments.get("session_id").and_then(Value::as_u64) else { return };
     let Some(mut pending) = running.remove(&id) else { return };
+    if ran.exit_code.is_none() && ran.running.is_none() {
+        // Codex refused the call (`write_stdin failed: stdin is closed …`):
+        // nothing reached the process, which a later call goes on with.
+        running.insert(id, pending);
+        return;
+    }
     if let Some(chars) = arguments.get("chars").and_then(Value::as_str).filter(|chars| !chars.is_empty()) {
         pending.command.stdin.get_or_insert_with(String::new).push_str(chars);
     }
@@ -325,6 +331,17 @@ mod tests {
         assert_eq!(commands(world), [expected]);
         let Item::Assistant(turn) = &session.items[0] else { unreachable!() };
         assert_eq!(turn.tool_calls[0].arguments, Arguments::Json(serde_json::json!({"cmd": "rg -n x .", "workdir": "."})), "workdir made relative");
+    }
+
+    #[test]
+    fn a_refused_write_stdin_neither_ends_the_command_nor_types_into_it() {
+        let mut session = session(vec![
+            (call("c1", "exec_command", serde_json::json!({"cmd": "sed -n '1,9p' a"})), "Process running with session ID 3\nOutput:\n"),
+            (call("c2", "write_stdin", serde_json::json!({"session_id": 3, "chars": "\u{3}"})), "write_stdin failed: stdin is closed for this session"),
+            (call("c3", "write_stdin", serde_json::json!({"session_id": 3, "chars": ""})), "Process exited with code 0\nOutput:\nall\n"),
+        ]);
+        let expected = ShellCommand { command: "sed -n '1,9p' a".into(), stdout: "all\n".into(), cwd: Some(".".into()), ..ShellCommand::default() };
+        assert_eq!(commands(world(&mut session, Some("/home/me/p"))), [expected]);
     }
 
     #[test]
