@@ -1,9 +1,10 @@
-"""Checks `reloop import --agent` on real Codex rollouts against the real CLI
-(issue 42): usage `check_agent_import.py RELOOP MIN_SERVED ROLLOUT...`.
+"""Checks `reloop import --agent` on real sessions (Codex rollouts, Claude
+Code transcripts) against the real CLI (issue 42): usage
+`check_agent_import.py RELOOP MIN_SERVED SESSION...`.
 
-Each rollout is imported with `--agent`, and the black-box scenarios written
-(`NAME-codex.yaml`, and `NAME-turn-N-codex.yaml` for each later user turn,
-`agent.tools: replay`) are run with the Codex on PATH. The session's shell
+Each session is imported with `--agent`, and the black-box scenarios written
+(`NAME-AGENT.yaml`, and `NAME-turn-N-AGENT.yaml` for each later user turn,
+`agent.tools: replay`) are run with the agent on PATH. The session's shell
 calls are their recordings' `tool_side:` entries; one is served when a
 `tool_side_command` event of its turn's run names it as its `entry`.
 At least MIN_SERVED (a fraction) of each session's calls must be served,
@@ -29,7 +30,7 @@ with tempfile.TemporaryDirectory() as tmp:
         out = tmp / pathlib.Path(rollout).stem
         done = subprocess.run([reloop, "import", rollout, "--agent", "--out", str(out)], capture_output=True, text=True, timeout=300)
         assert done.returncode == 0, (rollout, done.stdout[-2000:], done.stderr[-2000:])
-        scenarios = sorted(out.glob("*-codex.yaml"))
+        scenarios = sorted(p for p in out.glob("*.yaml") if not p.name.endswith(".recording.yaml") and "agent" in yaml.safe_load(p.read_text()))
         assert scenarios, (rollout, sorted(p.name for p in out.iterdir()))
         recorded_total = served_total = 0
         for scenario in scenarios:
@@ -61,4 +62,4 @@ with tempfile.TemporaryDirectory() as tmp:
         share = served_total / recorded_total
         print(f"  {pathlib.Path(rollout).name}: {recorded_total} shell calls, {served_total} served ({share:.0%}), {recorded_total - served_total} missed")
         assert share >= min_served, f"{rollout}: {served_total} of {recorded_total} shell calls served, under {min_served:.0%}"
-print(f"agent import: {len(rollouts)} real rollouts replayed against the real Codex, each with at least {min_served:.0%} of its shell calls served")
+print(f"agent import: {len(rollouts)} real sessions replayed against the real agent, each with at least {min_served:.0%} of its shell calls served")

@@ -287,9 +287,12 @@ mod tests {
 
     #[test]
     fn a_wrapper_gives_its_command_group_or_its_quoted_group_unquoted() {
-        let wrappers = [r"(?s)^\(\n(?P<command>.*)\n\)$".to_owned(), r"(?s)^eval '(?P<quoted>(?:[^']|'\\'')*)' < /dev/null$".to_owned()];
+        let wrappers = [r"(?s)^\(\n(?P<command>.*)\n\)$".to_owned(), r"(?s)^eval (?P<quoted>\S+(?: \S+)*?) < /dev/null$".to_owned()];
         assert_eq!(unwrapped(&wrappers, "(\nmake\n  test\n)"), "make\n  test");
         assert_eq!(unwrapped(&wrappers, r"eval 'echo '\''hi'\'' > out' < /dev/null"), "echo 'hi' > out");
+        assert_eq!(unwrapped(&wrappers, r#"eval 'echo '"'"'hi'"'"' > out' < /dev/null"#), "echo 'hi' > out");
+        assert_eq!(unwrapped(&wrappers, r#"eval "a \$b \"c\" \d" < /dev/null"#), r#"a $b "c" \d"#, "double quotes keep a backslash they do not escape");
+        assert_eq!(unwrapped(&wrappers, "eval ls < /dev/null"), "ls");
         assert_eq!(unwrapped(&wrappers, "make"), "make", "no wrapper: the line itself");
     }
 
