@@ -1,7 +1,8 @@
 """Checks `reloop import --agent` on real sessions against the real CLIs
 (issue 42): usage `check_agent_import.py RELOOP MIN_SERVED SESSION...`.
 
-Each session (a Codex rollout, a pi session, a Gemini CLI recording...) is
+Each session (a Codex rollout, a Claude Code transcript, a pi session, a
+Gemini CLI recording) is
 imported with `--agent`, and the black-box scenarios written (`NAME-AGENT.yaml`,
 and `NAME-turn-N-AGENT.yaml` for each later user turn, `agent.tools: replay`)
 are run with the agent on PATH. The session's shell

@@ -268,11 +268,15 @@ const CLAUDE_CODE: PresetLaunch = PresetLaunch {
     // Its Bash tool starts `$SHELL` (a bash or zsh) with `-c -l`: at start
     // `env` and a script that writes a snapshot of the shell's functions
     // and options, which run; then per command `source SNAPSHOT && … &&
-    // eval 'COMMAND' < /dev/null && pwd -P >| CWD_FILE`, whose quoted
-    // command is answered.
+    // eval WORD < /dev/null && pwd -P >| CWD_FILE`, whose WORD, once its
+    // quoting is undone, is the command answered: a bare word (`eval ls`)
+    // or single-quoted pieces with each `'` as `'"'"'` (its quoting
+    // function, in 2.1.332); no `< /dev/null` after a heredoc.
     shell: PresetShell {
         interception: ShellInterception::Path,
-        unwrap: &[r"(?s)\Asource \S+ 2>/dev/null \|\| true && .*? && eval '(?P<quoted>(?:[^']|'\\'')*)'(?: < /dev/null)? && pwd -P >\| \S+\z"],
+        unwrap: &[
+            r#"(?s)\Asource \S+ 2>/dev/null \|\| true && .*? && eval (?P<quoted>(?:'[^']*'|"(?:[^"\\]|\\.)*"|\\.|[^\s'"\\])+)(?: < /dev/null)? && pwd -P >\| \S+\z"#,
+        ],
         passthrough: &[r"\Aenv\z", r"(?s)\ASNAPSHOT_FILE=\S+/shell-snapshots/snapshot-\S+\n"],
     },
     older_arguments: &[],

@@ -18,6 +18,7 @@ mod hostile_input;
 mod html_report;
 mod import;
 mod import_agent;
+mod import_agent_claude;
 mod import_otlp;
 mod live_hostile;
 mod mcp;

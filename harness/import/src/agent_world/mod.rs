@@ -12,6 +12,7 @@
 //! placing of each command after the exchange that asked for it) is here.
 //! [`world`] dispatches on the preset.
 
+mod claude_code;
 mod codex;
 mod gemini_cli;
 mod pi;
@@ -29,7 +30,7 @@ use crate::session::ImportedSession;
 pub use snapshot::Snapshot;
 
 /// The agents whose sessions `--agent` reads the world of.
-pub const SUPPORTED: [AgentPreset; 3] = [AgentPreset::Codex, AgentPreset::Pi, AgentPreset::GeminiCli];
+pub const SUPPORTED: [AgentPreset; 4] = [AgentPreset::Codex, AgentPreset::Pi, AgentPreset::GeminiCli, AgentPreset::ClaudeCode];
 
 /// What the agent's tools met in the session.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -115,6 +116,7 @@ pub fn world(preset: AgentPreset, session: &mut ImportedSession, root: Option<&s
         AgentPreset::Codex => Ok(codex::world(session, root)),
         AgentPreset::Pi => Ok(pi::world(session, root)),
         AgentPreset::GeminiCli => Ok(gemini_cli::world(session, root)),
+        AgentPreset::ClaudeCode => Ok(claude_code::world(session, root)),
         other => Err(format!("--agent: {} sessions are not read for their tool side yet; {}", other.as_str(), supported())),
     }
 }
@@ -233,6 +235,6 @@ mod tests {
         let session = ImportedSession { format: "atif", agent: None, ..ImportedSession::default() };
         assert!(preset_of(&session).unwrap_err().contains("a atif session names no agent"));
         let mut session = ImportedSession { format: "opencode", agent: Some("opencode"), ..ImportedSession::default() };
-        assert!(world(AgentPreset::Opencode, &mut session, None).unwrap_err().contains("--agent reads sessions of: codex"));
+        assert!(world(AgentPreset::Opencode, &mut session, None).unwrap_err().contains("--agent reads sessions of: codex, pi, gemini-cli, claude-code"));
     }
 }

@@ -42,6 +42,18 @@ fn timeout_s(exchanges: usize) -> u64 {
 /// Placeholders an `agent.files` text would have expanded (docs/black-box.md).
 const PLACEHOLDERS: [&str; 8] = ["{task}", "{workspace}", "{scenario_dir}", "{base_url}", "{anthropic_base_url}", "{port}", "{model}", "{mcp."];
 
+/// Whether `path` is in the folder the preset writes the agent's home to
+/// (`.codex/`, `.claude/`: the first folder of the preset's own files).
+fn in_agent_home(preset: AgentPreset, path: &str) -> bool {
+    let first = |path: &'static str| path.split('/').next().filter(|_| path.contains('/'));
+    preset
+        .launch()
+        .files
+        .iter()
+        .filter_map(|(file, _)| first(file))
+        .any(|home| path == home || path.strip_prefix(home).is_some_and(|rest| rest.starts_with('/')))
+}
+
 /// Leaves out of `session` the calls the agent `preset` could not make (a
 /// tool its pinned version does not declare, a required argument missing:
 /// the scenario loader refuses them, `reloop_files::agent_presets::misfit`)
@@ -135,7 +147,7 @@ fn agent_import(preset: AgentPreset, mut session: ImportedSession, options: &Con
         let refused = check_file_path(path)
             .err()
             .map(str::to_owned)
-            .or_else(|| (path == ".codex" || path.starts_with(".codex/")).then(|| "is in the agent's home, which its preset writes".to_owned()));
+            .or_else(|| in_agent_home(preset, path).then(|| "is in the agent's home, which its preset writes".to_owned()));
         match refused {
             Some(why) => {
                 world.gaps.push(format!("{path}: {why}: left out of the snapshot"));

@@ -62,6 +62,22 @@ fn claude_codes_command_is_the_quoted_eval_and_its_start_lines_pass() {
 }
 
 #[test]
+fn claude_codes_quoting_is_undone_for_every_form_it_gives_a_command() {
+    let (unwrap, passthrough) = patterns(AgentPreset::ClaudeCode);
+    // The commands the model asked for; 2.1.332 turned `2>nul` into `2>/dev/null` itself.
+    let cases = [
+        (line!("claude-code-2.1.332-command-bare-word"), "ls"),
+        (line!("claude-code-2.1.332-command-quote"), r#"echo "it's" 'a' \$HOME"#),
+        (line!("claude-code-2.1.332-command-pipe-newline-nul"), "printf 'x\ny' | grep -E '^\\s*y' > out.txt 2>/dev/null"),
+        (line!("claude-code-2.1.332-command-heredoc"), "cat <<'EOF'\nhi 'there'\nEOF"),
+    ];
+    for (line, command) in cases {
+        assert_eq!(unwrapped(&unwrap, line), command);
+        assert!(!matches_any(&passthrough, line), "{line}");
+    }
+}
+
+#[test]
 fn gemini_clis_command_is_inside_its_background_jobs_trap() {
     let (unwrap, passthrough) = patterns(AgentPreset::GeminiCli);
     assert_eq!(unwrapped(&unwrap, line!("gemini-cli-0.61.0-command")), COMMAND);

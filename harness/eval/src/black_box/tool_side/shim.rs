@@ -153,15 +153,41 @@ pub fn matches_any(patterns: &[String], line: &str) -> bool {
 }
 
 /// The model's command inside `line`: the `command` group of the first
-/// of `wrappers` that matches, or its `quoted` group (the inside of a
-/// shell single-quoted word, as in Claude Code's `eval '...'`) unquoted;
-/// else the whole line.
+/// of `wrappers` that matches, or its `quoted` group (one shell word, as
+/// in Claude Code's `eval WORD`) with its quoting undone; else the whole
+/// line.
 pub fn unwrapped(wrappers: &[String], line: &str) -> String {
     let inner = |pattern: &String| {
         let captures = regex::Regex::new(pattern).ok()?.captures(line)?;
-        captures.name("command").map(|found| found.as_str().to_owned()).or_else(|| captures.name("quoted").map(|found| found.as_str().replace(r"'\''", "'")))
+        captures.name("command").map(|found| found.as_str().to_owned()).or_else(|| captures.name("quoted").map(|found| unquoted(found.as_str())))
     };
     wrappers.iter().find_map(inner).unwrap_or_else(|| line.to_owned())
+}
+
+/// One shell word as the shell passes it on: `'...'` kept as it stands,
+/// `"..."` with its backslashes before `$`, `` ` ``, `"`, `\` and a line
+/// end taken off, a backslash outside quotes taken off (`'it'"'"'s'` and
+/// `'it'\''s'` are both `it's`).
+fn unquoted(word: &str) -> String {
+    let mut out = String::with_capacity(word.len());
+    let mut chars = word.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '\'' => out.extend(chars.by_ref().take_while(|&c| c != '\'')),
+            '"' => {
+                while let Some(c) = chars.next() {
+                    match (c, chars.peek()) {
+                        ('"', _) => break,
+                        ('\\', Some('$' | '`' | '"' | '\\' | '\n')) => out.extend(chars.next()),
+                        (c, _) => out.push(c),
+                    }
+                }
+            }
+            '\\' => out.extend(chars.next()),
+            c => out.push(c),
+        }
+    }
+    out
 }
 
 /// Whether the shells a real run starts are marked as part of it.
@@ -391,9 +417,12 @@ mod tests {
 
     #[test]
     fn a_wrapper_gives_its_command_group_or_its_quoted_group_unquoted() {
-        let wrappers = [r"(?s)^\(\n(?P<command>.*)\n\)$".to_owned(), r"(?s)^eval '(?P<quoted>(?:[^']|'\\'')*)' < /dev/null$".to_owned()];
+        let wrappers = [r"(?s)^\(\n(?P<command>.*)\n\)$".to_owned(), r"(?s)^eval (?P<quoted>\S+(?: \S+)*?) < /dev/null$".to_owned()];
         assert_eq!(unwrapped(&wrappers, "(\nmake\n  test\n)"), "make\n  test");
         assert_eq!(unwrapped(&wrappers, r"eval 'echo '\''hi'\'' > out' < /dev/null"), "echo 'hi' > out");
+        assert_eq!(unwrapped(&wrappers, r#"eval 'echo '"'"'hi'"'"' > out' < /dev/null"#), "echo 'hi' > out");
+        assert_eq!(unwrapped(&wrappers, r#"eval "a \$b \"c\" \d" < /dev/null"#), r#"a $b "c" \d"#, "double quotes keep a backslash they do not escape");
+        assert_eq!(unwrapped(&wrappers, "eval ls < /dev/null"), "ls");
         assert_eq!(unwrapped(&wrappers, "make"), "make", "no wrapper: the line itself");
     }
 
