@@ -141,5 +141,8 @@ fn a_real_gemini_cli_session_becomes_gemini_cli_with_its_commands_as_its_shell_r
     let in_repo: Vec<&serde_json::Value> = tool_side.iter().filter(|c| c["cwd"] == "django_repo").collect();
     assert_eq!(in_repo.len(), 5, "its dir_path, relative to the root: {in_repo:?}");
     assert_eq!((tool_side[0]["exit_code"].as_i64(), tool_side[0]["stdout"].as_str()), (Some(127), Some("/usr/bin/bash: line 1: python: command not found")));
-    assert!(tool_side.iter().all(|c| !c["stdout"].as_str().unwrap_or_default().contains("Process Group PGID")), "the trailer lines are Gemini CLI's, not output");
+    assert!(
+        tool_side.iter().all(|c| !c["stdout"].as_str().unwrap_or_default().contains("Process Group PGID")),
+        "the trailer lines are Gemini CLI's, not output"
+    );
 }

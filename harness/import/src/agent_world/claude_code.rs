@@ -34,7 +34,7 @@ use std::collections::BTreeMap;
 use reloop_recording::tool_side::ShellCommand;
 use serde_json::Value;
 
-use super::{World, relative_to_root};
+use super::{World, relative_argument, relative_to_root};
 use crate::session::{Arguments, ImportedSession, Item, ToolCall, ToolResult};
 
 /// The lines a `Read` without `limit` shows at most (its description:
@@ -301,11 +301,7 @@ fn without_reminder(output: &str) -> &str {
 fn relative_paths(call: &mut ToolCall, cwd: Option<&str>, root: Option<&str>) {
     let Arguments::Json(Value::Object(arguments)) = &mut call.arguments else { return };
     for key in PATH_ARGUMENTS {
-        if let Some(Value::String(path)) = arguments.get_mut(key) {
-            if let Some(relative) = path.starts_with('/').then(|| relative_to_root(path, cwd, root)).flatten() {
-                *path = relative;
-            }
-        }
+        relative_argument(arguments, key, cwd, root);
     }
 }
 
