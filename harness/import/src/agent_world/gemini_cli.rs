@@ -14,13 +14,11 @@
 //!   with `Status: Showing lines A-B of N total lines.`; their paths are made
 //!   relative to the workspace root, since the replay runs in a fresh one.
 
-use std::collections::BTreeMap;
-
 use reloop_recording::tool_side::ShellCommand;
 use serde_json::Value;
 
-use super::{World, relative_argument, relative_to_root};
-use crate::session::{Arguments, ImportedSession, Item, ToolCall};
+use super::{World, calls_with_results, relative_argument, relative_to_root};
+use crate::session::{Arguments, ImportedSession, ToolCall, ToolResult};
 
 /// The argument names Gemini CLI's file tools give a path, newest first.
 const PATH_KEYS: [&str; 3] = ["file_path", "absolute_path", "path"];
@@ -31,46 +29,39 @@ const TRAILERS: [&str; 5] = ["Error: ", "Exit Code: ", "Signal: ", "Background P
 pub(super) fn world(session: &mut ImportedSession, root: Option<&str>) -> World {
     let cwd = session.cwd.clone();
     let root = root.or(cwd.as_deref()).map(str::to_owned);
-    let root = root.as_deref();
     let mut world = World::default();
-    let mut calls: BTreeMap<String, ToolCall> = BTreeMap::new();
-    for item in &mut session.items {
-        match item {
-            Item::Assistant(turn) => {
-                for call in &mut turn.tool_calls {
-                    relative_paths(call, cwd.as_deref(), root);
-                    calls.insert(call.id.clone(), call.clone());
-                }
-            }
-            Item::ToolResult(result) => {
-                let Some(call) = calls.remove(&result.call_id) else { continue };
-                let Arguments::Json(Value::Object(arguments)) = &call.arguments else { continue };
-                let path = PATH_KEYS.iter().find_map(|key| arguments.get(*key).and_then(Value::as_str));
-                let text = untrusted_content(&result.output);
-                match (call.name.as_str(), path) {
-                    ("run_shell_command", _) => {
-                        let Some(command) = arguments.get("command").and_then(Value::as_str) else { continue };
-                        let Some((stdout, exit_code)) = ran_of(&text) else {
-                            world.gap(format!(
-                                "line {}: `{command}` did not run to its end in the session (cancelled or sent to the background): not in tool_side",
-                                result.line
-                            ));
-                            continue;
-                        };
-                        let dir = arguments.get("dir_path").or_else(|| arguments.get("directory")).and_then(Value::as_str);
-                        let folder = dir.and_then(|dir| relative_to_root(dir, cwd.as_deref(), root));
-                        world.command(&call.id, ShellCommand { command: as_run(command), stdout, exit_code, cwd: folder, ..ShellCommand::default() });
-                    }
-                    ("read_file", Some(path)) if !result.is_error => read(&mut world, path, &text, result.line),
-                    ("replace", Some(path)) => world.snapshot().edit(path, result.line),
-                    ("write_file", Some(path)) => world.snapshot().create(path, result.line),
-                    _ => {}
-                }
-            }
-            _ => {}
-        }
-    }
+    calls_with_results(
+        session,
+        |call| relative_paths(call, cwd.as_deref(), root.as_deref()),
+        |call, result| answered(&mut world, call, result, cwd.as_deref(), root.as_deref()),
+    );
     world
+}
+
+/// What `call` met, as `result` tells it.
+fn answered(world: &mut World, call: &ToolCall, result: &ToolResult, cwd: Option<&str>, root: Option<&str>) {
+    let Arguments::Json(Value::Object(arguments)) = &call.arguments else { return };
+    let path = PATH_KEYS.iter().find_map(|key| arguments.get(*key).and_then(Value::as_str));
+    let text = untrusted_content(&result.output);
+    match (call.name.as_str(), path) {
+        ("run_shell_command", _) => {
+            let Some(command) = arguments.get("command").and_then(Value::as_str) else { return };
+            let Some((stdout, exit_code)) = ran_of(&text) else {
+                world.gap(format!(
+                    "line {}: `{command}` did not run to its end in the session (cancelled or sent to the background): not in tool_side",
+                    result.line
+                ));
+                return;
+            };
+            let dir = arguments.get("dir_path").or_else(|| arguments.get("directory")).and_then(Value::as_str);
+            let folder = dir.and_then(|dir| relative_to_root(dir, cwd, root));
+            world.command(&call.id, ShellCommand { command: as_run(command), stdout, exit_code, cwd: folder, ..ShellCommand::default() });
+        }
+        ("read_file", Some(path)) if !result.is_error => read(world, path, &text, result.line),
+        ("replace", Some(path)) => world.snapshot().edit(path, result.line),
+        ("write_file", Some(path)) => world.snapshot().create(path, result.line),
+        _ => {}
+    }
 }
 
 /// The command line Gemini CLI hands its shell for the model's `command`:
@@ -167,7 +158,9 @@ fn relative_paths(call: &mut ToolCall, cwd: Option<&str>, root: Option<&str>) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::session::{AssistantTurn, ToolResult};
+    use std::collections::BTreeMap;
+
+    use crate::session::{AssistantTurn, Item};
 
     fn session(steps: Vec<(&str, Value, &str)>) -> ImportedSession {
         let mut items = Vec::new();

@@ -26,7 +26,7 @@ use reloop_files::agent_presets::AgentPreset;
 use reloop_recording::tool_side::ShellCommand;
 use reloop_recording::{Part, Recording};
 
-use crate::session::ImportedSession;
+use crate::session::{ImportedSession, Item, ToolCall, ToolResult};
 pub use snapshot::Snapshot;
 
 /// The agents whose sessions `--agent` reads the world of.
@@ -196,6 +196,30 @@ pub fn relative_to_root(path: &str, cwd: Option<&str>, root: Option<&str>) -> Op
     }
     let rest = &parts[root_parts.len()..];
     Some(if rest.is_empty() { ".".to_owned() } else { rest.join("/") })
+}
+
+/// Walks `session`'s tool calls and the results that answer them, in
+/// order: `prepare` rewrites each call where it stands (the paths the agent
+/// resolves itself), `answered` gets each call, as rewritten, with its
+/// result. A call never answered is not given.
+pub(super) fn calls_with_results(session: &mut ImportedSession, mut prepare: impl FnMut(&mut ToolCall), mut answered: impl FnMut(&ToolCall, &ToolResult)) {
+    let mut calls: BTreeMap<String, ToolCall> = BTreeMap::new();
+    for item in &mut session.items {
+        match item {
+            Item::Assistant(turn) => {
+                for call in &mut turn.tool_calls {
+                    prepare(call);
+                    calls.insert(call.id.clone(), call.clone());
+                }
+            }
+            Item::ToolResult(result) => {
+                if let Some(call) = calls.remove(&result.call_id) {
+                    answered(&call, result);
+                }
+            }
+            _ => {}
+        }
+    }
 }
 
 /// The string argument `key` (a path, absolute or relative to `cwd`) made

@@ -14,13 +14,11 @@
 //!   lines in file. Use offset=…]`. Their `path` is made relative to the
 //!   workspace root, since the replay runs in a fresh workspace.
 
-use std::collections::BTreeMap;
-
 use reloop_recording::tool_side::ShellCommand;
 use serde_json::Value;
 
-use super::{World, relative_argument};
-use crate::session::{Arguments, ImportedSession, Item, ToolCall};
+use super::{World, calls_with_results, relative_argument};
+use crate::session::{Arguments, ImportedSession, ToolCall, ToolResult};
 
 /// The in-process tools whose `path` pi resolves itself.
 const FILE_TOOLS: [&str; 3] = ["read", "edit", "write"];
@@ -28,52 +26,38 @@ const FILE_TOOLS: [&str; 3] = ["read", "edit", "write"];
 pub(super) fn world(session: &mut ImportedSession, root: Option<&str>) -> World {
     let cwd = session.cwd.clone();
     let root = root.or(cwd.as_deref()).map(str::to_owned);
-    let root = root.as_deref();
     let mut world = World::default();
-    let mut calls: BTreeMap<String, ToolCall> = BTreeMap::new();
-    for item in &mut session.items {
-        match item {
-            Item::Assistant(turn) => {
-                for call in &mut turn.tool_calls {
-                    relative_path(call, cwd.as_deref(), root);
-                    calls.insert(call.id.clone(), call.clone());
-                }
-            }
-            Item::ToolResult(result) => {
-                let Some(call) = calls.remove(&result.call_id) else { continue };
-                let Arguments::Json(Value::Object(arguments)) = &call.arguments else { continue };
-                let path = arguments.get("path").and_then(Value::as_str);
-                match (call.name.as_str(), path) {
-                    ("bash", _) => {
-                        let Some(command) = arguments.get("command").and_then(Value::as_str) else { continue };
-                        match ran_of(&result.output, result.is_error) {
-                            Ran::Exited { output, exit_code, cut } => {
-                                if cut {
-                                    world.gap(format!(
-                                        "line {}: `{command}`: pi cut its output to its limit: the replay serves the cut text, without pi's notice",
-                                        result.line
-                                    ));
-                                }
-                                world.command(&call.id, ShellCommand { command: command.to_owned(), stdout: output, exit_code, ..ShellCommand::default() });
-                            }
-                            Ran::Stopped(how) => {
-                                world.gap(format!(
-                                    "line {}: `{command}` {how} in the session: not in tool_side (a replay cannot stop it the same way)",
-                                    result.line
-                                ));
-                            }
-                        }
-                    }
-                    ("read", Some(path)) if !result.is_error => read(&mut world, path, arguments, &result.output, result.line),
-                    ("edit", Some(path)) => world.snapshot().edit(path, result.line),
-                    ("write", Some(path)) => world.snapshot().create(path, result.line),
-                    _ => {}
-                }
-            }
-            _ => {}
-        }
-    }
+    calls_with_results(session, |call| relative_path(call, cwd.as_deref(), root.as_deref()), |call, result| answered(&mut world, call, result));
     world
+}
+
+/// What `call` met, as `result` tells it.
+fn answered(world: &mut World, call: &ToolCall, result: &ToolResult) {
+    let Arguments::Json(Value::Object(arguments)) = &call.arguments else { return };
+    let path = arguments.get("path").and_then(Value::as_str);
+    match (call.name.as_str(), path) {
+        ("bash", _) => {
+            let Some(command) = arguments.get("command").and_then(Value::as_str) else { return };
+            match ran_of(&result.output, result.is_error) {
+                Ran::Exited { output, exit_code, cut } => {
+                    if cut {
+                        world.gap(format!(
+                            "line {}: `{command}`: pi cut its output to its limit: the replay serves the cut text, without pi's notice",
+                            result.line
+                        ));
+                    }
+                    world.command(&call.id, ShellCommand { command: command.to_owned(), stdout: output, exit_code, ..ShellCommand::default() });
+                }
+                Ran::Stopped(how) => {
+                    world.gap(format!("line {}: `{command}` {how} in the session: not in tool_side (a replay cannot stop it the same way)", result.line));
+                }
+            }
+        }
+        ("read", Some(path)) if !result.is_error => read(world, path, arguments, &result.output, result.line),
+        ("edit", Some(path)) => world.snapshot().edit(path, result.line),
+        ("write", Some(path)) => world.snapshot().create(path, result.line),
+        _ => {}
+    }
 }
 
 /// What pi told the model of a `bash` call.
@@ -148,7 +132,9 @@ fn relative_path(call: &mut ToolCall, cwd: Option<&str>, root: Option<&str>) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::session::{AssistantTurn, ToolResult};
+    use std::collections::BTreeMap;
+
+    use crate::session::{AssistantTurn, Item};
 
     /// A pi session in /home/me/p of `steps`: each a call, its result text
     /// and whether pi flagged it an error.
