@@ -64,7 +64,9 @@ for suite in $suites; do
       copy "$source" "$dir/scenarios" "$n"
     fi
     /usr/bin/time -v -o "$dir/time.txt" "$reloop" sweep "$dir/scenarios" --strategies roku,opencode,codex,masking,none \
-      --jobs 2 --out "$dir/out" > "$dir/stdout.txt" 2> "$dir/stderr.txt" || { cat "$dir/stderr.txt" >&2; exit 1; }
+      --jobs 2 --out "$dir/out" > "$dir/stdout.txt" 2> "$dir/stderr.txt" || [ $? -eq 1 ] || { cat "$dir/stderr.txt" >&2; exit 1; }
+    # Exit 1 is a sweep whose strategies fail some scenarios on purpose
+    # (`none` overflowing the window), as in CI; 2 and 3 are errors.
     # Runs: the sum of the pass column's denominators (one row per strategy).
     runs=$(grep -o '[0-9]*/[0-9]* *│$' "$dir/stdout.txt" | awk -F'[/ ]' '{ s += $2 } END { print s }')
     rss_kib=$(awk -F': ' '/Maximum resident set size/ { print $2 }' "$dir/time.txt")
