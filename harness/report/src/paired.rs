@@ -98,27 +98,32 @@ pub fn read(path: &Path) -> Result<Vec<Pairing>, ReportError> {
 /// The pairings of `runs`: each variant against the reference (`none`, else
 /// the first by name); empty with one variant.
 pub fn pairings(runs: &Runs) -> Vec<Pairing> {
-    let (order, rows) = runs.rows_by_key();
+    // Each (scenario, variant)'s rows, keyed by the runs' own names: a key of
+    // copied names for every row was most of what the pairings held after a
+    // large sweep.
+    let mut by_key: HashMap<(&str, &str), Vec<usize>> = HashMap::new();
+    for (row, (scenario, variant)) in runs.scenario.iter().zip(&runs.variant).enumerate() {
+        by_key.entry((scenario.as_str(), variant.as_str())).or_default().push(row);
+    }
     // By name: a parallel batch writes its rows in the order runs finish,
     // and the table, the comment and the page must pick the same reference.
-    let mut variants: Vec<&str> = order.iter().map(|key| key.variant.as_str()).collect();
+    let mut variants: Vec<&str> = by_key.keys().map(|key| key.1).collect();
     variants.sort_unstable();
     variants.dedup();
     if let Some(none) = variants.iter().position(|variant| *variant == "none") {
         let none = variants.remove(none);
         variants.insert(0, none);
     }
-    let mut scenarios: Vec<&str> = order.iter().map(|key| key.scenario.as_str()).collect();
+    let mut scenarios: Vec<&str> = by_key.keys().map(|key| key.0).collect();
     scenarios.sort_unstable();
     scenarios.dedup();
-    let by_key: HashMap<(&str, &str), &Vec<usize>> = rows.iter().map(|(key, rows)| ((key.scenario.as_str(), key.variant.as_str()), rows)).collect();
     let Some((reference, others)) = variants.split_first() else { return Vec::new() };
     others.iter().map(|other| pairing(runs, &by_key, &scenarios, reference, other)).collect()
 }
 
-fn pairing(runs: &Runs, by_key: &HashMap<(&str, &str), &Vec<usize>>, scenarios: &[&str], reference: &str, other: &str) -> Pairing {
+fn pairing(runs: &Runs, by_key: &HashMap<(&str, &str), Vec<usize>>, scenarios: &[&str], reference: &str, other: &str) -> Pairing {
     let outcomes =
-        |rows: Option<&&Vec<usize>>| -> Vec<&str> { rows.map(|rows| rows.iter().map(|&row| runs.outcome[row].as_str()).collect()).unwrap_or_default() };
+        |rows: Option<&Vec<usize>>| -> Vec<&str> { rows.map(|rows| rows.iter().map(|&row| runs.outcome[row].as_str()).collect()).unwrap_or_default() };
     let mut compared: Vec<(&[usize], &[usize])> = Vec::new();
     let mut left_out = Vec::new();
     for scenario in scenarios {

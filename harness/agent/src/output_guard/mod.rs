@@ -6,6 +6,8 @@
 pub mod scrub;
 pub mod truncate;
 
+use std::borrow::Cow;
+
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -42,7 +44,11 @@ pub struct Guarded {
 impl OutputGuards {
     /// Applies the guards to `content`.
     pub fn apply(&self, content: String) -> Guarded {
-        let (content, redactions) = if self.scrub_credentials { scrub_credentials(&content) } else { (content, 0) };
+        let scrubbed = match self.scrub_credentials.then(|| scrub_credentials(&content)) {
+            Some((Cow::Owned(scrubbed), redactions)) => Some((scrubbed, redactions)),
+            _ => None,
+        };
+        let (content, redactions) = scrubbed.unwrap_or((content, 0));
         match self.truncate.and_then(|budget| truncate_middle(&content, budget)) {
             Some(cut) => Guarded { content: cut.text, redactions, omitted: Some(cut.omitted) },
             None => Guarded { content, redactions, omitted: None },

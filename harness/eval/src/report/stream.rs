@@ -191,7 +191,7 @@ impl ReportStream {
             .map(|(table, schema)| {
                 let path = folder.join(table);
                 let file = File::create(&path).map_err(|e| failed(&path, "the table", e))?;
-                let writer = ArrowWriter::try_new(file, schema.clone(), Some(writer_properties())).map_err(|e| failed(&path, "the table", e))?;
+                let writer = ArrowWriter::try_new(file, schema.clone(), Some(writer_properties(schema.fields().len()))).map_err(|e| failed(&path, "the table", e))?;
                 Ok((writer, path))
             })
             .collect::<io::Result<_>>()?;
@@ -262,7 +262,7 @@ fn finish(writers: Vec<(ArrowWriter<File>, PathBuf)>) -> io::Result<()> {
 fn compact(parts: &[PathBuf], schema: &arrow_schema::SchemaRef, target: &Path) -> io::Result<()> {
     let what = "the table compacted from the checkpoints";
     let file = File::create(target).map_err(|e| failed(target, what, e))?;
-    let mut writer = ArrowWriter::try_new(file, schema.clone(), Some(writer_properties())).map_err(|e| failed(target, what, e))?;
+    let mut writer = ArrowWriter::try_new(file, schema.clone(), Some(writer_properties(schema.fields().len()))).map_err(|e| failed(target, what, e))?;
     for part in parts {
         let reader = ParquetRecordBatchReaderBuilder::try_new(File::open(part)?)?.build()?;
         for batch in reader {
