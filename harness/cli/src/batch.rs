@@ -16,7 +16,7 @@ use reloop_agent::context::native::NATIVE_WIRES;
 use reloop_agent::price_table::{self, PriceTable};
 use reloop_eval::report::{FinishedRun, ReportStream, RunKey, table_batches, table_schemas, write_atomically};
 use reloop_eval::sweep::RunVariant;
-use reloop_eval::{Outcome, Plan, RunOptions, RunSummary, run_all};
+use reloop_eval::{Outcome, Plan, RunOptions, RunSummary, SharedNames, run_all};
 use reloop_report::trials::TrialVerdict;
 
 use crate::app::{BatchArgs, LiveArgs, RecordModeArg};
@@ -193,10 +193,11 @@ pub fn execute(prepared: Prepared, batch: &BatchArgs, cancel: &Arc<AtomicBool>) 
     // held up to twice what it needed, and both halves while it moved.
     let summaries = Vec::with_capacity(plan.runs());
     let sink = Mutex::new(Sink { report, failed: None, summaries, unpriced: BTreeSet::new() });
+    let names = SharedNames::default();
     run_all(&plan, &options, &|index, run| {
         bar.set_message(reloop_report::escape::terminal(&run.scenario));
         bar.inc(1);
-        let summary = RunSummary::from(&run);
+        let summary = RunSummary::of(&run, &names);
         let unpriced = (!price_table::is_priced(&run.model)).then(|| run.model.clone());
         let batches = table_batches(std::slice::from_ref(&run));
         drop(run);
@@ -227,13 +228,13 @@ pub fn execute(prepared: Prepared, batch: &BatchArgs, cancel: &Arc<AtomicBool>) 
     summaries.sort_by_key(|(index, _)| *index);
     let runs: Vec<RunSummary> = summaries.into_iter().map(|(_, summary)| summary).collect();
     // One line per session: every strategy's run of it shares one fit.
-    let refused: BTreeMap<&str, String> = runs.iter().filter_map(|r| Some((r.scenario.as_str(), r.metrics.provider_token_fit?.refusal()?))).collect();
+    let refused: BTreeMap<&str, &str> = runs.iter().filter_map(|r| Some((&*r.scenario, r.texts().token_fit_refusal.as_deref()?))).collect();
     for (scenario, reason) in refused {
         eprintln!("warning: {scenario}: the provider-token fit is not credible ({reason}); provider_tokens_per_o200k is left empty");
     }
-    let live: u64 = runs.iter().map(|r| r.metrics.live_steps).sum();
+    let live: u64 = runs.iter().map(|r| u64::from(r.figures.live_steps)).sum();
     if live > 0 {
-        let went = runs.iter().filter(|r| r.metrics.live_steps > 0).count();
+        let went = runs.iter().filter(|r| r.figures.live_steps > 0).count();
         eprintln!(
             "note: {live} calls of {went} runs were answered live by the upstream: those runs are not deterministic (steps.parquet `live`, runs.parquet `live_steps`)"
         );

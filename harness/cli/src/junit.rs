@@ -32,7 +32,7 @@ pub fn render(runs: &[RunSummary], verdicts: &[TrialVerdict], gates: &[GateResul
     }
     let run_failures = runs.iter().filter(|r| !r.passed).count();
     let gate_failures = gates.iter().filter(|g| !g.held).count();
-    let virtual_ms: u64 = runs.iter().map(|r| r.metrics.virtual_ms).sum();
+    let virtual_ms: u64 = runs.iter().map(|r| r.figures.virtual_ms).sum();
     let wall = wall.as_secs_f64();
     let mut xml = String::from("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
     let _ =
@@ -47,14 +47,14 @@ pub fn render(runs: &[RunSummary], verdicts: &[TrialVerdict], gates: &[GateResul
                 escape(&run.scenario),
                 escape(&run.variant),
                 escape(&run.scenario_file),
-                seconds(run.metrics.wall_ms)
+                seconds(run.figures.wall_ms)
             );
-            property(&mut xml, "      ", run.metrics.virtual_ms);
+            property(&mut xml, "      ", run.figures.virtual_ms);
             if run.outcome == reloop_agent::Outcome::Skipped {
                 xml.push_str("      <skipped message=\"agent not installed (docs/black-box.md)\"/>\n    </testcase>\n");
                 continue;
             }
-            let failure = (!run.passed).then(|| (run_reason(run), run.failed_expectations.join("\n")));
+            let failure = (!run.passed).then(|| (run_reason(run), run.texts().failed_expectations.join("\n")));
             close_open_case(&mut xml, failure);
         }
         xml.push_str("  </testsuite>\n");
@@ -73,11 +73,11 @@ fn render_trials(runs: &[RunSummary], verdicts: &[TrialVerdict], gates: &[GateRe
     let _ =
         writeln!(xml, "<testsuites name=\"reloop\" tests=\"{}\" failures=\"{}\" time=\"{wall:.3}\">", verdicts.len() + gates.len(), failures + gate_failures);
     let _ = writeln!(xml, "  <testsuite name=\"reloop\" tests=\"{}\" failures=\"{failures}\" time=\"{wall:.3}\">", verdicts.len());
-    property(&mut xml, "    ", runs.iter().map(|r| r.metrics.virtual_ms).sum());
+    property(&mut xml, "    ", runs.iter().map(|r| r.figures.virtual_ms).sum());
     let by_key = crate::verdicts::trials_by_key(runs);
     for verdict in verdicts {
         let trials: &[&RunSummary] = by_key.get(&(verdict.key.scenario.as_str(), verdict.key.variant.as_str())).map_or(&[], Vec::as_slice);
-        let wall_ms: u64 = trials.iter().map(|r| r.metrics.wall_ms).sum();
+        let wall_ms: u64 = trials.iter().map(|r| r.figures.wall_ms).sum();
         let _ = writeln!(
             xml,
             "    <testcase name=\"{}\" classname=\"{}\" file=\"{}\" time=\"{:.3}\">",
@@ -86,7 +86,7 @@ fn render_trials(runs: &[RunSummary], verdicts: &[TrialVerdict], gates: &[GateRe
             escape(&verdict.file),
             wall_ms as f64 / 1000.0
         );
-        let virtual_seconds = trials.iter().map(|r| r.metrics.virtual_ms).sum::<u64>() as f64 / 1000.0;
+        let virtual_seconds = trials.iter().map(|r| r.figures.virtual_ms).sum::<u64>() as f64 / 1000.0;
         let _ = writeln!(
             xml,
             "      <properties><property name=\"virtual_seconds\" value=\"{virtual_seconds:.3}\"/><property name=\"trials\" value=\"{}\"/><property name=\"passed_trials\" value=\"{}\"/><property name=\"flaky\" value=\"{}\"/></properties>",
@@ -96,7 +96,12 @@ fn render_trials(runs: &[RunSummary], verdicts: &[TrialVerdict], gates: &[GateRe
         );
         let failed: Vec<&&RunSummary> = trials.iter().filter(|r| !r.passed && !HARNESS_OUTCOMES.contains(&r.outcome.as_str())).collect();
         let trial_failure = |tag: &str, run: &RunSummary| {
-            format!("      <{tag} message=\"trial {}: {}\">{}</{tag}>\n", run.trial, escape(&run_reason(run)), escape(&run.failed_expectations.join("\n")))
+            format!(
+                "      <{tag} message=\"trial {}: {}\">{}</{tag}>\n",
+                run.trial,
+                escape(&run_reason(run)),
+                escape(&run.texts().failed_expectations.join("\n"))
+            )
         };
         if verdict.counted == 0 && verdict.harness > 0 {
             xml.push_str("      <skipped message=\"every trial left out: harness (agent not installed, harness error)\"/>\n");
@@ -142,7 +147,7 @@ fn gates_suite(xml: &mut String, gates: &[GateResult]) {
 
 /// A failed run's message: its outcome and the first failed expectation.
 fn run_reason(run: &RunSummary) -> String {
-    match run.failed_expectations.as_slice() {
+    match run.texts().failed_expectations.as_slice() {
         [] => format!("outcome {}", run.outcome),
         [only] => format!("outcome {}: {only}", run.outcome),
         [first, rest @ ..] => format!("outcome {}: {first} (and {} more)", run.outcome, rest.len()),

@@ -21,7 +21,7 @@ pub fn render(runs: &[RunSummary]) -> String {
         "pass",
     ]);
     for run in runs {
-        let m = &run.metrics;
+        let m = &run.figures;
         table.add_row(vec![
             Cell::new(terminal(&shortened(&run.scenario, MAX_NAME_CHARS))),
             Cell::new(run.outcome.as_str()),
@@ -49,17 +49,18 @@ pub fn render(runs: &[RunSummary]) -> String {
         // A line that starts with the name: nothing in it may end the line
         // or start a workflow command (GitHub Actions reads this output).
         text.push_str(&format!("\n{} ({}):\n", line(&run.scenario), line(&run.scenario_file)));
-        for failure in &run.failed_expectations {
+        let texts = run.texts();
+        for failure in &texts.failed_expectations {
             text.push_str(&format!("  - {}\n", line(failure)));
         }
-        for divergence in &run.divergences {
+        for divergence in &texts.divergences {
             let lines: Vec<String> = divergence.lines().map(terminal).collect();
             text.push_str(&format!("  {}\n", lines.join("\n  ")));
         }
-        if let Some(error) = &run.strategy_error {
+        if let Some(error) = &texts.strategy_error {
             text.push_str(&format!("  {}\n", terminal(error)));
         }
-        if let Some(output) = run.agent_output.as_deref().filter(|output| !output.trim().is_empty()) {
+        if let Some(output) = texts.agent_output.as_deref().filter(|output| !output.trim().is_empty()) {
             text.push_str(&format!("  the agent's last output:\n{}", tail_lines(output, AGENT_TAIL_LINES)));
         }
     }

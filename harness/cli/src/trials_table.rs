@@ -77,9 +77,7 @@ fn determinism(runs: &[RunSummary], verdicts: &[TrialVerdict]) -> String {
         .iter()
         .filter(|verdict| {
             let trials = by_key.get(&(verdict.key.scenario.as_str(), verdict.key.variant.as_str())).map_or(&[][..], Vec::as_slice);
-            let mut trials = trials.iter().map(|run| without_timing(run));
-            let first = trials.next();
-            trials.any(|trial| Some(&trial) != first.as_ref())
+            trials.split_first().is_some_and(|(first, rest)| rest.iter().any(|trial| !first.repeats(trial)))
         })
         .map(|verdict| line(&verdict.key.to_string()))
         .collect();
@@ -93,13 +91,4 @@ fn determinism(runs: &[RunSummary], verdicts: &[TrialVerdict]) -> String {
             reloop_report::first_named::first_named(&varied, String::clone)
         )
     }
-}
-
-/// A run's summary without what differs between identical trials: its
-/// trial number and the wall-clock time.
-fn without_timing(run: &RunSummary) -> RunSummary {
-    let mut run = run.clone();
-    run.trial = 0;
-    run.metrics.wall_ms = 0;
-    run
 }

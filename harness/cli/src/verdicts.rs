@@ -20,7 +20,7 @@ pub fn of(runs: &[RunSummary], resumed: &BTreeMap<RunKey, FinishedRun>, min_pass
         file: &run.scenario_file,
         outcome: run.outcome.as_str(),
         passed: run.passed,
-        failures: &run.failed_expectations,
+        failures: &run.texts().failed_expectations,
         min_pass_rate: min_pass_rate.or(run.min_pass_rate),
     });
     let resumed = resumed.iter().map(|((scenario, variant, _), run)| Trial {
@@ -41,7 +41,7 @@ pub fn of(runs: &[RunSummary], resumed: &BTreeMap<RunKey, FinishedRun>, min_pass
 pub fn trials_by_key(runs: &[RunSummary]) -> HashMap<(&str, &str), Vec<&RunSummary>> {
     let mut trials: HashMap<(&str, &str), Vec<&RunSummary>> = HashMap::new();
     for run in runs {
-        trials.entry((run.scenario.as_str(), run.variant.as_str())).or_default().push(run);
+        trials.entry((&*run.scenario, &*run.variant)).or_default().push(run);
     }
     trials
 }

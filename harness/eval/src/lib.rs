@@ -24,6 +24,7 @@ pub mod references;
 pub mod report;
 pub mod result;
 pub mod retention;
+pub mod run_figures;
 mod run_metrics;
 pub mod run_mock;
 pub mod run_summary;
@@ -39,7 +40,8 @@ pub use reloop_agent::Outcome;
 /// The file loaders, checks and writers, from their one home.
 pub use reloop_files::{input_error, input_file, recording_file, validate_settings, yaml};
 pub use result::{EventRow, RunMetrics, RunReport, StepRow};
-pub use run_summary::RunSummary;
+pub use run_figures::RunFigures;
+pub use run_summary::{RunSummary, RunTexts, SharedNames};
 pub use runner::{RunOptions, run_all, run_scenario};
 pub use scenario::{Discovered, Scenario, ScenarioFile, discover};
 pub use yaml::InputError;

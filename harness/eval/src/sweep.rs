@@ -14,7 +14,6 @@ use std::collections::BTreeMap;
 
 use reloop_agent::Outcome;
 
-use crate::call_shares::Share;
 use crate::run_summary::RunSummary;
 use crate::yaml::{self, InputError};
 
@@ -170,23 +169,23 @@ pub struct VariantSummary {
 impl VariantSummary {
     /// Adds one finished run of this variant.
     pub fn add(&mut self, run: &RunSummary) {
-        let m = &run.metrics;
+        let f = &run.figures;
         self.runs += 1;
         self.passed += usize::from(run.passed);
-        self.input_tokens += m.input_tokens_total;
-        self.input_tokens_uncompacted += m.input_tokens_uncompacted_total;
-        self.steps += m.steps_used;
-        for (total, count) in self.compactions.iter_mut().zip(m.compactions) {
-            *total += count;
+        self.input_tokens += f.input_tokens_total;
+        self.input_tokens_uncompacted += f.input_tokens_uncompacted_total;
+        self.steps += u64::from(f.steps_used);
+        for (total, count) in self.compactions.iter_mut().zip(f.compactions) {
+            *total += u64::from(count);
         }
-        self.compaction_calls += m.compaction_calls;
-        self.cache_breaks_simulated += m.cache_breaks_simulated;
-        self.cache_breaks_detected += m.cache_breaks;
-        self.cache_breaks_matched += m.cache_breaks_matched;
-        self.cost_usd += m.estimated_cost_usd.unwrap_or(0.0);
-        self.compaction_cost_usd += m.by_share[Share::COMPACTION.index()].estimated_cost_usd.unwrap_or(0.0);
-        self.references_needed += m.references_needed;
-        self.references_lost += m.references_lost;
+        self.compaction_calls += u64::from(f.compaction_calls);
+        self.cache_breaks_simulated += u64::from(f.cache_breaks_simulated);
+        self.cache_breaks_detected += u64::from(f.cache_breaks);
+        self.cache_breaks_matched += u64::from(f.cache_breaks_matched);
+        self.cost_usd += f.cost_usd;
+        self.compaction_cost_usd += f.compaction_cost_usd;
+        self.references_needed += u64::from(f.references_needed);
+        self.references_lost += u64::from(f.references_lost);
     }
 
     /// 1 − Σ lost / Σ needed over all runs; `None` when nothing was needed.
@@ -239,8 +238,8 @@ impl SweepTally {
     /// Adds one finished run to its variant's summary (a variant not given
     /// to [`SweepTally::new`] gets a summary of its own, last).
     fn add(&mut self, run: &RunSummary) {
-        let index = self.variants.iter().position(|v| v.variant == run.variant).unwrap_or_else(|| {
-            self.variants.push(VariantSummary { variant: run.variant.clone(), ..VariantSummary::default() });
+        let index = self.variants.iter().position(|v| *v.variant == *run.variant).unwrap_or_else(|| {
+            self.variants.push(VariantSummary { variant: run.variant.to_string(), ..VariantSummary::default() });
             self.variants.len() - 1
         });
         self.variants[index].add(run);
@@ -282,13 +281,13 @@ impl LikeForLike {
         // longer than its runs).
         let mut by_scenario: BTreeMap<&str, Vec<&RunSummary>> = BTreeMap::new();
         for run in runs {
-            by_scenario.entry(run.scenario.as_str()).or_default().push(run);
+            by_scenario.entry(&*run.scenario).or_default().push(run);
         }
         let (judged, completed_none): (Vec<&RunVariant>, Vec<&RunVariant>) =
-            variants.iter().partition(|variant| runs.iter().any(|r| r.variant == variant.name() && completed(r)));
+            variants.iter().partition(|variant| runs.iter().any(|r| &*r.variant == variant.name() && completed(r)));
         let mut left_out = BTreeMap::new();
         for (scenario, scenario_runs) in &by_scenario {
-            let of = |variant: &RunVariant| -> Vec<&RunSummary> { scenario_runs.iter().copied().filter(|r| r.variant == variant.name()).collect() };
+            let of = |variant: &RunVariant| -> Vec<&RunSummary> { scenario_runs.iter().copied().filter(|r| &*r.variant == variant.name()).collect() };
             // Alike: every variant ran it and every trial ended one way (a
             // scenario stopped at its doom loop under every variant is
             // compared), or each variant that completed anything completed
@@ -311,7 +310,7 @@ impl LikeForLike {
             }
         }
         let mut tally = SweepTally::new(variants);
-        for run in runs.iter().filter(|r| !left_out.contains_key(&r.scenario)) {
+        for run in runs.iter().filter(|r| !left_out.contains_key(&*r.scenario)) {
             tally.add(run);
         }
         let completed_none = completed_none.iter().map(|v| v.name().to_owned()).collect();
@@ -349,22 +348,20 @@ impl LikeForLike {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::result::RunMetrics;
+    use crate::run_figures::RunFigures;
 
     fn run(scenario: &str, variant: &str, outcome: Outcome, input_tokens: u64) -> RunSummary {
         RunSummary {
-            scenario: scenario.to_owned(),
-            scenario_file: format!("{scenario}.yaml"),
-            variant: variant.to_owned(),
+            scenario: scenario.into(),
+            scenario_file: format!("{scenario}.yaml").into(),
+            variant: variant.into(),
             trial: 0,
             min_pass_rate: None,
             outcome,
             passed: true,
-            failed_expectations: Vec::new(),
-            divergences: Vec::new(),
-            metrics: RunMetrics { input_tokens_total: input_tokens, ..RunMetrics::default() },
-            agent_output: None,
-            strategy_error: None,
+            figures: RunFigures { input_tokens_total: input_tokens, ..RunFigures::default() },
+            metrics_digest: 0,
+            texts: None,
         }
     }
 
@@ -439,9 +436,9 @@ mod tests {
     fn retention_and_cost_against_none_are_over_all_runs() {
         let with = |needed, lost, cost| {
             let mut run = run("s", "masking", Outcome::FinalAnswer, 0);
-            run.metrics.references_needed = needed;
-            run.metrics.references_lost = lost;
-            run.metrics.estimated_cost_usd = Some(cost);
+            run.figures.references_needed = needed;
+            run.figures.references_lost = lost;
+            run.figures.cost_usd = cost;
             run
         };
         let mut masking = VariantSummary::default();
