@@ -213,7 +213,6 @@ pub fn execute(prepared: Prepared, batch: &BatchArgs, cancel: &Arc<AtomicBool>) 
         sink.unpriced.extend(unpriced);
     })?;
     bar.finish_and_clear();
-    crate::allocator::release_freed_memory();
     let Sink { report, failed, mut summaries, unpriced } = sink.into_inner().expect("report sink poisoned");
     for model in unpriced {
         eprintln!("warning: model `{model}` is not in the price table; its runs have no estimated_cost_usd (add a row with --prices FILE)");

@@ -1,7 +1,6 @@
 //! The `reloop` binary: argument parsing and wiring only. Everything it
 //! does lives in the `reloop-eval` and `reloop-mock` libraries.
 
-mod allocator;
 mod app;
 mod batch;
 mod compare_cmd;
@@ -36,6 +35,10 @@ use clap::Parser;
 
 use app::{App, Command};
 use interrupt::Interrupt;
+
+/// mimalloc, not the system's: see the workspace manifest's note.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn main() {
     // `reloop __agent-keeper …`: this process keeps a black-box agent.

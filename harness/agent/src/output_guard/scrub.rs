@@ -62,7 +62,11 @@ fn keywords_in(text: &str) -> (bool, bool) {
     let authorization = KEYWORDS.patterns_len() - 1;
     let (mut key_value, mut header) = (false, false);
     for found in KEYWORDS.find_overlapping_iter(text) {
-        if found.pattern().as_usize() == authorization { header = true } else { key_value = true }
+        if found.pattern().as_usize() == authorization {
+            header = true
+        } else {
+            key_value = true
+        }
         if key_value && header {
             break;
         }

@@ -191,7 +191,8 @@ impl ReportStream {
             .map(|(table, schema)| {
                 let path = folder.join(table);
                 let file = File::create(&path).map_err(|e| failed(&path, "the table", e))?;
-                let writer = ArrowWriter::try_new(file, schema.clone(), Some(writer_properties(schema.fields().len()))).map_err(|e| failed(&path, "the table", e))?;
+                let writer =
+                    ArrowWriter::try_new(file, schema.clone(), Some(writer_properties(schema.fields().len()))).map_err(|e| failed(&path, "the table", e))?;
                 Ok((writer, path))
             })
             .collect::<io::Result<_>>()?;

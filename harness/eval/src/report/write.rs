@@ -25,8 +25,9 @@ const ROW_GROUP_BYTES: usize = 16 << 20;
 /// (levels, dictionaries, buffers grown by doubling). Compacting the
 /// 874,380 event rows of a 13,500-run sweep (3.4 MB encoded, under the byte
 /// cap, so one row group) touched 21 MB more at the end of the sweep than
-/// its runs had needed.
-const ROW_GROUP_CELLS: usize = 1 << 20;
+/// its runs had needed; with row groups of 2^20 cells, 16 MB; of 2^18, about
+/// 10 MB (`benches/README.md`, "Peak memory against runs").
+const ROW_GROUP_CELLS: usize = 1 << 18;
 
 /// How every report file of a table of `columns` columns is written:
 /// Snappy, tagged with the schema and reloop versions, row groups of at
