@@ -9,7 +9,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::figures::{Sample, measure, mib, path_str};
+use crate::figures::{Sample, listed, measure, median, mib, path_str};
 
 /// The goal: peak RSS of the 5N sweep ÷ that of the N sweep.
 pub const GOAL: f64 = 1.10;
@@ -26,17 +26,6 @@ pub struct Suite {
     pub folder: PathBuf,
     /// Copies of the smaller sweep; the larger has 5×.
     pub copies: usize,
-}
-
-/// One sweep measured.
-#[derive(Debug, Clone, Copy)]
-pub struct Measured {
-    /// Copies of the suite.
-    pub copies: usize,
-    /// Scenario files swept (runs: × 5 strategies, less the runs left out).
-    pub scenarios: usize,
-    /// The process.
-    pub sample: Sample,
 }
 
 /// Writes `copies` renamed copies of every scenario of `source` into `dest`;
@@ -84,35 +73,67 @@ fn renamed(text: &str, k: usize, folder: &Path) -> String {
     out
 }
 
-/// Sweeps `copies` copies of `suite` with `reloop` on 2 jobs, under `work`.
-fn sweep(reloop: &Path, suite: &Suite, copies: usize, work: &Path) -> Result<Measured, String> {
-    let dir = work.join(format!("{}-{copies}", suite.label));
-    let scenarios = dir.join("scenarios");
-    let count = copy_suite(&suite.folder, &scenarios, copies)?;
-    let out = dir.join("out");
-    let args = ["sweep", path_str(&scenarios)?, "--strategies", STRATEGIES, "--jobs", "2", "--out", path_str(&out)?];
-    // Exit 1: a strategy failed a scenario's expectations (`none` overflows the long suite).
-    let sample = measure(reloop, &args, &[], &dir, &[0, 1])?;
-    let _ = std::fs::remove_dir_all(&dir);
-    Ok(Measured { copies, scenarios: count, sample })
+/// A suite's copies, written once and swept on every repeat.
+struct Copies {
+    /// Copies of the suite.
+    copies: usize,
+    /// Scenario files written (runs: × 5 strategies, less the runs left out).
+    scenarios: usize,
+    /// Where they are, with the sweeps' report beside them.
+    dir: PathBuf,
 }
 
-/// Measures every suite at N and 5N copies and prints each sweep's peak
-/// RSS and the ratio against [`GOAL`]; returns the ratios, in order.
-pub fn bench(reloop: &Path, suites: &[Suite], work: &Path) -> Result<Vec<f64>, String> {
-    println!("peak memory against runs: reloop sweep of N and 5N copies, {STRATEGIES}, 2 jobs; reloop: {}", reloop.display());
-    println!("{:<6} {:>6} {:>10} {:>10} {:>9}", "suite", "copies", "scenarios", "peak MiB", "wall s");
+impl Copies {
+    fn write(suite: &Suite, copies: usize, work: &Path) -> Result<Self, String> {
+        let dir = work.join(format!("{}-{copies}", suite.label));
+        let scenarios = copy_suite(&suite.folder, &dir.join("scenarios"), copies)?;
+        Ok(Self { copies, scenarios, dir })
+    }
+
+    /// Sweeps the copies with `reloop` on 2 jobs, as a process of its own.
+    fn sweep(&self, reloop: &Path) -> Result<Sample, String> {
+        let (scenarios, out) = (self.dir.join("scenarios"), self.dir.join("out"));
+        let args = ["sweep", path_str(&scenarios)?, "--strategies", STRATEGIES, "--jobs", "2", "--out", path_str(&out)?];
+        // Exit 1: a strategy failed a scenario's expectations (`none` overflows the long suite).
+        let sample = measure(reloop, &args, &[], &self.dir, &[0, 1]);
+        let _ = std::fs::remove_dir_all(&out);
+        sample
+    }
+}
+
+/// Measures every suite at N and 5N copies, `repeats` times in turn (N,
+/// then 5N, then N again: both sizes under the same load), prints every
+/// sweep's peak RSS, the medians and their ratio against [`GOAL`]; returns
+/// the ratios, in order. One sample each was not a measure: the same sweep's
+/// peak moved by 4 MiB from one process to the next (when the allocator's
+/// threads happened to hold their freed pages), as much as 5× the runs added.
+pub fn bench(reloop: &Path, suites: &[Suite], work: &Path, repeats: usize) -> Result<Vec<f64>, String> {
+    println!("peak memory against runs: reloop sweep of N and 5N copies, {STRATEGIES}, 2 jobs, {repeats} repeats in turn; reloop: {}", reloop.display());
+    println!("{:<6} {:>6} {:>10} {:>12} {:>30} {:>9}", "suite", "copies", "scenarios", "median MiB", "every run, MiB", "wall s");
     let mut ratios = Vec::new();
     for suite in suites {
-        let small = sweep(reloop, suite, suite.copies, work)?;
-        let large = sweep(reloop, suite, suite.copies * 5, work)?;
-        for measured in [small, large] {
-            let Measured { copies, scenarios, sample } = measured;
-            println!("{:<6} {copies:>6} {scenarios:>10} {:>10.1} {:>9.1}", suite.label, mib(sample.peak_rss_kib), sample.wall.as_secs_f64());
+        let sizes = [Copies::write(suite, suite.copies, work)?, Copies::write(suite, suite.copies * 5, work)?];
+        let mut peaks = [Vec::new(), Vec::new()];
+        let mut walls = [Vec::new(), Vec::new()];
+        for _ in 0..repeats {
+            for (size, (peaks, walls)) in sizes.iter().zip(peaks.iter_mut().zip(&mut walls)) {
+                let sample = size.sweep(reloop)?;
+                peaks.push(mib(sample.peak_rss_kib));
+                walls.push(sample.wall.as_secs_f64());
+            }
         }
-        let ratio = large.sample.peak_rss_kib as f64 / small.sample.peak_rss_kib as f64;
+        let mut medians = [0.0; 2];
+        for ((size, median_peak), (peaks, walls)) in sizes.iter().zip(&mut medians).zip(peaks.iter_mut().zip(&mut walls)) {
+            let every = listed(peaks, 1);
+            *median_peak = median(peaks);
+            println!("{:<6} {:>6} {:>10} {:>12.1} {every:>30} {:>9.1}", suite.label, size.copies, size.scenarios, *median_peak, median(walls));
+        }
+        for size in &sizes {
+            let _ = std::fs::remove_dir_all(&size.dir);
+        }
+        let ratio = medians[1] / medians[0];
         let held = if ratio <= GOAL { "held" } else { "not held" };
-        println!("{:<6} peak RSS, 5N ÷ N: {ratio:.2}  goal ≤ {GOAL:.2}: {held}", suite.label);
+        println!("{:<6} median peak RSS, 5N ÷ N: {ratio:.2}  goal ≤ {GOAL:.2}: {held}", suite.label);
         ratios.push(ratio);
     }
     Ok(ratios)

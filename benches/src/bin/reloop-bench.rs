@@ -22,8 +22,9 @@
 //! `--sweep-memory` measures only peak memory against runs
 //! (`reloop_benches::sweep_memory`): `reloop sweep` of the short suite copied
 //! `--copies` (6) and 5× as many times, and of the long suite copied
-//! `--long-copies` (4) and 5× as many times, each sweep's peak RSS and the
-//! 5N ÷ N ratio against the goal of 1.10.
+//! `--long-copies` (4) and 5× as many times, `--repeats` times in turn, each
+//! sweep's peak RSS, the medians and their 5N ÷ N ratio against the goal of
+//! 1.10.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode, Stdio};
@@ -35,7 +36,7 @@ use reloop_benches::workload::Workload;
 use reloop_benches::{floor, serve_bench};
 
 const USAGE: &str = "usage: reloop-bench --reloop PATH [--repeats N] [--scenarios N] [--steps K] [--result-chars N] [--python PATH] [--turns N]\n       \
-                     reloop-bench --reloop PATH --sweep-memory [--copies N] [--long-copies N]\n       \
+                     reloop-bench --reloop PATH --sweep-memory [--repeats N] [--copies N] [--long-copies N]\n       \
                      reloop-bench --floor-process --jobs N [--scenarios N] [--steps K] [--result-chars N]\n       \
                      reloop-bench --floor-serve URL [--turns N]";
 
@@ -186,7 +187,7 @@ fn bench(settings: &Settings) -> Result<(), String> {
             Suite { label: "short", folder: repo.join("scenarios"), copies: settings.copies.0 },
             Suite { label: "long", folder: repo.join("scenarios/long"), copies: settings.copies.1 },
         ];
-        let measured = sweep_memory::bench(&reloop, &suites, &work).map(drop);
+        let measured = sweep_memory::bench(&reloop, &suites, &work, settings.repeats).map(drop);
         let _ = std::fs::remove_dir_all(&work);
         return measured;
     }

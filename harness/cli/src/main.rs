@@ -1,6 +1,7 @@
 //! The `reloop` binary: argument parsing and wiring only. Everything it
 //! does lives in the `reloop-eval` and `reloop-mock` libraries.
 
+mod allocator;
 mod app;
 mod batch;
 mod compare_cmd;
@@ -36,11 +37,8 @@ use clap::Parser;
 use app::{App, Command};
 use interrupt::Interrupt;
 
-/// mimalloc, not the system's: see the workspace manifest's note.
-#[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
-
 fn main() {
+    allocator::give_freed_memory_back_sooner();
     // `reloop __agent-keeper …`: this process keeps a black-box agent.
     if let Some(code) = reloop_eval::black_box::keeper::enter_if_asked() {
         std::process::exit(code);

@@ -67,10 +67,12 @@ impl TrialVerdict {
     /// order.
     pub fn of<'a>(trials: impl IntoIterator<Item = Trial<'a>>) -> Vec<Self> {
         let mut verdicts: Vec<Self> = Vec::new();
-        let mut index: HashMap<RunKey, usize> = HashMap::new();
+        // Keyed by the trials' own names: a copied key per verdict was, in a
+        // sweep of distinct scenarios, a copy of every run's two names.
+        let mut index: HashMap<(&str, &str), usize> = HashMap::new();
         for trial in trials {
-            let key = RunKey { scenario: trial.scenario.to_owned(), variant: trial.variant.to_owned() };
-            let at = *index.entry(key.clone()).or_insert_with(|| {
+            let at = *index.entry((trial.scenario, trial.variant)).or_insert_with(|| {
+                let key = RunKey { scenario: trial.scenario.to_owned(), variant: trial.variant.to_owned() };
                 verdicts.push(Self::empty(key, trial.file));
                 verdicts.len() - 1
             });
@@ -172,7 +174,14 @@ impl TrialVerdict {
 fn bump(counts: &mut Vec<(String, u64)>, text: &str) {
     match counts.iter_mut().find(|(seen, _)| seen == text) {
         Some((_, count)) => *count += 1,
-        None => counts.push((text.to_owned(), 1)),
+        None => {
+            // Most verdicts see one outcome: room for one, not the four a
+            // first push makes; later pushes grow as usual.
+            if counts.is_empty() {
+                counts.reserve_exact(1);
+            }
+            counts.push((text.to_owned(), 1));
+        }
     }
 }
 
@@ -215,5 +224,14 @@ mod tests {
         assert_eq!(verdict.passed_label(), "passed 1/1 (2 left out: harness)");
         let none_counted = &TrialVerdict::of([trial("skipped", true, None)])[0];
         assert_eq!((none_counted.rate(), none_counted.interval(), none_counted.holds()), (None, None, true));
+    }
+
+    #[test]
+    fn a_verdict_of_one_outcome_holds_room_for_one() {
+        // A sweep of distinct scenarios keeps a verdict per run to its end;
+        // the first push's room for four was most of what one held.
+        let verdicts = TrialVerdict::of([trial("final_answer", true, None), Trial { scenario: "t", ..trial("agent_error", false, None) }]);
+        assert_eq!(verdicts.len(), 2);
+        assert!(verdicts.iter().all(|verdict| verdict.outcomes.capacity() == 1), "{:?}", verdicts.iter().map(|v| v.outcomes.capacity()).collect::<Vec<_>>());
     }
 }
