@@ -29,10 +29,14 @@ const PURGE_DELAY_MS: c_long = 10;
 /// Sets [`PURGE_DELAY_MS`] unless the environment sets the delay. Call it
 /// first in `main`, before any other thread exists.
 pub fn give_freed_memory_back_sooner() {
-    if ["MIMALLOC_PURGE_DELAY", "MIMALLOC_RESET_DELAY"].iter().any(|name| std::env::var_os(name).is_some()) {
-        return;
+    if !delay_set_by_environment() {
+        set_purge_delay(PURGE_DELAY_MS);
     }
-    set_purge_delay(PURGE_DELAY_MS);
+}
+
+/// Whether the environment sets the delay, under either of its names.
+fn delay_set_by_environment() -> bool {
+    ["MIMALLOC_PURGE_DELAY", "MIMALLOC_RESET_DELAY"].iter().any(|name| std::env::var_os(name).is_some())
 }
 
 #[allow(unsafe_code)]
@@ -57,7 +61,7 @@ mod tests {
     fn the_purge_delay_is_the_option_set() {
         // mimalloc 3's default is 1,000 ms: another option at this place in
         // the enum (a mimalloc that reordered it) would read otherwise.
-        if std::env::var_os("MIMALLOC_PURGE_DELAY").is_none() && std::env::var_os("MIMALLOC_RESET_DELAY").is_none() {
+        if !delay_set_by_environment() {
             assert_eq!(purge_delay(), 1_000);
         }
         set_purge_delay(PURGE_DELAY_MS);
