@@ -39,7 +39,7 @@ fn tool_round(step: u32) -> [Message; 2] {
             .repeat(4);
     [
         Message::assistant(String::new(), vec![ToolCall { id: id.clone(), name: "read_file".into(), arguments }]),
-        Message::ToolResult { call_id: id, tool_name: "read_file".into(), content, is_error: false },
+        Message::ToolResult { call_id: id, tool_name: "read_file".into(), content: content.into(), is_error: false },
     ]
 }
 

@@ -188,7 +188,7 @@ mod tests {
         for (id, body) in [("c1", "fn a() {}\n"), ("c2", "let x = [1, 2, 3];\n")] {
             let call = ToolCall { id: id.into(), name: "read".into(), arguments: format!("{{\"path\":\"{id}.rs\"}}") };
             state.transcript.push(Message::assistant("Reading the next file.", vec![call]));
-            state.transcript.push(Message::ToolResult { call_id: id.into(), tool_name: "read".into(), content: body.repeat(40), is_error: false });
+            state.transcript.push(Message::ToolResult { call_id: id.into(), tool_name: "read".into(), content: body.repeat(40).into(), is_error: false });
         }
         state
     }

@@ -155,7 +155,7 @@ mod tests {
     }
 
     fn call(id: &str) -> Message {
-        Message::Assistant { text: String::new(), tool_calls: vec![ToolCall { id: id.into(), name: "read".into(), arguments: "{}".into() }], reasoning: vec![] }
+        Message::Assistant { text: "".into(), tool_calls: vec![ToolCall { id: id.into(), name: "read".into(), arguments: "{}".into() }], reasoning: vec![] }
     }
 
     /// A log of `requests`, each a list of parts, hashed by position in `parts`.
@@ -206,7 +206,7 @@ mod tests {
     fn a_message_is_compared_with_the_transcript_as_its_wire_carries_it() {
         let failed = |is_error| Message::ToolResult { call_id: "c1".into(), tool_name: "read".into(), content: "not JSON".into(), is_error };
         let truncated = |arguments: &str| Message::Assistant {
-            text: String::new(),
+            text: "".into(),
             tool_calls: vec![ToolCall { id: "c1".into(), name: "read".into(), arguments: arguments.into() }],
             reasoning: vec![],
         };

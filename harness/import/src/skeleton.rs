@@ -42,7 +42,7 @@ pub fn skeleton_of_request(path: &str, body: &Value) -> Skeleton {
         Some((format, request)) => (format, request.map(|request| request.prompt).unwrap_or_default()),
         None => (Format::OpenaiChat, Prompt::default()),
     };
-    let task = prompt.messages.iter().find_map(|message| if let Message::User { text } = message { Some(text.clone()) } else { None });
+    let task = prompt.messages.iter().find_map(|message| if let Message::User { text } = message { Some(text.to_string()) } else { None });
     let tools = prompt
         .tools
         .into_iter()

@@ -48,7 +48,7 @@ fn main() {
             let id = format!("call_{step}");
             let call = ToolCall { id: id.clone(), name: "read_file".into(), arguments: format!("{{\"path\":\"src/module_{step}.rs\"}}") };
             prompt.messages.push(Message::assistant("", vec![call]));
-            prompt.messages.push(Message::ToolResult { call_id: id, tool_name: "read_file".into(), content: result.clone(), is_error: false });
+            prompt.messages.push(Message::ToolResult { call_id: id, tool_name: "read_file".into(), content: result.as_str().into(), is_error: false });
         }
     }
     println!(

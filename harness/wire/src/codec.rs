@@ -587,7 +587,7 @@ mod tests {
             prompt.messages.push(crate::Message::ToolResult {
                 call_id: format!("call_{i}"),
                 tool_name: "read_file".into(),
-                content: result.clone(),
+                content: result.as_str().into(),
                 is_error: false,
             });
         }

@@ -40,7 +40,7 @@ impl HistoryArray {
         let mut head = Prompt { messages: Vec::new(), ..head };
         Ok(match self {
             Self::ChatMessages => {
-                let system = head.system.take().map(|text| ChatMessage::System { content: MessageContent::Text(text), name: None });
+                let system = head.system.take().map(|text| ChatMessage::System { content: MessageContent::Text(text.into()), name: None });
                 let frame = serde_json::to_vec(&ChatRequest::from_owned_prompt(head))?;
                 (frame, system.map(|system| serde_json::to_vec(&system)).transpose()?)
             }
@@ -169,11 +169,11 @@ mod tests {
         let call = ToolCall { id: format!("call_{step}"), name: "read_file".into(), arguments: format!(r#"{{"path":"src/{step}.rs"}}"#) };
         let reasoning = vec![Reasoning::ResponsesItem { id: Some(format!("rs_{step}")), summary: vec!["look".into()], encrypted_content: None }];
         [
-            Message::Assistant { text: String::new(), tool_calls: vec![call], reasoning },
+            Message::Assistant { text: crate::Text::default(), tool_calls: vec![call], reasoning },
             Message::ToolResult {
                 call_id: format!("call_{step}"),
                 tool_name: "read_file".into(),
-                content: format!("line \"{step}\"\n\tend\u{e9}"),
+                content: format!("line \"{step}\"\n\tend\u{e9}").into(),
                 is_error: false,
             },
         ]
@@ -228,14 +228,14 @@ mod tests {
         prop_oneof![
             text.prop_map(Message::user),
             (text, proptest::collection::vec(call, 0..3), reasoning).prop_map(|(text, tool_calls, reasoning)| Message::Assistant {
-                text,
+                text: text.into(),
                 tool_calls,
                 reasoning: reasoning.into_iter().collect(),
             }),
             (text, "[a-z0-9_]{1,6}", any::<bool>()).prop_map(|(content, call_id, is_error)| Message::ToolResult {
                 call_id,
                 tool_name: String::new(),
-                content,
+                content: content.into(),
                 is_error
             }),
         ]

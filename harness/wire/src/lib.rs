@@ -9,6 +9,7 @@
 //! - [`delta`]: the streaming deltas and the [`StreamDecoder`] trait every format implements.
 //! - [`split`]: how encoders cut text and tool arguments into streamed pieces.
 //! - [`turn`]: the provider-neutral result of one model call.
+//! - [`text`]: a message's text, shared by reference count instead of copied.
 //! - [`message`]: one message of a conversation, shared by the loop's transcript and every
 //!   request.
 //! - [`parts`]: the provider-neutral response, as the ordered parts every format encodes from
@@ -58,6 +59,7 @@ pub mod reply;
 pub mod split;
 pub mod sse;
 pub mod sse_events;
+pub mod text;
 pub mod turn;
 
 mod history_bytes;
@@ -73,4 +75,5 @@ pub use format::{Format, decoder_for};
 pub use message::{Message, Reasoning};
 pub use prompt::{Prompt, ToolChoice, ToolSpec};
 pub use sse::{SseDecoder, SseFrame};
+pub use text::Text;
 pub use turn::{FinishReason, ModelTurn, ToolCall, Usage};

@@ -9,7 +9,7 @@ use std::collections::HashMap;
 
 use serde::{Deserialize, Serialize};
 
-use crate::ToolCall;
+use crate::{Text, ToolCall};
 
 /// One entry of a conversation. `Hash` lets the mock key per-message figures by content.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -18,12 +18,12 @@ pub enum Message {
     /// A user turn: the task, a scripted reply, a steering or harness notice.
     User {
         /// What the user said.
-        text: String,
+        text: Text,
     },
     /// A model turn.
     Assistant {
         /// Text the model produced (empty when it only called tools).
-        text: String,
+        text: Text,
         /// Tool calls in the order the model made them.
         tool_calls: Vec<ToolCall>,
         /// The model's reasoning, in the order it came, sent back as the provider requires.
@@ -39,7 +39,7 @@ pub enum Message {
         #[serde(default)]
         tool_name: String,
         /// What the tool returned, or its error text.
-        content: String,
+        content: Text,
         /// Whether the tool failed.
         is_error: bool,
     },
@@ -47,12 +47,12 @@ pub enum Message {
 
 impl Message {
     /// A user message.
-    pub fn user(text: impl Into<String>) -> Self {
+    pub fn user(text: impl Into<Text>) -> Self {
         Self::User { text: text.into() }
     }
 
     /// An assistant message without reasoning.
-    pub fn assistant(text: impl Into<String>, tool_calls: Vec<ToolCall>) -> Self {
+    pub fn assistant(text: impl Into<Text>, tool_calls: Vec<ToolCall>) -> Self {
         Self::Assistant { text: text.into(), tool_calls, reasoning: Vec::new() }
     }
 
@@ -189,7 +189,7 @@ mod tests {
             Reasoning::RedactedThinking { data: "xyz".into() },
             Reasoning::ReasoningContent { text: "r".into() },
         ];
-        let message = Message::Assistant { text: String::new(), tool_calls: Vec::new(), reasoning };
+        let message = Message::Assistant { text: Text::default(), tool_calls: Vec::new(), reasoning };
         let value = serde_json::to_value(&message).unwrap();
         let kinds: Vec<&str> = value["reasoning"].as_array().unwrap().iter().map(|part| part["type"].as_str().unwrap()).collect();
         assert_eq!(kinds, ["responses_item", "thinking", "redacted_thinking", "reasoning_content"]);

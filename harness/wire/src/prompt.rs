@@ -97,7 +97,7 @@ impl ToolChoice {
 
 /// The [`Prompt::system`] of a request whose system texts are `parts`: joined with `"\n\n"`,
 /// `None` if there are none.
-pub(crate) fn join_system(parts: Vec<String>) -> Option<String> {
+pub(crate) fn join_system<S: std::borrow::Borrow<str>>(parts: Vec<S>) -> Option<String> {
     (!parts.is_empty()).then(|| parts.join("\n\n"))
 }
 
@@ -194,8 +194,8 @@ pub(crate) mod tests {
 
     #[test]
     fn system_parts_join_with_a_blank_line() {
-        assert_eq!(join_system(Vec::new()), None);
-        assert_eq!(join_system(vec!["a".into(), "b".into()]).as_deref(), Some("a\n\nb"));
+        assert_eq!(join_system(Vec::<String>::new()), None);
+        assert_eq!(join_system(vec!["a", "b"]).as_deref(), Some("a\n\nb"));
     }
 
     #[test]

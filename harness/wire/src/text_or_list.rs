@@ -15,7 +15,7 @@ use serde::de::{Deserialize, Deserializer, Error, SeqAccess, Visitor};
 /// What a text-or-list field holds.
 pub(crate) enum TextOrList<T> {
     /// A plain string.
-    Text(String),
+    Text(crate::Text),
     /// A list of parts.
     List(Vec<T>),
 }
@@ -40,11 +40,11 @@ impl<'de, T: Deserialize<'de>> Visitor<'de> for TextOrListVisitor<T> {
     }
 
     fn visit_str<E: Error>(self, text: &str) -> Result<Self::Value, E> {
-        Ok(TextOrList::Text(text.to_owned()))
+        Ok(TextOrList::Text(text.into()))
     }
 
     fn visit_string<E: Error>(self, text: String) -> Result<Self::Value, E> {
-        Ok(TextOrList::Text(text))
+        Ok(TextOrList::Text(text.into()))
     }
 
     fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Self::Value, A::Error> {

@@ -121,7 +121,7 @@ mod tests {
     #[test]
     fn the_request_starts_at_the_latest_compaction_item() {
         let compacted = |content: &str| Message::Assistant {
-            text: String::new(),
+            text: "".into(),
             tool_calls: Vec::new(),
             reasoning: vec![Reasoning::ResponsesCompaction { id: None, encrypted_content: content.into() }],
         };

@@ -145,7 +145,7 @@ mod tests {
             },
             Message::ToolResult { call_id: "1".into(), tool_name: "read_file".into(), content: "[server]\nport = 80\n".into(), is_error: false },
             Message::Assistant {
-                text: String::new(),
+                text: "".into(),
                 tool_calls: vec![ToolCall { id: "2".into(), name: "run".into(), arguments: r#"{"command":"make"}"#.into() }],
                 reasoning: Vec::new(),
             },

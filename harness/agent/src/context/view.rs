@@ -303,7 +303,7 @@ impl ContextView {
 fn masked_result(message: &Message, placeholder: &str) -> Option<Message> {
     match message {
         Message::ToolResult { call_id, tool_name, is_error, .. } => {
-            Some(Message::ToolResult { call_id: call_id.clone(), tool_name: tool_name.clone(), content: placeholder.to_owned(), is_error: *is_error })
+            Some(Message::ToolResult { call_id: call_id.clone(), tool_name: tool_name.clone(), content: placeholder.into(), is_error: *is_error })
         }
         _ => None,
     }

@@ -26,7 +26,7 @@ impl AgentLoop<'_> {
         if self.deps.settings.text_tool_calling() && turn.tool_calls.is_empty() {
             turn.tool_calls = text_tools::tool_calls_in_text(&turn.text, state.step_index);
         }
-        state.transcript.push(Message::Assistant { text: turn.text.clone(), tool_calls: turn.tool_calls.clone(), reasoning: turn.reasoning.clone() });
+        state.transcript.push(Message::Assistant { text: turn.text.as_str().into(), tool_calls: turn.tool_calls.clone(), reasoning: turn.reasoning.clone() });
         if turn.tool_calls.is_empty() {
             state.final_answer = Some(turn.text);
             if let Some(message) = self.finish_with_answer(state) {
@@ -135,7 +135,7 @@ impl AgentLoop<'_> {
         state.transcript.push(Message::ToolResult {
             call_id: call.id.clone(),
             tool_name: call.name.clone(),
-            content: output.content,
+            content: output.content.into(),
             is_error: output.is_error,
         });
     }

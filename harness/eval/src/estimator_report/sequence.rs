@@ -92,7 +92,7 @@ fn view(files: &[Read<'_>]) -> Vec<Message> {
         messages.push(Message::assistant(String::new(), vec![call]));
         let cleared = index + RETAIN_RECENT < files.len() && text.len() > CLEARED_PLACEHOLDER.len();
         let content = if cleared { CLEARED_PLACEHOLDER } else { text };
-        messages.push(Message::ToolResult { call_id, tool_name: "read_file".to_owned(), content: content.to_owned(), is_error: false });
+        messages.push(Message::ToolResult { call_id, tool_name: "read_file".to_owned(), content: content.into(), is_error: false });
     }
     messages
 }

@@ -200,16 +200,16 @@ fn tool_block(a: &[ToolSpec], b: &[ToolSpec]) -> String {
 fn differing_block(a: &Message, b: &Message) -> (String, String, String) {
     let blocks = |message: &Message| -> Vec<(String, String)> {
         match message {
-            Message::User { text } => vec![("text".to_owned(), text.clone())],
+            Message::User { text } => vec![("text".to_owned(), text.to_string())],
             Message::ToolResult { call_id, content, .. } => {
-                vec![("call_id".to_owned(), call_id.clone()), ("content".to_owned(), content.clone())]
+                vec![("call_id".to_owned(), call_id.clone()), ("content".to_owned(), content.to_string())]
             }
             Message::Assistant { text, tool_calls, reasoning } => {
                 let reasoning = reasoning.iter().enumerate().map(|(i, r)| (format!("reasoning[{i}]"), serde_json::to_string(r).unwrap_or_default()));
                 let calls = tool_calls.iter().enumerate().flat_map(|(i, call)| {
                     [(format!("tool_calls[{i}].name"), call.name.clone()), (format!("tool_calls[{i}].arguments"), call.arguments.clone())]
                 });
-                std::iter::once(("text".to_owned(), text.clone())).chain(reasoning).chain(calls).collect()
+                std::iter::once(("text".to_owned(), text.to_string())).chain(reasoning).chain(calls).collect()
             }
         }
     };

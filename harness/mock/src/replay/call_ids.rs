@@ -104,7 +104,7 @@ mod tests {
 
     fn conversation(calls: Vec<ToolCall>) -> Prompt {
         let results = calls.iter().map(|c| Message::ToolResult { call_id: c.id.clone(), tool_name: c.name.clone(), content: "r".into(), is_error: false });
-        let assistant = Message::Assistant { text: String::new(), tool_calls: calls.clone(), reasoning: Vec::new() };
+        let assistant = Message::Assistant { text: "".into(), tool_calls: calls.clone(), reasoning: Vec::new() };
         Prompt { messages: std::iter::once(Message::user("go")).chain([assistant]).chain(results).collect(), ..Prompt::default() }
     }
 

@@ -148,8 +148,8 @@ fn quoted<'a>(ids: impl Iterator<Item = &'a String>) -> String {
 fn describe_last_message(request: &Prompt) -> String {
     let Some(last) = request.messages.last() else { return "a request with no messages".into() };
     let (role, text) = match last {
-        Message::User { text } => ("user", text.clone()),
-        Message::Assistant { text, .. } => ("assistant", text.clone()),
+        Message::User { text } => ("user", text.to_string()),
+        Message::Assistant { text, .. } => ("assistant", text.to_string()),
         Message::ToolResult { call_id, content, .. } => ("tool", format!("[{call_id}] {content}")),
     };
     format!("a request ending with {role}: {:?}", preview(&text))
@@ -167,7 +167,7 @@ mod tests {
 
     fn request(reasoning: Vec<Reasoning>) -> Prompt {
         let call = ToolCall { id: "toolu_1".into(), name: "read".into(), arguments: "{}".into() };
-        let assistant = Message::Assistant { text: String::new(), tool_calls: vec![call], reasoning };
+        let assistant = Message::Assistant { text: "".into(), tool_calls: vec![call], reasoning };
         Prompt { messages: vec![Message::User { text: "go".into() }, assistant], ..Prompt::default() }
     }
 

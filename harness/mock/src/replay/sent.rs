@@ -59,7 +59,7 @@ impl SentLog {
 
     /// Notes the reply to the latest request.
     pub(crate) fn reply(&mut self, turn: &ModelTurn) {
-        let message = Message::Assistant { text: turn.text.clone(), tool_calls: turn.tool_calls.clone(), reasoning: turn.reasoning.clone() };
+        let message = Message::Assistant { text: turn.text.as_str().into(), tool_calls: turn.tool_calls.clone(), reasoning: turn.reasoning.clone() };
         // Hashed as a request's message is, so the turn sent back later is the same entry.
         let hash = message_hash(&message);
         self.bodies.entry(hash).or_insert(SentPart::Message(message));

@@ -5,7 +5,7 @@
 //! results do not"). Each result is kept once, with the request that first
 //! sent it, not with every later request that repeats the history.
 
-use reloop_wire::{Message, Prompt};
+use reloop_wire::{Message, Prompt, Text};
 use serde::Serialize;
 
 /// One tool result in a request.
@@ -14,7 +14,7 @@ pub struct ToolResultSeen {
     /// The id of the call it answers.
     pub call_id: String,
     /// What the tool returned, or its error text.
-    pub content: String,
+    pub content: Text,
     /// Whether the tool failed.
     pub is_error: bool,
 }

@@ -94,7 +94,7 @@ impl MessagesRequest {
             match message.role {
                 Role::User => push_user_messages(&message.content, &mut scratch),
                 // An assistant message is one prompt message; its content does not matter here.
-                Role::Assistant => scratch.push(crate::Message::User { text: String::new() }),
+                Role::Assistant => scratch.push(crate::Message::User { text: crate::Text::default() }),
             }
             let Some(last) = scratch.len().checked_sub(1) else { continue };
             if let AnthropicContent::Blocks(blocks) = &message.content {
@@ -140,7 +140,7 @@ impl MessagesRequest {
             .map(|message| {
                 match message.role {
                     Role::User => push_user_messages(&message.content, &mut scratch),
-                    Role::Assistant => scratch.push(crate::Message::User { text: String::new() }),
+                    Role::Assistant => scratch.push(crate::Message::User { text: crate::Text::default() }),
                 }
                 scratch.len()
             })

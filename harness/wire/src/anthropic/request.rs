@@ -77,8 +77,8 @@ pub enum Role {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(untagged)]
 pub enum AnthropicContent {
-    /// Plain text.
-    Text(String),
+    /// Plain text (shared, as a message's text is).
+    Text(crate::Text),
     /// Typed blocks.
     Blocks(Vec<ContentBlock>),
 }
@@ -86,7 +86,7 @@ pub enum AnthropicContent {
 impl<'de> Deserialize<'de> for SystemPrompt {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         Ok(match text_or_list(deserializer, "a string or a list of text blocks")? {
-            TextOrList::Text(text) => Self::Text(text),
+            TextOrList::Text(text) => Self::Text(text.into()),
             TextOrList::List(blocks) => Self::Blocks(blocks),
         })
     }
@@ -103,10 +103,10 @@ impl<'de> Deserialize<'de> for AnthropicContent {
 
 impl AnthropicContent {
     /// The text of the content: the string itself, or all text blocks concatenated.
-    pub fn to_text(&self) -> String {
+    pub fn to_text(&self) -> crate::Text {
         match self {
             Self::Text(text) => text.clone(),
-            Self::Blocks(blocks) => blocks_text(blocks),
+            Self::Blocks(blocks) => blocks_text(blocks).into(),
         }
     }
 }
@@ -337,10 +337,10 @@ fn open_tool_results(messages: &mut [AnthropicMessage]) -> Option<&mut Vec<Conte
 }
 
 /// An assistant message: string content, or blocks when it called tools.
-fn assistant_message(text: &str, tool_calls: &[ToolCall], reasoning: &[Reasoning]) -> AnthropicMessage {
+fn assistant_message(text: &crate::Text, tool_calls: &[ToolCall], reasoning: &[Reasoning]) -> AnthropicMessage {
     let thinking: Vec<ContentBlock> = reasoning.iter().filter_map(reasoning_block).collect();
     let content = if tool_calls.is_empty() && thinking.is_empty() {
-        AnthropicContent::Text(text.to_owned())
+        AnthropicContent::Text(text.clone())
     } else {
         // The API requires the turn's thinking, signatures intact, ahead of its tool_use.
         let text = (!text.is_empty()).then(|| ContentBlock::text(text));
@@ -368,7 +368,7 @@ pub(super) fn push_user_messages(content: &AnthropicContent, messages: &mut Vec<
             ContentBlock::Text(block) => text.get_or_insert_default().push_str(&block.text),
             ContentBlock::ToolResult(result) => {
                 if let Some(text) = text.take() {
-                    messages.push(Message::User { text });
+                    messages.push(Message::User { text: text.into() });
                 }
                 messages.push(Message::ToolResult {
                     call_id: result.tool_use_id.clone(),
@@ -381,7 +381,7 @@ pub(super) fn push_user_messages(content: &AnthropicContent, messages: &mut Vec<
         }
     }
     if text.is_some() || messages.len() == first {
-        messages.push(Message::User { text: text.unwrap_or_default() });
+        messages.push(Message::User { text: text.unwrap_or_default().into() });
     }
 }
 
@@ -657,6 +657,6 @@ mod tests {
             "messages": [{"role": "user", "content": [{"type": "image", "source": {"type": "url", "url": "https://example.com/a.png"}}]}]
         }))
         .unwrap();
-        assert_eq!(request.to_prompt().messages, [Message::User { text: String::new() }]);
+        assert_eq!(request.to_prompt().messages, [Message::User { text: crate::Text::default() }]);
     }
 }

@@ -370,7 +370,7 @@ fn assistant(parts: &[GeminiPart], calls: &mut CallIds) -> Message {
             text.push_str(piece);
         }
     }
-    Message::Assistant { text, tool_calls, reasoning }
+    Message::Assistant { text: text.into(), tool_calls, reasoning }
 }
 
 /// A user content: its function responses as tool results and its text as
@@ -380,15 +380,15 @@ fn user_messages(parts: &[GeminiPart], calls: &mut CallIds, messages: &mut Vec<M
     for part in parts {
         if let Some(response) = &part.function_response {
             if let Some(text) = text.take() {
-                messages.push(Message::User { text });
+                messages.push(Message::User { text: text.into() });
             }
             let (content, is_error) = result_content(&response.response);
-            messages.push(Message::ToolResult { call_id: calls.answer(response), tool_name: response.name.clone(), content, is_error });
+            messages.push(Message::ToolResult { call_id: calls.answer(response), tool_name: response.name.clone(), content: content.into(), is_error });
         } else if let Some(piece) = &part.text {
             text.get_or_insert_default().push_str(piece);
         }
     }
-    messages.extend(text.map(|text| Message::User { text }));
+    messages.extend(text.map(|text| Message::User { text: text.into() }));
 }
 
 /// A function response's content: the `output` or `error` text reloop
@@ -419,8 +419,10 @@ mod tests {
     fn a_signature_travels_on_the_first_call_and_comes_back() {
         let call = ToolCall { id: "c1".into(), name: "get".into(), arguments: "{}".into() };
         let reasoning = vec![Reasoning::Thinking { thinking: String::new(), signature: Some("sig".into()) }];
-        let prompt =
-            Prompt { messages: vec![Message::user("go"), Message::Assistant { text: String::new(), tool_calls: vec![call], reasoning }], ..Prompt::default() };
+        let prompt = Prompt {
+            messages: vec![Message::user("go"), Message::Assistant { text: crate::Text::default(), tool_calls: vec![call], reasoning }],
+            ..Prompt::default()
+        };
         let request = serde_json::to_value(GenerateContentRequest::from_prompt(&prompt)).unwrap();
         assert_eq!(request["contents"][1]["parts"][0], json!({ "functionCall": { "id": "c1", "name": "get", "args": {} }, "thoughtSignature": "sig" }));
         let back: GenerateContentRequest = serde_json::from_value(request).unwrap();

@@ -138,7 +138,7 @@ mod tests {
     }
 
     fn text(text: &str) -> MessageContent {
-        MessageContent::Text(text.to_owned())
+        MessageContent::Text(text.into())
     }
 
     #[test]

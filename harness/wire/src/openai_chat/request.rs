@@ -54,7 +54,7 @@ impl ChatRequest {
     /// [`Self::from_prompt`], moving the texts instead of copying them (the agent's send path,
     /// which builds the prompt only to send it).
     pub fn from_owned_prompt(prompt: Prompt) -> Self {
-        let system = prompt.system.map(|system| ChatMessage::System { content: MessageContent::Text(system), name: None });
+        let system = prompt.system.map(|system| ChatMessage::System { content: MessageContent::Text(system.into()), name: None });
         Self {
             model: prompt.model,
             messages: system.into_iter().chain(prompt.messages.into_iter().map(ChatMessage::from_prompt_message)).collect(),
@@ -203,23 +203,23 @@ impl ChatMessage {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(untagged)]
 pub enum MessageContent {
-    /// Plain text.
-    Text(String),
+    /// Plain text (shared: the mock's parse of a resent history clones it by count).
+    Text(crate::Text),
     /// Typed parts (text, images, ...).
     Parts(Vec<ContentPart>),
 }
 
 impl MessageContent {
     /// The text of the content: the string itself, or all parts' `text` concatenated.
-    pub fn to_text(&self) -> String {
+    pub fn to_text(&self) -> crate::Text {
         match self {
             Self::Text(text) => text.clone(),
-            Self::Parts(parts) => parts.iter().filter_map(|part| part.text.as_deref()).collect(),
+            Self::Parts(parts) => parts.iter().filter_map(|part| part.text.as_deref()).collect::<String>().into(),
         }
     }
 
     /// [`Self::to_text`], moving a plain string instead of copying it.
-    pub fn into_text(self) -> String {
+    pub fn into_text(self) -> crate::Text {
         match self {
             Self::Text(text) => text,
             parts @ Self::Parts(_) => parts.to_text(),
@@ -407,12 +407,12 @@ mod tests {
             messages: vec![
                 Message::User { text: "go".into() },
                 Message::Assistant {
-                    text: String::new(),
+                    text: crate::Text::default(),
                     tool_calls: vec![ToolCall { id: "call_1".into(), name: "read".into(), arguments: "{}".into() }],
                     reasoning: Vec::new(),
                 },
                 Message::ToolResult { call_id: "call_1".into(), tool_name: "read".into(), content: "ok".into(), is_error: true },
-                Message::Assistant { text: String::new(), tool_calls: Vec::new(), reasoning: Vec::new() },
+                Message::Assistant { text: crate::Text::default(), tool_calls: Vec::new(), reasoning: Vec::new() },
             ],
             tools: vec![ToolSpec { name: "read".into(), description: "r".into(), parameters: json!({"type": "object"}) }],
             tool_choice: ToolChoice::None,
@@ -461,7 +461,7 @@ mod tests {
                 messages: vec![
                     Message::User { text: "What's in README.md?".into() },
                     Message::Assistant {
-                        text: String::new(),
+                        text: crate::Text::default(),
                         tool_calls: vec![ToolCall { id: "call_1".into(), name: "read_file".into(), arguments: r#"{"path":"README.md"}"#.into() }],
                         reasoning: Vec::new(),
                     },

@@ -198,7 +198,7 @@ impl ResponsesRequest {
                 InputItem::Message(message) => {
                     let text = message.content.to_text();
                     match message.role {
-                        Role::System | Role::Developer => system.push(text),
+                        Role::System | Role::Developer => system.push(text.to_string()),
                         Role::User => messages.push(Message::User { text }),
                         Role::Assistant => match reasoning_only(&mut messages) {
                             Some(open) => *open = text,
@@ -214,7 +214,7 @@ impl ResponsesRequest {
                                 open.extend(reasoning);
                             }
                         }
-                        None => messages.push(Message::Assistant { text: String::new(), tool_calls: Vec::new(), reasoning: reasoning.collect() }),
+                        None => messages.push(Message::Assistant { text: crate::Text::default(), tool_calls: Vec::new(), reasoning: reasoning.collect() }),
                     }
                 }
                 InputItem::FunctionCall(call) => push_tool_call(&mut messages, call.to_tool_call()),
@@ -262,7 +262,7 @@ fn compaction(prompt: &Prompt) -> Option<Vec<ResponsesContextManagement>> {
 
 /// The text of the last message when it is an assistant message holding only reasoning so
 /// far: the message and calls after a reasoning item belong to the same turn.
-fn reasoning_only(messages: &mut [Message]) -> Option<&mut String> {
+fn reasoning_only(messages: &mut [Message]) -> Option<&mut crate::Text> {
     match messages.last_mut()? {
         Message::Assistant { text, tool_calls, reasoning } if text.is_empty() && tool_calls.is_empty() && !reasoning.is_empty() => Some(text),
         _ => None,
@@ -335,12 +335,12 @@ pub(crate) fn prompt_items(message: &Message) -> Vec<InputItem> {
 
 impl InputItem {
     /// A `"type": "message"` item with plain-string content.
-    fn message(role: Role, text: &str) -> Self {
+    fn message(role: Role, text: &crate::Text) -> Self {
         Self::Message(MessageItem {
             kind: Some("message".to_owned()),
             id: None,
             role,
-            content: MessageContent::Text(text.to_owned()),
+            content: MessageContent::Text(text.clone()),
             status: None,
             extra: Map::new(),
         })
@@ -495,7 +495,7 @@ mod tests {
                 messages: vec![
                     Message::User { text: "What's the weather like in Paris today?".into() },
                     Message::Assistant {
-                        text: String::new(),
+                        text: crate::Text::default(),
                         tool_calls: vec![ToolCall {
                             id: "call_12345xyz".into(),
                             name: "get_weather".into(),
@@ -566,7 +566,7 @@ mod tests {
             decoder.push_frame(&SseFrame { event: None, data: event.to_string() }).unwrap();
         }
         assert_eq!(decoder.finish().unwrap().reasoning, std::slice::from_ref(&compaction), "streamed");
-        let message = Message::Assistant { text: String::new(), tool_calls: turn.tool_calls.clone(), reasoning: turn.reasoning.clone() };
+        let message = Message::Assistant { text: crate::Text::default(), tool_calls: turn.tool_calls.clone(), reasoning: turn.reasoning.clone() };
         let prompt = Prompt { model: "m".into(), messages: vec![message.clone()], ..Prompt::default() };
         let sent: Value = serde_json::from_slice(&codec::encode_request(Format::OpenaiResponses, prompt, |_| Vec::new()).unwrap()).unwrap();
         assert_eq!(sent["input"][0], item, "first, in the documented shape");

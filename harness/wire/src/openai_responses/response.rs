@@ -239,7 +239,7 @@ impl ResponsesError {
 /// The text of an assistant message item: its parts' text (`output_text`) concatenated.
 /// `None` for other roles.
 pub(super) fn assistant_text(message: &MessageItem) -> Option<String> {
-    (message.role == Role::Assistant).then(|| message.content.to_text())
+    (message.role == Role::Assistant).then(|| message.content.to_text().into())
 }
 
 impl Response {

@@ -180,7 +180,7 @@ fn clear_tool_uses(request: &mut MessagesRequest, clear: &ClearToolUses, counter
     for tool_use in uses.iter().take(candidates).filter(|u| !u.cleared && !clear.exclude_tools.contains(&u.name)) {
         let Some((m, b)) = tool_use.result else { continue };
         if let Some(ContentBlock::ToolResult(result)) = blocks_mut(&mut edited.messages[m]).and_then(|blocks| blocks.get_mut(b)) {
-            result.content = Some(AnthropicContent::Text(CLEARED.to_owned()));
+            result.content = Some(AnthropicContent::Text(CLEARED.into()));
         }
         if clear.clear_tool_inputs.as_ref().is_some_and(|inputs| inputs.covers(&tool_use.name)) {
             let (m, b) = tool_use.call;

@@ -155,7 +155,7 @@ fn expand(request: &mut ResponsesRequest) -> Result<Option<(usize, Vec<InputItem
         kind: Some("message".into()),
         id: None,
         role: Role::User,
-        content: MessageContent::Text(sealed.summary),
+        content: MessageContent::Text(sealed.summary.into()),
         status: None,
         extra: Map::new(),
     });

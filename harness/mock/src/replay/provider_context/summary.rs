@@ -54,7 +54,7 @@ mod tests {
         let messages = [
             Message::user("fix the bug"),
             Message::assistant("Looking.", vec![call]),
-            Message::ToolResult { call_id: "c1".into(), tool_name: "read".into(), content: long.clone(), is_error: true },
+            Message::ToolResult { call_id: "c1".into(), tool_name: "read".into(), content: long.as_str().into(), is_error: true },
         ];
         let summary = of(&messages, Some("Keep file names."));
         let lines: Vec<&str> = summary.lines().collect();

@@ -613,7 +613,7 @@ mod tests {
             prompt.messages.push(Message::ToolResult {
                 call_id: format!("call_{i}"),
                 tool_name: "read_file".into(),
-                content: format!("line \"{i}\"\n"),
+                content: format!("line \"{i}\"\n").into(),
                 is_error: false,
             });
             bodies.push((Format::OpenaiChat, codec::encode_request(Format::OpenaiChat, prompt.clone(), |_| Vec::new()).unwrap()));

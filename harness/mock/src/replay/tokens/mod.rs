@@ -236,8 +236,8 @@ mod tests {
         let prompt = |content: &str| Prompt {
             system: Some(content.to_owned()),
             messages: vec![
-                Message::User { text: content.to_owned() },
-                Message::ToolResult { call_id: "c".into(), tool_name: String::new(), content: content.to_owned(), is_error: false },
+                Message::User { text: content.into() },
+                Message::ToolResult { call_id: "c".into(), tool_name: String::new(), content: content.into(), is_error: false },
             ],
             ..Prompt::default()
         };
@@ -260,8 +260,8 @@ mod tests {
     #[test]
     fn a_request_after_a_kept_one_counts_as_a_fresh_counter_does() {
         let message = |i: usize| match i % 2 {
-            0 => Message::User { text: format!("question {i}") },
-            _ => Message::ToolResult { call_id: format!("c{i}"), tool_name: String::new(), content: "fn x() {}\n".repeat(i * 10), is_error: false },
+            0 => Message::User { text: format!("question {i}").into() },
+            _ => Message::ToolResult { call_id: format!("c{i}"), tool_name: String::new(), content: "fn x() {}\n".repeat(i * 10).into(), is_error: false },
         };
         let prompt =
             |system: Option<&str>, messages: &[Message]| Prompt { system: system.map(str::to_owned), messages: messages.to_vec(), ..Prompt::default() };
