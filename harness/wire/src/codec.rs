@@ -599,6 +599,29 @@ mod tests {
         assert_eq!(chat, serde_json::to_vec(&ChatRequest::from_prompt(&prompt)).unwrap());
     }
 
+    /// The mock reads each request of a conversation against the previous one: a resent tool
+    /// result's text is the previous parse's allocation, not a copy, so the request costs its
+    /// new messages only and compares with the previous one by address.
+    #[test]
+    fn a_resent_history_shares_its_texts_with_the_previous_parse() {
+        let result = "line of output\n".repeat(100);
+        let mut prompt = Prompt { tools: Vec::new(), messages: vec![crate::Message::user("go")], ..crate::prompt::tests::rich_prompt() };
+        let mut previous = None;
+        let mut first = None;
+        for i in 0..3 {
+            let call = crate::ToolCall { id: format!("call_{i}"), name: "read_file".into(), arguments: "{}".into() };
+            prompt.messages.push(crate::Message::assistant("", vec![call]));
+            prompt.messages.push(crate::Message::ToolResult { call_id: format!("call_{i}"), tool_name: "read_file".into(), content: result.as_str().into(), is_error: false });
+            let body = encode_request(Format::OpenaiChat, prompt.clone(), |_| Vec::new()).unwrap();
+            let (decoded, kept) = decode_request_reusing(Format::OpenaiChat, body, "", true, previous).unwrap();
+            assert_eq!(decoded.prompt.messages, prompt.messages);
+            let crate::Message::ToolResult { content: seen, .. } = &decoded.prompt.messages[2] else { panic!("the first result moved") };
+            let first = first.get_or_insert_with(|| seen.clone());
+            assert!(std::ptr::eq(first.as_str(), seen.as_str()), "request {i} copied the first result's text");
+            previous = kept;
+        }
+    }
+
     #[test]
     fn every_format_authenticates_with_its_own_header() {
         let names: Vec<&str> = Format::ALL.iter().map(|format| auth_headers(*format, "k")[0].0).collect();
