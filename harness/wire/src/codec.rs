@@ -611,7 +611,12 @@ mod tests {
         for i in 0..3 {
             let call = crate::ToolCall { id: format!("call_{i}"), name: "read_file".into(), arguments: "{}".into() };
             prompt.messages.push(crate::Message::assistant("", vec![call]));
-            prompt.messages.push(crate::Message::ToolResult { call_id: format!("call_{i}"), tool_name: "read_file".into(), content: result.as_str().into(), is_error: false });
+            prompt.messages.push(crate::Message::ToolResult {
+                call_id: format!("call_{i}"),
+                tool_name: "read_file".into(),
+                content: result.as_str().into(),
+                is_error: false,
+            });
             let body = encode_request(Format::OpenaiChat, prompt.clone(), |_| Vec::new()).unwrap();
             let (decoded, kept) = decode_request_reusing(Format::OpenaiChat, body, "", true, previous).unwrap();
             assert_eq!(decoded.prompt.messages, prompt.messages);

@@ -5,6 +5,7 @@ pub mod error_body;
 pub mod layout;
 mod read_message;
 pub mod read_reply;
+mod read_request;
 pub mod reply;
 pub mod request;
 pub mod response;

@@ -12,8 +12,8 @@ use crate::ToolCall;
 use crate::message::{Message, name_tool_results};
 use crate::prompt::{Prompt, ToolChoice, ToolSpec, join_system};
 
-/// A Chat Completions request body.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+/// A Chat Completions request body (read in one pass by `read_request`).
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ChatRequest {
     /// Model name.
     pub model: String,
