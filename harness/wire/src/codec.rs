@@ -573,6 +573,18 @@ mod tests {
         assert!(decode_request_at("/v1/models", b"").is_none());
     }
 
+    /// Appends the `i`th round of a `read_file` call answered with `result`.
+    fn push_read_round(prompt: &mut Prompt, i: usize, result: &str) {
+        let call = crate::ToolCall { id: format!("call_{i}"), name: "read_file".into(), arguments: format!(r#"{{"path":"src/{i}.rs"}}"#) };
+        prompt.messages.push(crate::Message::assistant("", vec![call]));
+        prompt.messages.push(crate::Message::ToolResult {
+            call_id: format!("call_{i}"),
+            tool_name: "read_file".into(),
+            content: result.into(),
+            is_error: false,
+        });
+    }
+
     /// A request body is written into room taken once, before: a long
     /// history (as the client sends it, the tools appended after) no longer
     /// regrows and copies the buffer about ten times as it is written, and
@@ -582,14 +594,7 @@ mod tests {
         let result = "fn main() {\n    println!(\"{}\", 1);\n}\n".repeat(50);
         let mut prompt = Prompt { tools: Vec::new(), ..crate::prompt::tests::rich_prompt() };
         for i in 0..50 {
-            let call = crate::ToolCall { id: format!("call_{i}"), name: "read_file".into(), arguments: format!(r#"{{"path":"src/{i}.rs"}}"#) };
-            prompt.messages.push(crate::Message::assistant("", vec![call]));
-            prompt.messages.push(crate::Message::ToolResult {
-                call_id: format!("call_{i}"),
-                tool_name: "read_file".into(),
-                content: result.as_str().into(),
-                is_error: false,
-            });
+            push_read_round(&mut prompt, i, &result);
         }
         for format in Format::ALL {
             let body = encode_request(format, prompt.clone(), |_| Vec::new()).unwrap();
@@ -609,14 +614,7 @@ mod tests {
         let mut previous = None;
         let mut first = None;
         for i in 0..3 {
-            let call = crate::ToolCall { id: format!("call_{i}"), name: "read_file".into(), arguments: "{}".into() };
-            prompt.messages.push(crate::Message::assistant("", vec![call]));
-            prompt.messages.push(crate::Message::ToolResult {
-                call_id: format!("call_{i}"),
-                tool_name: "read_file".into(),
-                content: result.as_str().into(),
-                is_error: false,
-            });
+            push_read_round(&mut prompt, i, &result);
             let body = encode_request(Format::OpenaiChat, prompt.clone(), |_| Vec::new()).unwrap();
             let (decoded, kept) = decode_request_reusing(Format::OpenaiChat, body, "", true, previous).unwrap();
             assert_eq!(decoded.prompt.messages, prompt.messages);
