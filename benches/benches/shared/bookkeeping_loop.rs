@@ -38,8 +38,8 @@ fn tool_round(step: u32) -> [Message; 2] {
         "pub fn handle(request: &Request) -> Result<Response, Error> {\n    let user = authenticate(request)?;\n    Ok(Response::ok(render(&user)))\n}\n"
             .repeat(4);
     [
-        Message::assistant(String::new(), vec![ToolCall { id: id.clone(), name: "read_file".into(), arguments }]),
-        Message::ToolResult { call_id: id, tool_name: "read_file".into(), content: content.into(), is_error: false },
+        Message::assistant(String::new(), vec![ToolCall { id: id.as_str().into(), name: "read_file".into(), arguments: arguments.into() }]),
+        Message::ToolResult { call_id: id.into(), tool_name: "read_file".into(), content: content.into(), is_error: false },
     ]
 }
 

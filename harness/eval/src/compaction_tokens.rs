@@ -186,7 +186,7 @@ mod tests {
     fn state() -> LoopState {
         let mut state = LoopState::new("Find the failing invariant.", 10);
         for (id, body) in [("c1", "fn a() {}\n"), ("c2", "let x = [1, 2, 3];\n")] {
-            let call = ToolCall { id: id.into(), name: "read".into(), arguments: format!("{{\"path\":\"{id}.rs\"}}") };
+            let call = ToolCall { id: id.into(), name: "read".into(), arguments: format!("{{\"path\":\"{id}.rs\"}}").into() };
             state.transcript.push(Message::assistant("Reading the next file.", vec![call]));
             state.transcript.push(Message::ToolResult { call_id: id.into(), tool_name: "read".into(), content: body.repeat(40).into(), is_error: false });
         }

@@ -19,8 +19,8 @@ use std::collections::{HashMap, HashSet};
 use reloop_agent::{LoopState, Message};
 use reloop_mock::sent::{SentLog, SentPart};
 use reloop_mock::tokens::content_hash;
-use reloop_wire::Format;
 use reloop_wire::format::message_through;
+use reloop_wire::{Format, Text};
 use serde_json::{Value, json};
 
 use crate::result::StepRow;
@@ -36,7 +36,7 @@ struct Originals {
     wire: Format,
     whole: HashSet<u64>,
     /// A tool result's hash by its call id; an assistant turn's by its first call's id.
-    by_call: HashMap<(bool, String), u64>,
+    by_call: HashMap<(bool, Text), u64>,
 }
 
 impl Originals {
@@ -75,7 +75,7 @@ impl Originals {
 }
 
 /// A tool result's call id, or an assistant turn's first call id.
-fn call_key(message: &Message) -> Option<(bool, String)> {
+fn call_key(message: &Message) -> Option<(bool, Text)> {
     match message {
         Message::ToolResult { call_id, .. } => Some((true, call_id.clone())),
         Message::Assistant { tool_calls, .. } => tool_calls.first().map(|call| (false, call.id.clone())),

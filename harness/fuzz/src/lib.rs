@@ -31,7 +31,11 @@ pub fn turn() -> impl Strategy<Value = ModelTurn> {
     )
         .prop_map(|(text, calls, finish_reason, usage)| ModelTurn {
             text,
-            tool_calls: calls.into_iter().enumerate().map(|(i, (name, arguments))| ToolCall { id: format!("call_{i}"), name, arguments }).collect(),
+            tool_calls: calls
+                .into_iter()
+                .enumerate()
+                .map(|(i, (name, arguments))| ToolCall { id: format!("call_{i}").into(), name: name.into(), arguments: arguments.into() })
+                .collect(),
             reasoning: Vec::new(),
             finish_reason,
             usage: usage.map(|(input_tokens, output_tokens, cache_read_tokens, cache_write_tokens)| Usage {

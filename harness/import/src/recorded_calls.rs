@@ -29,7 +29,7 @@ pub fn recorded_calls(recording: &Recording) -> Vec<RecordedCall> {
     for prompt in recording.exchanges.iter().filter_map(|exchange| exchange.request.as_ref().and_then(prompt_of)) {
         for message in prompt.messages {
             if let Message::ToolResult { call_id, content, is_error, .. } = message {
-                results.entry(call_id).or_insert((content.into(), is_error));
+                results.entry(call_id.to_string()).or_insert((content.into(), is_error));
             }
         }
     }

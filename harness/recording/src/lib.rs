@@ -281,9 +281,9 @@ impl Exchange {
             .tool_calls()
             .enumerate()
             .map(|(i, call)| ToolCall {
-                id: call.id.clone().unwrap_or_else(|| format!("call_{index:03}_{i}")),
-                name: call.name.clone(),
-                arguments: call.arguments.to_wire(),
+                id: (call.id.clone().unwrap_or_else(|| format!("call_{index:03}_{i}"))).into(),
+                name: call.name.as_str().into(),
+                arguments: call.arguments.to_wire().into(),
             })
             .collect();
         let finish_reason = self.finish_reason.clone().unwrap_or(if tool_calls.is_empty() { FinishReason::Stop } else { FinishReason::ToolCalls });

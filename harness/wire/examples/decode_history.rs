@@ -46,9 +46,9 @@ fn main() {
             };
             messages += decoded.map_or(0, |decoded| decoded.prompt.messages.len());
             let id = format!("call_{step}");
-            let call = ToolCall { id: id.clone(), name: "read_file".into(), arguments: format!("{{\"path\":\"src/module_{step}.rs\"}}") };
+            let call = ToolCall { id: id.as_str().into(), name: "read_file".into(), arguments: format!("{{\"path\":\"src/module_{step}.rs\"}}").into() };
             prompt.messages.push(Message::assistant("", vec![call]));
-            prompt.messages.push(Message::ToolResult { call_id: id, tool_name: "read_file".into(), content: result.as_str().into(), is_error: false });
+            prompt.messages.push(Message::ToolResult { call_id: id.into(), tool_name: "read_file".into(), content: result.as_str().into(), is_error: false });
         }
     }
     println!(

@@ -575,10 +575,10 @@ mod tests {
 
     /// Appends the `i`th round of a `read_file` call answered with `result`.
     fn push_read_round(prompt: &mut Prompt, i: usize, result: &str) {
-        let call = crate::ToolCall { id: format!("call_{i}"), name: "read_file".into(), arguments: format!(r#"{{"path":"src/{i}.rs"}}"#) };
+        let call = crate::ToolCall { id: format!("call_{i}").into(), name: "read_file".into(), arguments: format!(r#"{{"path":"src/{i}.rs"}}"#).into() };
         prompt.messages.push(crate::Message::assistant("", vec![call]));
         prompt.messages.push(crate::Message::ToolResult {
-            call_id: format!("call_{i}"),
+            call_id: format!("call_{i}").into(),
             tool_name: "read_file".into(),
             content: result.into(),
             is_error: false,

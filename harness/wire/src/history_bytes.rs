@@ -166,12 +166,12 @@ mod tests {
     }
 
     fn round(step: usize) -> [Message; 2] {
-        let call = ToolCall { id: format!("call_{step}"), name: "read_file".into(), arguments: format!(r#"{{"path":"src/{step}.rs"}}"#) };
+        let call = ToolCall { id: format!("call_{step}").into(), name: "read_file".into(), arguments: format!(r#"{{"path":"src/{step}.rs"}}"#).into() };
         let reasoning = vec![Reasoning::ResponsesItem { id: Some(format!("rs_{step}")), summary: vec!["look".into()], encrypted_content: None }];
         [
             Message::Assistant { text: crate::Text::default(), tool_calls: vec![call], reasoning },
             Message::ToolResult {
-                call_id: format!("call_{step}"),
+                call_id: format!("call_{step}").into(),
                 tool_name: "read_file".into(),
                 content: format!("line \"{step}\"\n\tend\u{e9}").into(),
                 is_error: false,
@@ -222,7 +222,11 @@ mod tests {
 
     fn message() -> impl Strategy<Value = Message> {
         let text = "[a-z\"\\\\\n é]{0,12}";
-        let call = ("[a-z0-9_]{1,6}", "[a-z]{1,5}", "[{}a-z\":]{0,10}").prop_map(|(id, name, arguments)| ToolCall { id, name, arguments });
+        let call = ("[a-z0-9_]{1,6}", "[a-z]{1,5}", "[{}a-z\":]{0,10}").prop_map(|(id, name, arguments)| ToolCall {
+            id: id.into(),
+            name: name.into(),
+            arguments: arguments.into(),
+        });
         let reasoning = proptest::option::of(text)
             .prop_map(|summary| summary.map(|summary| Reasoning::ResponsesItem { id: None, summary: vec![summary], encrypted_content: Some("e".into()) }));
         prop_oneof![
@@ -233,8 +237,8 @@ mod tests {
                 reasoning: reasoning.into_iter().collect(),
             }),
             (text, "[a-z0-9_]{1,6}", any::<bool>()).prop_map(|(content, call_id, is_error)| Message::ToolResult {
-                call_id,
-                tool_name: String::new(),
+                call_id: call_id.into(),
+                tool_name: crate::Text::default(),
                 content: content.into(),
                 is_error
             }),

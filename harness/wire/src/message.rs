@@ -33,11 +33,11 @@ pub enum Message {
     /// The answer to one tool call.
     ToolResult {
         /// The id of the call this answers.
-        call_id: String,
+        call_id: Text,
         /// The tool's name, for reports and doom-loop analysis. A request read off the wire
         /// takes it from the matching earlier call; empty when there is none.
         #[serde(default)]
-        tool_name: String,
+        tool_name: Text,
         /// What the tool returned, or its error text.
         content: Text,
         /// Whether the tool failed.
@@ -119,20 +119,20 @@ pub enum Reasoning {
 /// earlier call has its id). Formats name tool results only by call id; each `to_prompt` calls
 /// this so a request read off the wire carries the same names the loop's transcript does.
 pub(crate) fn name_tool_results(messages: &mut [Message]) {
-    // The ids and names are borrowed while the calls are looked up, and a name is copied once per
-    // result: the mock reads every request's whole history through here, and copying each call's
+    // The ids are borrowed while the calls are looked up, and a name is shared with its call, not
+    // copied: the mock reads every request's whole history through here, and copying each call's
     // id and name into the map (with std's SipHash) was two thirds of a Chat request's
     // `into_prompt`.
-    let mut calls: HashMap<&str, &str, foldhash::fast::RandomState> = HashMap::default();
-    let mut names: Vec<(usize, String)> = Vec::new();
+    let mut calls: HashMap<&str, &Text, foldhash::fast::RandomState> = HashMap::default();
+    let mut names: Vec<(usize, Text)> = Vec::new();
     for (index, message) in messages.iter().enumerate() {
         match message {
             Message::Assistant { tool_calls, .. } => {
-                calls.extend(tool_calls.iter().map(|call| (call.id.as_str(), call.name.as_str())));
+                calls.extend(tool_calls.iter().map(|call| (call.id.as_str(), &call.name)));
             }
             Message::ToolResult { call_id, .. } => {
-                let name = calls.get(call_id.as_str()).copied().unwrap_or_default();
-                names.push((index, name.to_owned()));
+                let name = calls.get(call_id.as_str()).map_or_else(Text::default, |name| Text::clone(name));
+                names.push((index, name));
             }
             Message::User { .. } => {}
         }
@@ -171,6 +171,9 @@ mod tests {
         name_tool_results(&mut messages);
         let names: Vec<&str> = [0, 2, 3, 4].map(|i| tool_name(&messages[i])).to_vec();
         assert_eq!(names, ["", "read", "grep", ""]);
+        // A name is its call's text, shared, not a copy.
+        let Message::Assistant { tool_calls, .. } = &messages[1] else { unreachable!() };
+        assert!(std::ptr::eq(tool_name(&messages[2]), tool_calls[0].name.as_str()));
     }
 
     #[test]

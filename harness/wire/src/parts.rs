@@ -258,8 +258,10 @@ impl Arguments {
 /// its calls (arguments sent as they are).
 pub fn of_turn(turn: &ModelTurn) -> Vec<Part> {
     let text = (!turn.text.is_empty()).then(|| Part::text(turn.text.clone()));
-    let calls =
-        turn.tool_calls.iter().map(|call| Part::ToolCall(ToolCallPart::new(Some(call.id.clone()), call.name.clone(), Arguments::Raw(call.arguments.clone()))));
+    let calls = turn
+        .tool_calls
+        .iter()
+        .map(|call| Part::ToolCall(ToolCallPart::new(Some(call.id.to_string()), call.name.to_string(), Arguments::Raw(call.arguments.to_string()))));
     text.into_iter().chain(calls).collect()
 }
 

@@ -121,7 +121,7 @@ pub(crate) mod tests {
     /// turn with text and two tool calls, two tool results (one failed), a final user message,
     /// a named tool choice, limits and streaming with usage.
     pub(crate) fn rich_prompt() -> Prompt {
-        let call = |id: &str, name: &str, arguments: &str| ToolCall { id: id.to_owned(), name: name.to_owned(), arguments: arguments.to_owned() };
+        let call = |id: &str, name: &str, arguments: &str| ToolCall { id: id.into(), name: name.into(), arguments: arguments.into() };
         Prompt {
             model: "test-model".into(),
             system: Some("You are a coding agent.\n\nBe brief.".into()),

@@ -111,7 +111,7 @@ pub(crate) fn text_turn(text: &str, finish_reason: FinishReason, usage: Option<U
 
 /// A tool call.
 pub(crate) fn call(id: &str, name: &str, arguments: &str) -> ToolCall {
-    ToolCall { id: id.to_owned(), name: name.to_owned(), arguments: arguments.to_owned() }
+    ToolCall { id: id.into(), name: name.into(), arguments: arguments.into() }
 }
 
 /// The small turn every format's encoder tests render: two words of text
@@ -133,7 +133,7 @@ pub(crate) fn small_tool_turn_deltas(turn: &ModelTurn) -> Vec<StreamDelta> {
     vec![
         StreamDelta::Text("Hi".into()),
         StreamDelta::Text(" there".into()),
-        StreamDelta::ToolCallStarted { index: 0, id: turn.tool_calls[0].id.clone(), name: "get_weather".into() },
+        StreamDelta::ToolCallStarted { index: 0, id: turn.tool_calls[0].id.to_string(), name: "get_weather".into() },
         StreamDelta::ToolCallArguments { index: 0, fragment: r#"{"city":"Paris","#.into() },
         StreamDelta::ToolCallArguments { index: 0, fragment: r#""units":"c"}"#.into() },
         StreamDelta::Finished(FinishReason::ToolCalls),

@@ -32,9 +32,15 @@ impl Text {
 }
 
 impl Default for Text {
-    /// The empty text.
+    /// The empty text: one allocation per thread, since a request read off
+    /// the wire gives every tool result an empty name before naming it. Per
+    /// thread, not per process, so that threads do not contend for one
+    /// reference count.
     fn default() -> Self {
-        Self(Arc::from(""))
+        thread_local! {
+            static EMPTY: Text = Text(Arc::from(""));
+        }
+        EMPTY.with(Text::clone)
     }
 }
 
@@ -94,6 +100,12 @@ impl PartialEq<Text> for str {
 impl PartialEq<Text> for &str {
     fn eq(&self, other: &Text) -> bool {
         *self == &*other.0
+    }
+}
+
+impl PartialEq<Text> for String {
+    fn eq(&self, other: &Text) -> bool {
+        **self == *other.0
     }
 }
 

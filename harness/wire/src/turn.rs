@@ -6,15 +6,17 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+use crate::Text;
+
 /// A tool call requested by the model.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct ToolCall {
     /// Provider-assigned call id, echoed back with the tool result.
-    pub id: String,
+    pub id: Text,
     /// Name of the tool to call.
-    pub name: String,
+    pub name: Text,
     /// The arguments as raw JSON text, exactly as streamed (it may not even be valid JSON).
-    pub arguments: String,
+    pub arguments: Text,
 }
 
 /// Why the model stopped generating.
@@ -127,7 +129,7 @@ pub(crate) struct StreamedTurn {
     /// Answer text so far.
     pub(crate) text: String,
     /// Tool calls so far, in the stream's order.
-    pub(crate) tool_calls: Vec<ToolCall>,
+    pub(crate) tool_calls: Vec<StreamedCall>,
     /// Reasoning so far, in the stream's order.
     pub(crate) reasoning: Vec<crate::Reasoning>,
     /// Why generation stopped, once the stream said.
@@ -136,6 +138,30 @@ pub(crate) struct StreamedTurn {
     pub(crate) done: bool,
     /// The error the provider reported in the stream, as kind and message.
     pub(crate) failure: Option<(String, String)>,
+}
+
+/// A tool call being streamed: its arguments grow fragment by fragment
+/// until the stream ends, and only then become the call's shared text.
+#[derive(Debug, Default, Clone)]
+pub(crate) struct StreamedCall {
+    /// The call id.
+    pub(crate) id: Text,
+    /// The tool's name.
+    pub(crate) name: Text,
+    /// The arguments so far.
+    pub(crate) arguments: String,
+}
+
+impl StreamedCall {
+    /// A call whose arguments have not started.
+    pub(crate) fn started(id: impl Into<Text>, name: impl Into<Text>) -> Self {
+        Self { id: id.into(), name: name.into(), arguments: String::new() }
+    }
+
+    /// The finished call.
+    pub(crate) fn into_call(self) -> ToolCall {
+        ToolCall { id: self.id, name: self.name, arguments: self.arguments.into() }
+    }
 }
 
 impl StreamedTurn {
@@ -155,7 +181,7 @@ impl StreamedTurn {
         }
         Ok(ModelTurn {
             text: self.text,
-            tool_calls: self.tool_calls,
+            tool_calls: self.tool_calls.into_iter().map(StreamedCall::into_call).collect(),
             reasoning: self.reasoning,
             finish_reason: self.finish_reason.ok_or(crate::WireError::MissingFinish)?,
             usage,

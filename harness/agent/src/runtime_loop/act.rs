@@ -160,7 +160,7 @@ impl AgentLoop<'_> {
         if !names.is_empty() {
             state.discovered_tools.extend(names.iter().cloned());
             self.tools.visible_tools_changed();
-            self.emit(state, LoopEvent::ToolsDiscovered { call_id: call.id.clone(), query, tools: names });
+            self.emit(state, LoopEvent::ToolsDiscovered { call_id: call.id.to_string(), query, tools: names });
         }
         output
     }
@@ -174,7 +174,7 @@ impl AgentLoop<'_> {
     /// Runs an `Agent` call as a tool call of the run: its start and end
     /// events around the sub-agent's own, counted with the other calls.
     async fn run_agent_call(&mut self, state: &mut LoopState, call: &ToolCall) {
-        self.emit(state, LoopEvent::ToolStart { call_id: call.id.clone(), tool: call.name.clone(), arguments: call.arguments.clone() });
+        self.emit(state, LoopEvent::ToolStart { call_id: call.id.to_string(), tool: call.name.to_string(), arguments: call.arguments.to_string() });
         let started_ms = self.deps.clock.now_ms();
         let output = self.delegate(state, call).await;
         state.tool_calls += 1;
@@ -182,8 +182,8 @@ impl AgentLoop<'_> {
         self.emit(
             state,
             LoopEvent::ToolEnd {
-                call_id: call.id.clone(),
-                tool: call.name.clone(),
+                call_id: call.id.to_string(),
+                tool: call.name.to_string(),
                 is_error: output.is_error,
                 elapsed_ms: self.deps.clock.now_ms() - started_ms,
                 result_summary: output.content.chars().take(120).collect(),
@@ -195,7 +195,7 @@ impl AgentLoop<'_> {
     /// Answers a text tool call that could not be read with the reason, as
     /// a tool error the model sees.
     fn answer_malformed(&mut self, state: &mut LoopState, call: &ToolCall) {
-        self.emit(state, LoopEvent::TextToolCallMalformed { call_id: call.id.clone(), reason: call.arguments.clone() });
+        self.emit(state, LoopEvent::TextToolCallMalformed { call_id: call.id.to_string(), reason: call.arguments.to_string() });
         state.tool_calls += 1;
         state.tool_errors += 1;
         self.push_result(state, call, ToolOutput::error(text_tools::malformed_message(&call.arguments)));

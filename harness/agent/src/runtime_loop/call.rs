@@ -181,7 +181,7 @@ impl AgentLoop<'_> {
                 record.error = None;
                 record.usage = turn.usage;
                 record.finish_reason = Some(turn.finish_reason.clone());
-                record.tool_calls = turn.tool_calls.iter().map(|c| c.name.clone()).collect();
+                record.tool_calls = turn.tool_calls.iter().map(|c| c.name.to_string()).collect();
                 state.add_usage(&usage);
                 // Under `native` the provider counts the prompt it edited, not the view the loop
                 // estimated: nothing to learn from.

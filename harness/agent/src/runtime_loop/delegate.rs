@@ -27,7 +27,7 @@ impl AgentLoop<'_> {
                 return ToolOutput::error("`Agent` needs a `prompt`: the task to delegate");
             };
             let settings = self.deps.settings.sub_agent;
-            self.emit(state, LoopEvent::SubAgentStarted { call_id: call.id.clone(), task: task.clone(), step_budget: settings.step_budget });
+            self.emit(state, LoopEvent::SubAgentStarted { call_id: call.id.to_string(), task: task.clone(), step_budget: settings.step_budget });
             let started_ms = self.deps.clock.now_ms();
             let (events, mut received) = tokio::sync::mpsc::unbounded_channel();
             let mut child_state = LoopState::new(&task, settings.step_budget);
@@ -58,7 +58,7 @@ impl AgentLoop<'_> {
             self.emit(
                 state,
                 LoopEvent::SubAgentFinished {
-                    call_id: call.id.clone(),
+                    call_id: call.id.to_string(),
                     outcome: child_state.outcome(),
                     steps: child_state.steps_used(),
                     timed_out: !finished,

@@ -86,7 +86,7 @@ impl AgentLoop<'_> {
             ground_paths(&mut arguments, workspace)?;
             Ok(arguments)
         });
-        let fingerprint = grounded.as_ref().map_or_else(|_| call.arguments.clone(), |a| a.to_string());
+        let fingerprint = grounded.as_ref().map_or_else(|_| call.arguments.clone(), |a| a.to_string().into());
         let detected = self.doom.observe_call(&call.name, &fingerprint);
         let warning = self.react_to_doom_loop(state, detected)?;
         let traits = self.deps.tools.traits(&call.name);
@@ -100,7 +100,7 @@ impl AgentLoop<'_> {
                     Risk::RequiresApproval => {
                         ready.needs_approval = true;
                         if let Approval::Denied(reason) = self.deps.approvals.check(&call.name, &arguments) {
-                            self.emit(state, LoopEvent::ToolDenied { call_id: call.id.clone(), tool: call.name.clone(), reason: reason.clone() });
+                            self.emit(state, LoopEvent::ToolDenied { call_id: call.id.to_string(), tool: call.name.to_string(), reason: reason.clone() });
                             ready.answered = Some(ToolOutput::error(format!("denied by the user: {reason}")));
                         }
                     }
@@ -109,7 +109,7 @@ impl AgentLoop<'_> {
             }
         }
         if let (Some(warning), None) = (warning, &ready.answered) {
-            self.pending_warnings.insert(call.id.clone(), warning);
+            self.pending_warnings.insert(call.id.to_string(), warning);
         }
         Some(ready)
     }
@@ -126,7 +126,11 @@ impl AgentLoop<'_> {
             interrupts.push(if prepared.answered.is_none() { self.deps.user.interrupt_during(index) } else { None });
             self.emit(
                 state,
-                LoopEvent::ToolStart { call_id: prepared.call.id.clone(), tool: prepared.call.name.clone(), arguments: prepared.call.arguments.clone() },
+                LoopEvent::ToolStart {
+                    call_id: prepared.call.id.to_string(),
+                    tool: prepared.call.name.to_string(),
+                    arguments: prepared.call.arguments.to_string(),
+                },
             );
         }
         let tools = self.deps.tools;
@@ -134,7 +138,7 @@ impl AgentLoop<'_> {
             if let Some(answer) = &prepared.answered {
                 return (answer.clone(), false);
             }
-            let invocation = ToolInvocation { name: prepared.call.name.clone(), arguments: prepared.arguments.clone() };
+            let invocation = ToolInvocation { name: prepared.call.name.to_string(), arguments: prepared.arguments.clone() };
             let execution = tools.execute(invocation, ToolContext { clock: clock.clone() });
             match interrupt {
                 None => (execution.await, false),
@@ -158,8 +162,8 @@ impl AgentLoop<'_> {
             self.emit(
                 state,
                 LoopEvent::ToolEnd {
-                    call_id: prepared.call.id.clone(),
-                    tool: prepared.call.name.clone(),
+                    call_id: prepared.call.id.to_string(),
+                    tool: prepared.call.name.to_string(),
                     is_error: output.is_error,
                     elapsed_ms: clock.now_ms() - started,
                     result_summary: output.content.chars().take(RESULT_SUMMARY_CHARS).collect(),
@@ -170,7 +174,7 @@ impl AgentLoop<'_> {
             let tool_answered = prepared.answered.is_none() && self.deps.tools.traits(&prepared.call.name).risk == DeclaredRisk::Safe;
             let progress_signal = tool_answered.then(|| result_hash(output.is_error, &output.content));
             let no_progress = self.doom.observe_result(calls_after + group.len() - 1 - offset, progress_signal);
-            let warning = self.pending_warnings.remove(&prepared.call.id).or(self.react_to_doom_loop(state, no_progress).flatten());
+            let warning = self.pending_warnings.remove(prepared.call.id.as_str()).or(self.react_to_doom_loop(state, no_progress).flatten());
             if let Some(warning) = warning {
                 output.content = format!("{}\n\n{warning}", output.content);
             }
@@ -186,10 +190,10 @@ impl AgentLoop<'_> {
         let guarded = guards.apply(content);
         let (call_id, tool) = (call.id.clone(), call.name.clone());
         if guarded.redactions > 0 {
-            self.emit(state, LoopEvent::ToolOutputScrubbed { call_id: call_id.clone(), tool: tool.clone(), redactions: guarded.redactions });
+            self.emit(state, LoopEvent::ToolOutputScrubbed { call_id: call_id.to_string(), tool: tool.to_string(), redactions: guarded.redactions });
         }
         if let (Some(omitted), Some(budget)) = (guarded.omitted, guards.truncate) {
-            self.emit(state, LoopEvent::ToolOutputTruncated { call_id, tool, omitted, unit: budget.unit.as_str() });
+            self.emit(state, LoopEvent::ToolOutputTruncated { call_id: call_id.to_string(), tool: tool.to_string(), omitted, unit: budget.unit.as_str() });
         }
         guarded.content
     }

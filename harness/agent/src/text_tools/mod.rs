@@ -44,8 +44,8 @@ pub fn tool_calls_in_text(text: &str, step: u32) -> Vec<ToolCall> {
         .map(|(n, call)| {
             let id = format!("text-{step}-{n}");
             match call {
-                TextCall::Call { name, arguments } => ToolCall { id, name, arguments },
-                TextCall::Malformed(reason) => ToolCall { id, name: MALFORMED_TOOL_CALL.into(), arguments: reason },
+                TextCall::Call { name, arguments } => ToolCall { id: id.into(), name: name.into(), arguments: arguments.into() },
+                TextCall::Malformed(reason) => ToolCall { id: id.into(), name: MALFORMED_TOOL_CALL.into(), arguments: reason.into() },
             }
         })
         .collect()

@@ -70,7 +70,7 @@ mod tests {
     use super::*;
 
     fn result(name: &str, content: &str, is_error: bool) -> Message {
-        Message::ToolResult { call_id: format!("id-{name}"), tool_name: name.into(), content: content.into(), is_error }
+        Message::ToolResult { call_id: format!("id-{name}").into(), tool_name: name.into(), content: content.into(), is_error }
     }
 
     #[test]

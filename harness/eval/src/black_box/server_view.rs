@@ -85,10 +85,10 @@ pub fn server_view(scenario: &Scenario, session: &Session, tool_side: Option<Too
                     made += u64::from(result.is_some());
                     errors += u64::from(result.is_some_and(|r| r.is_error || refused || worded_error.as_ref().is_some_and(|p| p.is_match(&r.content))));
                     if result.is_some() && !refused {
-                        tool_calls.push(call.name.clone());
+                        tool_calls.push(call.name.to_string());
                     }
                     let result_hash = result.map(|r| stable_hash(r, volatile));
-                    calls.push((steps_used, DoomCall { tool: call.name.clone(), arguments: canonical_arguments(&call.arguments), result_hash }));
+                    calls.push((steps_used, DoomCall { tool: call.name.to_string(), arguments: canonical_arguments(&call.arguments), result_hash }));
                 }
                 answer = final_answer(turn, submit_marker);
                 delivered = record.exchange;
@@ -159,7 +159,7 @@ fn final_answer(turn: &ModelTurn, submit_marker: Option<&str>) -> Option<String>
         return (!turn.text.is_empty()).then(|| turn.text.clone());
     }
     let marker = submit_marker?;
-    turn.tool_calls.iter().find(|call| call.arguments.contains(marker)).map(|call| call.arguments.clone())
+    turn.tool_calls.iter().find(|call| call.arguments.contains(marker)).map(|call| call.arguments.to_string())
 }
 
 /// Whether the agent never got `record`'s turn whole: its stream was cut,
@@ -234,7 +234,7 @@ fn step_row(record: &RequestRecord, turn: Option<&ModelTurn>, step: u64, attempt
         // Where the prompt changed, and the provider's own edit when it made it.
         cache_break_explained: record.cache_break_site.clone().map(|site| ExplainedBreak { site, by: record.server_edit.clone(), lost_usd: None }),
         finish_reason: turn.map(|t| t.finish_reason.as_openai_str().to_owned()),
-        tool_calls: turn.map(|t| t.tool_calls.iter().map(|c| c.name.clone()).collect()).unwrap_or_default(),
+        tool_calls: turn.map(|t| t.tool_calls.iter().map(|c| c.name.to_string()).collect()).unwrap_or_default(),
         started_ms: record.at_ms,
         finished_ms: record.at_ms,
         // A black-box agent's sub-agents are out of sight too.

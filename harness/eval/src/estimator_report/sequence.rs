@@ -88,11 +88,11 @@ fn view(files: &[Read<'_>]) -> Vec<Message> {
     for (index, (path, text)) in files.iter().enumerate() {
         let call_id = format!("call_{index:03}");
         let arguments = serde_json::json!({ "path": path.display().to_string() }).to_string();
-        let call = ToolCall { id: call_id.clone(), name: "read_file".to_owned(), arguments };
+        let call = ToolCall { id: call_id.as_str().into(), name: "read_file".into(), arguments: arguments.into() };
         messages.push(Message::assistant(String::new(), vec![call]));
         let cleared = index + RETAIN_RECENT < files.len() && text.len() > CLEARED_PLACEHOLDER.len();
         let content = if cleared { CLEARED_PLACEHOLDER } else { text };
-        messages.push(Message::ToolResult { call_id, tool_name: "read_file".to_owned(), content: content.into(), is_error: false });
+        messages.push(Message::ToolResult { call_id: call_id.into(), tool_name: "read_file".into(), content: content.into(), is_error: false });
     }
     messages
 }

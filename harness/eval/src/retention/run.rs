@@ -195,8 +195,8 @@ impl Walk<'_> {
                 let texts = part_texts(message);
                 let spans = self.table.find_in_all(texts.iter().map(|text| text.as_ref()));
                 let origin = match message {
-                    Message::ToolResult { call_id, tool_name, .. } if self.results_seen.insert(call_id.clone()) => {
-                        self.introductions.push(Introduction { hash, call_index: call, tool: tool_name.clone(), call_id: call_id.clone() });
+                    Message::ToolResult { call_id, tool_name, .. } if self.results_seen.insert(call_id.to_string()) => {
+                        self.introductions.push(Introduction { hash, call_index: call, tool: tool_name.to_string(), call_id: call_id.to_string() });
                         Origin::Result(self.introductions.len() - 1)
                     }
                     _ => Origin::Elsewhere,

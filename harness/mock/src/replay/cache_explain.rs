@@ -99,17 +99,16 @@ impl Baselines {
 
 /// Makes `kept` equal to `request`, copying only the messages past the
 /// prefix the two share (found by comparing, which costs no allocation)
-/// and the fields that differ.
+/// and the fields that differ. The tools are left as they are: `kept` is
+/// the baseline kept under the content hash of these very tools, and
+/// comparing every schema again each request took a third of this.
 fn update(kept: &mut Prompt, request: &Prompt) {
-    let Prompt { model, system, messages, tools, tool_choice, max_output_tokens, stream, include_usage, context_management } = request;
+    let Prompt { model, system, messages, tools: _, tool_choice, max_output_tokens, stream, include_usage, context_management } = request;
     let shared = kept.messages.iter().zip(messages).take_while(|(old, new)| old == new).count();
     kept.messages.truncate(shared);
     kept.messages.extend_from_slice(&messages[shared..]);
     kept.model.clone_from(model);
     kept.system.clone_from(system);
-    if kept.tools != *tools {
-        kept.tools.clone_from(tools);
-    }
     kept.tool_choice.clone_from(tool_choice);
     kept.context_management.clone_from(context_management);
     (kept.max_output_tokens, kept.stream, kept.include_usage) = (*max_output_tokens, *stream, *include_usage);
@@ -202,12 +201,12 @@ fn differing_block(a: &Message, b: &Message) -> (String, String, String) {
         match message {
             Message::User { text } => vec![("text".to_owned(), text.to_string())],
             Message::ToolResult { call_id, content, .. } => {
-                vec![("call_id".to_owned(), call_id.clone()), ("content".to_owned(), content.to_string())]
+                vec![("call_id".to_owned(), call_id.to_string()), ("content".to_owned(), content.to_string())]
             }
             Message::Assistant { text, tool_calls, reasoning } => {
                 let reasoning = reasoning.iter().enumerate().map(|(i, r)| (format!("reasoning[{i}]"), serde_json::to_string(r).unwrap_or_default()));
                 let calls = tool_calls.iter().enumerate().flat_map(|(i, call)| {
-                    [(format!("tool_calls[{i}].name"), call.name.clone()), (format!("tool_calls[{i}].arguments"), call.arguments.clone())]
+                    [(format!("tool_calls[{i}].name"), call.name.to_string()), (format!("tool_calls[{i}].arguments"), call.arguments.to_string())]
                 });
                 std::iter::once(("text".to_owned(), text.to_string())).chain(reasoning).chain(calls).collect()
             }

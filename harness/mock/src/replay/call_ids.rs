@@ -11,7 +11,7 @@
 
 use std::collections::HashMap;
 
-use reloop_wire::{Message, Prompt, ToolCall};
+use reloop_wire::{Message, Prompt, Text, ToolCall};
 
 /// The calls a session served on its main purpose, in order, as rendered.
 #[derive(Debug, Default)]
@@ -25,7 +25,7 @@ impl ServedCalls {
     /// Notes the calls of a turn just served.
     pub fn extend(&mut self, calls: &[ToolCall]) {
         for call in calls {
-            self.positions.entry(call.id.clone()).or_insert(self.calls.len());
+            self.positions.entry(call.id.to_string()).or_insert(self.calls.len());
             self.calls.push(call.clone());
         }
     }
@@ -43,13 +43,13 @@ impl ServedCalls {
             match message {
                 Message::Assistant { tool_calls, .. } => {
                     for call in tool_calls {
-                        if let Some(id) = renamed.get(&call.id) {
+                        if let Some(id) = renamed.get(call.id.as_str()) {
                             call.id.clone_from(id);
                         }
                     }
                 }
                 Message::ToolResult { call_id, .. } => {
-                    if let Some(id) = renamed.get(call_id) {
+                    if let Some(id) = renamed.get(call_id.as_str()) {
                         call_id.clone_from(id);
                     }
                 }
@@ -62,7 +62,7 @@ impl ServedCalls {
     /// Client id → served id, for the request's calls whose id the server
     /// never sent: each takes the first later served call of the same name
     /// and arguments not yet taken (calls keep their order in a conversation).
-    fn renames(&self, request: &Prompt) -> HashMap<String, String> {
+    fn renames(&self, request: &Prompt) -> HashMap<String, Text> {
         let mut renamed = HashMap::new();
         let mut next = 0;
         let calls = request.messages.iter().flat_map(|message| match message {
@@ -70,13 +70,13 @@ impl ServedCalls {
             _ => &[],
         });
         for call in calls {
-            if let Some(position) = self.positions.get(&call.id) {
+            if let Some(position) = self.positions.get(call.id.as_str()) {
                 next = next.max(position + 1);
                 continue;
             }
             let later = &self.calls[next.min(self.calls.len())..];
             let Some(offset) = later.iter().position(|served| same_call(served, call)) else { continue };
-            renamed.insert(call.id.clone(), later[offset].id.clone());
+            renamed.insert(call.id.to_string(), later[offset].id.clone());
             next += offset + 1;
         }
         renamed

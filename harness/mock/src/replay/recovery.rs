@@ -77,7 +77,7 @@ impl Recovery {
         self.summarized
             && !request.messages.iter().any(|message| match message {
                 Message::Assistant { tool_calls, .. } => tool_calls.iter().any(|call| expected.iter().any(|e| e.id == call.id)),
-                Message::ToolResult { call_id, .. } => expected.iter().any(|e| e.id == *call_id || e.aliases.contains(call_id)),
+                Message::ToolResult { call_id, .. } => expected.iter().any(|e| e.id == *call_id || e.aliases.iter().any(|alias| alias == call_id)),
                 Message::User { .. } => false,
             })
     }
@@ -96,7 +96,7 @@ mod tests {
     fn only_a_new_user_message_after_a_refusal_is_a_recovery_side_request() {
         let counter = TokenCounter::new();
         let task = Message::User { text: "task".into() };
-        let result = Message::ToolResult { call_id: "c".into(), tool_name: String::new(), content: "x".into(), is_error: false };
+        let result = Message::ToolResult { call_id: "c".into(), tool_name: reloop_wire::Text::default(), content: "x".into(), is_error: false };
         let refused = prompt(vec![task.clone(), result.clone()]);
         let summary = prompt(vec![task.clone(), result.clone(), Message::User { text: "Summarize the conversation".into() }]);
         let resent = prompt(vec![Message::User { text: "task".into() }, result]);

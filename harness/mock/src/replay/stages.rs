@@ -140,7 +140,7 @@ pub fn apply_fault(fault: Option<Fault>, turn: &mut ModelTurn, window: Option<u6
         Some(Fault::TruncateArguments) => {
             for call in &mut turn.tool_calls {
                 let keep = call.arguments.floor_char_boundary(call.arguments.len() / 2);
-                call.arguments.truncate(keep);
+                call.arguments = call.arguments[..keep].into();
             }
             "fault:truncate_arguments"
         }

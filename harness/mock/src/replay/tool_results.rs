@@ -27,7 +27,7 @@ pub fn new_tool_results(request: &Prompt) -> Vec<ToolResultSeen> {
         .iter()
         .filter_map(|message| match message {
             Message::ToolResult { call_id, content, is_error, .. } => {
-                Some(ToolResultSeen { call_id: call_id.clone(), content: content.clone(), is_error: *is_error })
+                Some(ToolResultSeen { call_id: call_id.to_string(), content: content.clone(), is_error: *is_error })
             }
             _ => None,
         })

@@ -250,7 +250,7 @@ impl MessagesRequest {
                 }
                 Message::ToolResult { call_id, content, is_error, .. } => {
                     let block = ContentBlock::ToolResult(ToolResultBlock {
-                        tool_use_id: call_id.clone(),
+                        tool_use_id: call_id.to_string(),
                         content: Some(AnthropicContent::Text(content.clone())),
                         is_error: is_error.then_some(true),
                         extra: Map::new(),
@@ -371,8 +371,8 @@ pub(super) fn push_user_messages(content: &AnthropicContent, messages: &mut Vec<
                     messages.push(Message::User { text: text.into() });
                 }
                 messages.push(Message::ToolResult {
-                    call_id: result.tool_use_id.clone(),
-                    tool_name: String::new(),
+                    call_id: result.tool_use_id.as_str().into(),
+                    tool_name: crate::Text::default(),
                     content: result.content.as_ref().map(AnthropicContent::to_text).unwrap_or_default(),
                     is_error: result.is_error.unwrap_or(false),
                 });
@@ -465,12 +465,12 @@ impl ContentBlock {
 impl ToolUseBlock {
     /// The block for a neutral tool call (see [`tool_input`]).
     pub fn from_tool_call(call: &ToolCall) -> Self {
-        Self { id: call.id.clone(), name: call.name.clone(), input: tool_input(&call.arguments), extra: Map::new() }
+        Self { id: call.id.to_string(), name: call.name.to_string(), input: tool_input(&call.arguments), extra: Map::new() }
     }
 
     /// The neutral form (see [`tool_arguments`]).
     pub fn to_tool_call(&self) -> ToolCall {
-        ToolCall { id: self.id.clone(), name: self.name.clone(), arguments: tool_arguments(&self.input) }
+        ToolCall { id: self.id.as_str().into(), name: self.name.as_str().into(), arguments: tool_arguments(&self.input).into() }
     }
 }
 
@@ -623,7 +623,7 @@ mod tests {
 
     #[test]
     fn tool_results_after_user_text_start_a_new_message() {
-        let result = |id: &str| Message::ToolResult { call_id: id.into(), tool_name: String::new(), content: "ok".into(), is_error: false };
+        let result = |id: &str| Message::ToolResult { call_id: id.into(), tool_name: crate::Text::default(), content: "ok".into(), is_error: false };
         let user = |text: &str| Message::User { text: text.into() };
         let prompt = Prompt { messages: vec![result("a"), user("x"), result("b"), user("y"), user("z")], ..Prompt::default() };
         let request = MessagesRequest::from_prompt(&prompt);

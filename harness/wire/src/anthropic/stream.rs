@@ -17,8 +17,8 @@ use super::error_body::AnthropicError;
 use super::request::{ContentBlock, block_reasoning, tool_arguments};
 use super::response::{AnthropicUsage, Message};
 use crate::tagged::tagged_union;
-use crate::turn::StreamedTurn;
-use crate::{FinishReason, ModelTurn, Reasoning, SseFrame, StreamDecoder, StreamDelta, ToolCall, WireError};
+use crate::turn::{StreamedCall, StreamedTurn};
+use crate::{FinishReason, ModelTurn, Reasoning, SseFrame, StreamDecoder, StreamDelta, WireError};
 
 /// One event of a streamed message, tagged by its `type`. A known type that does not parse is
 /// an error, not [`AnthropicEvent::Other`].
@@ -231,7 +231,7 @@ impl AnthropicStreamDecoder {
             ContentBlock::ToolUse(call) => {
                 let index = u32::try_from(self.turn.tool_calls.len()).unwrap_or(u32::MAX);
                 deltas.push(StreamDelta::ToolCallStarted { index, id: call.id.clone(), name: call.name.clone() });
-                self.turn.tool_calls.push(ToolCall { id: call.id, name: call.name, arguments: String::new() });
+                self.turn.tool_calls.push(StreamedCall::started(call.id, call.name));
                 BlockState::ToolUse(index, call.input)
             }
             block => match block_reasoning(&block) {
@@ -398,7 +398,7 @@ mod tests {
     fn arguments_stream_raw_and_a_turn_without_usage_reports_zeros() {
         let turn = ModelTurn {
             text: String::new(),
-            tool_calls: vec![ToolCall { id: "toolu_2".into(), name: "f".into(), arguments: r#"{"a": 1, "#.into() }],
+            tool_calls: vec![crate::ToolCall { id: "toolu_2".into(), name: "f".into(), arguments: r#"{"a": 1, "#.into() }],
             reasoning: Vec::new(),
             finish_reason: FinishReason::Length,
             usage: None,

@@ -196,7 +196,7 @@ impl GenerateContentRequest {
                 Message::Assistant { text, tool_calls, reasoning } => (MODEL, model_parts(text, tool_calls, reasoning)),
                 Message::ToolResult { call_id, tool_name, content, is_error } => {
                     let key = if *is_error { "error" } else { "output" };
-                    let response = FunctionResponse { id: Some(call_id.clone()), name: tool_name.clone(), response: json!({ key: content }) };
+                    let response = FunctionResponse { id: Some(call_id.to_string()), name: tool_name.to_string(), response: json!({ key: content }) };
                     (USER, vec![GeminiPart { function_response: Some(response), ..GeminiPart::default() }])
                 }
             };
@@ -308,7 +308,7 @@ fn model_parts(text: &str, tool_calls: &[ToolCall], reasoning: &[Reasoning]) -> 
         parts.push(GeminiPart::text(text));
     }
     parts.extend(tool_calls.iter().map(|call| GeminiPart {
-        function_call: Some(FunctionCall { id: Some(call.id.clone()), name: call.name.clone(), args: super::args_object(&call.arguments) }),
+        function_call: Some(FunctionCall { id: Some(call.id.to_string()), name: call.name.to_string(), args: super::args_object(&call.arguments) }),
         ..GeminiPart::default()
     }));
     if let Some(signature) = bare_signature {
@@ -365,7 +365,7 @@ fn assistant(parts: &[GeminiPart], calls: &mut CallIds) -> Message {
             reasoning.push(Reasoning::Thinking { thinking: String::new(), signature: Some(signature.clone()) });
         }
         if let Some(call) = &part.function_call {
-            tool_calls.push(ToolCall { id: calls.call(call), name: call.name.clone(), arguments: call.args.to_string() });
+            tool_calls.push(ToolCall { id: calls.call(call).into(), name: call.name.as_str().into(), arguments: call.args.to_string().into() });
         } else if let Some(piece) = &part.text {
             text.push_str(piece);
         }
@@ -383,7 +383,12 @@ fn user_messages(parts: &[GeminiPart], calls: &mut CallIds, messages: &mut Vec<M
                 messages.push(Message::User { text: text.into() });
             }
             let (content, is_error) = result_content(&response.response);
-            messages.push(Message::ToolResult { call_id: calls.answer(response), tool_name: response.name.clone(), content: content.into(), is_error });
+            messages.push(Message::ToolResult {
+                call_id: calls.answer(response).into(),
+                tool_name: response.name.as_str().into(),
+                content: content.into(),
+                is_error,
+            });
         } else if let Some(piece) = &part.text {
             text.get_or_insert_default().push_str(piece);
         }

@@ -308,7 +308,7 @@ impl Decoded {
                 Part::ToolCall(call) => {
                     let index = turn.tool_calls.len();
                     let id = call.id.clone().unwrap_or_else(|| format!("call_{}_{index}", self.response_id.as_deref().unwrap_or("gemini")));
-                    turn.tool_calls.push(ToolCall { id, name: call.name.clone(), arguments: call.arguments.to_wire() });
+                    turn.tool_calls.push(ToolCall { id: id.into(), name: call.name.as_str().into(), arguments: call.arguments.to_wire().into() });
                 }
                 _ => {}
             }

@@ -93,7 +93,7 @@ fn with_role<'de, D: Deserializer<'de>>(role: Role, fields: D) -> Result<ChatMes
         }
         Role::Tool => {
             let ToolFields { tool_call_id, content } = ToolFields::deserialize(fields)?;
-            ChatMessage::Tool { tool_call_id, content }
+            ChatMessage::Tool { tool_call_id: tool_call_id.into(), content }
         }
     })
 }
@@ -151,7 +151,7 @@ mod tests {
         ] {
             assert_eq!(parse(message).unwrap(), expected, "{message}");
         }
-        let tool = ChatMessage::Tool { tool_call_id: "call_1".to_owned(), content: text("# reloop") };
+        let tool = ChatMessage::Tool { tool_call_id: "call_1".into(), content: text("# reloop") };
         assert_eq!(parse(r##"{"tool_call_id": "call_1", "content": "# reloop", "role": "tool"}"##).unwrap(), tool);
         assert_eq!(parse(r##"{"role": "tool", "content": "# reloop", "tool_call_id": "call_1"}"##).unwrap(), tool);
     }

@@ -93,9 +93,12 @@ impl ChatRequest {
                     content.map(MessageContent::into_text).unwrap_or_default(),
                     tool_calls.into_iter().map(ChatToolCall::into_tool_call).collect(),
                 )),
-                ChatMessage::Tool { tool_call_id, content } => {
-                    messages.push(Message::ToolResult { call_id: tool_call_id, tool_name: String::new(), content: content.into_text(), is_error: false })
-                }
+                ChatMessage::Tool { tool_call_id, content } => messages.push(Message::ToolResult {
+                    call_id: tool_call_id,
+                    tool_name: crate::Text::default(),
+                    content: content.into_text(),
+                    is_error: false,
+                }),
             }
         }
         name_tool_results(&mut messages);
@@ -177,7 +180,7 @@ pub enum ChatMessage {
     /// The result of a tool call.
     Tool {
         /// The id of the call this answers.
-        tool_call_id: String,
+        tool_call_id: crate::Text,
         /// The tool's output.
         content: MessageContent,
     },
@@ -286,7 +289,7 @@ pub struct FunctionDef {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ChatToolCall {
     /// Call id.
-    pub id: String,
+    pub id: crate::Text,
     /// Call type; `"function"`.
     #[serde(rename = "type")]
     pub kind: String,
@@ -298,9 +301,9 @@ pub struct ChatToolCall {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct FunctionCall {
     /// Function name.
-    pub name: String,
+    pub name: crate::Text,
     /// Arguments as raw JSON text.
-    pub arguments: String,
+    pub arguments: crate::Text,
 }
 
 impl ChatToolCall {

@@ -13,7 +13,8 @@ use std::collections::btree_map::Entry;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use crate::{FinishReason, ModelTurn, Reasoning, SseFrame, StreamDecoder, StreamDelta, ToolCall, Usage, WireError};
+use crate::turn::StreamedCall;
+use crate::{FinishReason, ModelTurn, Reasoning, SseFrame, StreamDecoder, StreamDelta, Usage, WireError};
 
 /// One `data:` payload of a streamed response.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -173,7 +174,7 @@ pub struct ChatStreamAccumulator {
     /// Chat-compatible `reasoning_content` received so far.
     reasoning: String,
     /// Tool calls by their `index`, so they come out in index order.
-    tool_calls: BTreeMap<u32, ToolCall>,
+    tool_calls: BTreeMap<u32, StreamedCall>,
     /// The finish reason of choice 0, once seen.
     finish_reason: Option<FinishReason>,
     /// The usage, once seen.
@@ -246,7 +247,7 @@ impl ChatStreamAccumulator {
         let reasoning = (!self.reasoning.is_empty()).then_some(Reasoning::ReasoningContent { text: self.reasoning });
         Ok(ModelTurn {
             text: self.text,
-            tool_calls: self.tool_calls.into_values().collect(),
+            tool_calls: self.tool_calls.into_values().map(StreamedCall::into_call).collect(),
             reasoning: reasoning.into_iter().collect(),
             finish_reason,
             usage: self.usage,
@@ -288,7 +289,7 @@ impl ChatStreamAccumulator {
             (Entry::Vacant(slot), Some(id)) => {
                 let name = name.ok_or_else(|| WireError::Protocol(format!("tool call {index} started without a name")))?;
                 deltas.push(StreamDelta::ToolCallStarted { index, id: id.clone(), name: name.clone() });
-                slot.insert(ToolCall { id, name, arguments: String::new() })
+                slot.insert(StreamedCall::started(id, name))
             }
             (Entry::Vacant(_), None) => return Err(WireError::UnknownToolCallIndex(index)),
             (Entry::Occupied(slot), id) => {

@@ -220,8 +220,8 @@ impl ResponsesRequest {
                 InputItem::FunctionCall(call) => push_tool_call(&mut messages, call.to_tool_call()),
                 InputItem::FunctionCallOutput(output) => {
                     messages.push(Message::ToolResult {
-                        call_id: output.call_id.clone(),
-                        tool_name: String::new(),
+                        call_id: output.call_id.as_str().into(),
+                        tool_name: crate::Text::default(),
                         content: output.output.to_text(),
                         is_error: false,
                     });
@@ -326,7 +326,7 @@ pub(crate) fn prompt_items(message: &Message) -> Vec<InputItem> {
             reasoning.chain(text).chain(calls).collect()
         }
         Message::ToolResult { call_id, content, .. } => vec![InputItem::FunctionCallOutput(FunctionCallOutputItem {
-            call_id: call_id.clone(),
+            call_id: call_id.to_string(),
             output: MessageContent::Text(content.clone()),
             extra: Map::new(),
         })],
@@ -351,12 +351,19 @@ impl FunctionCallItem {
     /// The item for a neutral tool call, with the given item id and status (output items have
     /// both, input items neither).
     pub fn from_tool_call(call: &ToolCall, id: Option<String>, status: Option<&str>) -> Self {
-        Self { id, call_id: call.id.clone(), name: call.name.clone(), arguments: call.arguments.clone(), status: status.map(str::to_owned), extra: Map::new() }
+        Self {
+            id,
+            call_id: call.id.to_string(),
+            name: call.name.to_string(),
+            arguments: call.arguments.to_string(),
+            status: status.map(str::to_owned),
+            extra: Map::new(),
+        }
     }
 
     /// The neutral form: the call id (not the item id) becomes [`ToolCall::id`].
     pub fn to_tool_call(&self) -> ToolCall {
-        ToolCall { id: self.call_id.clone(), name: self.name.clone(), arguments: self.arguments.clone() }
+        ToolCall { id: self.call_id.as_str().into(), name: self.name.as_str().into(), arguments: self.arguments.as_str().into() }
     }
 }
 

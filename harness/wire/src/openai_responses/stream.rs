@@ -18,8 +18,8 @@ use super::request::{FunctionCallItem, InputItem};
 use super::response::{Response, ResponsesError, ResponsesUsage, assistant_text, completed_reason, incomplete_reason};
 use crate::openai_chat::ContentPart;
 use crate::tagged::tagged_union;
-use crate::turn::StreamedTurn;
-use crate::{FinishReason, ModelTurn, SseFrame, StreamDecoder, StreamDelta, ToolCall, Usage, WireError};
+use crate::turn::{StreamedCall, StreamedTurn};
+use crate::{FinishReason, ModelTurn, SseFrame, StreamDecoder, StreamDelta, Usage, WireError};
 
 /// One event of a streamed response, tagged by its `type`. A known type that does not parse is
 /// an error, not [`ResponsesEvent::Other`].
@@ -289,7 +289,7 @@ impl ResponsesStreamDecoder {
             InputItem::FunctionCall(call) => {
                 let index = u32::try_from(self.turn.tool_calls.len()).unwrap_or(u32::MAX);
                 deltas.push(StreamDelta::ToolCallStarted { index, id: call.call_id.clone(), name: call.name.clone() });
-                self.turn.tool_calls.push(ToolCall { arguments: String::new(), ..call.to_tool_call() });
+                self.turn.tool_calls.push(StreamedCall::started(call.call_id.as_str(), call.name.as_str()));
                 ItemState::FunctionCall(index)
             }
             InputItem::FunctionCallOutput(_) | InputItem::Other(_) => ItemState::Ignored,

@@ -22,8 +22,8 @@ pub fn answer(turn: &ModelTurn, exchange: Option<&Exchange>, recorded_usage: boo
         .iter()
         .map(|part| match (part, part_call(part).and_then(|_| calls.next())) {
             (Part::ToolCall(recorded), Some(call)) => Part::ToolCall(ToolCallPart {
-                id: Some(call.id.clone()),
-                arguments: Arguments::Raw(call.arguments.clone()),
+                id: Some(call.id.to_string()),
+                arguments: Arguments::Raw(call.arguments.to_string()),
                 chunks: if call.arguments == recorded.arguments.to_wire() { recorded.chunks.clone() } else { Vec::new() },
                 ..recorded.clone()
             }),
@@ -68,7 +68,7 @@ mod tests {
         ], "usage": { "input_tokens": 9, "output_tokens": 2, "wire": { "x": 1 } } }))
         .unwrap();
         let mut turn = exchange.to_turn(2);
-        turn.tool_calls[0].arguments.truncate(3);
+        turn.tool_calls[0].arguments = turn.tool_calls[0].arguments[..3].into();
         turn.usage = Some(Usage { input_tokens: 5, ..Usage::default() });
         let reply = answer(&turn, Some(&exchange), false);
         let calls: Vec<_> = reply.tool_calls().map(|c| (c.id.clone().unwrap(), c.arguments.to_wire(), c.chunks.clone())).collect();

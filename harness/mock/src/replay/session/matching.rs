@@ -102,6 +102,6 @@ fn expected_calls(exchange: &Exchange, index: usize, rendered_item_ids: &[String
         .into_iter()
         .zip(recorded)
         .enumerate()
-        .map(|(i, (call, recorded))| ExpectedCall { id: call.id, aliases: recorded.into_iter().chain(rendered_item_ids.get(i).cloned()).collect() })
+        .map(|(i, (call, recorded))| ExpectedCall { id: call.id.to_string(), aliases: recorded.into_iter().chain(rendered_item_ids.get(i).cloned()).collect() })
         .collect()
 }

@@ -608,10 +608,10 @@ mod tests {
         let mut prompt = Prompt { model: "m".into(), system: Some("s".into()), messages: vec![Message::User { text: "go".into() }], ..Prompt::default() };
         let mut bodies = Vec::new();
         for i in 0..4 {
-            let call = ToolCall { id: format!("call_{i}"), name: "read_file".into(), arguments: format!(r#"{{"path":"src/{i}.rs"}}"#) };
+            let call = ToolCall { id: format!("call_{i}").into(), name: "read_file".into(), arguments: format!(r#"{{"path":"src/{i}.rs"}}"#).into() };
             prompt.messages.push(Message::assistant("", vec![call]));
             prompt.messages.push(Message::ToolResult {
-                call_id: format!("call_{i}"),
+                call_id: format!("call_{i}").into(),
                 tool_name: "read_file".into(),
                 content: format!("line \"{i}\"\n").into(),
                 is_error: false,

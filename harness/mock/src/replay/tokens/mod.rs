@@ -13,8 +13,9 @@
 //! are counted as their JSON text (the providers' internal rendering is not
 //! published; this is close and stable).
 //!
-//! Below the messages, each pre-tokenizer piece's count is remembered per
-//! thread ([`piece_memo`]), ASCII text is cut into pieces without the
+//! Below the messages, a long text's count is remembered per thread
+//! whatever message it comes back in ([`text_memo`]), each pre-tokenizer
+//! piece's count is remembered per thread ([`piece_memo`]), ASCII text is cut into pieces without the
 //! regex ([`ascii_pieces`]), so new text mostly costs one pass and a hash
 //! probe per piece, and a piece's BPE runs over tables compiled into the
 //! binary ([`ranks`]), so a process that counts starts with no work.
@@ -33,6 +34,7 @@ mod ascii_pieces;
 mod piece_memo;
 mod rank_hash;
 mod ranks;
+mod text_memo;
 
 use std::collections::HashMap;
 use std::hash::{BuildHasher, Hash};
@@ -51,8 +53,14 @@ pub const REPLY_PRIMING_TOKENS: u64 = 3;
 /// ASCII text is cut by hand and every piece is counted over tables in the
 /// binary's read-only data ([`ranks`]), so this costs no start-up work;
 /// other text is cut by `bpe-openai`'s pre-tokenizer, which loads its
-/// tables the first time such text is counted.
+/// tables the first time such text is counted. Long texts go through the
+/// thread's memo of whole texts first.
 pub fn count_text(text: &str) -> u64 {
+    if text.len() >= text_memo::SHORTEST { text_memo::count_long(text, count_pieces) } else { count_pieces(text) }
+}
+
+/// Tokens of `text`, summed over its pieces.
+fn count_pieces(text: &str) -> u64 {
     if text.is_ascii() { piece_memo::count_pieces(ascii_pieces::ascii_pieces(text)) } else { piece_memo::count_pieces(bpe_openai::o200k_base().split(text)) }
 }
 
@@ -229,6 +237,24 @@ mod tests {
         assert_eq!(count_text(""), 0);
     }
 
+    /// Texts long enough for the memo of whole texts count as the tokenizer
+    /// counts them, the first time and when they come back.
+    #[test]
+    fn long_texts_count_as_the_tokenizer_counts_them_cold_and_warm() {
+        let tokenizer = bpe_openai::o200k_base();
+        let texts = [
+            "fn main() { println!(\"hello\"); }\n".repeat(20),
+            "Der Zug fährt um 12:45 Uhr ab — 東京行きの列車は遅れています。 ".repeat(10),
+            format!("{}!", "fn main() { println!(\"hello\"); }\n".repeat(20)),
+        ];
+        for pass in ["cold", "warm"] {
+            for text in &texts {
+                assert!(text.len() >= text_memo::SHORTEST);
+                assert_eq!(count_text(text), tokenizer.count(text) as u64, "{pass}: {text:?}");
+            }
+        }
+    }
+
     #[test]
     fn memo_gives_the_same_answer_and_tells_contents_apart() {
         let counter = TokenCounter::new();
@@ -237,7 +263,7 @@ mod tests {
             system: Some(content.to_owned()),
             messages: vec![
                 Message::User { text: content.into() },
-                Message::ToolResult { call_id: "c".into(), tool_name: String::new(), content: content.into(), is_error: false },
+                Message::ToolResult { call_id: "c".into(), tool_name: reloop_wire::Text::default(), content: content.into(), is_error: false },
             ],
             ..Prompt::default()
         };
@@ -261,13 +287,18 @@ mod tests {
     fn a_request_after_a_kept_one_counts_as_a_fresh_counter_does() {
         let message = |i: usize| match i % 2 {
             0 => Message::User { text: format!("question {i}").into() },
-            _ => Message::ToolResult { call_id: format!("c{i}"), tool_name: String::new(), content: "fn x() {}\n".repeat(i * 10).into(), is_error: false },
+            _ => Message::ToolResult {
+                call_id: format!("c{i}").into(),
+                tool_name: reloop_wire::Text::default(),
+                content: "fn x() {}\n".repeat(i * 10).into(),
+                is_error: false,
+            },
         };
         let prompt =
             |system: Option<&str>, messages: &[Message]| Prompt { system: system.map(str::to_owned), messages: messages.to_vec(), ..Prompt::default() };
         let history: Vec<Message> = (0..8).map(message).collect();
         let mut masked = history.clone();
-        masked[3] = Message::ToolResult { call_id: "c3".into(), tool_name: String::new(), content: "[masked]".into(), is_error: false };
+        masked[3] = Message::ToolResult { call_id: "c3".into(), tool_name: reloop_wire::Text::default(), content: "[masked]".into(), is_error: false };
         let kept = TokenCounter::new();
         let requests = [
             prompt(Some("s"), &history[..4]),

@@ -88,7 +88,7 @@ fn excluded_tools_keep_their_results_and_clear_tool_inputs_empties_the_named_inp
                 Message::Assistant { tool_calls, .. } => tool_calls.clone(),
                 _ => Vec::new(),
             })
-            .map(|c| c.arguments)
+            .map(|c| c.arguments.to_string())
             .collect()
     };
     let only_read = prepare(
