@@ -132,16 +132,24 @@ pub(crate) fn fill(steps: &mut [StepRow], sent: &SentLog, state: Option<(&LoopSt
 }
 
 /// `body` with each text longer than [`BODY_CHARS`] cut, saying how many
-/// bytes were left out ([`reloop_text::cut`], as the viewer cuts).
-fn cut_texts(body: Value) -> Value {
+/// bytes were left out ([`reloop_text::cut`], as the viewer cuts). In place:
+/// rebuilding every object and array around the few long texts was a
+/// third of these columns' cost.
+fn cut_texts(mut body: Value) -> Value {
+    cut_in_place(&mut body);
+    body
+}
+
+fn cut_in_place(body: &mut Value) {
     match body {
-        Value::String(text) => match reloop_text::cut(&text, BODY_CHARS) {
-            Cow::Owned(cut) => Value::String(cut),
-            Cow::Borrowed(_) => Value::String(text),
-        },
-        Value::Array(items) => Value::Array(items.into_iter().map(cut_texts).collect()),
-        Value::Object(fields) => Value::Object(fields.into_iter().map(|(name, value)| (name, cut_texts(value))).collect()),
-        other => other,
+        Value::String(text) => {
+            if let Cow::Owned(cut) = reloop_text::cut(text, BODY_CHARS) {
+                *text = cut;
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(cut_in_place),
+        Value::Object(fields) => fields.values_mut().for_each(cut_in_place),
+        _ => {}
     }
 }
 
@@ -238,5 +246,9 @@ mod tests {
         let body = cut_texts(json!({ "role": "tool_result", "content": "x".repeat(BODY_CHARS + 5), "is_error": false }));
         assert_eq!(body["content"], format!("{}… (5 more bytes)", "x".repeat(BODY_CHARS)));
         assert_eq!(body["is_error"], false);
+        let long = "y".repeat(BODY_CHARS + 2);
+        let nested = cut_texts(json!({ "tool_calls": [{ "id": "c", "arguments": long }], "reasoning": [[long]] }));
+        let cut = format!("{}… (2 more bytes)", "y".repeat(BODY_CHARS));
+        assert_eq!(nested, json!({ "tool_calls": [{ "id": "c", "arguments": cut }], "reasoning": [[cut]] }));
     }
 }
