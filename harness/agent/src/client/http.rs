@@ -172,6 +172,19 @@ mod tests {
     use crate::message::Message;
     use crate::tool_schema::FrozenToolSchema;
 
+    /// A Chat client of `base_url` on a virtual clock.
+    fn chat_client(base_url: &str) -> ProviderClient {
+        let config = ProviderConfig {
+            base_url: base_url.to_owned(),
+            api_key: "k".into(),
+            wire: WireFormat::OpenaiChat,
+            model: "m".into(),
+            cache_breakpoints: Default::default(),
+            context_management: None,
+        };
+        ProviderClient::new(config, Arc::new(crate::clock::VirtualClock::new())).unwrap()
+    }
+
     /// A 307 to another origin is an error naming both, and the other
     /// origin is never contacted (the conversation would go there).
     #[tokio::test]
@@ -188,15 +201,7 @@ mod tests {
             let _ = socket.read(&mut [0u8; 65536]).unwrap();
             socket.write_all(answer.as_bytes()).unwrap();
         });
-        let config = ProviderConfig {
-            base_url: base_url.clone(),
-            api_key: "k".into(),
-            wire: WireFormat::OpenaiChat,
-            model: "m".into(),
-            cache_breakpoints: Default::default(),
-            context_management: None,
-        };
-        let client = ProviderClient::new(config, Arc::new(crate::clock::VirtualClock::new())).unwrap();
+        let client = chat_client(&base_url);
         let tools = FrozenToolSchema::none();
         let request = LlmRequest { system: "s", messages: &[Message::user("hi")], tools: &tools, forbid_tools: false, max_output_tokens: 10, stream: false };
         let error = client.stream_turn(&request, Duration::from_secs(300), &mut |_| {}).await.unwrap_err();
@@ -212,15 +217,7 @@ mod tests {
     /// fails as a transport error, as reqwest fails it.
     #[tokio::test]
     async fn a_base_url_that_does_not_parse_fails_each_call_not_the_client() {
-        let config = ProviderConfig {
-            base_url: "not a url".into(),
-            api_key: "k".into(),
-            wire: WireFormat::OpenaiChat,
-            model: "m".into(),
-            cache_breakpoints: Default::default(),
-            context_management: None,
-        };
-        let client = ProviderClient::new(config, Arc::new(crate::clock::VirtualClock::new())).unwrap();
+        let client = chat_client("not a url");
         let tools = FrozenToolSchema::none();
         for stream in [false, true] {
             let request = LlmRequest { system: "s", messages: &[Message::user("hi")], tools: &tools, forbid_tools: false, max_output_tokens: 10, stream };
