@@ -281,7 +281,7 @@ impl Exchange {
             .tool_calls()
             .enumerate()
             .map(|(i, call)| ToolCall {
-                id: (call.id.clone().unwrap_or_else(|| format!("call_{index:03}_{i}"))).into(),
+                id: call.id.clone().unwrap_or_else(|| format!("call_{index:03}_{i}")).into(),
                 name: call.name.as_str().into(),
                 arguments: call.arguments.to_wire().into(),
             })

@@ -18,14 +18,14 @@ use reloop_wire::{Message, Prompt, Text, ToolCall};
 pub struct ServedCalls {
     calls: Vec<ToolCall>,
     /// Each served id's position in `calls`.
-    positions: HashMap<String, usize>,
+    positions: HashMap<Text, usize>,
 }
 
 impl ServedCalls {
     /// Notes the calls of a turn just served.
     pub fn extend(&mut self, calls: &[ToolCall]) {
         for call in calls {
-            self.positions.entry(call.id.to_string()).or_insert(self.calls.len());
+            self.positions.entry(call.id.clone()).or_insert(self.calls.len());
             self.calls.push(call.clone());
         }
     }
@@ -62,7 +62,7 @@ impl ServedCalls {
     /// Client id → served id, for the request's calls whose id the server
     /// never sent: each takes the first later served call of the same name
     /// and arguments not yet taken (calls keep their order in a conversation).
-    fn renames(&self, request: &Prompt) -> HashMap<String, Text> {
+    fn renames(&self, request: &Prompt) -> HashMap<Text, Text> {
         let mut renamed = HashMap::new();
         let mut next = 0;
         let calls = request.messages.iter().flat_map(|message| match message {
@@ -76,7 +76,7 @@ impl ServedCalls {
             }
             let later = &self.calls[next.min(self.calls.len())..];
             let Some(offset) = later.iter().position(|served| same_call(served, call)) else { continue };
-            renamed.insert(call.id.to_string(), later[offset].id.clone());
+            renamed.insert(call.id.clone(), later[offset].id.clone());
             next += offset + 1;
         }
         renamed

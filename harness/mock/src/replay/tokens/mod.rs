@@ -15,8 +15,8 @@
 //!
 //! Below the messages, a long text's count is remembered per thread
 //! whatever message it comes back in ([`text_memo`]), each pre-tokenizer
-//! piece's count is remembered per thread ([`piece_memo`]), ASCII text is cut into pieces without the
-//! regex ([`ascii_pieces`]), so new text mostly costs one pass and a hash
+//! piece's count is remembered per thread ([`piece_memo`]), ASCII text is
+//! cut into pieces without the regex ([`ascii_pieces`]), so new text mostly costs one pass and a hash
 //! probe per piece, and a piece's BPE runs over tables compiled into the
 //! binary ([`ranks`]), so a process that counts starts with no work.
 //!
@@ -31,6 +31,7 @@
 //! follows that prefix, not its whole history again.
 
 mod ascii_pieces;
+mod bounded;
 mod piece_memo;
 mod rank_hash;
 mod ranks;

@@ -17,8 +17,8 @@
 //! lock, and it is cleared when full, which bounds it at about 2 MiB.
 
 use std::cell::RefCell;
-use std::collections::HashMap;
 
+use super::bounded::BoundedCounts;
 use super::ranks;
 
 /// Pieces remembered before the memo starts over.
@@ -35,30 +35,21 @@ pub fn count_pieces<'a>(pieces: impl Iterator<Item = &'a str>) -> u64 {
     MEMO.with_borrow_mut(|memo| pieces.map(|piece| memo.count(piece.as_bytes())).sum())
 }
 
-/// Piece counts by packed key ([`packed`]), bounded at `capacity`.
+/// Piece counts by packed key ([`packed`]), bounded.
 #[derive(Debug)]
 struct PieceMemo {
-    counts: HashMap<u128, u32, foldhash::fast::FixedState>,
-    capacity: usize,
+    counts: BoundedCounts<u128, u32>,
 }
 
 impl PieceMemo {
     fn with_capacity(capacity: usize) -> Self {
-        Self { counts: HashMap::with_hasher(foldhash::fast::FixedState::with_seed(0)), capacity }
+        Self { counts: BoundedCounts::with_capacity(capacity) }
     }
 
     /// Tokens of one pre-tokenizer `piece`.
     fn count(&mut self, piece: &[u8]) -> u64 {
         let Some(key) = packed(piece) else { return ranks::count_piece(piece) };
-        if let Some(&tokens) = self.counts.get(&key) {
-            return u64::from(tokens);
-        }
-        if self.counts.len() >= self.capacity {
-            self.counts.clear();
-        }
-        let tokens = ranks::count_piece(piece) as u32;
-        self.counts.insert(key, tokens);
-        u64::from(tokens)
+        u64::from(self.counts.get_or_count(key, || ranks::count_piece(piece) as u32))
     }
 }
 

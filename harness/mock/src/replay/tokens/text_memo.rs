@@ -14,8 +14,9 @@
 //! bounds it at about 100 KiB.
 
 use std::cell::RefCell;
-use std::collections::HashMap;
 use std::hash::BuildHasher;
+
+use super::bounded::BoundedCounts;
 
 /// Texts shorter than this are counted piece by piece every time.
 pub const SHORTEST: usize = 256;
@@ -33,29 +34,20 @@ pub fn count_long(text: &str, count: impl FnOnce(&str) -> u64) -> u64 {
     MEMO.with_borrow_mut(|memo| memo.count(text, count))
 }
 
-/// Text counts by content hash, bounded at `capacity`.
+/// Text counts by content hash, bounded.
 #[derive(Debug)]
 struct TextMemo {
-    counts: HashMap<u64, u64, foldhash::fast::FixedState>,
-    capacity: usize,
+    counts: BoundedCounts<u64, u64>,
 }
 
 impl TextMemo {
     fn with_capacity(capacity: usize) -> Self {
-        Self { counts: HashMap::with_hasher(foldhash::fast::FixedState::with_seed(0)), capacity }
+        Self { counts: BoundedCounts::with_capacity(capacity) }
     }
 
     fn count(&mut self, text: &str, count: impl FnOnce(&str) -> u64) -> u64 {
         let key = foldhash::quality::FixedState::with_seed(0).hash_one(text);
-        if let Some(&tokens) = self.counts.get(&key) {
-            return tokens;
-        }
-        if self.counts.len() >= self.capacity {
-            self.counts.clear();
-        }
-        let tokens = count(text);
-        self.counts.insert(key, tokens);
-        tokens
+        self.counts.get_or_count(key, || count(text))
     }
 }
 
