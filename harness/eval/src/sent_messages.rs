@@ -19,6 +19,7 @@ use std::collections::{HashMap, HashSet};
 use reloop_agent::{LoopState, Message};
 use reloop_mock::sent::{SentLog, SentPart};
 use reloop_mock::tokens::content_hash;
+use reloop_wire::compact_json::compact_json;
 use reloop_wire::format::message_through;
 use reloop_wire::{Format, Text};
 use serde_json::{Value, json};
@@ -127,7 +128,7 @@ pub(crate) fn fill(steps: &mut [StepRow], sent: &SentLog, state: Option<(&LoopSt
         let sent_here: Vec<u64> = hashes.iter().map(|hash| number_of(*hash, &mut first_seen)).collect();
         step.reply_message = sent.replies.get(index).copied().flatten().map(|hash| number_of(hash, &mut first_seen));
         step.sent_messages = Some(reloop_text::ranges::write(&sent_here));
-        step.messages_first_seen = (!first_seen.is_empty()).then(|| Value::Array(first_seen).to_string());
+        step.messages_first_seen = (!first_seen.is_empty()).then(|| compact_json(&Value::Array(first_seen)));
     }
 }
 

@@ -38,7 +38,18 @@ pub fn auth_headers(format: Format, api_key: &str) -> Vec<(&'static str, String)
 ///
 /// Serialization failed (it does not for plain prompts).
 pub fn encode_request(format: Format, prompt: Prompt, breakpoints: impl FnOnce(&Prompt) -> Vec<CacheBreakpoint>) -> Result<Vec<u8>, serde_json::Error> {
-    let mut body = Vec::with_capacity(body_capacity(&prompt));
+    encode_request_into(Vec::new(), format, prompt, breakpoints)
+}
+
+/// [`encode_request`] written into `body`'s buffer (what it held is dropped).
+fn encode_request_into(
+    mut body: Vec<u8>,
+    format: Format,
+    prompt: Prompt,
+    breakpoints: impl FnOnce(&Prompt) -> Vec<CacheBreakpoint>,
+) -> Result<Vec<u8>, serde_json::Error> {
+    body.clear();
+    body.reserve(body_capacity(&prompt));
     match format {
         Format::OpenaiChat => serde_json::to_writer(&mut body, &ChatRequest::from_owned_prompt(prompt)),
         Format::OpenaiResponses => serde_json::to_writer(&mut body, &ResponsesRequest::from_prompt(&prompt)),
@@ -81,7 +92,9 @@ impl RequestWriter {
         self.format
     }
 
-    /// The body [`encode_request`] writes for `head` with `messages` as its conversation.
+    /// The body [`encode_request`] writes for `head` with `messages` as its conversation, in
+    /// `buffer` (what it held is dropped, its room is used: a client hands back the previous
+    /// body's buffer, so a long conversation's body is not allocated afresh each request).
     /// `frozen_tools`, a `tools` array as [`encode_tools`] wrote it, goes in verbatim as the
     /// body's last member in place of `head`'s own tools (which must be none): a client writes
     /// its tools once per tool set, so the prefix the provider caches stays byte-identical
@@ -92,6 +105,7 @@ impl RequestWriter {
     /// Serialization failed (it does not for plain prompts).
     pub fn write(
         &mut self,
+        buffer: Vec<u8>,
         head: Prompt,
         messages: &[crate::Message],
         frozen_tools: Option<&[u8]>,
@@ -100,9 +114,9 @@ impl RequestWriter {
         debug_assert!(frozen_tools.is_none() || head.tools.is_empty(), "frozen tools stand for the head's");
         let reserve = frozen_tools.map_or(0, |tools| tools.len() + TOOLS_MEMBER.len() + 1);
         let mut body = match &mut self.history {
-            Some(history) => history.body(head, messages, reserve)?,
+            Some(history) => history.body(buffer, head, messages, reserve)?,
             None => {
-                let mut body = encode_request(self.format, Prompt { messages: messages.to_vec(), ..head }, breakpoints)?;
+                let mut body = encode_request_into(buffer, self.format, Prompt { messages: messages.to_vec(), ..head }, breakpoints)?;
                 body.reserve(reserve);
                 body
             }

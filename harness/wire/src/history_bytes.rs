@@ -88,14 +88,15 @@ impl HistoryBytes {
     }
 
     /// The body of `head` (its messages ignored) with `messages` as its
-    /// conversation, with `reserve` bytes of room left after it (for what
-    /// the caller appends). Serializes only the messages that differ from
+    /// conversation, written in `body`'s buffer (what it held is dropped),
+    /// with `reserve` bytes of room left after it (for what the caller
+    /// appends). Serializes only the messages that differ from
     /// the previous call's, from the first that does on.
     ///
     /// # Errors
     ///
     /// Serialization failed (it does not for plain prompts).
-    pub(crate) fn body(&mut self, head: Prompt, messages: &[Message], reserve: usize) -> Result<Vec<u8>, serde_json::Error> {
+    pub(crate) fn body(&mut self, mut body: Vec<u8>, head: Prompt, messages: &[Message], reserve: usize) -> Result<Vec<u8>, serde_json::Error> {
         self.keep_shared_prefix(messages);
         for message in &messages[self.messages.len()..] {
             self.array.write(message, &mut self.json)?;
@@ -111,7 +112,8 @@ impl HistoryBytes {
             // Nothing before the first element: its comma goes.
             None => self.json.get(1..).unwrap_or_default(),
         };
-        let mut body = Vec::with_capacity(frame.len() + leading.as_ref().map_or(0, Vec::len) + history.len() + reserve);
+        body.clear();
+        body.reserve(frame.len() + leading.as_ref().map_or(0, Vec::len) + history.len() + reserve);
         body.extend_from_slice(&frame[..at]);
         body.extend_from_slice(leading.as_deref().unwrap_or_default());
         body.extend_from_slice(history);
@@ -150,8 +152,10 @@ mod tests {
         String::from_utf8(crate::codec::encode_request(format, prompt, |_| Vec::new()).unwrap()).unwrap()
     }
 
+    /// The body written in a buffer that held an earlier body, as a client's does.
     fn written(history: &mut HistoryBytes, head: &Prompt, messages: &[Message]) -> String {
-        String::from_utf8(history.body(head.clone(), messages, 0).unwrap()).unwrap()
+        let used = br#"{"model":"earlier","messages":[]}"#.to_vec();
+        String::from_utf8(history.body(used, head.clone(), messages, 0).unwrap()).unwrap()
     }
 
     fn head(system: Option<&str>) -> Prompt {
@@ -216,7 +220,7 @@ mod tests {
     #[test]
     fn the_reserve_is_left_free() {
         let mut history = HistoryBytes::new(HistoryArray::ChatMessages);
-        let body = history.body(head(Some("s")), &round(0), 4096).unwrap();
+        let body = history.body(Vec::new(), head(Some("s")), &round(0), 4096).unwrap();
         assert!(body.capacity() - body.len() >= 4096);
     }
 

@@ -28,6 +28,7 @@
 //!   events, the `message` object, error bodies).
 //! - [`gemini`]: the Google Gemini API (requests and parts, responses encoded from and decoded
 //!   into the neutral parts, the streamed turn, Google's error envelope).
+//! - [`compact_json`]: a JSON value's compact text without going through `Display`.
 //! - [`codec`]: what callers ask of any format (auth headers, requests to and from the
 //!   prompt, replies encoded and read, error bodies written and read, fault frames), one arm
 //!   per format.
@@ -42,6 +43,7 @@
 
 pub mod anthropic;
 pub mod codec;
+pub mod compact_json;
 pub mod context_management;
 pub mod delta;
 pub mod error;

@@ -249,7 +249,7 @@ impl Arguments {
     pub fn to_wire(&self) -> String {
         match self {
             Self::Raw(text) => text.clone(),
-            Self::Json(value) => value.to_string(),
+            Self::Json(value) => crate::compact_json::compact_json(value),
         }
     }
 }

@@ -13,18 +13,20 @@ use crate::tool_schema::FrozenToolSchema;
 
 /// The serialized request body of `head` (whose own tools are not
 /// rendered, and whose context management the codec writes as its wire
-/// has it) with `messages`, written by `writer`: the frozen tools go in as
+/// has it) with `messages`, written by `writer` in `buffer` (a spent
+/// body's, or empty): the frozen tools go in as
 /// their frozen bytes, never serialized again; `cache` places Anthropic's
 /// breakpoints (the tools' own is in the frozen bytes).
 pub(super) fn body(
     writer: &mut RequestWriter,
+    buffer: Vec<u8>,
     head: Prompt,
     messages: &[Message],
     tools: &FrozenToolSchema,
     cache: &CacheBreakpointSettings,
 ) -> Result<Vec<u8>, LlmError> {
     let frozen = (!tools.specs().is_empty()).then(|| &tools.wire_json()[..]);
-    writer.write(head, messages, frozen, |prompt| cache.breakpoints(prompt)).map_err(|e| LlmError::Protocol(e.to_string()))
+    writer.write(buffer, head, messages, frozen, |prompt| cache.breakpoints(prompt)).map_err(|e| LlmError::Protocol(e.to_string()))
 }
 
 /// Reads a non-streamed response.
@@ -85,8 +87,8 @@ mod tests {
         for format in Format::ALL {
             let frozen = FrozenToolSchema::freeze(vec![spec.clone()], format, &cache);
             let mut writer = RequestWriter::new(format);
-            let spliced = body(&mut writer, without_tools.clone(), &full.messages, &frozen, &cache).unwrap();
-            let whole = body(&mut writer, full.clone(), &full.messages, &FrozenToolSchema::none(), &cache).unwrap();
+            let spliced = body(&mut writer, Vec::new(), without_tools.clone(), &full.messages, &frozen, &cache).unwrap();
+            let whole = body(&mut writer, Vec::new(), full.clone(), &full.messages, &FrozenToolSchema::none(), &cache).unwrap();
             let tail = [&b",\"tools\":"[..], frozen.wire_json(), b"}"].concat();
             assert!(spliced.ends_with(&tail), "{format:?}: the frozen bytes, verbatim");
             let parse = |bytes: &[u8]| serde_json::from_slice::<serde_json::Value>(bytes).unwrap();
@@ -113,7 +115,7 @@ mod tests {
                 ..Prompt::default()
             };
             let tools = FrozenToolSchema::freeze(vec![spec.clone()], format, &cache);
-            let written = body(&mut RequestWriter::new(format), prompt.clone(), &prompt.messages, &tools, &cache).unwrap();
+            let written = body(&mut RequestWriter::new(format), Vec::new(), prompt.clone(), &prompt.messages, &tools, &cache).unwrap();
             let body: serde_json::Value = serde_json::from_slice(&written).unwrap();
             let members: Vec<String> = body.as_object().unwrap().keys().rev().take(2).cloned().collect();
             (body.get("context_management").cloned(), codec::request_headers(format, &prompt), members)

@@ -10,6 +10,7 @@ use reloop_wire::codec::{self, RequestWriter};
 use reloop_wire::format::decoder_for;
 use reloop_wire::{Format, ModelTurn, Prompt, SseDecoder, SseFrame, StreamDelta};
 
+use super::body_buffers::BodyBuffers;
 use super::formats::{self, wire_error};
 use super::{LlmError, LlmRequest, ProviderConfig, ensure_crypto_provider, parse_retry_after, prompt_head, since_latest_compaction, tls};
 use crate::clock::{Clock, SharedClock, with_timeout};
@@ -25,6 +26,8 @@ pub struct ProviderClient {
     /// adds. Clones share it: a call made for another conversation (a
     /// summary) only costs the next call a whole write.
     writer: Arc<Mutex<RequestWriter>>,
+    /// The buffer the next body is written in, once the last is sent.
+    bodies: BodyBuffers,
     /// The endpoint's URL without and with streaming, parsed once: parsing
     /// it for every call took 2 % of a replay. A base URL that does not
     /// parse stays text, so the call fails as reqwest fails it.
@@ -47,7 +50,7 @@ impl ProviderClient {
             reqwest::Url::parse(&url).map_err(|_| url)
         };
         let endpoints = [endpoint(false), endpoint(true)];
-        Ok(Self { http, config, clock, writer, endpoints })
+        Ok(Self { http, config, clock, writer, bodies: BodyBuffers::default(), endpoints })
     }
 
     /// The model requests are made for.
@@ -84,9 +87,9 @@ impl ProviderClient {
         }
         let body = {
             let mut writer = self.writer.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-            formats::body(&mut writer, head, since_latest_compaction(request.messages), request.tools, &self.config.cache_breakpoints)?
+            formats::body(&mut writer, self.bodies.take(), head, since_latest_compaction(request.messages), request.tools, &self.config.cache_breakpoints)?
         };
-        let send = authenticate(format, post, &self.config.api_key).header("content-type", "application/json").body(body).send();
+        let send = authenticate(format, post, &self.config.api_key).header("content-type", "application/json").body(self.bodies.lend(body)).send();
         let response =
             with_timeout(clock, idle, send).await.ok_or(LlmError::StreamIdle { after_ms: millis(idle) })?.map_err(|e| LlmError::Transport(e.to_string()))?;
         let status = response.status().as_u16();

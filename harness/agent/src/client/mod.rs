@@ -4,6 +4,7 @@
 //! failures read and when to retry need no HTTP, so the scenario files
 //! describe a loop's settings without pulling in an HTTP client.
 
+mod body_buffers;
 pub mod cache_breakpoints;
 mod error;
 #[cfg(feature = "runtime")]

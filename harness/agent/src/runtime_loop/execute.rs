@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use futures_util::future::join_all;
 use reloop_wire::ToolCall;
+use reloop_wire::compact_json::compact_json;
 
 use super::AgentLoop;
 use crate::clock::{SharedClock, with_timeout};
@@ -86,7 +87,7 @@ impl AgentLoop<'_> {
             ground_paths(&mut arguments, workspace)?;
             Ok(arguments)
         });
-        let fingerprint = grounded.as_ref().map_or_else(|_| call.arguments.clone(), |a| a.to_string().into());
+        let fingerprint = grounded.as_ref().map_or_else(|_| call.arguments.clone(), |a| compact_json(a).into());
         let detected = self.doom.observe_call(&call.name, &fingerprint);
         let warning = self.react_to_doom_loop(state, detected)?;
         let traits = self.deps.tools.traits(&call.name);

@@ -48,6 +48,16 @@ const TOKEN_BYTES: [bool; 128] = {
     table
 };
 
+/// Whether the character at byte `at` of `text` is a token character, and
+/// its width; `None` at the end. An ASCII byte is classed by
+/// [`TOKEN_BYTES`], and only a non-ASCII character is decoded.
+fn class_at(text: &str, at: usize) -> Option<(bool, usize)> {
+    match *text.as_bytes().get(at)? {
+        byte @ 0..0x80 => Some((TOKEN_BYTES[usize::from(byte)], 1)),
+        _ => text[at..].chars().next().map(|c| (is_token_char(c), c.len_utf8())),
+    }
+}
+
 /// The maximal runs of token characters of `text`, as byte ranges.
 fn runs(text: &str) -> impl Iterator<Item = &str> {
     text.split(|c: char| !is_token_char(c)).filter(|run| !run.is_empty())
@@ -245,25 +255,20 @@ impl SpanTable {
         if self.is_empty() {
             return;
         }
-        let bytes = text.as_bytes();
-        let (mut at, mut run_start) = (0, None);
-        while at < bytes.len() {
-            let (token_char, width) = match bytes[at] {
-                byte @ 0..0x80 => (TOKEN_BYTES[usize::from(byte)], 1),
-                _ => text[at..].chars().next().map_or((false, 1), |c| (is_token_char(c), c.len_utf8())),
-            };
-            match (token_char, run_start) {
-                (true, None) => run_start = Some(at),
-                (false, Some(start)) => {
-                    self.find_in_run(&text[start..at], found);
-                    run_start = None;
-                }
-                _ => {}
+        let mut at = 0;
+        loop {
+            // Past what lies between runs, then to the end of the run.
+            while let Some((false, width)) = class_at(text, at) {
+                at += width;
             }
-            at += width;
-        }
-        if let Some(start) = run_start {
-            self.find_in_run(&text[start..], found);
+            let start = at;
+            while let Some((true, width)) = class_at(text, at) {
+                at += width;
+            }
+            if start == at {
+                return;
+            }
+            self.find_in_run(&text[start..at], found);
         }
     }
 

@@ -105,7 +105,7 @@ pub fn stream(reply: &Reply, meta: &ReplyMeta) -> Vec<String> {
         let mut usage = whole;
         usage["object"] = json!("chat.completion.chunk");
         usage["choices"] = json!([]);
-        frames.push(sse::encode_frame(None, &usage.to_string()));
+        frames.push(sse::encode_frame(None, &crate::compact_json::compact_json(&usage)));
     }
     frames.push(sse::encode_frame(None, "[DONE]"));
     frames

@@ -59,7 +59,7 @@ pub(super) fn stream(reply: &Reply, meta: &ReplyMeta, layout: &[ChunkLayout]) ->
                 frame.extend(own.iter().map(|(key, value)| (key.clone(), value.clone())));
             }
         }
-        frames.push(sse::encode_frame(None, &frame.to_string()));
+        frames.push(sse::encode_frame(None, &crate::compact_json::compact_json(&frame)));
     }
     frames.push(sse::encode_frame(None, "[DONE]"));
     Some(frames)
