@@ -7,7 +7,7 @@
 //! history (compaction, masking of old results): Roku fingerprints the first
 //! three only, and so reports no break where compaction broke the cache.
 
-use std::hash::{Hash, Hasher};
+use std::hash::BuildHasher;
 
 use serde::Serialize;
 
@@ -21,11 +21,10 @@ pub fn fnv1a(bytes: &[u8]) -> u64 {
 
 /// A message's content hash, for telling a grown history from a rewritten
 /// one without keeping or comparing the messages. Only compared within one
-/// process, so std's hasher (fast on long texts) will do.
+/// process, so foldhash with a fixed seed: std's SipHash over every new
+/// message was 0.6 % of a replay's instructions.
 pub fn message_hash(message: &Message) -> u64 {
-    let mut hasher = std::hash::DefaultHasher::new();
-    message.hash(&mut hasher);
-    hasher.finish()
+    foldhash::quality::FixedState::with_seed(0).hash_one(message)
 }
 
 /// The hash of a message prefix extended by one message whose

@@ -228,9 +228,9 @@ pub fn decode_request(format: Format, body: &[u8], model: &str, stream: bool) ->
 #[derive(Debug, Clone)]
 pub enum Reusable<B> {
     /// An OpenAI Chat request's messages.
-    Chat(Previous<B, crate::openai_chat::ChatMessage>),
+    Chat(Previous<B, ChatRequest, crate::openai_chat::ChatMessage>),
     /// A Gemini request's contents.
-    Gemini(Previous<B, crate::gemini::Content>),
+    Gemini(Previous<B, GenerateContentRequest, crate::gemini::Content>),
 }
 
 /// [`decode_request`] of a conversation's next `body`, parsing only what it adds to the

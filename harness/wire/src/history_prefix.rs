@@ -9,24 +9,31 @@
 //! depends on its bytes alone, so their parse is taken from the previous one; the rest is
 //! parsed by the request's own reader, from the body with those elements cut out.
 //!
+//! The members around the history (the tools above all, resent whole every turn) are most
+//! often the previous body's byte for byte: the bytes before the shared elements are, and when
+//! the bytes from the array's `]` on are too, the request is the previous one but for its
+//! history, so only the new elements are parsed, and the members are the previous parse's.
+//!
 //! Exact by construction: the result equals the whole body's parse, and any doubt (no shared
 //! element, a head that differs, a key spelt with escapes or given twice, a cut body that does
 //! not parse) falls back to the whole parse, which also gives any error its real message.
 
 use serde::de::DeserializeOwned;
 
-/// A request body kept, with its history array's layout and parsed elements, for the next
-/// request of the same conversation. `B` is the body as the caller holds it (a refcounted
-/// buffer keeps it for free).
+/// A request body kept, with its history array's layout and parsed elements, and the request
+/// `R` it was read as with its history left out, for the next request of the same
+/// conversation. `B` is the body as the caller holds it (a refcounted buffer keeps it for
+/// free).
 #[derive(Clone)]
-pub struct Previous<B, T> {
+pub struct Previous<B, R, T> {
     body: B,
     layout: Layout,
     elements: Vec<T>,
+    without_history: R,
 }
 
 /// Sizes only: a long conversation's body and history would flood a log.
-impl<B, T> std::fmt::Debug for Previous<B, T> {
+impl<B, R, T> std::fmt::Debug for Previous<B, R, T> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Previous").field("open", &self.layout.open).field("elements", &self.elements.len()).finish()
     }
@@ -39,6 +46,8 @@ struct Layout {
     open: usize,
     /// One past the last byte of each element, ascending.
     ends: Vec<usize>,
+    /// The offset of the array's `]`.
+    close: usize,
 }
 
 /// `body` read as a request `R` whose history is the array under `key` (`history` finds it in
@@ -52,36 +61,43 @@ struct Layout {
 pub fn read<B, R, T>(
     body: B,
     key: &str,
-    previous: Option<Previous<B, T>>,
+    previous: Option<Previous<B, R, T>>,
     history: impl Fn(&mut R) -> &mut Vec<T>,
-) -> Result<(R, Option<Previous<B, T>>), serde_json::Error>
+) -> Result<ReadRequest<B, R, T>, serde_json::Error>
 where
     B: AsRef<[u8]>,
-    R: DeserializeOwned,
-    T: Clone,
+    R: DeserializeOwned + Clone,
+    T: Clone + DeserializeOwned,
 {
     if let Some(read) = previous.and_then(|previous| reuse(&body, key.as_bytes(), previous, &history)) {
-        let (request, layout, elements) = read;
-        return Ok((request, Some(Previous { body, layout, elements })));
+        let (request, layout, elements, without_history) = read;
+        return Ok((request, Some(Previous { body, layout, elements, without_history })));
     }
     let mut request: R = serde_json::from_slice(body.as_ref())?;
-    let elements = history(&mut request);
-    let kept = locate(body.as_ref(), key.as_bytes()).filter(|layout| layout.ends.len() == elements.len()).map(|layout| Previous {
-        layout,
-        elements: elements.clone(),
-        body,
-    });
-    Ok((request, kept))
+    let Some(layout) = locate(body.as_ref(), key.as_bytes()).filter(|layout| layout.ends.len() == history(&mut request).len()) else {
+        return Ok((request, None));
+    };
+    let elements = std::mem::take(history(&mut request));
+    let without_history = request.clone();
+    *history(&mut request) = elements.clone();
+    Ok((request, Some(Previous { body, layout, elements, without_history })))
 }
 
+/// A request [`read`] read, and what the next request of its conversation may reuse.
+pub type ReadRequest<B, R, T> = (R, Option<Previous<B, R, T>>);
+
+/// What [`reuse`] reads: the request, its layout, its elements, and the request without them.
+type Reused<R, T> = (R, Layout, Vec<T>, R);
+
 /// The request read from `body` with `previous`'s shared elements put back in front of the
-/// rest, its layout and its elements; `None` when nothing is shared or in any doubt.
-fn reuse<R: DeserializeOwned, T: Clone>(
+/// rest, its layout, its elements and the request without them; `None` when nothing is shared
+/// or in any doubt.
+fn reuse<R: DeserializeOwned + Clone, T: Clone + DeserializeOwned>(
     body: &impl AsRef<[u8]>,
     key: &[u8],
-    previous: Previous<impl AsRef<[u8]>, T>,
+    previous: Previous<impl AsRef<[u8]>, R, T>,
     history: impl Fn(&mut R) -> &mut Vec<T>,
-) -> Option<(R, Layout, Vec<T>)> {
+) -> Option<Reused<R, T>> {
     let (body, before) = (body.as_ref(), previous.body.as_ref());
     let common = common_prefix(body, before);
     // An element is shared when its bytes and the byte after them are common (a number could
@@ -96,24 +112,37 @@ fn reuse<R: DeserializeOwned, T: Clone>(
         _ => return None,
     };
     let open = previous.layout.open;
-    let mut cut = Vec::with_capacity(open + 1 + body.len() - rest);
-    cut.extend_from_slice(&body[..=open]);
-    cut.extend_from_slice(&body[rest..]);
-    let mut request: R = serde_json::from_slice(&cut).ok()?;
     let mut ends = previous.layout.ends;
     ends.truncate(shared);
-    elements_then_keys(body, key, rest, &mut ends)?;
-    let added = history(&mut request);
+    let close = elements(body, rest, &mut ends)?;
+    let (mut request, added) = if body[close..] == before[previous.layout.close..] {
+        // The same members after the history as before it: only the new elements are read. A
+        // comma after the shared elements must be followed by one.
+        let mut cut = Vec::with_capacity(close - rest + 2);
+        cut.push(b'[');
+        cut.extend_from_slice(&body[rest..close]);
+        cut.push(b']');
+        let added: Vec<T> = serde_json::from_slice(&cut).ok()?;
+        (rest == after || !added.is_empty()).then_some(())?;
+        (previous.without_history, added)
+    } else {
+        no_key_after(body, key, close)?;
+        let mut cut = Vec::with_capacity(open + 1 + body.len() - rest);
+        cut.extend_from_slice(&body[..=open]);
+        cut.extend_from_slice(&body[rest..]);
+        let mut request: R = serde_json::from_slice(&cut).ok()?;
+        let added = std::mem::take(history(&mut request));
+        (request, added)
+    };
     if ends.len() != shared + added.len() {
         return None;
     }
+    let without_history = request.clone();
     let mut elements = previous.elements;
     elements.truncate(shared);
-    elements.extend_from_slice(added);
-    let mut whole = elements[..shared].to_vec();
-    whole.append(added);
-    *added = whole;
-    Some((request, Layout { open, ends }, elements))
+    elements.extend_from_slice(&added);
+    *history(&mut request) = elements.clone();
+    Some((request, Layout { open, ends, close }, elements, without_history))
 }
 
 /// The length of the bytes `a` and `b` start with alike: compared a block at a time (a
@@ -140,17 +169,18 @@ fn locate(body: &[u8], key: &[u8]) -> Option<Layout> {
         if name == key {
             (body.get(value)? == &b'[').then_some(())?;
             let mut ends = Vec::new();
-            elements_then_keys(body, key, value + 1, &mut ends)?;
-            return Some(Layout { open: value, ends });
+            let close = elements(body, value + 1, &mut ends)?;
+            no_key_after(body, key, close)?;
+            return Some(Layout { open: value, ends, close });
         }
         at = next_member(body, skip_value(body, value)?)?;
     }
     None
 }
 
-/// Scans an array's elements from `at` (after its `[` or a `,`), pushing their ends, then the
-/// rest of the enclosing top-level object, which must not name `key` again.
-fn elements_then_keys(body: &[u8], key: &[u8], mut at: usize, ends: &mut Vec<usize>) -> Option<()> {
+/// Scans an array's elements from `at` (after its `[` or a `,`), pushing their ends; the
+/// offset of the array's `]`.
+fn elements(body: &[u8], mut at: usize, ends: &mut Vec<usize>) -> Option<usize> {
     at = skip_space(body, at);
     if body.get(at)? != &b']' {
         loop {
@@ -164,7 +194,13 @@ fn elements_then_keys(body: &[u8], key: &[u8], mut at: usize, ends: &mut Vec<usi
             }
         }
     }
-    at = next_member(body, at + 1)?;
+    Some(at)
+}
+
+/// Whether the rest of the top-level object after the history array's `]` at `close` is
+/// well formed and does not name `key` again.
+fn no_key_after(body: &[u8], key: &[u8], close: usize) -> Option<()> {
+    let mut at = next_member(body, close + 1)?;
     while body.get(at)? == &b'"' {
         let (name, value) = member(body, at)?;
         (name != key).then_some(())?;
@@ -233,7 +269,8 @@ pub(crate) fn skip_value(body: &[u8], at: usize) -> Option<usize> {
 fn skip_string(body: &[u8], at: usize) -> Option<usize> {
     let mut i = at + 1;
     loop {
-        i += body.get(i..)?.iter().position(|b| matches!(b, b'"' | b'\\'))?;
+        // Tool outputs make most of a history's bytes strings: searched a vector at a time.
+        i += memchr::memchr2(b'"', b'\\', body.get(i..)?)?;
         if body[i] == b'"' {
             return Some(i + 1);
         }
@@ -279,7 +316,7 @@ mod tests {
     fn the_history_is_located_in_compact_and_pretty_bodies() {
         let compact = br#"{"model":"m","messages":[{"role":"user","content":"a"},{"role":"user","content":"b,]"}],"stream":true}"#;
         let at = |pattern: &str| String::from_utf8_lossy(compact).find(pattern).unwrap();
-        assert_eq!(locate(compact, b"messages"), Some(Layout { open: at("["), ends: vec![at("},{") + 1, at("}]") + 1] }));
+        assert_eq!(locate(compact, b"messages"), Some(Layout { open: at("["), ends: vec![at("},{") + 1, at("}]") + 1], close: at("}]") + 1 }));
         let pretty = serde_json::to_vec_pretty(&serde_json::from_slice::<Value>(compact).unwrap()).unwrap();
         let layout = locate(&pretty, b"messages").unwrap();
         let text = String::from_utf8(pretty.clone()).unwrap();
@@ -296,7 +333,9 @@ mod tests {
         }
     }
 
-    fn chat(body: &[u8], previous: Option<Previous<Vec<u8>, ChatMessage>>) -> (ChatRequest, Option<Previous<Vec<u8>, ChatMessage>>) {
+    type KeptChat = Previous<Vec<u8>, ChatRequest, ChatMessage>;
+
+    fn chat(body: &[u8], previous: Option<KeptChat>) -> (ChatRequest, Option<KeptChat>) {
         read(body.to_vec(), "messages", previous, |request: &mut ChatRequest| &mut request.messages).unwrap()
     }
 
@@ -322,6 +361,35 @@ mod tests {
         assert_eq!(request.model, "n");
     }
 
+    /// When the bytes after the history are the previous body's, its members are the previous
+    /// parse's (a planted tool shows it); when they differ, they are parsed again.
+    #[test]
+    fn members_after_an_unchanged_tail_are_taken_from_the_previous_parse() {
+        let first = br#"{"model":"m","messages":[{"role":"user","content":"a"}],"tools":[{"type":"function","function":{"name":"read"}}]}"#;
+        let (request, kept) = chat(first, None);
+        assert_eq!(request.tools[0].function.name, "read");
+        let mut kept = kept.unwrap();
+        kept.without_history.tools[0].function.name = "planted".into();
+        let grown = br#"{"model":"m","messages":[{"role":"user","content":"a"},{"role":"user","content":"b"}],"tools":[{"type":"function","function":{"name":"read"}}]}"#;
+        let (request, next) = chat(grown, Some(kept.clone()));
+        assert_eq!(request.tools[0].function.name, "planted");
+        assert_eq!(request.messages.len(), 2);
+        assert_eq!(next.unwrap().layout, locate(grown, b"messages").unwrap());
+        let retooled = br#"{"model":"m","messages":[{"role":"user","content":"a"},{"role":"user","content":"b"}],"tools":[{"type":"function","function":{"name":"write"}}]}"#;
+        let (request, _) = chat(retooled, Some(kept.clone()));
+        assert_eq!(request.tools[0].function.name, "write");
+        for broken in [
+            &br#"{"model":"m","messages":[{"role":"user","content":"a"},],"tools":[{"type":"function","function":{"name":"read"}}]}"#[..],
+            br#"{"model":"m","messages":[{"role":"user","content":"a"},{"role":"user"],"tools":[{"type":"function","function":{"name":"read"}}]}"#,
+        ] {
+            assert!(
+                read(broken.to_vec(), "messages", Some(kept.clone()), |request: &mut ChatRequest| &mut request.messages).is_err(),
+                "{}",
+                String::from_utf8_lossy(broken)
+            );
+        }
+    }
+
     /// One request of a generated conversation: the messages so far, and how the body is
     /// written.
     #[derive(Debug, Clone)]
@@ -330,9 +398,10 @@ mod tests {
         Append(Vec<Value>),
         /// The message at this index (modulo the length) replaced, as a compaction does.
         Edit(usize, Value),
-        /// Another model or system prompt (the head of the body changes).
+        /// Another model, system prompt or tool (a member before or after the history changes).
         Model(String),
         System(String),
+        Tool(String),
         /// Members in another order, or pretty-printed: the conversation from here on.
         Reorder,
         Pretty(bool),
@@ -386,6 +455,7 @@ mod tests {
             1 => (any::<usize>(), message(gemini)).prop_map(|(at, m)| Step::Edit(at, m)),
             1 => "[a-z]{1,3}".prop_map(Step::Model),
             1 => text().prop_map(Step::System),
+            1 => "[a-z]{1,3}".prop_map(Step::Tool),
             1 => Just(Step::Reorder),
             1 => any::<bool>().prop_map(Step::Pretty),
             1 => any::<usize>().prop_map(Step::Truncate),
@@ -401,12 +471,12 @@ mod tests {
 
     /// The body of a conversation: the members in `order`'s rotation, the tools after the
     /// history or before it. Gemini names the model in the URL: `model` is its output limit.
-    fn body(gemini: bool, model: &str, system: &str, messages: &[Value], order: usize, pretty: bool) -> Vec<u8> {
+    fn body(gemini: bool, (model, system, tool): (&str, &str, &str), messages: &[Value], order: usize, pretty: bool) -> Vec<u8> {
         let mut members = if gemini {
             vec![
                 ("generationConfig", json!({"maxOutputTokens": model.len()})),
                 ("contents", Value::Array(messages.to_vec())),
-                ("tools", json!([{"functionDeclarations": [{"name": "read_file", "parameters": {"type": "object"}}]}])),
+                ("tools", json!([{"functionDeclarations": [{"name": tool, "parameters": {"type": "object"}}]}])),
                 ("systemInstruction", json!({"parts": [{"text": system}]})),
             ]
         } else {
@@ -415,7 +485,7 @@ mod tests {
             vec![
                 ("model", json!(model)),
                 ("messages", Value::Array(history)),
-                ("tools", json!([{"type": "function", "function": {"name": "read_file", "parameters": {"type": "object"}}}])),
+                ("tools", json!([{"type": "function", "function": {"name": tool, "parameters": {"type": "object"}}}])),
                 ("stream", json!(true)),
                 ("temperature", json!(0.5)),
             ]
@@ -432,8 +502,8 @@ mod tests {
         #[test]
         fn incremental_decoding_equals_the_whole_parse((gemini, steps) in any::<bool>().prop_flat_map(|gemini| (Just(gemini), proptest::collection::vec(step(gemini), 1..24)))) {
             let (format, key) = wire(gemini);
-            let body = |model: &str, system: &str, messages: &[Value], order, pretty| body(gemini, model, system, messages, order, pretty);
-            let (mut model, mut system, mut messages, mut order, mut pretty) = ("m".to_owned(), "s".to_owned(), Vec::new(), 0, false);
+            let body = |model: &str, system: &str, tool: &str, messages: &[Value], order, pretty| body(gemini, (model, system, tool), messages, order, pretty);
+            let (mut model, mut system, mut tool, mut messages, mut order, mut pretty) = ("m".to_owned(), "s".to_owned(), "read_file".to_owned(), Vec::new(), 0, false);
             let mut previous: Option<Reusable<Vec<u8>>> = None;
             for step in steps {
                 let mut sent = None;
@@ -446,26 +516,27 @@ mod tests {
                     }
                     Step::Model(name) => model = name,
                     Step::System(text) => system = text,
+                    Step::Tool(name) => tool = name,
                     Step::Reorder => order += 1,
                     Step::Pretty(on) => pretty = on,
                     Step::Truncate(at) => {
-                        let whole = body(&model, &system, &messages, order, pretty);
+                        let whole = body(&model, &system, &tool, &messages, order, pretty);
                         sent = Some(whole[..at % whole.len()].to_vec());
                     }
                     Step::Corrupt(at, byte) => {
-                        let mut whole = body(&model, &system, &messages, order, pretty);
+                        let mut whole = body(&model, &system, &tool, &messages, order, pretty);
                         let len = whole.len();
                         whole[at % len] = byte;
                         sent = Some(whole);
                     }
                     Step::Twice => {
-                        let mut whole = body(&model, &system, &messages, order, pretty);
+                        let mut whole = body(&model, &system, &tool, &messages, order, pretty);
                         whole.truncate(whole.len() - 1);
                         whole.extend_from_slice(format!(r#","{key}":[]}}"#).as_bytes());
                         sent = Some(whole);
                     }
                 }
-                let sent = sent.unwrap_or_else(|| body(&model, &system, &messages, order, pretty));
+                let sent = sent.unwrap_or_else(|| body(&model, &system, &tool, &messages, order, pretty));
                 let whole = decode_request(format, &sent, "m", false);
                 match (whole, decode_request_reusing(format, sent.clone(), "m", false, previous.take())) {
                     (Ok(whole), Ok((incremental, kept))) => {

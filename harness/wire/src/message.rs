@@ -123,8 +123,9 @@ pub(crate) fn name_tool_results(messages: &mut [Message]) {
     // copied: the mock reads every request's whole history through here, and copying each call's
     // id and name into the map (with std's SipHash) was two thirds of a Chat request's
     // `into_prompt`.
-    let mut calls: HashMap<&str, &Text, foldhash::fast::RandomState> = HashMap::default();
-    let mut names: Vec<(usize, Text)> = Vec::new();
+    // Sized for a history of calls and their results, so neither grows as the history is read.
+    let mut calls: HashMap<&str, &Text, foldhash::fast::RandomState> = HashMap::with_capacity_and_hasher(messages.len() / 2, Default::default());
+    let mut names: Vec<(usize, Text)> = Vec::with_capacity(messages.len() / 2);
     for (index, message) in messages.iter().enumerate() {
         match message {
             Message::Assistant { tool_calls, .. } => {

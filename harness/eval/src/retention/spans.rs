@@ -35,26 +35,54 @@ fn is_token_char(c: char) -> bool {
     is_atom(c) || is_joiner(c)
 }
 
-/// [`is_token_char`] for each ASCII byte: [`SpanTable::find_in`] classes a
-/// byte with one lookup, which counts over long tool outputs in debug builds.
-const TOKEN_BYTES: [bool; 128] = {
-    let mut table = [false; 128];
+/// How [`SpanTable::find_in`] classes a character.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Class {
+    /// Not a token character: it ends a run.
+    Separator,
+    /// A letter, digit or `_`.
+    Atom,
+    /// One of [`is_joiner`]'s: a span may start after it or end at it.
+    Joiner,
+}
+
+impl Class {
+    fn of(c: char) -> Self {
+        if is_joiner(c) {
+            Self::Joiner
+        } else if is_atom(c) {
+            Self::Atom
+        } else {
+            Self::Separator
+        }
+    }
+}
+
+/// [`Class::of`] each ASCII byte: [`SpanTable::find_in`] classes a byte
+/// with one lookup, which counts over long tool outputs.
+const ASCII_CLASSES: [Class; 128] = {
+    let mut table = [Class::Separator; 128];
     let mut byte = 0;
     while byte < 128 {
         let c = byte as u8;
-        table[byte] = c.is_ascii_alphanumeric() || matches!(c, b'_' | b'-' | b'.' | b'/' | b':');
+        table[byte] = match c {
+            b'-' | b'.' | b'/' | b':' => Class::Joiner,
+            b'_' => Class::Atom,
+            _ if c.is_ascii_alphanumeric() => Class::Atom,
+            _ => Class::Separator,
+        };
         byte += 1;
     }
     table
 };
 
-/// Whether the character at byte `at` of `text` is a token character, and
-/// its width; `None` at the end. An ASCII byte is classed by
-/// [`TOKEN_BYTES`], and only a non-ASCII character is decoded.
-fn class_at(text: &str, at: usize) -> Option<(bool, usize)> {
+/// The class of the character at byte `at` of `text`, and its width;
+/// `None` at the end. An ASCII byte is classed by [`ASCII_CLASSES`], and
+/// only a non-ASCII character is decoded.
+fn class_at(text: &str, at: usize) -> Option<(Class, usize)> {
     match *text.as_bytes().get(at)? {
-        byte @ 0..0x80 => Some((TOKEN_BYTES[usize::from(byte)], 1)),
-        _ => text[at..].chars().next().map(|c| (is_token_char(c), c.len_utf8())),
+        byte @ 0..0x80 => Some((ASCII_CLASSES[usize::from(byte)], 1)),
+        _ => text[at..].chars().next().map(|c| (Class::of(c), c.len_utf8())),
     }
 }
 
@@ -245,51 +273,59 @@ impl SpanTable {
     }
 
     /// The numbers of the spans that occur in `text`, added to `found`
-    /// (sorted and unique once every text of a part is in). Each run is
-    /// tried at every start a span may have (its start and after each
-    /// joiner) whose first two bytes begin some span, and at every end (a
-    /// joiner or its end) up to [`MAX_SPAN_BYTES`] on. ASCII bytes are
-    /// classed by a table ([`TOKEN_BYTES`]) and only a non-ASCII character
-    /// is decoded, so a long tool output costs one pass and few lookups.
-    pub fn find_in(&self, text: &str, found: &mut Vec<u32>) {
-        if self.is_empty() {
-            return;
-        }
+    /// (sorted and unique once every text of a part is in). A span can
+    /// only start at a run's start or after a joiner, and only end at a
+    /// joiner or the run's end, so one pass over the text cuts it into
+    /// runs and notes each run's joiners, and each run tries only those
+    /// starts (whose first two bytes begin some span) against those ends up
+    /// to [`MAX_SPAN_BYTES`] on. ASCII bytes are classed by a table
+    /// ([`ASCII_CLASSES`]) and only a non-ASCII character is decoded, so a
+    /// long tool output costs one pass and few lookups.
+    fn find_in(&self, text: &str, found: &mut Vec<u32>, joiners: &mut Vec<usize>) {
         let mut at = 0;
         loop {
-            // Past what lies between runs, then to the end of the run.
-            while let Some((false, width)) = class_at(text, at) {
+            while let Some((Class::Separator, width)) = class_at(text, at) {
                 at += width;
             }
             let start = at;
-            while let Some((true, width)) = class_at(text, at) {
+            joiners.clear();
+            while let Some((class, width)) = class_at(text, at)
+                && class != Class::Separator
+            {
+                if class == Class::Joiner {
+                    joiners.push(at - start);
+                }
                 at += width;
             }
             if start == at {
                 return;
             }
-            self.find_in_run(&text[start..at], found);
+            self.find_in_run(&text[start..at], joiners, found);
         }
     }
 
-    fn find_in_run(&self, run: &str, found: &mut Vec<u32>) {
+    /// [`Self::find_in`] within one run, whose joiners are at the byte
+    /// offsets `joiners`, ascending. Joiners are ASCII: a start after one
+    /// and an end at one are character boundaries.
+    fn find_in_run(&self, run: &str, joiners: &[usize], found: &mut Vec<u32>) {
         let bytes = run.as_bytes();
-        let joiner = |byte: &u8| matches!(byte, b'-' | b'.' | b'/' | b':');
-        let mut start = 0;
-        // Joiners are ASCII: a start after one and an end at one are character boundaries.
-        while start + 1 < bytes.len() {
-            if self.may_start(bytes[start], bytes[start + 1]) {
-                let limit = bytes.len().min(start + MAX_SPAN_BYTES);
-                for end in start + 2..=limit {
-                    let may_end = (end == bytes.len() || joiner(&bytes[end])) && self.lengths & length_bit(end - start) != 0;
-                    if may_end && let Some(id) = self.ids.get(&run[start..end]) {
-                        found.push(*id);
-                    }
-                }
+        let starts = std::iter::once(0).chain(joiners.iter().map(|joiner| joiner + 1));
+        // The `index`th start is the run's start or follows joiner `index - 1`:
+        // the joiners from `index` on are those past it.
+        for (index, start) in starts.enumerate() {
+            if start + 1 >= bytes.len() {
+                return;
             }
-            match bytes[start..].iter().position(joiner) {
-                Some(offset) => start += offset + 1,
-                None => break,
+            if !self.may_start(bytes[start], bytes[start + 1]) {
+                continue;
+            }
+            let ends = joiners[index..].iter().copied().chain(std::iter::once(bytes.len()));
+            for end in ends.skip_while(|end| *end < start + 2).take_while(|end| *end <= start + MAX_SPAN_BYTES) {
+                if self.lengths & length_bit(end - start) != 0
+                    && let Some(id) = self.ids.get(&run[start..end])
+                {
+                    found.push(*id);
+                }
             }
         }
     }
@@ -303,8 +339,12 @@ impl SpanTable {
     /// The spans of every text in `texts`, sorted and unique.
     pub fn find_in_all<'a>(&self, texts: impl IntoIterator<Item = &'a str>) -> Vec<u32> {
         let mut found = Vec::new();
+        if self.is_empty() {
+            return found;
+        }
+        let mut joiners = Vec::new();
         for text in texts {
-            self.find_in(text, &mut found);
+            self.find_in(text, &mut found, &mut joiners);
         }
         found.sort_unstable();
         found.dedup();
@@ -326,7 +366,41 @@ mod tests {
     #[test]
     fn the_byte_table_classes_ascii_as_the_character_rule_does() {
         for byte in 0..128u8 {
-            assert_eq!(TOKEN_BYTES[usize::from(byte)], is_token_char(char::from(byte)), "{byte}");
+            assert_eq!(ASCII_CLASSES[usize::from(byte)], Class::of(char::from(byte)), "{byte}");
+        }
+    }
+
+    /// Where the spans of `table` occur in `text` by the definition: every
+    /// substring that is a span and is flanked by no atom character.
+    fn occurrences_by_definition(table: &SpanTable, text: &str) -> Vec<u32> {
+        let bounds: Vec<usize> = text.char_indices().map(|(at, _)| at).chain([text.len()]).collect();
+        let atom_before = |at: usize| text[..at].chars().next_back().is_some_and(is_atom);
+        let atom_after = |at: usize| text[at..].chars().next().is_some_and(is_atom);
+        let mut found: Vec<u32> = bounds
+            .iter()
+            .flat_map(|&start| bounds.iter().filter(move |&&end| end > start).map(move |&end| (start, end)))
+            .filter(|&(start, end)| !atom_before(start) && !atom_after(end))
+            .filter_map(|(start, end)| table.ids.get(&text[start..end]).copied())
+            .collect();
+        found.sort_unstable();
+        found.dedup();
+        found
+    }
+
+    proptest::proptest! {
+        /// The one-pass search finds what the definition finds, over texts
+        /// of atoms, joiners (runs of them too), separators and non-ASCII
+        /// letters and marks.
+        #[test]
+        fn the_search_finds_every_occurrence_the_definition_does(
+            text in "[ab1_./:\\- é«,]{0,40}",
+            spans in proptest::collection::vec("[ab1_./:\\-é]{1,6}", 1..8),
+        ) {
+            let mut table = SpanTable::default();
+            for span in spans.iter().filter_map(|span| token(span)).filter(|span| span.len() >= 2) {
+                table.intern(span);
+            }
+            proptest::prop_assert_eq!(table.find_in_all([text.as_str()]), occurrences_by_definition(&table, &text));
         }
     }
 

@@ -18,12 +18,10 @@
 //! Like the OpenAI model in [`crate::replay::cache_sim`], blocks are the request's
 //! tool list, system prompt and messages.
 
-use std::collections::HashMap;
-use std::hash::{DefaultHasher, Hash, Hasher};
-
 use reloop_wire::anthropic::{CacheBreakpoint, CachePoint, CacheTtl, MAX_CACHE_BREAKPOINTS};
 
-use crate::replay::cache_sim::Segment;
+use crate::replay::cache_sim::{Segment, prefix_chain};
+use crate::replay::tokens::ByHash;
 
 /// How many block boundaries before a breakpoint a lookup also tries.
 pub const LOOKBACK_BLOCKS: usize = 20;
@@ -92,7 +90,8 @@ struct Entry {
 /// The breakpoint cache of one session.
 #[derive(Debug, Default)]
 pub struct BreakpointCache {
-    entries: HashMap<u64, Entry>,
+    /// By prefix key ([`prefix_chain`]).
+    entries: ByHash<Entry>,
     /// The longest prefix the previous request left cached.
     previous_top: u64,
 }
@@ -106,15 +105,7 @@ struct Prefixes {
 
 impl Prefixes {
     fn of(segments: &[Segment]) -> Self {
-        let mut chain = DefaultHasher::new();
-        let mut cumulative = 0;
-        let (mut keys, mut tokens) = (Vec::with_capacity(segments.len()), Vec::with_capacity(segments.len()));
-        for segment in segments {
-            segment.hash.hash(&mut chain);
-            cumulative += segment.tokens;
-            keys.push(chain.finish());
-            tokens.push(cumulative);
-        }
+        let (keys, tokens) = prefix_chain(segments).unzip();
         Self { keys, tokens }
     }
 }

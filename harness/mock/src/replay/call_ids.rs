@@ -17,8 +17,9 @@ use reloop_wire::{Message, Prompt, Text, ToolCall};
 #[derive(Debug, Default)]
 pub struct ServedCalls {
     calls: Vec<ToolCall>,
-    /// Each served id's position in `calls`.
-    positions: HashMap<Text, usize>,
+    /// Each served id's position in `calls`; looked up for every call of
+    /// every request, so foldhash rather than SipHash.
+    positions: HashMap<Text, usize, foldhash::fast::RandomState>,
 }
 
 impl ServedCalls {

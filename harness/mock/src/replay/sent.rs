@@ -5,12 +5,11 @@
 //! the counter already computed ([`crate::replay::tokens::PromptCount`]), and each
 //! body is kept once per session, when first seen.
 
-use std::collections::HashMap;
 use std::collections::hash_map::Entry;
 
 use reloop_wire::{Message, ModelTurn, Prompt};
 
-use crate::replay::tokens::message_hash;
+use crate::replay::tokens::{ByHash, message_hash};
 
 /// A part of a request as sent: the system prompt or a message.
 #[derive(Debug, Clone, PartialEq)]
@@ -31,7 +30,7 @@ pub struct SentLog {
     /// as an assistant message); `None` when it refused the request.
     pub replies: Vec<Option<u64>>,
     /// Each part by hash.
-    pub bodies: HashMap<u64, SentPart>,
+    pub bodies: ByHash<SentPart>,
 }
 
 impl SentLog {

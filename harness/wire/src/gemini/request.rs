@@ -227,7 +227,7 @@ impl GenerateContentRequest {
     /// The neutral prompt of this request for `model`, streamed or not (both
     /// from the URL). Gemini always reports usage.
     pub fn to_prompt(&self, model: &str, stream: bool) -> Prompt {
-        let mut messages = Vec::new();
+        let mut messages = Vec::with_capacity(self.contents.len());
         let mut calls = CallIds::default();
         for content in &self.contents {
             if content.role.as_deref() == Some(MODEL) {

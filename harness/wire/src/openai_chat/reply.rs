@@ -179,8 +179,11 @@ impl ChunkFrames {
     /// The frames of chunks carrying `whole`'s fields in its order, with
     /// `object` a chunk's and without `usage`.
     fn around(whole: &Value) -> Self {
-        let (mut before, mut after) = (String::new(), String::new());
+        // Written field by field into the two texts, not through `format!`:
+        // `Display` feeds its formatter a few bytes at a time.
+        let (mut head, mut tail) = (b"data: {".to_vec(), b"]".to_vec());
         let mut past_choices = false;
+        let chunk = json!("chat.completion.chunk");
         for (key, value) in whole.as_object().into_iter().flatten() {
             let value = match key.as_str() {
                 "usage" => continue,
@@ -188,19 +191,26 @@ impl ChunkFrames {
                     past_choices = true;
                     continue;
                 }
-                "object" => &json!("chat.completion.chunk"),
+                "object" => &chunk,
                 _ => value,
             };
-            let field = format!("{}:{value}", Value::from(key.as_str()));
+            let field = |text: &mut Vec<u8>| {
+                serde_json::to_writer(&mut *text, key).expect("plain JSON");
+                text.push(b':');
+                serde_json::to_writer(&mut *text, value).expect("plain JSON");
+            };
             if past_choices {
-                after.push(',');
-                after.push_str(&field);
+                tail.push(b',');
+                field(&mut tail);
             } else {
-                before.push_str(&field);
-                before.push(',');
+                field(&mut head);
+                head.push(b',');
             }
         }
-        Self { head: format!("data: {{{before}\"choices\":["), tail: format!("]{after}}}\n\n"), done: Vec::new() }
+        head.extend_from_slice(b"\"choices\":[");
+        tail.extend_from_slice(b"}\n\n");
+        let text = |bytes: Vec<u8>| String::from_utf8(bytes).expect("JSON is UTF-8");
+        Self { head: text(head), tail: text(tail), done: Vec::new() }
     }
 
     /// One chunk: its choice's `delta`, and its `finish_reason` (`null` but on the last).

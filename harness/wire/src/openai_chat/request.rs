@@ -82,7 +82,7 @@ impl ChatRequest {
     /// request path).
     pub fn into_prompt(self) -> Prompt {
         let mut system = Vec::new();
-        let mut messages = Vec::new();
+        let mut messages = Vec::with_capacity(self.messages.len());
         for message in self.messages {
             match message {
                 ChatMessage::System { content, .. } | ChatMessage::Developer { content, .. } => {

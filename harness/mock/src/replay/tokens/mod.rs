@@ -39,10 +39,10 @@ mod text_memo;
 
 use std::collections::HashMap;
 use std::hash::{BuildHasher, Hash};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use reloop_wire::format::message_through;
-use reloop_wire::{Format, Message, Prompt};
+use reloop_wire::{Format, Message, Prompt, ToolSpec};
 
 /// Framing tokens per message.
 pub const TOKENS_PER_MESSAGE: u64 = 3;
@@ -73,12 +73,16 @@ pub struct TokenCounter {
 
 #[derive(Debug, Default)]
 struct Memo {
-    /// Tokens by content hash ([`content_hash`]); the keys are hashes
-    /// already, so foldhash's fast mix rather than SipHash again.
-    tokens: HashMap<u64, u64, foldhash::fast::RandomState>,
+    /// Tokens by content hash ([`content_hash`]).
+    tokens: ByHash<u64>,
     /// The parts of the latest request [`TokenCounter::count_and_keep`]
     /// counted, in order, each with its hash and tokens.
     latest: Vec<Counted>,
+    /// That request's tool declarations, their JSON and its tokens: a
+    /// conversation declares the same tools every turn, and comparing them
+    /// costs less than writing their JSON again (1 % of a replay's
+    /// instructions).
+    latest_tools: Option<(Vec<ToolSpec>, Arc<str>, u64)>,
 }
 
 /// One part of a kept request: what it was, its content hash and tokens.
@@ -119,8 +123,10 @@ impl OwnedPart {
 pub struct PromptCount {
     /// Tokens of the tool declarations.
     pub tools: u64,
-    /// The tool declarations as JSON (what they are counted and cached as).
-    pub tools_json: String,
+    /// The tool declarations as JSON (what they are counted and cached as);
+    /// shared with the counter's memo, which gives the next request with
+    /// the same tools the same text.
+    pub tools_json: Arc<str>,
     /// Tokens of each message, framing included, in request order; the
     /// system prompt first when there is one.
     pub messages: Vec<u64>,
@@ -136,6 +142,11 @@ enum Part<'a> {
     System(&'a str),
     Message(&'a Message),
 }
+
+/// A map keyed by content hashes ([`content_hash`]) or hashes made of
+/// them: the keys are hashes already, so foldhash's fast mix rather than
+/// SipHash again.
+pub type ByHash<V> = HashMap<u64, V, foldhash::fast::FixedState>;
 
 /// A stable-within-the-process hash of `value`: equal contents, equal keys.
 pub fn content_hash(value: &impl Hash) -> u64 {
@@ -168,12 +179,11 @@ impl TokenCounter {
     }
 
     fn count(&self, prompt: &Prompt, keep: bool) -> PromptCount {
-        let tools_json = if prompt.tools.is_empty() { String::new() } else { serde_json::to_string(&prompt.tools).unwrap_or_default() };
         let system = prompt.system.as_deref().map(Part::System);
         let parts: Vec<Part<'_>> = system.into_iter().chain(prompt.messages.iter().map(Part::Message)).collect();
         let mut memo = self.memo.lock().expect("token memo poisoned");
         let memo = &mut *memo;
-        let tools = if tools_json.is_empty() { 0 } else { *memo.tokens.entry(content_hash(&tools_json)).or_insert_with(|| count_text(&tools_json)) };
+        let (tools_json, tools) = memo.tools(&prompt.tools, keep);
         let shared = memo.latest.iter().zip(&parts).take_while(|(kept, part)| kept.part.is(part)).count();
         let (mut message_hashes, mut messages) = (Vec::with_capacity(parts.len()), Vec::with_capacity(parts.len()));
         message_hashes.extend(memo.latest[..shared].iter().map(|kept| kept.hash));
@@ -208,6 +218,42 @@ impl TokenCounter {
         let part = Part::Message(message);
         *self.memo.lock().expect("token memo poisoned").tokens.entry(content_hash(&part)).or_insert_with(|| count_part(&part))
     }
+}
+
+impl Memo {
+    /// The JSON of `tools` and its tokens, taken from the kept request's
+    /// when they are its tools; kept for the next request when `keep`.
+    fn tools(&mut self, tools: &[ToolSpec], keep: bool) -> (Arc<str>, u64) {
+        if tools.is_empty() {
+            return (Arc::default(), 0);
+        }
+        if let Some((kept, json, tokens)) = &self.latest_tools
+            && same_text(kept, tools)
+        {
+            return (Arc::clone(json), *tokens);
+        }
+        let json: Arc<str> = serde_json::to_string(tools).unwrap_or_default().into();
+        let tokens = *self.tokens.entry(content_hash(&json)).or_insert_with(|| count_text(&json));
+        if keep {
+            self.latest_tools = Some((tools.to_vec(), Arc::clone(&json), tokens));
+        }
+        (json, tokens)
+    }
+}
+
+/// Whether `a` and `b` write the same JSON. `Value`'s `==` compares maps
+/// regardless of key order, but a schema whose keys moved is other text to a
+/// provider: other tokens, and a broken prompt cache.
+fn same_text(a: &[ToolSpec], b: &[ToolSpec]) -> bool {
+    fn same(a: &serde_json::Value, b: &serde_json::Value) -> bool {
+        use serde_json::Value;
+        match (a, b) {
+            (Value::Object(a), Value::Object(b)) => a.len() == b.len() && a.iter().zip(b).all(|((ka, va), (kb, vb))| ka == kb && same(va, vb)),
+            (Value::Array(a), Value::Array(b)) => a.len() == b.len() && a.iter().zip(b).all(|(a, b)| same(a, b)),
+            _ => a == b,
+        }
+    }
+    a.len() == b.len() && a.iter().zip(b).all(|(a, b)| a.name == b.name && a.description == b.description && same(&a.parameters, &b.parameters))
 }
 
 fn count_part(part: &Part<'_>) -> u64 {
@@ -278,6 +324,29 @@ mod tests {
         let short = counter.count_prompt(&prompt("hi"));
         assert_eq!(short.messages[1], TOKENS_PER_MESSAGE + count_text("user") + count_text("hi"));
         assert_eq!(counter.count_message(&Message::User { text: "hi".into() }), short.messages[1]);
+    }
+
+    /// The kept request's tools give the next request their JSON only when
+    /// they write the same text: a schema whose keys moved (equal as
+    /// `Value`s) is other text, with its own JSON and cache key.
+    #[test]
+    fn tools_are_written_again_unless_they_write_the_same_text() {
+        let counter = TokenCounter::new();
+        let tools = |parameters: serde_json::Value, description: &str| Prompt {
+            tools: vec![ToolSpec { name: "read".into(), description: description.into(), parameters }],
+            ..Prompt::default()
+        };
+        let ordered = serde_json::json!({"type": "object", "properties": {"path": {"type": "string"}}});
+        let moved = serde_json::json!({"properties": {"path": {"type": "string"}}, "type": "object"});
+        assert_eq!(ordered, moved, "Value's == ignores the order");
+        let first = counter.count_and_keep(&tools(ordered.clone(), "Read a file."));
+        let again = counter.count_and_keep(&tools(ordered.clone(), "Read a file."));
+        assert!(Arc::ptr_eq(&first.tools_json, &again.tools_json), "the same tools share the kept JSON");
+        for other in [tools(moved, "Read a file."), tools(ordered, "Read one file.")] {
+            let count = counter.count_and_keep(&other);
+            assert_eq!(&*count.tools_json, serde_json::to_string(&other.tools).unwrap(), "{other:?}");
+            assert_eq!(count.tools, count_text(&count.tools_json));
+        }
     }
 
     /// The prefix a request shares with the kept one is taken by comparing
