@@ -35,14 +35,19 @@ const BODY_CHARS: usize = 1_000;
 /// cannot carry (a failed result's flag on Chat) is no edit of the loop's.
 struct Originals {
     wire: Format,
-    whole: HashSet<u64>,
+    /// Content hashes: already hashes, so foldhash's fast mix, as for the
+    /// maps below (a lookup per message sent, an insert per message of
+    /// every transcript).
+    whole: HashSet<u64, Fast>,
     /// A tool result's hash by its call id; an assistant turn's by its first call's id.
-    by_call: HashMap<(bool, Text), u64>,
+    by_call: HashMap<(bool, Text), u64, Fast>,
 }
+
+type Fast = foldhash::fast::RandomState;
 
 impl Originals {
     fn of(state: &LoopState, wire: Format) -> Self {
-        let mut originals = Self { wire, whole: HashSet::new(), by_call: HashMap::new() };
+        let mut originals = Self { wire, whole: HashSet::default(), by_call: HashMap::default() };
         originals.add(state);
         originals
     }
@@ -91,9 +96,9 @@ pub(crate) fn fill(steps: &mut [StepRow], sent: &SentLog, state: Option<(&LoopSt
     let originals = state.map(|(state, wire)| Originals::of(state, wire));
     // Keyed by hashes already: foldhash, not SipHash, for a lookup per
     // message per request.
-    let mut numbers: HashMap<u64, u64, foldhash::fast::RandomState> = HashMap::default();
+    let mut numbers: HashMap<u64, u64, Fast> = HashMap::default();
     // The number of each message sent so far, by the transcript's hash.
-    let mut by_content: HashMap<u64, u64, foldhash::fast::RandomState> = HashMap::default();
+    let mut by_content: HashMap<u64, u64, Fast> = HashMap::default();
     for step in steps {
         let index = step.call_index as usize;
         let Some(hashes) = sent.requests.get(index) else { continue };
