@@ -45,3 +45,8 @@ pub use run_summary::{RunSummary, RunTexts, SharedNames};
 pub use runner::{RunOptions, run_all, run_scenario};
 pub use scenario::{Discovered, Scenario, ScenarioFile, discover};
 pub use yaml::InputError;
+
+/// The hasher of the crate's maps keyed by content hashes or call ids,
+/// looked up per message per request: foldhash's fast mix, where std's
+/// SipHash showed in a replay's profile.
+pub(crate) type FastHash = foldhash::fast::RandomState;

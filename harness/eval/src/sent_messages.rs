@@ -24,6 +24,7 @@ use reloop_wire::format::message_through;
 use reloop_wire::{Format, Text};
 use serde_json::{Value, json};
 
+use crate::FastHash;
 use crate::result::StepRow;
 
 /// Longest text kept of each field of a message body (a tool result's
@@ -38,12 +39,10 @@ struct Originals {
     /// Content hashes: already hashes, so foldhash's fast mix, as for the
     /// maps below (a lookup per message sent, an insert per message of
     /// every transcript).
-    whole: HashSet<u64, Fast>,
+    whole: HashSet<u64, FastHash>,
     /// A tool result's hash by its call id; an assistant turn's by its first call's id.
-    by_call: HashMap<(bool, Text), u64, Fast>,
+    by_call: HashMap<(bool, Text), u64, FastHash>,
 }
-
-type Fast = foldhash::fast::RandomState;
 
 impl Originals {
     fn of(state: &LoopState, wire: Format) -> Self {
@@ -96,9 +95,9 @@ pub(crate) fn fill(steps: &mut [StepRow], sent: &SentLog, state: Option<(&LoopSt
     let originals = state.map(|(state, wire)| Originals::of(state, wire));
     // Keyed by hashes already: foldhash, not SipHash, for a lookup per
     // message per request.
-    let mut numbers: HashMap<u64, u64, Fast> = HashMap::default();
+    let mut numbers: HashMap<u64, u64, FastHash> = HashMap::default();
     // The number of each message sent so far, by the transcript's hash.
-    let mut by_content: HashMap<u64, u64, Fast> = HashMap::default();
+    let mut by_content: HashMap<u64, u64, FastHash> = HashMap::default();
     for step in steps {
         let index = step.call_index as usize;
         let Some(hashes) = sent.requests.get(index) else { continue };

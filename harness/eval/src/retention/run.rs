@@ -17,9 +17,8 @@ use reloop_wire::Message;
 use serde_json::{Value, json};
 
 use super::spans::{SpanTable, action_spans, part_texts};
+use crate::FastHash;
 use crate::result::{EventRow, RunMetrics, StepRow};
-
-type Fast = foldhash::fast::RandomState;
 
 /// Who edits the context a run's requests were made from, to name what
 /// removed a lost reference's tool result.
@@ -161,7 +160,7 @@ struct Walk<'a> {
     sent: &'a SentLog,
     table: &'a SpanTable,
     /// The parts seen so far.
-    seen: HashSet<u64, Fast>,
+    seen: HashSet<u64, FastHash>,
     /// Per span, the parts that hold it, in the order first seen.
     holders: Vec<Vec<u64>>,
     origins: Vec<Option<Origin>>,

@@ -132,16 +132,13 @@ impl PrefixCache {
     pub fn observe_with(&mut self, segments: &[Segment], granularity: Granularity) -> CacheResult {
         let mut cumulative = 0;
         let mut hit_tokens = 0;
-        let mut new = Vec::new();
         for (key, tokens) in prefix_chain(segments) {
             cumulative = tokens;
-            if self.prefixes.contains(&key) {
+            // Present already: an earlier request had this prefix.
+            if !self.prefixes.insert(key) {
                 hit_tokens = tokens;
-            } else {
-                new.push(key);
             }
         }
-        self.prefixes.extend(new);
         let cached_tokens = granularity.cacheable(hit_tokens);
         let total_cacheable = granularity.cacheable(cumulative);
         let lost_tokens = self.previous_cacheable.saturating_sub(cached_tokens);
